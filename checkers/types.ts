@@ -1,0 +1,57 @@
+import type { Operation } from '../src/history/operation.ts';
+
+/**
+ * The contract every faultline oracle follows. A checker never claims more than it saw: `evidence`
+ * says what it consumed, `scope` what it cannot detect, and `valid` is 'unknown' rather than true when
+ * it could not decide (no final read, budget exhausted, nothing to check).
+ */
+export type Validity = true | false | 'unknown';
+
+export interface Anomaly {
+  /** Anomaly type, e.g. "lost", "stale-read", "G2-item", "nonlinearizable". */
+  type: string;
+  /** One sentence a person can act on. */
+  explanation: string;
+  /** Operation ids involved, when there are any. */
+  ops?: number[];
+  key?: string;
+  [detail: string]: unknown;
+}
+
+export interface CheckResult {
+  checker: string;
+  valid: Validity;
+  /** One line: what was consumed and what was found, e.g. "set: 4,217 adds, 1 final read, 0 lost". */
+  evidence: string;
+  /** What this checker cannot detect, in one or two sentences. */
+  scope: string;
+  anomalies: Anomaly[];
+  /** Counters and figures (ops consumed, keys, latencies …); JSON-serialisable. */
+  stats: Record<string, unknown> & { opsConsumed: number };
+  /** Set when the checker could not run (the error that made it 'unknown'). */
+  error?: string;
+  /** Files the checker wrote (HTML timelines, SVG plots, explanations). */
+  artifacts?: string[];
+}
+
+export interface CheckContext {
+  /** Directory for artifacts (plots, HTML); checkers write nothing when absent. */
+  outDir?: string;
+  /** Abort long searches (Ctrl-C, global deadline). */
+  signal?: AbortSignal;
+}
+
+export interface Checker<Options = Record<string, unknown>> {
+  readonly name: string;
+  check(ops: readonly Operation[], options: Options, ctx?: CheckContext): Promise<CheckResult> | CheckResult;
+}
+
+/** Merge order for composed checkers: false beats unknown beats true. */
+export function mergeValidity(values: Iterable<Validity>): Validity {
+  let out: Validity = true;
+  for (const v of values) {
+    if (v === false) return false;
+    if (v === 'unknown') out = 'unknown';
+  }
+  return out;
+}

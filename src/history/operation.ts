@@ -1,0 +1,40 @@
+import type { CompletionType, HistoryEvent, ProcessId } from './event.ts';
+
+/**
+ * An invocation paired with its completion: what every checker consumes.
+ *
+ * `type` is the completion's type, or 'info' when the history ended with the op still open. An 'info'
+ * op may have taken effect at any time after its invocation, or never; `completeTime` is then null
+ * for checkers that need an open interval (linearizability treats it as +infinity).
+ */
+export interface Operation {
+  /** Dense id in invocation order: 0..n-1. */
+  id: number;
+  process: ProcessId;
+  f: string;
+  type: CompletionType;
+  /** The invocation's value (what was sent). */
+  input: unknown;
+  /** The completion's value (what was observed); null when there is no ok completion. */
+  output: unknown;
+  invokeIndex: number;
+  /** Index of the completion event, or null if the history has none. */
+  completeIndex: number | null;
+  invokeTime: number;
+  /** Null when the op never completed, or completed with `info` (outcome unknown). */
+  completeTime: number | null;
+  node: string | null;
+  key: string | undefined;
+  error: unknown;
+  faultEpoch: string[] | null;
+  /** The completion event's time even for `info` (when the client gave up), or null if none. */
+  infoTime: number | null;
+}
+
+/** The events a pairing was built from, plus the operations, kept together so checkers can use either. */
+export interface PairedHistory {
+  events: HistoryEvent[];
+  ops: Operation[];
+  /** Processes that had an info completion or an op left open: they were retired. */
+  retiredProcesses: ProcessId[];
+}
