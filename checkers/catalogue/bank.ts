@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import { fmt, isClient, isPlainMap, parseOptions, pushCapped, result } from './common.ts';
+
+/**
+ * Jepsen's `bank`: transfers between accounts and reads of every balance. Each ok read must show only
+ * known accounts, no nil balance, the constant total, and (unless allowed) no negative balance.
+ * Transfers themselves are not checked, as in Jepsen.
+ *
+ * When `accounts` / `totalAmount` are not given (elle-cli's defaults), they are taken from the first ok
+ * read and the evidence says so: a first read that is already wrong then hides itself, which is why the
+ * plan should state both.
+ */
+export const bankOptionsSchema = z.strictObject({
+  readF: z.string().default('read'),
+  accounts: z.array(z.union([z.string(), z.number()])).nullish(),
+  totalAmount: z.number().nullish(),
+  negativeBalances: z.boolean().default(false),
+});
+export type BankOptions = z.input<typeof bankOptionsSchema>;
+
+const SCOPE =
+  'Checks each read in isolation: lost or duplicated transfers that keep the total, and reads that are consistent but stale, are invisible; transfers are not checked.';
+
+type ErrorKind = 'unexpected-key' | 'nil-balance' | 'wrong-total' | 'negative-value';
+
+export const bankChecker: Checker<BankOptions> = {
+  name: 'bank',
+  check(ops: readonly Operation[], rawOptions: BankOptions) {
+    const o = parseOptions('bank', bankOptionsSchema, rawOptions);
+    let accounts: Set<string> | null = o.accounts ? new Set(o.accounts.map(String)) : null;
+    let total: number | null = o.totalAmount ?? null;
+    const inferred: string[] = [];
+    let reads = 0;
+    let consumed = 0;
+    const counts: Record<ErrorKind, number> = {
+      'unexpected-key': 0,
+      'nil-balance': 0,
+      'wrong-total': 0,
+      'negative-value': 0,
+    };
+    const anomalies: Anomaly[] = [];
+    let erroneousReads = 0;
+    let lowestTotal = Number.POSITIVE_INFINITY;
+    let highestTotal = Number.NEGATIVE_INFINITY;
+    // Ops come in invocation order, so "the first ok read" is the first one invoked.
+    for (const op of ops) {
+      if (!isClient(op)) continue;
+      if (op.f !== o.readF) {
+        if (op.f === 'transfer') consumed++;
+        continue;
+      }
+      consumed++;
+      if (op.type !== 'ok') continue;
+      const bal = op.output;
+      if (!isPlainMap(bal))
+        throw new Error(`bank: read op ${op.id} returned ${JSON.stringify(bal)}, not a map of balances`);
+      reads++;
+      const keys = Object.keys(bal);
+      if (accounts === null) {
+        accounts = new Set(keys);
+        inferred.push(`accounts from read ${op.id}`);
+      }
+      let sum = 0;
+      let nil = false;
+      const problems: ErrorKind[] = [];
+      for (const k of keys) {
+        const v = bal[k];
+        if (!accounts.has(k)) problems.push('unexpected-key');
+        if (v === null || v === undefined) {
+          nil = true;
+          continue;
+        }
+        if (typeof v !== 'number')
+          throw new Error(`bank: read op ${op.id}: balance of ${k} is ${JSON.stringify(v)}`);
+        sum += v;
+        if (v < 0 && !o.negativeBalances) problems.push('negative-value');
+      }
+      if (nil) problems.push('nil-balance');
+      if (total === null && !nil) {
+        total = sum;
+        inferred.push(`total ${sum} from read ${op.id}`);
+      }
+      if (!nil && sum !== total) {
+        problems.push('wrong-total');
+        if (sum < lowestTotal) lowestTotal = sum;
+        if (sum > highestTotal) highestTotal = sum;
+      }
+      const distinct = [...new Set(problems)];
+      if (distinct.length > 0) erroneousReads++;
+      for (const kind of distinct) {
+        counts[kind]++;
+        pushCapped(anomalies, {
+          type: kind,
+          explanation:
+            kind === 'wrong-total'
+              ? `read op ${op.id} sums to ${sum}, expected ${total}`
+              : kind === 'negative-value'
+                ? `read op ${op.id} shows a negative balance: ${JSON.stringify(bal)}`
+                : kind === 'nil-balance'
+                  ? `read op ${op.id} has an account with no balance`
+                  : `read op ${op.id} shows accounts outside ${JSON.stringify([...accounts])}`,
+          ops: [op.id],
+          balances: bal,
+        });
+      }
+    }
+    const valid = erroneousReads > 0 ? false : reads === 0 ? 'unknown' : true;
+    const breakdown = (Object.keys(counts) as ErrorKind[])
+      .filter((k) => counts[k] > 0)
+      .map((k) => `${fmt(counts[k])} ${k}`)
+      .join(', ');
+    return result(
+      'bank',
+      valid,
+      `bank: ${fmt(reads)} ok reads of ${accounts?.size ?? 0} accounts, total ${total ?? 'unknown'}${inferred.length ? ` (inferred: ${inferred.join(', ')})` : ''}: ${fmt(erroneousReads)} bad reads${breakdown ? ` (${breakdown})` : ''}`,
+      SCOPE,
+      anomalies,
+      {
+        opsConsumed: consumed,
+        readCount: reads,
+        errorCount: erroneousReads,
+        errors: counts,
+        totalAmount: total,
+        accounts: accounts ? [...accounts] : null,
+        inferred,
+        ...(counts['wrong-total'] > 0 ? { lowestTotal, highestTotal } : {}),
+      },
+    );
+  },
+};

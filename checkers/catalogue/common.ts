@@ -1,0 +1,229 @@
+import type { Operation } from '../../src/history/operation.ts';
+import { UserError } from '../../src/util/errors.ts';
+import type { Anomaly, CheckResult, Validity } from '../types.ts';
+
+/**
+ * Small helpers shared by the catalogue checkers: value identity, EDN set unwrapping, number
+ * formatting for evidence lines, and quantiles. Kept allocation-light because checkers run over
+ * millions of operations.
+ */
+
+/** Format a count the way evidence lines print it: 4217 → "4,217". */
+export function fmt(n: number): string {
+  return Number.isInteger(n)
+    ? n.toLocaleString('en-US')
+    : n.toLocaleString('en-US', { maximumFractionDigits: 3 });
+}
+
+/**
+ * A Map key that identifies a history value. Numbers and strings stay themselves (Map keeps 1 and "1"
+ * apart); anything structured becomes its JSON text behind a NUL prefix, so it never collides with a
+ * plain string.
+ */
+export function valueKey(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  const t = typeof v;
+  if (t === 'number' || t === 'string' || t === 'boolean' || t === 'bigint') return v;
+  return `\u0000${JSON.stringify(v)}`;
+}
+
+/** True for an EDN set converted by the history layer: `{"#set": [...]}`. */
+export function isSetTag(v: unknown): v is { '#set': unknown[] } {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Array.isArray((v as Record<string, unknown>)['#set'])
+  );
+}
+
+/** The members of a collection value (array or EDN set), or null when the value is not a collection. */
+export function collectionItems(v: unknown): unknown[] | null {
+  if (Array.isArray(v)) return v;
+  if (isSetTag(v)) return v['#set'];
+  return null;
+}
+
+/** Client operations only: the nemesis is not a client and never counts toward a workload. */
+export function isClient(op: Operation): boolean {
+  return op.process !== 'nemesis';
+}
+
+/** Plain-object test that excludes arrays and EDN set tags. */
+export function isPlainMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isSetTag(v);
+}
+
+/** Read a dotted path ("meta.version") out of a value; undefined when any step is missing. */
+export function getPath(v: unknown, path: string): unknown {
+  let cur: unknown = v;
+  for (const part of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+/**
+ * Nearest-rank quantile over a sorted numeric array (the definition the perf tests check against):
+ * the smallest value with at least q·n values at or below it.
+ */
+export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  const rank = Math.max(1, Math.ceil(q * n));
+  return sorted[Math.min(n, rank) - 1] as number;
+}
+
+/** Sort a copy of numbers into a Float64Array (numeric sort, much faster than Array#sort on 1M). */
+export function sortedFloat64(values: ArrayLike<number>): Float64Array {
+  const a = Float64Array.from(values);
+  a.sort();
+  return a;
+}
+
+/** Cap a list for reports: the first `n` entries, so a result stays small on huge histories. */
+export function sample<T>(items: readonly T[], n = 16): T[] {
+  return items.length <= n ? items.slice() : items.slice(0, n);
+}
+
+/**
+ * Compress sorted integers into Jepsen-style interval text: [1,2,3,5] → "#{1..3 5}". Non-integers are
+ * listed as they are.
+ */
+export function intervalText(values: readonly unknown[], limit = 64): string {
+  const ints = values
+    .filter((v): v is number => typeof v === 'number' && Number.isInteger(v))
+    .sort((a, b) => a - b);
+  const others = values.filter((v) => !(typeof v === 'number' && Number.isInteger(v)));
+  const parts: string[] = [];
+  let i = 0;
+  while (i < ints.length && parts.length < limit) {
+    const start = ints[i] as number;
+    let end = start;
+    while (i + 1 < ints.length && (ints[i + 1] as number) <= end + 1) {
+      i++;
+      end = ints[i] as number;
+    }
+    parts.push(start === end ? String(start) : `${start}..${end}`);
+    i++;
+  }
+  for (const o of others) {
+    if (parts.length >= limit) break;
+    parts.push(JSON.stringify(o));
+  }
+  const truncated = parts.length >= limit && (i < ints.length || others.length > 0);
+  return `#{${parts.join(' ')}${truncated ? ' …' : ''}}`;
+}
+
+/** Assemble a result; keeps every checker's return shape identical. */
+export function result(
+  checker: string,
+  valid: Validity,
+  evidence: string,
+  scope: string,
+  anomalies: Anomaly[],
+  stats: Record<string, unknown> & { opsConsumed: number },
+  extra?: { error?: string; artifacts?: string[] },
+): CheckResult {
+  const r: CheckResult = { checker, valid, evidence, scope, anomalies, stats };
+  if (extra?.error !== undefined) r.error = extra.error;
+  if (extra?.artifacts !== undefined && extra.artifacts.length > 0) r.artifacts = extra.artifacts;
+  return r;
+}
+
+/** Checker misuse the user can fix (bad options): the CLI maps it to exit 254, compose to 'unknown'. */
+export class CheckerOptionsError extends UserError {
+  override readonly name: string = 'CheckerOptionsError';
+}
+
+/** Validate options with a zod schema, turning failures into one readable line. */
+export function parseOptions<T>(
+  checker: string,
+  schema: {
+    safeParse(
+      v: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  raw: unknown,
+): T {
+  const r = schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'options';
+  throw new CheckerOptionsError(`${checker}: ${where}: ${issue?.message ?? 'invalid options'}`);
+}
+
+/** Cap on anomalies kept in a result: counts stay exact in stats, the list stays readable. */
+export const MAX_ANOMALIES = 100;
+
+/** Push an anomaly unless the cap is reached. */
+export function pushCapped(list: Anomaly[], a: Anomaly, cap = MAX_ANOMALIES): void {
+  if (list.length < cap) list.push(a);
+}
+
+/**
+ * The history's events in index order, as codes: `op.id * 2` for an invocation, `op.id * 2 + 1` for a
+ * completion (only ops that have a completion event). Dense histories (the usual case) are bucketed in
+ * O(n); sparse indexes (EDN files with gaps) fall back to a sort.
+ */
+export function eventOrder(ops: readonly Operation[]): Int32Array {
+  let count = 0;
+  let maxIndex = -1;
+  for (const op of ops) {
+    count++;
+    if (op.invokeIndex > maxIndex) maxIndex = op.invokeIndex;
+    if (op.completeIndex !== null) {
+      count++;
+      if (op.completeIndex > maxIndex) maxIndex = op.completeIndex;
+    }
+  }
+  const out = new Int32Array(count);
+  if (maxIndex < 4 * count + 16) {
+    const slots = new Int32Array(maxIndex + 1).fill(-1);
+    let collision = false;
+    for (const op of ops) {
+      if (slots[op.invokeIndex] !== -1) collision = true;
+      slots[op.invokeIndex] = op.id * 2;
+      if (op.completeIndex !== null) {
+        if (slots[op.completeIndex] !== -1) collision = true;
+        slots[op.completeIndex] = op.id * 2 + 1;
+      }
+    }
+    if (!collision) {
+      let j = 0;
+      for (let i = 0; i <= maxIndex; i++) {
+        const c = slots[i] as number;
+        if (c !== -1) out[j++] = c;
+      }
+      return out;
+    }
+  }
+  const pairs: [number, number][] = [];
+  for (const op of ops) {
+    pairs.push([op.invokeIndex, op.id * 2]);
+    if (op.completeIndex !== null) pairs.push([op.completeIndex, op.id * 2 + 1]);
+  }
+  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  pairs.forEach((p, i) => {
+    out[i] = p[1];
+  });
+  return out;
+}
+
+/** Op lookup by id that tolerates arrays whose ids are not their positions. */
+export function opsById(ops: readonly Operation[]): readonly Operation[] {
+  let dense = true;
+  for (let i = 0; i < ops.length; i++) {
+    if ((ops[i] as Operation).id !== i) {
+      dense = false;
+      break;
+    }
+  }
+  if (dense) return ops;
+  const out: Operation[] = [];
+  for (const op of ops) out[op.id] = op;
+  return out;
+}

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import {
+  collectionItems,
+  fmt,
+  isClient,
+  isPlainMap,
+  parseOptions,
+  pushCapped,
+  result,
+  valueKey,
+} from './common.ts';
+import { finalStateSourceSchema, finalStates } from './final-state.ts';
+
+/**
+ * No-lost-ack (oracle pattern 10): every input of an acknowledged write (ok completion) must be present
+ * in the final state of every replica at quiescence. Timed-out (info) writes are neither acked nor
+ * rejected: they may be present or absent. A write that definitely failed but is present, with no other
+ * non-failed write of the same value, is reported as `rejected-present`.
+ *
+ * A dump is either a collection (membership of the write's input) or a map. In a map, the write's key is
+ * `op.key`, or the first element of a `[k, v]` input; a collection value is checked by membership, a scalar
+ * value by equality, and an acked write whose key now holds another written value counts as
+ * `superseded`, not lost, when another non-failed write to that key was invoked after it.
+ */
+export const noLostAckOptionsSchema = z.strictObject({
+  ...finalStateSourceSchema,
+  writeF: z.array(z.string()).default(['add', 'append', 'write', 'enqueue', 'put', 'insert']),
+});
+export type NoLostAckOptions = z.input<typeof noLostAckOptionsSchema>;
+
+const SCOPE =
+  'Needs writes with distinct values and a dump at quiescence: a write lost and rewritten with the same value, loss in an unchecked replica, and ordering are invisible; timed-out writes are not judged.';
+
+interface WriteRef {
+  key: string | null;
+  value: unknown;
+}
+
+function writeRef(op: Operation): WriteRef {
+  if (op.key !== undefined) return { key: op.key, value: op.input };
+  if (Array.isArray(op.input) && op.input.length === 2)
+    return { key: String(op.input[0]), value: op.input[1] };
+  return { key: null, value: op.input };
+}
+
+export const noLostAckChecker: Checker<NoLostAckOptions> = {
+  name: 'no-lost-ack',
+  check(ops: readonly Operation[], rawOptions: NoLostAckOptions) {
+    const o = parseOptions('no-lost-ack', noLostAckOptionsSchema, rawOptions);
+    const writeF = new Set(o.writeF);
+    const fs = finalStates(ops, o);
+    const acked: Operation[] = [];
+    const failed: Operation[] = [];
+    const lastWriteInvoke = new Map<string, number>();
+    const nonFailedValues = new Set<unknown>();
+    let timedOut = 0;
+    for (const op of ops) {
+      if (!isClient(op) || !writeF.has(op.f)) continue;
+      if (op.type === 'ok') acked.push(op);
+      else if (op.type === 'fail') failed.push(op);
+      else timedOut++;
+      if (op.type !== 'fail') {
+        const ref = writeRef(op);
+        nonFailedValues.add(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]));
+        if (ref.key !== null)
+          lastWriteInvoke.set(ref.key, Math.max(lastWriteInvoke.get(ref.key) ?? -1, op.invokeIndex));
+      }
+    }
+    const consumed = acked.length + failed.length + timedOut;
+    if (fs.dumps.length === 0) {
+      return result(
+        'no-lost-ack',
+        'unknown',
+        `no-lost-ack: ${fmt(acked.length)} acked writes, no final-state dump (${fs.source})`,
+        SCOPE,
+        [],
+        {
+          opsConsumed: consumed,
+        },
+      );
+    }
+    if (fs.notQuiescent.length > 0) {
+      return result(
+        'no-lost-ack',
+        'unknown',
+        `no-lost-ack: ${fmt(fs.notQuiescent.length)} ops completed after the final read began: the dump was not taken at quiescence`,
+        SCOPE,
+        [],
+        { opsConsumed: consumed, notQuiescent: fs.notQuiescent.slice(0, 16) },
+      );
+    }
+    const anomalies: Anomaly[] = [];
+    let missing = 0;
+    let superseded = 0;
+    let rejectedPresent = 0;
+    for (const d of fs.dumps) {
+      const members = collectionItems(d.state);
+      const asSet = members === null ? null : new Set(members.map(valueKey));
+      const asMap = members === null && isPlainMap(d.state) ? d.state : null;
+      if (asSet === null && asMap === null) {
+        throw new Error(`no-lost-ack: final state of ${d.replica} is neither a collection nor a map`);
+      }
+      const present = (op: Operation): 'yes' | 'no' | 'superseded' => {
+        const ref = writeRef(op);
+        if (asSet !== null) {
+          // A keyed write into a collection dump: look for the [k, v] pair, then the bare value.
+          if (asSet.has(valueKey(op.input))) return 'yes';
+          return ref.key !== null && asSet.has(valueKey(ref.value)) ? 'yes' : 'no';
+        }
+        const m = asMap as Record<string, unknown>;
+        if (ref.key === null)
+          throw new Error(
+            `no-lost-ack: write op ${op.id} has no key but ${d.replica}'s final state is a map`,
+          );
+        if (!(ref.key in m)) return 'no';
+        const cur = m[ref.key];
+        const items = collectionItems(cur);
+        if (items !== null) return items.some((v) => valueKey(v) === valueKey(ref.value)) ? 'yes' : 'no';
+        if (valueKey(cur) === valueKey(ref.value)) return 'yes';
+        return (lastWriteInvoke.get(ref.key) ?? -1) > op.invokeIndex ? 'superseded' : 'no';
+      };
+      for (const op of acked) {
+        const p = present(op);
+        if (p === 'yes') continue;
+        if (p === 'superseded') {
+          superseded++;
+          continue;
+        }
+        missing++;
+        pushCapped(anomalies, {
+          type: 'lost',
+          explanation: `${d.replica}: acknowledged ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) is missing from the final state`,
+          ops: d.op === null ? [op.id] : [op.id, d.op],
+          replica: d.replica,
+        });
+      }
+      for (const op of failed) {
+        const ref = writeRef(op);
+        if (nonFailedValues.has(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]))) continue;
+        if (present(op) !== 'yes') continue;
+        rejectedPresent++;
+        pushCapped(anomalies, {
+          type: 'rejected-present',
+          explanation: `${d.replica}: ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) failed, yet its value is in the final state`,
+          ops: [op.id],
+          replica: d.replica,
+        });
+      }
+    }
+    const valid = missing > 0 || rejectedPresent > 0 ? false : acked.length === 0 ? 'unknown' : true;
+    return result(
+      'no-lost-ack',
+      valid,
+      `no-lost-ack: ${fmt(acked.length)} acked writes, ${fmt(missing)} missing in final read of ${fs.dumps.length} replica${fs.dumps.length === 1 ? '' : 's'} (${fs.source}); ${fmt(timedOut)} timed out (not judged), ${fmt(rejectedPresent)} failed writes present${superseded ? `, ${fmt(superseded)} superseded` : ''}`,
+      SCOPE,
+      anomalies,
+      {
+        opsConsumed: consumed,
+        acked: acked.length,
+        failed: failed.length,
+        timedOut,
+        replicas: fs.dumps.length,
+        missing,
+        superseded,
+        rejectedPresent,
+        inDoubt: fs.inDoubt,
+      },
+    );
+  },
+};

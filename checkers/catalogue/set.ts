@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import {
+  collectionItems,
+  fmt,
+  intervalText,
+  isClient,
+  parseOptions,
+  result,
+  sample,
+  valueKey,
+} from './common.ts';
+
+/**
+ * Jepsen's `set` checker: `add` ops of one element each, then a final `read` of the whole set.
+ * attempts = every add invocation, acked = ok adds; lost = acked but absent from the final read,
+ * unexpected = read but never attempted, recovered = read although the add was not acknowledged.
+ * Valid when nothing is lost or unexpected; unknown when no read ever succeeded.
+ */
+export const setOptionsSchema = z.strictObject({
+  addF: z.string().default('add'),
+  readF: z.string().default('read'),
+});
+export type SetOptions = z.input<typeof setOptionsSchema>;
+
+const SCOPE =
+  'Looks only at the last ok read: elements lost and later re-added, stale intermediate reads and ordering are invisible; use set-full for reads throughout the run.';
+
+export const setChecker: Checker<SetOptions> = {
+  name: 'set',
+  check(ops: readonly Operation[], rawOptions: SetOptions) {
+    const o = parseOptions('set', setOptionsSchema, rawOptions);
+    const attempts = new Map<unknown, unknown>();
+    const acked = new Set<unknown>();
+    let finalRead: Operation | null = null;
+    let consumed = 0;
+    let reads = 0;
+    for (const op of ops) {
+      if (!isClient(op)) continue;
+      if (op.f === o.addF) {
+        consumed++;
+        const k = valueKey(op.input);
+        attempts.set(k, op.input);
+        if (op.type === 'ok') acked.add(k);
+      } else if (op.f === o.readF) {
+        consumed++;
+        if (op.type === 'ok') {
+          reads++;
+          // The final read is the ok read that completed last, as in Jepsen (history order).
+          if (finalRead === null || (op.completeIndex ?? 0) > (finalRead.completeIndex ?? 0)) finalRead = op;
+        }
+      }
+    }
+    const stats = {
+      opsConsumed: consumed,
+      attemptCount: attempts.size,
+      acknowledgedCount: acked.size,
+      reads,
+    };
+    if (finalRead === null) {
+      return result(
+        'set',
+        'unknown',
+        `set: ${fmt(attempts.size)} attempted adds, ${fmt(acked.size)} acked, no ok read: nothing to compare`,
+        SCOPE,
+        [],
+        stats,
+      );
+    }
+    const items = collectionItems(finalRead.output);
+    if (items === null) {
+      throw new Error(
+        `set: final read (op ${finalRead.id}) returned ${JSON.stringify(finalRead.output)}, not a set`,
+      );
+    }
+    const seen = new Map<unknown, unknown>();
+    for (const v of items) seen.set(valueKey(v), v);
+    const lost: unknown[] = [];
+    const unexpected: unknown[] = [];
+    const recovered: unknown[] = [];
+    let okCount = 0;
+    for (const k of acked) if (!seen.has(k)) lost.push(attempts.get(k));
+    for (const [k, v] of seen) {
+      if (!attempts.has(k)) unexpected.push(v);
+      else {
+        okCount++;
+        if (!acked.has(k)) recovered.push(v);
+      }
+    }
+    const anomalies: Anomaly[] = [];
+    if (lost.length > 0) {
+      anomalies.push({
+        type: 'lost',
+        explanation: `${fmt(lost.length)} acknowledged adds are missing from the final read: ${intervalText(lost)}`,
+        ops: [finalRead.id],
+        elements: sample(lost, 48),
+      });
+    }
+    if (unexpected.length > 0) {
+      anomalies.push({
+        type: 'unexpected',
+        explanation: `the final read holds ${fmt(unexpected.length)} elements no add ever attempted: ${intervalText(unexpected)}`,
+        ops: [finalRead.id],
+        elements: sample(unexpected, 48),
+      });
+    }
+    const valid = lost.length === 0 && unexpected.length === 0;
+    return result(
+      'set',
+      valid,
+      `set: ${fmt(attempts.size)} attempted adds, ${fmt(acked.size)} acked, final read of ${fmt(seen.size)} elements (op ${finalRead.id}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
+      SCOPE,
+      anomalies,
+      {
+        ...stats,
+        okCount,
+        lostCount: lost.length,
+        unexpectedCount: unexpected.length,
+        recoveredCount: recovered.length,
+        lost: intervalText(lost),
+        unexpected: intervalText(unexpected),
+        recovered: intervalText(recovered),
+      },
+    );
+  },
+};

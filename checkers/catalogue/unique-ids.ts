@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import { fmt, isClient, parseOptions, result, valueKey } from './common.ts';
+
+/**
+ * Jepsen's `unique-ids`: `generate` ops each return an id; valid iff no acknowledged id repeats.
+ * Reports attempted/acknowledged counts, the duplicated ids (most frequent first, up to 48) and the
+ * numeric range.
+ */
+export const uniqueIdsOptionsSchema = z.strictObject({ f: z.string().default('generate') });
+export type UniqueIdsOptions = z.input<typeof uniqueIdsOptionsSchema>;
+
+const SCOPE =
+  'Sees only acknowledged ids: an id handed out twice where one response was lost (info) is invisible, and nothing is said about ordering or gaps.';
+
+export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
+  name: 'unique-ids',
+  check(ops: readonly Operation[], rawOptions: UniqueIdsOptions) {
+    const o = parseOptions('unique-ids', uniqueIdsOptionsSchema, rawOptions);
+    const seen = new Map<unknown, number>();
+    const firstOp = new Map<unknown, number>();
+    let attempted = 0;
+    let acked = 0;
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
+    let dupOccurrences = 0;
+    for (const op of ops) {
+      if (!isClient(op) || op.f !== o.f) continue;
+      attempted++;
+      if (op.type !== 'ok') continue;
+      acked++;
+      const id = op.output;
+      if (typeof id === 'number') {
+        if (id < min) min = id;
+        if (id > max) max = id;
+      }
+      const k = valueKey(id);
+      const c = seen.get(k);
+      if (c === undefined) {
+        seen.set(k, 1);
+        firstOp.set(k, op.id);
+      } else {
+        seen.set(k, c + 1);
+        dupOccurrences++;
+      }
+    }
+    const duplicated: { id: unknown; count: number; firstOp: number }[] = [];
+    if (dupOccurrences > 0) {
+      for (const [k, c] of seen)
+        if (c > 1) duplicated.push({ id: k, count: c, firstOp: firstOp.get(k) as number });
+      duplicated.sort((a, b) => b.count - a.count);
+    }
+    const anomalies: Anomaly[] = duplicated.slice(0, 48).map((d) => ({
+      type: 'duplicated',
+      explanation: `id ${JSON.stringify(d.id)} was acknowledged ${d.count} times`,
+      ops: [d.firstOp],
+      id: d.id,
+      count: d.count,
+    }));
+    const valid = duplicated.length > 0 ? false : acked === 0 ? 'unknown' : true;
+    return result(
+      'unique-ids',
+      valid,
+      `unique-ids: ${fmt(attempted)} attempted, ${fmt(acked)} acknowledged ids: ${fmt(duplicated.length)} duplicated`,
+      SCOPE,
+      anomalies,
+      {
+        opsConsumed: attempted,
+        attemptedCount: attempted,
+        acknowledgedCount: acked,
+        duplicatedCount: duplicated.length,
+        duplicated: duplicated.slice(0, 48),
+        range: Number.isFinite(min) ? [min, max] : null,
+      },
+    );
+  },
+};
