@@ -1,0 +1,353 @@
+import { scheduledWindows } from './binding.ts';
+import {
+  forbiddenBudgetReason,
+  formatTier,
+  missingDimensions,
+  notStrongerOn,
+  parseBudget,
+  parseReleaseDisclosure,
+  toTier,
+} from './budget.ts';
+import type { LoadedPlan } from './load.ts';
+import { type Problem, problem } from './problem.ts';
+import { budgetText, normaliseCategory } from './resolve.ts';
+import {
+  CLAIM_CATEGORIES,
+  MODEL_FIELDS,
+  type ModelBlock,
+  type Plan,
+  type ResolvedScenario,
+  SURFACE_FIELDS,
+  type SurfaceBlock,
+} from './schema.ts';
+
+/**
+ * `checkPlan(plan) → Problem[]`: everything spec §1 forbids or requires, per scenario and field. Errors
+ * mean the plan must not run (exit 3); warnings are reported and do not block. Nothing here guesses a
+ * fix: each reason says what is missing and what the spec wants instead.
+ */
+
+/** Oracles that cannot fail: the spec's "Logs look fine" and its relatives. */
+const NOT_AN_ORACLE =
+  /\b(logs?|dashboards?|metrics|output|graphs?|it)\s+(looks?|seems?|appears?)\s+(fine|ok|okay|good|clean|normal|healthy)\b|\bno (obvious )?errors? in (the )?logs?\b|\bmanual(ly)?\s+(inspect|check|review)|\beyeball|\blooks? (fine|ok|good)\b/i;
+
+/** Words that name a machine check: a checker, an invariant, or a comparison with a threshold. */
+const MACHINE_CHECK =
+  /lineari[sz]ab|serializab|elle|porcupine|knossos|no-lost-ack|lost[- ]ack|exactly-once|idempot|invariant|checker|monotonic|prefix|reconcil|replay|fairness|read-your-writes|ryw|session|set-full|unique|counter|bank|total-queue|equal|diff|<=|>=|==|<|>|≤|≥|p9\d|slo\b|threshold|assert/i;
+const SLO_WORDS = /\b(p\d{2}(\.\d)?|latency|throughput|slo|error rate|availability)\b/i;
+const THRESHOLD =
+  /(<=|>=|<|>|≤|≥|==|within|under|below|above|at least|at most)\s*~?\d|\d+(\.\d+)?\s*(ms|s|%|ops\/s|req\/s)\b/i;
+
+const INJECTOR_ONLY =
+  /injector (reported|says|said|returned)|(reported|returned) (success|ok)|\benabled\b\.?$/i;
+
+export function checkPlan(plan: LoadedPlan | Plan): Problem[] {
+  const out: Problem[] = 'loadProblems' in plan ? [...plan.loadProblems] : [];
+  if (plan.scenarios.length === 0) out.push(problem(null, '§7 Scenarios', 'the plan declares no scenario'));
+  checkClaims(plan, out);
+  const seen = new Set<string>();
+  for (const r of plan.resolved) {
+    if (r.arm) {
+      checkArm(r, out);
+      continue;
+    }
+    if (seen.has(r.id))
+      out.push(problem(r.id, 'Scenario', `duplicate scenario id ${r.id}`, 'error', r.scenario.line));
+    seen.add(r.id);
+    checkScenario(plan, r, out);
+  }
+  return out;
+}
+
+export function blocking(problems: readonly Problem[]): boolean {
+  return problems.some((p) => p.severity === 'error');
+}
+
+function checkClaims(plan: Plan, out: Problem[]): void {
+  if (plan.claims.length === 0)
+    out.push(
+      problem(null, '§1b Claims under test', 'no claims table (ID | Claim | Category | Source | Inferred?)'),
+    );
+  for (const c of plan.claims) {
+    if (!(CLAIM_CATEGORIES as readonly string[]).includes(normaliseCategory(c.category))) {
+      out.push(
+        problem(
+          null,
+          `§1b ${c.id} Category`,
+          `"${c.category}" is not one of: ${CLAIM_CATEGORIES.join(', ')}`,
+          'error',
+          c.line,
+        ),
+      );
+    }
+    if (!/^C\d+$/.test(c.id))
+      out.push(problem(null, '§1b ID', `claim id "${c.id}" is not C<n>`, 'warning', c.line));
+  }
+  for (const h of plan.hypotheses) {
+    if (h.couldFalsify.length === 0) {
+      out.push(
+        problem(null, `§4 ${h.id} Could falsify`, 'the hypothesis cites no claim ID', 'warning', h.line),
+      );
+    }
+  }
+}
+
+function lineOf(r: ResolvedScenario, field: string): number | null {
+  return r.scenario.fieldLines[field] ?? r.scenario.line;
+}
+
+function checkScenario(plan: Plan, r: ResolvedScenario, out: Problem[]): void {
+  const s = r.scenario;
+  const add = (field: string, reason: string, severity: Problem['severity'] = 'error', key?: string) =>
+    out.push(problem(r.id, field, reason, severity, key ? lineOf(r, key) : s.line));
+
+  if (s.falsifies.length === 0)
+    add('Falsifies if it FAILs', 'the scenario cites no claim ID (C<n>)', 'error', 'falsifies');
+  for (const id of s.falsifies) {
+    if (!plan.claims.some((c) => c.id === id))
+      add('Falsifies if it FAILs', `${id} is not a claim in §1b`, 'error', 'falsifies');
+  }
+  for (const id of s.closes) {
+    if (plan.hypotheses.length > 0 && !plan.hypotheses.some((h) => h.id === id)) {
+      add('Closes', `${id} is not a hypothesis in §4`, 'warning', 'closes');
+    }
+  }
+  checkOracle(r.oracle, (reason, sev) => add('Oracle', reason, sev, 'oracle'));
+  if (!s.workload) add('Workload', 'missing', 'warning');
+  if (!s.faults)
+    add('Faults', 'missing: name the nemesis schedule, or "none" for a smoke-only scenario', 'warning');
+  checkBudgets(r, add);
+  checkModel(r, add);
+  checkSurface(r, add);
+  if (s.skeletonAs && !plan.scenarios.some((x) => x.id === s.skeletonAs)) {
+    add('Skeleton', `"as ${s.skeletonAs}" names no scenario in this plan`, 'warning', 'skeleton');
+  }
+  checkBinding(r, add);
+}
+
+function checkOracle(oracle: string | null, add: (reason: string, sev?: Problem['severity']) => void): void {
+  if (!oracle || forbiddenBudgetReason(oracle) !== null) {
+    add('missing: an oracle must be machine-checkable or an SLO with a threshold');
+    return;
+  }
+  if (NOT_AN_ORACLE.test(oracle)) {
+    add(
+      `"${oracle.split('\n')[0]}" is not an oracle: name a machine check (checker, invariant) or an SLO with a threshold`,
+    );
+    return;
+  }
+  if (
+    SLO_WORDS.test(oracle) &&
+    !/checker|lineari|serializ|elle|invariant|no-lost-ack/i.test(oracle) &&
+    !THRESHOLD.test(oracle)
+  ) {
+    add('an SLO oracle needs a threshold fixed before the run (e.g. "p99 <= 250ms")');
+    return;
+  }
+  if (!MACHINE_CHECK.test(oracle))
+    add('names no checker, invariant or threshold: is it machine-checkable?', 'warning');
+}
+
+type Add = (field: string, reason: string, severity?: Problem['severity'], key?: string) => void;
+
+function checkBudgets(r: ResolvedScenario, add: Add): void {
+  const s = r.scenario;
+  for (const tier of ['smoke', 'hardening'] as const) {
+    const field = tier === 'smoke' ? 'Smoke budget' : 'Hardening budget';
+    const key = tier === 'smoke' ? 'smokeBudget' : 'hardeningBudget';
+    const fromBinding = r.binding?.tiers[tier];
+    const raw = budgetText(s, tier);
+    const declared = tier === 'smoke' ? s.smokeBudget : s.hardeningBudget;
+    if (declared === null && raw === null && !fromBinding) {
+      add(
+        field,
+        s.exitCriteria
+          ? 'missing (older "Exit criteria" names no tiers): declare Smoke and Hardening budgets'
+          : 'missing',
+        'error',
+        key,
+      );
+      continue;
+    }
+    const forbidden = declared !== null ? forbiddenBudgetReason(declared) : null;
+    if (forbidden) {
+      add(field, forbidden, 'error', key);
+      continue;
+    }
+    if (raw !== null) {
+      const parsed = parseBudget(raw);
+      const missing = missingDimensions(parsed);
+      if (missing.length > 0 && !fromBinding) {
+        add(
+          field,
+          `"${raw}" does not state ${missing.join(', ')} (want e.g. "3 nodes × 60s × 1 fault × 1 seed")`,
+          'error',
+          key,
+        );
+      }
+      const t = toTier(parsed);
+      if (t && fromBinding && formatTier(t) !== formatTier(fromBinding)) {
+        add(
+          field,
+          `"${raw}" disagrees with the faultline binding (${formatTier(fromBinding)})`,
+          'error',
+          key,
+        );
+      }
+    }
+  }
+  const { smoke, hardening } = r.tiers;
+  if (smoke && hardening) {
+    const weak = notStrongerOn(smoke, hardening);
+    if (weak.length > 0) {
+      add(
+        'Hardening budget',
+        `not strictly stronger than smoke on: ${weak.join(', ')} (${formatTier(hardening)} vs ${formatTier(smoke)})`,
+        'error',
+        'hardeningBudget',
+      );
+    }
+  }
+  const rel = s.releaseBudget;
+  if (rel === null && !r.binding?.tiers.release) {
+    add(
+      'Release budget',
+      'missing: a release gate, or "not provided — <reason>. Revisit when: <condition>."',
+      'error',
+      'releaseBudget',
+    );
+  } else if (rel !== null) {
+    const forbidden = forbiddenBudgetReason(rel);
+    if (forbidden) add('Release budget', forbidden, 'error', 'releaseBudget');
+    else if (parseReleaseDisclosure(rel) === 'malformed') {
+      add(
+        'Release budget',
+        'must read exactly "not provided — <reason>. Revisit when: <condition>."',
+        'error',
+        'releaseBudget',
+      );
+    }
+  }
+}
+
+function missingFields<T extends object>(block: T, names: Record<string, string>): string[] {
+  return Object.entries(names)
+    .filter(([k]) => {
+      const v = (block as Record<string, unknown>)[k];
+      return typeof v !== 'string' || v.trim() === '' || forbiddenBudgetReason(v) !== null;
+    })
+    .map(([, label]) => label);
+}
+
+function checkModelBlock(block: ModelBlock, prefix: string, add: Add): void {
+  for (const f of missingFields(block, MODEL_FIELDS))
+    add(`${prefix} ${f}`, 'missing: a partially filled §7.M cannot support a hardening claim');
+  const landing = block.nemesisLandingEvidence;
+  if (
+    landing &&
+    INJECTOR_ONLY.test(landing) &&
+    !/counter|timeout|marker|metric|log|election|packet|drop/i.test(landing)
+  ) {
+    add(
+      `${prefix} Nemesis + landing evidence`,
+      '"the injector reported success" does not count: name the observable signal that proves it landed',
+    );
+  }
+}
+
+function checkModel(r: ResolvedScenario, add: Add): void {
+  const m = r.scenario.model;
+  if (r.serious) {
+    const gated = r.categories.join(', ');
+    if (m === null) add('§7.M', `missing: mandatory because the scenario falsifies a gated claim (${gated})`);
+    else if (m === 'not applicable')
+      add('§7.M', `declared not applicable, but the scenario falsifies a gated claim (${gated})`);
+    else checkModelBlock(m, '§7.M', add);
+  } else if (m === null) {
+    add(
+      '§7.M',
+      'write the literal line "§7.M: not applicable (no gated claim category falsified)"',
+      'warning',
+    );
+  }
+}
+
+function checkSurface(r: ResolvedScenario, add: Add): void {
+  const s = r.scenario;
+  const block = s.surface;
+  if (!r.surfaceGated) {
+    if (block === null)
+      add(
+        '§7.M.S',
+        'write the literal line "§7.M.S: not applicable (no boundary or fairness claim falsified)"',
+        'warning',
+      );
+    if (r.categories.length > 3 && s.arms.length === 0)
+      add('§7.M.S', 'spans more than 3 claim categories: split it into arms', 'warning');
+    return;
+  }
+  if (block === null || block === 'not applicable') {
+    add(
+      '§7.M.S',
+      `${block === null ? 'missing' : 'declared not applicable'}: mandatory for a ${r.categories.filter((c) => c === 'boundary' || c === 'fairness').join('/')} claim`,
+    );
+  } else {
+    for (const f of missingFields<SurfaceBlock>(block, SURFACE_FIELDS)) add(`§7.M.S ${f}`, 'missing');
+    const surfaces = (block.surfaces ?? '').split(/[,;\n]/).filter((x) => x.trim() !== '');
+    if (block.surfaces && surfaces.length < 3 && !/because|justif|only/i.test(block.surfaces)) {
+      add(
+        '§7.M.S Surfaces',
+        `${surfaces.length} surface(s): at least 3 per boundary claim, or a justification for fewer`,
+        'warning',
+      );
+    }
+  }
+  if (s.arms.length === 0)
+    add(
+      '§7.M.S Scenario arms',
+      `no arms (one per surface, e.g. ${r.id}/api): each arm gets its own §7.M, oracle and verdict`,
+    );
+}
+
+function checkArm(r: ResolvedScenario, out: Problem[]): void {
+  const add: Add = (field, reason, severity = 'error') =>
+    out.push(problem(r.id, field, reason, severity, r.arm?.line ?? null));
+  if (!r.arm?.model) add('§7.M', 'missing: every §7.M.S arm needs its own §7.M block');
+  else checkModelBlock(r.arm.model, '§7.M', add);
+  if (!r.arm?.oracle) {
+    if (r.oracle) add('Oracle', "no arm-specific oracle: using the parent scenario's", 'warning');
+    else checkOracle(null, (reason) => add('Oracle', reason));
+  } else checkOracle(r.arm.oracle, (reason, sev) => add('Oracle', reason, sev));
+}
+
+function checkBinding(r: ResolvedScenario, add: Add): void {
+  const b = r.binding;
+  if (!b) {
+    add('binding', 'no executable binding (```faultline block): the scenario will be NOT-RUN', 'warning');
+    return;
+  }
+  const h = r.tiers.hardening;
+  if (h && h.faultWindows > 0 && scheduledWindows(b.nemesis, h.durationS) < h.faultWindows) {
+    add(
+      'binding.nemesis',
+      `the schedule opens ${scheduledWindows(b.nemesis, h.durationS)} fault window(s) in ${h.durationS}s; the hardening tier needs ${h.faultWindows}`,
+      'warning',
+    );
+  }
+  if (b.model === 'session' && b.checkers.includes('linearizable') && !b.checkers.includes('session')) {
+    add(
+      'binding.checkers',
+      'a linearizability checker on a session claim cannot tell pass from fail: add the session checker',
+      'warning',
+    );
+  }
+  for (const arm of r.scenario.arms) {
+    if (Object.keys(b.arms).length > 0 && !(arm.surface in b.arms)) {
+      add('binding.arms', `arm ${arm.id} has no override: it runs with the parent binding`, 'warning');
+    }
+  }
+  for (const key of Object.keys(b.arms)) {
+    if (!r.scenario.arms.some((a) => a.surface === key))
+      add('binding.arms', `"${key}" is not an arm of ${r.id}`, 'error');
+  }
+}
