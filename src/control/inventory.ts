@@ -1,0 +1,200 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { type Document, isMap, LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { InputError, UserError } from '../util/errors.ts';
+import { parseSshConfig, resolveSshHost, type SshConfig } from './ssh-config.ts';
+import type { HostKeyPolicy } from './ssh-connection.ts';
+import type { NodeSpec } from './types.ts';
+
+/**
+ * The nodes file. Example:
+ *
+ *   knownHosts: ./known_hosts          # optional, extra known_hosts files (string or list)
+ *   hostKeyCheck: strict               # strict | accept-new | insecure (CLI flags override)
+ *   sshConfig: ~/.ssh/config           # optional: resolve host/user/port/key/ProxyJump through it
+ *   defaults: { user: admin, identityFile: ~/.ssh/id_ed25519, sudoPasswordEnv: NODE_SUDO_PW }
+ *   nodes:
+ *     n1: 10.0.0.11                    # just the host
+ *     n2: { host: 10.0.0.12, port: 2222 }
+ *
+ * Secrets are only ever *names of environment variables*; a literal password is rejected.
+ */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+const NodeFields = z
+  .object({
+    host: z.string().min(1).optional(),
+    port: z.number().int().min(1).max(65535).optional(),
+    user: z.string().min(1).optional(),
+    identityFile: z.string().min(1).optional(),
+    passwordEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+    sudoPasswordEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+    proxyJump: z.string().min(1).optional(),
+    sharedKernelClock: z.boolean().optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
+const InventorySchema = z
+  .object({
+    knownHosts: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    hostKeyCheck: z.enum(['strict', 'accept-new', 'insecure']).optional(),
+    sshConfig: z.string().min(1).optional(),
+    defaults: NodeFields.optional(),
+    nodes: z.record(
+      z.string().regex(NODE_NAME, 'invalid node name'),
+      z.union([z.string().min(1), NodeFields]),
+    ),
+  })
+  .strict();
+
+export interface Inventory {
+  path: string;
+  nodes: NodeSpec[];
+  /** known_hosts files named by the inventory (absolute), checked in addition to the defaults. */
+  knownHostsFiles: string[];
+  hostKeyCheck?: HostKeyPolicy;
+}
+
+const SECRET_KEYS = new Set(['password', 'sudoPassword', 'passphrase', 'privateKey']);
+
+function expandPath(p: string, baseDir: string): string {
+  const home = p === '~' || p.startsWith('~/') ? homedir() + p.slice(1) : p;
+  return isAbsolute(home) ? home : resolve(baseDir, home);
+}
+
+function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): number | null {
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n) as unknown[], true) as
+      | { range?: [number, number, number] }
+      | undefined;
+    // For a missing key, point at the parent map; for a bad key name, the value's line is close enough.
+    if (node && typeof node === 'object' && node.range) return counter.linePos(node.range[0]).line;
+  }
+  return null;
+}
+
+/** Point at the key itself (e.g. a literal `password:` line) rather than its value. */
+function keyLine(
+  doc: Document,
+  counter: LineCounter,
+  parent: readonly PropertyKey[],
+  key: string,
+): number | null {
+  const map = doc.getIn(parent as unknown[], true);
+  if (isMap(map)) {
+    for (const item of map.items) {
+      const k = item.key as { value?: unknown; range?: [number, number, number] } | null;
+      if (k && k.value === key && k.range) return counter.linePos(k.range[0]).line;
+    }
+  }
+  return lineOf(doc, counter, parent);
+}
+
+export function parseInventory(text: string, file: string): Inventory {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+  const firstError = doc.errors[0];
+  if (firstError) {
+    const line = counter.linePos(firstError.pos[0]).line;
+    throw new InputError(file, line, null, `YAML: ${firstError.message.split('\n')[0]}`);
+  }
+  const raw = doc.toJS() as unknown;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new InputError(file, 1, null, 'expected a mapping with a `nodes` section');
+  }
+  // A literal secret gets its own message, before zod's generic "unrecognized key".
+  const sections: [PropertyKey[], unknown][] = [[['defaults'], (raw as Record<string, unknown>).defaults]];
+  const nodesRaw = (raw as Record<string, unknown>).nodes;
+  if (nodesRaw && typeof nodesRaw === 'object') {
+    for (const [k, v] of Object.entries(nodesRaw)) sections.push([['nodes', k], v]);
+  }
+  for (const [path, v] of sections) {
+    if (!v || typeof v !== 'object') continue;
+    for (const key of Object.keys(v)) {
+      if (SECRET_KEYS.has(key)) {
+        throw new InputError(
+          file,
+          keyLine(doc, counter, path, key),
+          [...path, key].join('.'),
+          `secrets may not be written in the inventory; name an environment variable instead (${key === 'sudoPassword' ? 'sudoPasswordEnv' : key === 'password' ? 'passwordEnv' : 'identityFile'})`,
+        );
+      }
+    }
+  }
+  const parsed = InventorySchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = (issue?.path ?? []) as PropertyKey[];
+    let line = lineOf(doc, counter, path);
+    let field = path.map(String).join('.') || null;
+    if (issue?.code === 'unrecognized_keys') {
+      const key = issue.keys[0] ?? '';
+      line = keyLine(doc, counter, path, key);
+      field = [...path, key].map(String).join('.');
+    }
+    throw new InputError(
+      file,
+      line,
+      field,
+      issue?.code === 'unrecognized_keys' ? 'unknown field' : (issue?.message ?? 'invalid'),
+    );
+  }
+  const inv = parsed.data;
+  const baseDir = dirname(resolve(file));
+  if (Object.keys(inv.nodes).length === 0)
+    throw new InputError(file, lineOf(doc, counter, ['nodes']), 'nodes', 'no nodes listed');
+
+  let sshConfig: SshConfig | undefined;
+  if (inv.sshConfig) {
+    const p = expandPath(inv.sshConfig, baseDir);
+    if (!existsSync(p))
+      throw new InputError(file, lineOf(doc, counter, ['sshConfig']), 'sshConfig', `${p} does not exist`);
+    sshConfig = parseSshConfig(readFileSync(p, 'utf8'), p);
+  }
+
+  const defaults = inv.defaults ?? {};
+  const nodes: NodeSpec[] = Object.entries(inv.nodes).map(([name, value]) => {
+    const own = typeof value === 'string' ? { host: value } : value;
+    const merged = { ...defaults, ...own, labels: { ...(defaults.labels ?? {}), ...(own.labels ?? {}) } };
+    const alias = merged.host ?? name;
+    const viaConfig = sshConfig ? resolveSshHost(sshConfig, alias) : undefined;
+    const spec: NodeSpec = {
+      name,
+      host: viaConfig?.hostName ?? alias,
+      port: own.port ?? viaConfig?.port ?? defaults.port ?? 22,
+      user: own.user ?? viaConfig?.user ?? defaults.user ?? 'root',
+    };
+    const identity = own.identityFile ?? viaConfig?.identityFile ?? defaults.identityFile;
+    if (identity) spec.identityFile = expandPath(identity, baseDir);
+    if (merged.passwordEnv) spec.passwordEnv = merged.passwordEnv;
+    if (merged.sudoPasswordEnv) spec.sudoPasswordEnv = merged.sudoPasswordEnv;
+    const jump = own.proxyJump ?? viaConfig?.proxyJump ?? defaults.proxyJump;
+    if (jump) spec.proxyJump = jump;
+    if (merged.sharedKernelClock !== undefined) spec.sharedKernelClock = merged.sharedKernelClock;
+    if (Object.keys(merged.labels).length > 0) spec.labels = merged.labels;
+    return spec;
+  });
+  const knownHosts =
+    inv.knownHosts === undefined ? [] : Array.isArray(inv.knownHosts) ? inv.knownHosts : [inv.knownHosts];
+  const result: Inventory = {
+    path: resolve(file),
+    nodes,
+    knownHostsFiles: knownHosts.map((k) => expandPath(k, baseDir)),
+  };
+  if (inv.hostKeyCheck) result.hostKeyCheck = inv.hostKeyCheck;
+  return result;
+}
+
+export function loadInventory(path: string): Inventory {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UserError(`${path}: cannot read inventory (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return parseInventory(text, path);
+}

@@ -1,0 +1,34 @@
+import { envPrefix, shellQuote } from './quote.ts';
+import type { ExecOptions, NodeSpec } from './types.ts';
+
+/** Seconds given to the remote process group between TERM and KILL once its timeout expires. */
+export const KILL_GRACE_S = 2;
+
+/**
+ * The command line actually sent to the node. The user's command runs under `sh -c` inside GNU
+ * `timeout`, which puts it in its own process group and signals the whole group when time is up, so the
+ * remote work really ends (closing an SSH channel does not kill anything without a pty). With sudo the
+ * timeout runs *inside* sudo so it has the rights to kill what it started. The sudo password, when there
+ * is one, is fed on stdin (`sudo -S -p ''`), never on the command line.
+ */
+export function buildRemoteCommand(
+  spec: NodeSpec,
+  command: string,
+  opts: ExecOptions,
+  timeoutMs: number,
+  hasSudoPassword: boolean,
+): string {
+  let inner = envPrefix(opts.env) + command;
+  if (opts.cwd) inner = `cd ${shellQuote(opts.cwd)} && ${inner}`;
+  let argv = `sh -c ${shellQuote(inner)}`;
+  if (timeoutMs > 0) argv = `timeout -k ${KILL_GRACE_S} ${(timeoutMs / 1000).toFixed(3)} ${argv}`;
+  if (opts.sudo && spec.user !== 'root') {
+    argv = hasSudoPassword ? `sudo -S -p '' -- ${argv}` : `sudo -n -- ${argv}`;
+  }
+  return `exec ${argv}`;
+}
+
+/** GNU timeout exits 124 after TERM, 128+9 when it had to KILL. */
+export function looksTimedOut(code: number, elapsedMs: number, timeoutMs: number): boolean {
+  return timeoutMs > 0 && (code === 124 || code === 137) && elapsedMs >= timeoutMs * 0.9;
+}

@@ -1,0 +1,313 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, type ConnectConfig } from 'ssh2';
+import { log } from '../util/log.ts';
+import { RemoteAuthError, RemoteConnectError, RemoteError, RemoteHostKeyError } from './errors.ts';
+import {
+  appendKnownHost,
+  checkHostKey,
+  fingerprintSha256,
+  type KnownHostEntry,
+  knownHostsName,
+  loadKnownHosts,
+  preferredHostKeyAlgorithms,
+} from './known-hosts.ts';
+import type { NodeSpec } from './types.ts';
+
+export type HostKeyPolicy = 'strict' | 'accept-new' | 'insecure';
+
+export interface ConnectionOptions {
+  /** Files checked for host keys (default: ~/.ssh/known_hosts and faultline's own). */
+  knownHostsFiles?: string[];
+  /** Where `accept-new` records keys it trusts on first use (default ~/.faultline/known_hosts). */
+  acceptedKnownHostsFile?: string;
+  hostKeyPolicy?: HostKeyPolicy;
+  /** Handshake timeout per attempt. */
+  connectTimeoutMs?: number;
+  /** Attempts per connect (first try included) for network-level failures. */
+  connectAttempts?: number;
+  keepaliveIntervalMs?: number;
+  keepaliveCountMax?: number;
+}
+
+export const defaultAcceptedKnownHostsFile = (): string =>
+  process.env.FAULTLINE_KNOWN_HOSTS ?? join(homedir(), '.faultline', 'known_hosts');
+
+const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
+
+const ALL_HOST_KEY_ALGS = [
+  'ssh-ed25519',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'rsa-sha2-512',
+  'rsa-sha2-256',
+  'ssh-rsa',
+];
+
+interface Credentials {
+  privateKey?: Buffer;
+  password?: string;
+  agent?: string;
+}
+
+function readCredentials(spec: NodeSpec): Credentials {
+  const creds: Credentials = {};
+  const keyPath =
+    spec.identityFile ?? DEFAULT_IDENTITIES.map((f) => join(homedir(), '.ssh', f)).find((p) => existsSync(p));
+  if (keyPath) {
+    try {
+      creds.privateKey = readFileSync(keyPath);
+    } catch (err) {
+      throw new RemoteAuthError(
+        spec.name,
+        `identity file ${keyPath} is not readable (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
+  if (spec.passwordEnv) {
+    const pw = process.env[spec.passwordEnv];
+    if (pw === undefined)
+      throw new RemoteAuthError(
+        spec.name,
+        `environment variable ${spec.passwordEnv} (passwordEnv) is not set`,
+      );
+    creds.password = pw;
+  }
+  if (process.env.SSH_AUTH_SOCK) creds.agent = process.env.SSH_AUTH_SOCK;
+  return creds;
+}
+
+/** Parse `[user@]host[:port]` (OpenSSH ProxyJump, first hop only). */
+export function parseJump(jump: string, fallbackUser: string): { user: string; host: string; port: number } {
+  const first = jump.split(',')[0]?.trim() ?? '';
+  const at = first.lastIndexOf('@');
+  const user = at >= 0 ? first.slice(0, at) : fallbackUser;
+  let hostPort = at >= 0 ? first.slice(at + 1) : first;
+  let port = 22;
+  const bracket = /^\[(.+)\]:(\d+)$/.exec(hostPort);
+  if (bracket) {
+    hostPort = bracket[1] ?? hostPort;
+    port = Number(bracket[2]);
+  } else if (/^[^:]+:\d+$/.test(hostPort)) {
+    const [h, p] = hostPort.split(':');
+    hostPort = h ?? hostPort;
+    port = Number(p);
+  }
+  return { user, host: hostPort, port };
+}
+
+class HostKeyRejection {
+  constructor(readonly error: RemoteHostKeyError) {}
+}
+
+/**
+ * Opens ssh2 connections for one node: host-key verification by policy, credentials from the inventory,
+ * keepalive, optional jump host, and retry with exponential backoff plus full jitter for network-level
+ * failures. Authentication and host-key failures are final: retrying them only locks accounts.
+ */
+export class SshConnector {
+  private knownHosts: KnownHostEntry[];
+  private readonly policy: HostKeyPolicy;
+  private readonly acceptedFile: string;
+  private warnedInsecure = false;
+
+  constructor(private readonly opts: ConnectionOptions = {}) {
+    this.policy = opts.hostKeyPolicy ?? 'strict';
+    this.acceptedFile = opts.acceptedKnownHostsFile ?? defaultAcceptedKnownHostsFile();
+    this.knownHosts = loadKnownHosts(this.knownHostsFiles());
+  }
+
+  private knownHostsFiles(): string[] {
+    return this.opts.knownHostsFiles ?? [join(homedir(), '.ssh', 'known_hosts'), this.acceptedFile];
+  }
+
+  async connect(spec: NodeSpec): Promise<Client> {
+    const attempts = Math.max(1, this.opts.connectAttempts ?? 4);
+    let last: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0) {
+        // Exponential backoff with full jitter: 100, 200, 400 … ms caps at 3 s.
+        const cap = Math.min(3000, 100 * 2 ** (attempt - 1));
+        await sleep(Math.round(cap / 2 + Math.random() * (cap / 2)));
+      }
+      try {
+        return await this.connectOnce(spec);
+      } catch (err) {
+        last = err;
+        if (err instanceof RemoteAuthError || err instanceof RemoteHostKeyError) throw err;
+        log().debug(
+          { node: spec.name, attempt: attempt + 1, err: (err as Error).message },
+          'ssh connect failed',
+        );
+      }
+    }
+    throw last instanceof RemoteError
+      ? last
+      : new RemoteConnectError(spec.name, `cannot connect: ${(last as Error)?.message ?? 'unknown error'}`);
+  }
+
+  private verifier(spec: NodeSpec, host: string, port: number, onReject: (r: HostKeyRejection) => void) {
+    const name = knownHostsName(host, port);
+    return (key: Buffer): boolean => {
+      if (this.policy === 'insecure') {
+        if (!this.warnedInsecure) {
+          this.warnedInsecure = true;
+          log().warn(
+            'host key checking is disabled (--insecure-skip-host-key-check): connections can be intercepted',
+          );
+        }
+        return true;
+      }
+      const verdict = checkHostKey(this.knownHosts, name, key);
+      const fp = fingerprintSha256(key);
+      if (verdict.status === 'match') return true;
+      if (verdict.status === 'unknown' && this.policy === 'accept-new') {
+        appendKnownHost(this.acceptedFile, name, key);
+        this.knownHosts = loadKnownHosts(this.knownHostsFiles());
+        log().info(
+          { node: spec.name, host: name, fingerprint: fp, file: this.acceptedFile },
+          'recorded new host key',
+        );
+        return true;
+      }
+      let msg: string;
+      if (verdict.status === 'unknown') {
+        msg = `host key for ${name} is not in known_hosts (${fp}); verify it, then add it (ssh-keyscan -p ${port} ${host} >> ~/.ssh/known_hosts) or pass --accept-new-host-keys`;
+      } else if (verdict.status === 'changed') {
+        const where = verdict.expected.map((e) => `${e.file}:${e.line}`).join(', ');
+        msg = `HOST KEY CHANGED for ${name}: got ${fp}, known_hosts has a different key (${where}); refusing to connect`;
+      } else {
+        msg = `host key for ${name} is revoked (${verdict.entry.file}:${verdict.entry.line}); refusing to connect`;
+      }
+      onReject(new HostKeyRejection(new RemoteHostKeyError(spec.name, msg, fp, verdict.status)));
+      return false;
+    };
+  }
+
+  private baseConfig(
+    spec: NodeSpec,
+    host: string,
+    port: number,
+    user: string,
+    onReject: (r: HostKeyRejection) => void,
+  ): ConnectConfig {
+    const creds = readCredentials(spec);
+    const preferred = preferredHostKeyAlgorithms(this.knownHosts, knownHostsName(host, port));
+    const config: ConnectConfig = {
+      host,
+      port,
+      username: user,
+      readyTimeout: this.opts.connectTimeoutMs ?? 10_000,
+      keepaliveInterval: this.opts.keepaliveIntervalMs ?? 5_000,
+      keepaliveCountMax: this.opts.keepaliveCountMax ?? 3,
+      hostVerifier: this.verifier(spec, host, port, onReject),
+      ...creds,
+    };
+    if (preferred.length > 0 && this.policy !== 'insecure') {
+      const rest = ALL_HOST_KEY_ALGS.filter((a) => !preferred.includes(a));
+      config.algorithms = { serverHostKey: [...preferred, ...rest] as never };
+    }
+    return config;
+  }
+
+  private async connectOnce(spec: NodeSpec): Promise<Client> {
+    let jump: Client | undefined;
+    let sock: Readable | undefined;
+    if (spec.proxyJump) {
+      const j = parseJump(spec.proxyJump, spec.user);
+      jump = await this.handshake(
+        { ...spec, name: `${spec.name} (jump ${j.host})`, proxyJump: undefined },
+        j.host,
+        j.port,
+        j.user,
+      );
+      const jumpClient = jump;
+      sock = await new Promise<Readable>((resolve, reject) =>
+        jumpClient.forwardOut('127.0.0.1', 0, spec.host, spec.port, (err, stream) =>
+          err
+            ? reject(
+                new RemoteConnectError(
+                  spec.name,
+                  `jump host cannot reach ${spec.host}:${spec.port}: ${err.message}`,
+                ),
+              )
+            : resolve(stream),
+        ),
+      );
+    }
+    try {
+      const client = await this.handshake(spec, spec.host, spec.port, spec.user, sock);
+      if (jump) {
+        const j = jump;
+        client.on('close', () => j.end());
+      }
+      return client;
+    } catch (err) {
+      jump?.end();
+      throw err;
+    }
+  }
+
+  private handshake(
+    spec: NodeSpec,
+    host: string,
+    port: number,
+    user: string,
+    sock?: Readable,
+  ): Promise<Client> {
+    return new Promise<Client>((resolve, reject) => {
+      let rejection: HostKeyRejection | undefined;
+      let config: ConnectConfig;
+      try {
+        config = this.baseConfig(spec, host, port, user, (r) => {
+          rejection = r;
+        });
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      if (sock) config.sock = sock;
+      const client = new Client();
+      let settled = false;
+      client.once('ready', () => {
+        settled = true;
+        resolve(client);
+      });
+      client.on('error', (err: Error & { level?: string; code?: string }) => {
+        if (settled) return; // later errors surface through 'close' and the channel that was using it
+        settled = true;
+        client.end();
+        if (rejection) reject(rejection.error);
+        else if (err.level === 'client-authentication')
+          reject(
+            new RemoteAuthError(
+              spec.name,
+              `authentication failed for ${user}@${host}:${port} (tried: key${config.password ? ', password' : ''}${config.agent ? ', agent' : ''})`,
+            ),
+          );
+        else if (err.level === 'client-timeout')
+          reject(new RemoteConnectError(spec.name, `SSH handshake with ${host}:${port} timed out`));
+        else
+          reject(
+            new RemoteConnectError(
+              spec.name,
+              `cannot connect to ${host}:${port}: ${err.code ?? err.message}`,
+            ),
+          );
+      });
+      client.on('close', () => {
+        if (settled) return;
+        settled = true;
+        reject(
+          rejection?.error ??
+            new RemoteConnectError(spec.name, `connection to ${host}:${port} closed during handshake`),
+        );
+      });
+      client.connect(config);
+    });
+  }
+}

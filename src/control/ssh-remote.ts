@@ -1,0 +1,351 @@
+import { performance } from 'node:perf_hooks';
+import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
+import { log } from '../util/log.ts';
+import { CommandLog, Redactor } from './command-log.ts';
+import {
+  abbreviate,
+  RemoteChannelError,
+  RemoteCommandError,
+  RemoteError,
+  RemoteTimeoutError,
+} from './errors.ts';
+import { buildRemoteCommand, KILL_GRACE_S, looksTimedOut } from './remote-command.ts';
+import { Semaphore } from './semaphore.ts';
+import { type ConnectionOptions, SshConnector } from './ssh-connection.ts';
+import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote } from './types.ts';
+
+export interface RemoteOptions extends ConnectionOptions {
+  /** Run log directory: per-node `<node>.commands.jsonl` files are written here. */
+  logDir?: string;
+  /** Concurrent channels per connection; kept below OpenSSH's MaxSessions (10). */
+  maxChannels?: number;
+  /** Timeout for commands that do not set one (0 = none). */
+  defaultTimeoutMs?: number;
+  /** Connect to every node before returning (default true); false connects on first use. */
+  eager?: boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+/** Extra wait on the control side beyond the remote `timeout` before giving up on a silent node. */
+const WATCHDOG_SLACK_MS = (KILL_GRACE_S + 3) * 1000;
+
+/** One pooled connection per node, reopened lazily after it drops. */
+class NodeSession {
+  private client: Client | undefined;
+  private connecting: Promise<Client> | undefined;
+  readonly channels: Semaphore;
+
+  constructor(
+    readonly spec: NodeSpec,
+    private readonly connector: SshConnector,
+    maxChannels: number,
+  ) {
+    this.channels = new Semaphore(maxChannels);
+  }
+
+  get(): Promise<Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connector
+      .connect(this.spec)
+      .then((c) => {
+        this.client = c;
+        // Small request/response exchanges: Nagle plus delayed ACKs would add ~40 ms to every command.
+        c.setNoDelay(true);
+        c.on('close', () => {
+          if (this.client === c) this.client = undefined;
+        });
+        // After ready, errors (keepalive timeout, reset) are followed by 'close'; just note them.
+        c.on('error', (err) =>
+          log().debug({ node: this.spec.name, err: err.message }, 'ssh connection error'),
+        );
+        return c;
+      })
+      .finally(() => {
+        this.connecting = undefined;
+      });
+    return this.connecting;
+  }
+
+  /** Drop a connection that misbehaves (e.g. refuses channels) so the next use reconnects. */
+  discard(c: Client): void {
+    if (this.client === c) this.client = undefined;
+    c.end();
+  }
+
+  close(): void {
+    this.client?.end();
+    this.client = undefined;
+  }
+}
+
+function openExec(client: Client, command: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.exec(command, (err, stream) => (err ? reject(err) : resolve(stream)));
+    } catch (err) {
+      reject(err); // ssh2 throws synchronously when the connection is already gone
+    }
+  });
+}
+
+function openSftp(client: Client): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.sftp((err, sftp) => (err ? reject(err) : resolve(sftp)));
+    } catch (err) {
+      reject(err);
+    }
+  });
+}
+
+class SshRemote implements Remote {
+  readonly nodes: readonly NodeSpec[];
+  private readonly sessions = new Map<string, NodeSession>();
+  private readonly redactor = new Redactor();
+  private readonly commandLog: CommandLog;
+  private readonly defaultTimeoutMs: number;
+
+  constructor(nodes: readonly NodeSpec[], opts: RemoteOptions) {
+    this.nodes = nodes;
+    const connector = new SshConnector(opts);
+    const maxChannels = Math.min(Math.max(1, opts.maxChannels ?? 8), 9);
+    for (const n of nodes) {
+      if (this.sessions.has(n.name)) throw new RemoteError(n.name, 'node name appears twice');
+      this.sessions.set(n.name, new NodeSession(n, connector, maxChannels));
+      if (n.passwordEnv) this.redactor.add(process.env[n.passwordEnv]);
+      if (n.sudoPasswordEnv) this.redactor.add(process.env[n.sudoPasswordEnv]);
+    }
+    this.commandLog = new CommandLog(opts.logDir, this.redactor);
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  node(name: string): NodeSpec {
+    return this.session(name).spec;
+  }
+
+  private session(name: string): NodeSession {
+    const s = this.sessions.get(name);
+    if (!s) throw new RemoteError(name, `no such node (known: ${[...this.sessions.keys()].join(', ')})`);
+    return s;
+  }
+
+  async connectAll(): Promise<void> {
+    const results = await this.onNodes(
+      this.nodes.map((n) => n.name),
+      (n) => this.session(n).get(),
+    );
+    const failed = results.find((r) => !r.ok);
+    if (failed) throw failed.error;
+  }
+
+  async exec(node: string, command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    const session = this.session(node);
+    const spec = session.spec;
+    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    const sudoPassword =
+      opts.sudo && spec.user !== 'root' && spec.sudoPasswordEnv
+        ? process.env[spec.sudoPasswordEnv]
+        : undefined;
+    if (opts.sudo && spec.user !== 'root' && spec.sudoPasswordEnv && sudoPassword === undefined) {
+      throw new RemoteError(
+        node,
+        `environment variable ${spec.sudoPasswordEnv} (sudoPasswordEnv) is not set`,
+      );
+    }
+    const wire = buildRemoteCommand(spec, command, opts, timeoutMs, sudoPassword !== undefined);
+    const logged = { node, command, sudo: opts.sudo ?? false, envKeys: Object.keys(opts.env ?? {}) };
+    const redacted = this.redactor.apply(command);
+
+    await session.channels.acquire();
+    const start = performance.now();
+    try {
+      let stream: ClientChannel;
+      // A refused channel means nothing ran, so one fresh connection and a retry are safe.
+      for (let attempt = 0; ; attempt++) {
+        const client = await session.get();
+        try {
+          stream = await openExec(client, wire);
+          break;
+        } catch (err) {
+          session.discard(client);
+          if (attempt >= 1)
+            throw new RemoteChannelError(node, `cannot open a channel: ${(err as Error).message}`);
+        }
+      }
+      const out = await this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
+      const durationMs = performance.now() - start;
+      if (looksTimedOut(out.code, durationMs, timeoutMs) || out.watchdog) {
+        this.commandLog.write({ ...logged, code: out.code, durationMs, outcome: 'timeout' });
+        throw new RemoteTimeoutError(node, redacted, timeoutMs);
+      }
+      const result: ExecResult = {
+        node,
+        command: redacted,
+        stdout: this.redactor.apply(out.stdout),
+        stderr: this.redactor.apply(out.stderr),
+        code: out.code,
+        durationMs,
+      };
+      this.commandLog.write({
+        ...logged,
+        code: out.code,
+        durationMs,
+        outcome: out.code === 0 ? 'ok' : 'nonzero',
+      });
+      log().trace({ node, code: out.code, ms: Math.round(durationMs), cmd: abbreviate(redacted) }, 'exec');
+      if (out.code !== 0 && (opts.check ?? true)) {
+        throw new RemoteCommandError(node, redacted, out.code, result.stdout, result.stderr);
+      }
+      return result;
+    } catch (err) {
+      if (err instanceof RemoteChannelError) {
+        this.commandLog.write({
+          ...logged,
+          code: null,
+          durationMs: performance.now() - start,
+          outcome: 'channel-error',
+        });
+      }
+      throw err;
+    } finally {
+      session.channels.release();
+    }
+  }
+
+  /**
+   * Read the whole channel. Both stdout and stderr must be drained or `close` never fires, and `exit`
+   * may arrive before the last data, so the result is assembled on `close`.
+   */
+  private collect(
+    node: string,
+    stream: ClientChannel,
+    stdin: string | Uint8Array | undefined,
+    sudoPassword: string | undefined,
+    timeoutMs: number,
+    redacted: string,
+  ): Promise<{ stdout: string; stderr: string; code: number; watchdog: boolean }> {
+    return new Promise((resolve, reject) => {
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let code: number | null = null;
+      let signal: string | undefined;
+      let watchdog = false;
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              // The remote `timeout` should have ended it already; the node is not answering.
+              watchdog = true;
+              stream.close();
+            }, timeoutMs + WATCHDOG_SLACK_MS)
+          : undefined;
+      stream.on('data', (d: Buffer) => out.push(d));
+      stream.stderr.on('data', (d: Buffer) => err.push(d));
+      stream.on('exit', (c: number | null, sig?: string) => {
+        code = c;
+        signal = sig;
+      });
+      stream.on('error', (e: Error) => {
+        clearTimeout(timer);
+        reject(new RemoteChannelError(node, `channel failed during ${abbreviate(redacted)}: ${e.message}`));
+      });
+      stream.on('close', () => {
+        clearTimeout(timer);
+        if (code === null && !watchdog) {
+          reject(
+            new RemoteChannelError(
+              node,
+              `connection lost during ${abbreviate(redacted)}; it may or may not have run`,
+            ),
+          );
+          return;
+        }
+        resolve({
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+          code: code ?? (signal ? 128 : -1),
+          watchdog,
+        });
+      });
+      if (sudoPassword !== undefined) stream.write(`${sudoPassword}\n`);
+      if (stdin !== undefined) stream.write(stdin);
+      stream.end(); // EOF on stdin so commands that read it finish
+    });
+  }
+
+  async upload(node: string, localPath: string, remotePath: string): Promise<void> {
+    await this.transfer(node, 'upload', localPath, remotePath);
+  }
+
+  async download(node: string, remotePath: string, localPath: string): Promise<void> {
+    await this.transfer(node, 'download', remotePath, localPath);
+  }
+
+  private async transfer(node: string, dir: 'upload' | 'download', from: string, to: string): Promise<void> {
+    const session = this.session(node);
+    await session.channels.acquire();
+    const start = performance.now();
+    let sftp: SFTPWrapper | undefined;
+    try {
+      const client = await session.get();
+      try {
+        sftp = await openSftp(client);
+      } catch (err) {
+        session.discard(client);
+        throw new RemoteChannelError(node, `cannot open SFTP: ${(err as Error).message}`);
+      }
+      const s = sftp;
+      await new Promise<void>((resolve, reject) => {
+        const cb = (e: Error | null | undefined) =>
+          e ? reject(new RemoteError(node, `${dir} ${from} → ${to} failed: ${e.message}`)) : resolve();
+        if (dir === 'upload') s.fastPut(from, to, cb);
+        else s.fastGet(from, to, cb);
+      });
+      this.commandLog.write({
+        node,
+        command: `${dir} ${from} ${to}`,
+        code: 0,
+        durationMs: performance.now() - start,
+        sudo: false,
+        envKeys: [],
+        outcome: dir,
+      });
+    } finally {
+      sftp?.end(); // an SFTP session holds a channel until ended
+      session.channels.release();
+    }
+  }
+
+  async onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]> {
+    return Promise.all(
+      nodes.map(async (node): Promise<NodeResult<T>> => {
+        try {
+          return { node, ok: true, value: await fn(node) };
+        } catch (error) {
+          return { node, ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+        }
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sessions.values()) s.close();
+    await this.commandLog.close();
+  }
+}
+
+/**
+ * Connect to a cluster. With `eager` (the default) every node is dialled in parallel now and the first
+ * failure is thrown (a typed RemoteError naming the node); otherwise nodes connect on first use.
+ */
+export async function connectRemote(nodes: readonly NodeSpec[], opts: RemoteOptions = {}): Promise<Remote> {
+  const remote = new SshRemote(nodes, opts);
+  if (opts.eager ?? true) {
+    try {
+      await remote.connectAll();
+    } catch (err) {
+      await remote.close();
+      throw err;
+    }
+  }
+  return remote;
+}
