@@ -1,0 +1,162 @@
+import type { HistoryEvent } from './event.ts';
+import { describe } from './validate.ts';
+import { tagOf, textOf } from './values.ts';
+
+/**
+ * Conversion between Jepsen op maps (EDN, or elle-cli's JSON twins) and faultline events.
+ *
+ * Jepsen ops often lack fields faultline requires. The defaults, and the marker that keeps the import
+ * lossless, are:
+ * - `:index` missing → the op's position (0-based); present but different from the position (Elle's
+ *   sparse indices) → `index` is still the position, and the source index is kept as extra `#index`;
+ * - `:time` missing → the position (so order is kept; the unit is then meaningless);
+ * - `:process` missing → 0; `:f` missing → "txn" when the value is a list of micro-ops;
+ * - `:value` missing → null;
+ * - `:node` missing or nil → null; `:faultEpoch` missing → null.
+ * Every core field that was missing is listed in the extra field `#absent`, so the EDN writer omits it
+ * again and `stats` can say when times are synthetic. Jepsen `:time` is kept verbatim even where it is
+ * not monotonic in file order (bank-tidb): history order is the position.
+ */
+
+export const ABSENT = '#absent';
+export const SOURCE_INDEX = '#index';
+
+/** Core fields an import may fill in with a default. */
+export type DefaultedField = 'index' | 'f' | 'value' | 'process' | 'time';
+
+export class OpMapError extends Error {
+  constructor(
+    readonly field: string | null,
+    readonly reason: string,
+  ) {
+    super(`${field ? `${field}: ` : ''}${reason}`);
+  }
+}
+
+const TYPES: ReadonlySet<string> = new Set(['invoke', 'ok', 'fail', 'info']);
+
+/** Converts one Jepsen op map (already parsed by the value conventions) into a history event. */
+export function eventFromOpMap(m: unknown, position: number): HistoryEvent {
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || tagOf(m) !== undefined) {
+    throw new OpMapError(null, `expected an op map, got ${describe(m)}`);
+  }
+  const op = m as Record<string, unknown>;
+  const absent: DefaultedField[] = [];
+
+  const index = position;
+  const srcIndex = op.index;
+  if (srcIndex === undefined) absent.push('index');
+
+  const type = textOf(op.type);
+  if (type === undefined || !TYPES.has(type)) {
+    throw new OpMapError(
+      'type',
+      op.type === undefined ? 'missing' : `expected invoke|ok|fail|info, got ${describe(op.type)}`,
+    );
+  }
+
+  const hasValue = Object.hasOwn(op, 'value');
+  const value = hasValue ? op.value : null;
+  if (!hasValue) absent.push('value');
+
+  let f: string;
+  if (op.f === undefined) {
+    if (!isMicroOpList(value))
+      throw new OpMapError('f', 'missing (and the value is not a list of micro-ops)');
+    f = 'txn';
+    absent.push('f');
+  } else {
+    const t = textOf(op.f);
+    if (t === undefined) throw new OpMapError('f', `expected a keyword or string, got ${describe(op.f)}`);
+    f = t;
+  }
+
+  let process: number | 'nemesis';
+  const p = op.process;
+  if (p === undefined) {
+    process = 0;
+    absent.push('process');
+  } else if (typeof p === 'number' && Number.isInteger(p) && p >= 0) {
+    process = p;
+  } else if (textOf(p) === 'nemesis') {
+    process = 'nemesis';
+  } else {
+    throw new OpMapError('process', `expected a non-negative integer or :nemesis, got ${describe(p)}`);
+  }
+
+  let time: number;
+  if (op.time === undefined) {
+    time = position;
+    absent.push('time');
+  } else if (typeof op.time === 'number' && op.time >= 0 && Number.isFinite(op.time)) {
+    time = op.time;
+  } else {
+    throw new OpMapError('time', `expected non-negative nanoseconds, got ${describe(op.time)}`);
+  }
+
+  let node: string | null = null;
+  if (op.node !== undefined && op.node !== null) {
+    const t = textOf(op.node);
+    if (t === undefined) throw new OpMapError('node', `expected a string, got ${describe(op.node)}`);
+    node = t;
+  }
+
+  let faultEpoch: string[] | null = null;
+  if (op.faultEpoch !== undefined && op.faultEpoch !== null) {
+    const fe = op.faultEpoch;
+    if (!Array.isArray(fe) || fe.some((x) => textOf(x) === undefined)) {
+      throw new OpMapError('faultEpoch', `expected a vector of fault ids, got ${describe(fe)}`);
+    }
+    faultEpoch = fe.map((x) => textOf(x)!);
+  }
+
+  const ev: HistoryEvent = {
+    index,
+    type: type as HistoryEvent['type'],
+    f,
+    value,
+    process,
+    time,
+    node,
+    faultEpoch,
+  };
+  if (op.key !== undefined) {
+    const k = textOf(op.key);
+    if (k === undefined) throw new OpMapError('key', `expected a string or keyword, got ${describe(op.key)}`);
+    ev.key = k;
+  }
+  if (Object.hasOwn(op, 'error')) ev.error = op.error;
+  for (const k in op) {
+    if (!Object.hasOwn(op, k) || CONVERTED.has(k)) continue;
+    (ev as Record<string, unknown>)[k] = op[k];
+  }
+  if (srcIndex !== undefined && srcIndex !== position)
+    (ev as Record<string, unknown>)[SOURCE_INDEX] = srcIndex;
+  if (absent.length > 0) (ev as Record<string, unknown>)[ABSENT] = absent;
+  return ev;
+}
+
+const CONVERTED: ReadonlySet<string> = new Set([
+  'index',
+  'type',
+  'f',
+  'value',
+  'process',
+  'time',
+  'node',
+  'key',
+  'error',
+  'faultEpoch',
+  ABSENT,
+  SOURCE_INDEX,
+]);
+
+function isMicroOpList(v: unknown): boolean {
+  return Array.isArray(v) && v.every((x) => Array.isArray(x));
+}
+
+/** The core fields an imported event had filled in by default (empty for native events). */
+export function absentFields(ev: HistoryEvent): readonly string[] {
+  const a = (ev as Record<string, unknown>)[ABSENT];
+  return Array.isArray(a) ? (a as string[]) : [];
+}

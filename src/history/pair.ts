@@ -1,0 +1,115 @@
+import { UserError } from '../util/errors.ts';
+import type { HistoryEvent, ProcessId } from './event.ts';
+import type { Operation, PairedHistory } from './operation.ts';
+
+/**
+ * Pairs each invocation with its process's next completion (Jepsen's model: a process is single-threaded).
+ *
+ * - `ok` / `fail` close the op with a completion time; `ok` also sets `output`.
+ * - `info`, or no completion before the history ends, leaves the op open forever: `type: 'info'`,
+ *   `completeTime: null` (`infoTime` keeps when the client gave up) and the process is retired.
+ * - The nemesis is the exception: Jepsen records its ops as an `info` "invocation" followed by an `info`
+ *   completion, so a nemesis `info` with no open op opens one, and the nemesis is never retired.
+ *
+ * A client completion with no open invocation, or a second invocation while one is open, is a broken
+ * history: {@link PairingError} names the event.
+ */
+export class PairingError extends UserError {
+  override readonly name: string = 'PairingError';
+  constructor(
+    readonly eventIndex: number,
+    readonly reason: string,
+  ) {
+    super(`event ${eventIndex}: ${reason}`);
+  }
+}
+
+export function pairEvents(events: HistoryEvent[]): PairedHistory {
+  const pairer = new Pairer();
+  for (const ev of events) {
+    const problem = pairer.push(ev);
+    if (problem) throw new PairingError(ev.index, problem);
+  }
+  return { events, ops: pairer.finish(), retiredProcesses: pairer.retired() };
+}
+
+/**
+ * Incremental pairing, for callers that stream events (stats) and want to count problems rather than
+ * stop at the first. `push` returns a problem description instead of throwing.
+ */
+export class Pairer {
+  readonly ops: Operation[] = [];
+  private readonly open = new Map<ProcessId, Operation>();
+  private readonly retiredSet = new Set<ProcessId>();
+  /** When false, ops are not kept (only counted): constant memory apart from open ops. */
+  constructor(private readonly keepOps = true) {}
+  opCount = 0;
+  /** Called for every op when it completes or, at finish, for every op still open. */
+  onClosed?: (op: Operation) => void;
+
+  push(ev: HistoryEvent): string | undefined {
+    const p = ev.process;
+    const current = this.open.get(p);
+    if (ev.type === 'invoke' || (p === 'nemesis' && ev.type === 'info' && current === undefined)) {
+      if (current !== undefined) {
+        return `process ${p} invoked again while its op from event ${current.invokeIndex} is still open`;
+      }
+      const op: Operation = {
+        id: this.opCount++,
+        process: p,
+        f: ev.f,
+        type: 'info',
+        input: ev.value,
+        output: null,
+        invokeIndex: ev.index,
+        completeIndex: null,
+        invokeTime: ev.time,
+        completeTime: null,
+        node: ev.node,
+        key: ev.key,
+        error: null,
+        faultEpoch: ev.faultEpoch,
+        infoTime: null,
+      };
+      if (this.keepOps) this.ops.push(op);
+      this.open.set(p, op);
+      return undefined;
+    }
+    if (current === undefined) return `process ${p} completed (${ev.type}) with no open invocation`;
+    this.open.delete(p);
+    current.type = ev.type;
+    current.completeIndex = ev.index;
+    current.error = ev.error ?? null;
+    if (ev.node !== null) current.node = ev.node;
+    if (ev.type === 'ok') {
+      current.output = ev.value;
+      current.completeTime = ev.time;
+    } else if (ev.type === 'fail') {
+      current.completeTime = ev.time;
+    } else {
+      current.infoTime = ev.time;
+      if (p !== 'nemesis') this.retiredSet.add(p);
+    }
+    this.onClosed?.(current);
+    return undefined;
+  }
+
+  /** Ops still open now (in invocation order). */
+  openOps(): Operation[] {
+    return [...this.open.values()].sort((a, b) => a.id - b.id);
+  }
+
+  /** Ends the history: every open op stays open forever and its client process is retired. */
+  finish(): Operation[] {
+    for (const op of this.openOps()) {
+      if (op.process !== 'nemesis') this.retiredSet.add(op.process);
+      this.onClosed?.(op);
+    }
+    this.open.clear();
+    return this.ops;
+  }
+
+  retired(): ProcessId[] {
+    return [...this.retiredSet];
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * How EDN values live in faultline's JSON histories.
+ *
+ * The everyday conventions, which every checker relies on:
+ * - keywords are plain strings without the colon (`:append` → "append", `:nemesis` → "nemesis");
+ * - nil → null; true/false; integers and floats → JSON numbers;
+ * - vectors and lists → arrays (EDN equality treats `[1 2]` and `(1 2)` as equal, so nothing is lost);
+ * - maps → objects. Keyword, string and integer keys become the object's string keys (`{0 100}` →
+ *   `{"0": 100}`, as in elle-cli's JSON twins);
+ * - sets → `{"#set": [...]}`.
+ *
+ * Everything JSON cannot say directly is a **tagged value**: an object with exactly one key that
+ * starts with `#`. Keys starting with `#` are reserved for these tags. The tags:
+ *
+ * | tag | meaning |
+ * |---|---|
+ * | `{"#set": [...]}` | an EDN set |
+ * | `{"#str": "x"}` | an EDN string that looks like a keyword (lossless mode only, see below) |
+ * | `{"#kw": "0"}` | a keyword whose name does not look like one, e.g. `:0` (lossless mode only) |
+ * | `{"#sym": "java.sql.SQLException"}` | a symbol |
+ * | `{"#char": "a"}` | a character literal `\a` (lossless mode; plain mode gives "a") |
+ * | `{"#bigint": "123"}` | an integer written with `N`, or too large for a double |
+ * | `{"#bigdec": "1.50"}` | a decimal written with `M` |
+ * | `{"#ratio": "1/3"}` | a ratio |
+ * | `{"#double": "1.0"}` | a float JSON would print as an integer, or `##Inf` / `##-Inf` / `##NaN` |
+ * | `{"#map": [[k, v], ...]}` | a map whose keys cannot all be object keys without ambiguity |
+ * | `{"#tag": ["inst", v]}` | a tagged literal `#inst v` (any tag) |
+ *
+ * **Strings vs keywords.** JSON has one string type, EDN has two. The EDN writer prints a plain string
+ * as a keyword when it looks like one ({@link looksLikeKeyword}: `"read"`, `"timed-out"`, `"x"`) and as
+ * an EDN string otherwise (`"x 0 1 y"`, `"0"`, `""`). The lossless reader (used for history import)
+ * therefore tags only the EDN strings the writer would get wrong: those that look like keywords, such
+ * as a nemesis value `"n1"`. Such strings are rare in histories (nemesis values, error texts) and never
+ * sit where checkers read keys or micro-ops. Map keys follow the same rule, plus "integer-looking key →
+ * integer"; a map whose keys would not survive that rule becomes `#map`.
+ */
+
+export type Tagged = { readonly [tag: `#${string}`]: unknown };
+
+export const TAGS = [
+  '#set',
+  '#str',
+  '#kw',
+  '#sym',
+  '#char',
+  '#bigint',
+  '#bigdec',
+  '#ratio',
+  '#double',
+  '#map',
+  '#tag',
+] as const;
+export type TagName = (typeof TAGS)[number];
+
+/** The tag of a tagged value, or undefined for any other value. */
+export function tagOf(v: unknown): TagName | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  let tag: string | undefined;
+  for (const k in v) {
+    if (tag !== undefined) return undefined;
+    tag = k;
+  }
+  return tag !== undefined && tag.charCodeAt(0) === 35 /* # */ && (TAGS as readonly string[]).includes(tag)
+    ? (tag as TagName)
+    : undefined;
+}
+
+export function isEdnSet(v: unknown): v is { '#set': unknown[] } {
+  return tagOf(v) === '#set' && Array.isArray((v as { '#set': unknown })['#set']);
+}
+
+/** The elements of an EDN set; also accepts a plain array, so callers can treat both alike. */
+export function setItems(v: unknown): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (isEdnSet(v)) return v['#set'];
+  throw new TypeError('not an EDN set or array');
+}
+
+export function ednSet(items: unknown[]): { '#set': unknown[] } {
+  return { '#set': items };
+}
+
+/**
+ * The text of a string-like value: a plain string, or a tagged string, keyword, symbol or char.
+ * Checkers that compare names (nemesis values, error reasons) can use this to ignore the tagging.
+ */
+export function textOf(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  const tag = tagOf(v);
+  if (tag === '#str' || tag === '#kw' || tag === '#sym' || tag === '#char') {
+    const s = (v as Record<string, unknown>)[tag];
+    return typeof s === 'string' ? s : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the EDN writer prints this string as a keyword. Deliberately narrower than the EDN grammar:
+ * a first character that cannot start a number (so "0", "-1", "+2" stay strings), then symbol
+ * characters. No `#` anywhere at the start (reserved for tags), no whitespace, non-empty.
+ */
+export function looksLikeKeyword(s: string): boolean {
+  const n = s.length;
+  if (n === 0 || n > 200) return false;
+  const c0 = s.charCodeAt(0);
+  if (!isKeywordStart(c0)) {
+    // "-" / "+" / "." alone or followed by a non-digit still reads as a symbol name.
+    if (c0 !== 45 && c0 !== 43 && c0 !== 46) return false;
+    if (n > 1) {
+      const c1 = s.charCodeAt(1);
+      if (c1 >= 48 && c1 <= 57) return false;
+    }
+  }
+  for (let i = 1; i < n; i++) {
+    if (!isKeywordChar(s.charCodeAt(i))) return false;
+  }
+  // A trailing or doubled "/" or ":" reads differently (namespace syntax, `::auto`).
+  const last = s.charCodeAt(n - 1);
+  if (last === 47 || last === 58) return false;
+  if (s.includes('::') || s.indexOf('/') !== s.lastIndexOf('/')) return s === '/';
+  return true;
+}
+
+function isKeywordStart(c: number): boolean {
+  return (
+    (c >= 97 && c <= 122) || // a-z
+    (c >= 65 && c <= 90) || // A-Z
+    c === 42 || // *
+    c === 33 || // !
+    c === 95 || // _
+    c === 63 || // ?
+    c === 60 || // <
+    c === 62 || // >
+    c === 61 || // =
+    c === 38 || // &
+    c === 36 || // $
+    c === 37 // %
+  );
+}
+
+function isKeywordChar(c: number): boolean {
+  return (
+    isKeywordStart(c) ||
+    (c >= 48 && c <= 57) ||
+    c === 45 || // -
+    c === 43 || // +
+    c === 46 || // .
+    c === 47 || // /
+    c === 39 || // '
+    c === 35 || // #
+    c === 58 // :
+  );
+}
+
+/** Whether an object key is printed as an EDN integer key (`"0"` → `0`). */
+export function looksLikeIntegerKey(s: string): boolean {
+  return /^-?(?:0|[1-9][0-9]{0,14})$/.test(s);
+}
