@@ -20,7 +20,7 @@ import type { NodeSpec } from './types.ts';
 export type HostKeyPolicy = 'strict' | 'accept-new' | 'insecure';
 
 export interface ConnectionOptions {
-  /** Files checked for host keys (default: ~/.ssh/known_hosts and faultline's own). */
+  /** Files checked for host keys (default ~/.ssh/known_hosts); faultline's own file is always added. */
   knownHostsFiles?: string[];
   /** Where `accept-new` records keys it trusts on first use (default ~/.faultline/known_hosts). */
   acceptedKnownHostsFile?: string;
@@ -122,7 +122,8 @@ export class SshConnector {
   }
 
   private knownHostsFiles(): string[] {
-    return this.opts.knownHostsFiles ?? [join(homedir(), '.ssh', 'known_hosts'), this.acceptedFile];
+    const files = this.opts.knownHostsFiles ?? [join(homedir(), '.ssh', 'known_hosts')];
+    return files.includes(this.acceptedFile) ? files : [...files, this.acceptedFile];
   }
 
   async connect(spec: NodeSpec): Promise<Client> {

@@ -1,0 +1,68 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { log } from '../util/log.ts';
+import { type Inventory, loadInventory } from './inventory.ts';
+import type { HostKeyPolicy } from './ssh-connection.ts';
+import { connectRemote, type RemoteOptions } from './ssh-remote.ts';
+import type { Remote } from './types.ts';
+
+/** The SSH flags every command that reaches nodes shares. */
+export interface SshCliOptions {
+  inventory?: string;
+  acceptNewHostKeys?: boolean;
+  insecureSkipHostKeyCheck?: boolean;
+  knownHosts?: string[];
+}
+
+export function addSshOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--accept-new-host-keys',
+      "trust unknown host keys on first use (recorded in faultline's known_hosts); changed keys are still refused",
+    )
+    .option('--insecure-skip-host-key-check', 'do not verify host keys at all (warns on every run)')
+    .option('--known-hosts <file...>', 'extra known_hosts files to check');
+}
+
+/** CLI flags win over the inventory's `hostKeyCheck`; the default is strict checking. */
+export function hostKeyPolicyFrom(cli: SshCliOptions, inv?: Inventory): HostKeyPolicy {
+  if (cli.insecureSkipHostKeyCheck) return 'insecure';
+  if (cli.acceptNewHostKeys) return 'accept-new';
+  return inv?.hostKeyCheck ?? 'strict';
+}
+
+export function remoteOptionsFor(
+  inv: Inventory,
+  cli: SshCliOptions = {},
+  extra: RemoteOptions = {},
+): RemoteOptions {
+  const policy = hostKeyPolicyFrom(cli, inv);
+  if (policy === 'insecure') {
+    // Warned on every run, by design: this must never become a silent default.
+    log().warn(
+      `${inv.path}: host key checking disabled; a machine in the middle could impersonate the nodes`,
+    );
+  }
+  const opts: RemoteOptions = { ...extra, hostKeyPolicy: policy };
+  const extraKnown = [...inv.knownHostsFiles, ...(cli.knownHosts ?? [])];
+  if (extraKnown.length > 0) {
+    opts.knownHostsFiles = [
+      join(homedir(), '.ssh', 'known_hosts'),
+      ...extraKnown,
+      ...(extra.knownHostsFiles ?? []),
+    ];
+  }
+  return opts;
+}
+
+/** Load an inventory and connect to its nodes. */
+export async function connectInventory(
+  path: string,
+  cli: SshCliOptions = {},
+  extra: RemoteOptions = {},
+): Promise<{ inventory: Inventory; remote: Remote }> {
+  const inventory = loadInventory(path);
+  const remote = await connectRemote(inventory.nodes, remoteOptionsFor(inventory, cli, extra));
+  return { inventory, remote };
+}
