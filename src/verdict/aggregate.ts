@@ -1,0 +1,131 @@
+import type { Decision } from './decide.ts';
+import { isFail, isInconclusive, isPartial, type SessionVerdict, type Verdict } from './states.ts';
+
+/**
+ * Rolling verdicts up: §7.M.S arms into their parent scenario (the downgrade rule), and scenarios into
+ * the session verdict. Both follow spec §2: the strongest evidence decides, not a count.
+ */
+
+/** Strength of a passing or partial verdict, for "the weakest arm wins". */
+const STRENGTH: Partial<Record<Verdict, number>> = {
+  'PASS-hardening': 4,
+  'PASS-smoke': 3,
+  'PARTIAL-model': 2,
+  'PARTIAL-surface': 1,
+};
+
+/**
+ * The parent row of a scenario split into arms. A FAIL arm makes the parent FAIL (worst evidence
+ * dominates); any NOT-RUN or PARTIAL-* arm caps the parent at PARTIAL-surface; an INCONCLUSIVE arm
+ * makes the parent INCONCLUSIVE; otherwise the parent gets its weakest arm's pass.
+ */
+export function aggregateArms(parentId: string, arms: readonly Decision[]): Decision {
+  const base = { scenario: parentId, step: 8, tierMet: null, release: false, audits: null } as const;
+  if (arms.length === 0) return { ...base, verdict: 'NOT-RUN', reasons: ['no arm was recorded'] };
+  const repro = arms.find((a) => a.verdict === 'FAIL-reproducible');
+  const nondet = arms.find((a) => a.verdict === 'FAIL-nondeterministic');
+  const fail = repro ?? nondet;
+  if (fail)
+    return {
+      ...base,
+      verdict: fail.verdict,
+      reasons: [`arm ${fail.scenario}: ${fail.verdict}`],
+      cappedBy: 'arms',
+    };
+  if (arms.every((a) => a.verdict === 'NOT-RUN')) {
+    return { ...base, verdict: 'NOT-RUN', reasons: ['no arm was attempted'] };
+  }
+  const inconclusive = arms.find((a) => isInconclusive(a.verdict));
+  if (inconclusive) {
+    return {
+      ...base,
+      verdict: inconclusive.verdict,
+      reasons: [`arm ${inconclusive.scenario}: ${inconclusive.verdict} (${inconclusive.reasons[0] ?? ''})`],
+      cappedBy: 'arms',
+    };
+  }
+  const capping = arms.filter((a) => a.verdict === 'NOT-RUN' || isPartial(a.verdict));
+  if (capping.length > 0) {
+    return {
+      ...base,
+      verdict: 'PARTIAL-surface',
+      reasons: [
+        `capped at PARTIAL-surface by arm(s) ${capping.map((a) => `${a.scenario} (${a.verdict})`).join(', ')}`,
+      ],
+      cappedBy: 'arms',
+    };
+  }
+  const weakest = [...arms].sort((a, b) => (STRENGTH[a.verdict] ?? 0) - (STRENGTH[b.verdict] ?? 0))[0]!;
+  const tiers = arms.map((a) => a.tierMet);
+  const tierMet = tiers.includes(null)
+    ? null
+    : tiers.includes('smoke')
+      ? 'smoke'
+      : tiers.includes('hardening')
+        ? 'hardening'
+        : 'release';
+  return {
+    ...base,
+    tierMet,
+    release: arms.every((a) => a.release),
+    verdict: weakest.verdict,
+    reasons: [`all ${arms.length} arms passed; weakest ${weakest.scenario}: ${weakest.verdict}`],
+  };
+}
+
+export interface SessionOutcome {
+  verdict: SessionVerdict;
+  /** One line, the report's headline. */
+  headline: string;
+  /** FAIL-nondeterministic rows: no reproducer, so no session FAIL, but surfaced prominently. */
+  nondeterministic: string[];
+}
+
+/**
+ * The session verdict over the top-level rows (scenarios without arms, and aggregated parents).
+ * `blocked` forces BLOCKED when the plan could not be loaded or the SUT could not be reached.
+ */
+export function sessionVerdict(rows: readonly Decision[], blocked?: string): SessionOutcome {
+  const nondeterministic = rows.filter((r) => r.verdict === 'FAIL-nondeterministic').map((r) => r.scenario);
+  if (blocked) return { verdict: 'BLOCKED', headline: `BLOCKED: ${blocked}`, nondeterministic };
+  const fails = rows.filter((r) => r.verdict === 'FAIL-reproducible');
+  const passes = rows.filter((r) => r.verdict.startsWith('PASS-'));
+  const concerns = rows.filter((r) => !r.verdict.startsWith('PASS-'));
+  const nd = nondeterministic.length
+    ? `; FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}`
+    : '';
+  if (fails.length > 0) {
+    return {
+      verdict: 'FAIL',
+      headline: `FAIL: ${fails.map((f) => `${f.scenario} ${f.verdict} (${f.reasons[0] ?? ''})`).join('; ')}${nd}`,
+      nondeterministic,
+    };
+  }
+  if (rows.length === 0 || rows.every((r) => r.verdict === 'NOT-RUN')) {
+    return {
+      verdict: 'BLOCKED',
+      headline: 'BLOCKED: nothing ran (every scenario NOT-RUN)',
+      nondeterministic,
+    };
+  }
+  if (passes.length > 0) {
+    if (concerns.length === 0) {
+      return {
+        verdict: 'DONE',
+        headline: `DONE: ${passes.length} scenario(s) passed with cited evidence`,
+        nondeterministic,
+      };
+    }
+    return {
+      verdict: 'DONE_WITH_CONCERNS',
+      headline: `DONE_WITH_CONCERNS: ${passes.length} passed; concerns: ${concerns.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
+      nondeterministic,
+    };
+  }
+  const open = rows.filter((r) => isInconclusive(r.verdict) || isPartial(r.verdict) || isFail(r.verdict));
+  return {
+    verdict: 'INCONCLUSIVE',
+    headline: `INCONCLUSIVE: no PASS and no reproducible FAIL; ${open.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
+    nondeterministic,
+  };
+}

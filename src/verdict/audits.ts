@@ -1,0 +1,347 @@
+import type { ResolvedScenario } from '../plan/schema.ts';
+import type { OracleResult, ScenarioEvidence } from './evidence.ts';
+
+/**
+ * Spec §3: the 10 green-but-broken red flags and the 14-item weak-oracle audit, per scenario or arm.
+ * Every item is computed from evidence where it can be, else taken from an explicit declaration in
+ * the evidence (`declarations`), else left `unchecked`. Each item carries its evidence or the reason
+ * it is N/A. `failed` = the evidence shows the problem; `unchecked` = nothing shows it is absent.
+ */
+
+export type AuditStatus = 'checked' | 'failed' | 'unchecked' | 'n/a';
+
+export interface AuditItem {
+  /** RF1…RF10, WO1…WO14. */
+  id: string;
+  title: string;
+  status: AuditStatus;
+  evidence: string;
+}
+
+export interface Audits {
+  redFlags: AuditItem[];
+  weakOracle: AuditItem[];
+}
+
+export const RED_FLAGS = [
+  'The workload produced the intended ops/sec for the whole duration, with no silent stop or rate collapse.',
+  'The oracle ran on every intended cycle. Cite the fire count or the number of ops consumed.',
+  'The faults were injected. Cite evidence from the injector and from at least one victim.',
+  'The fault did not silently no-op: not the wrong chain, not the wrong interface, no orchestrator-reversed restart.',
+  'Clock skew did not mask a timing assertion. Use a monotonic source.',
+  'The run duration met the exit criterion (budget tier being claimed — Smoke / Hardening / Release).',
+  'No silent error suppression. Grep SUT logs for swallowed exceptions, panics and "Internal error".',
+  'Recovery completed: back to nominal, not "up but degraded".',
+  'The baseline comparison is fair. Re-baseline whenever the harness changed.',
+  'One PASS ≠ PASS. Replicate statistical tests.',
+] as const;
+
+export const WEAK_ORACLE_ITEMS = [
+  'Final state only [no-lost-ack §10 / final-state invariant §12]',
+  'Logs only [a real checker from §1–13]',
+  'Health checks only [any consistency checker]',
+  'A single failover [repeated failovers + reconciliation §13]',
+  'No-error metrics [client history with `timeout_marker`, then no-lost-ack]',
+  'Short runs (the duration must be justified)',
+  'Symmetric partitions only (add at least one asymmetric partition)',
+  'Client libraries that hide retries [add a network-side tap]',
+  'Wall-clock timestamps (use a monotonic clock or server-receive order)',
+  'One topology (use at least 2 when the claim is size-independent)',
+  'One seed (at least 3 seeds, else `PARTIAL-model`)',
+  'Single surface only (admin, export, SDK, background jobs, observability)',
+  'Positive control only (add negative controls)',
+  'Latency margin without a per-group breakdown [fairness checker §14]',
+] as const;
+
+/** Rate collapse: a window outside faults below this share of the reference rate. */
+export const COLLAPSE_FRACTION = 0.2;
+/** Recovery: the post-heal rate must reach this share of the baseline. */
+export const RECOVERY_FRACTION = 0.8;
+/** Agreeing seeds needed before a pass is more than PARTIAL-model. */
+export const MIN_AGREEING_SEEDS = 3;
+
+/** Checkers that read the operation history itself (not only a final state, logs or health). */
+const HISTORY_CHECKERS = new Set([
+  'linearizable',
+  'elle',
+  'session',
+  'queue',
+  'total-queue',
+  'bank',
+  'counter',
+  'set',
+  'set-full',
+  'no-lost-ack',
+  'exactly-once',
+  'unique-ids',
+]);
+const SLO_CHECKERS = new Set(['slo', 'perf', 'fairness', 'stats']);
+const FAILOVER_ACTIONS = new Set(['kill', 'terminate', 'restart', 'pause']);
+
+export type Claim = 'smoke' | 'hardening';
+
+export function runAudits(ev: ScenarioEvidence, sc: ResolvedScenario, claim: Claim): Audits {
+  const ran = ev.oracles.filter((o) => o.ran);
+  const sloOnly = ran.length > 0 && ran.every((o) => SLO_CHECKERS.has(o.checker)) && !sc.serious;
+  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
+  const faultsPlanned = ev.faultsScheduled > 0 || ev.faults.length > 0;
+  const tier = claim === 'hardening' ? sc.tiers.hardening : sc.tiers.smoke;
+
+  const rf: [AuditStatus, string][] = [
+    throughputItem(ev),
+    oracleCycleItem(ev, ran),
+    faultsPlanned ? faultsInjectedItem(ev) : na('no fault planned (smoke run)'),
+    faultsPlanned ? noSilentNoOpItem(ev) : na('no fault planned (smoke run)'),
+    clockItem(ev),
+    tier
+      ? ev.ran.durationS >= tier.durationS
+        ? ok(`ran ${ev.ran.durationS}s ≥ ${claim} budget ${tier.durationS}s`)
+        : bad(`ran ${ev.ran.durationS}s < ${claim} budget ${tier.durationS}s`)
+      : unchecked(`no ${claim} budget to compare with`),
+    sutLogItem(ev),
+    faultsPlanned ? recoveryItem(ev) : na('no fault, nothing to recover from'),
+    baselineItem(ev, sc),
+    claim === 'smoke'
+      ? na('smoke claim: one seed by definition')
+      : passingSeeds >= MIN_AGREEING_SEEDS
+        ? ok(`${passingSeeds} seeds passed`)
+        : bad(`${passingSeeds} passing seed(s); ${MIN_AGREEING_SEEDS} must agree`),
+  ];
+
+  const partitions = ev.faults.filter((f) => f.kind === 'partition');
+  const failoverFaults = ev.faults.filter((f) => f.kind === 'process' && FAILOVER_ACTIONS.has(f.action));
+  const historyChecker = ran.find((o) => HISTORY_CHECKERS.has(o.checker) && o.opsConsumed > 0);
+  const cats = new Set(sc.categories);
+  const slo = 'SLO oracle with a threshold fixed before the run (§4 pattern 4)';
+
+  const wo: [AuditStatus, string][] = [
+    sloOnly
+      ? na(slo)
+      : historyChecker
+        ? ok(
+            `${historyChecker.checker} consumed ${fmt(historyChecker.opsConsumed)} ops of the history, not only the final state`,
+          )
+        : bad('no history checker ran: final state only'),
+    ran.some((o) => o.opsConsumed > 0)
+      ? ok(`${ran.map((o) => `${o.checker} (${fmt(o.opsConsumed)} ops)`).join(', ')}`)
+      : bad('no checker consumed any op'),
+    sloOnly
+      ? na(slo)
+      : historyChecker
+        ? ok(`consistency checker ${historyChecker.checker} ran`)
+        : bad('no consistency checker ran'),
+    failoverFaults.length === 0
+      ? na('no failover in the fault schedule')
+      : ev.failovers === null
+        ? unchecked('failovers not counted')
+        : ev.failovers >= 2
+          ? ok(`${ev.failovers} failovers`)
+          : bad(`${ev.failovers} failover(s): repeat failovers`),
+    sloOnly
+      ? na(slo)
+      : ev.history?.fieldsPresent.includes('timeout_marker') && historyChecker
+        ? ok(`client history records timeout_marker; ${historyChecker.checker} ran over it`)
+        : ev.history
+          ? bad('history lacks timeout_marker or no history checker ran')
+          : unchecked('no history facts'),
+    sc.tiers.hardening
+      ? ev.ran.durationS >= sc.tiers.hardening.durationS
+        ? ok(`ran ${ev.ran.durationS}s ≥ hardening ${sc.tiers.hardening.durationS}s`)
+        : bad(`ran ${ev.ran.durationS}s < hardening ${sc.tiers.hardening.durationS}s`)
+      : unchecked('no hardening duration declared'),
+    partitions.length === 0
+      ? na('no partition in the fault schedule')
+      : partitions.some((f) => f.topology === 'asymmetric' || f.topology === 'bridge')
+        ? ok(`asymmetric partition among ${topologies(partitions)}`)
+        : bad(`symmetric partitions only: ${topologies(partitions)}`),
+    ev.history?.hiddenRetries === false
+      ? ok('every client attempt is recorded (no retries hidden by a library)')
+      : ev.history?.hiddenRetries === true
+        ? bad('client library retries behind the recorder')
+        : unchecked('unknown whether the client library hides retries'),
+    clockItem(ev),
+    new Set(ev.ran.topologies).size >= 2
+      ? ok(`topologies: ${[...new Set(ev.ran.topologies)].join(', ')}`)
+      : bad(`one topology${ev.ran.topologies[0] ? `: ${ev.ran.topologies[0]}` : ''}`),
+    passingSeeds >= MIN_AGREEING_SEEDS
+      ? ok(`${passingSeeds} seeds agree`)
+      : bad(`${passingSeeds} passing seed(s) (< ${MIN_AGREEING_SEEDS})`),
+    !sc.surfaceGated && sc.arm === null
+      ? na('no boundary or fairness claim')
+      : sc.arm
+        ? na(`arm ${sc.id} is one surface by design; sibling arms cover the others`)
+        : sc.scenario.arms.length >= 2
+          ? ok(`${sc.scenario.arms.length} surfaces: ${sc.scenario.arms.map((a) => a.surface).join(', ')}`)
+          : bad(`${sc.scenario.arms.length} surface arm(s)`),
+    !cats.has('boundary')
+      ? na('no boundary claim')
+      : ev.negativeControls && ev.negativeControls.run > 0 && ev.negativeControls.leakChecked
+        ? ok(
+            `${ev.negativeControls.run} negative controls, ${ev.negativeControls.denied} denied, leak check done`,
+          )
+        : bad('no negative control with a leak check'),
+    !cats.has('fairness')
+      ? na('no fairness claim')
+      : ev.perGroupBreakdown || ran.some((o) => o.checker === 'fairness')
+        ? ok('per-group breakdown (fairness checker)')
+        : bad('aggregate latency only'),
+  ];
+
+  return {
+    redFlags: rf.map(([s, e], i) => declared(ev, `RF${i + 1}`, RED_FLAGS[i]!, s, e)),
+    weakOracle: wo.map(([s, e], i) => declared(ev, `WO${i + 1}`, WEAK_ORACLE_ITEMS[i]!, s, e)),
+  };
+}
+
+/** A declaration may settle an unchecked item; it never overrides what the evidence showed. */
+function declared(
+  ev: ScenarioEvidence,
+  id: string,
+  title: string,
+  status: AuditStatus,
+  evidence: string,
+): AuditItem {
+  const d = ev.declarations[id];
+  if (d && status === 'unchecked')
+    return { id, title, status: d.status, evidence: `${d.evidence} (declared)` };
+  return { id, title, status, evidence };
+}
+
+const ok = (e: string): [AuditStatus, string] => ['checked', e];
+const bad = (e: string): [AuditStatus, string] => ['failed', e];
+const na = (e: string): [AuditStatus, string] => ['n/a', e];
+const unchecked = (e: string): [AuditStatus, string] => ['unchecked', e];
+const fmt = (n: number) => n.toLocaleString('en-US');
+const topologies = (fs: { topology: string | null }[]) =>
+  [...new Set(fs.map((f) => f.topology ?? '?'))].join(', ');
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!;
+}
+
+function throughputItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  const quiet = ev.throughput.filter((w) => !w.faultActive);
+  if (quiet.length === 0) return unchecked('no throughput windows outside faults were recorded');
+  const rates = quiet.map((w) => ({ w, rate: w.ops / (w.endS - w.startS) }));
+  const ref = ev.intendedOpsPerSec ?? median(rates.map((r) => r.rate));
+  const stops = rates.filter((r) => r.rate === 0);
+  if (stops.length > 0) {
+    return bad(
+      `silent stop outside fault windows: 0 ops in ${stops.map((r) => `${r.w.startS}–${r.w.endS}s`).join(', ')}`,
+    );
+  }
+  const collapsed = rates.filter((r) => r.rate < COLLAPSE_FRACTION * ref);
+  if (collapsed.length > 0) {
+    return bad(
+      `rate collapse outside fault windows: ${collapsed.map((r) => `${r.rate.toFixed(1)} ops/s at ${r.w.startS}s`).join(', ')} vs ${ref.toFixed(1)} ops/s`,
+    );
+  }
+  const min = Math.min(...rates.map((r) => r.rate));
+  return ok(
+    `${quiet.length} windows outside faults, min ${min.toFixed(1)} ops/s, reference ${ref.toFixed(1)} ops/s${ev.intendedOpsPerSec ? ' (intended)' : ' (median)'}`,
+  );
+}
+
+function oracleCycleItem(ev: ScenarioEvidence, ran: OracleResult[]): [AuditStatus, string] {
+  const declaredNotRun = ev.oracles.filter((o) => o.declared && !o.ran);
+  if (ev.oracles.length === 0) return bad('no oracle ran');
+  if (declaredNotRun.length > 0)
+    return bad(`did not run: ${declaredNotRun.map((o) => o.checker).join(', ')}`);
+  if (!ev.history)
+    return unchecked(
+      `${ran.map((o) => `${o.checker}: ${fmt(o.opsConsumed)} ops`).join('; ')}; ops in history unknown`,
+    );
+  const total = ev.history.ops;
+  const short = ran.filter((o) => o.declared && o.opsConsumed < total);
+  const cite = ran.map((o) => `${o.checker} consumed ${fmt(o.opsConsumed)}/${fmt(total)} ops`).join('; ');
+  return short.length > 0 ? bad(cite) : ok(cite);
+}
+
+function signalsOf(ev: ScenarioEvidence) {
+  return ev.faults.map((f) => ({
+    f,
+    injector: f.signals.find((s) => s.side === 'injector' && s.landed),
+    victim: f.signals.find((s) => s.side === 'victim' && s.landed),
+  }));
+}
+
+function faultsInjectedItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  if (ev.faults.length === 0) return bad(`${ev.faultsScheduled} fault window(s) scheduled, none recorded`);
+  const rows = signalsOf(ev);
+  const missing = rows.filter((r) => !r.injector || !r.victim);
+  if (missing.length > 0) {
+    return bad(
+      missing
+        .map(
+          (r) =>
+            `${r.f.id}: ${!r.injector ? 'no injector evidence' : ''}${!r.injector && !r.victim ? ', ' : ''}${!r.victim ? 'no victim evidence' : ''}`,
+        )
+        .join('; '),
+    );
+  }
+  return ok(rows.map((r) => `${r.f.id}: ${signalText(r.injector!)} / ${signalText(r.victim!)}`).join('; '));
+}
+
+function signalText(s: { node: string; signal: string; before?: unknown; during?: unknown }): string {
+  const change =
+    s.before !== undefined || s.during !== undefined
+      ? ` ${String(s.before ?? '?')}→${String(s.during ?? '?')}`
+      : '';
+  return `${s.node} ${s.signal}${change}`;
+}
+
+function noSilentNoOpItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  if (ev.faults.length === 0) return bad('no fault recorded');
+  const noop = ev.faults.filter((f) => !f.landed || f.signals.some((s) => s.side === 'victim' && !s.landed));
+  if (noop.length > 0)
+    return bad(noop.map((f) => `${f.id}: ${f.reason ?? 'a victim saw no effect'}`).join('; '));
+  const subs = ev.faults.filter((f) => f.substitute).map((f) => `${f.id} via ${f.substitute}`);
+  return ok(
+    `${ev.faults.length} window(s) landed on victims${subs.length ? `; substitutes: ${subs.join(', ')}` : ''}`,
+  );
+}
+
+function clockItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  if (!ev.history) return unchecked('no history facts');
+  return ev.history.clock === 'monotonic'
+    ? ok('timestamps from one monotonic clock per run')
+    : bad('wall-clock timestamps compared across processes');
+}
+
+function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  if (!ev.sutLog || ev.sutLog.filesScanned === 0) return unchecked('SUT logs were not scanned');
+  const m = ev.sutLog.matches;
+  if (m.length > 0) {
+    const first = m[0]!;
+    return bad(
+      `${m.length} match(es) for panic|fatal|internal error, first ${first.node} ${first.file}:${first.line}: ${first.text}`,
+    );
+  }
+  return ok(`${ev.sutLog.filesScanned} SUT log file(s) scanned, 0 matches for panic|fatal|internal error`);
+}
+
+function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  const r = ev.recovery;
+  if (!r) return unchecked('no post-heal measurement');
+  const text = `${r.afterHealOpsPerSec.toFixed(1)} ops/s after heal vs baseline ${r.baselineOpsPerSec.toFixed(1)} ops/s`;
+  return r.afterHealOpsPerSec >= RECOVERY_FRACTION * r.baselineOpsPerSec
+    ? ok(text)
+    : bad(`${text}: degraded`);
+}
+
+function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
+  const b = ev.baseline;
+  if (!b) {
+    return /baseline|regression|compared? (with|to)/i.test(sc.oracle ?? '')
+      ? unchecked('the oracle compares with a baseline but none was recorded')
+      : na('the oracle compares with no baseline');
+  }
+  return b.harnessVersion === b.currentHarnessVersion
+    ? ok(`baseline from harness ${b.harnessVersion} (${b.capturedAt})`)
+    : bad(`baseline from harness ${b.harnessVersion}, run with ${b.currentHarnessVersion}: re-baseline`);
+}
+
+export function blocksHardening(items: readonly AuditItem[]): AuditItem[] {
+  return items.filter((i) => i.status === 'failed' || i.status === 'unchecked');
+}

@@ -1,0 +1,286 @@
+import type { ResolvedScenario } from '../plan/schema.ts';
+import { type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
+import type { OracleResult, ScenarioEvidence } from './evidence.ts';
+import type { TierMet, Verdict } from './states.ts';
+import { assessTier } from './tier.ts';
+
+/**
+ * `decideVerdict(evidence, scenario)`: the 8-step decision tree of spec §2, then the rules that can only
+ * lower a pass: the single-seed rule, the cap by the budget tier actually met, and both audits.
+ * Pure: the same evidence always gives the same decision, with every reason spelled out.
+ */
+
+export interface Decision {
+  scenario: string;
+  verdict: Verdict;
+  /** Why, in order: the deciding step first, then each downgrade. */
+  reasons: string[];
+  /** What lowered a pass: 'seeds', 'budget', 'weak-oracle', 'red-flag', 'arms'. */
+  cappedBy?: string;
+  /** The step of the decision tree that decided (1–8). */
+  step: number;
+  tierMet: TierMet;
+  /** PASS-hardening that met the release budget. */
+  release: boolean;
+  audits: Audits | null;
+}
+
+/** Fields the checker of each model needs (spec: "Model → fields critical to its checker"). */
+export const MODEL_FIELDS_REQUIRED: Record<string, string[]> = {
+  register: ['node_seen'],
+  map: ['key', 'node_seen'],
+  queue: ['invoke_ts/complete_ts'],
+  log: ['input', 'output'],
+  lock: ['process_id', 'fault_epoch'],
+  lease: ['invoke_ts/complete_ts'],
+  session: ['process_id'],
+  'membership-table': ['node_seen'],
+  counter: ['input', 'output'],
+  ledger: ['key', 'input'],
+};
+/** Every checked history needs completion times and timeout markers (a weak history lacks them). */
+const ALWAYS_REQUIRED = ['invoke_ts/complete_ts', 'timeout_marker'];
+
+export function modelOf(sc: ResolvedScenario): string | null {
+  if (sc.binding) return sc.binding.model;
+  const m = sc.model?.modelUnderTest
+    ?.trim()
+    .toLowerCase()
+    .match(/^[a-z-]+/)?.[0];
+  return m ?? null;
+}
+
+function landingProof(ev: ScenarioEvidence): string[] {
+  const gaps: string[] = [];
+  if (ev.faults.length < ev.faultsScheduled) {
+    gaps.push(`${ev.faultsScheduled} fault window(s) scheduled, ${ev.faults.length} recorded`);
+  }
+  for (const f of ev.faults) {
+    const inj = f.signals.some((s) => s.side === 'injector' && s.landed);
+    const vic = f.signals.some((s) => s.side === 'victim' && s.landed);
+    if (!f.landed || !inj || !vic) {
+      const why = [
+        !f.landed ? (f.reason ?? 'not landed') : '',
+        !inj ? 'no injector signal' : '',
+        !vic ? 'no victim signal' : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
+      gaps.push(`${f.id} (${f.kind}${f.action ? ` ${f.action}` : ''}): ${why}`);
+    }
+  }
+  return gaps;
+}
+
+function weakHistory(ev: ScenarioEvidence, sc: ResolvedScenario, declared: OracleResult[]): string[] {
+  if (!ev.history) return ['no history facts recorded'];
+  const out = [...ev.history.weaknesses];
+  const model = modelOf(sc);
+  const required = new Set([...ALWAYS_REQUIRED, ...(model ? (MODEL_FIELDS_REQUIRED[model] ?? []) : [])]);
+  if (ev.faults.length > 0) required.add('fault_epoch');
+  if (sc.categories.some((c) => c === 'membership')) required.add('node_seen');
+  const missing = [...required].filter((f) => !ev.history!.fieldsPresent.includes(f));
+  if (missing.length > 0)
+    out.push(`history lacks ${missing.join(', ')}${model ? ` (needed by the ${model} model)` : ''}`);
+  if (ev.history.clock === 'wall') out.push('wall-clock timestamps compared across processes');
+  for (const o of declared) {
+    if (o.mismatch) out.push(`${o.checker}: ${o.mismatch}`);
+    if (o.valid === 'unknown') out.push(`${o.checker} could not decide${o.error ? `: ${o.error}` : ''}`);
+  }
+  return out;
+}
+
+export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decision {
+  const base = { scenario: sc.id, tierMet: null, release: false, audits: null } as const;
+  // 1. Attempted?
+  if (!ev.attempted) {
+    return { ...base, verdict: 'NOT-RUN', step: 1, reasons: [ev.notRunReason ?? 'not attempted'] };
+  }
+  // 2. A capability missing before the run?
+  if (ev.capabilitiesMissing.length > 0) {
+    const caps = ev.capabilitiesMissing.map((c) => (c.reason ? `${c.name} (${c.reason})` : c.name));
+    return {
+      ...base,
+      verdict: 'INCONCLUSIVE-env',
+      step: 2,
+      reasons: [`missing capability: ${caps.join(', ')}`],
+    };
+  }
+  const tier = assessTier(ev, sc.tiers);
+  // 3. Any FAIL? It takes precedence over everything below.
+  const failedOracles = ev.oracles.filter((o) => o.ran && o.valid === false);
+  const failedSeeds = ev.seeds.filter((s) => s.outcome === 'fail');
+  if (failedOracles.length > 0 || failedSeeds.length > 0) {
+    const what = failedOracles.map((o) => `${o.checker}: ${o.evidence || `${o.anomalies} anomalies`}`);
+    if (failedSeeds.length > 0) what.push(`seed(s) ${failedSeeds.map((s) => s.seed).join(', ')} failed`);
+    const reproduced = failedSeeds.find((s) => s.rerun === 'reproduced');
+    if (reproduced) {
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'FAIL-reproducible',
+        step: 3,
+        reasons: [...what, `reproduced on a re-run with seed ${reproduced.seed}`],
+      };
+    }
+    const attempted = failedSeeds.some((s) => s.rerun === 'not-reproduced');
+    return {
+      ...base,
+      tierMet: tier.met,
+      verdict: 'FAIL-nondeterministic',
+      step: 3,
+      reasons: [
+        ...what,
+        attempted
+          ? 'an identical re-run did not reproduce it'
+          : 'not reproduced: no identical re-run with the same seed',
+      ],
+    };
+  }
+  // 4. Fault proven to land?
+  const faultPlanned = ev.faultsScheduled > 0 || ev.faults.length > 0;
+  if (faultPlanned) {
+    const gaps = landingProof(ev);
+    if (gaps.length > 0) {
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'INCONCLUSIVE-fault-not-proven',
+        step: 4,
+        reasons: [`landing not proven: ${gaps.join('; ')}`, 'the oracle result is irrelevant'],
+      };
+    }
+  }
+  const reasons: string[] = [];
+  const ran = ev.oracles.filter((o) => o.ran);
+  if (sc.serious) {
+    // 5. The declared §7.M checker ran?
+    const declared = ran.filter((o) => o.declared);
+    if (declared.length === 0) {
+      const which = ev.oracles
+        .filter((o) => o.declared)
+        .map((o) => `${o.checker}${o.error ? ` (${o.error})` : ''}`);
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'PARTIAL-surface',
+        step: 5,
+        reasons: [`the declared §7.M checker did not run${which.length ? `: ${which.join(', ')}` : ''}`],
+      };
+    }
+    // 6. The history has the checker's required fields?
+    const weak = weakHistory(ev, sc, declared);
+    if (weak.length > 0) {
+      return { ...base, tierMet: tier.met, verdict: 'INCONCLUSIVE-oracle-too-weak', step: 6, reasons: weak };
+    }
+    // 7. The checker covered all ops produced?
+    const total = ev.history!.ops;
+    const partial = declared.filter((o) => o.subset !== null || o.opsConsumed < total);
+    if (partial.length > 0) {
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'PARTIAL-model',
+        step: 7,
+        reasons: partial.map(
+          (o) =>
+            `${o.checker} covered ${o.subset ?? `${o.opsConsumed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ops`}`,
+        ),
+      };
+    }
+    reasons.push(
+      ...declared.map((o) => `${o.checker}: ${o.evidence || `${o.opsConsumed} ops, 0 anomalies`}`),
+    );
+  } else {
+    // Non-serious: steps 5–7 are skipped; the `Oracle` field decides.
+    if (ran.length === 0) {
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'PARTIAL-surface',
+        step: 5,
+        reasons: ['the Oracle did not run'],
+      };
+    }
+    const undecided = ran.filter((o) => o.valid !== true);
+    if (undecided.length > 0) {
+      return {
+        ...base,
+        tierMet: tier.met,
+        verdict: 'INCONCLUSIVE-oracle-too-weak',
+        step: 6,
+        reasons: undecided.map((o) => `${o.checker} could not decide${o.error ? `: ${o.error}` : ''}`),
+      };
+    }
+    reasons.push(...ran.map((o) => o.evidence || `${o.checker}: passed`));
+  }
+  // 8. A fault active → hardening candidate, else smoke.
+  const faultActive = ev.faults.some((f) => f.landed);
+  let verdict: Verdict = faultActive ? 'PASS-hardening' : 'PASS-smoke';
+  reasons.unshift(
+    faultActive ? `${ev.faults.length} fault window(s) landed; no anomaly` : 'no fault; no anomaly',
+  );
+  let cappedBy: string | undefined;
+  const lower = (to: Verdict, by: string, why: string) => {
+    verdict = to;
+    cappedBy ??= by;
+    reasons.push(why);
+  };
+
+  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
+  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS) {
+    lower(
+      'PARTIAL-model',
+      'seeds',
+      `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
+    );
+  }
+  if (verdict === 'PASS-hardening' && tier.met !== 'hardening' && tier.met !== 'release') {
+    const gap = tier.shortfalls.hardening?.join(', ') ?? 'no hardening budget declared';
+    if (tier.met === 'smoke')
+      lower('PASS-smoke', 'budget', `capped at PASS-smoke: hardening budget not met (${gap})`);
+    else
+      lower(
+        'PARTIAL-surface',
+        'budget',
+        `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
+      );
+  }
+  if (verdict === 'PASS-smoke' && tier.met === null) {
+    lower(
+      'PARTIAL-surface',
+      'budget',
+      `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
+    );
+  }
+
+  const claim = verdict === 'PASS-hardening' ? 'hardening' : 'smoke';
+  const audits = runAudits(ev, sc, claim);
+  if (verdict === 'PASS-hardening') {
+    const rf = blocksHardening(audits.redFlags);
+    const wo = blocksHardening(audits.weakOracle);
+    if (rf.length > 0 || wo.length > 0) {
+      const onlySeeds = rf.every((i) => i.id === 'RF10') && wo.every((i) => i.id === 'WO11');
+      const items = [...rf, ...wo].map((i) => `${i.id} ${i.status} (${i.evidence})`).join('; ');
+      lower(
+        onlySeeds ? 'PARTIAL-model' : 'PARTIAL-surface',
+        rf.length > 0 ? 'red-flag' : 'weak-oracle',
+        `PASS-hardening blocked by the audits: ${items}`,
+      );
+    }
+  } else if (verdict === 'PASS-smoke') {
+    const failedFlags = audits.redFlags.filter((i) => i.status === 'failed');
+    if (failedFlags.length > 0) {
+      lower(
+        'PARTIAL-surface',
+        'red-flag',
+        `green-but-broken: ${failedFlags.map((i) => `${i.id} (${i.evidence})`).join('; ')}`,
+      );
+    }
+  }
+  const release = verdict === 'PASS-hardening' && tier.met === 'release';
+  if (release) reasons.push('release budget met');
+  const d: Decision = { scenario: sc.id, verdict, reasons, step: 8, tierMet: tier.met, release, audits };
+  if (cappedBy) d.cappedBy = cappedBy;
+  return d;
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+
+/**
+ * `ScenarioEvidence`: everything a run of one scenario (or one §7.M.S arm) produced that the decision
+ * tree (spec §2) and the two audits (spec §3) need. `faultline run` fills one per scenario/arm; the
+ * verdict engine is pure over it. Anything the run could not establish is left out or null, never
+ * guessed: a missing fact makes the dependent audit item "unchecked", which blocks PASS-hardening.
+ */
+
+const validity = z.union([z.literal(true), z.literal(false), z.literal('unknown')]);
+
+export const oracleResultSchema = z.object({
+  /** Checker name as in the binding (linearizable, elle, set-full …). */
+  checker: z.string(),
+  /** Is this the checker §7.M declares (as opposed to a supporting or surface check)? */
+  declared: z.boolean().default(true),
+  /** Did it run to a result? False when it crashed or was skipped. */
+  ran: z.boolean(),
+  valid: validity.nullable().default(null),
+  /** One line of what it consumed, e.g. "Elle processed 4,217 ops, 0 anomalies". */
+  evidence: z.string().default(''),
+  /** What it cannot detect. */
+  scope: z.string().default(''),
+  opsConsumed: z.number().int().nonnegative().default(0),
+  anomalies: z.number().int().nonnegative().default(0),
+  /** Anomaly classes seen (G2-item, lost, nonlinearizable …). */
+  anomalyTypes: z.array(z.string()).default([]),
+  /** When it covered only part of the ops: which part ("per-key, not cross-key"). */
+  subset: z.string().nullable().default(null),
+  /** Set when the checker cannot tell pass from fail on this model/history (e.g. linearizable on a session claim). */
+  mismatch: z.string().nullable().default(null),
+  error: z.string().nullable().default(null),
+});
+export type OracleResult = z.infer<typeof oracleResultSchema>;
+
+export const seedRunSchema = z.object({
+  seed: z.union([z.number(), z.string()]),
+  outcome: z.enum(['pass', 'fail', 'unknown']),
+  /** For a FAIL: was it re-run with the same seed, config and fault schedule, and did it fail again? */
+  rerun: z.enum(['reproduced', 'not-reproduced', 'not-attempted']).default('not-attempted'),
+  /** Reproducer command or path, when a FAIL reproduced. */
+  reproducer: z.string().nullable().default(null),
+});
+export type SeedRun = z.infer<typeof seedRunSchema>;
+
+export const signalSchema = z.object({
+  side: z.enum(['injector', 'victim']),
+  node: z.string(),
+  signal: z.string(),
+  before: z.unknown().optional(),
+  during: z.unknown().optional(),
+  after: z.unknown().optional(),
+  landed: z.boolean(),
+  note: z.string().optional(),
+});
+
+/** A fault window as the nemesis ledger recorded it (nemeses/types.ts FaultRecord, JSON form). */
+export const faultSchema = z.object({
+  id: z.string(),
+  kind: z.string(),
+  action: z.string().default(''),
+  /** Partition topology (halves, majorities-ring, asymmetric …) when kind = partition. */
+  topology: z.string().nullable().default(null),
+  nodes: z.array(z.string()).default([]),
+  /** Seconds from the start of the workload. */
+  startS: z.number().nonnegative(),
+  endS: z.number().nonnegative().nullable().default(null),
+  landed: z.boolean(),
+  reason: z.string().nullable().default(null),
+  /** A degraded substitute that was used instead (e.g. iptables statistic for netem loss). */
+  substitute: z.string().nullable().default(null),
+  signals: z.array(signalSchema).default([]),
+  healed: z.boolean().default(false),
+});
+export type FaultEvidenceRecord = z.infer<typeof faultSchema>;
+
+export const throughputWindowSchema = z.object({
+  startS: z.number().nonnegative(),
+  endS: z.number().positive(),
+  /** Completed client ops (ok + fail + info) in the window. */
+  ops: z.number().int().nonnegative(),
+  faultActive: z.boolean(),
+});
+export type ThroughputWindow = z.infer<typeof throughputWindowSchema>;
+
+/** The 11 default history fields (spec "Operation-history schema"). */
+export const HISTORY_FIELDS = [
+  'op_id',
+  'process_id',
+  'invoke_ts/complete_ts',
+  'op_type',
+  'key',
+  'input',
+  'output',
+  'error',
+  'timeout_marker',
+  'node_seen',
+  'fault_epoch',
+] as const;
+
+export const historyFactsSchema = z.object({
+  /** Client operations (invocations) in the history. */
+  ops: z.number().int().nonnegative(),
+  /** Fields recorded on every op where they apply. */
+  fieldsPresent: z.array(z.string()).default([...HISTORY_FIELDS]),
+  /** Concrete weak-history findings: "12 ops with no response lack timeout_marker" … */
+  weaknesses: z.array(z.string()).default([]),
+  /** How timestamps were taken: monotonic per run (good) or wall clocks compared across processes. */
+  clock: z.enum(['monotonic', 'wall']).default('monotonic'),
+  /** Did a client library retry behind the recorder's back (no network-side tap)? null = unknown. */
+  hiddenRetries: z.boolean().nullable().default(null),
+  path: z.string().nullable().default(null),
+});
+export type HistoryFacts = z.infer<typeof historyFactsSchema>;
+
+export const scenarioEvidenceSchema = z.object({
+  /** `S3` or `S5/api`. */
+  scenario: z.string(),
+  attempted: z.boolean(),
+  notRunReason: z.string().nullable().default(null),
+  /** Capabilities found missing before the run (→ INCONCLUSIVE-env). */
+  capabilitiesMissing: z.array(z.object({ name: z.string(), reason: z.string().default('') })).default([]),
+  /** Substitutions in effect (recorded, never silent). */
+  substitutions: z.array(z.string()).default([]),
+  /** What actually ran: config size, wall duration of the workload, fault windows opened, seeds run. */
+  ran: z
+    .object({
+      nodes: z.number().int().nonnegative().optional(),
+      tenants: z.number().int().nonnegative().optional(),
+      durationS: z.number().nonnegative(),
+      topologies: z.array(z.string()).default([]),
+    })
+    .default({ durationS: 0, topologies: [] }),
+  seeds: z.array(seedRunSchema).default([]),
+  /** Fault windows the schedule planned for this run. */
+  faultsScheduled: z.number().int().nonnegative().default(0),
+  faults: z.array(faultSchema).default([]),
+  oracles: z.array(oracleResultSchema).default([]),
+  history: historyFactsSchema.nullable().default(null),
+  /** Intended client rate (ops/s); null = closed loop, judged against the median window. */
+  intendedOpsPerSec: z.number().positive().nullable().default(null),
+  throughput: z.array(throughputWindowSchema).default([]),
+  recovery: z
+    .object({
+      baselineOpsPerSec: z.number().nonnegative(),
+      afterHealOpsPerSec: z.number().nonnegative(),
+      /** Seconds after the last heal at which the rate was measured. */
+      measuredAfterS: z.number().nonnegative().default(0),
+    })
+    .nullable()
+    .default(null),
+  /** SUT log lines matching panic / fatal / internal error; logsScanned = how many log files were read. */
+  sutLog: z
+    .object({
+      filesScanned: z.number().int().nonnegative(),
+      matches: z.array(
+        z.object({ node: z.string(), file: z.string(), line: z.number().int(), text: z.string() }),
+      ),
+    })
+    .nullable()
+    .default(null),
+  /** Leader failovers observed during the run. */
+  failovers: z.number().int().nonnegative().nullable().default(null),
+  /** The baseline compared with: when and against which harness version it was taken. */
+  baseline: z
+    .object({ harnessVersion: z.string(), currentHarnessVersion: z.string(), capturedAt: z.string() })
+    .nullable()
+    .default(null),
+  /** Boundary/fairness facts: surfaces exercised, negative controls run, per-group breakdown present. */
+  surfacesExercised: z.array(z.string()).default([]),
+  negativeControls: z
+    .object({
+      run: z.number().int().nonnegative(),
+      denied: z.number().int().nonnegative(),
+      leakChecked: z.boolean(),
+    })
+    .nullable()
+    .default(null),
+  perGroupBreakdown: z.boolean().nullable().default(null),
+  /** Per-item declarations for what cannot be measured (keys: red-flag / weak-oracle item ids). */
+  declarations: z
+    .record(z.string(), z.object({ status: z.enum(['checked', 'n/a']), evidence: z.string() }))
+    .default({}),
+  startedAt: z.string().nullable().default(null),
+  endedAt: z.string().nullable().default(null),
+  artifacts: z.array(z.object({ label: z.string(), path: z.string() })).default([]),
+  notes: z.array(z.string()).default([]),
+});
+export type ScenarioEvidence = z.infer<typeof scenarioEvidenceSchema>;
+export type ScenarioEvidenceInput = z.input<typeof scenarioEvidenceSchema>;
+
+export function parseEvidence(raw: ScenarioEvidenceInput): ScenarioEvidence {
+  return scenarioEvidenceSchema.parse(raw);
+}

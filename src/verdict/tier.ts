@@ -1,0 +1,46 @@
+import type { Tier } from '../plan/binding.ts';
+import { type BudgetDimension, shortfall } from '../plan/budget.ts';
+import type { ScenarioTiers } from '../plan/schema.ts';
+import type { ScenarioEvidence } from './evidence.ts';
+import type { TierMet } from './states.ts';
+
+/**
+ * The budget tier a run actually met: config size, duration, landed fault windows and seeds, each
+ * compared with the tier's number. A fault that did not land does not count toward the fault budget.
+ */
+
+export function tierRan(ev: ScenarioEvidence, like: Tier | null): Tier {
+  const seeds = ev.seeds.filter((s) => s.outcome !== 'unknown').length;
+  const t: Tier = {
+    durationS: ev.ran.durationS,
+    faultWindows: ev.faults.filter((f) => f.landed).length,
+    seeds,
+  };
+  if (like?.tenants !== undefined) t.tenants = ev.ran.tenants ?? 0;
+  else t.nodes = ev.ran.nodes ?? 0;
+  return t;
+}
+
+export interface TierAssessment {
+  met: TierMet;
+  /** For each declared tier, the dimensions that fell short (empty = met). */
+  shortfalls: Partial<Record<'smoke' | 'hardening' | 'release', BudgetDimension[]>>;
+}
+
+export function assessTier(ev: ScenarioEvidence, tiers: ScenarioTiers): TierAssessment {
+  const shortfalls: TierAssessment['shortfalls'] = {};
+  let met: TierMet = null;
+  for (const name of ['smoke', 'hardening', 'release'] as const) {
+    const required = tiers[name];
+    if (!required) continue;
+    // Spec §2: smoke is config, duration and seeds ("No fault" is what PASS-smoke means); hardening and
+    // release also require their fault count.
+    const gap = shortfall(required, tierRan(ev, required)).filter(
+      (d) => name !== 'smoke' || d !== 'faultWindows',
+    );
+    shortfalls[name] = gap;
+    // Tiers nest: hardening only counts once smoke is met, release once hardening is.
+    if (gap.length === 0 && (name === 'smoke' || met !== null)) met = name;
+  }
+  return { met, shortfalls };
+}
