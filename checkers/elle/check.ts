@@ -1,0 +1,382 @@
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
+import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
+import {
+  CYCLE_SPECS,
+  type CycleSpec,
+  type FoundCycle,
+  hasCycle,
+  hasNonadjacentCycle,
+  type LocalGraph,
+  legalRels,
+  localGraph,
+  searchCycle,
+} from './cycles.ts';
+import { buildCsr, DATA, type EdgeList, PROCESS, REALTIME, REL_NAMES, RW, tarjan, WR, WW } from './graph.ts';
+import {
+  boundary,
+  CYCLE_EXISTS_NAME,
+  impliedAnomalies,
+  prohibitedAnomalies,
+  UNKNOWN_ANOMALIES,
+} from './lattice.ts';
+import { analyseListAppend } from './list-append.ts';
+import { DEFAULT_CYCLE_SEARCH_TIMEOUT_MS, DEFAULT_MODELS, elleOptionsSchema } from './options.ts';
+import { addProcessEdges, addRealtimeEdges } from './order-edges.ts';
+import { writeArtifacts } from './render.ts';
+import { analyseRwRegister } from './rw-register.ts';
+import { MicroOpError, renderMop, type TxnHistory } from './txns.ts';
+
+/** A step of an explained cycle. */
+export interface CycleStep {
+  rel: 'ww' | 'wr' | 'rw' | 'process' | 'realtime';
+  from: number;
+  to: number;
+  explanation: string;
+}
+
+export interface CycleAnomaly extends Anomaly {
+  /** Op ids around the cycle, the first repeated at the end. */
+  cycle: number[];
+  steps: CycleStep[];
+  /** The full plain-text explanation (several lines). */
+  text: string;
+}
+
+/** CheckResult plus Elle's verdict fields (also mirrored into `stats`). */
+export interface ElleCheckResult extends CheckResult {
+  anomalyTypes: string[];
+  not: string[];
+  alsoNot: string[];
+}
+
+/** Cases kept per anomaly type in the result (all are counted in stats and written to the text file). */
+const MAX_CASES_IN_RESULT = 100;
+
+const SCOPE =
+  'Infers ww/wr/rw dependencies (plus process or realtime order) from client-observed transactions and ' +
+  'reports cycles and non-cycle anomalies; it needs unique written values (and, for list-append, reads ' +
+  'of whole lists), never searches alternative version orders, reports one cycle per anomaly type per ' +
+  'strongly connected component, and cannot see predicate anomalies (G2, G-single without -item).';
+
+export function runElle(
+  ops: readonly Operation[],
+  rawOptions: unknown,
+  ctx: CheckContext = {},
+): ElleCheckResult {
+  const options = elleOptionsSchema.parse(rawOptions);
+  const started = performance.now();
+  const models = options.consistencyModels ?? DEFAULT_MODELS;
+  const prohibited = prohibitedAnomalies(models, options.anomalies ?? []);
+  const timeoutMs = options.cycleSearchTimeoutMs ?? DEFAULT_CYCLE_SEARCH_TIMEOUT_MS;
+
+  const specs = CYCLE_SPECS.filter((s) => prohibited.has(s.type));
+  const useRealtime = specs.some((s) => s.extra === REALTIME);
+  const useProcess = !useRealtime && specs.some((s) => s.extra === PROCESS);
+  const searched = specs.filter((s) => s.extra === 0 || (s.extra === REALTIME) === useRealtime);
+
+  let analysis: WorkloadAnalysis;
+  try {
+    analysis =
+      options.workload === 'list-append'
+        ? analyseListAppend(ops)
+        : analyseRwRegister(ops, {
+            sequentialKeys: options.sequentialKeys ?? false,
+            linearizableKeys: options.linearizableKeys ?? false,
+            wfrKeys: options.wfrKeys ?? false,
+          });
+  } catch (err) {
+    if (err instanceof WorkloadError || err instanceof MicroOpError) {
+      const type = err instanceof WorkloadError ? err.type : 'unexpected-txn-micro-op-types';
+      return {
+        checker: 'elle',
+        valid: 'unknown',
+        evidence: `elle ${options.workload}: analysis stopped: ${type}`,
+        scope: SCOPE,
+        anomalies: [{ type, explanation: err.message }],
+        stats: { opsConsumed: ops.length, txns: 0, anomalyTypes: [type], not: [], alsoNot: [] },
+        error: err.message,
+        anomalyTypes: [type],
+        not: [],
+        alsoNot: [],
+      };
+    }
+    throw err;
+  }
+
+  const h = analysis.history;
+  const found = analysis.anomalies;
+  const edges: EdgeList = analysis.edges;
+  const dataEdges = edges.length;
+  let timeVertices = 0;
+  if (useRealtime) timeVertices = addRealtimeEdges(h, edges);
+  else if (useProcess) addProcessEdges(h, edges);
+  const vertexCount = h.n + timeVertices;
+  if (dataEdges === 0)
+    found.set('empty-transaction-graph', [
+      {
+        type: 'empty-transaction-graph',
+        explanation:
+          'no ww, wr or rw dependency could be inferred between any two transactions, so no cycle can be checked',
+      },
+    ]);
+
+  const graph = buildCsr(vertexCount, edges);
+  const { multi } = tarjan(graph, DATA | PROCESS | REALTIME);
+  const localId = new Int32Array(vertexCount).fill(-1);
+  let sccTxns = 0;
+  let largestScc = 0;
+  let timeouts = 0;
+  for (const verts of multi) {
+    let real = 0;
+    for (const v of verts) if (v < h.n) real++;
+    if (real < 2) continue;
+    sccTxns += real;
+    largestScc = Math.max(largestScc, real);
+    const lg = localGraph(graph, verts, localId);
+    const inScc = new Set<string>();
+    const impliedHere = new Set<string>();
+    const exhausted: string[] = [];
+    for (const spec of searched) {
+      if (impliedHere.has(spec.type)) continue;
+      const deadline = performance.now() + timeoutMs;
+      const outcome = searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type);
+      if (outcome === null) {
+        exhausted.push(spec.type);
+        continue;
+      }
+      if ('timeout' in outcome) {
+        timeouts++;
+        addAnomaly(found, {
+          type: 'cycle-search-timeout',
+          explanation: `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions ran out of its ${timeoutMs} ms budget`,
+          anomalySpecType: spec.type,
+          doesNotContain: [...exhausted],
+          sccSize: real,
+        });
+        const exists = cycleExistsType(lg, spec);
+        if (exists && !inScc.has(exists)) {
+          inScc.add(exists);
+          addAnomaly(found, {
+            type: exists,
+            explanation: `a component of ${real} transactions has a cycle of the relations ${spec.type} is built from, but no specific cycle was named within the budget`,
+            sccSize: real,
+          });
+        }
+        continue;
+      }
+      inScc.add(spec.type);
+      for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
+      addAnomaly(found, explainCycle(analysis, lg, outcome.cycle, spec.type));
+    }
+  }
+
+  // cycle-exists entries are dropped when a concrete anomaly already rules out the same model.
+  const foundTypes = [...found.keys()];
+  const concreteNot = new Set(
+    boundary(foundTypes.filter((t) => !t.endsWith('-cycle-exists'))).not.concat(
+      boundary(foundTypes.filter((t) => !t.endsWith('-cycle-exists'))).alsoNot,
+    ),
+  );
+  for (const [model, name] of Object.entries(CYCLE_EXISTS_NAME)) {
+    if (found.has(name) && concreteNot.has(model)) found.delete(name);
+  }
+
+  const reportable = [...found.keys()].filter((t) => prohibited.has(t) || UNKNOWN_ANOMALIES.has(t)).sort();
+  const invalid = reportable.some((t) => prohibited.has(t));
+  const valid: Validity = reportable.length === 0 ? true : invalid ? false : 'unknown';
+  const { not, alsoNot } = valid === true ? { not: [], alsoNot: [] } : boundary(found.keys());
+  const anomalies: Anomaly[] = [];
+  const anomalyCounts: Record<string, number> = {};
+  for (const t of reportable) {
+    const cases = found.get(t)!;
+    anomalyCounts[t] = cases.length;
+    anomalies.push(...cases.slice(0, MAX_CASES_IN_RESULT));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const artifacts =
+    (options.outDir ?? ctx.outDir) && valid !== true
+      ? writeArtifacts(options.outDir ?? ctx.outDir!, analysis, reportable, found)
+      : undefined;
+  const txnCounts = countStatuses(h);
+  return {
+    checker: 'elle',
+    valid,
+    evidence:
+      `elle ${options.workload}: ${h.n} transactions (${txnCounts.ok} ok, ${txnCounts.info} info, ${txnCounts.fail} fail), ` +
+      `${dataEdges} dependency edges, ${multi.length} cyclic components; ` +
+      (reportable.length
+        ? `found ${reportable.map((t) => `${t} ×${anomalyCounts[t]}`).join(', ')}`
+        : 'no anomalies') +
+      ` against ${models.length ? models.join(', ') : 'no models'}`,
+    scope: SCOPE,
+    anomalies,
+    stats: {
+      opsConsumed: ops.length,
+      txns: h.n,
+      ...txnCounts,
+      nonTxnOpsSkipped: h.skipped,
+      keys: h.keys.length,
+      dependencyEdges: dataEdges,
+      orderGraph: useRealtime ? 'realtime' : useProcess ? 'process' : 'none',
+      cyclicComponents: multi.length,
+      txnsInCycles: sccTxns,
+      largestComponent: largestScc,
+      searchTimeouts: timeouts,
+      anomalyCounts,
+      anomalyTypes: reportable,
+      not,
+      alsoNot,
+      seconds,
+    },
+    ...(artifacts ? { artifacts } : {}),
+    anomalyTypes: reportable,
+    not,
+    alsoNot,
+  };
+}
+
+function countStatuses(h: TxnHistory): { ok: number; info: number; fail: number } {
+  const c = [0, 0, 0];
+  for (let t = 0; t < h.n; t++) c[h.status[t]!]!++;
+  return { ok: c[0]!, info: c[1]!, fail: c[2]! };
+}
+
+function cycleExistsType(lg: LocalGraph, spec: CycleSpec): string | null {
+  const prefix = spec.extra === PROCESS ? 'strong-session-' : spec.extra === REALTIME ? 'strong-' : '';
+  if (spec.kind === 'G0' || spec.kind === 'G1c') {
+    if (!hasCycle(lg, legalRels(spec))) return null;
+    return `${prefix}PL-${spec.kind === 'G0' ? 1 : 2}-cycle-exists`;
+  }
+  if (spec.kind === 'single' || spec.kind === 'nonadjacent') {
+    if (!hasNonadjacentCycle(lg, spec.extra)) return null;
+    return spec.extra === 0 ? 'PL-SI-cycle-exists' : `${prefix}snapshot-isolation-cycle-exists`;
+  }
+  if (!hasCycle(lg, legalRels(spec))) return null;
+  return spec.extra === 0
+    ? 'PL-2.99-cycle-exists'
+    : spec.extra === PROCESS
+      ? 'strong-session-serializable-cycle-exists'
+      : 'PL-SS-cycle-exists';
+}
+
+interface Compressed {
+  txns: number[];
+  rels: number[];
+}
+
+/** Collapse runs through time vertices into single realtime steps, starting at a real txn. */
+function compress(lg: LocalGraph, nTxns: number, c: FoundCycle): Compressed | null {
+  const len = c.verts.length;
+  let start = -1;
+  for (let i = 0; i < len; i++) {
+    if (lg.verts[c.verts[i]!]! < nTxns) {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return null;
+  const txns: number[] = [];
+  const rels: number[] = [];
+  let i = start;
+  do {
+    const v = lg.verts[c.verts[i]!]!;
+    txns.push(v);
+    let rel = c.rels[i]!;
+    let j = (i + 1) % len;
+    while (lg.verts[c.verts[j]!]! >= nTxns) {
+      rel = REALTIME;
+      j = (j + 1) % len;
+    }
+    rels.push(rel);
+    i = j;
+  } while (i !== start);
+  if (new Set(txns).size !== txns.length) return null;
+  return { txns, rels };
+}
+
+/** Elle's classification of a cycle from its steps. */
+export function classifyRels(rels: readonly number[]): string {
+  const n = rels.length;
+  let rw = 0;
+  let wr = 0;
+  let adjacent = false;
+  for (let i = 0; i < n; i++) {
+    if (rels[i] === RW) {
+      rw++;
+      if (rels[(i + 1) % n] === RW) adjacent = true;
+    }
+    if (rels[i] === WR) wr++;
+  }
+  const base =
+    rw === 1
+      ? 'G-single-item'
+      : rw > 1
+        ? adjacent
+          ? 'G2-item'
+          : 'G-nonadjacent-item'
+        : wr > 0
+          ? 'G1c'
+          : 'G0';
+  if (rels.includes(REALTIME)) return `${base}-realtime`;
+  if (rels.includes(PROCESS)) return `${base}-process`;
+  return base;
+}
+
+function classify(lg: LocalGraph, nTxns: number, c: FoundCycle): string | null {
+  const comp = compress(lg, nTxns, c);
+  return comp ? classifyRels(comp.rels) : null;
+}
+
+function explainCycle(analysis: WorkloadAnalysis, lg: LocalGraph, c: FoundCycle, type: string): CycleAnomaly {
+  const h = analysis.history;
+  const comp = compress(lg, h.n, c)!;
+  const names = new Map<number, string>();
+  comp.txns.forEach((t, i) => {
+    names.set(t, `T${i + 1}`);
+  });
+  const name = (t: number) => names.get(t) ?? `op ${h.ops[t]!.id}`;
+  const steps: CycleStep[] = [];
+  const k = comp.txns.length;
+  for (let i = 0; i < k; i++) {
+    const a = comp.txns[i]!;
+    const b = comp.txns[(i + 1) % k]!;
+    const rel = comp.rels[i]!;
+    let text: string | null;
+    if (rel === WW || rel === WR || rel === RW) text = analysis.explain(a, b, rel, name);
+    else if (rel === PROCESS) {
+      text = `${name(a)} < ${name(b)}, because process ${h.process[a]} executed ${name(a)} before ${name(b)}`;
+    } else {
+      const opA = h.ops[a]!;
+      const opB = h.ops[b]!;
+      text = `${name(a)} < ${name(b)}, because ${name(a)} completed (event ${opA.completeIndex}) before ${name(b)} was invoked (event ${opB.invokeIndex})`;
+    }
+    steps.push({
+      rel: REL_NAMES[rel] as CycleStep['rel'],
+      from: h.ops[a]!.id,
+      to: h.ops[b]!.id,
+      explanation: text ?? `${name(a)} < ${name(b)} (${REL_NAMES[rel]})`,
+    });
+  }
+  const lines = [`Let:`];
+  for (const t of comp.txns) {
+    const mops: string[] = [];
+    for (let m = h.mopStart[t]!; m < h.mopStart[t + 1]!; m++) mops.push(renderMop(h, m, analysis.writeF));
+    lines.push(
+      `  ${name(t)} = op ${h.ops[t]!.id} (${h.ops[t]!.type}, process ${h.ops[t]!.process}): ${mops.join(' ')}`,
+    );
+  }
+  lines.push('Then:');
+  steps.forEach((s, i) => {
+    lines.push(i === k - 1 ? `  - However, ${s.explanation}: a contradiction!` : `  - ${s.explanation}.`);
+  });
+  const opIds = comp.txns.map((t) => h.ops[t]!.id);
+  return {
+    type,
+    explanation: `${type} cycle over ops ${opIds.join(' → ')} → ${opIds[0]} (${steps.map((s) => s.rel).join(', ')})`,
+    ops: opIds,
+    cycle: [...opIds, opIds[0]!],
+    steps,
+    text: lines.join('\n'),
+  };
+}

@@ -1,0 +1,255 @@
+import { type Csr, PROCESS, primaryRel, REALTIME, RW, tarjan, WR, WW } from './graph.ts';
+
+/**
+ * Typed cycle search inside one strongly connected component. Each anomaly type is a small automaton over
+ * edge relations (Elle's cycle specs): the search starts with the relation the type must contain, then
+ * runs a breadth-first search over (vertex, automaton state) back to the start. Only edges of the type's
+ * legal relations are followed, and only inside the sub-component those relations form, so a type that
+ * cannot occur in the component costs one Tarjan pass and no search.
+ */
+
+export type CycleKind = 'G0' | 'G1c' | 'single' | 'nonadjacent' | 'adjacent';
+
+export interface CycleSpec {
+  type: string;
+  kind: CycleKind;
+  /** PROCESS or REALTIME for the `-process` / `-realtime` variants (the cycle must use one); else 0. */
+  extra: number;
+}
+
+const BASE_TYPES: [string, CycleKind][] = [
+  ['G0', 'G0'],
+  ['G1c', 'G1c'],
+  ['G-single-item', 'single'],
+  ['G-nonadjacent-item', 'nonadjacent'],
+  ['G2-item', 'adjacent'],
+];
+
+/** Every cycle type in search order: all base types, then the -process, then the -realtime variants. */
+export const CYCLE_SPECS: CycleSpec[] = [
+  ...BASE_TYPES.map(([type, kind]) => ({ type, kind, extra: 0 })),
+  ...BASE_TYPES.map(([type, kind]) => ({ type: `${type}-process`, kind, extra: PROCESS })),
+  ...BASE_TYPES.map(([type, kind]) => ({ type: `${type}-realtime`, kind, extra: REALTIME })),
+];
+
+export function legalRels(spec: CycleSpec): number {
+  const data = spec.kind === 'G0' ? WW : spec.kind === 'G1c' ? WW | WR : WW | WR | RW;
+  return data | spec.extra;
+}
+
+/** A component's induced subgraph with local vertex ids and one (primary) relation per edge. */
+export interface LocalGraph {
+  verts: Int32Array;
+  offsets: Int32Array;
+  targets: Int32Array;
+  rels: Uint8Array;
+}
+
+export function localGraph(g: Csr, verts: Int32Array, localId: Int32Array): LocalGraph {
+  const m = verts.length;
+  for (let i = 0; i < m; i++) localId[verts[i]!] = i;
+  const offsets = new Int32Array(m + 1);
+  let count = 0;
+  for (let i = 0; i < m; i++) {
+    const v = verts[i]!;
+    for (let e = g.offsets[v]!; e < g.offsets[v + 1]!; e++) if (localId[g.targets[e]!]! >= 0) count++;
+  }
+  const targets = new Int32Array(count);
+  const rels = new Uint8Array(count);
+  let w = 0;
+  for (let i = 0; i < m; i++) {
+    offsets[i] = w;
+    const v = verts[i]!;
+    for (let e = g.offsets[v]!; e < g.offsets[v + 1]!; e++) {
+      const l = localId[g.targets[e]!]!;
+      if (l >= 0) {
+        targets[w] = l;
+        rels[w] = primaryRel(g.masks[e]!);
+        w++;
+      }
+    }
+  }
+  offsets[m] = w;
+  for (let i = 0; i < m; i++) localId[verts[i]!] = -1;
+  return { verts, offsets, targets, rels };
+}
+
+export interface FoundCycle {
+  /** Local vertices in cycle order (the start first, not repeated). */
+  verts: number[];
+  /** rels[i] is the relation of the edge verts[i] → verts[i+1 mod len]. */
+  rels: number[];
+}
+
+const F_WR = 1;
+const F_X = 2;
+const F_LASTRW = 4;
+const F_MULTI = 8;
+const F_PHASE = 16;
+const STATES = 32;
+
+export type SearchOutcome = { cycle: FoundCycle } | { timeout: true } | null;
+
+/**
+ * Find one cycle of the spec's shape whose compressed form `accept` agrees with, or null when none
+ * exists, or `{timeout}` when the deadline passes first.
+ */
+export function searchCycle(
+  lg: LocalGraph,
+  spec: CycleSpec,
+  deadline: number,
+  accept: (c: FoundCycle) => boolean,
+): SearchOutcome {
+  const m = lg.verts.length;
+  const legal = legalRels(spec);
+  const { offsets, targets, rels } = lg;
+  const csr: Csr = { n: m, offsets, targets, masks: rels };
+  const compL = tarjan(csr, legal).comp;
+  // For one-rw cycles the path back to the start uses no rw edge: prune by that relation's topology
+  // (Tarjan ids: if x reaches y in another component, id(x) > id(y)).
+  const compA = spec.kind === 'single' ? tarjan(csr, legal & ~RW).comp : null;
+  const first = spec.kind === 'G0' ? spec.extra || WW : spec.kind === 'G1c' ? WR : RW;
+  const stamp = new Int32Array(m * STATES);
+  const parent = new Int32Array(m * STATES);
+  const parentRel = new Uint8Array(m * STATES);
+  const queue = new Int32Array(m * STATES);
+  let run = 0;
+  let pops = 0;
+  for (let s = 0; s < m; s++) {
+    for (let e0 = offsets[s]!; e0 < offsets[s + 1]!; e0++) {
+      const r0 = rels[e0]!;
+      if ((r0 & first) === 0) continue;
+      const t = targets[e0]!;
+      if (compL[t] !== compL[s]) continue;
+      if (compA && compA[t]! < compA[s]!) continue;
+      let f0 = 0;
+      if (r0 === WR) f0 |= F_WR;
+      if (r0 & spec.extra) f0 |= F_X;
+      if (r0 === RW) f0 |= F_LASTRW;
+      if (spec.kind === 'adjacent') f0 |= F_PHASE;
+      run++;
+      let head = 0;
+      let tail = 0;
+      const st0 = t * STATES + f0;
+      stamp[st0] = run;
+      parent[st0] = -1;
+      queue[tail++] = st0;
+      while (head < tail) {
+        if ((++pops & 1023) === 0 && performance.now() > deadline) return { timeout: true };
+        const st = queue[head++]!;
+        const v = (st / STATES) | 0;
+        const f = st % STATES;
+        for (let e = offsets[v]!; e < offsets[v + 1]!; e++) {
+          const r = rels[e]!;
+          if ((r & legal) === 0) continue;
+          const w = targets[e]!;
+          if (compL[w] !== compL[s]) continue;
+          if (compA && compA[w]! < compA[s]!) continue;
+          let nf = f;
+          if (r === WR) nf |= F_WR;
+          if (r & spec.extra) nf |= F_X;
+          if (spec.kind === 'single') {
+            if (r === RW) continue;
+          } else if (spec.kind === 'nonadjacent') {
+            if (r === RW) {
+              if (f & F_LASTRW) continue;
+              nf |= F_LASTRW | F_MULTI;
+            } else nf &= ~F_LASTRW;
+          } else if (spec.kind === 'adjacent') {
+            if (f & F_PHASE) {
+              if (r !== RW) continue;
+              nf &= ~F_PHASE;
+            }
+          }
+          if (w === s) {
+            if (!accepts(spec, nf)) continue;
+            const cycle = reconstruct(s, r0, st, r);
+            if (accept(cycle)) return { cycle };
+            continue;
+          }
+          const ns = w * STATES + nf;
+          if (stamp[ns] === run) continue;
+          stamp[ns] = run;
+          parent[ns] = st;
+          parentRel[ns] = r;
+          queue[tail++] = ns;
+        }
+      }
+    }
+  }
+  return null;
+
+  function reconstruct(s: number, r0: number, lastState: number, closingRel: number): FoundCycle {
+    const vs: number[] = [];
+    const rs: number[] = [];
+    let st = lastState;
+    let rel = closingRel;
+    while (st !== -1) {
+      vs.push((st / STATES) | 0);
+      rs.push(rel);
+      rel = parentRel[st]!;
+      const p = parent[st]!;
+      if (p === -1) break;
+      st = p;
+    }
+    vs.push(s);
+    rs.push(r0);
+    vs.reverse();
+    rs.reverse();
+    return { verts: vs, rels: rs };
+  }
+}
+
+function accepts(spec: CycleSpec, f: number): boolean {
+  if (spec.extra && !(f & F_X)) return false;
+  switch (spec.kind) {
+    case 'G0':
+    case 'single':
+      return true;
+    case 'G1c':
+      return (f & F_WR) !== 0;
+    case 'nonadjacent':
+      return (f & F_MULTI) !== 0 && (f & F_LASTRW) === 0;
+    case 'adjacent':
+      return (f & F_PHASE) === 0;
+  }
+}
+
+/** Does the graph (restricted to `rels`) have a cycle? Used to report `<model>-cycle-exists`. */
+export function hasCycle(lg: LocalGraph, relMask: number): boolean {
+  const csr: Csr = { n: lg.verts.length, offsets: lg.offsets, targets: lg.targets, masks: lg.rels };
+  return tarjan(csr, relMask).multi.length > 0;
+}
+
+/**
+ * Snapshot-isolation style cycles (G-single, G-nonadjacent): a cycle in A ∪ (A;rw), A = the non-rw legal
+ * relations, i.e. every rw edge directly preceded by a non-rw one. Built only after a search timed out.
+ */
+export function hasNonadjacentCycle(lg: LocalGraph, extra: number): boolean {
+  const m = lg.verts.length;
+  const a = WW | WR | extra;
+  const src: number[] = [];
+  const dst: number[] = [];
+  for (let x = 0; x < m; x++) {
+    for (let e = lg.offsets[x]!; e < lg.offsets[x + 1]!; e++) {
+      if ((lg.rels[e]! & a) === 0) continue;
+      const y = lg.targets[e]!;
+      src.push(x);
+      dst.push(y);
+      for (let f = lg.offsets[y]!; f < lg.offsets[y + 1]!; f++) {
+        if (lg.rels[f] === RW && lg.targets[f] !== x) {
+          src.push(x);
+          dst.push(lg.targets[f]!);
+        }
+      }
+    }
+  }
+  const offsets = new Int32Array(m + 1);
+  for (const s of src) offsets[s + 1]!++;
+  for (let i = 0; i < m; i++) offsets[i + 1]! += offsets[i]!;
+  const fill = offsets.slice(0, m);
+  const targets = new Int32Array(src.length);
+  for (let i = 0; i < src.length; i++) targets[fill[src[i]!]!++] = dst[i]!;
+  const masks = new Uint8Array(src.length).fill(1);
+  return tarjan({ n: m, offsets, targets, masks }, 1).multi.length > 0;
+}

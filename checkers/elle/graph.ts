@@ -1,0 +1,175 @@
+/**
+ * Integer-indexed directed graphs: edges accumulate in growable typed arrays, then become a CSR
+ * (compressed sparse row) graph whose parallel edges are merged into one edge with a bitmask of relations.
+ * No per-edge objects; Tarjan's SCC algorithm runs with an explicit stack (no recursion limit).
+ */
+
+export const WW = 1;
+export const WR = 2;
+export const RW = 4;
+export const PROCESS = 8;
+export const REALTIME = 16;
+export const DATA = WW | WR | RW;
+
+export const REL_NAMES: Record<number, string> = {
+  [WW]: 'ww',
+  [WR]: 'wr',
+  [RW]: 'rw',
+  [PROCESS]: 'process',
+  [REALTIME]: 'realtime',
+};
+
+/** The relation that explains an edge carrying several: ww, then wr, then rw, then process, then realtime. */
+export function primaryRel(mask: number): number {
+  return mask & -mask;
+}
+
+export class EdgeList {
+  src = new Int32Array(1024);
+  dst = new Int32Array(1024);
+  rel = new Uint8Array(1024);
+  length = 0;
+
+  add(a: number, b: number, rel: number): void {
+    if (a === b) return;
+    if (this.length === this.src.length) this.grow();
+    const i = this.length++;
+    this.src[i] = a;
+    this.dst[i] = b;
+    this.rel[i] = rel;
+  }
+
+  private grow(): void {
+    const cap = this.src.length * 2;
+    const s = new Int32Array(cap);
+    s.set(this.src);
+    this.src = s;
+    const d = new Int32Array(cap);
+    d.set(this.dst);
+    this.dst = d;
+    const r = new Uint8Array(cap);
+    r.set(this.rel);
+    this.rel = r;
+  }
+}
+
+export interface Csr {
+  n: number;
+  offsets: Int32Array;
+  targets: Int32Array;
+  masks: Uint8Array;
+}
+
+/** Build a CSR graph over vertices 0..n-1, merging parallel edges (their relation bits are OR-ed). */
+export function buildCsr(n: number, edges: EdgeList): Csr {
+  const m = edges.length;
+  const offsets = new Int32Array(n + 1);
+  for (let i = 0; i < m; i++) offsets[edges.src[i]! + 1]!++;
+  for (let v = 0; v < n; v++) offsets[v + 1]! += offsets[v]!;
+  const fill = offsets.slice(0, n);
+  const targets = new Int32Array(m);
+  const masks = new Uint8Array(m);
+  for (let i = 0; i < m; i++) {
+    const p = fill[edges.src[i]!]!++;
+    targets[p] = edges.dst[i]!;
+    masks[p] = edges.rel[i]!;
+  }
+  // Merge duplicates in place: stamp[d] = v+1 marks "d already seen from v", at position pos[d].
+  const stamp = new Int32Array(n);
+  const pos = new Int32Array(n);
+  let w = 0;
+  let start = 0;
+  for (let v = 0; v < n; v++) {
+    const end = offsets[v + 1]!;
+    offsets[v] = w;
+    for (let e = start; e < end; e++) {
+      const d = targets[e]!;
+      if (stamp[d] === v + 1) {
+        masks[pos[d]!]! |= masks[e]!;
+      } else {
+        stamp[d] = v + 1;
+        pos[d] = w;
+        targets[w] = d;
+        masks[w] = masks[e]!;
+        w++;
+      }
+    }
+    start = end;
+  }
+  offsets[n] = w;
+  return { n, offsets, targets: targets.subarray(0, w), masks: masks.subarray(0, w) };
+}
+
+/**
+ * Strongly connected components by Tarjan's algorithm with an explicit call stack, over the edges whose
+ * mask intersects `relMask`. Returns each vertex's component id (ids are assigned in completion order, so
+ * if component X reaches component Y ≠ X then id(X) > id(Y)) and the components with ≥ 2 vertices.
+ */
+export function tarjan(g: Csr, relMask: number): { comp: Int32Array; count: number; multi: Int32Array[] } {
+  const n = g.n;
+  const index = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const comp = new Int32Array(n).fill(-1);
+  const onStack = new Uint8Array(n);
+  const stack = new Int32Array(n);
+  let sp = 0;
+  const callV = new Int32Array(n);
+  const callE = new Int32Array(n);
+  let counter = 0;
+  let count = 0;
+  const multi: Int32Array[] = [];
+  const { offsets, targets, masks } = g;
+  for (let root = 0; root < n; root++) {
+    if (index[root] !== -1) continue;
+    let depth = 0;
+    callV[0] = root;
+    callE[0] = offsets[root]!;
+    index[root] = low[root] = counter++;
+    stack[sp++] = root;
+    onStack[root] = 1;
+    while (depth >= 0) {
+      const v = callV[depth]!;
+      const end = offsets[v + 1]!;
+      let e = callE[depth]!;
+      let descended = false;
+      while (e < end) {
+        const w = targets[e]!;
+        const ok = (masks[e]! & relMask) !== 0;
+        e++;
+        if (!ok) continue;
+        if (index[w] === -1) {
+          callE[depth] = e;
+          depth++;
+          callV[depth] = w;
+          callE[depth] = offsets[w]!;
+          index[w] = low[w] = counter++;
+          stack[sp++] = w;
+          onStack[w] = 1;
+          descended = true;
+          break;
+        }
+        if (onStack[w] && index[w]! < low[v]!) low[v] = index[w]!;
+      }
+      if (descended) continue;
+      if (low[v] === index[v]) {
+        let size = 0;
+        let w: number;
+        const top = sp;
+        do {
+          w = stack[--sp]!;
+          onStack[w] = 0;
+          comp[w] = count;
+          size++;
+        } while (w !== v);
+        if (size > 1) multi.push(stack.slice(sp, top));
+        count++;
+      }
+      depth--;
+      if (depth >= 0) {
+        const parent = callV[depth]!;
+        if (low[v]! < low[parent]!) low[parent] = low[v]!;
+      }
+    }
+  }
+  return { comp, count, multi };
+}

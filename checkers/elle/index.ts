@@ -1,0 +1,21 @@
+import type { Checker } from '../types.ts';
+import { type ElleCheckResult, runElle } from './check.ts';
+import type { ElleOptions } from './options.ts';
+
+export type { CycleAnomaly, CycleStep, ElleCheckResult } from './check.ts';
+export { classifyRels } from './check.ts';
+export { boundary, canonicalModel, prohibitedAnomalies } from './lattice.ts';
+export { type ElleOptions, elleOptionsSchema } from './options.ts';
+
+/**
+ * Elle-class transactional checker for list-append and rw-register histories: infers dependency cycles
+ * from client-observed transactions, names each anomaly, and the consistency models it rules out.
+ */
+export const elleChecker: Checker<ElleOptions> & {
+  check(...args: Parameters<Checker<ElleOptions>['check']>): ElleCheckResult;
+} = {
+  name: 'elle',
+  check(ops, options, ctx) {
+    return runElle(ops, options, ctx);
+  },
+};

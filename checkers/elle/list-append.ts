@@ -1,0 +1,430 @@
+import type { Operation } from '../../src/history/operation.ts';
+import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
+import { EdgeList, RW, WR, WW } from './graph.ts';
+import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey, WRITE } from './txns.ts';
+
+/**
+ * List-append inference (`[append k v]`, `[r k [v1 v2 …]]`). Each key's version order is its longest
+ * read (every other read must be a prefix of it), or `[v]` for a key appended exactly once and never
+ * read. From that order: wr (writer of a read's last element → reader), ww (writer of the previous
+ * element → appender), rw (readers of the previous element → appender). An append no read observed is
+ * placed after the last observed element. Non-cycle checks: G1a, G1b, internal, future-read,
+ * duplicate-elements, dirty-update, incompatible-order, lost-update.
+ */
+export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
+  const h = extractTxns(ops, 'append');
+  const anomalies: WorkloadAnalysis['anomalies'] = new Map();
+  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
+  const nKeys = h.keys.length;
+  const mopCount = mopKind.length;
+  const mopTxn = new Int32Array(mopCount);
+  for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
+  const opId = (t: number) => h.ops[t]!.id;
+
+  // Reads are lists; an ok read of nil means the empty list. Find each key's longest read.
+  const longest = new Int32Array(nKeys).fill(-1);
+  const longestLen = new Int32Array(nKeys);
+  const appendCount = new Int32Array(nKeys);
+  const loneAppend = new Int32Array(nKeys).fill(-1);
+  for (let m = 0; m < mopCount; m++) {
+    const k = mopKey[m]!;
+    if (mopKind[m] === WRITE) {
+      appendCount[k]!++;
+      loneAppend[k] = m;
+      continue;
+    }
+    if (status[mopTxn[m]!] !== OK) continue;
+    const v = mopValue[m];
+    if (v !== null && !Array.isArray(v)) {
+      throw new WorkloadError(
+        'malformed-read',
+        `op ${opId(mopTxn[m]!)}: read of key ${renderValue(h.keys[k])} returned ${renderValue(v)}, not a list`,
+      );
+    }
+    const len = v === null ? 0 : v.length;
+    if (len > longestLen[k]! || longest[k] === -1) {
+      longest[k] = m;
+      longestLen[k] = len;
+    }
+  }
+
+  // Version orders and element → position indices.
+  const orders: unknown[][] = new Array(nKeys);
+  const posMaps: Map<unknown, number>[] = new Array(nKeys);
+  for (let k = 0; k < nKeys; k++) {
+    let order: unknown[] = [];
+    if (longest[k]! >= 0 && longestLen[k]! > 0) order = mopValue[longest[k]!] as unknown[];
+    else if (appendCount[k] === 1) order = [mopValue[loneAppend[k]!]];
+    const pos = new Map<unknown, number>();
+    let dupes: Map<unknown, number> | null = null;
+    for (let i = 0; i < order.length; i++) {
+      const e = valueKey(order[i]);
+      if (pos.has(e)) {
+        dupes ??= new Map();
+        dupes.set(order[i], (dupes.get(order[i]) ?? 1) + 1);
+      } else pos.set(e, i);
+    }
+    if (dupes) reportDuplicates(longest[k]!, dupes);
+    orders[k] = order;
+    posMaps[k] = pos;
+  }
+
+  function reportDuplicates(m: number, dupes: Map<unknown, number>): void {
+    const t = mopTxn[m]!;
+    addAnomaly(anomalies, {
+      type: 'duplicate-elements',
+      explanation: `${txnName(t)} read key ${renderValue(h.keys[mopKey[m]!])} = ${renderValue(mopValue[m])}, which contains ${[...dupes].map(([e, c]) => `${renderValue(e)} ${c} times`).join(', ')}`,
+      ops: [opId(t)],
+      key: String(h.keys[mopKey[m]!]),
+      mop: mopIndexIn(m),
+      duplicates: Object.fromEntries([...dupes].map(([e, c]) => [String(e), c])),
+    });
+  }
+  const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
+  const txnName = (t: number) => `op ${opId(t)}`;
+
+  // Writer index: the append of (k, v). Observed elements live in per-key position arrays; appends no
+  // read observed go to a per-key map (duplicates among them are detected too).
+  const writerAt: Int32Array[] = orders.map((o) => new Int32Array(o.length).fill(-1));
+  const writerMopAt: Int32Array[] = orders.map((o) => new Int32Array(o.length).fill(-1));
+  const unobserved = new Map<number, Map<unknown, number>>();
+  const appendPos = new Int32Array(mopCount).fill(-2);
+  for (let m = 0; m < mopCount; m++) {
+    if (mopKind[m] !== WRITE) continue;
+    const k = mopKey[m]!;
+    const v = valueKey(mopValue[m]);
+    const p = posMaps[k]!.get(v);
+    const t = mopTxn[m]!;
+    if (p !== undefined) {
+      appendPos[m] = p;
+      if (writerMopAt[k]![p] !== -1) duplicateAppend(k, mopValue[m], writerMopAt[k]![p]!, m);
+      writerAt[k]![p] = t;
+      writerMopAt[k]![p] = m;
+    } else {
+      let u = unobserved.get(k);
+      if (!u) {
+        u = new Map();
+        unobserved.set(k, u);
+      }
+      const prev = u.get(v);
+      if (prev !== undefined) duplicateAppend(k, mopValue[m], prev, m);
+      u.set(v, m);
+    }
+  }
+  function duplicateAppend(k: number, v: unknown, m1: number, m2: number): never {
+    throw new WorkloadError(
+      'duplicate-appends',
+      `value ${renderValue(v)} was appended to key ${renderValue(h.keys[k])} more than once (ops ${opId(mopTxn[m1]!)} and ${opId(mopTxn[m2]!)}); list-append needs unique appends`,
+    );
+  }
+  /** The append micro-op that wrote element e of key k, or -1. */
+  function writerMopOf(k: number, e: unknown): number {
+    const ve = valueKey(e);
+    const p = posMaps[k]!.get(ve);
+    if (p !== undefined) return writerMopAt[k]![p]!;
+    return unobserved.get(k)?.get(ve) ?? -1;
+  }
+  function isFinalAppend(m: number): boolean {
+    const t = mopTxn[m]!;
+    for (let j = m + 1; j < mopStart[t + 1]!; j++)
+      if (mopKind[j] === WRITE && mopKey[j] === mopKey[m]) return false;
+    return true;
+  }
+
+  // Per-read: position of the last element in the order (-1 = empty, -2 = unknown), with prefix checks.
+  const firstFail = orders.map((_, k) => {
+    const w = writerAt[k]!;
+    for (let i = 0; i < w.length; i++) if (w[i]! >= 0 && status[w[i]!] === FAIL) return i;
+    return -1;
+  });
+  const readPos = new Int32Array(mopCount).fill(-2);
+  const incompatibleReported = new Set<number>();
+  for (let m = 0; m < mopCount; m++) {
+    if (mopKind[m] !== READ || status[mopTxn[m]!] !== OK) continue;
+    const k = mopKey[m]!;
+    const t = mopTxn[m]!;
+    const r = (mopValue[m] as unknown[] | null) ?? [];
+    if (r.length === 0) {
+      readPos[m] = -1;
+      continue;
+    }
+    const order = orders[k]!;
+    let compatible = r.length <= order.length;
+    if (compatible) {
+      for (let i = 0; i < r.length; i++) {
+        if (r[i] !== order[i] && valueKey(r[i]) !== valueKey(order[i])) {
+          compatible = false;
+          break;
+        }
+      }
+    }
+    let lastMop: number;
+    if (compatible) {
+      readPos[m] = r.length - 1;
+      lastMop = writerMopAt[k]![r.length - 1]!;
+      const ff = firstFail[k]!;
+      if (ff >= 0 && ff < r.length) reportG1a(m, writerMopAt[k]![ff]!, order[ff]);
+    } else {
+      if (!incompatibleReported.has(k)) {
+        incompatibleReported.add(k);
+        addAnomaly(anomalies, {
+          type: 'incompatible-order',
+          explanation: `reads of key ${renderValue(h.keys[k])} disagree on its order: ${txnName(t)} read ${renderValue(r)} but ${txnName(mopTxn[longest[k]!]!)} read ${renderValue(order)}`,
+          ops: [opId(t), opId(mopTxn[longest[k]!]!)],
+          key: String(h.keys[k]),
+          values: [r, order],
+        });
+      }
+      const seen = new Map<unknown, number>();
+      for (const e of r) seen.set(valueKey(e), (seen.get(valueKey(e)) ?? 0) + 1);
+      const dupes = new Map<unknown, number>();
+      for (const e of r) if ((seen.get(valueKey(e)) ?? 0) > 1) dupes.set(e, seen.get(valueKey(e))!);
+      if (dupes.size > 0) reportDuplicates(m, dupes);
+      for (const e of r) {
+        const wm = writerMopOf(k, e);
+        if (wm >= 0 && status[mopTxn[wm]!] === FAIL) {
+          reportG1a(m, wm, e);
+          break;
+        }
+      }
+      const last = r[r.length - 1];
+      const p = posMaps[k]!.get(valueKey(last));
+      if (p !== undefined) readPos[m] = p;
+      lastMop = writerMopOf(k, last);
+    }
+    // G1b: the last element read was not its writer's final append to this key.
+    if (lastMop >= 0 && mopTxn[lastMop] !== t && !isFinalAppend(lastMop)) {
+      const w = mopTxn[lastMop]!;
+      addAnomaly(anomalies, {
+        type: 'G1b',
+        explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, ending in ${renderValue(mopValue[lastMop])}, an intermediate append by ${txnName(w)}, which appended to that key again later`,
+        ops: [opId(t), opId(w)],
+        key: String(h.keys[k]),
+        mop: mopIndexIn(m),
+        writer: opId(w),
+        element: mopValue[lastMop],
+      });
+    }
+  }
+  function reportG1a(m: number, wm: number, e: unknown): void {
+    const t = mopTxn[m]!;
+    const w = mopTxn[wm]!;
+    addAnomaly(anomalies, {
+      type: 'G1a',
+      explanation: `${txnName(t)} read key ${renderValue(h.keys[mopKey[m]!])} = ${renderValue(mopValue[m])}, including ${renderValue(e)}, which was appended by ${txnName(w)}, a transaction that failed (aborted)`,
+      ops: [opId(t), opId(w)],
+      key: String(h.keys[mopKey[m]!]),
+      mop: mopIndexIn(m),
+      writer: opId(w),
+      element: e,
+    });
+  }
+
+  // dirty-update: a committed append directly on top of aborted ones (possibly through indeterminate ones).
+  for (let k = 0; k < nKeys; k++) {
+    const w = writerAt[k]!;
+    let failStart = -1;
+    for (let i = 0; i < w.length; i++) {
+      const t = w[i]!;
+      if (t < 0) continue;
+      if (status[t] === FAIL) {
+        if (failStart < 0) failStart = i;
+      } else if (status[t] === OK) {
+        if (failStart >= 0) {
+          const txns = Array.from(w.subarray(failStart, i + 1)).filter((x) => x >= 0);
+          addAnomaly(anomalies, {
+            type: 'dirty-update',
+            explanation: `key ${renderValue(h.keys[k])}: committed ${txnName(t)} appended ${renderValue(orders[k]![i])} on top of ${renderValue(orders[k]![failStart])}, appended by failed ${txnName(w[failStart]!)}`,
+            ops: txns.map(opId),
+            key: String(h.keys[k]),
+            values: orders[k]!.slice(failStart, i + 1),
+          });
+        }
+        failStart = -1;
+      }
+    }
+  }
+
+  // Per-txn checks that need earlier micro-ops of the same txn: internal, future-read, lost-update.
+  const INIT = Symbol('init');
+  const lostUpdate = new Map<number, Map<unknown, number[]>>();
+  for (let t = 0; t < n; t++) {
+    const s = mopStart[t]!;
+    const e = mopStart[t + 1]!;
+    if (e - s < 2) continue;
+    for (let m = s; m < e; m++) {
+      const k = mopKey[m]!;
+      let firstOnKey = true;
+      for (let j = s; j < m; j++) {
+        if (mopKey[j] === k) {
+          firstOnKey = false;
+          break;
+        }
+      }
+      if (mopKind[m] === READ && status[t] === OK) {
+        const r = (mopValue[m] as unknown[] | null) ?? [];
+        if (!firstOnKey) checkInternal(t, m, r);
+        for (let j = m + 1; j < e; j++) {
+          if (
+            mopKind[j] === WRITE &&
+            mopKey[j] === k &&
+            r.some((x) => valueKey(x) === valueKey(mopValue[j]))
+          ) {
+            addAnomaly(anomalies, {
+              type: 'future-read',
+              explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, which includes ${renderValue(mopValue[j])}, an element that the same transaction appends only later`,
+              ops: [opId(t)],
+              key: String(h.keys[k]),
+              mop: m - s,
+              element: mopValue[j],
+            });
+            break;
+          }
+        }
+        if (firstOnKey && status[t] === OK) {
+          let writesLater = false;
+          for (let j = m + 1; j < e; j++) if (mopKind[j] === WRITE && mopKey[j] === k) writesLater = true;
+          if (writesLater) {
+            let byValue = lostUpdate.get(k);
+            if (!byValue) {
+              byValue = new Map();
+              lostUpdate.set(k, byValue);
+            }
+            const v = r.length === 0 ? INIT : valueKey(r[r.length - 1]);
+            const list = byValue.get(v);
+            if (list) list.push(t);
+            else byValue.set(v, [t]);
+          }
+        }
+      }
+    }
+  }
+  function checkInternal(t: number, m: number, r: unknown[]): void {
+    const k = mopKey[m]!;
+    let known: unknown[] | null = null;
+    const suffix: unknown[] = [];
+    for (let j = mopStart[t]!; j < m; j++) {
+      if (mopKey[j] !== k) continue;
+      if (mopKind[j] === READ) {
+        known = ((mopValue[j] as unknown[] | null) ?? []).slice();
+        suffix.length = 0;
+      } else if (known) known.push(mopValue[j]);
+      else suffix.push(mopValue[j]);
+    }
+    let expected: unknown[];
+    let ok: boolean;
+    if (known) {
+      expected = known;
+      ok = r.length === known.length && r.every((x, i) => valueKey(x) === valueKey(known![i]));
+    } else {
+      expected = ['...', ...suffix];
+      ok =
+        r.length >= suffix.length &&
+        suffix.every((x, i) => valueKey(x) === valueKey(r[r.length - suffix.length + i]));
+    }
+    if (!ok) {
+      addAnomaly(anomalies, {
+        type: 'internal',
+        explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, but its own earlier micro-ops imply ${known ? renderValue(expected) : `[... ${suffix.map(renderValue).join(' ')}]`}`,
+        ops: [opId(t)],
+        key: String(h.keys[k]),
+        mop: m - mopStart[t]!,
+        expected,
+      });
+    }
+  }
+  for (const [k, byValue] of lostUpdate) {
+    for (const [v, txns] of byValue) {
+      if (txns.length < 2) continue;
+      const shown = v === INIT ? '[]' : `a list ending in ${renderValue(v)}`;
+      addAnomaly(anomalies, {
+        type: 'lost-update',
+        explanation: `${txns.map(txnName).join(', ')} all read key ${renderValue(h.keys[k])} as ${shown} and then appended to it: all but one update was lost`,
+        ops: txns.map(opId),
+        key: String(h.keys[k]),
+        value: v === INIT ? null : v,
+      });
+    }
+  }
+
+  // Dependency edges.
+  const edges = new EdgeList();
+  // Readers bucketed by (key, position of their last element): slot = base[k] + pos + 1.
+  const base = new Int32Array(nKeys + 1);
+  for (let k = 0; k < nKeys; k++) base[k + 1] = base[k]! + orders[k]!.length + 1;
+  const slotStart = new Int32Array(base[nKeys]! + 1);
+  for (let m = 0; m < mopCount; m++) if (readPos[m]! >= -1) slotStart[base[mopKey[m]!]! + readPos[m]! + 2]!++;
+  for (let i = 0; i < base[nKeys]!; i++) slotStart[i + 1]! += slotStart[i]!;
+  const slotFill = slotStart.slice();
+  const slotReaders = new Int32Array(slotStart[base[nKeys]!]!);
+  for (let m = 0; m < mopCount; m++) {
+    if (readPos[m]! < -1) continue;
+    const t = mopTxn[m]!;
+    slotReaders[slotFill[base[mopKey[m]!]! + readPos[m]! + 1]!++] = t;
+    // wr: the writer of the last element → the reader.
+    if (readPos[m]! >= 0) {
+      const w = writerAt[mopKey[m]!]![readPos[m]!]!;
+      if (w >= 0) edges.add(w, t, WR);
+    }
+  }
+  for (let m = 0; m < mopCount; m++) {
+    if (mopKind[m] !== WRITE) continue;
+    const k = mopKey[m]!;
+    const t = mopTxn[m]!;
+    const p = appendPos[m]!;
+    const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
+    if (pred >= 0) {
+      const w = writerAt[k]![pred]!;
+      if (w >= 0) edges.add(w, t, WW);
+    }
+    const slot = base[k]! + pred + 1;
+    for (let i = slotStart[slot]!; i < slotStart[slot + 1]!; i++) edges.add(slotReaders[i]!, t, RW);
+  }
+  // Reads whose last element is not in the order (incompatible reads) still get a wr edge.
+  for (let m = 0; m < mopCount; m++) {
+    if (mopKind[m] !== READ || readPos[m] !== -2 || status[mopTxn[m]!] !== OK) continue;
+    const r = mopValue[m] as unknown[] | null;
+    if (!r || r.length === 0) continue;
+    const wm = writerMopOf(mopKey[m]!, r[r.length - 1]);
+    if (wm >= 0) edges.add(mopTxn[wm]!, mopTxn[m]!, WR);
+  }
+
+  function explain(a: number, b: number, rel: number, name: (t: number) => string): string | null {
+    const A = name(a);
+    const B = name(b);
+    if (rel === WR) {
+      for (let m = mopStart[b]!; m < mopStart[b + 1]!; m++) {
+        if (mopKind[m] !== READ) continue;
+        const r = mopValue[m] as unknown[] | null;
+        if (!r || r.length === 0) continue;
+        const wm = writerMopOf(mopKey[m]!, r[r.length - 1]);
+        if (wm >= 0 && mopTxn[wm] === a) {
+          return `${A} < ${B}, because ${B} observed ${A}'s append of ${renderValue(r[r.length - 1])} to key ${renderValue(h.keys[mopKey[m]!])}`;
+        }
+      }
+      return null;
+    }
+    for (let m = mopStart[b]!; m < mopStart[b + 1]!; m++) {
+      if (mopKind[m] !== WRITE) continue;
+      const k = mopKey[m]!;
+      const p = appendPos[m]!;
+      const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
+      const where = p >= 0 ? '' : ' (an append no read observed, so placed after the last observed element)';
+      if (rel === WW && pred >= 0 && writerAt[k]![pred] === a) {
+        return `${A} < ${B}, because ${A} appended ${renderValue(orders[k]![pred])} before ${B} appended ${renderValue(mopValue[m])} to key ${renderValue(h.keys[k])}${where}`;
+      }
+      if (rel === RW) {
+        for (let j = mopStart[a]!; j < mopStart[a + 1]!; j++) {
+          if (mopKind[j] === READ && mopKey[j] === k && readPos[j] === pred && status[a] === OK) {
+            return `${A} < ${B}, because ${A} read key ${renderValue(h.keys[k])} = ${renderValue(mopValue[j] ?? [])} and did not observe ${B}'s append of ${renderValue(mopValue[m])}${where}`;
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  return { history: h, edges, anomalies, explain, writeF: 'append' };
+}
+
+export type { TxnHistory };

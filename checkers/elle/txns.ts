@@ -1,0 +1,122 @@
+import type { Operation } from '../../src/history/operation.ts';
+
+/**
+ * Client transactions flattened into parallel arrays, so the analyses index integers instead of walking
+ * objects: txn t has micro-ops mopStart[t] .. mopStart[t+1]-1; keys are interned to dense ids.
+ *
+ * Which value a txn carries: an `ok` op's completion value (what was observed); a `fail` or `info` op's
+ * invocation value (what was attempted; an indeterminate op's reads are unknown, a failed op's writes
+ * were aborted).
+ */
+export const OK = 0;
+export const INFO = 1;
+export const FAIL = 2;
+
+export const READ = 0;
+export const WRITE = 1;
+
+export interface TxnHistory {
+  n: number;
+  ops: readonly Operation[];
+  status: Uint8Array;
+  process: Int32Array;
+  mopStart: Int32Array;
+  mopKind: Uint8Array;
+  mopKey: Int32Array;
+  /** Written value for writes/appends; the observed value for reads (array, scalar, or null = unknown/initial). */
+  mopValue: unknown[];
+  keys: unknown[];
+  /** Client ops that were not transactions (value not a micro-op list): counted, not analysed. */
+  skipped: number;
+}
+
+export class MicroOpError extends Error {}
+
+/** Map keys: primitives as themselves; anything else by its JSON text, so equal values intern together. */
+export function valueKey(v: unknown): unknown {
+  return v !== null && typeof v === 'object' ? `\u0000${JSON.stringify(v)}` : v;
+}
+
+export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): TxnHistory {
+  const clientOps: Operation[] = [];
+  let skipped = 0;
+  for (const op of ops) {
+    if (op.process === 'nemesis') continue;
+    const value = op.type === 'ok' ? op.output : op.input;
+    if (!Array.isArray(value) && !(op.type !== 'ok' && Array.isArray(op.output))) {
+      skipped++;
+      continue;
+    }
+    clientOps.push(op);
+  }
+  // Elle's identity order is the completion position; keep invocation order (faultline's op ids).
+  const n = clientOps.length;
+  const status = new Uint8Array(n);
+  const process = new Int32Array(n);
+  const mopStart = new Int32Array(n + 1);
+  const kinds: number[] = [];
+  const mopKeys: number[] = [];
+  const mopValue: unknown[] = [];
+  const keyIds = new Map<unknown, number>();
+  const keys: unknown[] = [];
+  for (let t = 0; t < n; t++) {
+    const op = clientOps[t]!;
+    status[t] = op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO;
+    process[t] = typeof op.process === 'number' ? op.process : -1;
+    mopStart[t] = kinds.length;
+    let value = op.type === 'ok' ? op.output : op.input;
+    if (!Array.isArray(value)) value = op.output;
+    for (const mop of value as unknown[]) {
+      if (!Array.isArray(mop) || mop.length < 2 || mop.length > 3) {
+        throw new MicroOpError(`op ${op.id}: micro-op ${JSON.stringify(mop)} is not [f key value]`);
+      }
+      const f = mop[0];
+      let kind: number;
+      if (f === 'r') kind = READ;
+      else if (f === writeF) kind = WRITE;
+      else {
+        throw new MicroOpError(
+          `op ${op.id}: unexpected micro-op type ${JSON.stringify(f)} (this workload allows "r" and "${writeF}")`,
+        );
+      }
+      const k = valueKey(mop[1]);
+      let id = keyIds.get(k);
+      if (id === undefined) {
+        id = keys.length;
+        keyIds.set(k, id);
+        keys.push(mop[1]);
+      }
+      kinds.push(kind);
+      mopKeys.push(id);
+      // A failed or indeterminate op's reads were never observed.
+      mopValue.push(kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null));
+    }
+  }
+  mopStart[n] = kinds.length;
+  return {
+    n,
+    ops: clientOps,
+    status,
+    process,
+    mopStart,
+    mopKind: Uint8Array.from(kinds),
+    mopKey: Int32Array.from(mopKeys),
+    mopValue,
+    keys,
+    skipped,
+  };
+}
+
+/** Render a micro-op for explanations: `[append 253 1]`, `[r 253 [1 3 4]]`. */
+export function renderMop(h: TxnHistory, m: number, writeF: string): string {
+  const f = h.mopKind[m] === READ ? 'r' : writeF;
+  return `[${f} ${renderValue(h.keys[h.mopKey[m]!])} ${renderValue(h.mopValue[m])}]`;
+}
+
+export function renderValue(v: unknown): string {
+  if (v === null || v === undefined) return 'nil';
+  if (Array.isArray(v)) return `[${v.map(renderValue).join(' ')}]`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
