@@ -1,0 +1,100 @@
+import { basename } from 'node:path';
+import { shellJoin, shellQuote } from '../control/quote.ts';
+import type { Remote } from '../control/types.ts';
+
+/**
+ * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
+ * resumes a DB process. Works on any Linux node (setsid/nohup/kill only) and, on the local cluster,
+ * inside each node's own PID namespace (the pid in the file is the node's view).
+ */
+export interface DaemonSpec {
+  binary: string;
+  args: readonly string[];
+  pidFile: string;
+  logFile: string;
+  cwd: string;
+}
+
+/** Start unless already running. The daemon is detached (setsid) so it outlives the SSH channel. */
+export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
+  if (await daemonRunning(remote, node, d.pidFile, basename(d.binary))) return;
+  // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
+  const cmd =
+    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
+    `{ setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
+    `echo $! > ${shellQuote(d.pidFile)}`;
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+}
+
+export async function daemonPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
+  const r = await remote.exec(node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
+    sudo: true,
+    check: false,
+  });
+  const pid = Number.parseInt(r.stdout.trim(), 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/**
+ * Shell snippet: sets p to the pid in the pidfile only when that process is alive and really is `name`
+ * (a pidfile left by an earlier incarnation of the node may name an unrelated process, even its sshd).
+ */
+function livePid(pidFile: string, name: string): string {
+  const pf = shellQuote(pidFile);
+  return `p=""; if test -s ${pf}; then q="$(cat ${pf})"; if [ "$(cat /proc/$q/comm 2>/dev/null)" = ${shellQuote(name.slice(0, 15))} ]; then p="$q"; fi; fi`;
+}
+
+export async function daemonRunning(
+  remote: Remote,
+  node: string,
+  pidFile: string,
+  name: string,
+): Promise<boolean> {
+  const r = await remote.exec(node, `${livePid(pidFile, name)}; test -n "$p"`, {
+    sudo: true,
+    check: false,
+    timeoutMs: 15_000,
+  });
+  return r.code === 0;
+}
+
+/** SIGKILL by pidfile, wait (bounded) until the process is gone, remove the pidfile. */
+export async function killDaemon(remote: Remote, node: string, pidFile: string, name: string): Promise<void> {
+  const pf = shellQuote(pidFile);
+  const cmd = [
+    livePid(pidFile, name),
+    `if test -n "$p"; then :`,
+    // resume first: a stopped process still dies on SIGKILL, but CONT keeps later state checks simple
+    'kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null',
+    'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
+    `kill -0 "$p" 2>/dev/null && { echo "pid $p still alive" >&2; exit 1; }; fi`,
+    `rm -f ${pf}`,
+  ].join('; ');
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+}
+
+export async function signalDaemon(
+  remote: Remote,
+  node: string,
+  pidFile: string,
+  name: string,
+  signal: 'STOP' | 'CONT',
+): Promise<void> {
+  const cmd = `${livePid(pidFile, name)}; test -n "$p" || { echo "${name} is not running" >&2; exit 1; }; kill -${signal} "$p"`;
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 15_000 });
+}
+
+/** Install a Debian package unless `binary` is already on the PATH. */
+export async function ensureDebianPackage(
+  remote: Remote,
+  node: string,
+  binary: string,
+  pkg: string,
+): Promise<void> {
+  const has = await remote.exec(node, `command -v ${shellQuote(binary)} >/dev/null`, { check: false });
+  if (has.code === 0) return;
+  await remote.exec(node, `DEBIAN_FRONTEND=noninteractive apt-get install -y ${shellQuote(pkg)}`, {
+    sudo: true,
+    timeoutMs: 600_000,
+  });
+}
