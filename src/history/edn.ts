@@ -71,6 +71,11 @@ const CHAR_NAMES: Record<string, string> = {
 
 const NO_VALUE: unique symbol = Symbol('no value');
 
+interface Keyword {
+  name: string;
+  kwLike: boolean;
+}
+
 export class EdnReader {
   pos = 0;
   private readonly n: number;
@@ -193,53 +198,63 @@ export class EdnReader {
         return obj;
       }
       const keyOffset = this.pos;
-      const key = this.readMapKey(c);
+      this.readMapKey(c);
+      const prop = this.keyProp;
+      const keyValue = this.keyValue;
       c = this.skip();
       if (c === END) this.fail('unterminated map', start);
       const value = this.readValueAt(c);
       if (value === NO_VALUE) this.fail('map has a key with no value', keyOffset);
       if (pairs) {
-        pairs.push([key.value, value]);
-      } else if (key.prop !== undefined && !Object.hasOwn(obj, key.prop)) {
-        if (key.prop === '__proto__') {
-          Object.defineProperty(obj, key.prop, {
-            value,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        } else obj[key.prop] = value;
+        pairs.push([keyValue, value]);
+      } else if (prop !== undefined && (obj[prop] === undefined || !Object.hasOwn(obj, prop))) {
+        if (prop === '__proto__') {
+          Object.defineProperty(obj, prop, { value, enumerable: true, writable: true, configurable: true });
+        } else obj[prop] = value;
       } else {
         pairs = Object.keys(obj).map((p) => [decodeKey(p), obj[p]] as [unknown, unknown]);
-        pairs.push([key.value, value]);
+        pairs.push([keyValue, value]);
       }
     }
   }
 
-  /** A map key: its value form, and its object-key form when it has an unambiguous one. */
-  private readMapKey(c: number): { value: unknown; prop: string | undefined } {
+  // Results of readMapKey, kept in fields so reading a key allocates nothing.
+  private keyValue: unknown;
+  private keyProp: string | undefined;
+
+  /** Reads a map key: its value form, and its object-key form when it has an unambiguous one. */
+  private readMapKey(c: number): void {
     const lossless = this.mode === 'lossless';
     if (c === 58 /* : */) {
-      const name = this.readKeywordName();
-      if (!lossless) return { value: name, prop: name };
-      const ok = looksLikeKeyword(name);
-      return { value: ok ? name : { '#kw': name }, prop: ok ? name : undefined };
+      const kw = this.readKeywordName();
+      if (!lossless || kw.kwLike) {
+        this.keyValue = kw.name;
+        this.keyProp = kw.name;
+      } else {
+        this.keyValue = { '#kw': kw.name };
+        this.keyProp = undefined;
+      }
+      return;
     }
     if (c === 34 /* " */) {
       const s = this.readRawString();
-      if (!lossless) return { value: s, prop: s };
-      const kwLike = looksLikeKeyword(s);
-      const ok = !kwLike && !looksLikeIntegerKey(s) && s.charCodeAt(0) !== 35;
-      return { value: kwLike ? { '#str': s } : s, prop: ok ? s : undefined };
+      this.keyValue = s;
+      this.keyProp = s;
+      if (lossless) {
+        const kwLike = looksLikeKeyword(s);
+        if (kwLike) this.keyValue = { '#str': s };
+        if (kwLike || looksLikeIntegerKey(s)) this.keyProp = undefined;
+      }
+      return;
     }
     const v = this.readValueAt(c);
     if (v === NO_VALUE) this.fail(`unexpected '${String.fromCharCode(c)}' as a map key`);
+    this.keyValue = v;
+    this.keyProp = undefined;
     if (typeof v === 'number' && Number.isInteger(v)) {
       const p = String(v);
-      return { value: v, prop: looksLikeIntegerKey(p) ? p : undefined };
-    }
-    if (!lossless && typeof v === 'string') return { value: v, prop: v };
-    return { value: v, prop: undefined };
+      if (looksLikeIntegerKey(p)) this.keyProp = p;
+    } else if (!lossless && typeof v === 'string') this.keyProp = v;
   }
 
   private readString(): unknown {
@@ -310,19 +325,37 @@ export class EdnReader {
     return out;
   }
 
-  private readKeywordName(): string {
+  // Keywords repeat endlessly in histories (:type :invoke :f :txn ...). Interning them by a hash of
+  // their characters avoids allocating a new string (and re-checking its shape) for each occurrence.
+  private readonly kwCache = new Map<number, Keyword>();
+
+  private readKeywordName(): Keyword {
     const t = this.text;
     const start = this.pos + 1;
     let i = start;
-    while (!isDelim(t.charCodeAt(i))) i++;
-    if (i === start) this.fail('empty keyword');
+    let h = 0;
+    for (;;) {
+      const c = t.charCodeAt(i);
+      if (isDelim(c)) break;
+      h = (Math.imul(h, 31) + c) | 0;
+      i++;
+    }
+    const len = i - start;
+    if (len === 0) this.fail('empty keyword');
     this.pos = i;
-    return t.slice(start, i);
+    h = (Math.imul(h, 31) + len) | 0;
+    const hit = this.kwCache.get(h);
+    if (hit !== undefined && hit.name.length === len && t.startsWith(hit.name, start)) return hit;
+    const name = t.slice(start, i);
+    const kw: Keyword = { name, kwLike: looksLikeKeyword(name) };
+    if (this.kwCache.size < 4096) this.kwCache.set(h, kw);
+    return kw;
   }
 
   private readKeyword(): unknown {
-    const name = this.readKeywordName();
-    return this.mode === 'lossless' && !looksLikeKeyword(name) ? { '#kw': name } : name;
+    const kw = this.readKeywordName();
+    if (this.mode !== 'lossless' || kw.kwLike) return kw.name;
+    return { '#kw': kw.name };
   }
 
   private readToken(): string {

@@ -1,3 +1,4 @@
+import { ednKey, ednString, toEdn } from './edn.ts';
 import type { HistoryEvent } from './event.ts';
 import { describe } from './validate.ts';
 import { tagOf, textOf } from './values.ts';
@@ -159,4 +160,31 @@ function isMicroOpList(v: unknown): boolean {
 export function absentFields(ev: HistoryEvent): readonly string[] {
   const a = (ev as Record<string, unknown>)[ABSENT];
   return Array.isArray(a) ? (a as string[]) : [];
+}
+
+/**
+ * One event as a Jepsen op map in EDN (one line, no newline). Inverse of {@link eventFromOpMap} for
+ * imported events: fields listed in `#absent` are left out again and `#index` restores the source
+ * index. `node` and `faultEpoch` are written only when set; `key` and `node` are always EDN strings.
+ */
+export function eventToEdn(ev: HistoryEvent): string {
+  const e = ev as Record<string, unknown>;
+  const absent = absentFields(ev);
+  const has = (f: string) => absent.length === 0 || !absent.includes(f);
+  const parts: string[] = [];
+  if (has('index')) parts.push(`:index ${toEdn(e[SOURCE_INDEX] ?? ev.index)}`);
+  if (has('time')) parts.push(`:time ${toEdn(ev.time)}`);
+  parts.push(`:type :${ev.type}`);
+  if (has('process')) parts.push(`:process ${ev.process === 'nemesis' ? ':nemesis' : ev.process}`);
+  if (has('f')) parts.push(`:f ${toEdn(ev.f)}`);
+  if (has('value')) parts.push(`:value ${toEdn(ev.value)}`);
+  if (ev.node !== null) parts.push(`:node ${ednString(ev.node)}`);
+  if (ev.key !== undefined) parts.push(`:key ${ednString(ev.key)}`);
+  if (ev.error !== undefined) parts.push(`:error ${toEdn(ev.error)}`);
+  if (ev.faultEpoch !== null) parts.push(`:faultEpoch [${ev.faultEpoch.map(ednString).join(' ')}]`);
+  for (const k in e) {
+    if (!Object.hasOwn(e, k) || CONVERTED.has(k)) continue;
+    parts.push(`${ednKey(k)} ${toEdn(e[k])}`);
+  }
+  return `{${parts.join(', ')}}`;
 }

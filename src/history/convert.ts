@@ -1,0 +1,119 @@
+import { createWriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { InputError, UserError } from '../util/errors.ts';
+import type { HistoryEvent } from './event.ts';
+import { eventToEdn } from './jepsen.ts';
+import { pairEvents } from './pair.ts';
+import { type LoadOptions, loadHistory, readEventBatches } from './read.ts';
+import { operationRecord } from './record.ts';
+import { HistoryWriter } from './writer.ts';
+
+/**
+ * `faultline history convert`: any readable format to faultline JSONL, Jepsen EDN (one op map per line,
+ * as Jepsen's history.edn) or ops-json (a JSON array of the spec's operation records, one per line).
+ * JSONL → JSONL/EDN streams in constant memory; ops-json pairs the whole history in memory.
+ */
+export const OUTPUT_FORMATS = ['jsonl', 'edn', 'ops-json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export interface ConvertResult {
+  events: number;
+  ops: number | null;
+}
+
+export async function convertHistory(
+  input: string,
+  output: string,
+  opts: LoadOptions & { to?: OutputFormat } = {},
+): Promise<ConvertResult> {
+  const to = opts.to ?? 'jsonl';
+  if (output !== '-' && resolve(output) === resolve(input)) {
+    throw new UserError(`${output}: refusing to convert a history onto itself`);
+  }
+  if (to === 'ops-json') {
+    const events = await loadHistory(input, opts);
+    const paired = pairOrExplain(events, input);
+    await writeText(output, async (write) => {
+      await write('[');
+      for (let i = 0; i < paired.ops.length; i++) {
+        await write(`${i === 0 ? '\n' : ',\n'}${JSON.stringify(operationRecord(paired.ops[i]!))}`);
+      }
+      await write(paired.ops.length > 0 ? '\n]\n' : ']\n');
+    });
+    return { events: events.length, ops: paired.ops.length };
+  }
+  let count = 0;
+  if (to === 'jsonl' && output !== '-') {
+    const writer = await HistoryWriter.open(output, {
+      mode: 'truncate',
+      syncEvery: 50_000,
+      syncIntervalMs: 1000,
+    });
+    try {
+      for await (const batch of readEventBatches(input, opts)) {
+        for (const ev of batch) writer.append(ev);
+        count += batch.length;
+      }
+    } finally {
+      await writer.close();
+    }
+    return { events: count, ops: null };
+  }
+  const line =
+    to === 'edn'
+      ? (ev: HistoryEvent) => `${eventToEdn(ev)}\n`
+      : (ev: HistoryEvent) => `${JSON.stringify(ev)}\n`;
+  await writeText(output, async (write) => {
+    for await (const batch of readEventBatches(input, opts)) {
+      let chunk = '';
+      for (const ev of batch) chunk += line(ev);
+      count += batch.length;
+      await write(chunk);
+    }
+  });
+  return { events: count, ops: null };
+}
+
+function pairOrExplain(events: HistoryEvent[], file: string) {
+  try {
+    return pairEvents(events);
+  } catch (err) {
+    if (err instanceof UserError)
+      throw new InputError(file, null, null, `cannot pair into operations: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Raised when stdout's reader went away (`convert … - | head`): the conversion just stops. */
+class ReaderGone extends Error {}
+
+/** Streams text to a file (or stdout for "-") with backpressure. */
+async function writeText(
+  output: string,
+  body: (write: (s: string) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const stream: NodeJS.WritableStream = output === '-' ? process.stdout : createWriteStream(output);
+  const failed = new Promise<never>((_, reject) =>
+    stream.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EPIPE' && output === '-' ? new ReaderGone() : fileError(output, err)),
+    ),
+  );
+  failed.catch(() => {});
+  const write = async (s: string) => {
+    if (!stream.write(s)) await Promise.race([new Promise((r) => stream.once('drain', r)), failed]);
+  };
+  try {
+    await Promise.race([body(write), failed]);
+    if (output !== '-') await Promise.race([new Promise<void>((r) => stream.end(() => r())), failed]);
+  } catch (err) {
+    if (err instanceof ReaderGone) return;
+    throw err;
+  }
+}
+
+function fileError(file: string, err: NodeJS.ErrnoException): Error {
+  if (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'EISDIR' || err.code === 'ENOTDIR') {
+    return new UserError(`${file}: cannot write: ${err.code}`);
+  }
+  return err;
+}

@@ -1,0 +1,138 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import type { HistoryEvent } from './event.ts';
+import { eventLine } from './jsonl.ts';
+import { checkEvent, describe } from './validate.ts';
+
+/**
+ * The history recorder's file: append-only JSONL, written and fsynced in batches.
+ *
+ * `append` is synchronous and cheap (validate, serialise, buffer). A batch is written and fdatasync'ed
+ * when `syncEvery` events are pending or `syncIntervalMs` after the first pending event, whichever
+ * comes first; one batch is in flight at a time. So:
+ * - `kill -9` loses only events not yet handed to write(): those appended since the last batch started
+ *   (at most `syncEvery` events or `syncIntervalMs` worth, unless the disk falls behind the clients);
+ * - a power loss loses at most what was not yet fsynced: `durableCount` tells how many are safe;
+ * - a kill during a write can leave a torn last line, which the reader detects and reports.
+ *
+ * Every event is checked with the same rules as the reader (and `index` must count 0, 1, 2, …), so a
+ * recorder bug fails at the append that caused it, not later in a checker.
+ */
+export interface HistoryWriterOptions {
+  /** Write and fsync after this many pending events (default 1000). */
+  syncEvery?: number;
+  /** …or this many milliseconds after the first pending event (default 100). */
+  syncIntervalMs?: number;
+  /** 'create' (default) refuses to overwrite an existing file; 'truncate' replaces it. */
+  mode?: 'create' | 'truncate';
+  /** Skip the per-event fsync entirely (tests and conversions that do not need durability). */
+  fsync?: boolean;
+  /** Called after each batch is durable, with the number of events durable so far. */
+  onSynced?: (durableCount: number) => void;
+}
+
+export class HistoryWriter {
+  private parts: string[] = [];
+  private pending = 0;
+  private next = 0;
+  private durable = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private queued = false;
+  private failure: Error | undefined;
+  private closed = false;
+  private readonly syncEvery: number;
+  private readonly syncIntervalMs: number;
+
+  private constructor(
+    readonly path: string,
+    private readonly fh: FileHandle,
+    private readonly opts: HistoryWriterOptions,
+  ) {
+    this.syncEvery = Math.max(1, opts.syncEvery ?? 1000);
+    this.syncIntervalMs = Math.max(0, opts.syncIntervalMs ?? 100);
+  }
+
+  static async open(path: string, opts: HistoryWriterOptions = {}): Promise<HistoryWriter> {
+    const fh = await open(path, opts.mode === 'truncate' ? 'w' : 'wx');
+    return new HistoryWriter(path, fh, opts);
+  }
+
+  /** The index the next appended event must carry. */
+  get nextIndex(): number {
+    return this.next;
+  }
+
+  /** Events known to be on disk (written and fsynced; just written when fsync is off). */
+  get durableCount(): number {
+    return this.durable;
+  }
+
+  /** Appends a complete event; its `index` must equal {@link nextIndex}. */
+  append(ev: HistoryEvent): void {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new Error(`history writer for ${this.path} is closed`);
+    const problem = checkEvent(ev);
+    if (problem) throw new Error(`history event ${describe(ev)}: ${problem.field}: ${problem.reason}`);
+    if (ev.index !== this.next) throw new Error(`history event index ${ev.index}, expected ${this.next}`);
+    this.parts.push(eventLine(ev));
+    this.next++;
+    this.pending++;
+    if (this.pending >= this.syncEvery) this.schedule();
+    else if (this.timer === undefined) {
+      this.timer = setTimeout(() => this.schedule(), this.syncIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Appends an event without an index, assigning the next one; returns the stored event. */
+  record(ev: Omit<HistoryEvent, 'index'>): HistoryEvent {
+    const full = { index: this.next, ...ev } as HistoryEvent;
+    this.append(full);
+    return full;
+  }
+
+  /** Writes and fsyncs everything appended so far. */
+  async flush(): Promise<void> {
+    this.schedule();
+    await this.chain;
+    if (this.failure) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+      if (this.timer) clearTimeout(this.timer);
+      await this.fh.close();
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.queued) return;
+    this.queued = true;
+    this.chain = this.chain.then(() => this.writeBatch());
+  }
+
+  private async writeBatch(): Promise<void> {
+    this.queued = false;
+    if (this.pending === 0 || this.failure) return;
+    const data = this.parts.join('');
+    const n = this.pending;
+    this.parts = [];
+    this.pending = 0;
+    try {
+      await this.fh.write(data);
+      if (this.opts.fsync !== false) await this.fh.datasync();
+      this.durable += n;
+      this.opts.onSynced?.(this.durable);
+    } catch (err) {
+      this.failure = new Error(`writing history ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}
