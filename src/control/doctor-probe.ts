@@ -4,7 +4,7 @@
  * whether sudo works); the privileged one runs under sudo and touches only things it creates itself
  * (a throwaway veth/dummy link) to prove netem really loads.
  */
-export const USER_PROBE = String.raw`
+export const USER_PROBE = `
 echo "user=$(id -un)"
 if [ "$(id -u)" = 0 ]; then echo sudo=root; elif sudo -n true 2>/dev/null; then echo sudo=yes; else echo sudo=no; fi
 if [ -r /etc/os-release ]; then . /etc/os-release; fi
@@ -23,7 +23,7 @@ done
 echo "disk_free_kb=$(df -Pk / 2>/dev/null | awk 'NR==2 {print $4}')"
 `;
 
-export const ROOT_PROBE = String.raw`
+export const ROOT_PROBE = `
 PATH="$PATH:/usr/sbin:/sbin"
 if command -v iptables >/dev/null 2>&1; then echo "iptables=$(iptables -V 2>/dev/null | head -1)"; else echo iptables=; fi
 if command -v tc >/dev/null 2>&1; then
