@@ -14,6 +14,14 @@ export interface ComposedResult {
   results: Record<string, CheckResult>;
 }
 
+export interface ComposeOptions {
+  /**
+   * Errors to let through instead of turning into 'unknown' (the CLI passes bad-input errors, so a
+   * checker refusing its options exits 254 rather than 2).
+   */
+  rethrow?: (err: unknown) => boolean;
+}
+
 export interface ComposeEntry {
   checker: Checker<never>;
   options?: unknown;
@@ -26,11 +34,13 @@ export async function checkSafe(
   ops: readonly Operation[],
   options: unknown,
   ctx?: CheckContext,
+  opts?: ComposeOptions,
 ): Promise<CheckResult> {
   try {
     const r = await (checker as Checker<unknown>).check(ops, options ?? {}, ctx);
     return { ...r, checker: r.checker || name };
   } catch (err) {
+    if (opts?.rethrow?.(err)) throw err;
     return {
       checker: name,
       valid: 'unknown',
@@ -51,13 +61,14 @@ export async function compose(
   entries: Record<string, ComposeEntry | Checker<never>>,
   ops: readonly Operation[],
   ctx?: CheckContext,
+  opts?: ComposeOptions,
 ): Promise<ComposedResult> {
   const names = Object.keys(entries);
   const settled = await Promise.all(
     names.map((name) => {
       const e = entries[name] as ComposeEntry | Checker<never>;
       const entry: ComposeEntry = 'checker' in e ? e : { checker: e };
-      return checkSafe(name, entry.checker, ops, entry.options, ctx);
+      return checkSafe(name, entry.checker, ops, entry.options, ctx, opts);
     }),
   );
   const results: Record<string, CheckResult> = {};

@@ -130,8 +130,11 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         value: v,
       });
     }
-    let valid: true | false | 'unknown' =
-      lostCount > 0 || unexpectedCount > 0 || (o.duplicatesInvalid && duplicatedCount > 0) ? false : true;
+    let valid: true | false | 'unknown' = !(
+      lostCount > 0 ||
+      unexpectedCount > 0 ||
+      (o.duplicatesInvalid && duplicatedCount > 0)
+    );
     if (valid === true && crashedDrains.length > 0) valid = 'unknown';
     if (valid === true && dequeuedTotal === 0 && acks.size > 0) valid = 'unknown';
     let attemptedTotal = 0;

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import {
+  CheckerOptionsError,
+  collectionItems,
+  fmt,
+  getPath,
+  isClient,
+  isPlainMap,
+  parseOptions,
+  pushCapped,
+  result,
+  valueKey,
+} from './common.ts';
+import { finalStateSourceSchema, finalStates } from './final-state.ts';
+
+/**
+ * Exactly-once / idempotency (oracle pattern 11): at most one committed effect per **business**
+ * idempotency key found in each op's input at `keyPath`, and, for acknowledged ops, at least one.
+ *
+ * Effects are counted either in a final-state dump (a list of records, or a map of records, each carrying
+ * the key at `recordKeyPath`), or, without a dump, in the history: the distinct effect ids (`effectIdPath`
+ * in the ok output, e.g. the ledger entry id the SUT assigned) per key. Retries are separate ops sharing a
+ * key; they are never merged.
+ *
+ * Using the op id as the key makes the check trivially true, so it is refused: by field name (op_id,
+ * opId, index, op-index, id of the op) and by content (every key equal to its op's id or index).
+ */
+export const exactlyOnceOptionsSchema = z.strictObject({
+  ...finalStateSourceSchema,
+  keyPath: z.string().min(1),
+  recordKeyPath: z.string().optional(),
+  effectIdPath: z.string().optional(),
+  f: z.array(z.string()).optional(),
+});
+export type ExactlyOnceOptions = z.input<typeof exactlyOnceOptionsSchema>;
+
+const OP_ID_NAMES = new Set(['op_id', 'opid', 'op-id', 'opId', 'index', 'op-index', 'opIndex', 'op_index']);
+
+const SCOPE =
+  'Counts effects per business key only: an effect applied once but with the wrong amount, and duplicates under different keys, are invisible; timed-out ops may have zero or one effect.';
+
+export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
+  name: 'exactly-once',
+  check(ops: readonly Operation[], rawOptions: ExactlyOnceOptions) {
+    const o = parseOptions('exactly-once', exactlyOnceOptionsSchema, rawOptions);
+    const last = o.keyPath.split('.').pop() as string;
+    if (OP_ID_NAMES.has(last)) {
+      throw new CheckerOptionsError(
+        `exactly-once: keyPath "${o.keyPath}" names the op id; the check needs the business idempotency key, or it is trivially true`,
+      );
+    }
+    const fSet = o.f ? new Set(o.f) : null;
+    const keyed: { op: Operation; key: unknown }[] = [];
+    let mirrorsOpId = 0;
+    for (const op of ops) {
+      if (!isClient(op) || op.f === o.finalReadF || (fSet !== null && !fSet.has(op.f))) continue;
+      const key = getPath(op.input, o.keyPath);
+      if (key === undefined || key === null) continue;
+      keyed.push({ op, key });
+      if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
+    }
+    if (keyed.length > 1 && mirrorsOpId === keyed.length) {
+      throw new CheckerOptionsError(
+        `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
+      );
+    }
+    const opsPerKey = new Map<unknown, number>();
+    const ackedKeys = new Map<unknown, number>();
+    for (const { op, key } of keyed) {
+      const k = valueKey(key);
+      opsPerKey.set(k, (opsPerKey.get(k) ?? 0) + 1);
+      if (op.type === 'ok' && !ackedKeys.has(k)) ackedKeys.set(k, op.id);
+    }
+    let retriedKeys = 0;
+    for (const c of opsPerKey.values()) if (c > 1) retriedKeys++;
+    const effects = new Map<unknown, number>();
+    const fs = finalStates(ops, o);
+    let source: string;
+    if (fs.dumps.length > 0) {
+      if (fs.notQuiescent.length > 0) {
+        return result(
+          'exactly-once',
+          'unknown',
+          `exactly-once: ${fmt(fs.notQuiescent.length)} ops completed after the final read began: not quiescent`,
+          SCOPE,
+          [],
+          {
+            opsConsumed: keyed.length,
+          },
+        );
+      }
+      const recordKeyPath = o.recordKeyPath ?? o.keyPath;
+      const d = fs.dumps[0] as (typeof fs.dumps)[number];
+      const records = collectionItems(d.state) ?? (isPlainMap(d.state) ? Object.values(d.state) : null);
+      if (records === null)
+        throw new Error('exactly-once: the final state is neither a list nor a map of records');
+      for (const r of records) {
+        const key = getPath(r, recordKeyPath);
+        if (key === undefined || key === null) continue;
+        const k = valueKey(key);
+        effects.set(k, (effects.get(k) ?? 0) + 1);
+      }
+      source = `${fmt(records.length)} committed records in ${d.replica} (${fs.source})`;
+    } else {
+      if (o.effectIdPath === undefined) {
+        throw new CheckerOptionsError(
+          'exactly-once: no final-state dump; give effectIdPath to count effects from ok outputs',
+        );
+      }
+      const ids = new Map<unknown, Set<unknown>>();
+      for (const { op, key } of keyed) {
+        if (op.type !== 'ok') continue;
+        const id = getPath(op.output, o.effectIdPath);
+        if (id === undefined || id === null) continue;
+        const k = valueKey(key);
+        let s = ids.get(k);
+        if (s === undefined) {
+          s = new Set();
+          ids.set(k, s);
+        }
+        s.add(valueKey(id));
+      }
+      for (const [k, s] of ids) effects.set(k, s.size);
+      source = `effect ids at "${o.effectIdPath}" in ok outputs`;
+      if (retriedKeys === 0) {
+        return result(
+          'exactly-once',
+          'unknown',
+          `exactly-once: ${fmt(opsPerKey.size)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
+          SCOPE,
+          [],
+          { opsConsumed: keyed.length, keys: opsPerKey.size, retriedKeys },
+        );
+      }
+    }
+    const anomalies: Anomaly[] = [];
+    let duplicates = 0;
+    let lostEffects = 0;
+    for (const [k, n] of effects) {
+      if (n <= 1) continue;
+      duplicates++;
+      pushCapped(anomalies, {
+        type: 'duplicate-effect',
+        explanation: `idempotency key ${JSON.stringify(typeof k === 'string' && k.startsWith('\u0000') ? k.slice(1) : k)} has ${n} committed effects`,
+        key: String(k),
+        count: n,
+      });
+    }
+    for (const [k, opId] of ackedKeys) {
+      if ((effects.get(k) ?? 0) > 0) continue;
+      lostEffects++;
+      pushCapped(anomalies, {
+        type: 'lost-effect',
+        explanation: `op ${opId} with idempotency key ${JSON.stringify(k)} was acknowledged but has no committed effect`,
+        ops: [opId],
+        key: String(k),
+      });
+    }
+    const valid = duplicates > 0 || lostEffects > 0 ? false : keyed.length === 0 ? 'unknown' : true;
+    return result(
+      'exactly-once',
+      valid,
+      `exactly-once: ${fmt(keyed.length)} ops over ${fmt(opsPerKey.size)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
+      SCOPE,
+      anomalies,
+      { opsConsumed: keyed.length, keys: opsPerKey.size, retriedKeys, duplicates, lostEffects },
+    );
+  },
+};

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { Operation } from '../../src/history/operation.ts';
+import type { Anomaly, Checker } from '../types.ts';
+import { CheckerOptionsError, fmt, isClient, parseOptions, result } from './common.ts';
+import { groupFigures, runSpan } from './latency.ts';
+
+/**
+ * Metric SLO thresholds (oracle pattern 4): p99 latency, error rate and a throughput floor, fixed in the
+ * plan before the run, measured over the whole run window (first invocation to last completion). A run
+ * shorter than `minDurationS` is unknown: a short window is this pattern's failure mode.
+ */
+export const sloOptionsSchema = z.strictObject({
+  p99Ms: z.number().positive().optional(),
+  maxErrorRate: z.number().min(0).max(1).optional(),
+  minThroughput: z.number().nonnegative().optional(),
+  minDurationS: z.number().nonnegative().default(0),
+  /** Restrict to these fs (default: every client op). */
+  f: z.array(z.string()).optional(),
+});
+export type SloOptions = z.input<typeof sloOptionsSchema>;
+
+const SCOPE =
+  'Whole-window aggregates: a short outage inside an otherwise fast run can pass; thresholds must come from the plan, which this checker cannot verify.';
+
+export const sloChecker: Checker<SloOptions> = {
+  name: 'slo',
+  check(ops: readonly Operation[], rawOptions: SloOptions) {
+    const o = parseOptions('slo', sloOptionsSchema, rawOptions);
+    if (o.p99Ms === undefined && o.maxErrorRate === undefined && o.minThroughput === undefined) {
+      throw new CheckerOptionsError('slo: give at least one of p99Ms, maxErrorRate, minThroughput');
+    }
+    const fSet = o.f ? new Set(o.f) : null;
+    const selected = fSet === null ? ops : ops.filter((op) => !isClient(op) || fSet.has(op.f));
+    const span = runSpan(selected);
+    if (span === null) return result('slo', 'unknown', 'slo: no client ops', SCOPE, [], { opsConsumed: 0 });
+    const g = groupFigures(selected, () => 'all', span).get('all');
+    const seconds = (span.end - span.start) / 1e9;
+    if (g === undefined) return result('slo', 'unknown', 'slo: no client ops', SCOPE, [], { opsConsumed: 0 });
+    const stats = {
+      opsConsumed: g.ops,
+      windowSeconds: seconds,
+      p99Ms: g.latency.p99,
+      errorRate: g.errorRate,
+      throughput: g.throughput,
+    };
+    if (seconds < o.minDurationS) {
+      return result(
+        'slo',
+        'unknown',
+        `slo: run window ${seconds.toFixed(1)} s is shorter than the plan's minimum ${o.minDurationS} s`,
+        SCOPE,
+        [],
+        stats,
+      );
+    }
+    const anomalies: Anomaly[] = [];
+    const checks: string[] = [];
+    if (o.p99Ms !== undefined) {
+      const ok = g.latency.p99 <= o.p99Ms;
+      checks.push(`p99 ${g.latency.p99.toFixed(1)} ms ${ok ? '<=' : '>'} ${o.p99Ms} ms`);
+      if (!ok)
+        anomalies.push({
+          type: 'p99-exceeded',
+          explanation: `p99 latency ${g.latency.p99.toFixed(3)} ms exceeds ${o.p99Ms} ms`,
+          value: g.latency.p99,
+          threshold: o.p99Ms,
+        });
+    }
+    if (o.maxErrorRate !== undefined) {
+      const ok = g.errorRate <= o.maxErrorRate;
+      checks.push(
+        `error rate ${(g.errorRate * 100).toFixed(2)}% ${ok ? '<=' : '>'} ${(o.maxErrorRate * 100).toFixed(2)}%`,
+      );
+      if (!ok)
+        anomalies.push({
+          type: 'error-rate-exceeded',
+          explanation: `error rate ${g.errorRate} exceeds ${o.maxErrorRate} (${g.fail} fail, ${g.info} info)`,
+          value: g.errorRate,
+          threshold: o.maxErrorRate,
+        });
+    }
+    if (o.minThroughput !== undefined) {
+      const ok = g.throughput >= o.minThroughput;
+      checks.push(`throughput ${g.throughput.toFixed(1)} ok/s ${ok ? '>=' : '<'} ${o.minThroughput}`);
+      if (!ok)
+        anomalies.push({
+          type: 'throughput-below-floor',
+          explanation: `throughput ${g.throughput.toFixed(3)} ok/s is below ${o.minThroughput}`,
+          value: g.throughput,
+          threshold: o.minThroughput,
+        });
+    }
+    return result(
+      'slo',
+      anomalies.length === 0,
+      `slo: ${fmt(g.ops)} ops over ${seconds.toFixed(1)} s: ${checks.join(', ')}`,
+      SCOPE,
+      anomalies,
+      stats,
+    );
+  },
+};
