@@ -398,6 +398,15 @@ export class EdnReader {
         return Number(big);
       return { '#bigint': big.toString() };
     }
+    // Hex integers (Clojure prints object addresses this way inside #object[...]).
+    const hex = /^([-+]?)0[xX]([0-9a-fA-F]+)(N?)$/.exec(tok);
+    if (hex) {
+      const big = BigInt(`0x${hex[2]}`) * (hex[1] === '-' ? -1n : 1n);
+      if (hex[3] === '' && big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)) {
+        return Number(big);
+      }
+      return { '#bigint': big.toString() };
+    }
     if (/^[-+]?[0-9]+N$/.test(tok)) return { '#bigint': BigInt(tok.slice(0, -1)).toString() };
     if (/^[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?M$/.test(tok)) return { '#bigdec': tok.slice(0, -1) };
     if (/^[-+]?[0-9]+\/[0-9]+$/.test(tok)) return { '#ratio': tok.replace(/^\+/, '') };
