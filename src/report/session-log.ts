@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { checkbox, table, utc, writeAtomic } from './markdown.ts';
+import type { SessionRecord } from './types.ts';
+
+/**
+ * `session-log.md` from spec §6's session-log template. The timeline is append-only in the record; the
+ * file is rewritten whole (atomically) each time, so it is always complete and never half-written.
+ */
+
+export const SESSION_LOG_SECTIONS = [
+  'Toolbox discovered',
+  'Environment capability matrix',
+  'Preconditions check',
+  'Scenario timeline',
+  'Scenario verdicts',
+  'Artifacts',
+] as const;
+
+export function renderSessionLog(
+  r: Pick<SessionRecord, Exclude<keyof SessionRecord, 'findings' | 'evidence'>>,
+): string {
+  const p = r.plan;
+  const out: string[] = [];
+  out.push(`# Session log: ${p.slug} @ ${utc(r.startedAt)}`, '');
+  out.push(
+    `- **SUT:** ${p.header.sut ?? '—'}`,
+    `- **Plan:** ${p.source.path}`,
+    `- **Commit under test:** ${r.commit}`,
+    `- **Session dir:** ${r.sessionDir}`,
+    `- **Operator:** ${r.operator}`,
+    '',
+  );
+  out.push('## Toolbox discovered', '');
+  out.push(...(r.toolbox.length ? r.toolbox.map((t) => `- ${t.path} — ${t.role}`) : ['- none found']), '');
+  out.push('## Environment capability matrix', '');
+  out.push(
+    table(
+      ['Requirement', 'Present?', 'Version', 'Source'],
+      r.capabilities.map((c) => [c.requirement, c.present ? 'yes' : 'no', c.version, c.source]),
+    ),
+    '',
+  );
+  const pc = r.preconditions;
+  out.push('## Preconditions check', '');
+  out.push(
+    `- ${checkbox(pc.clusterUp)} cluster up`,
+    `- ${checkbox(pc.observabilityLive)} observability live`,
+    `- ${checkbox(pc.baselineCaptured)} baseline captured`,
+    `- ${checkbox(pc.faultPlaneResponsive)} fault plane responsive`,
+    '',
+  );
+  out.push('## Scenario timeline', '');
+  out.push(
+    table(
+      ['Time (UTC)', 'Scenario', 'Event', 'Notes'],
+      r.timeline.map((e) => [utc(e.time), e.scenario, e.event, e.notes]),
+    ),
+    '',
+  );
+  out.push('## Scenario verdicts', '');
+  out.push(
+    table(
+      ['Scenario / arm', 'Budget tier met', 'Verdict', 'Notes'],
+      r.verdicts.rows.map((d) => [
+        d.scenario,
+        d.tierMet ?? '—',
+        `${d.verdict}${d.release ? ' (release)' : ''}`,
+        d.reasons.join('; '),
+      ]),
+    ),
+    '',
+  );
+  out.push(`Session verdict: **${r.verdicts.session.verdict}** — ${r.verdicts.session.headline}`, '');
+  out.push('## Artifacts', '');
+  out.push(...(r.artifacts.length ? r.artifacts.map((a) => `- ${a.label}: ${a.path}`) : ['- none']), '');
+  return out.join('\n');
+}
+
+export async function writeSessionLog(r: SessionRecord): Promise<string> {
+  const path = join(r.sessionDir, 'session-log.md');
+  await writeAtomic(path, renderSessionLog(r));
+  return path;
+}
