@@ -43,6 +43,38 @@ export interface LocalGraph {
   offsets: Int32Array;
   targets: Int32Array;
   rels: Uint8Array;
+  /** Tarjan results per relation mask, computed once per component. */
+  comps: Map<number, { comp: Int32Array; cyclic: boolean }>;
+}
+
+export function componentsOf(lg: LocalGraph, mask: number): { comp: Int32Array; cyclic: boolean } {
+  let c = lg.comps.get(mask);
+  if (!c) {
+    const r = tarjan({ n: lg.verts.length, offsets: lg.offsets, targets: lg.targets, masks: lg.rels }, mask);
+    c = { comp: r.comp, cyclic: r.multi.length > 0 };
+    lg.comps.set(mask, c);
+  }
+  return c;
+}
+
+/** BFS scratch shared by all searches; `run` stamps make clearing unnecessary. */
+const scratch = {
+  size: 0,
+  run: 0,
+  stamp: new Int32Array(0),
+  parent: new Int32Array(0),
+  parentRel: new Uint8Array(0),
+  queue: new Int32Array(0),
+};
+function ensureScratch(size: number): void {
+  if (scratch.size >= size && scratch.run < 1 << 30) return;
+  const n = Math.max(size, scratch.size, 1 << 14);
+  scratch.size = n;
+  scratch.run = 0;
+  scratch.stamp = new Int32Array(n);
+  scratch.parent = new Int32Array(n);
+  scratch.parentRel = new Uint8Array(n);
+  scratch.queue = new Int32Array(n);
 }
 
 export function localGraph(g: Csr, verts: Int32Array, localId: Int32Array): LocalGraph {
@@ -71,7 +103,7 @@ export function localGraph(g: Csr, verts: Int32Array, localId: Int32Array): Loca
   }
   offsets[m] = w;
   for (let i = 0; i < m; i++) localId[verts[i]!] = -1;
-  return { verts, offsets, targets, rels };
+  return { verts, offsets, targets, rels, comps: new Map() };
 }
 
 export interface FoundCycle {
@@ -103,17 +135,15 @@ export function searchCycle(
   const m = lg.verts.length;
   const legal = legalRels(spec);
   const { offsets, targets, rels } = lg;
-  const csr: Csr = { n: m, offsets, targets, masks: rels };
-  const compL = tarjan(csr, legal).comp;
+  const L = componentsOf(lg, legal);
+  if (!L.cyclic) return null;
+  const compL = L.comp;
   // For one-rw cycles the path back to the start uses no rw edge: prune by that relation's topology
   // (Tarjan ids: if x reaches y in another component, id(x) > id(y)).
-  const compA = spec.kind === 'single' ? tarjan(csr, legal & ~RW).comp : null;
+  const compA = spec.kind === 'single' ? componentsOf(lg, legal & ~RW).comp : null;
   const first = spec.kind === 'G0' ? spec.extra || WW : spec.kind === 'G1c' ? WR : RW;
-  const stamp = new Int32Array(m * STATES);
-  const parent = new Int32Array(m * STATES);
-  const parentRel = new Uint8Array(m * STATES);
-  const queue = new Int32Array(m * STATES);
-  let run = 0;
+  ensureScratch(m * STATES);
+  const { stamp, parent, parentRel, queue } = scratch;
   let pops = 0;
   for (let s = 0; s < m; s++) {
     for (let e0 = offsets[s]!; e0 < offsets[s + 1]!; e0++) {
@@ -127,7 +157,7 @@ export function searchCycle(
       if (r0 & spec.extra) f0 |= F_X;
       if (r0 === RW) f0 |= F_LASTRW;
       if (spec.kind === 'adjacent') f0 |= F_PHASE;
-      run++;
+      const run = ++scratch.run;
       let head = 0;
       let tail = 0;
       const st0 = t * STATES + f0;
@@ -217,8 +247,7 @@ function accepts(spec: CycleSpec, f: number): boolean {
 
 /** Does the graph (restricted to `rels`) have a cycle? Used to report `<model>-cycle-exists`. */
 export function hasCycle(lg: LocalGraph, relMask: number): boolean {
-  const csr: Csr = { n: lg.verts.length, offsets: lg.offsets, targets: lg.targets, masks: lg.rels };
-  return tarjan(csr, relMask).multi.length > 0;
+  return componentsOf(lg, relMask).cyclic;
 }
 
 /**

@@ -107,14 +107,16 @@ export function buildCsr(n: number, edges: EdgeList): Csr {
  */
 export function tarjan(g: Csr, relMask: number): { comp: Int32Array; count: number; multi: Int32Array[] } {
   const n = g.n;
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
+  const ws = workspace(n);
+  const index = ws.index;
+  index.fill(-1, 0, n);
+  const low = ws.low;
   const comp = new Int32Array(n).fill(-1);
-  const onStack = new Uint8Array(n);
-  const stack = new Int32Array(n);
+  const onStack = ws.onStack;
+  const stack = ws.stack;
   let sp = 0;
-  const callV = new Int32Array(n);
-  const callE = new Int32Array(n);
+  const callV = ws.callV;
+  const callE = ws.callE;
   let counter = 0;
   let count = 0;
   const multi: Int32Array[] = [];
@@ -172,4 +174,29 @@ export function tarjan(g: Csr, relMask: number): { comp: Int32Array; count: numb
     }
   }
   return { comp, count, multi };
+}
+
+/** Scratch arrays for {@link tarjan}, grown on demand and reused: it runs once per component and mask. */
+interface TarjanWorkspace {
+  index: Int32Array;
+  low: Int32Array;
+  onStack: Uint8Array;
+  stack: Int32Array;
+  callV: Int32Array;
+  callE: Int32Array;
+}
+let shared: TarjanWorkspace | null = null;
+function workspace(n: number): TarjanWorkspace {
+  if (!shared || shared.index.length < n) {
+    const size = Math.max(n, 1024);
+    shared = {
+      index: new Int32Array(size),
+      low: new Int32Array(size),
+      onStack: new Uint8Array(size),
+      stack: new Int32Array(size),
+      callV: new Int32Array(size),
+      callE: new Int32Array(size),
+    };
+  }
+  return shared;
 }
