@@ -1,0 +1,154 @@
+import { performance } from 'node:perf_hooks';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { Validity } from '../types.ts';
+import type { Operation } from '../../src/history/operation.ts';
+import type { AnyModel } from './model.ts';
+import { modelSpecOf } from './models/index.ts';
+import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
+import { PartitionSearch } from './search.ts';
+import { type PartitionStatus, type PartitionSummary, summarizeSearch } from './summary.ts';
+
+export interface CheckOperationsOptions {
+  /** Budget for the whole check in ms; 0 or absent: none. Undecided partitions then come out unknown. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Worker threads for partitions; 0 or 1 checks inline. Default: inline. */
+  workers?: number;
+  /** Use threads only when the history has at least this many ops (thread start-up costs ~100 ms). */
+  parallelThreshold?: number;
+}
+
+export interface PartitionResult extends PartitionSummary {
+  key: string | null;
+  ops: EncodedOp[];
+}
+
+export interface CheckOutcome {
+  valid: Validity;
+  partitions: PartitionResult[];
+  /** Indices (into `partitions`) of the partitions proven not linearizable, in key order. */
+  failing: number[];
+  opsConsumed: number;
+  opsIgnored: number;
+  timedOut: boolean;
+  aborted: boolean;
+  elapsedMs: number;
+  /** Worker threads used (0: inline). */
+  workers: number;
+}
+
+/** Loop iterations per scheduling slice: small enough to interleave partitions, big enough to be free. */
+export const SLICE_ITERATIONS = 1 << 14;
+/** Let timers and abort signals run at least this often during a long inline search. */
+const YIELD_EVERY_MS = 25;
+export const DEFAULT_PARALLEL_THRESHOLD = 20_000;
+
+export interface EngineResult {
+  summaries: PartitionSummary[];
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+/**
+ * Check partitions on this thread, round-robin in fixed slices, so a cheap illegal partition is found
+ * early even when others are very expensive (kv/c50-bad), as Porcupine's goroutines find it. The first
+ * illegal partition stops the rest. Slices are counted in loop iterations, so which partition is found
+ * first does not depend on timing.
+ */
+export async function checkPartitionsInline(
+  model: AnyModel,
+  partitions: readonly Partition[],
+  deadline: number,
+  signal: AbortSignal | undefined,
+): Promise<EngineResult> {
+  const searches = partitions.map((p) => new PartitionSearch(model, p.ops));
+  const ms = new Float64Array(searches.length);
+  let running = searches.map((_, i) => i).filter((i) => searches[i]?.status === 'running');
+  let timedOut = false;
+  let aborted = false;
+  let illegal = false;
+  let lastYield = performance.now();
+  while (running.length > 0 && !illegal) {
+    for (const i of running) {
+      const search = searches[i] as PartitionSearch;
+      const t0 = performance.now();
+      const status = search.run(SLICE_ITERATIONS);
+      ms[i] = (ms[i] as number) + (performance.now() - t0);
+      if (status === 'illegal') {
+        illegal = true;
+        break;
+      }
+    }
+    running = running.filter((i) => searches[i]?.status === 'running');
+    if (running.length === 0 || illegal) break;
+    const now = performance.now();
+    if (now >= deadline) {
+      timedOut = true;
+      break;
+    }
+    if (now - lastYield >= YIELD_EVERY_MS) {
+      await yieldToEventLoop();
+      lastYield = performance.now();
+    }
+    if (signal?.aborted) {
+      aborted = true;
+      break;
+    }
+  }
+  const summaries = searches.map((s, i) => {
+    let status: PartitionStatus = s.status;
+    if (status === 'running') status = illegal ? 'cancelled' : 'unknown';
+    return summarizeSearch(s, model, status, ms[i] as number);
+  });
+  return { summaries, timedOut, aborted };
+}
+
+function verdict(summaries: readonly PartitionSummary[]): Validity {
+  if (summaries.some((s) => s.status === 'illegal')) return false;
+  if (summaries.every((s) => s.status === 'ok')) return true;
+  return 'unknown';
+}
+
+/**
+ * Check a paired history against a model. Timing-wise this is everything after parsing: encoding,
+ * partitioning, the search. Throws OperationInputError for an op the model cannot interpret.
+ */
+export async function checkOperations(
+  model: AnyModel,
+  ops: readonly Operation[],
+  opts: CheckOperationsOptions = {},
+): Promise<CheckOutcome> {
+  const started = performance.now();
+  const prepared = prepareHistory(model, ops);
+  const { partitions } = prepared;
+  const deadline = opts.timeoutMs && opts.timeoutMs > 0 ? started + opts.timeoutMs : Number.POSITIVE_INFINITY;
+  const totalOps = partitions.reduce((n, p) => n + p.ops.length, 0);
+  const spec = modelSpecOf(model);
+  const wantWorkers = Math.min(opts.workers ?? 0, partitions.length);
+  const useWorkers =
+    spec !== undefined && wantWorkers > 1 && totalOps >= (opts.parallelThreshold ?? DEFAULT_PARALLEL_THRESHOLD);
+  let engine: EngineResult;
+  if (useWorkers) {
+    const { checkPartitionsInWorkers } = await import('./parallel.ts');
+    engine = await checkPartitionsInWorkers(spec, partitions, wantWorkers, deadline, opts.signal);
+  } else {
+    engine = await checkPartitionsInline(model, partitions, deadline, opts.signal);
+  }
+  const results: PartitionResult[] = engine.summaries.map((s, i) => ({
+    ...s,
+    key: (partitions[i] as Partition).key,
+    ops: (partitions[i] as Partition).ops,
+  }));
+  const failing = results.flatMap((r, i) => (r.status === 'illegal' ? [i] : []));
+  return {
+    valid: verdict(engine.summaries),
+    partitions: results,
+    failing,
+    opsConsumed: prepared.opsConsumed,
+    opsIgnored: prepared.opsIgnored,
+    timedOut: engine.timedOut,
+    aborted: engine.aborted,
+    elapsedMs: performance.now() - started,
+    workers: useWorkers ? wantWorkers : 0,
+  };
+}

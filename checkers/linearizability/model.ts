@@ -1,0 +1,148 @@
+import type { Operation } from '../../src/history/operation.ts';
+
+/**
+ * A sequential specification in Porcupine's spirit. The checker never looks inside states, inputs or
+ * outputs: it only calls these functions. States must be immutable values (the checker keeps them in its
+ * cache and on its backtracking stack) and `equal` states must get equal `hash`es.
+ *
+ * Inputs and outputs must be structured-cloneable plain values (they are shipped to worker threads).
+ */
+export const ILLEGAL: unique symbol = Symbol('illegal');
+export type Illegal = typeof ILLEGAL;
+
+export interface EncodedIO<I, O> {
+  input: I;
+  output: O;
+}
+
+export interface Model<S = unknown, I = unknown, O = unknown> {
+  readonly name: string;
+  init(): S;
+  /** Apply one op: the next state, or ILLEGAL when the output cannot follow from `state`. */
+  step(state: S, input: I, output: O): S | Illegal;
+  equal(a: S, b: S): boolean;
+  /** 32-bit hash; equal states must hash equally. */
+  hash(state: S): number;
+  /**
+   * Map a history op onto the model. Returns null for an op that cannot affect the verdict (a failed
+   * write that did not happen, a read whose result is unknown); throws ModelInputError for an op the
+   * model does not understand. `op.type === 'info'` means the output is unknown.
+   */
+  encode(op: Operation): EncodedIO<I, O> | null;
+  /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
+  partitionKey?(input: I): string;
+  describeOperation(input: I, output: O): string;
+  describeState(state: S): string;
+}
+
+export type AnyModel = Model<unknown, unknown, unknown>;
+
+/** An op the model cannot interpret; the checker turns it into a one-line bad-input error. */
+export class ModelInputError extends Error {
+  override readonly name = 'ModelInputError';
+}
+
+// ---- value helpers shared by the models ----
+
+/** FNV-1a over UTF-16 code units, then a final avalanche so low bits spread well in masks. */
+export function hashString(s: string, seed = 0x811c9dc5): number {
+  let h = seed | 0;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return fmix32(h);
+}
+
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h | 0;
+}
+
+export function hashNumber(x: number): number {
+  if (Number.isInteger(x) && Math.abs(x) < 0x80000000) return fmix32(x ^ 0x5bd1e995);
+  return hashString(String(x));
+}
+
+/** Structural hash of a JSON-like value (objects hashed independently of key order). */
+export function hashValue(v: unknown): number {
+  if (v === null || v === undefined) return 0x2545f491;
+  switch (typeof v) {
+    case 'number':
+      return hashNumber(v);
+    case 'string':
+      return hashString(v);
+    case 'boolean':
+      return v ? 0x3c6ef372 : 0x1b873593;
+    case 'bigint':
+      return hashString(`${v}n`);
+    default:
+      break;
+  }
+  if (Array.isArray(v)) {
+    let h = 0x6a09e667;
+    for (const x of v) h = fmix32(Math.imul(h, 31) + hashValue(x));
+    return h;
+  }
+  let h = 0x510e527f;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) h ^= fmix32(hashString(k) + hashValue(x));
+  return h;
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') {
+    // NaN is never a register value worth distinguishing; treat it like ===.
+    return false;
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b as object, k)) return false;
+    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/** Short human rendering of a value (EDN-ish: nil for null). */
+export function show(v: unknown): string {
+  if (v === null || v === undefined) return 'nil';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v !== 'object') return String(v);
+  if (Array.isArray(v)) return `[${v.map(show).join(' ')}]`;
+  const items = setItemsOrNull(v);
+  if (items) return `#{${items.map(show).join(' ')}}`;
+  return `{${Object.entries(v)
+    .map(([k, x]) => `${k} ${show(x)}`)
+    .join(', ')}}`;
+}
+
+/** Items of an EDN set (`{"#set": [...]}`) or null when `v` is not one. */
+export function setItemsOrNull(v: unknown): unknown[] | null {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    const items = (v as Record<string, unknown>)['#set'];
+    if (Array.isArray(items) && Object.keys(v).length === 1) return items;
+  }
+  return null;
+}
+
+/** The `[key value]` pair convention of Jepsen's independent/multi-key workloads. */
+export function keyValuePair(v: unknown): [unknown, unknown] | null {
+  if (Array.isArray(v) && v.length === 2) return [v[0], v[1]];
+  return null;
+}
+
+export function describeFallback(f: string, input: unknown, output: unknown): string {
+  return `${f}(${show(input)}) → ${show(output)}`;
+}

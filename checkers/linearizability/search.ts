@@ -1,0 +1,309 @@
+import type { AnyModel } from './model.ts';
+import { StateSpace } from './state-space.ts';
+
+export type SearchStatus = 'running' | 'ok' | 'illegal';
+
+/** What one partition's search needs: intervals in event positions and the model's input/output. */
+export interface SearchOp {
+  call: number;
+  /** Infinity when the outcome is unknown: the op may take effect at any time after `call`, or never. */
+  ret: number;
+  input: unknown;
+  output: unknown;
+}
+
+/** How many distinct final states of the longest prefixes are kept for the report. */
+const MAX_BEST_STATES = 8;
+
+/** Deterministic 32-bit generator (mulberry32) for the Zobrist keys: same input, same search. */
+function zobristKeys(n: number): Int32Array {
+  const keys = new Int32Array(n);
+  let a = 0x2f6b3c1d;
+  for (let i = 0; i < n; i++) {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    keys[i] = t ^ (t >>> 14);
+  }
+  return keys;
+}
+
+/**
+ * Wing & Gong / Lowe backtracking search over one partition, with Porcupine's memo of visited
+ * (linearized set, state) configurations. Resumable: `run(budget)` does at most `budget` loop
+ * iterations and returns, so a scheduler can interleave partitions and honour deadlines.
+ *
+ * Layout, chosen so the inner loop allocates nothing:
+ * - entries (a call and a return per op, sorted by position; calls first on ties) are nodes 1..2n of a
+ *   doubly linked list in Int32Arrays; node 0 is the head, node 2n+1 a tail sentinel;
+ * - model states are interned integers with a memoized step table (StateSpace);
+ * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
+ * - the cache is an open-addressing hash set over (bitset, state id) with bitsets in one flat pool.
+ */
+export class PartitionSearch {
+  readonly n: number;
+  readonly space: StateSpace;
+  status: SearchStatus = 'running';
+  /** Step lookups, comparable to Porcupine's count of model Step calls. */
+  steps = 0;
+  /** Longest linearizable prefix found (op indices within the partition), and its length. */
+  bestOps: Int32Array;
+  bestLen = -1;
+  /** The op whose return bounded the longest prefix: nothing could be linearized in its place. */
+  bestBlockedOp = -1;
+  /** Distinct states (ids) reached by prefixes of the longest length. */
+  bestStates: number[] = [];
+
+  private readonly words: number;
+  private readonly next: Int32Array;
+  private readonly prev: Int32Array;
+  private readonly nodeOp: Int32Array;
+  private readonly isCall: Uint8Array;
+  private readonly match: Int32Array;
+  private readonly zob: Int32Array;
+  private readonly bits: Uint32Array;
+  private readonly stackNode: Int32Array;
+  private readonly stackSid: Int32Array;
+  private readonly tail: number;
+  private depth = 0;
+  private cursor: number;
+  private sid = 0;
+  private bitHash = 0;
+
+  // Cache: open addressing over 4-int slots; the bitsets live in one flat pool indexed by entry.
+  private slots: Int32Array;
+  private entryBits: Uint32Array;
+  private entryCount = 0;
+
+  constructor(model: AnyModel, ops: readonly SearchOp[]) {
+    const n = ops.length;
+    this.n = n;
+    this.space = new StateSpace(
+      model,
+      ops.map((o) => o.input),
+      ops.map((o) => o.output),
+    );
+    this.words = Math.max(1, Math.ceil(n / 32));
+    const nodes = 2 * n + 2;
+    this.tail = 2 * n + 1;
+    this.next = new Int32Array(nodes);
+    this.prev = new Int32Array(nodes);
+    this.nodeOp = new Int32Array(nodes).fill(-1);
+    this.isCall = new Uint8Array(nodes);
+    this.match = new Int32Array(nodes);
+    // Sort entries: by time, calls before returns at equal times (closed intervals), then by op.
+    const order = new Int32Array(2 * n);
+    for (let i = 0; i < 2 * n; i++) order[i] = i;
+    const timeOf = (e: number) => {
+      const op = ops[e >> 1] as SearchOp;
+      return (e & 1) === 0 ? op.call : op.ret;
+    };
+    order.sort((a, b) => timeOf(a) - timeOf(b) || (a & 1) - (b & 1) || (a >> 1) - (b >> 1));
+    const callNode = new Int32Array(n);
+    const retNode = new Int32Array(n);
+    for (let k = 0; k < 2 * n; k++) {
+      const e = order[k] as number;
+      const node = k + 1;
+      this.nodeOp[node] = e >> 1;
+      if ((e & 1) === 0) {
+        this.isCall[node] = 1;
+        callNode[e >> 1] = node;
+      } else retNode[e >> 1] = node;
+    }
+    for (let i = 0; i < n; i++) this.match[callNode[i] as number] = retNode[i] as number;
+    for (let node = 0; node <= this.tail; node++) {
+      this.next[node] = node === this.tail ? this.tail : node + 1;
+      this.prev[node] = node === 0 ? 0 : node - 1;
+    }
+    this.zob = zobristKeys(n);
+    this.bits = new Uint32Array(this.words);
+    this.stackNode = new Int32Array(n);
+    this.stackSid = new Int32Array(n);
+    this.bestOps = new Int32Array(n);
+    this.cursor = this.next[0] as number;
+    this.slots = new Int32Array(1024 * 4);
+    this.entryBits = new Uint32Array(512 * this.words);
+    if (n === 0) {
+      this.status = 'ok';
+      this.bestLen = 0;
+    }
+  }
+
+  /** Configurations stored in the cache (the memory cost of the search). */
+  get cacheSize(): number {
+    return this.entryCount;
+  }
+
+  /** Current stack (op indices) — a partial linearization, for progress reports on unknown. */
+  currentPrefix(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.depth; i++) out.push(this.nodeOp[this.stackNode[i] as number] as number);
+    return out;
+  }
+
+  /** Run at most `budget` loop iterations; returns the status afterwards. */
+  run(budget: number): SearchStatus {
+    if (this.status !== 'running') return this.status;
+    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, tail, n } = this;
+    let memo = space.memo;
+    let denseRows = space.denseRows;
+    let e = this.cursor;
+    let sid = this.sid;
+    let depth = this.depth;
+    let bitHash = this.bitHash;
+    let steps = this.steps;
+    let status: SearchStatus = 'running';
+    for (let iter = 0; iter < budget; iter++) {
+      if (next[0] === tail) {
+        status = 'ok';
+        break;
+      }
+      if (isCall[e] === 1) {
+        const op = nodeOp[e] as number;
+        steps++;
+        let cell = sid < denseRows ? (memo[sid * n + op] as number) : 0;
+        if (cell === 0) {
+          cell = space.resolve(sid, op);
+          memo = space.memo;
+          denseRows = space.denseRows;
+        }
+        if (cell > 0) {
+          const ns = cell - 1;
+          const w = op >>> 5;
+          const mask = 1 << (op & 31);
+          bits[w] = (bits[w] as number) | mask;
+          const nh = bitHash ^ (zob[op] as number);
+          if (this.insertIfAbsent(nh ^ Math.imul(ns + 1, 0x9e3779b1), ns)) {
+            stackNode[depth] = e;
+            stackSid[depth] = sid;
+            depth++;
+            sid = ns;
+            bitHash = nh;
+            // lift: unlink the call and its return.
+            const r = match[e] as number;
+            let p = prev[e] as number;
+            let x = next[e] as number;
+            next[p] = x;
+            prev[x] = p;
+            p = prev[r] as number;
+            x = next[r] as number;
+            next[p] = x;
+            prev[x] = p;
+            e = next[0] as number;
+            continue;
+          }
+          bits[w] = (bits[w] as number) & ~mask;
+        }
+        e = next[e] as number;
+      } else {
+        // A return whose op is not linearized: nothing after it may go first. Backtrack.
+        if (depth >= this.bestLen) this.recordBest(depth, nodeOp[e] as number, sid);
+        if (depth === 0) {
+          status = 'illegal';
+          break;
+        }
+        depth--;
+        const c = stackNode[depth] as number;
+        sid = stackSid[depth] as number;
+        const op = nodeOp[c] as number;
+        bits[op >>> 5] = (bits[op >>> 5] as number) & ~(1 << (op & 31));
+        bitHash ^= zob[op] as number;
+        // unlift: relink the return, then the call.
+        const r = match[c] as number;
+        next[prev[r] as number] = r;
+        prev[next[r] as number] = r;
+        next[prev[c] as number] = c;
+        prev[next[c] as number] = c;
+        e = next[c] as number;
+      }
+    }
+    this.cursor = e;
+    this.sid = sid;
+    this.depth = depth;
+    this.bitHash = bitHash;
+    this.steps = steps;
+    if (status === 'ok') {
+      this.bestLen = depth;
+      for (let i = 0; i < depth; i++) this.bestOps[i] = nodeOp[stackNode[i] as number] as number;
+      this.bestBlockedOp = -1;
+      this.bestStates = [sid];
+    }
+    this.status = status;
+    return status;
+  }
+
+  private recordBest(depth: number, blockedOp: number, sid: number): void {
+    if (depth > this.bestLen) {
+      this.bestLen = depth;
+      for (let i = 0; i < depth; i++) this.bestOps[i] = this.nodeOp[this.stackNode[i] as number] as number;
+      this.bestBlockedOp = blockedOp;
+      this.bestStates = [sid];
+    } else if (this.bestStates.length < MAX_BEST_STATES && !this.bestStates.includes(sid)) {
+      this.bestStates.push(sid);
+    }
+  }
+
+  /**
+   * Add (bits, sid) to the cache; false when that configuration was already explored. A slot is four
+   * int32s [hash, entry + 1, state id, first bitset word], so most probes touch one cache line and
+   * the pooled bitset is read only for a likely match.
+   */
+  private insertIfAbsent(hash: number, sid: number): boolean {
+    const W = this.words;
+    const bits = this.bits;
+    const slots = this.slots;
+    const entryBits = this.entryBits;
+    const first = bits[0] as number | 0;
+    const mask = (slots.length >> 2) - 1;
+    let i = ((hash ^ (hash >>> 16)) & mask) << 2;
+    for (;;) {
+      const e1 = slots[i + 1] as number;
+      if (e1 === 0) break;
+      if (slots[i] === hash && slots[i + 2] === sid && slots[i + 3] === first) {
+        const base = (e1 - 1) * W;
+        let same = true;
+        for (let k = 1; k < W; k++) {
+          if (entryBits[base + k] !== bits[k]) {
+            same = false;
+            break;
+          }
+        }
+        if (same) return false;
+      }
+      i = (i + 4) & (mask << 2 | 3);
+    }
+    const id = this.entryCount;
+    if ((id + 1) * W > this.entryBits.length) this.growEntries();
+    this.entryBits.set(bits, id * W);
+    this.entryCount = id + 1;
+    slots[i] = hash;
+    slots[i + 1] = id + 1;
+    slots[i + 2] = sid;
+    slots[i + 3] = first;
+    if (this.entryCount * 2 > mask + 1) this.rehash();
+    return true;
+  }
+
+  private growEntries(): void {
+    const pool = new Uint32Array(this.entryBits.length * 2);
+    pool.set(this.entryBits);
+    this.entryBits = pool;
+  }
+
+  private rehash(): void {
+    const old = this.slots;
+    const slots = new Int32Array(old.length * 2);
+    const mask = (slots.length >> 2) - 1;
+    for (let j = 0; j < old.length; j += 4) {
+      if (old[j + 1] === 0) continue;
+      const h = old[j] as number;
+      let i = ((h ^ (h >>> 16)) & mask) << 2;
+      while (slots[i + 1] !== 0) i = (i + 4) & ((mask << 2) | 3);
+      slots[i] = h;
+      slots[i + 1] = old[j + 1] as number;
+      slots[i + 2] = old[j + 2] as number;
+      slots[i + 3] = old[j + 3] as number;
+    }
+    this.slots = slots;
+  }
+}

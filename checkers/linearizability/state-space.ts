@@ -1,0 +1,108 @@
+import { type AnyModel, ILLEGAL } from './model.ts';
+
+/**
+ * Dense memo rows are capped at this many cells (4 bytes each). States beyond the cap are stepped
+ * without memo: histories that reach that many states (growing kv strings) rarely revisit a
+ * (state, op) pair, and a sparse memo table measured twice as slow as re-stepping on kv/c50-ok.
+ */
+const DENSE_CELL_LIMIT = 1 << 18;
+
+/**
+ * Interns the model states one partition reaches as small integers and memoizes `step` per
+ * (state id, op). The search then compares states as integers, stores them in typed arrays, and calls
+ * the model once per distinct (state, op) pair instead of once per visit (Porcupine re-steps every
+ * visit: over a million calls on etcd_002, for a few hundred distinct pairs).
+ *
+ * The first states get dense memo rows (one cell per op, the fast path of the search loop).
+ *
+ * Memo cell encoding: 0 = not computed yet, -1 = illegal, otherwise next state id + 1.
+ */
+export class StateSpace {
+  readonly states: unknown[] = [];
+  /** Dense memo: row per state id below `denseRows`, one cell per op. */
+  memo: Int32Array;
+  denseRows: number;
+  /** Model step evaluations actually performed (memo misses). */
+  modelCalls = 0;
+  private readonly n: number;
+  private readonly maxDenseRows: number;
+  // Intern table: open addressing over state hashes, slot = state id + 1.
+  private internSlots = new Int32Array(64);
+  private internHashes = new Int32Array(64);
+
+  constructor(
+    private readonly model: AnyModel,
+    private readonly inputs: readonly unknown[],
+    private readonly outputs: readonly unknown[],
+  ) {
+    this.n = Math.max(1, inputs.length);
+    this.maxDenseRows = Math.max(1, Math.floor(DENSE_CELL_LIMIT / this.n));
+    this.denseRows = Math.min(8, this.maxDenseRows);
+    this.memo = new Int32Array(this.denseRows * this.n);
+    this.intern(model.init());
+  }
+
+  /** The id of `state`, adding it when unseen. */
+  intern(state: unknown): number {
+    const h = this.model.hash(state) | 0;
+    const slots = this.internSlots;
+    const hashes = this.internHashes;
+    const mask = slots.length - 1;
+    let i = (h ^ (h >>> 16)) & mask;
+    for (;;) {
+      const id1 = slots[i] as number;
+      if (id1 === 0) break;
+      if (hashes[i] === h && this.model.equal(this.states[id1 - 1], state)) return id1 - 1;
+      i = (i + 1) & mask;
+    }
+    const id = this.states.length;
+    this.states.push(state);
+    slots[i] = id + 1;
+    hashes[i] = h;
+    if (this.states.length * 2 > slots.length) this.growIntern();
+    if (id >= this.denseRows && this.denseRows < this.maxDenseRows) this.growDense();
+    return id;
+  }
+
+  /** Double the dense memo (up to its cap); the search reloads `memo` after every miss. */
+  private growDense(): void {
+    const rows = Math.min(this.maxDenseRows, this.denseRows * 2);
+    const grown = new Int32Array(rows * this.n);
+    grown.set(this.memo);
+    this.memo = grown;
+    this.denseRows = rows;
+  }
+
+  private growIntern(): void {
+    const oldSlots = this.internSlots;
+    const oldHashes = this.internHashes;
+    const slots = new Int32Array(oldSlots.length * 2);
+    const hashes = new Int32Array(oldSlots.length * 2);
+    const mask = slots.length - 1;
+    for (let j = 0; j < oldSlots.length; j++) {
+      const id1 = oldSlots[j] as number;
+      if (id1 === 0) continue;
+      const h = oldHashes[j] as number;
+      let i = (h ^ (h >>> 16)) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = id1;
+      hashes[i] = h;
+    }
+    this.internSlots = slots;
+    this.internHashes = hashes;
+  }
+
+  /** Memo cell for (sid, op), computing it on a miss. */
+  resolve(sid: number, op: number): number {
+    if (sid < this.denseRows) {
+      const cached = this.memo[sid * this.n + op] as number;
+      if (cached !== 0) return cached;
+    }
+    this.modelCalls++;
+    const next = this.model.step(this.states[sid], this.inputs[op], this.outputs[op]);
+    const cell = next === ILLEGAL ? -1 : this.intern(next) + 1;
+    if (sid < this.denseRows) this.memo[sid * this.n + op] = cell;
+
+    return cell;
+  }
+}

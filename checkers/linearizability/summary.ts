@@ -1,0 +1,73 @@
+import type { AnyModel } from './model.ts';
+import type { PartitionSearch, SearchStatus } from './search.ts';
+
+export type PartitionStatus = SearchStatus | 'unknown' | 'cancelled';
+
+/**
+ * What one partition's search established, in partition-local op indices, with states already
+ * rendered by the model so it can cross a worker boundary as plain data.
+ */
+export interface PartitionSummary {
+  status: PartitionStatus;
+  /** Step lookups (Porcupine's Step-call count equivalent) and actual model evaluations. */
+  steps: number;
+  modelCalls: number;
+  cacheSize: number;
+  distinctStates: number;
+  /** Longest linearizable prefix found (the full linearization when ok). */
+  prefix: number[];
+  /** State after each op of `prefix`. */
+  prefixStates: string[];
+  initialState: string;
+  /** The op nothing could be linearized in front of, when the search ended illegal (or gave up). */
+  blockedOp: number;
+  /** States the longest prefixes ended in: what the blocked op could have seen. */
+  statesSeen: string[];
+  /** Wall time spent on this partition's search slices. */
+  ms: number;
+}
+
+export function summarizeSearch(
+  search: PartitionSearch,
+  model: AnyModel,
+  status: PartitionStatus,
+  ms: number,
+): PartitionSummary {
+  const space = search.space;
+  // A partition stopped early has only the prefix recorded at its last backtrack; the live stack may
+  // be longer, so take whichever is longer.
+  let prefix = Array.from(search.bestOps.subarray(0, Math.max(0, search.bestLen)));
+  let statesSeen = search.bestStates.map((sid) => model.describeState(space.states[sid]));
+  let blockedOp = search.bestBlockedOp;
+  if (status !== 'ok' && status !== 'illegal') {
+    const live = search.currentPrefix();
+    if (live.length > prefix.length) {
+      prefix = live;
+      blockedOp = -1;
+      statesSeen = [];
+    }
+  }
+  // Replay the prefix through the memo to render the state after each op.
+  const prefixStates: string[] = [];
+  let sid = 0;
+  for (const op of prefix) {
+    const cell = space.resolve(sid, op);
+    if (cell <= 0) break; // cannot happen for a recorded prefix; stop rather than render garbage
+    sid = cell - 1;
+    prefixStates.push(model.describeState(space.states[sid]));
+  }
+  if (statesSeen.length === 0 && status !== 'ok') statesSeen = [model.describeState(space.states[sid])];
+  return {
+    status,
+    steps: search.steps,
+    modelCalls: space.modelCalls,
+    cacheSize: search.cacheSize,
+    distinctStates: space.states.length,
+    prefix,
+    prefixStates,
+    initialState: model.describeState(space.states[0]),
+    blockedOp,
+    statesSeen,
+    ms,
+  };
+}

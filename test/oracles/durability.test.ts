@@ -1,0 +1,171 @@
+import test from 'ava';
+import { exactlyOnceChecker } from '../../checkers/catalogue/exactly-once.ts';
+import { finalStateInvariantChecker } from '../../checkers/catalogue/final-state.ts';
+import { noLostAckChecker } from '../../checkers/catalogue/no-lost-ack.ts';
+import { replicaReconciliationChecker } from '../../checkers/catalogue/replica-reconciliation.ts';
+import { H, run, types } from './build.ts';
+
+function finalReads(h: H, dumps: Record<string, unknown>): H {
+  let p = 100;
+  for (const [node, state] of Object.entries(dumps)) {
+    h.invoke(p, 'final-read', null, { node }).ok(p, 'final-read', state, { node });
+    p++;
+  }
+  return h;
+}
+
+test('no-lost-ack: acked writes present on every replica is valid; timed-out writes are not judged', async (t) => {
+  const h = new H().call(0, 'append', 1).call(1, 'append', 2).invoke(2, 'append', 3).info(2, 'append', 3);
+  finalReads(h, { n1: [1, 2], n2: [2, 1] });
+  const r = await run(noLostAckChecker, h.ops(), {});
+  t.is(r.valid, true);
+  t.regex(r.evidence, /2 acked writes, 0 missing in final read of 2 replicas/);
+  t.is(r.stats.timedOut, 1);
+});
+
+test('no-lost-ack: an acked write missing from one replica is lost, naming the replica', async (t) => {
+  const h = finalReads(new H().call(0, 'append', 1).call(1, 'append', 2), { n1: [1, 2], n2: [1] });
+  const r = await run(noLostAckChecker, h.ops(), {});
+  t.is(r.valid, false);
+  t.deepEqual(types(r), ['lost']);
+  t.is(r.anomalies[0]?.replica, 'n2');
+});
+
+test('no-lost-ack: a failed write whose value is present is rejected-present', async (t) => {
+  const h = new H().call(0, 'append', 1).invoke(1, 'append', 2).fail(1, 'append', 2);
+  finalReads(h, { n1: [1, 2] });
+  t.deepEqual(types(await run(noLostAckChecker, h.ops(), {})), ['rejected-present']);
+});
+
+test('no-lost-ack: map dumps by key; an overwritten key is superseded, not lost', async (t) => {
+  const h = new H().call(0, 'write', ['a', 1]).call(1, 'write', ['a', 2]).call(0, 'write', ['b', 3]);
+  const ok = await run(noLostAckChecker, h.ops(), { finalState: { a: 2, b: 3 } });
+  t.is(ok.valid, true);
+  t.is(ok.stats.superseded, 1);
+  const lost = await run(noLostAckChecker, h.ops(), { finalState: { a: 2 } });
+  t.deepEqual(types(lost), ['lost']);
+});
+
+test('no-lost-ack: a dump taken while writes still completed is unknown (not quiescent); no dump is unknown', async (t) => {
+  const h = new H()
+    .call(0, 'append', 1)
+    .invoke(0, 'append', 2)
+    .invoke(100, 'final-read')
+    .ok(0, 'append', 2)
+    .ok(100, 'final-read', [1, 2]);
+  const r = await run(noLostAckChecker, h.ops(), {});
+  t.is(r.valid, 'unknown');
+  t.regex(r.evidence, /quiescence/);
+  t.is((await run(noLostAckChecker, new H().call(0, 'append', 1).ops(), {})).valid, 'unknown');
+});
+
+const credit = (key: string, amount = 1) => ({ idempotencyKey: key, amount });
+
+test('exactly-once: one record per key in the final ledger is valid, even with retries', async (t) => {
+  const h = new H()
+    .call(0, 'credit', credit('k1'))
+    .invoke(1, 'credit', credit('k2'))
+    .info(1, 'credit', credit('k2'));
+  h.call(2, 'credit', credit('k2'));
+  const ledger = [{ idempotencyKey: 'k1' }, { idempotencyKey: 'k2' }];
+  const r = await run(exactlyOnceChecker, h.ops(), { keyPath: 'idempotencyKey', finalState: ledger });
+  t.is(r.valid, true);
+  t.is(r.stats.retriedKeys, 1);
+});
+
+test('exactly-once: a key applied twice is duplicate-effect; an acked key with no record is lost-effect', async (t) => {
+  const h = new H()
+    .call(0, 'credit', credit('k1'))
+    .call(1, 'credit', credit('k1'))
+    .call(2, 'credit', credit('k3'));
+  const ledger = [{ idempotencyKey: 'k1' }, { idempotencyKey: 'k1' }];
+  const r = await run(exactlyOnceChecker, h.ops(), { keyPath: 'idempotencyKey', finalState: ledger });
+  t.is(r.valid, false);
+  t.deepEqual(types(r), ['duplicate-effect', 'lost-effect']);
+});
+
+test('exactly-once: from the history, two distinct effect ids for one key is a duplicate', async (t) => {
+  const h = new H()
+    .call(0, 'credit', credit('k1'), { entry: 10 })
+    .call(1, 'credit', credit('k1'), { entry: 11 });
+  const r = await run(exactlyOnceChecker, h.ops(), { keyPath: 'idempotencyKey', effectIdPath: 'entry' });
+  t.deepEqual(types(r), ['duplicate-effect']);
+  const same = new H()
+    .call(0, 'credit', credit('k1'), { entry: 10 })
+    .call(1, 'credit', credit('k1'), { entry: 10 });
+  t.is(
+    (await run(exactlyOnceChecker, same.ops(), { keyPath: 'idempotencyKey', effectIdPath: 'entry' })).valid,
+    true,
+  );
+});
+
+test('exactly-once: refuses op ids as the key, by name and by content', async (t) => {
+  const h = new H().call(0, 'credit', { opId: 0 }).call(0, 'credit', { opId: 1 });
+  await t.throwsAsync(async () => run(exactlyOnceChecker, h.ops(), { keyPath: 'opId', finalState: [] }), {
+    message: /op id/,
+  });
+  const h2 = new H()
+    .call(0, 'credit', { ref: 0 })
+    .call(0, 'credit', { ref: 1 })
+    .call(0, 'credit', { ref: 2 });
+  await t.throwsAsync(async () => run(exactlyOnceChecker, h2.ops(), { keyPath: 'ref', finalState: [] }), {
+    message: /op's id or index/,
+  });
+});
+
+test('final-state-invariant: built-in sum holds / fails, and a predicate function works', async (t) => {
+  const h = finalReads(new H().call(0, 'transfer', {}), { n1: { a: 5, b: -5 } });
+  t.is(
+    (await run(finalStateInvariantChecker, h.ops(), { invariant: { type: 'sum', equals: 0 } })).valid,
+    true,
+  );
+  const bad = await run(finalStateInvariantChecker, h.ops(), { invariant: { type: 'non-negative' } });
+  t.is(bad.valid, false);
+  t.deepEqual(types(bad), ['invariant-violated']);
+  const fn = await run(finalStateInvariantChecker, h.ops(), {
+    predicate: (s) => (s as { a: number }).a === 5 || 'a is not 5',
+    description: 'a is 5',
+  });
+  t.is(fn.valid, true);
+  t.regex(fn.evidence, /fired 0 \/ passed 1/);
+});
+
+test('final-state-invariant: expression and unique from an options file', async (t) => {
+  const h = finalReads(new H().call(0, 'join', 'x'), { n1: ['x', 'y', 'x'] });
+  t.is((await run(finalStateInvariantChecker, h.ops(), { invariant: { type: 'unique' } })).valid, false);
+  t.is(
+    (
+      await run(finalStateInvariantChecker, h.ops(), {
+        invariant: { type: 'expression', expr: 'state.length === 3' },
+      })
+    ).valid,
+    true,
+  );
+});
+
+test('replica-reconciliation: identical dumps are valid; divergent keys are named', async (t) => {
+  const same = finalReads(new H().call(0, 'write', ['a', 1]), {
+    n1: { a: 1, b: 2 },
+    n2: { b: 2, a: 1 },
+    n3: { a: 1, b: 2 },
+  });
+  t.is((await run(replicaReconciliationChecker, same.ops(), {})).valid, true);
+  const diff = finalReads(new H().call(0, 'write', ['a', 1]), {
+    n1: { a: 1, b: 2 },
+    n2: { a: 1, b: 3 },
+    n3: { a: 1, b: 2, c: 0 },
+  });
+  const r = await run(replicaReconciliationChecker, diff.ops(), {});
+  t.is(r.valid, false);
+  t.deepEqual(types(r), ['divergent']);
+  t.deepEqual([...(r.stats.divergentKeys as string[])].sort(), ['b', 'c']);
+  t.regex(r.anomalies[0]?.explanation ?? '', /n1 and n2 differ on 1 key: b/);
+});
+
+test('replica-reconciliation: sets compare regardless of order; one dump is unknown', async (t) => {
+  const r = await run(replicaReconciliationChecker, [], {
+    replicas: { n1: { s: { '#set': [1, 2] } }, n2: { s: { '#set': [2, 1] } } },
+  });
+  t.is(r.valid, true);
+  t.is((await run(replicaReconciliationChecker, [], { replicas: { n1: {} } })).valid, 'unknown');
+});
