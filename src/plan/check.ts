@@ -98,8 +98,8 @@ function lineOf(r: ResolvedScenario, field: string): number | null {
 
 function checkScenario(plan: Plan, r: ResolvedScenario, out: Problem[]): void {
   const s = r.scenario;
-  const add = (field: string, reason: string, severity: Problem['severity'] = 'error', key?: string) =>
-    out.push(problem(r.id, field, reason, severity, key ? lineOf(r, key) : s.line));
+  const add: Add = (field, reason, severity = 'error', key, line) =>
+    out.push(problem(r.id, field, reason, severity, line ?? (key ? lineOf(r, key) : s.line)));
 
   if (s.falsifies.length === 0)
     add('Falsifies if it FAILs', 'the scenario cites no claim ID (C<n>)', 'error', 'falsifies');
@@ -122,7 +122,10 @@ function checkScenario(plan: Plan, r: ResolvedScenario, out: Problem[]): void {
   if (s.skeletonAs && !plan.scenarios.some((x) => x.id === s.skeletonAs)) {
     add('Skeleton', `"as ${s.skeletonAs}" names no scenario in this plan`, 'warning', 'skeleton');
   }
-  checkBinding(r, add);
+  const bindingRejected =
+    'loadProblems' in plan &&
+    (plan as LoadedPlan).loadProblems.some((p) => p.scenario === r.id && p.field.startsWith('binding'));
+  if (!bindingRejected) checkBinding(r, add);
 }
 
 function checkOracle(oracle: string | null, add: (reason: string, sev?: Problem['severity']) => void): void {
@@ -148,7 +151,13 @@ function checkOracle(oracle: string | null, add: (reason: string, sev?: Problem[
     add('names no checker, invariant or threshold: is it machine-checkable?', 'warning');
 }
 
-type Add = (field: string, reason: string, severity?: Problem['severity'], key?: string) => void;
+type Add = (
+  field: string,
+  reason: string,
+  severity?: Problem['severity'],
+  key?: string,
+  line?: number | null,
+) => void;
 
 function checkBudgets(r: ResolvedScenario, add: Add): void {
   const s = r.scenario;
@@ -219,13 +228,29 @@ function checkBudgets(r: ResolvedScenario, add: Add): void {
   } else if (rel !== null) {
     const forbidden = forbiddenBudgetReason(rel);
     if (forbidden) add('Release budget', forbidden, 'error', 'releaseBudget');
-    else if (parseReleaseDisclosure(rel) === 'malformed') {
-      add(
-        'Release budget',
-        'must read exactly "not provided — <reason>. Revisit when: <condition>."',
-        'error',
-        'releaseBudget',
-      );
+    else {
+      const disclosure = parseReleaseDisclosure(rel);
+      const b = parseBudget(rel);
+      if (disclosure === 'malformed') {
+        add(
+          'Release budget',
+          'must read exactly "not provided — <reason>. Revisit when: <condition>."',
+          'error',
+          'releaseBudget',
+        );
+      } else if (
+        disclosure === null &&
+        b.durationS === undefined &&
+        b.seeds === undefined &&
+        b.faultWindows === undefined
+      ) {
+        add(
+          'Release budget',
+          `"${rel}" is neither a gate (duration, seeds, fault variants) nor "not provided — <reason>. Revisit when: <condition>."`,
+          'error',
+          'releaseBudget',
+        );
+      }
     }
   }
 }
@@ -240,8 +265,15 @@ function missingFields<T extends object>(block: T, names: Record<string, string>
 }
 
 function checkModelBlock(block: ModelBlock, prefix: string, add: Add): void {
-  for (const f of missingFields(block, MODEL_FIELDS))
-    add(`${prefix} ${f}`, 'missing: a partially filled §7.M cannot support a hardening claim');
+  for (const f of missingFields(block, MODEL_FIELDS)) {
+    add(
+      `${prefix} ${f}`,
+      'missing: a partially filled §7.M cannot support a hardening claim',
+      'error',
+      undefined,
+      block.line,
+    );
+  }
   const landing = block.nemesisLandingEvidence;
   if (
     landing &&
@@ -310,8 +342,8 @@ function checkSurface(r: ResolvedScenario, add: Add): void {
 }
 
 function checkArm(r: ResolvedScenario, out: Problem[]): void {
-  const add: Add = (field, reason, severity = 'error') =>
-    out.push(problem(r.id, field, reason, severity, r.arm?.line ?? null));
+  const add: Add = (field, reason, severity = 'error', _key, line) =>
+    out.push(problem(r.id, field, reason, severity, line ?? r.arm?.line ?? null));
   if (!r.arm?.model) add('§7.M', 'missing: every §7.M.S arm needs its own §7.M block');
   else checkModelBlock(r.arm.model, '§7.M', add);
   if (!r.arm?.oracle) {
