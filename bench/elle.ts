@@ -1,0 +1,113 @@
+/**
+ * Elle checker speed: generated list-append histories (snapshot-isolation simulator, so the graph has
+ * many cycles to find and explain) of 10k, 100k and 1M transactions at concurrency 10 and 100, plus
+ * Elle's huge-scc.edn. Each case runs in its own child process so peak RSS belongs to that case; the
+ * time covers the check only (generation or file loading is reported separately).
+ *
+ *   npm run bench:elle            table
+ *   npm run bench:elle -- --json  one JSON object
+ *   npm run bench:elle -- --quick only the 10k and 100k cases
+ *
+ * Targets: 100k txns ≤ 1.5 s; 1M ≤ 15 s and ≤ 4 GB RSS; growth 100k → 1M ≤ 12×.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+interface CaseResult {
+  name: string;
+  txns: number;
+  concurrency: number | null;
+  prepareSeconds: number;
+  checkSeconds: number;
+  txnsPerSecond: number;
+  peakRssMB: number;
+  valid: unknown;
+  anomalyTypes: string[];
+  searchTimeouts: unknown;
+}
+
+async function runCase(kind: string, txns: number, concurrency: number): Promise<CaseResult> {
+  const { elleChecker } = await import('../checkers/elle/index.ts');
+  const t0 = performance.now();
+  let ops: import('../src/history/operation.ts').Operation[];
+  let name: string;
+  if (kind === 'huge-scc') {
+    const { loadHistory } = await import('../src/history/read.ts');
+    const { pairEvents } = await import('../src/history/pair.ts');
+    const { fixture } = await import('../test/helpers/fixtures.ts');
+    ops = pairEvents(await loadHistory(fixture('elle/elle-histories/huge-scc.edn'))).ops;
+    name = 'huge-scc.edn';
+  } else {
+    const { simulate } = await import('../checkers/elle/simulate.ts');
+    ops = simulate({ isolation: 'snapshot-isolation', txns, concurrency, seed: 42 });
+    name = `si-${txns}-c${concurrency}`;
+  }
+  const prepareSeconds = (performance.now() - t0) / 1000;
+  const t1 = performance.now();
+  const r = elleChecker.check(ops, { workload: 'list-append' });
+  const checkSeconds = (performance.now() - t1) / 1000;
+  return {
+    name,
+    txns: Number(r.stats.txns),
+    concurrency: kind === 'huge-scc' ? null : concurrency,
+    prepareSeconds,
+    checkSeconds,
+    txnsPerSecond: Math.round(Number(r.stats.txns) / checkSeconds),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+    valid: r.valid,
+    anomalyTypes: r.anomalyTypes,
+    searchTimeouts: r.stats.searchTimeouts,
+  };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const child = args.indexOf('--case');
+  if (child >= 0) {
+    const [kind, txns, conc] = args.slice(child + 1);
+    process.stdout.write(JSON.stringify(await runCase(kind!, Number(txns), Number(conc))));
+    return;
+  }
+  const json = args.includes('--json');
+  const sizes = args.includes('--quick') ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+  const cases: [string, number, number][] = [];
+  for (const c of [10, 100]) for (const n of sizes) cases.push(['sim', n, c]);
+  cases.push(['huge-scc', 0, 0]);
+  const results: CaseResult[] = [];
+  const self = fileURLToPath(import.meta.url);
+  for (const [kind, n, c] of cases) {
+    const out = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--max-old-space-size=4096', self, '--case', kind, String(n), String(c)],
+      { encoding: 'utf8', maxBuffer: 1 << 20 },
+    );
+    if (out.status !== 0) throw new Error(`case ${kind} ${n} c${c} failed: ${out.stderr}`);
+    const r = JSON.parse(out.stdout) as CaseResult;
+    results.push(r);
+    if (!json) {
+      process.stdout.write(
+        `${r.name.padEnd(16)} ${String(r.txns).padStart(8)} txns  check ${r.checkSeconds.toFixed(2).padStart(6)} s  ` +
+          `${String(r.txnsPerSecond).padStart(8)} txn/s  peak RSS ${String(r.peakRssMB).padStart(5)} MB  ` +
+          `(prepare ${r.prepareSeconds.toFixed(2)} s) valid=${r.valid} ${r.anomalyTypes.join(',')}\n`,
+      );
+    }
+  }
+  const growth: Record<string, number> = {};
+  for (const c of [10, 100]) {
+    const a = results.find((r) => r.txns === 100_000 && r.concurrency === c);
+    const b = results.find((r) => r.txns === 1_000_000 && r.concurrency === c);
+    if (a && b) growth[`c${c}`] = Number((b.checkSeconds / a.checkSeconds).toFixed(2));
+  }
+  const targets = {
+    '100k<=1.5s': results.filter((r) => r.txns === 100_000).every((r) => r.checkSeconds <= 1.5),
+    '1M<=15s': results.filter((r) => r.txns === 1_000_000).every((r) => r.checkSeconds <= 15),
+    '1M<=4GB': results.filter((r) => r.txns === 1_000_000).every((r) => r.peakRssMB <= 4096),
+    'growth<=12x': Object.values(growth).every((g) => g <= 12),
+  };
+  if (json) process.stdout.write(`${JSON.stringify({ results, growth, targets })}\n`);
+  else {
+    process.stdout.write(`growth 100k→1M: ${JSON.stringify(growth)}\ntargets: ${JSON.stringify(targets)}\n`);
+  }
+}
+
+await main();
