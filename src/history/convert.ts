@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { InputError, UserError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
@@ -26,10 +27,27 @@ export async function convertHistory(
   output: string,
   opts: LoadOptions & { to?: OutputFormat } = {},
 ): Promise<ConvertResult> {
-  const to = opts.to ?? 'jsonl';
-  if (output !== '-' && resolve(output) === resolve(input)) {
+  if (output === '-') return convertTo(input, output, opts);
+  if (resolve(output) === resolve(input)) {
     throw new UserError(`${output}: refusing to convert a history onto itself`);
   }
+  // Write beside the target and rename at the end, so bad input never leaves half a history behind.
+  const partial = `${output}.partial`;
+  try {
+    const r = await convertTo(input, partial, opts);
+    await rename(partial, output);
+    return r;
+  } finally {
+    await rm(partial, { force: true });
+  }
+}
+
+async function convertTo(
+  input: string,
+  output: string,
+  opts: LoadOptions & { to?: OutputFormat },
+): Promise<ConvertResult> {
+  const to = opts.to ?? 'jsonl';
   if (to === 'ops-json') {
     const events = await loadHistory(input, opts);
     const paired = pairOrExplain(events, input);
