@@ -134,7 +134,11 @@ export type TierName = (typeof TIER_NAMES)[number];
 
 const bindingBody = {
   db: z.enum(DBS),
+  /** Options for the DB adapter, passed through as-is (e.g. `{ serializableReads: true }` for etcd). */
+  dbOptions: z.record(z.string(), z.unknown()).default({}),
   workload: z.enum(WORKLOADS),
+  /** Options for the workload generator (key count, value range …), passed through as-is. */
+  workloadOptions: z.record(z.string(), z.unknown()).default({}),
   concurrency: z.number().int().positive().default(5),
   /** Target request rate per second across all clients (open loop); absent = as fast as the clients go. */
   rate: z.number().positive().optional(),
@@ -153,7 +157,9 @@ const bindingBody = {
 /** Arms override any part of the parent binding (e.g. a different checker for `S5/export`). */
 export const armBindingSchema = z.strictObject({
   db: bindingBody.db.optional(),
+  dbOptions: z.record(z.string(), z.unknown()).optional(),
   workload: bindingBody.workload.optional(),
+  workloadOptions: z.record(z.string(), z.unknown()).optional(),
   concurrency: z.number().int().positive().optional(),
   rate: bindingBody.rate,
   model: bindingBody.model.optional(),
