@@ -1,68 +1,66 @@
 import test from 'ava';
 import { setChecker } from '../../checkers/catalogue/set.ts';
 import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
-import { H, types } from './build.ts';
+import { H, run, types } from './build.ts';
 
-test('set: all acked adds in the final read is valid; counts recovered', (t) => {
+test('set: all acked adds in the final read is valid; counts recovered', async (t) => {
   const h = new H().call(0, 'add', 1).call(1, 'add', 2).invoke(2, 'add', 3).info(2, 'add', 3);
   h.invoke(0, 'read').ok(0, 'read', [1, 2, 3]);
-  const r = setChecker.check(h.ops(), {}) as ReturnType<typeof setChecker.check> & {
-    stats: Record<string, unknown>;
-  };
+  const r = await run(setChecker, h.ops(), {});
   t.is(r.valid, true);
   t.is(r.stats.recoveredCount, 1);
   t.deepEqual(r.anomalies, []);
   t.regex(r.evidence, /3 attempted adds, 2 acked, final read of 3 elements/);
 });
 
-test('set: a lost acked add and an unexpected element make it invalid', (t) => {
+test('set: a lost acked add and an unexpected element make it invalid', async (t) => {
   const h = new H()
     .call(0, 'add', 1)
     .call(0, 'add', 2)
     .invoke(1, 'read')
     .ok(1, 'read', { '#set': [1, 99] });
-  const r = setChecker.check(h.ops(), {});
+  const r = await run(setChecker, h.ops(), {});
   t.is(r.valid, false);
-  t.deepEqual(types(r as never), ['lost', 'unexpected']);
+  t.deepEqual(types(r), ['lost', 'unexpected']);
 });
 
-test('set: only the last ok read counts', (t) => {
+test('set: only the last ok read counts', async (t) => {
   const h = new H()
     .call(0, 'add', 1)
     .invoke(1, 'read')
     .ok(1, 'read', [])
     .invoke(1, 'read')
     .ok(1, 'read', [1]);
-  t.is((setChecker.check(h.ops(), {}) as { valid: unknown }).valid, true);
+  t.is((await run(setChecker, h.ops(), {})).valid, true);
 });
 
-test('set: no ok read is unknown', (t) => {
+test('set: no ok read is unknown', async (t) => {
   const h = new H().call(0, 'add', 1).invoke(1, 'read').fail(1, 'read');
-  t.is((setChecker.check(h.ops(), {}) as { valid: unknown }).valid, 'unknown');
+  t.is((await run(setChecker, h.ops(), {})).valid, 'unknown');
 });
 
-test('set-full: elements seen by every later read are stable; valid', (t) => {
+test('set-full: elements seen by every later read are stable; valid', async (t) => {
   const h = new H().call(0, 'add', 1).call(0, 'add', 2);
   h.invoke(1, 'read')
     .ok(1, 'read', [1, 2])
     .invoke(1, 'read')
     .ok(1, 'read', { '#set': [1, 2] });
-  const r = setFullChecker.check(h.ops(), {}) as { valid: unknown; stats: Record<string, unknown> };
+  const r = await run(setFullChecker, h.ops(), {});
   t.is(r.valid, true);
   t.is(r.stats.stableCount, 2);
   t.is(r.stats.staleCount, 0);
 });
 
-test('set-full: an element that disappears from a later read is lost', (t) => {
+test('set-full: an element that disappears from a later read is lost', async (t) => {
   const h = new H().call(0, 'add', 1).call(0, 'add', 2);
   h.invoke(1, 'read').ok(1, 'read', [1, 2]).invoke(1, 'read').ok(1, 'read', [1]);
-  const r = setFullChecker.check(h.ops(), {});
-  t.is((r as { valid: unknown }).valid, false);
-  t.deepEqual(types(r as never), ['lost']);
-  t.is((r as { stats: Record<string, unknown> }).stats.lostCount, 1);
+  const r = await run(setFullChecker, h.ops(), {});
+  t.is(r.valid, false);
+  t.deepEqual(types(r), ['lost']);
+  t.is(r.stats.lostCount, 1);
 });
 
-test('set-full: a read concurrent with the add that misses it is not a loss', (t) => {
+test('set-full: a read concurrent with the add that misses it is not a loss', async (t) => {
   // read invoked, add invoked + acked, read completes without the element, later read sees it.
   const h = new H()
     .invoke(1, 'read')
@@ -70,10 +68,10 @@ test('set-full: a read concurrent with the add that misses it is not a loss', (t
     .ok(1, 'read', [])
     .invoke(1, 'read')
     .ok(1, 'read', [1]);
-  t.is((setFullChecker.check(h.ops(), {}) as { valid: unknown }).valid, true);
+  t.is((await run(setFullChecker, h.ops(), {})).valid, true);
 });
 
-test('set-full: stale reads fail only with linearizable: true', (t) => {
+test('set-full: stale reads fail only with linearizable: true', async (t) => {
   // Acked at t, a read invoked after the ack misses it, a later read sees it: stable, but stale.
   const h = new H()
     .call(0, 'add', 1)
@@ -81,42 +79,42 @@ test('set-full: stale reads fail only with linearizable: true', (t) => {
     .ok(1, 'read', [])
     .invoke(1, 'read')
     .ok(1, 'read', [1]);
-  const loose = setFullChecker.check(h.ops(), {}) as { valid: unknown; stats: Record<string, unknown> };
+  const loose = await run(setFullChecker, h.ops(), {});
   t.is(loose.valid, true);
   t.is(loose.stats.staleCount, 1);
-  const strict = setFullChecker.check(h.ops(), { linearizable: true });
-  t.is((strict as { valid: unknown }).valid, false);
-  t.deepEqual(types(strict as never), ['stale']);
+  const strict = await run(setFullChecker, h.ops(), { linearizable: true });
+  t.is(strict.valid, false);
+  t.deepEqual(types(strict), ['stale']);
 });
 
-test("set-full: an element repeated inside one read is a duplicate (frequency > 1, not Jepsen's < 1)", (t) => {
+test("set-full: an element repeated inside one read is a duplicate (frequency > 1, not Jepsen's < 1)", async (t) => {
   const h = new H().call(0, 'add', 1).call(0, 'add', 2).invoke(1, 'read').ok(1, 'read', [1, 2, 2]);
-  const r = setFullChecker.check(h.ops(), {}) as { valid: unknown; stats: Record<string, unknown> };
+  const r = await run(setFullChecker, h.ops(), {});
   t.is(r.valid, false);
-  t.deepEqual(types(r as never), ['duplicated']);
+  t.deepEqual(types(r), ['duplicated']);
   t.is(r.stats.duplicatedCount, 1);
   // Element 1 appears once: not duplicated.
   t.deepEqual(r.stats.duplicated, [{ element: 2, count: 2 }]);
 });
 
-test('set-full: an element no add attempted is unexpected', (t) => {
+test('set-full: an element no add attempted is unexpected', async (t) => {
   const h = new H().call(0, 'add', 1).invoke(1, 'read').ok(1, 'read', [1, 7]);
-  const r = setFullChecker.check(h.ops(), {});
-  t.is((r as { valid: unknown }).valid, false);
-  t.deepEqual(types(r as never), ['unexpected']);
+  const r = await run(setFullChecker, h.ops(), {});
+  t.is(r.valid, false);
+  t.deepEqual(types(r), ['unexpected']);
 });
 
-test('set-full: nothing stable (no read) is unknown, never-read counted', (t) => {
+test('set-full: nothing stable (no read) is unknown, never-read counted', async (t) => {
   const h = new H().call(0, 'add', 1).invoke(1, 'read').info(1, 'read');
-  const r = setFullChecker.check(h.ops(), {}) as { valid: unknown; stats: Record<string, unknown> };
+  const r = await run(setFullChecker, h.ops(), {});
   t.is(r.valid, 'unknown');
   t.is(r.stats.neverReadCount, 1);
 });
 
-test('set-full: structured elements compare by value', (t) => {
+test('set-full: structured elements compare by value', async (t) => {
   const h = new H()
     .call(0, 'add', [0, 1])
     .invoke(1, 'read')
     .ok(1, 'read', [[0, 1]]);
-  t.is((setFullChecker.check(h.ops(), {}) as { valid: unknown }).valid, true);
+  t.is((await run(setFullChecker, h.ops(), {})).valid, true);
 });
