@@ -1,0 +1,194 @@
+import { appendFileSync } from 'node:fs';
+import type { FaultEvidence, FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
+import type { Remote } from '../control/types.ts';
+import type { DB, DbContext } from '../db/types.ts';
+import type { Rng } from '../generator/rng.ts';
+import { errorMessage } from '../util/errors.ts';
+import { log } from '../util/log.ts';
+import { classifyFaultOp, type FaultName, type FaultOpValue } from './faults.ts';
+import type { NemesisCompletion, NemesisDriver } from './interpreter.ts';
+
+/**
+ * Carries out the nemesis thread's ops through the nemeses (nemeses/types.ts): resolves target selectors
+ * to nodes, injects with a fresh fault-window id (w1, w2 …), asks for landing evidence, and heals on the
+ * matching stop op. Every step is appended to the fault ledger (intent before injecting, the record
+ * after, the heal after undoing), so `faultline heal --ledger` can finish what a killed run left.
+ * Faults are never implemented here: only the DB protocol's own start is used, to bring a killed
+ * daemon back when the kill window ends.
+ */
+export type NemesisLookup = (kind: string) => Promise<Nemesis>;
+
+const KIND: Record<FaultName, { kind: string; action: string }> = {
+  partition: { kind: 'partition', action: 'start' },
+  kill: { kind: 'process', action: 'kill' },
+  pause: { kind: 'process', action: 'pause' },
+  clock: { kind: 'clock', action: 'bump' },
+};
+
+export interface FaultDriverOptions {
+  remote: Remote;
+  db: DB;
+  dbCtx: DbContext;
+  lookup: NemesisLookup;
+  rng: Rng;
+  /** ledger.jsonl in the run directory. */
+  ledgerPath: string;
+}
+
+export class FaultDriver implements NemesisDriver {
+  private seq = 0;
+  private readonly active = new Map<string, { fault: FaultName; record: FaultRecord }>();
+  /** Every record, in injection order, with its evidence and heal time: results.json's fault table. */
+  readonly records: FaultRecord[] = [];
+  private readonly rng: Rng;
+
+  constructor(private readonly o: FaultDriverOptions) {
+    this.rng = o.rng.fork('fault-targets');
+  }
+
+  activeWindows(): string[] | null {
+    return this.active.size === 0 ? null : [...this.active.keys()];
+  }
+
+  /** Names of the faults active now (for the progress line). */
+  activeFaults(): string[] {
+    return [...this.active.values()].map((a) => `${a.fault}:${a.record.nodes.join('+')}`);
+  }
+
+  async invoke(op: { f: string; value: unknown }): Promise<NemesisCompletion> {
+    const c = classifyFaultOp(op.f);
+    if (!c) return { value: op.value, error: `unknown nemesis op ${op.f}` };
+    if (c.starts) return this.start(c.fault, op.value as FaultOpValue);
+    return this.stop(c.fault);
+  }
+
+  private ledger(entry: Record<string, unknown>): void {
+    appendFileSync(this.o.ledgerPath, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`);
+  }
+
+  /** Resolves a selector (one, minority, majority, all, primaries) to node names. */
+  async resolveTargets(selector: string, fault: FaultName): Promise<string[]> {
+    const nodes = this.o.dbCtx.nodes;
+    const shuffled = this.rng.shuffle(nodes);
+    const minority = Math.max(1, Math.floor((nodes.length - 1) / 2));
+    switch (selector) {
+      case 'one':
+        return shuffled.slice(0, 1);
+      case 'minority':
+        return shuffled.slice(0, minority);
+      // A majority partition isolates a minority: the nodes listed are the isolated side.
+      case 'majority':
+        return fault === 'partition'
+          ? shuffled.slice(0, minority)
+          : shuffled.slice(0, nodes.length - minority);
+      case 'all':
+        return [...nodes];
+      case 'primaries': {
+        const p = await this.o.db.primaries(this.o.dbCtx).catch(() => []);
+        return p.length > 0 ? p : shuffled.slice(0, 1);
+      }
+      default:
+        return selector.split('+').filter((n) => nodes.includes(n));
+    }
+  }
+
+  private async start(fault: FaultName, value: FaultOpValue): Promise<NemesisCompletion> {
+    const nodes = await this.resolveTargets(value.targets, fault);
+    const id = `w${++this.seq}`;
+    const { kind, action } = KIND[fault];
+    const params: Record<string, unknown> = { selector: value.targets };
+    if (fault === 'kill' || fault === 'pause') {
+      params.pidFiles = Object.fromEntries(nodes.map((n) => [n, this.o.db.pidFile(this.o.dbCtx, n)]));
+      params.process = this.o.db.name;
+    }
+    if (fault === 'partition') params.allNodes = [...this.o.dbCtx.nodes];
+    if (fault === 'clock') params.deltaMs = value.deltaMs;
+    const spec: FaultSpec = { kind, action, targets: nodes, params };
+    this.ledger({ event: 'intent', id, spec });
+    let record: FaultRecord;
+    try {
+      const nemesis = await this.o.lookup(kind);
+      record = await nemesis.inject(this.o.remote, spec, id);
+    } catch (err) {
+      this.ledger({ event: 'inject-failed', id, error: errorMessage(err) });
+      // Kept in the fault table as not landed, so the run's verdict cannot pass over it.
+      const now = new Date().toISOString();
+      this.records.push({
+        id,
+        spec,
+        nodes,
+        injectedAt: now,
+        undo: {},
+        evidence: { landed: false, reason: `inject failed: ${errorMessage(err)}`, signals: [] },
+        healedAt: now,
+      });
+      return { value: { id, fault, nodes, landed: false }, error: `inject failed: ${errorMessage(err)}` };
+    }
+    this.active.set(id, { fault, record });
+    this.records.push(record);
+    this.ledger({ event: 'injected', id, record });
+    let evidence: FaultEvidence;
+    try {
+      evidence = await (await this.o.lookup(kind)).evidence(this.o.remote, record);
+    } catch (err) {
+      evidence = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
+    }
+    record.evidence = evidence;
+    this.ledger({ event: 'evidence', id, evidence });
+    return {
+      value: {
+        id,
+        fault,
+        nodes,
+        landed: evidence.landed,
+        ...(evidence.reason && { reason: evidence.reason }),
+      },
+      extras: { evidence },
+    };
+  }
+
+  private async stop(fault: FaultName): Promise<NemesisCompletion> {
+    const healed: string[] = [];
+    const errors: string[] = [];
+    for (const [id, a] of [...this.active]) {
+      if (a.fault !== fault) continue;
+      try {
+        await this.heal(id, a.fault, a.record);
+        healed.push(id);
+      } catch (err) {
+        errors.push(`${id}: ${errorMessage(err)}`);
+      }
+    }
+    if (fault === 'kill') {
+      // A killed daemon comes back through the DB protocol's own start (idempotent when running).
+      const nodes = this.o.dbCtx.nodes;
+      const results = await Promise.allSettled(nodes.map((n) => this.o.db.start(this.o.dbCtx, n)));
+      results.forEach((r, i) => {
+        if (r.status === 'rejected') errors.push(`start ${nodes[i]}: ${errorMessage(r.reason)}`);
+      });
+    }
+    return { value: { fault, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
+  }
+
+  private async heal(id: string, fault: FaultName, record: FaultRecord): Promise<void> {
+    const nemesis = await this.o.lookup(KIND[fault].kind);
+    await nemesis.heal(this.o.remote, record);
+    record.healedAt = new Date().toISOString();
+    this.active.delete(id);
+    this.ledger({ event: 'healed', id });
+  }
+
+  /** Heal everything still active (the run's finally); never throws, returns what failed. */
+  async healAll(): Promise<string[]> {
+    const failed: string[] = [];
+    for (const [id, a] of [...this.active]) {
+      try {
+        await this.heal(id, a.fault, a.record);
+      } catch (err) {
+        failed.push(`${id}: ${errorMessage(err)}`);
+        log().error({ id, err: errorMessage(err) }, 'heal failed');
+      }
+    }
+    return failed;
+  }
+}
