@@ -1,0 +1,132 @@
+import test from 'ava';
+import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/verdict/audits.ts';
+import { parseEvidence } from '../../src/verdict/evidence.ts';
+import { decidePlan } from '../../src/verdict/plan-verdicts.ts';
+import { hardeningEvidence, scenario, smokeEvidence, testPlan } from './evidence-builders.ts';
+
+const S1 = scenario('S1');
+
+function item(list: { id: string; status: string; evidence: string }[], id: string) {
+  const i = list.find((x) => x.id === id);
+  if (!i) throw new Error(id);
+  return i;
+}
+
+test('the item lists are the spec’s 10 red flags and 14 weak-oracle items', (t) => {
+  t.is(RED_FLAGS.length, 10);
+  t.is(WEAK_ORACLE_ITEMS.length, 14);
+  t.regex(RED_FLAGS[2], /injector and from at least one victim/);
+  t.regex(WEAK_ORACLE_ITEMS[10], /One seed/);
+});
+
+test('a complete hardening run: every item checked or N/A with a reason', (t) => {
+  const a = runAudits(hardeningEvidence(), S1, 'hardening');
+  for (const i of [...a.redFlags, ...a.weakOracle]) {
+    t.true(i.status === 'checked' || i.status === 'n/a', `${i.id}: ${i.status} ${i.evidence}`);
+    t.true(i.evidence.length > 0);
+  }
+  t.regex(item(a.redFlags, 'RF2').evidence, /linearizable consumed 60,000\/60,000 ops/);
+  t.regex(item(a.weakOracle, 'WO7').evidence, /asymmetric/);
+});
+
+test('a smoke run: fault items are N/A because no fault was planned', (t) => {
+  const a = runAudits(smokeEvidence(), S1, 'smoke');
+  for (const id of ['RF3', 'RF4', 'RF8', 'RF10']) t.is(item(a.redFlags, id).status, 'n/a', id);
+  t.is(item(a.weakOracle, 'WO7').status, 'n/a');
+});
+
+test('computed failures: rate collapse, ops not consumed, no victim evidence, no recovery, one seed', (t) => {
+  const e = hardeningEvidence({
+    seeds: [{ seed: 1, outcome: 'pass' }],
+    recovery: { baselineOpsPerSec: 100, afterHealOpsPerSec: 40, measuredAfterS: 10 },
+    oracles: [{ checker: 'linearizable', ran: true, valid: true, opsConsumed: 100 }],
+  });
+  e.throughput[5]!.ops = 50;
+  e.faults[0]!.signals = e.faults[0]!.signals.filter((s) => s.side === 'injector');
+  const a = runAudits(e, S1, 'hardening');
+  t.regex(item(a.redFlags, 'RF1').evidence, /rate collapse/);
+  t.is(item(a.redFlags, 'RF2').status, 'failed');
+  t.regex(item(a.redFlags, 'RF3').evidence, /w1: no victim evidence/);
+  t.regex(item(a.redFlags, 'RF8').evidence, /degraded/);
+  t.is(item(a.redFlags, 'RF10').status, 'failed');
+  t.is(item(a.weakOracle, 'WO11').status, 'failed');
+});
+
+test('failovers: a single failover is a weak oracle; none counted is unchecked', (t) => {
+  const kill = { ...hardeningEvidence().faults[0]!, kind: 'process', action: 'kill', topology: null };
+  t.is(
+    item(runAudits(hardeningEvidence({ faults: [kill], failovers: 1 }), S1, 'hardening').weakOracle, 'WO4')
+      .status,
+    'failed',
+  );
+  t.is(
+    item(runAudits(hardeningEvidence({ faults: [kill], failovers: 3 }), S1, 'hardening').weakOracle, 'WO4')
+      .status,
+    'checked',
+  );
+  t.is(
+    item(runAudits(hardeningEvidence({ faults: [kill] }), S1, 'hardening').weakOracle, 'WO4').status,
+    'unchecked',
+  );
+});
+
+test('declarations settle unchecked items but never override a measured failure', (t) => {
+  const base = hardeningEvidence({ history: { ops: 60000, hiddenRetries: null }, sutLog: null });
+  t.is(item(runAudits(base, S1, 'hardening').weakOracle, 'WO8').status, 'unchecked');
+  const declared = hardeningEvidence({
+    history: { ops: 60000, hiddenRetries: null },
+    sutLog: { filesScanned: 2, matches: [{ node: 'n1', file: 'x.log', line: 3, text: 'panic: boom' }] },
+    declarations: {
+      WO8: { status: 'checked', evidence: 'faultline etcd client: one record per attempt' },
+      RF7: { status: 'checked', evidence: 'logs fine' },
+    },
+  });
+  const a = runAudits(declared, S1, 'hardening');
+  t.is(item(a.weakOracle, 'WO8').status, 'checked');
+  t.regex(item(a.weakOracle, 'WO8').evidence, /\(declared\)$/);
+  t.is(item(a.redFlags, 'RF7').status, 'failed');
+});
+
+test('boundary arms: single-surface item N/A per arm; negative controls required', (t) => {
+  const arm = scenario('S3/api');
+  const a = runAudits(smokeEvidence({ scenario: 'S3/api' }), arm, 'smoke');
+  t.is(item(a.weakOracle, 'WO12').status, 'n/a');
+  t.is(item(a.weakOracle, 'WO13').status, 'failed');
+  const b = runAudits(
+    smokeEvidence({ scenario: 'S3/api', negativeControls: { run: 40, denied: 40, leakChecked: true } }),
+    arm,
+    'smoke',
+  );
+  t.is(item(b.weakOracle, 'WO13').status, 'checked');
+  const parent = runAudits(smokeEvidence({ scenario: 'S3' }), scenario('S3'), 'smoke');
+  t.is(item(parent.weakOracle, 'WO12').status, 'checked');
+});
+
+test('decidePlan: scenarios without evidence are NOT-RUN; arms roll up into their parent', (t) => {
+  const v = decidePlan(testPlan, [
+    hardeningEvidence(),
+    parseEvidence({
+      ...smokeEvidence(),
+      scenario: 'S3/api',
+      ran: { tenants: 2, durationS: 60, topologies: [] },
+    }),
+  ]);
+  t.deepEqual(
+    v.rows.map((d) => [d.scenario, d.verdict]),
+    [
+      ['S1', 'PASS-hardening'],
+      ['S2', 'NOT-RUN'],
+      ['S3', 'PARTIAL-surface'],
+      ['S3/api', 'PASS-smoke'],
+      ['S3/admin', 'NOT-RUN'],
+    ],
+  );
+  t.deepEqual(
+    v.topLevel.map((d) => d.scenario),
+    ['S1', 'S2', 'S3'],
+  );
+  t.is(v.session.verdict, 'DONE_WITH_CONCERNS');
+  // the same run counted in nodes when the tier is in tenants does not meet the smoke budget
+  const wrongUnit = decidePlan(testPlan, [parseEvidence({ ...smokeEvidence(), scenario: 'S3/api' })]);
+  t.is(wrongUnit.rows.find((d) => d.scenario === 'S3/api')!.verdict, 'PARTIAL-surface');
+});

@@ -1,0 +1,102 @@
+import test from 'ava';
+import type { Operation } from '../../src/history/operation.ts';
+import { pairEvents } from '../../src/history/pair.ts';
+import { loadHistory } from '../../src/history/read.ts';
+import { historyFacts, recoveryAfterHeal, scanSutLog, throughputWindows } from '../../src/verdict/measure.ts';
+import { fixture } from '../helpers/fixtures.ts';
+
+const S = 1e9;
+
+function op(id: number, invokeS: number, completeS: number | null, over: Partial<Operation> = {}): Operation {
+  return {
+    id,
+    process: id % 5,
+    f: 'write',
+    type: completeS === null ? 'info' : 'ok',
+    input: id,
+    output: null,
+    invokeIndex: 2 * id,
+    completeIndex: completeS === null ? null : 2 * id + 1,
+    invokeTime: invokeS * S,
+    completeTime: completeS === null ? null : completeS * S,
+    node: 'n1',
+    key: 'k',
+    error: undefined,
+    faultEpoch: null,
+    infoTime: null,
+    ...over,
+  };
+}
+
+test('throughputWindows counts completions per window and marks fault windows', (t) => {
+  const ops = [op(0, 0.1, 0.2), op(1, 1.1, 1.5), op(2, 1.6, 1.9), op(3, 3.2, 3.4)];
+  const w = throughputWindows(ops, { windowS: 1, durationS: 4, faults: [{ id: 'w1', startS: 2, endS: 3 }] });
+  t.deepEqual(
+    w.map((x) => [x.startS, x.ops, x.faultActive]),
+    [
+      [0, 1, false],
+      [1, 2, false],
+      [2, 0, true],
+      [3, 1, false],
+    ],
+  );
+});
+
+test('historyFacts: missing node_seen, fault_epoch during a fault, completion without time', (t) => {
+  const ops = [
+    op(0, 0.5, 0.6),
+    op(1, 2.5, 2.6, { faultEpoch: null }),
+    op(2, 2.7, null, { type: 'ok', node: null }),
+  ];
+  const f = historyFacts(ops, [{ id: 'w1', startS: 2, endS: 3 }]);
+  t.is(f.ops, 3);
+  t.false(f.fieldsPresent.includes('node_seen'));
+  t.false(f.fieldsPresent.includes('fault_epoch'));
+  t.false(f.fieldsPresent.includes('invoke_ts/complete_ts'));
+  t.true(f.fieldsPresent.includes('timeout_marker'));
+  t.is(f.weaknesses.length, 2);
+  const good = historyFacts(
+    [op(0, 0.5, 0.6), op(1, 2.5, 2.6, { faultEpoch: ['w1'] })],
+    [{ id: 'w1', startS: 2, endS: 3 }],
+  );
+  t.deepEqual(good.weaknesses, []);
+  t.is(good.fieldsPresent.length, 11);
+});
+
+test('recoveryAfterHeal compares post-heal rate with the pre-fault median', (t) => {
+  const windows = [10, 10, 12, 0, 0, 9, 11].map((ops, i) => ({
+    startS: i,
+    endS: i + 1,
+    ops,
+    faultActive: i === 3 || i === 4,
+  }));
+  const r = recoveryAfterHeal(windows, [{ id: 'w1', startS: 3, endS: 5 }]);
+  t.deepEqual(r, { baselineOpsPerSec: 10, afterHealOpsPerSec: 10, measuredAfterS: 0 });
+  t.is(recoveryAfterHeal(windows, []), null);
+  t.is(recoveryAfterHeal(windows, [{ id: 'w1', startS: 3, endS: null }]), null);
+});
+
+test('scanSutLog finds panics, fatals and internal errors with their line numbers', (t) => {
+  const log =
+    'ok\nINFO raft: elected\npanic: runtime error: index out of range\nE | rpc error: Internal error\nlevel=FATAL msg=x\n';
+  t.deepEqual(
+    scanSutLog(log, 'n2', 'etcd.log').map((m) => m.line),
+    [3, 4, 5],
+  );
+  t.deepEqual(scanSutLog('all good\nstill good\n', 'n1', 'x.log'), []);
+});
+
+test('on a real Jepsen etcd history (Porcupine fixture): counts agree with the pairing', async (t) => {
+  const events = await loadHistory(fixture('porcupine/jepsen/etcd_000.log'), { format: 'porcupine-etcd' });
+  const paired = pairEvents(events);
+  const client = paired.ops.filter((o) => o.process !== 'nemesis');
+  const facts = historyFacts(paired.ops, []);
+  t.is(facts.ops, client.length);
+  t.true(facts.ops > 0);
+  const windows = throughputWindows(paired.ops, { windowS: 1, faults: [] });
+  const completed = client.filter((o) => (o.completeTime ?? o.infoTime) !== null).length;
+  t.is(
+    windows.reduce((s, w) => s + w.ops, 0),
+    completed,
+  );
+});
