@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
@@ -257,4 +258,13 @@ test('faultline plan check: exit 3 with every problem listed; exit 0 for a runna
   const missing = await execa('node', [bin, 'plan', 'check', '/nonexistent/plan.md'], { reject: false, env });
   t.is(missing.exitCode, 254);
   t.regex(missing.stderr, /cannot read plan/);
+});
+
+test('the example plan in the README section "plans" loads and checks clean', async (t) => {
+  const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  const m = readme.match(/<!-- section:plans -->[\s\S]*?````markdown\n([\s\S]*?)\n````/);
+  t.truthy(m, 'README plans section has a ````markdown example');
+  const p = parsePlanText(m![1]!, 'README-example.md');
+  t.deepEqual(checkPlan(p), []);
+  t.deepEqual(p.resolved[0]!.tiers.hardening, { nodes: 5, durationS: 1800, faultWindows: 5, seeds: 3 });
 });
