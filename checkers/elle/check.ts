@@ -104,6 +104,14 @@ export function runElle(
     throw err;
   }
 
+  const phases: Record<string, number> = {};
+  let mark = started;
+  const phase = (name: string) => {
+    const now = performance.now();
+    phases[name] = Number(((now - mark) / 1000).toFixed(3));
+    mark = now;
+  };
+  phase('analysis');
   const h = analysis.history;
   const found = analysis.anomalies;
   const edges: EdgeList = analysis.edges;
@@ -122,7 +130,9 @@ export function runElle(
     ]);
 
   const graph = buildCsr(vertexCount, edges);
+  phase('graph');
   const { multi } = tarjan(graph, DATA | PROCESS | REALTIME);
+  phase('scc');
   const localId = new Int32Array(vertexCount).fill(-1);
   let sccTxns = 0;
   let largestScc = 0;
@@ -171,6 +181,7 @@ export function runElle(
     }
   }
 
+  phase('cycleSearch');
   // cycle-exists entries are dropped when a concrete anomaly already rules out the same model.
   const foundTypes = [...found.keys()];
   const concreteNot = new Set(
@@ -228,6 +239,7 @@ export function runElle(
       not,
       alsoNot,
       seconds,
+      phaseSeconds: phases,
     },
     ...(artifacts ? { artifacts } : {}),
     anomalyTypes: reportable,

@@ -1,4 +1,5 @@
-import type { Checker } from '../types.ts';
+import type { Operation } from '../../src/history/operation.ts';
+import type { CheckContext, Checker } from '../types.ts';
 import { type ElleCheckResult, runElle } from './check.ts';
 import type { ElleOptions } from './options.ts';
 
@@ -11,11 +12,9 @@ export { type ElleOptions, elleOptionsSchema } from './options.ts';
  * Elle-class transactional checker for list-append and rw-register histories: infers dependency cycles
  * from client-observed transactions, names each anomaly, and the consistency models it rules out.
  */
-export const elleChecker: Checker<ElleOptions> & {
-  check(...args: Parameters<Checker<ElleOptions>['check']>): ElleCheckResult;
-} = {
+export const elleChecker = {
   name: 'elle',
-  check(ops, options, ctx) {
+  check(ops: readonly Operation[], options: ElleOptions, ctx?: CheckContext): ElleCheckResult {
     return runElle(ops, options, ctx);
   },
-};
+} satisfies Checker<ElleOptions>;

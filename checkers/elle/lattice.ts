@@ -237,9 +237,15 @@ const ANOMALY_IMPLIED_BY = reverse(ANOMALY_IMPLIES);
 const MODEL_IMPLIED_BY = reverse(MODEL_IMPLIES);
 
 /** Every anomaly that finding `anomaly` also establishes (including itself). */
-export function impliedAnomalies(anomaly: string): Set<string> {
-  return closure([anomaly], ANOMALY_IMPLIES);
+export function impliedAnomalies(anomaly: string): ReadonlySet<string> {
+  let s = impliedCache.get(anomaly);
+  if (!s) {
+    s = closure([anomaly], ANOMALY_IMPLIES);
+    impliedCache.set(anomaly, s);
+  }
+  return s;
 }
+const impliedCache = new Map<string, Set<string>>();
 
 function directProscriptions(model: string): string[] {
   const own = DIRECT_PROSCRIBED[model] ?? [];

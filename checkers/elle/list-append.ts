@@ -20,6 +20,8 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
   const mopTxn = new Int32Array(mopCount);
   for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
   const opId = (t: number) => h.ops[t]!.id;
+  const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
+  const txnName = (t: number) => `op ${opId(t)}`;
 
   // Reads are lists; an ok read of nil means the empty list. Find each key's longest read.
   const longest = new Int32Array(nKeys).fill(-1);
@@ -50,23 +52,19 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
 
   // Version orders and element → position indices.
   const orders: unknown[][] = new Array(nKeys);
-  const posMaps: Map<unknown, number>[] = new Array(nKeys);
+  const posMaps: PosIndex[] = new Array(nKeys);
+  const orderHasDupes = new Uint8Array(nKeys);
   for (let k = 0; k < nKeys; k++) {
     let order: unknown[] = [];
     if (longest[k]! >= 0 && longestLen[k]! > 0) order = mopValue[longest[k]!] as unknown[];
     else if (appendCount[k] === 1) order = [mopValue[loneAppend[k]!]];
-    const pos = new Map<unknown, number>();
-    let dupes: Map<unknown, number> | null = null;
-    for (let i = 0; i < order.length; i++) {
-      const e = valueKey(order[i]);
-      if (pos.has(e)) {
-        dupes ??= new Map();
-        dupes.set(order[i], (dupes.get(order[i]) ?? 1) + 1);
-      } else pos.set(e, i);
+    const { index, dupes } = positionIndex(order);
+    if (dupes) {
+      reportDuplicates(longest[k]!, dupes);
+      orderHasDupes[k] = 1;
     }
-    if (dupes) reportDuplicates(longest[k]!, dupes);
     orders[k] = order;
-    posMaps[k] = pos;
+    posMaps[k] = index;
   }
 
   function reportDuplicates(m: number, dupes: Map<unknown, number>): void {
@@ -80,8 +78,6 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
       duplicates: Object.fromEntries([...dupes].map(([e, c]) => [String(e), c])),
     });
   }
-  const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
-  const txnName = (t: number) => `op ${opId(t)}`;
 
   // Writer index: the append of (k, v). Observed elements live in per-key position arrays; appends no
   // read observed go to a per-key map (duplicates among them are detected too).
@@ -160,8 +156,9 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     }
     let lastMop: number;
     if (compatible) {
-      readPos[m] = r.length - 1;
-      lastMop = writerMopAt[k]![r.length - 1]!;
+      // With duplicates in the order, an element's position is its first occurrence.
+      readPos[m] = orderHasDupes[k] ? (posMaps[k]!.get(valueKey(r[r.length - 1])) ?? r.length - 1) : r.length - 1;
+      lastMop = writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
       if (ff >= 0 && ff < r.length) reportG1a(m, writerMopAt[k]![ff]!, order[ff]);
     } else {
@@ -347,8 +344,12 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     }
   }
 
-  // Dependency edges.
+  // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
+  // graph (reading its writes is G1a, reported above).
   const edges = new EdgeList();
+  const link = (a: number, b: number, rel: number) => {
+    if (status[a] !== FAIL && status[b] !== FAIL) edges.add(a, b, rel);
+  };
   // Readers bucketed by (key, position of their last element): slot = base[k] + pos + 1.
   const base = new Int32Array(nKeys + 1);
   for (let k = 0; k < nKeys; k++) base[k + 1] = base[k]! + orders[k]!.length + 1;
@@ -364,7 +365,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     // wr: the writer of the last element → the reader.
     if (readPos[m]! >= 0) {
       const w = writerAt[mopKey[m]!]![readPos[m]!]!;
-      if (w >= 0) edges.add(w, t, WR);
+      if (w >= 0) link(w, t, WR);
     }
   }
   for (let m = 0; m < mopCount; m++) {
@@ -375,10 +376,10 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
     if (pred >= 0) {
       const w = writerAt[k]![pred]!;
-      if (w >= 0) edges.add(w, t, WW);
+      if (w >= 0) link(w, t, WW);
     }
     const slot = base[k]! + pred + 1;
-    for (let i = slotStart[slot]!; i < slotStart[slot + 1]!; i++) edges.add(slotReaders[i]!, t, RW);
+    for (let i = slotStart[slot]!; i < slotStart[slot + 1]!; i++) link(slotReaders[i]!, t, RW);
   }
   // Reads whose last element is not in the order (incompatible reads) still get a wr edge.
   for (let m = 0; m < mopCount; m++) {
@@ -386,7 +387,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     const r = mopValue[m] as unknown[] | null;
     if (!r || r.length === 0) continue;
     const wm = writerMopOf(mopKey[m]!, r[r.length - 1]);
-    if (wm >= 0) edges.add(mopTxn[wm]!, mopTxn[m]!, WR);
+    if (wm >= 0) link(mopTxn[wm]!, mopTxn[m]!, WR);
   }
 
   function explain(a: number, b: number, rel: number, name: (t: number) => string): string | null {
@@ -428,3 +429,53 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
 }
 
 export type { TxnHistory };
+
+/** Element → position in a key's version order. */
+interface PosIndex {
+  get(e: unknown): number | undefined;
+}
+
+/**
+ * Position index of an order. Workload values are usually small non-negative integers counting up per
+ * key, so a dense typed array replaces the hash map when it can; other values use a Map.
+ */
+function positionIndex(order: readonly unknown[]): { index: PosIndex; dupes: Map<unknown, number> | null } {
+  let dupes: Map<unknown, number> | null = null;
+  const noteDupe = (e: unknown) => {
+    dupes ??= new Map();
+    dupes.set(e, (dupes.get(e) ?? 1) + 1);
+  };
+  const limit = 4 * order.length + 1024;
+  let dense = true;
+  for (const e of order) {
+    if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e >= limit) {
+      dense = false;
+      break;
+    }
+  }
+  if (dense) {
+    let max = 0;
+    for (const e of order) if ((e as number) > max) max = e as number;
+    const arr = new Int32Array(max + 1).fill(-1);
+    for (let i = 0; i < order.length; i++) {
+      const e = order[i] as number;
+      if (arr[e] !== -1) noteDupe(e);
+      else arr[e] = i;
+    }
+    const index: PosIndex = {
+      get(e) {
+        if (typeof e !== 'number' || e < 0 || e >= arr.length || !Number.isInteger(e)) return undefined;
+        const p = arr[e]!;
+        return p >= 0 ? p : undefined;
+      },
+    };
+    return { index, dupes };
+  }
+  const map = new Map<unknown, number>();
+  for (let i = 0; i < order.length; i++) {
+    const e = valueKey(order[i]);
+    if (map.has(e)) noteDupe(order[i]);
+    else map.set(e, i);
+  }
+  return { index: map, dupes };
+}

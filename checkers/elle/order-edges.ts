@@ -25,11 +25,7 @@ export function addProcessEdges(h: TxnHistory, edges: EdgeList): void {
  * Returns the number of time vertices, numbered from `h.n` upwards.
  */
 export function addRealtimeEdges(h: TxnHistory, edges: EdgeList): number {
-  const completed: number[] = [];
-  for (let t = 0; t < h.n; t++) {
-    if (h.status[t] === OK && h.ops[t]!.completeIndex !== null) completed.push(t);
-  }
-  completed.sort((a, b) => h.ops[a]!.completeIndex! - h.ops[b]!.completeIndex!);
+  const completed = completionsInOrder(h);
   let next = h.n;
   let lastTime = -1;
   let c = 0;
@@ -46,4 +42,31 @@ export function addRealtimeEdges(h: TxnHistory, edges: EdgeList): number {
     if (lastTime >= 0) edges.add(lastTime, t, REALTIME);
   }
   return next - h.n;
+}
+
+/** The ok txns ordered by completion event index: a bucket pass when indices are dense, else a sort. */
+function completionsInOrder(h: TxnHistory): Int32Array {
+  let count = 0;
+  let maxIndex = 0;
+  for (let t = 0; t < h.n; t++) {
+    const c = h.ops[t]!.completeIndex;
+    if (h.status[t] === OK && c !== null) {
+      count++;
+      if (c > maxIndex) maxIndex = c;
+    }
+  }
+  const out = new Int32Array(count);
+  if (maxIndex <= 4 * h.n + 1024) {
+    const byIndex = new Int32Array(maxIndex + 1).fill(-1);
+    for (let t = 0; t < h.n; t++) {
+      const c = h.ops[t]!.completeIndex;
+      if (h.status[t] === OK && c !== null) byIndex[c] = t;
+    }
+    let i = 0;
+    for (let c = 0; c <= maxIndex; c++) if (byIndex[c]! >= 0) out[i++] = byIndex[c]!;
+    return out;
+  }
+  let i = 0;
+  for (let t = 0; t < h.n; t++) if (h.status[t] === OK && h.ops[t]!.completeIndex !== null) out[i++] = t;
+  return out.sort((a, b) => h.ops[a]!.completeIndex! - h.ops[b]!.completeIndex!);
 }

@@ -54,19 +54,27 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
   const status = new Uint8Array(n);
   const process = new Int32Array(n);
   const mopStart = new Int32Array(n + 1);
-  const kinds: number[] = [];
-  const mopKeys: number[] = [];
-  const mopValue: unknown[] = [];
+  const values: unknown[][] = new Array(n);
+  let total = 0;
+  for (let t = 0; t < n; t++) {
+    const op = clientOps[t]!;
+    let value = op.type === 'ok' ? op.output : op.input;
+    if (!Array.isArray(value)) value = op.output;
+    values[t] = value as unknown[];
+    total += (value as unknown[]).length;
+  }
+  const mopKind = new Uint8Array(total);
+  const mopKey = new Int32Array(total);
+  const mopValue: unknown[] = new Array(total);
   const keyIds = new Map<unknown, number>();
   const keys: unknown[] = [];
+  let m = 0;
   for (let t = 0; t < n; t++) {
     const op = clientOps[t]!;
     status[t] = op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO;
     process[t] = typeof op.process === 'number' ? op.process : -1;
-    mopStart[t] = kinds.length;
-    let value = op.type === 'ok' ? op.output : op.input;
-    if (!Array.isArray(value)) value = op.output;
-    for (const mop of value as unknown[]) {
+    mopStart[t] = m;
+    for (const mop of values[t]!) {
       if (!Array.isArray(mop) || mop.length < 2 || mop.length > 3) {
         throw new MicroOpError(`op ${op.id}: micro-op ${JSON.stringify(mop)} is not [f key value]`);
       }
@@ -86,21 +94,22 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
         keyIds.set(k, id);
         keys.push(mop[1]);
       }
-      kinds.push(kind);
-      mopKeys.push(id);
+      mopKind[m] = kind;
+      mopKey[m] = id;
       // A failed or indeterminate op's reads were never observed.
-      mopValue.push(kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null));
+      mopValue[m] = kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null);
+      m++;
     }
   }
-  mopStart[n] = kinds.length;
+  mopStart[n] = m;
   return {
     n,
     ops: clientOps,
     status,
     process,
     mopStart,
-    mopKind: Uint8Array.from(kinds),
-    mopKey: Int32Array.from(mopKeys),
+    mopKind,
+    mopKey,
     mopValue,
     keys,
     skipped,
