@@ -83,6 +83,20 @@ function checkClaims(plan: Plan, out: Problem[]): void {
     if (!/^C\d+$/.test(c.id))
       out.push(problem(null, '§1b ID', `claim id "${c.id}" is not C<n>`, 'warning', c.line));
   }
+  const surfaceClaims = plan.claims.filter((c) =>
+    ['boundary', 'fairness'].includes(normaliseCategory(c.category)),
+  );
+  if (surfaceClaims.length > 0 && plan.confidence.aspects.length === 0 && !plan.confidence.allHigh) {
+    out.push(
+      problem(
+        null,
+        '§7d Confidence statement',
+        `per-aspect confidence table (Claim | Aspect | Confidence | Reason) is required for boundary/fairness claims (${surfaceClaims.map((c) => c.id).join(', ')}), or the line "All aspects rated \`high\`."`,
+        'warning',
+        plan.sections['7d']?.line ?? null,
+      ),
+    );
+  }
   for (const h of plan.hypotheses) {
     if (h.couldFalsify.length === 0) {
       out.push(

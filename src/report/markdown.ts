@@ -1,4 +1,5 @@
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { UserError } from '../util/errors.ts';
 
 /** Markdown helpers the writers share: escaped table cells, tables, atomic file writes. */
 
@@ -23,8 +24,15 @@ export function checkbox(done: boolean | null): string {
  */
 export async function writeAtomic(path: string, text: string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, text, 'utf8');
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, text, 'utf8');
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    process.stdout.write(`${text}\n`);
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new UserError(`${path}: could not be written (${code}); its text was printed to stdout instead`);
+  }
 }
 
 /** `2026-11-30T03:19:09.123Z` → `2026-11-30T03:19:09Z` */

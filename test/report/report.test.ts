@@ -173,3 +173,12 @@ test('the JUnit XSD rejects a malformed report (the validation can fail)', async
   t.regex(r.stderr, /classname|failures/);
   await rm(dir, { recursive: true });
 });
+
+test('a report that cannot be written is an error naming the path, never claimed as written', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'faultline-report-'));
+  const rec = await sampleSession(join(dir, 'no', 'such', 'dir'));
+  const { writeSessionLog } = await import('../../src/report/session-log.ts');
+  const err = await t.throwsAsync(writeSessionLog(rec));
+  t.regex(err!.message, /session-log\.md: could not be written \(ENOENT\)/);
+  await rm(dir, { recursive: true });
+});

@@ -1,0 +1,7 @@
+/** The report writers' public surface (spec §6 session layout). */
+export { renderReport, renderScenarioFinding, writeReport, writeScenarioFinding } from './findings.ts';
+export { renderJunit, writeJunit } from './junit.ts';
+export { buildReportJson, reportJsonSchema, writeReportJson } from './report-json.ts';
+export { renderSessionLog, writeSessionLog } from './session-log.ts';
+export { type Finding, findingSchema, type SessionRecord, type TimelineEntry } from './types.ts';
+export { writeSessionReports } from './write-all.ts';
