@@ -93,7 +93,7 @@ function checkClaims(plan: Plan, out: Problem[]): void {
         '§7d Confidence statement',
         `per-aspect confidence table (Claim | Aspect | Confidence | Reason) is required for boundary/fairness claims (${surfaceClaims.map((c) => c.id).join(', ')}), or the line "All aspects rated \`high\`."`,
         'warning',
-        plan.sections['7d']?.line ?? null,
+        plan.sections['7d']?.line ?? surfaceClaims[0]!.line,
       ),
     );
   }
