@@ -24,6 +24,7 @@ interface CaseResult {
   valid: unknown;
   anomalyTypes: string[];
   searchTimeouts: unknown;
+  phases: unknown;
 }
 
 async function runCase(kind: string, txns: number, concurrency: number): Promise<CaseResult> {
@@ -57,6 +58,7 @@ async function runCase(kind: string, txns: number, concurrency: number): Promise
     valid: r.valid,
     anomalyTypes: r.anomalyTypes,
     searchTimeouts: r.stats.searchTimeouts,
+    phases: r.stats.phaseSeconds,
   };
 }
 

@@ -150,7 +150,9 @@ export function runElle(
     for (const spec of searched) {
       if (impliedHere.has(spec.type)) continue;
       const deadline = performance.now() + timeoutMs;
-      const outcome = searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type);
+      const outcome = ctx.signal?.aborted
+        ? ({ timeout: true } as const)
+        : searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type, ctx.signal);
       if (outcome === null) {
         exhausted.push(spec.type);
         continue;
@@ -159,7 +161,9 @@ export function runElle(
         timeouts++;
         addAnomaly(found, {
           type: 'cycle-search-timeout',
-          explanation: `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions ran out of its ${timeoutMs} ms budget`,
+          explanation: ctx.signal?.aborted
+            ? `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions was cancelled`
+            : `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions ran out of its ${timeoutMs} ms budget`,
           anomalySpecType: spec.type,
           doesNotContain: [...exhausted],
           sccSize: real,

@@ -131,6 +131,7 @@ export function searchCycle(
   spec: CycleSpec,
   deadline: number,
   accept: (c: FoundCycle) => boolean,
+  signal?: AbortSignal,
 ): SearchOutcome {
   const m = lg.verts.length;
   const legal = legalRels(spec);
@@ -165,7 +166,8 @@ export function searchCycle(
       parent[st0] = -1;
       queue[tail++] = st0;
       while (head < tail) {
-        if ((++pops & 1023) === 0 && performance.now() > deadline) return { timeout: true };
+        if ((++pops & 1023) === 0 && (performance.now() > deadline || signal?.aborted))
+          return { timeout: true };
         const st = queue[head++]!;
         const v = (st / STATES) | 0;
         const f = st % STATES;

@@ -157,7 +157,9 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = orderHasDupes[k] ? (posMaps[k]!.get(valueKey(r[r.length - 1])) ?? r.length - 1) : r.length - 1;
+      readPos[m] = orderHasDupes[k]
+        ? (posMaps[k]!.get(valueKey(r[r.length - 1])) ?? r.length - 1)
+        : r.length - 1;
       lastMop = writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
       if (ff >= 0 && ff < r.length) reportG1a(m, writerMopAt[k]![ff]!, order[ff]);

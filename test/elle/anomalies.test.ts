@@ -1,6 +1,6 @@
 import test from 'ava';
-import type { Operation } from '../../src/history/operation.ts';
 import { type CycleAnomaly, type ElleOptions, elleChecker } from '../../checkers/elle/index.ts';
+import type { Operation } from '../../src/history/operation.ts';
 import { concurrent, failed, history, ok, on, sequential } from './helpers.ts';
 
 /**
@@ -150,7 +150,11 @@ const cases: Case[] = [
   {
     name: 'G1c-process: information flows against session order',
     ops: history(
-      [on(1, ok(['r', 'x', [1]])), on(1, ok(['append', 'y', 1])), on(2, ok(['append', 'x', 1], ['r', 'y', [1]]))],
+      [
+        on(1, ok(['r', 'x', [1]])),
+        on(1, ok(['append', 'y', 1])),
+        on(2, ok(['append', 'x', 1], ['r', 'y', [1]])),
+      ],
       [
         ['i', 2],
         ['i', 0],
@@ -238,7 +242,12 @@ const cases: Case[] = [
   {
     name: 'rw-register G0 through sequential keys',
     ops: history(
-      [on(1, ok(['w', 'x', 1], ['w', 'y', 2])), on(2, ok(['w', 'x', 2], ['w', 'y', 1])), on(1, ok(['r', 'x', 2])), on(2, ok(['r', 'y', 2]))],
+      [
+        on(1, ok(['w', 'x', 1], ['w', 'y', 2])),
+        on(2, ok(['w', 'x', 2], ['w', 'y', 1])),
+        on(1, ok(['r', 'x', 2])),
+        on(2, ok(['r', 'y', 2])),
+      ],
       [
         ['i', 0],
         ['i', 1],

@@ -1,0 +1,67 @@
+import test from 'ava';
+import { classifyRels } from '../../checkers/elle/check.ts';
+import { CYCLE_SPECS, localGraph, searchCycle } from '../../checkers/elle/cycles.ts';
+import { buildCsr, EdgeList, RW, tarjan, WR, WW } from '../../checkers/elle/graph.ts';
+
+function ring(n: number, rels: number[]) {
+  const e = new EdgeList();
+  for (let i = 0; i < n; i++) e.add(i, (i + 1) % n, rels[i % rels.length]!);
+  const g = buildCsr(n, e);
+  const verts = Int32Array.from({ length: n }, (_, i) => i);
+  return localGraph(g, verts, new Int32Array(n).fill(-1));
+}
+const spec = (type: string) => CYCLE_SPECS.find((s) => s.type === type)!;
+
+test('Tarjan is iterative: a 200,000-vertex cycle is one component (no stack overflow)', (t) => {
+  const n = 200_000;
+  const e = new EdgeList();
+  for (let i = 0; i < n; i++) e.add(i, (i + 1) % n, WW);
+  const { multi, count } = tarjan(buildCsr(n, e), WW);
+  t.is(multi.length, 1);
+  t.is(multi[0]!.length, n);
+  t.is(count, 1);
+});
+
+test('parallel edges merge their relations; self edges are dropped', (t) => {
+  const e = new EdgeList();
+  e.add(0, 1, WW);
+  e.add(0, 1, RW);
+  e.add(1, 1, WR);
+  const g = buildCsr(2, e);
+  t.is(g.targets.length, 1);
+  t.is(g.masks[0], WW | RW);
+});
+
+test('a search whose deadline has passed reports a timeout instead of running on', (t) => {
+  const lg = ring(5000, [RW]);
+  const out = searchCycle(lg, spec('G2-item'), 0, () => true);
+  t.deepEqual(out, { timeout: true });
+  const found = searchCycle(ring(5000, [RW]), spec('G2-item'), Number.POSITIVE_INFINITY, () => true);
+  t.true(found !== null && 'cycle' in found && found.cycle.verts.length === 5000);
+});
+
+test('each search follows only its legal relations', (t) => {
+  // ww, wr, rw around a triangle: a G-single-item cycle, but no G0 / G1c / G2-item.
+  const lg = ring(3, [WW, WR, RW]);
+  const accept = () => true;
+  t.is(searchCycle(lg, spec('G0'), Number.POSITIVE_INFINITY, accept), null);
+  t.is(searchCycle(lg, spec('G1c'), Number.POSITIVE_INFINITY, accept), null);
+  t.is(searchCycle(lg, spec('G2-item'), Number.POSITIVE_INFINITY, accept), null);
+  const single = searchCycle(lg, spec('G-single-item'), Number.POSITIVE_INFINITY, accept);
+  t.truthy(single && 'cycle' in single);
+  // rw, wr, rw, wr: nonadjacent, so no G2-item but a G-nonadjacent-item.
+  const na = ring(4, [RW, WR, RW, WR]);
+  t.is(searchCycle(na, spec('G2-item'), Number.POSITIVE_INFINITY, accept), null);
+  t.is(searchCycle(na, spec('G-single-item'), Number.POSITIVE_INFINITY, accept), null);
+  t.truthy(searchCycle(na, spec('G-nonadjacent-item'), Number.POSITIVE_INFINITY, accept));
+});
+
+test('cycle classification follows Elle: rw count, adjacency (with wrap-around), then wr, then ww', (t) => {
+  t.is(classifyRels([WW, WW]), 'G0');
+  t.is(classifyRels([WW, WR]), 'G1c');
+  t.is(classifyRels([WR, RW]), 'G-single-item');
+  t.is(classifyRels([RW, WR, RW, WR]), 'G-nonadjacent-item');
+  t.is(classifyRels([RW, WR, WR, RW]), 'G2-item');
+  t.is(classifyRels([RW, 16]), 'G-single-item-realtime');
+  t.is(classifyRels([WW, 8]), 'G0-process');
+});
