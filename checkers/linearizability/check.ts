@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Validity } from '../types.ts';
 import type { Operation } from '../../src/history/operation.ts';
+import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
 import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
-import { PartitionSearch } from './search.ts';
+import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
 import { type PartitionStatus, type PartitionSummary, summarizeSearch } from './summary.ts';
 
 export interface CheckOperationsOptions {
@@ -37,8 +37,6 @@ export interface CheckOutcome {
   workers: number;
 }
 
-/** Loop iterations per scheduling slice: small enough to interleave partitions, big enough to be free. */
-export const SLICE_ITERATIONS = 1 << 14;
 /** Let timers and abort signals run at least this often during a long inline search. */
 const YIELD_EVERY_MS = 25;
 export const DEFAULT_PARALLEL_THRESHOLD = 20_000;
@@ -126,7 +124,9 @@ export async function checkOperations(
   const spec = modelSpecOf(model);
   const wantWorkers = Math.min(opts.workers ?? 0, partitions.length);
   const useWorkers =
-    spec !== undefined && wantWorkers > 1 && totalOps >= (opts.parallelThreshold ?? DEFAULT_PARALLEL_THRESHOLD);
+    spec !== undefined &&
+    wantWorkers > 1 &&
+    totalOps >= (opts.parallelThreshold ?? DEFAULT_PARALLEL_THRESHOLD);
   let engine: EngineResult;
   if (useWorkers) {
     const { checkPartitionsInWorkers } = await import('./parallel.ts');

@@ -89,7 +89,8 @@ export function hashValue(v: unknown): number {
     return h;
   }
   let h = 0x510e527f;
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) h ^= fmix32(hashString(k) + hashValue(x));
+  for (const [k, x] of Object.entries(v as Record<string, unknown>))
+    h ^= fmix32(hashString(k) + hashValue(x));
   return h;
 }
 

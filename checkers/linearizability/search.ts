@@ -12,6 +12,9 @@ export interface SearchOp {
   output: unknown;
 }
 
+/** Loop iterations per scheduling slice: small enough to interleave partitions, big enough to be free. */
+export const SLICE_ITERATIONS = 1 << 14;
+
 /** How many distinct final states of the longest prefixes are kept for the report. */
 const MAX_BEST_STATES = 8;
 
@@ -253,7 +256,7 @@ export class PartitionSearch {
     const bits = this.bits;
     const slots = this.slots;
     const entryBits = this.entryBits;
-    const first = bits[0] as number | 0;
+    const first = (bits[0] as number) | 0;
     const mask = (slots.length >> 2) - 1;
     let i = ((hash ^ (hash >>> 16)) & mask) << 2;
     for (;;) {
@@ -270,7 +273,7 @@ export class PartitionSearch {
         }
         if (same) return false;
       }
-      i = (i + 4) & (mask << 2 | 3);
+      i = (i + 4) & ((mask << 2) | 3);
     }
     const id = this.entryCount;
     if ((id + 1) * W > this.entryBits.length) this.growEntries();

@@ -19,7 +19,8 @@ function num(v: unknown, what: string): number {
 }
 
 export function makeCounter(initialValue: unknown): Model<number, CounterInput, CounterOutput> {
-  const initial = initialValue === undefined || initialValue === null ? 0 : num(initialValue, 'initial value');
+  const initial =
+    initialValue === undefined || initialValue === null ? 0 : num(initialValue, 'initial value');
   return {
     name: 'counter',
     init: () => initial,
@@ -41,7 +42,8 @@ export function makeCounter(initialValue: unknown): Model<number, CounterInput, 
       }
       throw new ModelInputError(`model counter has no function ${JSON.stringify(op.f)} (expected add, read)`);
     },
-    describeOperation: (input, output) => (input.f === 'add' ? `add(${input.delta})` : `read → ${output.value}`),
+    describeOperation: (input, output) =>
+      input.f === 'add' ? `add(${input.delta})` : `read → ${output.value}`,
     describeState: String,
   };
 }

@@ -32,11 +32,14 @@ export function makeFifoQueue(): Model<QueueState, QueueInput, QueueOutput> {
     hash: hashValue,
     encode(op) {
       if (op.f !== 'enqueue' && op.f !== 'dequeue') {
-        throw new ModelInputError(`model fifo-queue has no function ${JSON.stringify(op.f)} (expected enqueue, dequeue)`);
+        throw new ModelInputError(
+          `model fifo-queue has no function ${JSON.stringify(op.f)} (expected enqueue, dequeue)`,
+        );
       }
       if (op.type === 'fail') return null;
       const known = op.type === 'ok';
-      if (op.f === 'enqueue') return { input: { f: 'enqueue', value: op.input }, output: { known, value: null } };
+      if (op.f === 'enqueue')
+        return { input: { f: 'enqueue', value: op.input }, output: { known, value: null } };
       return { input: { f: 'dequeue', value: null }, output: { known, value: known ? op.output : null } };
     },
     describeOperation(input, output) {

@@ -91,10 +91,15 @@ export function makeKv(initialValue: unknown): Model<KvState, KvInput, KvOutput>
         case 'append': {
           if (op.type === 'fail') return null;
           const { key, value } = split(op, op.input, op.f);
-          return { input: argInput(op.f, key, asString(value, `${op.f} value`)), output: { value: '', hash: 0 } };
+          return {
+            input: argInput(op.f, key, asString(value, `${op.f} value`)),
+            output: { value: '', hash: 0 },
+          };
         }
         default:
-          throw new ModelInputError(`model kv has no function ${JSON.stringify(op.f)} (expected get, put, append)`);
+          throw new ModelInputError(
+            `model kv has no function ${JSON.stringify(op.f)} (expected get, put, append)`,
+          );
       }
     },
     partitionKey: (input) => input.key,

@@ -14,7 +14,8 @@ function keyOf(k: unknown): string {
 }
 
 function pair(v: unknown, what: string): [unknown, unknown] {
-  if (!Array.isArray(v) || v.length !== 2) throw new ModelInputError(`${what} must be [key value], got ${show(v)}`);
+  if (!Array.isArray(v) || v.length !== 2)
+    throw new ModelInputError(`${what} must be [key value], got ${show(v)}`);
   return [v[0], v[1]];
 }
 
@@ -27,17 +28,25 @@ export function makeMultiRegister(initialValue: unknown): Model<unknown, MultiRe
     hash: hashValue,
     encode(op) {
       if (op.f !== 'read' && op.f !== 'write') {
-        throw new ModelInputError(`model multi-register has no function ${JSON.stringify(op.f)} (expected read, write)`);
+        throw new ModelInputError(
+          `model multi-register has no function ${JSON.stringify(op.f)} (expected read, write)`,
+        );
       }
       const [k, v] = pair(op.input, `${op.f} value`);
       const key = op.key ?? keyOf(k);
       if (op.f === 'read') {
         if (op.type !== 'ok') return null;
         const [, seen] = pair(op.output, 'read result');
-        return { input: { f: 'read', key, a: null, b: null }, output: { known: true, value: seen, ok: true } };
+        return {
+          input: { f: 'read', key, a: null, b: null },
+          output: { known: true, value: seen, ok: true },
+        };
       }
       if (op.type === 'fail') return null;
-      return { input: { f: 'write', key, a: v, b: null }, output: { known: op.type !== 'info', value: null, ok: true } };
+      return {
+        input: { f: 'write', key, a: v, b: null },
+        output: { known: op.type !== 'info', value: null, ok: true },
+      };
     },
     partitionKey: (input) => input.key,
     describeOperation: (input, output) => `${input.key}: ${describeRegisterOp(input, output)}`,

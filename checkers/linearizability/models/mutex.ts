@@ -20,7 +20,9 @@ export function makeMutex(): Model<boolean, MutexInput, null> {
     hash: (s) => (s ? 0x6b43a9b5 : 0x1d8e4e27),
     encode(op) {
       if (op.f !== 'acquire' && op.f !== 'release') {
-        throw new ModelInputError(`model mutex has no function ${JSON.stringify(op.f)} (expected acquire, release)`);
+        throw new ModelInputError(
+          `model mutex has no function ${JSON.stringify(op.f)} (expected acquire, release)`,
+        );
       }
       if (op.type === 'fail') return null;
       return { input: { f: op.f }, output: null };

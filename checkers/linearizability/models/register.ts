@@ -1,13 +1,5 @@
 import type { Operation } from '../../../src/history/operation.ts';
-import {
-  deepEqual,
-  hashValue,
-  ILLEGAL,
-  type Illegal,
-  type Model,
-  ModelInputError,
-  show,
-} from '../model.ts';
+import { deepEqual, hashValue, ILLEGAL, type Illegal, type Model, ModelInputError, show } from '../model.ts';
 
 /**
  * Single registers with Jepsen semantics. `register` knows read and write; `cas-register` adds
@@ -29,7 +21,11 @@ export interface RegisterOutput {
   ok: boolean;
 }
 
-export function registerStep(state: unknown, input: RegisterInput, output: RegisterOutput): unknown | Illegal {
+export function registerStep(
+  state: unknown,
+  input: RegisterInput,
+  output: RegisterOutput,
+): unknown | Illegal {
   switch (input.f) {
     case 'read':
       return deepEqual(state, output.value) ? state : ILLEGAL;
@@ -52,7 +48,10 @@ function casArgs(op: Operation): [unknown, unknown] {
   return [v[0], v[1]];
 }
 
-export function encodeRegisterOp(op: Operation, allowCas: boolean): { input: RegisterInput; output: RegisterOutput } | null {
+export function encodeRegisterOp(
+  op: Operation,
+  allowCas: boolean,
+): { input: RegisterInput; output: RegisterOutput } | null {
   const known = op.type !== 'info';
   switch (op.f) {
     case 'read':
@@ -85,7 +84,10 @@ export function describeRegisterOp(input: RegisterInput, output: RegisterOutput)
   }
 }
 
-export function makeRegister(allowCas: boolean, initialValue: unknown): Model<unknown, RegisterInput, RegisterOutput> {
+export function makeRegister(
+  allowCas: boolean,
+  initialValue: unknown,
+): Model<unknown, RegisterInput, RegisterOutput> {
   return {
     name: allowCas ? 'cas-register' : 'register',
     init: () => initialValue,

@@ -1,0 +1,123 @@
+/**
+ * Linearizability checker benchmark on Porcupine's reference histories (shared/fixtures/porcupine).
+ *
+ * For each of the 109 files: load and pair once (not timed), then time `checkOperations` (encoding,
+ * partitioning, search). Three passes over all files in one process (the first includes JIT warm-up);
+ * per-file figures are medians of the passes, the total is the median pass total. Verdicts are compared
+ * with expected.json on every pass. The Go figure is the median total of Porcupine's
+ * CheckEventsTimeout measured on the same kind of machine (go-baseline.json, reference/porcupine.md §5).
+ *
+ *   npm run bench:linearizability [-- --json] [--runs N] [--workers N]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { checkOperations } from '../checkers/linearizability/check.ts';
+import { createModel } from '../checkers/linearizability/models/index.ts';
+import type { Operation } from '../src/history/operation.ts';
+import {
+  loadFixtureOps,
+  porcupineDir,
+  porcupineFixtures,
+} from '../test/linearizability/porcupine-fixtures.ts';
+
+/** Porcupine's median check total over the 109 files on this machine kind (reference/porcupine.md §5). */
+const GO_TOTAL_MS = 786;
+const TARGET_C50_MS = 500;
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const json = process.argv.includes('--json');
+const runs = Math.max(1, Number(arg('--runs') ?? 3));
+const workers = Number(arg('--workers') ?? 0);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)] as number;
+};
+
+const goFiles = (
+  JSON.parse(readFileSync(join(porcupineDir, 'go-baseline.json'), 'utf8')) as {
+    files: Record<string, { checkMs: number }>;
+  }
+).files;
+
+const fixtures = porcupineFixtures();
+const loaded: { path: string; model: string; ops: Operation[]; expected: boolean }[] = [];
+const parseStart = performance.now();
+for (const f of fixtures)
+  loaded.push({ path: f.path, model: f.model, ops: await loadFixtureOps(f), expected: f.linearizable });
+const parseMs = performance.now() - parseStart;
+
+const perFile = new Map<string, { ms: number[]; valid: unknown; mismatch: boolean }>();
+const passTotals: number[] = [];
+for (let pass = 0; pass < runs; pass++) {
+  let total = 0;
+  for (const h of loaded) {
+    const model = createModel(h.model);
+    if (!model) throw new Error(`unknown model ${h.model}`);
+    const t0 = performance.now();
+    const outcome = await checkOperations(model, h.ops, { workers });
+    const ms = performance.now() - t0;
+    total += ms;
+    const rec = perFile.get(h.path) ?? { ms: [], valid: outcome.valid, mismatch: false };
+    rec.ms.push(ms);
+    rec.valid = outcome.valid;
+    if (outcome.valid !== h.expected) rec.mismatch = true;
+    perFile.set(h.path, rec);
+  }
+  passTotals.push(total);
+}
+
+const totalMs = median(passTotals);
+const files: Record<string, { ms: number; valid: unknown; goMs?: number }> = {};
+for (const [path, rec] of perFile) {
+  files[path] = { ms: Number(median(rec.ms).toFixed(3)), valid: rec.valid, goMs: goFiles[path]?.checkMs };
+}
+const mismatches = [...perFile].filter(([, r]) => r.mismatch).map(([p]) => p);
+const peakRssMb = process.resourceUsage().maxRSS / 1024;
+const c50 = ['kv/c50-ok.txt', 'kv/c50-bad.txt'].map((p) => ({ path: p, ms: files[p]?.ms ?? Number.NaN }));
+
+if (json) {
+  process.stdout.write(
+    `${JSON.stringify({
+      totalMs: Number(totalMs.toFixed(1)),
+      goTotalMs: GO_TOTAL_MS,
+      ratio: Number((totalMs / GO_TOTAL_MS).toFixed(3)),
+      runs,
+      passTotalsMs: passTotals.map((t) => Number(t.toFixed(1))),
+      parseMs: Number(parseMs.toFixed(1)),
+      peakRssMb: Number(peakRssMb.toFixed(1)),
+      mismatches,
+      files,
+    })}\n`,
+  );
+} else {
+  const slow = Object.entries(files)
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .slice(0, 12);
+  console.log(`linearizability: ${loaded.length} Porcupine histories, ${runs} passes, workers=${workers}`);
+  console.log('slowest files (median ms, Go median ms):');
+  for (const [p, r] of slow) {
+    console.log(
+      `  ${p.padEnd(22)} ${r.ms.toFixed(2).padStart(8)}  go ${String(r.goMs ?? '?').padStart(8)}  ${r.valid}`,
+    );
+  }
+  console.log(
+    `pass totals: ${passTotals.map((t) => t.toFixed(1)).join(', ')} ms (parse, not timed: ${parseMs.toFixed(0)} ms)`,
+  );
+  console.log(
+    `total (median pass): ${totalMs.toFixed(1)} ms; Go ${GO_TOTAL_MS} ms; ratio ${(totalMs / GO_TOTAL_MS).toFixed(3)} (target <= 1)`,
+  );
+  for (const c of c50) console.log(`${c.path}: ${c.ms.toFixed(1)} ms (target <= ${TARGET_C50_MS})`);
+  console.log(`peak RSS: ${peakRssMb.toFixed(1)} MB`);
+  console.log(
+    mismatches.length === 0
+      ? 'verdicts: all match expected.json'
+      : `VERDICT MISMATCHES: ${mismatches.join(', ')}`,
+  );
+}
+if (mismatches.length > 0) process.exitCode = 1;

@@ -1,0 +1,109 @@
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { EngineResult } from './check.ts';
+import type { ModelSpec } from './models/index.ts';
+import type { Partition } from './prepare.ts';
+import type { SearchOp } from './search.ts';
+import type { PartitionSummary } from './summary.ts';
+import type { WorkerJob, WorkerMessage } from './worker.ts';
+
+/**
+ * Start a worker thread running ./worker. Built (dist/*.js) it is a plain JS worker; run from the
+ * TypeScript sources the worker must load TS too, so a tiny bootstrap registers tsx in the worker
+ * first (Node 20 does not apply `--import` loader hooks to a worker's entry module).
+ */
+function startWorker(job: WorkerJob): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  if (!fromSource) return new Worker(new URL('./worker.js', import.meta.url), { workerData: { job } });
+  const bootstrap = `const { workerData } = require('node:worker_threads');
+import(workerData.tsxApi).then((api) => { api.register(); return import(workerData.entry); });`;
+  return new Worker(bootstrap, {
+    eval: true,
+    workerData: {
+      job,
+      tsxApi: import.meta.resolve('tsx/esm/api'),
+      entry: new URL('./worker.ts', import.meta.url).href,
+    },
+  });
+}
+
+/** Longest-processing-time assignment by op count: biggest partitions first, to the least loaded. */
+function assign(partitions: readonly Partition[], workers: number): number[][] {
+  const buckets = Array.from({ length: workers }, () => ({ load: 0, parts: [] as number[] }));
+  const order = partitions
+    .map((_, i) => i)
+    .sort((a, b) => (partitions[b]?.ops.length ?? 0) - (partitions[a]?.ops.length ?? 0));
+  for (const i of order) {
+    const target = buckets.reduce((best, b) => (b.load < best.load ? b : best));
+    target.parts.push(i);
+    target.load += partitions[i]?.ops.length ?? 0;
+  }
+  // Within a worker keep key order, so its round-robin is deterministic.
+  return buckets.map((b) => b.parts.sort((x, y) => x - y)).filter((p) => p.length > 0);
+}
+
+/**
+ * Check partitions on worker threads. The first illegal partition raises a shared flag that every
+ * worker polls between slices; all partitions proven illegal before they stopped are reported.
+ */
+export async function checkPartitionsInWorkers(
+  spec: ModelSpec,
+  partitions: readonly Partition[],
+  workers: number,
+  deadline: number,
+  signal: AbortSignal | undefined,
+): Promise<EngineResult> {
+  const cancelBuffer = new SharedArrayBuffer(4);
+  const cancel = new Int32Array(cancelBuffer);
+  const deadlineEpochMs = Number.isFinite(deadline)
+    ? Date.now() + (deadline - performance.now())
+    : Number.POSITIVE_INFINITY;
+  const summaries: (PartitionSummary | undefined)[] = new Array(partitions.length);
+  let timedOut = false;
+  const onAbort = () => Atomics.store(cancel, 0, 2);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(
+      assign(partitions, workers).map(
+        (indices) =>
+          new Promise<void>((resolve, reject) => {
+            const parts = indices.map((index) => ({
+              index,
+              ops: (partitions[index] as Partition).ops.map(
+                (o): SearchOp => ({ call: o.call, ret: o.ret, input: o.input, output: o.output }),
+              ),
+            }));
+            const worker = startWorker({ spec, parts, deadlineEpochMs, cancel: cancelBuffer });
+            let finished = false;
+            worker.on('message', (m: WorkerMessage) => {
+              if (m.kind === 'result') {
+                summaries[m.index] = m.summary;
+                if (m.summary.status === 'illegal') Atomics.store(cancel, 0, 1);
+                return;
+              }
+              for (const r of m.rest) summaries[r.index] = r.summary;
+              if (m.timedOut) timedOut = true;
+              finished = true;
+              void worker.terminate();
+              resolve();
+            });
+            worker.on('error', reject);
+            worker.on('exit', (code) => {
+              if (!finished)
+                reject(new Error(`linearizability worker exited with code ${code} before reporting`));
+            });
+          }),
+      ),
+    );
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  return {
+    summaries: summaries.map((s, i) => {
+      if (!s) throw new Error(`linearizability worker lost partition ${i}`);
+      return s;
+    }),
+    timedOut,
+    aborted: Atomics.load(cancel, 0) === 2,
+  };
+}

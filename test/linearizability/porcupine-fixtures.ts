@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Operation } from '../../src/history/operation.ts';
+import { pairEvents } from '../../src/history/pair.ts';
+import { loadHistory } from '../../src/history/read.ts';
+import { fixturesDir } from '../helpers/fixtures.ts';
+
+/**
+ * Porcupine's reference histories (shared/fixtures/porcupine) and their known verdicts. The etcd logs
+ * are one cas-register starting at nil; the kv files are the partitioned kv model.
+ */
+export const porcupineDir = join(fixturesDir, 'porcupine');
+
+export interface PorcupineFixture {
+  /** Path relative to the porcupine fixture directory, as in expected.json. */
+  path: string;
+  file: string;
+  model: 'cas-register' | 'kv';
+  format: 'porcupine-etcd' | 'porcupine-kv';
+  linearizable: boolean;
+}
+
+export function porcupineFixtures(): PorcupineFixture[] {
+  const expected = JSON.parse(readFileSync(join(porcupineDir, 'expected.json'), 'utf8')) as Record<
+    string,
+    { model: string; linearizable: boolean }
+  >;
+  const present = [
+    ...readdirSync(join(porcupineDir, 'jepsen')).map((f) => `jepsen/${f}`),
+    ...readdirSync(join(porcupineDir, 'kv')).map((f) => `kv/${f}`),
+  ].sort();
+  return present.map((path) => {
+    const entry = expected[path];
+    if (!entry) throw new Error(`${path}: no verdict in expected.json`);
+    const kv = entry.model === 'kv';
+    return {
+      path,
+      file: join(porcupineDir, path),
+      model: kv ? 'kv' : 'cas-register',
+      format: kv ? 'porcupine-kv' : 'porcupine-etcd',
+      linearizable: entry.linearizable,
+    };
+  });
+}
+
+export async function loadFixtureOps(fixture: PorcupineFixture): Promise<Operation[]> {
+  const events = await loadHistory(fixture.file, { format: fixture.format });
+  return pairEvents(events).ops;
+}
