@@ -12,6 +12,7 @@ export {
   WEAK_ORACLE_ITEMS,
 } from './audits.ts';
 export { type Decision, decideVerdict } from './decide.ts';
+export { capabilitiesMissingFor, type ProbedCapability } from './env.ts';
 export {
   HISTORY_FIELDS,
   parseEvidence,
