@@ -71,6 +71,8 @@ export class RedisClient implements Client {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
       retryStrategy: () => 200,
+    }).on('error', () => {
+      // surfaced through the command that failed; without a listener ioredis prints every one
     });
   }
 

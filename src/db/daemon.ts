@@ -1,6 +1,8 @@
 import { basename } from 'node:path';
+import { RemoteChannelError } from '../control/errors.ts';
 import { shellJoin, shellQuote } from '../control/quote.ts';
-import type { Remote } from '../control/types.ts';
+import type { ExecOptions, ExecResult, Remote } from '../control/types.ts';
+import { log } from '../util/log.ts';
 
 /**
  * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
@@ -15,6 +17,31 @@ export interface DaemonSpec {
   cwd: string;
 }
 
+/**
+ * Runs a command that is safe to repeat (kill by pidfile, mkdir, rm, a status probe) and repeats it when
+ * the SSH channel was lost mid-command (the outcome is then unknown, and repeating is harmless).
+ * Bounded: 3 attempts.
+ */
+export async function execIdempotent(
+  remote: Remote,
+  node: string,
+  command: string,
+  opts: ExecOptions = {},
+): Promise<ExecResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await remote.exec(node, command, opts);
+    } catch (err) {
+      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
+      log().warn(
+        { node, attempt, err: err.message },
+        'SSH channel lost during an idempotent command; repeating it',
+      );
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
 /** Start unless already running. The daemon is detached (setsid) so it outlives the SSH channel. */
 export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
   if (await daemonRunning(remote, node, d.pidFile, basename(d.binary))) return;
@@ -23,11 +50,20 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
     `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
     `{ setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
     `echo $! > ${shellQuote(d.pidFile)}`;
-  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+      return;
+    } catch (err) {
+      // Channel lost: the daemon may or may not have started. Start again only if it is not running.
+      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
+      if (await daemonRunning(remote, node, d.pidFile, basename(d.binary))) return;
+    }
+  }
 }
 
 export async function daemonPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
-  const r = await remote.exec(node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
+  const r = await execIdempotent(remote, node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
     sudo: true,
     check: false,
   });
@@ -50,7 +86,7 @@ export async function daemonRunning(
   pidFile: string,
   name: string,
 ): Promise<boolean> {
-  const r = await remote.exec(node, `${livePid(pidFile, name)}; test -n "$p"`, {
+  const r = await execIdempotent(remote, node, `${livePid(pidFile, name)}; test -n "$p"`, {
     sudo: true,
     check: false,
     timeoutMs: 15_000,
@@ -70,7 +106,7 @@ export async function killDaemon(remote: Remote, node: string, pidFile: string, 
     `kill -0 "$p" 2>/dev/null && { echo "pid $p still alive" >&2; exit 1; }; fi`,
     `rm -f ${pf}`,
   ].join('; ');
-  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+  await execIdempotent(remote, node, cmd, { sudo: true, timeoutMs: 30_000 });
 }
 
 export async function signalDaemon(
@@ -91,9 +127,11 @@ export async function ensureDebianPackage(
   binary: string,
   pkg: string,
 ): Promise<void> {
-  const has = await remote.exec(node, `command -v ${shellQuote(binary)} >/dev/null`, { check: false });
+  const has = await execIdempotent(remote, node, `command -v ${shellQuote(binary)} >/dev/null`, {
+    check: false,
+  });
   if (has.code === 0) return;
-  await remote.exec(node, `DEBIAN_FRONTEND=noninteractive apt-get install -y ${shellQuote(pkg)}`, {
+  await execIdempotent(remote, node, `DEBIAN_FRONTEND=noninteractive apt-get install -y ${shellQuote(pkg)}`, {
     sudo: true,
     timeoutMs: 600_000,
   });

@@ -4,7 +4,7 @@ import { shellQuote } from '../control/quote.ts';
 import type { NodeSpec } from '../control/types.ts';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
-import { ensureDebianPackage, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
 import type { DB, DbContext } from './types.ts';
 
 /**
@@ -120,7 +120,7 @@ export class EtcdDb implements DB {
   }
 
   async setup(ctx: DbContext, node: string): Promise<void> {
-    await ctx.remote.exec(node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
     await this.start(ctx, node);
   }
 
@@ -153,7 +153,7 @@ export class EtcdDb implements DB {
 
   async teardown(ctx: DbContext, node: string): Promise<void> {
     await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd');
-    await ctx.remote.exec(node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
   }
 
   async start(ctx: DbContext, node: string): Promise<void> {
@@ -210,6 +210,8 @@ export class EtcdDb implements DB {
   }
 
   async wipe(ctx: DbContext, node: string): Promise<void> {
-    await ctx.remote.exec(node, `rm -rf ${shellQuote(`${this.dir(ctx, node)}/data`)}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(`${this.dir(ctx, node)}/data`)}`, {
+      sudo: true,
+    });
   }
 }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { shellQuote } from '../control/quote.ts';
 import type { NodeSpec } from '../control/types.ts';
 import { UserError } from '../util/errors.ts';
-import { ensureDebianPackage, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
 import type { DB, DbContext } from './types.ts';
 
 /**
@@ -92,7 +92,7 @@ export class RedisDb implements DB {
   }
 
   async setup(ctx: DbContext, node: string): Promise<void> {
-    await ctx.remote.exec(node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
     await this.start(ctx, node);
   }
 
@@ -106,6 +106,8 @@ export class RedisDb implements DB {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       retryStrategy: () => null,
+    }).on('error', () => {
+      // surfaced through the command that failed; without a listener ioredis prints every one
     });
   }
 
@@ -151,7 +153,7 @@ export class RedisDb implements DB {
 
   async teardown(ctx: DbContext, node: string): Promise<void> {
     await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server');
-    await ctx.remote.exec(node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
     if (node === this.primary) this.primary = undefined;
   }
 
@@ -217,6 +219,8 @@ export class RedisDb implements DB {
   }
 
   async wipe(ctx: DbContext, node: string): Promise<void> {
-    await ctx.remote.exec(node, `rm -f ${shellQuote(`${this.dir(ctx, node)}/dump.rdb`)}`, { sudo: true });
+    await execIdempotent(ctx.remote, node, `rm -f ${shellQuote(`${this.dir(ctx, node)}/dump.rdb`)}`, {
+      sudo: true,
+    });
   }
 }

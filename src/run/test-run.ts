@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CheckResult, Validity } from '../../checkers/types.ts';
 import type { Client } from '../client/types.ts';
+import { RemoteChannelError } from '../control/errors.ts';
 import type { Remote } from '../control/types.ts';
 import type { DB, DbContext } from '../db/types.ts';
 import {
@@ -131,8 +132,8 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   let runError: unknown;
   try {
     log().info({ db: o.db.name, nodes }, 'setting up the DB');
-    await onAll(nodes, (n) => o.db.teardown(dbCtx, n));
-    await onAll(nodes, (n) => o.db.install(dbCtx, n));
+    await onAll(nodes, (n) => retryLostChannel(() => o.db.teardown(dbCtx, n)));
+    await onAll(nodes, (n) => retryLostChannel(() => o.db.install(dbCtx, n)));
     await onAll(nodes, (n) => o.db.setup(dbCtx, n));
     await o.db.awaitReady(dbCtx, 90_000);
 
@@ -247,6 +248,22 @@ function buildGenerator(o: TestRunOptions, main: GenLike, final: GenLike | null)
     steps.push(clients(logOp('waiting for recovery')), clients(sleep(o.recoveryS * SECOND)));
   if (final) steps.push(clients(timeLimit(60 * SECOND, final)));
   return phases(...steps);
+}
+
+/**
+ * Retries an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
+ * may or may not have run, and running it again is harmless. Bounded: 3 attempts.
+ */
+async function retryLostChannel(step: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
+      log().warn({ err: errorMessage(err), attempt }, 'SSH channel lost during an idempotent step; retrying');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
