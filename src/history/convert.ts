@@ -71,6 +71,7 @@ async function convertTo(
       for await (const batch of readEventBatches(input, opts)) {
         for (const ev of batch) writer.append(ev);
         count += batch.length;
+        if (writer.needsDrain) await writer.drain();
       }
     } finally {
       await writer.close();

@@ -28,6 +28,8 @@ export interface HistoryWriterOptions {
   fsync?: boolean;
   /** Called after each batch is durable, with the number of events durable so far. */
   onSynced?: (durableCount: number) => void;
+  /** Backlog (events not yet on disk) at which {@link HistoryWriter.needsDrain} turns true (default 16 × syncEvery). */
+  maxBacklog?: number;
 }
 
 export class HistoryWriter {
@@ -42,6 +44,9 @@ export class HistoryWriter {
   private closed = false;
   private readonly syncEvery: number;
   private readonly syncIntervalMs: number;
+  private readonly maxBacklog: number;
+  private inFlight = 0;
+  private batchDone: (() => void)[] = [];
 
   private constructor(
     readonly path: string,
@@ -50,6 +55,7 @@ export class HistoryWriter {
   ) {
     this.syncEvery = Math.max(1, opts.syncEvery ?? 1000);
     this.syncIntervalMs = Math.max(0, opts.syncIntervalMs ?? 100);
+    this.maxBacklog = Math.max(this.syncEvery, opts.maxBacklog ?? 16 * this.syncEvery);
   }
 
   static async open(path: string, opts: HistoryWriterOptions = {}): Promise<HistoryWriter> {
@@ -65,6 +71,28 @@ export class HistoryWriter {
   /** Events known to be on disk (written and fsynced; just written when fsync is off). */
   get durableCount(): number {
     return this.durable;
+  }
+
+  /** Events appended but not yet durable (pending plus the batch being written). */
+  get backlog(): number {
+    return this.pending + this.inFlight;
+  }
+
+  /**
+   * True when the disk is falling behind the producer. A producer that can outrun the disk (a bench, a
+   * conversion) should then `await drain()`, so memory and the crash-loss window stay bounded.
+   */
+  get needsDrain(): boolean {
+    return this.backlog >= this.maxBacklog;
+  }
+
+  /** Waits until the backlog is below the limit again (batches keep flowing while the caller waits). */
+  async drain(): Promise<void> {
+    this.schedule();
+    while (this.needsDrain && !this.failure) {
+      await new Promise<void>((resolve) => this.batchDone.push(resolve));
+    }
+    if (this.failure) throw this.failure;
   }
 
   /** Appends a complete event; its `index` must equal {@link nextIndex}. */
@@ -126,6 +154,7 @@ export class HistoryWriter {
     const n = this.pending;
     this.parts = [];
     this.pending = 0;
+    this.inFlight = n;
     try {
       await this.fh.write(data);
       if (this.opts.fsync !== false) await this.fh.datasync();
@@ -133,6 +162,13 @@ export class HistoryWriter {
       this.opts.onSynced?.(this.durable);
     } catch (err) {
       this.failure = new Error(`writing history ${this.path}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      this.inFlight = 0;
+      const waiters = this.batchDone;
+      this.batchDone = [];
+      for (const w of waiters) w();
+      // Keep the disk busy: whatever accumulated during this batch goes next.
+      if (this.pending >= this.syncEvery) this.schedule();
     }
   }
 }
