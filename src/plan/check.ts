@@ -44,6 +44,7 @@ const INJECTOR_ONLY =
 export function checkPlan(plan: LoadedPlan | Plan): Problem[] {
   const out: Problem[] = 'loadProblems' in plan ? [...plan.loadProblems] : [];
   if (plan.scenarios.length === 0) out.push(problem(null, '§7 Scenarios', 'the plan declares no scenario'));
+  checkHeader(plan, out);
   checkClaims(plan, out);
   const seen = new Set<string>();
   for (const r of plan.resolved) {
@@ -61,6 +62,29 @@ export function checkPlan(plan: LoadedPlan | Plan): Problem[] {
 
 export function blocking(problems: readonly Problem[]): boolean {
   return problems.some((p) => p.severity === 'error');
+}
+
+const HEADER_VALUES: [keyof Plan['header'], string, RegExp][] = [
+  ['planMode', 'Plan mode', /^(change-scoped|project-wide)$/],
+  ['status', 'Status', /^(draft|reviewed|executed)$/],
+];
+
+function checkHeader(plan: Plan, out: Problem[]): void {
+  if (plan.source.format !== 'markdown') return;
+  for (const [key, label, allowed] of HEADER_VALUES) {
+    const v = plan.header[key]?.replace(/`/g, '').trim();
+    if (v && !allowed.test(v)) {
+      out.push(
+        problem(
+          null,
+          label,
+          `"${v}" is not one of ${allowed.source.slice(2, -2).split('|').join(', ')}`,
+          'warning',
+          1,
+        ),
+      );
+    }
+  }
 }
 
 function checkClaims(plan: Plan, out: Problem[]): void {
