@@ -1,0 +1,119 @@
+import type { Anomaly, CheckResult } from '../types.ts';
+import type { CheckOutcome, PartitionResult } from './check.ts';
+import type { AnyModel } from './model.ts';
+import type { EncodedOp } from './prepare.ts';
+
+export const CHECKER_NAME = 'linearizable';
+
+export const SCOPE =
+  'Checks that the client ops admit one total order that respects real time (event order) and the ' +
+  'sequential model; ops with unknown outcome may take effect at any point after their invocation, or ' +
+  'never. Partitions (keys) are checked independently, so it cannot see multi-key or transactional ' +
+  'anomalies, nor failed writes or unknown-result reads (they constrain nothing), nor anything the ' +
+  'history did not record.';
+
+/** Longest prefixes are reported in full up to this many ops; beyond, only the tail is listed. */
+const PREFIX_TAIL = 50;
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+export function partitionName(p: PartitionResult): string {
+  return p.key === null ? 'the history' : `key ${JSON.stringify(p.key)}`;
+}
+
+export function describeOp(model: AnyModel, op: EncodedOp): string {
+  return model.describeOperation(op.input, op.output);
+}
+
+function opRef(model: AnyModel, op: EncodedOp): string {
+  return `op ${op.id} (process ${op.process}, ${describeOp(model, op)})`;
+}
+
+/** The anomaly for one partition proven not linearizable. */
+export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Anomaly {
+  const prefixOps = p.prefix.map((i) => p.ops[i] as EncodedOp);
+  const blocked = p.blockedOp >= 0 ? (p.ops[p.blockedOp] as EncodedOp) : undefined;
+  const last = prefixOps[prefixOps.length - 1];
+  const after = last
+    ? `after ${opRef(model, last)} the state was ${p.prefixStates.at(-1)}`
+    : `from ${p.initialState}`;
+  const seen =
+    p.statesSeen.length === 1 ? `state ${p.statesSeen[0]}` : `any of the states ${p.statesSeen.join(', ')}`;
+  const explanation = blocked
+    ? `${partitionName(p)}: no order of its ${fmt(p.ops.length)} ops fits the model; the longest linearizable prefix has ${fmt(prefixOps.length)} ops (${after}), and then ${opRef(model, blocked)} cannot be linearized from ${seen}`
+    : `${partitionName(p)}: no order of its ${fmt(p.ops.length)} ops fits the model`;
+  const tail = prefixOps.slice(-PREFIX_TAIL);
+  return {
+    type: 'nonlinearizable',
+    explanation,
+    ops: blocked ? [blocked.id] : [],
+    ...(p.key === null ? {} : { key: p.key }),
+    partitionOps: p.ops.length,
+    longestPrefixLength: prefixOps.length,
+    longestPrefix: tail.map((o) => o.id),
+    longestPrefixTruncated: prefixOps.length > tail.length,
+    longestPrefixSteps: tail.map((o, i) => ({
+      op: o.id,
+      process: o.process,
+      description: describeOp(model, o),
+      state: p.prefixStates[prefixOps.length - tail.length + i],
+    })),
+    firstUnlinearizable: blocked
+      ? {
+          op: blocked.id,
+          process: blocked.process,
+          description: describeOp(model, blocked),
+          event: blocked.call,
+        }
+      : null,
+    statesSeen: p.statesSeen,
+  };
+}
+
+/** Turn a search outcome into faultline's CheckResult. */
+export function buildResult(model: AnyModel, outcome: CheckOutcome, timeoutMs: number): CheckResult {
+  const parts = outcome.partitions;
+  const decided = parts.filter((p) => p.status === 'ok' || p.status === 'illegal');
+  const undecided = parts.filter((p) => p.status === 'unknown');
+  const cancelled = parts.filter((p) => p.status === 'cancelled');
+  const failing = outcome.failing.map((i) => parts[i] as PartitionResult);
+  const anomalies = failing.map((p) => nonlinearizableAnomaly(model, p));
+  const opsChecked = parts.reduce((n, p) => n + p.ops.length, 0);
+  const scopeWord =
+    parts.length === 1 && parts[0]?.key === null ? 'one history' : `${fmt(parts.length)} keys`;
+  let evidence = `linearizability (${model.name}): ${fmt(outcome.opsConsumed)} ops over ${scopeWord}, ${fmt(anomalies.length)} ${anomalies.length === 1 ? 'anomaly' : 'anomalies'}`;
+  if (outcome.opsIgnored > 0)
+    evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
+  if (failing.length > 0) evidence += `; not linearizable: ${failing.map(partitionName).join(', ')}`;
+  if (cancelled.length > 0)
+    evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;
+  if (undecided.length > 0) {
+    const why = outcome.aborted ? 'the check was cancelled' : `the ${fmt(timeoutMs)} ms budget ran out`;
+    evidence += `; undecided (${why}): ${undecided.map(partitionName).join(', ')}`;
+  }
+  const steps = parts.reduce((n, p) => n + p.steps, 0);
+  return {
+    checker: CHECKER_NAME,
+    valid: outcome.valid,
+    evidence,
+    scope: SCOPE,
+    anomalies,
+    stats: {
+      opsConsumed: outcome.opsConsumed,
+      opsChecked,
+      opsIgnored: outcome.opsIgnored,
+      model: model.name,
+      partitions: parts.length,
+      partitionsChecked: decided.length,
+      failingPartitions: failing.map((p) => p.key),
+      undecidedPartitions: undecided.map((p) => p.key),
+      cancelledPartitions: cancelled.map((p) => p.key),
+      timedOut: outcome.timedOut,
+      elapsedMs: Math.round(outcome.elapsedMs * 10) / 10,
+      searchSteps: steps,
+      modelCalls: parts.reduce((n, p) => n + p.modelCalls, 0),
+      cacheEntries: parts.reduce((n, p) => n + p.cacheSize, 0),
+      workers: outcome.workers,
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { HistoryEvent } from '../../src/history/event.ts';
+import type { Operation } from '../../src/history/operation.ts';
+import { pairEvents } from '../../src/history/pair.ts';
+
+/** A compact event: [process, type, f, value] (value: invocation input or completion output). */
+export type Ev = [number, 'invoke' | 'ok' | 'fail' | 'info', string, unknown, string?];
+
+/** Build events (position = index = time) and pair them into ops. A 5th element sets `key`. */
+export function history(evs: readonly Ev[]): Operation[] {
+  const events: HistoryEvent[] = evs.map(([process, type, f, value, key], index) => ({
+    index,
+    type,
+    f,
+    value,
+    process,
+    time: index,
+    node: null,
+    faultEpoch: null,
+    ...(key === undefined ? {} : { key }),
+  }));
+  return pairEvents(events).ops;
+}
+
+/** An op with explicit interval, for generated histories: ret null = never completed. */
+export interface TimedOp {
+  process: number;
+  f: string;
+  input: unknown;
+  output: unknown;
+  call: number;
+  ret: number | null;
+  type?: 'ok' | 'fail' | 'info';
+}
+
+/** Lay timed ops out as events in time order (calls before returns at equal times) and pair them. */
+export function historyFromTimed(ops: readonly TimedOp[]): Operation[] {
+  const points: { t: number; ret: boolean; op: TimedOp }[] = [];
+  for (const op of ops) {
+    points.push({ t: op.call, ret: false, op });
+    if (op.ret !== null) points.push({ t: op.ret, ret: true, op });
+  }
+  points.sort((a, b) => a.t - b.t || Number(a.ret) - Number(b.ret));
+  const evs: Ev[] = points.map((p) =>
+    p.ret
+      ? [p.op.process, p.op.type ?? 'ok', p.op.f, p.op.output]
+      : [p.op.process, 'invoke', p.op.f, p.op.input],
+  );
+  return history(evs);
+}
