@@ -81,3 +81,34 @@ export async function writeSessionLog(r: SessionRecord): Promise<string> {
   await writeAtomic(path, renderSessionLog(r));
   return path;
 }
+
+/**
+ * The session log while a run proceeds: every event is appended to the timeline and the file is
+ * rewritten at once, so a killed run still leaves a complete log up to its last event. `starting`
+ * implements the checkpoint discipline: a "starting" line (scenario, command, expected duration), then
+ * a result line with the elapsed time.
+ */
+export class SessionLogWriter {
+  constructor(
+    readonly record: SessionRecord,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async event(scenario: string, event: string, notes = ''): Promise<void> {
+    this.record.timeline.push({ time: this.now().toISOString(), scenario, event, notes });
+    await writeSessionLog(this.record);
+  }
+
+  async starting(
+    scenario: string,
+    command: string,
+    expectedS: number,
+  ): Promise<(result: string) => Promise<void>> {
+    const t0 = this.now().getTime();
+    await this.event(scenario, `starting: ${command}`, `expected ~${expectedS}s`);
+    return async (result: string) => {
+      const elapsed = ((this.now().getTime() - t0) / 1000).toFixed(1);
+      await this.event(scenario, `${command}: ${result}`, `elapsed ${elapsed}s`);
+    };
+  }
+}

@@ -111,7 +111,7 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decis
   const failedOracles = ev.oracles.filter((o) => o.ran && o.valid === false);
   const failedSeeds = ev.seeds.filter((s) => s.outcome === 'fail');
   if (failedOracles.length > 0 || failedSeeds.length > 0) {
-    const what = failedOracles.map((o) => `${o.checker}: ${o.evidence || `${o.anomalies} anomalies`}`);
+    const what = failedOracles.map((o) => o.evidence || `${o.checker}: ${o.anomalies} anomalies`);
     if (failedSeeds.length > 0) what.push(`seed(s) ${failedSeeds.map((s) => s.seed).join(', ')} failed`);
     const reproduced = failedSeeds.find((s) => s.rerun === 'reproduced');
     if (reproduced) {

@@ -178,7 +178,16 @@ test('a report that cannot be written is an error naming the path, never claimed
   const dir = await mkdtemp(join(tmpdir(), 'faultline-report-'));
   const rec = await sampleSession(join(dir, 'no', 'such', 'dir'));
   const { writeSessionLog } = await import('../../src/report/session-log.ts');
-  const err = await t.throwsAsync(writeSessionLog(rec));
+  const printed: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string) => {
+    printed.push(chunk);
+    return true;
+  }) as typeof process.stdout.write;
+  const err = await t.throwsAsync(writeSessionLog(rec)).finally(() => {
+    process.stdout.write = write;
+  });
   t.regex(err!.message, /session-log\.md: could not be written \(ENOENT\)/);
+  t.regex(printed.join(''), /^# Session log: kv-store-partitions/);
   await rm(dir, { recursive: true });
 });

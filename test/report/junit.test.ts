@@ -1,0 +1,49 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { execa } from 'execa';
+import { renderJunit } from '../../src/report/junit.ts';
+import { sessionVerdict } from '../../src/verdict/aggregate.ts';
+import type { Decision } from '../../src/verdict/decide.ts';
+import { VERDICTS } from '../../src/verdict/states.ts';
+import { sampleSession } from './session-record.ts';
+
+const xsd = new URL('./junit.xsd', import.meta.url).pathname;
+
+test('every verdict maps to the JUnit element CI systems expect, and the file validates', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'faultline-junit-'));
+  const rec = await sampleSession(dir);
+  const ids = rec.plan.resolved.map((r) => r.id);
+  const rows: Decision[] = VERDICTS.map((verdict, i) => ({
+    scenario: ids[i % ids.length]!,
+    verdict,
+    reasons: [`because <${verdict}> & "quoted"`],
+    step: 8,
+    tierMet: null,
+    release: false,
+    audits: null,
+  }));
+  rec.verdicts = { rows, topLevel: rows, session: sessionVerdict(rows) };
+  const xml = renderJunit(rec);
+  const cases = xml.split('<testcase ').slice(1);
+  t.is(cases.length, 10);
+  for (const [i, verdict] of VERDICTS.entries()) {
+    const c = cases[i]!;
+    if (verdict.startsWith('FAIL-'))
+      t.regex(c, new RegExp(`<failure message="${verdict}: because &lt;`), verdict);
+    else if (verdict.startsWith('PASS-')) t.notRegex(c, /<failure|<skipped/, verdict);
+    else
+      t.regex(
+        c,
+        new RegExp(`<skipped message="${verdict}: because &lt;${verdict}&gt; &amp; &quot;quoted&quot;"`),
+        verdict,
+      );
+  }
+  t.regex(xml, /tests="10" failures="2" errors="0" skipped="6"/);
+  const file = join(dir, 'junit.xml');
+  await writeFile(file, xml);
+  const r = await execa('xmllint', ['--noout', '--schema', xsd, file], { reject: false });
+  t.is(r.exitCode, 0, r.stderr);
+  await rm(dir, { recursive: true });
+});
