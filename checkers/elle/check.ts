@@ -181,7 +181,10 @@ export function runElle(
       }
       inScc.add(spec.type);
       for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
-      addAnomaly(found, explainCycle(analysis, lg, outcome.cycle, spec.type));
+      // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the
+      // result keeps get a one-line summary.
+      const detailed = (found.get(spec.type)?.length ?? 0) < MAX_CASES_IN_RESULT;
+      addAnomaly(found, explainCycle(analysis, lg, outcome.cycle, spec.type, detailed));
     }
   }
 
@@ -344,9 +347,33 @@ function classify(lg: LocalGraph, nTxns: number, c: FoundCycle): string | null {
   return comp ? classifyRels(comp.rels) : null;
 }
 
-function explainCycle(analysis: WorkloadAnalysis, lg: LocalGraph, c: FoundCycle, type: string): CycleAnomaly {
+function explainCycle(
+  analysis: WorkloadAnalysis,
+  lg: LocalGraph,
+  c: FoundCycle,
+  type: string,
+  detailed: boolean,
+): CycleAnomaly {
   const h = analysis.history;
   const comp = compress(lg, h.n, c)!;
+  const opIds = comp.txns.map((t) => h.ops[t]!.id);
+  const rels = comp.rels.map((r) => REL_NAMES[r] as CycleStep['rel']);
+  const summary = `${type} cycle over ops ${opIds.join(' → ')} → ${opIds[0]} (${rels.join(', ')})`;
+  if (!detailed) {
+    return {
+      type,
+      explanation: summary,
+      ops: opIds,
+      cycle: [...opIds, opIds[0]!],
+      steps: rels.map((rel, i) => ({
+        rel,
+        from: opIds[i]!,
+        to: opIds[(i + 1) % opIds.length]!,
+        explanation: '',
+      })),
+      text: summary,
+    };
+  }
   const names = new Map<number, string>();
   comp.txns.forEach((t, i) => {
     names.set(t, `T${i + 1}`);
@@ -386,10 +413,9 @@ function explainCycle(analysis: WorkloadAnalysis, lg: LocalGraph, c: FoundCycle,
   steps.forEach((s, i) => {
     lines.push(i === k - 1 ? `  - However, ${s.explanation}: a contradiction!` : `  - ${s.explanation}.`);
   });
-  const opIds = comp.txns.map((t) => h.ops[t]!.id);
   return {
     type,
-    explanation: `${type} cycle over ops ${opIds.join(' → ')} → ${opIds[0]} (${steps.map((s) => s.rel).join(', ')})`,
+    explanation: summary,
     ops: opIds,
     cycle: [...opIds, opIds[0]!],
     steps,

@@ -25,10 +25,18 @@ export function primaryRel(mask: number): number {
 }
 
 export class EdgeList {
-  src = new Int32Array(1024);
-  dst = new Int32Array(1024);
-  rel = new Uint8Array(1024);
+  src: Int32Array;
+  dst: Int32Array;
+  rel: Uint8Array;
   length = 0;
+
+  /** Size the arrays up front when the count can be estimated: growing copies and pressures the GC. */
+  constructor(capacity = 1024) {
+    const cap = Math.max(16, capacity);
+    this.src = new Int32Array(cap);
+    this.dst = new Int32Array(cap);
+    this.rel = new Uint8Array(cap);
+  }
 
   add(a: number, b: number, rel: number): void {
     if (a === b) return;

@@ -348,7 +348,8 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
 
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
-  const edges = new EdgeList();
+  // Roughly one wr, ww or rw edge per micro-op, plus three realtime edges per txn added later.
+  const edges = new EdgeList(2 * mopCount + 3 * n + 1024);
   const link = (a: number, b: number, rel: number) => {
     if (status[a] !== FAIL && status[b] !== FAIL) edges.add(a, b, rel);
   };
