@@ -20,31 +20,34 @@ export interface FaultOpValue {
 }
 
 interface FaultClass {
-  start: (ctx: Context) => GenOp;
+  /** Target selectors drawn from by default. */
+  targets: readonly string[];
+  start: (ctx: Context, targets: string) => GenOp;
   stop: GenOp;
 }
 
 const CLASSES: Record<FaultName, FaultClass> = {
   partition: {
-    start: (ctx) => ({
-      f: 'start-partition',
-      value: { targets: ctx.rng.pick(['majority', 'primaries', 'one']) },
-    }),
+    targets: ['majority', 'primaries', 'one'],
+    start: (_ctx, targets) => ({ f: 'start-partition', value: { targets } }),
     stop: { f: 'stop-partition', value: { targets: 'all' } },
   },
   kill: {
-    start: (ctx) => ({ f: 'kill', value: { targets: ctx.rng.pick(['one', 'primaries', 'minority']) } }),
+    targets: ['one', 'primaries', 'minority'],
+    start: (_ctx, targets) => ({ f: 'kill', value: { targets } }),
     stop: { f: 'start', value: { targets: 'all' } },
   },
   pause: {
-    start: (ctx) => ({ f: 'pause', value: { targets: ctx.rng.pick(['one', 'primaries']) } }),
+    targets: ['one', 'primaries'],
+    start: (_ctx, targets) => ({ f: 'pause', value: { targets } }),
     stop: { f: 'resume', value: { targets: 'all' } },
   },
   clock: {
-    start: (ctx) => ({
+    targets: ['one', 'minority'],
+    start: (ctx, targets) => ({
       f: 'bump-clock',
       value: {
-        targets: ctx.rng.pick(['one', 'minority']),
+        targets,
         deltaMs: (ctx.rng.next() < 0.5 ? -1 : 1) * (1000 + ctx.rng.int(60_000)),
       },
     }),
@@ -67,12 +70,19 @@ export function parseFaults(spec: string | undefined): FaultName[] {
 }
 
 /** The main-phase nemesis generator: every chosen class on its own staggered start/stop cycle. */
-export function faultGenerator(faults: readonly FaultName[], intervalNs: number): GenLike {
+export function faultGenerator(
+  faults: readonly FaultName[],
+  intervalNs: number,
+  targets: Partial<Record<FaultName, readonly string[]>> = {},
+): GenLike {
   if (faults.length === 0) return null;
   return any(
     ...faults.map((name) => {
       const c = CLASSES[name];
-      return stagger(intervalNs, flipFlop(repeat(c.start), repeat(c.stop)));
+      const choices = targets[name] ?? c.targets;
+      if (choices.length === 0) throw new UserError(`no target selectors for ${name}`);
+      const start = (ctx: Context) => c.start(ctx, ctx.rng.pick(choices));
+      return stagger(intervalNs, flipFlop(repeat(start), repeat(c.stop)));
     }),
   );
 }

@@ -47,6 +47,8 @@ export interface TestRunOptions {
   workload: string;
   faults: readonly FaultName[];
   nemesisIntervalS: number;
+  /** Restrict the target selectors drawn per fault class (e.g. partition: ['primaries']). */
+  faultTargets?: Partial<Record<FaultName, readonly string[]>>;
   /** How long the workload runs (the nemesis starts after `nemesisDelayS`). */
   timeLimitS: number;
   nemesisDelayS?: number;
@@ -234,9 +236,16 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
  * Jepsen's etcd shape: the workload at `rate` under a time limit with the nemesis starting after a delay,
  * then heal everything, wait for recovery, and the workload's final reads.
  */
-function buildGenerator(o: TestRunOptions, main: GenLike, final: GenLike | null): Generator {
+export function buildGenerator(
+  o: Pick<
+    TestRunOptions,
+    'timeLimitS' | 'faults' | 'nemesisIntervalS' | 'rate' | 'nemesisDelayS' | 'recoveryS' | 'faultTargets'
+  >,
+  main: GenLike,
+  final: GenLike | null,
+): Generator {
   const T = o.timeLimitS * SECOND;
-  const faults = faultGenerator(o.faults, o.nemesisIntervalS * SECOND);
+  const faults = faultGenerator(o.faults, o.nemesisIntervalS * SECOND, o.faultTargets);
   const clientPhase = clients(timeLimit(T, rate(o.rate, main)));
   const mainPhase = faults
     ? any(clientPhase, nemesis(timeLimit(T, [sleep((o.nemesisDelayS ?? 5) * SECOND), faults])))

@@ -1,0 +1,84 @@
+import test from 'ava';
+import { execa } from 'execa';
+import {
+  exitCode,
+  parseConcurrency,
+  parseDurationMs,
+  parseFlags,
+  summaryTable,
+} from '../../src/run/test-command.ts';
+
+const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
+const run = (...args: string[]) =>
+  execa('node', [bin, 'test', ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
+
+test('bad input exits 254 with one line naming the flag', async (t) => {
+  for (const [args, re] of [
+    [['--local', '5', '--workload', 'queue'], /--workload: unknown workload "queue"/],
+    [['--local', '5', '--db', 'mongo'], /--db: unknown database "mongo"/],
+    [['--local', '5', '--nemesis', 'flood'], /--nemesis: unknown fault "flood"/],
+    [['--local', '5', '--time-limit', 'soon'], /--time-limit: "soon" is not a duration/],
+    [['--workload', 'register'], /--inventory FILE or --local N/],
+    [['--inventory', '/no/such/inventory.yaml'], /inventory/i],
+  ] as const) {
+    const r = await run(...args);
+    t.is(r.exitCode, 254, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, re);
+    t.is(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('faultline:')).length,
+      1,
+    );
+  }
+});
+
+test('flags: durations, Jepsen concurrency, exit codes', (t) => {
+  t.is(parseDurationMs('60s', 'x'), 60_000);
+  t.is(parseDurationMs('500ms', 'x'), 500);
+  t.is(parseDurationMs('2m', 'x'), 120_000);
+  t.is(parseDurationMs('7', 'x'), 7000);
+  t.is(parseConcurrency('10', 5), 10);
+  t.is(parseConcurrency('3n', 5), 15);
+  t.throws(() => parseConcurrency('0', 5));
+  t.throws(() => parseConcurrency('x', 5));
+  const f = parseFlags({ local: '5', nemesis: 'partition,kill', seed: '42', timeLimit: '30s' });
+  t.deepEqual(f.faults, ['partition', 'kill']);
+  t.is(f.seed, 42);
+  t.is(f.timeLimitS, 30);
+  t.is(exitCode(true), 0);
+  t.is(exitCode(false), 1);
+  t.is(exitCode('unknown'), 2);
+});
+
+test('the summary table shows each checker, the run directory and the verdict', (t) => {
+  const text = summaryTable({
+    valid: false,
+    runDir: '/tmp/run',
+    results: [
+      {
+        checker: 'linearizable',
+        valid: false,
+        evidence: '120 ops, nonlinearizable read',
+        scope: '',
+        anomalies: [],
+        stats: { opsConsumed: 120 },
+      },
+      {
+        checker: 'workload',
+        valid: true,
+        evidence: '120 client ops, 100 ok',
+        scope: '',
+        anomalies: [],
+        stats: { opsConsumed: 120 },
+      },
+    ],
+    stats: { invoked: 120, ok: 100, fail: 10, info: 10, timeouts: 2, nemesisOps: 4, inFlight: 0 },
+    faults: [],
+    elapsedS: 12,
+  });
+  t.regex(text, /linearizable\s+INVALID\s+120 ops/);
+  t.regex(text, /run directory: \/tmp\/run/);
+  t.regex(text, /verdict: INVALID/);
+});
