@@ -70,10 +70,14 @@ function rowsOf(r: Pick<SessionRecord, 'plan' | 'verdicts' | 'evidence'>): Row[]
   }));
 }
 
+function isAggregate(row: Row): boolean {
+  return row.sc.arm === null && row.sc.scenario.arms.length > 0;
+}
+
 /** The audits for a row: the decision's own, or computed for the report when the tree stopped early. */
 export function auditsFor(row: Row): Audits | null {
   if (row.d.audits) return row.d.audits;
-  if (!row.ev?.attempted || (row.sc.arm === null && row.sc.scenario.arms.length > 0)) return null;
+  if (!row.ev?.attempted || isAggregate(row)) return null;
   return runAudits(
     row.ev,
     row.sc,
@@ -102,7 +106,7 @@ function auditLines(a: Audits | null, reasonIfNone: string): string[] {
 }
 
 function noneReason(row: Row): string {
-  if (row.sc.arm === null && row.sc.scenario.arms.length > 0) return 'aggregate row: see its arms';
+  if (isAggregate(row)) return 'aggregate row: see its arms';
   return `${row.d.verdict}: ${row.d.reasons[0] ?? 'not run'}`;
 }
 
@@ -253,8 +257,10 @@ export function renderReport(r: SessionRecord): string {
         row.sc.name,
         `${row.d.verdict}${row.d.release ? ' (release)' : ''}`,
         row.sc.oracle,
-        oracleEvidence(row.ev),
-        landingEvidence(row.ev, row.d),
+        isAggregate(row)
+          ? `aggregate of ${row.sc.scenario.arms.length} arms (see the ${row.d.scenario}/… rows)`
+          : oracleEvidence(row.ev),
+        isAggregate(row) ? 'see the arm rows' : landingEvidence(row.ev, row.d),
         artifactLink(row),
       ]),
     ),

@@ -188,9 +188,7 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decis
         ),
       };
     }
-    reasons.push(
-      ...declared.map((o) => `${o.checker}: ${o.evidence || `${o.opsConsumed} ops, 0 anomalies`}`),
-    );
+    reasons.push(...declared.map((o) => o.evidence || `${o.checker}: ${o.opsConsumed} ops, 0 anomalies`));
   } else {
     // Non-serious: steps 5–7 are skipped; the `Oracle` field decides.
     if (ran.length === 0) {
