@@ -268,3 +268,21 @@ test('the example plan in the README section "plans" loads and checks clean', as
   t.deepEqual(checkPlan(p), []);
   t.deepEqual(p.resolved[0]!.tiers.hardening, { nodes: 5, durationS: 1800, faultWindows: 5, seeds: 3 });
 });
+
+test('arms from a multi-line "Scenario arms:" list and "#### Arm S5/api" headings with nested §7.M', async (t) => {
+  const p = await loadPlan(fixture('arms-headings.md'));
+  const s5 = p.scenarios[0]!;
+  t.deepEqual(
+    s5.arms.map((a) => [a.id, a.oracle !== null, a.model !== null]),
+    [
+      ['S5/api', true, true],
+      ['S5/sdk', true, false],
+    ],
+  );
+  t.is(s5.arms[0]!.model?.checker, 'fairness');
+  const problems = checkPlan(p);
+  t.true(has(problems, 'S5/sdk', '§7.M', /its own §7.M/));
+  t.false(problems.some((x) => x.scenario === 'S5/api' && x.severity === 'error'));
+  // "only two … because" is a justification for fewer than 3 surfaces: no warning
+  t.false(problems.some((x) => x.field === '§7.M.S Surfaces'));
+});
