@@ -227,3 +227,79 @@ export function opsById(ops: readonly Operation[]): readonly Operation[] {
   for (const op of ops) out[op.id] = op;
   return out;
 }
+
+/**
+ * Interns history values into dense slots 0..n-1 so checkers can keep per-value state in arrays.
+ * Non-negative integers below 2^24 (the common case: Jepsen elements and ids) go through a direct
+ * Int32Array table, several times faster than a Map on million-element histories; every other value
+ * goes through a Map keyed by {@link valueKey}.
+ */
+export class ValueIndex {
+  private static readonly DIRECT_LIMIT = 1 << 24;
+  private direct = new Int32Array(1024).fill(-1);
+  private readonly other = new Map<unknown, number>();
+  /** The first value seen for each slot. */
+  readonly values: unknown[] = [];
+
+  get size(): number {
+    return this.values.length;
+  }
+
+  /** The slot of `v`, or -1 when it was never interned. */
+  slot(v: unknown): number {
+    if (typeof v === 'number' && v >= 0 && v < ValueIndex.DIRECT_LIMIT && Number.isInteger(v)) {
+      return v < this.direct.length ? (this.direct[v] as number) : -1;
+    }
+    return this.other.get(valueKey(v)) ?? -1;
+  }
+
+  /** The slot of `v`, creating one when new. */
+  intern(v: unknown): number {
+    if (typeof v === 'number' && v >= 0 && v < ValueIndex.DIRECT_LIMIT && Number.isInteger(v)) {
+      if (v >= this.direct.length) {
+        let len = this.direct.length;
+        while (len <= v) len *= 2;
+        const next = new Int32Array(Math.min(len, ValueIndex.DIRECT_LIMIT)).fill(-1);
+        next.set(this.direct);
+        this.direct = next;
+      }
+      const s = this.direct[v] as number;
+      if (s !== -1) return s;
+      const n = this.values.length;
+      this.direct[v] = n;
+      this.values.push(v);
+      return n;
+    }
+    const k = valueKey(v);
+    const s = this.other.get(k);
+    if (s !== undefined) return s;
+    const n = this.values.length;
+    this.other.set(k, n);
+    this.values.push(v);
+    return n;
+  }
+}
+
+/** A growable Uint8 / Int32 array addressed by slot; reads past the end give 0. */
+export class SlotArray {
+  private a: Int32Array;
+  constructor(initial = 1024) {
+    this.a = new Int32Array(initial);
+  }
+  get(i: number): number {
+    return i < this.a.length ? (this.a[i] as number) : 0;
+  }
+  set(i: number, v: number): void {
+    if (i >= this.a.length) {
+      let len = this.a.length;
+      while (len <= i) len *= 2;
+      const next = new Int32Array(len);
+      next.set(this.a);
+      this.a = next;
+    }
+    this.a[i] = v;
+  }
+  add(i: number, d: number): void {
+    this.set(i, this.get(i) + d);
+  }
+}

@@ -66,16 +66,41 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
         `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
       );
     }
-    const opsPerKey = new Map<unknown, number>();
-    const ackedKeys = new Map<unknown, number>();
-    for (const { op, key } of keyed) {
+    // One map from key to a dense slot; counters live in arrays (three million-entry maps were the cost).
+    const slot = new Map<unknown, number>();
+    const slotKey: unknown[] = [];
+    const opsPerKey: number[] = [];
+    const firstAck: number[] = [];
+    const effects: number[] = [];
+    const slotOf = (key: unknown, create: boolean): number => {
       const k = valueKey(key);
-      opsPerKey.set(k, (opsPerKey.get(k) ?? 0) + 1);
-      if (op.type === 'ok' && !ackedKeys.has(k)) ackedKeys.set(k, op.id);
+      let i = slot.get(k);
+      if (i === undefined) {
+        if (!create) return -1;
+        i = slotKey.length;
+        slot.set(k, i);
+        slotKey.push(key);
+        opsPerKey.push(0);
+        firstAck.push(-1);
+        effects.push(0);
+      }
+      return i;
+    };
+    for (const { op, key } of keyed) {
+      const i = slotOf(key, true);
+      opsPerKey[i] = (opsPerKey[i] as number) + 1;
+      if (op.type === 'ok' && firstAck[i] === -1) firstAck[i] = op.id;
     }
     let retriedKeys = 0;
-    for (const c of opsPerKey.values()) if (c > 1) retriedKeys++;
-    const effects = new Map<unknown, number>();
+    for (const c of opsPerKey) if (c > 1) retriedKeys++;
+    let unkeyedEffects = 0;
+    const addEffect = (key: unknown, n: number) => {
+      const before = slotKey.length;
+      const i = slotOf(key, true);
+      effects[i] = (effects[i] as number) + n;
+      // A record whose key no op carried: counted once, not as an op's key.
+      if (slotKey.length > before) unkeyedEffects++;
+    };
     const fs = finalStates(ops, o);
     let source: string;
     if (fs.dumps.length > 0) {
@@ -99,8 +124,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       for (const r of records) {
         const key = getPath(r, recordKeyPath);
         if (key === undefined || key === null) continue;
-        const k = valueKey(key);
-        effects.set(k, (effects.get(k) ?? 0) + 1);
+        addEffect(key, 1);
       }
       source = `${fmt(records.length)} committed records in ${d.replica} (${fs.source})`;
     } else {
@@ -109,63 +133,66 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           'exactly-once: no final-state dump; give effectIdPath to count effects from ok outputs',
         );
       }
-      const ids = new Map<unknown, Set<unknown>>();
+      const ids = new Map<number, Set<unknown>>();
       for (const { op, key } of keyed) {
         if (op.type !== 'ok') continue;
         const id = getPath(op.output, o.effectIdPath);
         if (id === undefined || id === null) continue;
-        const k = valueKey(key);
-        let s = ids.get(k);
+        const i = slotOf(key, false);
+        let s = ids.get(i);
         if (s === undefined) {
           s = new Set();
-          ids.set(k, s);
+          ids.set(i, s);
         }
         s.add(valueKey(id));
       }
-      for (const [k, s] of ids) effects.set(k, s.size);
+      for (const [i, s] of ids) effects[i] = s.size;
       source = `effect ids at "${o.effectIdPath}" in ok outputs`;
       if (retriedKeys === 0) {
         return result(
           'exactly-once',
           'unknown',
-          `exactly-once: ${fmt(opsPerKey.size)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
+          `exactly-once: ${fmt(slotKey.length - unkeyedEffects)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
           SCOPE,
           [],
-          { opsConsumed: keyed.length, keys: opsPerKey.size, retriedKeys },
+          { opsConsumed: keyed.length, keys: slotKey.length - unkeyedEffects, retriedKeys },
         );
       }
     }
     const anomalies: Anomaly[] = [];
     let duplicates = 0;
     let lostEffects = 0;
-    for (const [k, n] of effects) {
-      if (n <= 1) continue;
-      duplicates++;
-      pushCapped(anomalies, {
-        type: 'duplicate-effect',
-        explanation: `idempotency key ${JSON.stringify(typeof k === 'string' && k.startsWith('\u0000') ? k.slice(1) : k)} has ${n} committed effects`,
-        key: String(k),
-        count: n,
-      });
-    }
-    for (const [k, opId] of ackedKeys) {
-      if ((effects.get(k) ?? 0) > 0) continue;
-      lostEffects++;
-      pushCapped(anomalies, {
-        type: 'lost-effect',
-        explanation: `op ${opId} with idempotency key ${JSON.stringify(k)} was acknowledged but has no committed effect`,
-        ops: [opId],
-        key: String(k),
-      });
+    for (let i = 0; i < slotKey.length; i++) {
+      const n = effects[i] as number;
+      const key = slotKey[i];
+      if (n > 1) {
+        duplicates++;
+        pushCapped(anomalies, {
+          type: 'duplicate-effect',
+          explanation: `idempotency key ${JSON.stringify(key)} has ${n} committed effects`,
+          key: typeof key === 'string' ? key : JSON.stringify(key),
+          count: n,
+        });
+      }
+      const ack = firstAck[i] as number;
+      if (ack !== -1 && n === 0) {
+        lostEffects++;
+        pushCapped(anomalies, {
+          type: 'lost-effect',
+          explanation: `op ${ack} with idempotency key ${JSON.stringify(key)} was acknowledged but has no committed effect`,
+          ops: [ack],
+          key: typeof key === 'string' ? key : JSON.stringify(key),
+        });
+      }
     }
     const valid = duplicates > 0 || lostEffects > 0 ? false : keyed.length === 0 ? 'unknown' : true;
     return result(
       'exactly-once',
       valid,
-      `exactly-once: ${fmt(keyed.length)} ops over ${fmt(opsPerKey.size)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
+      `exactly-once: ${fmt(keyed.length)} ops over ${fmt(slotKey.length - unkeyedEffects)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
       SCOPE,
       anomalies,
-      { opsConsumed: keyed.length, keys: opsPerKey.size, retriedKeys, duplicates, lostEffects },
+      { opsConsumed: keyed.length, keys: slotKey.length - unkeyedEffects, retriedKeys, duplicates, lostEffects },
     );
   },
 };

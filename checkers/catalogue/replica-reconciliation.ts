@@ -28,31 +28,73 @@ export type ReplicaReconciliationOptions = z.input<typeof replicaReconciliationO
 const SCOPE =
   'Compares replicas with each other only: a value every replica lost alike, and divergence that healed before the dump, are invisible; dumps taken before convergence give false alarms.';
 
-/** Normalise a dump to key → value-identity. Collections become member → true. */
-function normalise(state: unknown, ignore: Set<string>): Map<string, unknown> {
-  const out = new Map<string, unknown>();
+/**
+ * A dump seen as key → comparable value. Map dumps are read in place (no copy: dumps can hold millions
+ * of keys); collection dumps become a set of members, each member a key with value `true`.
+ */
+interface DumpView {
+  size: number;
+  has(k: string): boolean;
+  /** Comparable form: primitives as they are, sets as sorted JSON, anything else as JSON. */
+  canon(k: string): unknown;
+  keys(): Iterable<string>;
+}
+
+function canonValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  const items = collectionItems(v);
+  // Sets compare regardless of order; lists keep their order (a log diverging in order is divergence).
+  if (items !== null && !Array.isArray(v)) return `#set${JSON.stringify(items.map((x) => JSON.stringify(x)).sort())}`;
+  return JSON.stringify(v);
+}
+
+function view(state: unknown, ignore: Set<string>): DumpView {
   const items = collectionItems(state);
   if (items !== null) {
+    const members = new Set<string>();
     for (const v of items) {
       const k = valueKey(v);
-      out.set(typeof k === 'string' ? k : String(k), true);
+      members.add(typeof k === 'string' ? k : String(k));
     }
-    return out;
+    return { size: members.size, has: (k) => members.has(k), canon: () => true, keys: () => members };
   }
-  if (!isPlainMap(state))
+  if (!isPlainMap(state)) {
     throw new Error(
       `replica-reconciliation: dump ${JSON.stringify(state).slice(0, 80)} is neither a map nor a collection`,
     );
-  for (const [k, v] of Object.entries(state)) {
-    if (ignore.has(k)) continue;
-    const items2 = collectionItems(v);
-    // Sets compare regardless of order; lists keep their order (a log diverging in order is divergence).
-    out.set(
-      k,
-      valueKey(items2 !== null && !Array.isArray(v) ? [...items2.map((x) => JSON.stringify(x))].sort() : v),
-    );
   }
-  return out;
+  const obj = state;
+  // One Object.keys per dump: for-in over a million-key (dictionary-mode) object is far slower.
+  const all = Object.keys(obj);
+  const keys = ignore.size === 0 ? all : all.filter((k) => !ignore.has(k));
+  return {
+    size: keys.length,
+    has: (k) => !ignore.has(k) && Object.hasOwn(obj, k),
+    canon: (k) => canonValue(obj[k]),
+    keys: () => keys,
+  };
+}
+
+/** Keys on which a and b differ: O(|a| + |b|), without copying either. */
+function diffViews(a: DumpView, b: DumpView): string[] {
+  const diff: string[] = [];
+  let shared = 0;
+  for (const k of a.keys()) {
+    if (!b.has(k)) {
+      diff.push(k);
+      continue;
+    }
+    shared++;
+    if (a.canon(k) !== b.canon(k)) diff.push(k);
+  }
+  if (shared < b.size) for (const k of b.keys()) if (!a.has(k)) diff.push(k);
+  return diff;
+}
+
+function differsAt(a: DumpView, b: DumpView, k: string): boolean {
+  const ha = a.has(k);
+  if (ha !== b.has(k)) return true;
+  return ha && a.canon(k) !== b.canon(k);
 }
 
 export const replicaReconciliationChecker: Checker<ReplicaReconciliationOptions> = {
@@ -81,36 +123,45 @@ export const replicaReconciliationChecker: Checker<ReplicaReconciliationOptions>
       );
     }
     const ignore = new Set(o.ignoreKeys);
-    const norm = fs.dumps.map((d) => ({ replica: d.replica, op: d.op, m: normalise(d.state, ignore) }));
-    const anomalies: Anomaly[] = [];
-    const divergentKeys = new Set<string>();
-    let pairsCompared = 0;
-    let divergentPairs = 0;
+    const views = fs.dumps.map((d) => ({ replica: d.replica, op: d.op, v: view(d.state, ignore) }));
+    // Every replica is diffed in full against the first; a key on which two other replicas differ must
+    // differ from the first on at least one of them, so the remaining pairs only look at those keys.
+    const first = views[0] as (typeof views)[number];
+    const pairDiffs: { a: (typeof views)[number]; b: (typeof views)[number]; keys: string[] }[] = [];
+    const suspects = new Set<string>();
     let keysCompared = 0;
-    for (let i = 0; i < norm.length; i++) {
-      for (let j = i + 1; j < norm.length; j++) {
-        const a = norm[i] as (typeof norm)[number];
-        const b = norm[j] as (typeof norm)[number];
-        pairsCompared++;
-        const diff: string[] = [];
-        for (const [k, v] of a.m) {
-          keysCompared++;
-          if (!b.m.has(k) || b.m.get(k) !== v) diff.push(k);
-        }
-        for (const k of b.m.keys()) if (!a.m.has(k)) diff.push(k);
-        if (diff.length === 0) continue;
-        divergentPairs++;
-        const shown = diff.map((k) => (k.startsWith('\u0000') ? k.slice(1) : k));
-        for (const k of shown) divergentKeys.add(k);
-        pushCapped(anomalies, {
-          type: 'divergent',
-          explanation: `${a.replica} and ${b.replica} differ on ${diff.length} key${diff.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${diff.length > 10 ? ' …' : ''}`,
-          ops: [a.op, b.op].filter((x): x is number => x !== null),
-          replicas: [a.replica, b.replica],
-          keys: sample(shown, 100),
-        });
+    for (let j = 1; j < views.length; j++) {
+      const b = views[j] as (typeof views)[number];
+      const keys = diffViews(first.v, b.v);
+      keysCompared += first.v.size + b.v.size;
+      for (const k of keys) suspects.add(k);
+      pairDiffs.push({ a: first, b, keys });
+    }
+    for (let i = 1; i < views.length; i++) {
+      for (let j = i + 1; j < views.length; j++) {
+        const a = views[i] as (typeof views)[number];
+        const b = views[j] as (typeof views)[number];
+        keysCompared += suspects.size;
+        pairDiffs.push({ a, b, keys: [...suspects].filter((k) => differsAt(a.v, b.v, k)) });
       }
     }
+    const anomalies: Anomaly[] = [];
+    const divergentKeys = new Set<string>();
+    let divergentPairs = 0;
+    for (const { a, b, keys } of pairDiffs) {
+      if (keys.length === 0) continue;
+      divergentPairs++;
+      const shown = keys.map((k) => (k.startsWith('\u0000') ? k.slice(1) : k));
+      for (const k of shown) divergentKeys.add(k);
+      pushCapped(anomalies, {
+        type: 'divergent',
+        explanation: `${a.replica} and ${b.replica} differ on ${keys.length} key${keys.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${keys.length > 10 ? ' …' : ''}`,
+        ops: [a.op, b.op].filter((x): x is number => x !== null),
+        replicas: [a.replica, b.replica],
+        keys: sample(shown, 100),
+      });
+    }
+    const pairsCompared = pairDiffs.length;
     return result(
       'replica-reconciliation',
       divergentPairs === 0,

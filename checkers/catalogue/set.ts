@@ -8,8 +8,9 @@ import {
   isClient,
   parseOptions,
   result,
+  SlotArray,
   sample,
-  valueKey,
+  ValueIndex,
 } from './common.ts';
 
 /**
@@ -31,8 +32,10 @@ export const setChecker: Checker<SetOptions> = {
   name: 'set',
   check(ops: readonly Operation[], rawOptions: SetOptions) {
     const o = parseOptions('set', setOptionsSchema, rawOptions);
-    const attempts = new Map<unknown, unknown>();
-    const acked = new Set<unknown>();
+    // Per element slot: bit 1 = attempted, bit 2 = acknowledged.
+    const index = new ValueIndex();
+    const flags = new SlotArray();
+    let acked = 0;
     let finalRead: Operation | null = null;
     let consumed = 0;
     let reads = 0;
@@ -40,9 +43,12 @@ export const setChecker: Checker<SetOptions> = {
       if (!isClient(op)) continue;
       if (op.f === o.addF) {
         consumed++;
-        const k = valueKey(op.input);
-        attempts.set(k, op.input);
-        if (op.type === 'ok') acked.add(k);
+        const i = index.intern(op.input);
+        const before = flags.get(i);
+        if (op.type === 'ok' && (before & 2) === 0) {
+          acked++;
+          flags.set(i, before | 3);
+        } else flags.set(i, before | 1);
       } else if (op.f === o.readF) {
         consumed++;
         if (op.type === 'ok') {
@@ -52,17 +58,18 @@ export const setChecker: Checker<SetOptions> = {
         }
       }
     }
+    const attempted = index.size;
     const stats = {
       opsConsumed: consumed,
-      attemptCount: attempts.size,
-      acknowledgedCount: acked.size,
+      attemptCount: attempted,
+      acknowledgedCount: acked,
       reads,
     };
     if (finalRead === null) {
       return result(
         'set',
         'unknown',
-        `set: ${fmt(attempts.size)} attempted adds, ${fmt(acked.size)} acked, no ok read: nothing to compare`,
+        `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, no ok read: nothing to compare`,
         SCOPE,
         [],
         stats,
@@ -74,19 +81,33 @@ export const setChecker: Checker<SetOptions> = {
         `set: final read (op ${finalRead.id}) returned ${JSON.stringify(finalRead.output)}, not a set`,
       );
     }
-    const seen = new Map<unknown, unknown>();
-    for (const v of items) seen.set(valueKey(v), v);
     const lost: unknown[] = [];
     const unexpected: unknown[] = [];
     const recovered: unknown[] = [];
     let okCount = 0;
-    for (const k of acked) if (!seen.has(k)) lost.push(attempts.get(k));
-    for (const [k, v] of seen) {
-      if (!attempts.has(k)) unexpected.push(v);
-      else {
-        okCount++;
-        if (!acked.has(k)) recovered.push(v);
+    let seenCount = 0;
+    // Bit 4 marks an element as read; elements outside the index are unexpected.
+    const extra = new ValueIndex();
+    for (const v of items) {
+      const i = index.slot(v);
+      if (i === -1) {
+        if (extra.slot(v) === -1) {
+          extra.intern(v);
+          unexpected.push(v);
+          seenCount++;
+        }
+        continue;
       }
+      const f = flags.get(i);
+      if (f & 4) continue;
+      flags.set(i, f | 4);
+      seenCount++;
+      okCount++;
+      if ((f & 2) === 0) recovered.push(index.values[i]);
+    }
+    for (let i = 0; i < attempted; i++) {
+      const f = flags.get(i);
+      if ((f & 2) !== 0 && (f & 4) === 0) lost.push(index.values[i]);
     }
     const anomalies: Anomaly[] = [];
     if (lost.length > 0) {
@@ -109,7 +130,7 @@ export const setChecker: Checker<SetOptions> = {
     return result(
       'set',
       valid,
-      `set: ${fmt(attempts.size)} attempted adds, ${fmt(acked.size)} acked, final read of ${fmt(seen.size)} elements (op ${finalRead.id}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
+      `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, final read of ${fmt(seenCount)} elements (op ${finalRead.id}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
       SCOPE,
       anomalies,
       {
