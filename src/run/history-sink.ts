@@ -10,5 +10,9 @@ export async function openHistorySink(path: string, opts: HistoryWriterOptions =
   return {
     append: (ev) => w.append(ev),
     close: () => w.close(),
+    get needsDrain() {
+      return w.needsDrain;
+    },
+    drain: () => w.drain(),
   };
 }

@@ -168,6 +168,8 @@ export class Interpreter {
           sinceYield = 0;
           lastYield = now;
           await new Promise<void>((r) => setImmediate(r));
+          // Backpressure: never let the history writer's unsynced backlog grow without bound.
+          if (this.o.sink.needsDrain) await this.o.sink.drain?.();
           continue;
         }
         if (generating && this.o.signal?.aborted) generating = false;

@@ -4,6 +4,9 @@ import type { HistoryEvent } from '../history/event.ts';
 export interface EventSink {
   append(event: HistoryEvent): void;
   close(): Promise<void>;
+  /** True when the disk is falling behind; the interpreter then awaits `drain()` before dispatching more. */
+  readonly needsDrain?: boolean;
+  drain?(): Promise<void>;
 }
 
 /** Keeps events in memory (tests, small in-process runs). */
