@@ -20,6 +20,12 @@ export {
   type ScenarioEvidenceInput,
   scenarioEvidenceSchema,
 } from './evidence.ts';
-export { historyFacts, recoveryAfterHeal, scanSutLog, throughputWindows } from './measure.ts';
+export {
+  faultEvidenceFromRecord,
+  historyFacts,
+  recoveryAfterHeal,
+  scanSutLog,
+  throughputWindows,
+} from './measure.ts';
 export { decidePlan, type PlanVerdicts } from './plan-verdicts.ts';
 export { SESSION_VERDICTS, type SessionVerdict, VERDICTS, type Verdict } from './states.ts';

@@ -1,5 +1,6 @@
+import type { FaultRecord } from '../../nemeses/types.ts';
 import type { Operation } from '../history/operation.ts';
-import type { HistoryFacts, ThroughputWindow } from './evidence.ts';
+import type { FaultEvidenceRecord, HistoryFacts, ThroughputWindow } from './evidence.ts';
 import { HISTORY_FIELDS } from './evidence.ts';
 
 /**
@@ -132,4 +133,30 @@ export function scanSutLog(
     if (SUT_LOG_PATTERN.test(l)) out.push({ node, file, line: i + 1, text: l.trim().slice(0, 300) });
   }
   return out;
+}
+
+/**
+ * A nemesis ledger record (nemeses/types.ts) as evidence: times become seconds from the start of the
+ * workload, the spec's topology/action are lifted out of the FaultSpec, and the evidence signals are
+ * kept as they are. A record without evidence has not landed.
+ */
+export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: Date): FaultEvidenceRecord {
+  const sec = (iso: string | undefined) =>
+    iso === undefined ? null : Math.max(0, (Date.parse(iso) - workloadStartedAt.getTime()) / 1000);
+  const topology = record.spec.params?.topology;
+  const ev = record.evidence;
+  return {
+    id: record.id,
+    kind: record.spec.kind,
+    action: record.spec.action,
+    topology: typeof topology === 'string' ? topology : null,
+    nodes: record.nodes,
+    startS: sec(record.injectedAt) ?? 0,
+    endS: sec(record.healedAt),
+    landed: ev?.landed ?? false,
+    reason: ev ? (ev.reason ?? null) : 'no landing evidence was collected',
+    substitute: null,
+    signals: ev?.signals ?? [],
+    healed: record.healedAt !== undefined,
+  };
 }

@@ -2,7 +2,13 @@ import test from 'ava';
 import type { Operation } from '../../src/history/operation.ts';
 import { pairEvents } from '../../src/history/pair.ts';
 import { loadHistory } from '../../src/history/read.ts';
-import { historyFacts, recoveryAfterHeal, scanSutLog, throughputWindows } from '../../src/verdict/measure.ts';
+import {
+  faultEvidenceFromRecord,
+  historyFacts,
+  recoveryAfterHeal,
+  scanSutLog,
+  throughputWindows,
+} from '../../src/verdict/measure.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const S = 1e9;
@@ -99,4 +105,51 @@ test('on a real Jepsen etcd history (Porcupine fixture): counts agree with the p
     windows.reduce((s, w) => s + w.ops, 0),
     completed,
   );
+});
+
+test('faultEvidenceFromRecord turns a nemesis ledger record into evidence seconds and signals', (t) => {
+  const started = new Date('2026-11-30T04:00:00Z');
+  const ev = faultEvidenceFromRecord(
+    {
+      id: 'w1',
+      spec: { kind: 'partition', action: 'start', targets: 'majority', params: { topology: 'asymmetric' } },
+      nodes: ['n1', 'n2'],
+      injectedAt: '2026-11-30T04:00:10Z',
+      healedAt: '2026-11-30T04:00:30.500Z',
+      undo: {},
+      evidence: {
+        landed: true,
+        signals: [
+          {
+            side: 'injector',
+            node: 'n1',
+            signal: 'FAULTLINE DROP packets',
+            before: 0,
+            during: 812,
+            landed: true,
+          },
+          { side: 'victim', node: 'n3', signal: 'tcp connect n3→n1:2380', landed: true },
+        ],
+      },
+    },
+    started,
+  );
+  t.is(ev.startS, 10);
+  t.is(ev.endS, 30.5);
+  t.is(ev.topology, 'asymmetric');
+  t.true(ev.landed && ev.healed);
+  t.is(ev.signals.length, 2);
+  const bare = faultEvidenceFromRecord(
+    {
+      id: 'w2',
+      spec: { kind: 'process', action: 'kill' },
+      nodes: ['n2'],
+      injectedAt: '2026-11-30T04:01:00Z',
+      undo: {},
+    },
+    started,
+  );
+  t.false(bare.landed);
+  t.is(bare.endS, null);
+  t.regex(bare.reason!, /no landing evidence/);
 });
