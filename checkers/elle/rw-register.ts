@@ -161,7 +161,6 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
   const edges = new EdgeList();
   const readers: Map<Version, number[]>[] = [];
   const idsByKey: Map<Version, number>[] = [];
-  const processOrder = opts.sequentialKeys ? txnsByProcess() : null;
   for (let k = 0; k < nKeys; k++) {
     const ids = new Map<Version, number>();
     const values: Version[] = [];
@@ -219,16 +218,16 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
         }
       });
     }
-    if (processOrder) {
+    if (opts.sequentialKeys) {
       trySource('sequential-keys', (link) => {
-        for (const txns of processOrder) {
-          let prev: Touch | undefined;
-          for (const t of txns) {
-            const touch = touchOf[k]!.get(t);
-            if (!touch || status[t] !== OK) continue;
-            if (prev) link(finalValue(prev), firstValue(touch));
-            prev = touch;
-          }
+        // Touches are in txn (invocation) order, so per process they are in that process's order.
+        const last = new Map<number, Touch>();
+        for (const touch of touches[k]!) {
+          if (status[touch.t] !== OK) continue;
+          const p = h.process[touch.t]!;
+          const prev = last.get(p);
+          if (prev) link(finalValue(prev), firstValue(touch));
+          last.set(p, touch);
         }
       });
     }
@@ -264,16 +263,6 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
   }
   function firstValue(touch: Touch): Version {
     return touch.read ?? touch.write!;
-  }
-  function txnsByProcess(): number[][] {
-    const byProcess = new Map<number, number[]>();
-    for (let t = 0; t < n; t++) {
-      const p = h.process[t]!;
-      const list = byProcess.get(p);
-      if (list) list.push(t);
-      else byProcess.set(p, [t]);
-    }
-    return [...byProcess.values()];
   }
   /** Realtime transitive reduction among the ok txns touching key k. */
   function realtimeOnKey(k: number, link: (a: Touch, b: Touch) => void): void {

@@ -257,3 +257,20 @@ export function toEvents(ops: readonly Operation[]): HistoryEvent[] {
   events.sort((a, b) => a.index - b.index);
   return events;
 }
+
+/**
+ * The same history seen as an rw-register workload: `append k v` becomes `w k v` and a read of a list
+ * becomes a read of its last element (nil when empty). Register values stay unique because appended
+ * values are unique per key.
+ */
+export function asRegisterHistory(ops: readonly Operation[]): Operation[] {
+  const convert = (mops: unknown): unknown =>
+    Array.isArray(mops)
+      ? mops.map((m: [string, unknown, unknown]) =>
+          m[0] === 'append'
+            ? ['w', m[1], m[2]]
+            : ['r', m[1], Array.isArray(m[2]) ? (m[2].length ? m[2][m[2].length - 1] : null) : m[2]],
+        )
+      : mops;
+  return ops.map((op) => ({ ...op, input: convert(op.input), output: convert(op.output) }));
+}

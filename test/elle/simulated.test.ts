@@ -1,6 +1,6 @@
 import test from 'ava';
 import { elleChecker } from '../../checkers/elle/index.ts';
-import { type SimIsolation, simulate } from '../../checkers/elle/simulate.ts';
+import { asRegisterHistory, type SimIsolation, simulate } from '../../checkers/elle/simulate.ts';
 
 /**
  * Histories from simulated databases with known isolation, many seeds each (random interleavings,
@@ -54,5 +54,42 @@ test('read committed: G-single, and never a G0/G1 anomaly, for every seed', (t) 
       `seed ${seed}`,
     );
     t.false([...r.not, ...r.alsoNot].includes('read-committed'), `seed ${seed}`);
+  }
+});
+
+test('rw-register: the strictly serializable simulator is valid even assuming sequential and linearizable keys', (t) => {
+  for (const seed of SEEDS.slice(0, 10)) {
+    const ops = asRegisterHistory(
+      simulate({
+        isolation: 'serializable',
+        txns: 300,
+        concurrency: 3 + (seed % 10),
+        seed,
+        activeKeys: 5,
+        infoRate: 0.02,
+      }),
+    );
+    const r = elleChecker.check(ops, {
+      workload: 'rw-register',
+      sequentialKeys: true,
+      linearizableKeys: true,
+      wfrKeys: true,
+    });
+    t.is(r.valid, true, `seed ${seed}: ${r.anomalyTypes}`);
+    t.true(Number(r.stats.dependencyEdges) > 0);
+  }
+});
+
+test('rw-register: read committed (per-key linearizable) shows G-single or lost-update, for every seed', (t) => {
+  for (const seed of SEEDS.slice(0, 10)) {
+    const ops = asRegisterHistory(
+      simulate({ isolation: 'read-committed', txns: 400, concurrency: 3 + (seed % 10), seed, activeKeys: 3 }),
+    );
+    const r = elleChecker.check(ops, { workload: 'rw-register', linearizableKeys: true });
+    t.is(r.valid, false, `seed ${seed}`);
+    t.true(
+      r.anomalyTypes.some((a) => a.startsWith('G-single') || a === 'lost-update'),
+      `seed ${seed}: ${r.anomalyTypes}`,
+    );
   }
 });
