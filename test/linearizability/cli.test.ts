@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { execa } from 'execa';
+import { fixture } from '../helpers/fixtures.ts';
+
+/**
+ * `faultline check HISTORY --checker linearizable --model M …`: exit 0 valid, 1 invalid, 2 unknown,
+ * 254 bad input.
+ */
+const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
+
+function faultline(...args: string[]) {
+  return execa('node', [bin, 'check', ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
+}
+
+const etcd = (n: string) => fixture(`porcupine/jepsen/etcd_${n}.log`);
+const kv = (name: string) => fixture(`porcupine/kv/${name}.txt`);
+
+test('linearizable etcd log: exit 0 with the evidence line', async (t) => {
+  const r = await faultline(
+    etcd('005'),
+    '--checker',
+    'linearizable',
+    '--model',
+    'cas-register',
+    '--format',
+    'porcupine-etcd',
+  );
+  t.is(r.exitCode, 0, r.stderr);
+  t.regex(r.stdout, /linearizability \(cas-register\): \d+ ops over one history, 0 anomalies/);
+});
+
+test('non-linearizable etcd log: exit 1, JSON names the op that cannot be linearized', async (t) => {
+  const r = await faultline(
+    etcd('000'),
+    '--checker',
+    'linearizable',
+    '--model',
+    'cas-register',
+    '--format',
+    'porcupine-etcd',
+    '--json',
+  );
+  t.is(r.exitCode, 1, r.stderr);
+  const out = JSON.parse(r.stdout) as {
+    results: Record<string, { anomalies: { type: string; ops: number[] }[] }>;
+  };
+  const res = out.results.linearizable;
+  t.is(res?.anomalies[0]?.type, 'nonlinearizable');
+  t.is(res?.anomalies[0]?.ops.length, 1);
+});
+
+test('kv/c50-bad with an HTML file: exit 1 and a self-contained page', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
+  const html = join(dir, 'c50-bad.html');
+  const r = await faultline(kv('c50-bad'), '--checker', 'linearizable', '--model', 'kv', '--html', html);
+  t.is(r.exitCode, 1, r.stderr);
+  t.regex(readFileSync(html, 'utf8'), /^<!doctype html>/);
+  t.regex(r.stdout, /artifact: .*c50-bad\.html/);
+});
+
+test('a budget that runs out: exit 2', async (t) => {
+  const r = await faultline(kv('c50-ok'), '--checker', 'linearizable', '--model', 'kv', '--timeout', '1ms');
+  t.is(r.exitCode, 2, r.stderr);
+  t.regex(r.stdout, /undecided/);
+});
+
+test('--initial-value changes the verdict of a cas-register history', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
+  const file = join(dir, 'h.jsonl');
+  const ev = (index: number, type: string, f: string, value: unknown) =>
+    JSON.stringify({ index, type, f, value, process: 0, time: index * 1000, node: null, faultEpoch: null });
+  writeFileSync(file, `${[ev(0, 'invoke', 'cas', [0, 1]), ev(1, 'ok', 'cas', [0, 1])].join('\n')}\n`);
+  const nil = await faultline(file, '--checker', 'linearizable', '--model', 'cas-register');
+  t.is(nil.exitCode, 1, nil.stderr);
+  const zero = await faultline(
+    file,
+    '--checker',
+    'linearizable',
+    '--model',
+    'cas-register',
+    '--initial-value',
+    '0',
+  );
+  t.is(zero.exitCode, 0, zero.stderr);
+});
+
+test('bad input: unknown model, an op the model does not know, a broken file: exit 254', async (t) => {
+  const unknownModel = await faultline(
+    etcd('005'),
+    '--checker',
+    'linearizable',
+    '--model',
+    'btree',
+    '--format',
+    'porcupine-etcd',
+  );
+  t.is(unknownModel.exitCode, 254);
+  t.regex(unknownModel.stderr, /model/);
+  const wrongModel = await faultline(kv('c01-ok'), '--checker', 'linearizable', '--model', 'cas-register');
+  t.is(wrongModel.exitCode, 254);
+  t.regex(wrongModel.stderr, /has no function "(append|put|get)"/);
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
+  const broken = join(dir, 'broken.log');
+  writeFileSync(broken, 'INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - zz\n');
+  const r = await faultline(
+    broken,
+    '--checker',
+    'linearizable',
+    '--model',
+    'cas-register',
+    '--format',
+    'porcupine-etcd',
+  );
+  t.is(r.exitCode, 254);
+  t.regex(r.stderr, /broken\.log:2/);
+});
