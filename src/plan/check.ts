@@ -87,6 +87,15 @@ function checkHeader(plan: Plan, out: Problem[]): void {
   }
 }
 
+const COVERAGE_VERDICTS = ['covered', 'partial', 'not covered'];
+const GAP_KINDS = [
+  'no test',
+  'shallow test',
+  'oracle too weak',
+  'no fault-injection variant',
+  'no scale variant',
+];
+
 function checkClaims(plan: Plan, out: Problem[]): void {
   if (plan.claims.length === 0)
     out.push(
@@ -120,6 +129,32 @@ function checkClaims(plan: Plan, out: Problem[]): void {
         plan.sections['7d']?.line ?? surfaceClaims[0]!.line,
       ),
     );
+  }
+  for (const row of plan.coverageMatrix) {
+    const v = row.verdict.toLowerCase();
+    if (v && !COVERAGE_VERDICTS.includes(v)) {
+      out.push(
+        problem(
+          null,
+          '§5 Verdict',
+          `"${row.verdict}" is not one of: ${COVERAGE_VERDICTS.join(', ')}`,
+          'warning',
+          row.line,
+        ),
+      );
+    }
+    const g = row.gapKind.toLowerCase();
+    if (g && g !== '—' && g !== '-' && !GAP_KINDS.includes(g)) {
+      out.push(
+        problem(
+          null,
+          '§5 Gap kind',
+          `"${row.gapKind}" is not one of: ${GAP_KINDS.join(', ')}`,
+          'warning',
+          row.line,
+        ),
+      );
+    }
   }
   for (const h of plan.hypotheses) {
     if (h.couldFalsify.length === 0) {

@@ -180,6 +180,20 @@ export function parseMarkdownPlan(text: string, path: string): MarkdownParse {
   }
   const missing = section('1c');
   if (missing) plan.missingClaims = recordsOf(missing, ['id']).map((r) => r.record);
+  const inventory = section('3');
+  if (inventory) plan.testInventory = recordsOf(inventory, ['subsystem']).map((r) => r.record);
+  const matrix = section('5');
+  if (matrix) {
+    plan.coverageMatrix = recordsOf(matrix, ['claim', 'verdict']).map(({ record, line }) => ({
+      claim: record.claim ?? '',
+      hypothesis: record.hypothesis ?? '',
+      existingTests: record['existing tests'] ?? '',
+      verdict: record.verdict ?? '',
+      gapKind: record['gap kind'] ?? '',
+      recommendedScenario: record['recommended scenario'] ?? '',
+      line,
+    }));
+  }
   const hyp = section('4');
   if (hyp) plan.hypotheses = parseHypotheses(hyp.lines);
   const env = section('6b');

@@ -188,6 +188,22 @@ export const planSchema = z.object({
   claims: z.array(claimSchema).default([]),
   missingClaims: z.array(z.record(z.string(), z.string())).default([]),
   hypotheses: z.array(hypothesisSchema).default([]),
+  /** §3 rows: Test / harness | Subsystem | Invariant pinned | Failure modes it catches. */
+  testInventory: z.array(z.record(z.string(), z.string())).default([]),
+  /** §5 rows: Claim | Hypothesis | Existing tests | Verdict | Gap kind | Recommended scenario. */
+  coverageMatrix: z
+    .array(
+      z.object({
+        claim: z.string(),
+        hypothesis: z.string().default(''),
+        existingTests: z.string().default(''),
+        verdict: z.string().default(''),
+        gapKind: z.string().default(''),
+        recommendedScenario: z.string().default(''),
+        line,
+      }),
+    )
+    .default([]),
   environment: z.array(environmentRequirementSchema).default([]),
   scenarios: z.array(scenarioSchema).default([]),
   adequacy: z

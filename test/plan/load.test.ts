@@ -286,3 +286,19 @@ test('arms from a multi-line "Scenario arms:" list and "#### Arm S5/api" heading
   // "only two … because" is a justification for fewer than 3 surfaces: no warning
   t.false(problems.some((x) => x.field === '§7.M.S Surfaces'));
 });
+
+test('§3 inventory and §5 coverage matrix are read; off-vocabulary verdicts and gap kinds are warned about', async (t) => {
+  const p = await loadPlan(fixture('complete.md'));
+  t.is(p.testInventory.length, 1);
+  t.deepEqual(
+    p.coverageMatrix.map((r) => [r.claim, r.verdict, r.gapKind, r.recommendedScenario]),
+    [['C1', 'not covered', 'no fault-injection variant', 'S1']],
+  );
+  const bad = parsePlanText(
+    `# Test Plan: x\n\n## 5. Coverage matrix\n\n| Claim | Hypothesis | Existing tests | Verdict | Gap kind | Recommended scenario |\n|---|---|---|---|---|---|\n| C1 | H1 | none | mostly | too lazy | S1 |\n`,
+    'x.md',
+  );
+  const problems = checkPlan(bad);
+  t.true(problems.some((x) => x.field === '§5 Verdict' && x.severity === 'warning' && x.line === 7));
+  t.true(problems.some((x) => x.field === '§5 Gap kind' && /too lazy/.test(x.reason)));
+});
