@@ -135,7 +135,7 @@ export const armSchema = z.object({
 });
 export type Arm = z.infer<typeof armSchema>;
 
-export const scenarioSchema = z.object({
+export const scenarioSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
   line,
@@ -164,7 +164,7 @@ export const scenarioSchema = z.object({
 });
 export type Scenario = z.infer<typeof scenarioSchema>;
 
-export const planSchema = z.object({
+export const planSchema = z.strictObject({
   slug: z.string().min(1),
   header: z
     .object({

@@ -302,3 +302,10 @@ test('§3 inventory and §5 coverage matrix are read; off-vocabulary verdicts an
   t.true(problems.some((x) => x.field === '§5 Verdict' && x.severity === 'warning' && x.line === 7));
   t.true(problems.some((x) => x.field === '§5 Gap kind' && /too lazy/.test(x.reason)));
 });
+
+test('native plans reject unknown keys, so a typo is not silently dropped', (t) => {
+  const err = t.throws(() =>
+    parsePlanText('slug: x\nscenarios:\n  - id: S1\n    name: a\n    smokebudget: 3 nodes\n', 'x.yaml'),
+  );
+  t.regex(err!.message, /^x\.yaml: scenarios\.0: Unrecognized key: "smokebudget"/);
+});
