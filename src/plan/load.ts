@@ -28,6 +28,8 @@ export async function loadPlan(path: string): Promise<LoadedPlan> {
 }
 
 export function parsePlanText(text: string, path: string): LoadedPlan {
+  // Editors on Windows save a byte-order mark; it would hide the title line.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const ext = extname(path).toLowerCase();
   if (ext === '.yaml' || ext === '.yml' || ext === '.json') return parseNative(text, path, ext);
   const { plan: input, problems } = parseMarkdownPlan(text, path);

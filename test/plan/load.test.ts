@@ -309,3 +309,15 @@ test('native plans reject unknown keys, so a typo is not silently dropped', (t) 
   );
   t.regex(err!.message, /^x\.yaml: scenarios\.0: Unrecognized key: "smokebudget"/);
 });
+
+test('CRLF line endings and a byte-order mark do not change what is read', async (t) => {
+  const text = await readFile(fixture('complete.md'), 'utf8');
+  const crlf = parsePlanText(`\uFEFF${text.replace(/\n/g, '\r\n')}`, 'complete.md');
+  const lf = parsePlanText(text, 'complete.md');
+  t.is(crlf.slug, 'kv-store-partitions');
+  t.deepEqual(
+    crlf.resolved.map((r) => [r.id, r.tiers, r.oracle]),
+    lf.resolved.map((r) => [r.id, r.tiers, r.oracle]),
+  );
+  t.deepEqual(checkPlan(crlf), checkPlan(lf));
+});
