@@ -70,6 +70,17 @@ const HEADER_VALUES: [keyof Plan['header'], string, RegExp][] = [
 ];
 
 function checkHeader(plan: Plan, out: Problem[]): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(plan.slug)) {
+    out.push(
+      problem(
+        null,
+        'slug',
+        `"${plan.slug}" cannot name the session directory: use letters, digits, . _ -`,
+        'error',
+        1,
+      ),
+    );
+  }
   if (plan.source.format !== 'markdown') return;
   for (const [key, label, allowed] of HEADER_VALUES) {
     const v = plan.header[key]?.replace(/`/g, '').trim();

@@ -2,6 +2,7 @@
 export { renderReport, renderScenarioFinding, writeReport, writeScenarioFinding } from './findings.ts';
 export { renderJunit, writeJunit } from './junit.ts';
 export { buildReportJson, reportJsonSchema, writeReportJson } from './report-json.ts';
-export { renderSessionLog, writeSessionLog } from './session-log.ts';
+export { createSessionDir, SESSION_SUBDIRS, sessionTimestamp } from './session-dir.ts';
+export { renderSessionLog, SessionLogWriter, writeSessionLog } from './session-log.ts';
 export { type Finding, findingSchema, type SessionRecord, type TimelineEntry } from './types.ts';
 export { writeSessionReports } from './write-all.ts';

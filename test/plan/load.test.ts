@@ -321,3 +321,8 @@ test('CRLF line endings and a byte-order mark do not change what is read', async
   );
   t.deepEqual(checkPlan(crlf), checkPlan(lf));
 });
+
+test('a slug that cannot name the session directory is an error', (t) => {
+  const p = parsePlanText('# Test Plan: my plan/v2\n', 'x.md');
+  t.true(has(checkPlan(p), null, 'slug', /cannot name the session directory/));
+});

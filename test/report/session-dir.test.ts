@@ -1,0 +1,18 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { createSessionDir, sessionTimestamp } from '../../src/report/session-dir.ts';
+
+test('the session directory honours the root and lays out the §6 subdirectories', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'faultline-sessions-'));
+  const dir = await createSessionDir(join(root, 'out'), 'kv-store', new Date('2026-11-30T03:19:09.123Z'));
+  t.is(dir, join(root, 'out', 'kv-store', '2026-11-30T03-19-09Z'));
+  t.deepEqual((await readdir(dir)).sort(), ['artifacts', 'findings', 'logs', 'metrics']);
+  t.deepEqual(await readdir(join(dir, 'artifacts')), ['harness']);
+  await t.throwsAsync(createSessionDir(root, '../escape', new Date()), {
+    message: /cannot name a directory/,
+  });
+  t.is(sessionTimestamp(new Date('2026-01-02T03:04:05Z')), '2026-01-02T03-04-05Z');
+  await rm(root, { recursive: true });
+});
