@@ -1,6 +1,7 @@
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
+import { i32, withArena } from './arena.ts';
 import {
   CYCLE_SPECS,
   type CycleSpec,
@@ -12,7 +13,19 @@ import {
   localGraph,
   searchCycle,
 } from './cycles.ts';
-import { buildCsr, DATA, type EdgeList, PROCESS, REALTIME, REL_NAMES, RW, tarjan, WR, WW } from './graph.ts';
+import {
+  buildCsr,
+  DATA,
+  type EdgeList,
+  PROCESS,
+  REALTIME,
+  REL_NAMES,
+  RW,
+  tarjan,
+  tarjanWorkspace,
+  WR,
+  WW,
+} from './graph.ts';
 import {
   boundary,
   CYCLE_EXISTS_NAME,
@@ -64,6 +77,10 @@ export function runElle(
   rawOptions: unknown,
   ctx: CheckContext = {},
 ): ElleCheckResult {
+  return withArena(() => runElleInArena(ops, rawOptions, ctx));
+}
+
+function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: CheckContext): ElleCheckResult {
   const options = elleOptionsSchema.parse(rawOptions);
   const started = performance.now();
   const models = options.consistencyModels ?? DEFAULT_MODELS;
@@ -131,9 +148,9 @@ export function runElle(
 
   const graph = buildCsr(vertexCount, edges);
   phase('graph');
-  const { multi } = tarjan(graph, DATA | PROCESS | REALTIME);
+  const { multi } = tarjan(graph, DATA | PROCESS | REALTIME, tarjanWorkspace(vertexCount));
   phase('scc');
-  const localId = new Int32Array(vertexCount).fill(-1);
+  const localId = i32(vertexCount).fill(-1);
   let sccTxns = 0;
   let largestScc = 0;
   let timeouts = 0;

@@ -1,3 +1,5 @@
+import { i32, u8 } from './arena.ts';
+
 /**
  * Integer-indexed directed graphs: edges accumulate in growable typed arrays, then become a CSR
  * (compressed sparse row) graph whose parallel edges are merged into one edge with a bitmask of relations.
@@ -33,9 +35,9 @@ export class EdgeList {
   /** Size the arrays up front when the count can be estimated: growing copies and pressures the GC. */
   constructor(capacity = 1024) {
     const cap = Math.max(16, capacity);
-    this.src = new Int32Array(cap);
-    this.dst = new Int32Array(cap);
-    this.rel = new Uint8Array(cap);
+    this.src = i32(cap);
+    this.dst = i32(cap);
+    this.rel = u8(cap);
   }
 
   add(a: number, b: number, rel: number): void {
@@ -71,20 +73,21 @@ export interface Csr {
 /** Build a CSR graph over vertices 0..n-1, merging parallel edges (their relation bits are OR-ed). */
 export function buildCsr(n: number, edges: EdgeList): Csr {
   const m = edges.length;
-  const offsets = new Int32Array(n + 1);
+  const offsets = i32(n + 1);
   for (let i = 0; i < m; i++) offsets[edges.src[i]! + 1]!++;
   for (let v = 0; v < n; v++) offsets[v + 1]! += offsets[v]!;
-  const fill = offsets.slice(0, n);
-  const targets = new Int32Array(m);
-  const masks = new Uint8Array(m);
+  const fill = i32(n);
+  fill.set(offsets.subarray(0, n));
+  const targets = i32(m);
+  const masks = u8(m);
   for (let i = 0; i < m; i++) {
     const p = fill[edges.src[i]!]!++;
     targets[p] = edges.dst[i]!;
     masks[p] = edges.rel[i]!;
   }
   // Merge duplicates in place: stamp[d] = v+1 marks "d already seen from v", at position pos[d].
-  const stamp = new Int32Array(n);
-  const pos = new Int32Array(n);
+  const stamp = i32(n);
+  const pos = i32(n);
   let w = 0;
   let start = 0;
   for (let v = 0; v < n; v++) {
@@ -113,13 +116,16 @@ export function buildCsr(n: number, edges: EdgeList): Csr {
  * mask intersects `relMask`. Returns each vertex's component id (ids are assigned in completion order, so
  * if component X reaches component Y ≠ X then id(X) > id(Y)) and the components with ≥ 2 vertices.
  */
-export function tarjan(g: Csr, relMask: number): { comp: Int32Array; count: number; multi: Int32Array[] } {
+export function tarjan(
+  g: Csr,
+  relMask: number,
+  ws: TarjanWorkspace = workspace(g.n),
+): { comp: Int32Array; count: number; multi: Int32Array[] } {
   const n = g.n;
-  const ws = workspace(n);
   const index = ws.index;
   index.fill(-1, 0, n);
   const low = ws.low;
-  const comp = new Int32Array(n).fill(-1);
+  const comp = i32(n).fill(-1);
   const onStack = ws.onStack;
   const stack = ws.stack;
   let sp = 0;
@@ -185,7 +191,7 @@ export function tarjan(g: Csr, relMask: number): { comp: Int32Array; count: numb
 }
 
 /** Scratch arrays for {@link tarjan}, grown on demand and reused: it runs once per component and mask. */
-interface TarjanWorkspace {
+export interface TarjanWorkspace {
   index: Int32Array;
   low: Int32Array;
   onStack: Uint8Array;
@@ -207,4 +213,9 @@ function workspace(n: number): TarjanWorkspace {
     };
   }
   return shared;
+}
+
+/** A workspace of its own (carved from the arena when one is open), for one large graph. */
+export function tarjanWorkspace(n: number): TarjanWorkspace {
+  return { index: i32(n), low: i32(n), onStack: u8(n), stack: i32(n), callV: i32(n), callE: i32(n) };
 }

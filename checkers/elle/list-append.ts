@@ -1,5 +1,6 @@
 import type { Operation } from '../../src/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
+import { i32, u8 } from './arena.ts';
 import { EdgeList, RW, WR, WW } from './graph.ts';
 import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey, WRITE } from './txns.ts';
 
@@ -17,17 +18,17 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
   const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
   const nKeys = h.keys.length;
   const mopCount = mopKind.length;
-  const mopTxn = new Int32Array(mopCount);
+  const mopTxn = i32(mopCount);
   for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
   const opId = (t: number) => h.ops[t]!.id;
   const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
   const txnName = (t: number) => `op ${opId(t)}`;
 
   // Reads are lists; an ok read of nil means the empty list. Find each key's longest read.
-  const longest = new Int32Array(nKeys).fill(-1);
-  const longestLen = new Int32Array(nKeys);
-  const appendCount = new Int32Array(nKeys);
-  const loneAppend = new Int32Array(nKeys).fill(-1);
+  const longest = i32(nKeys).fill(-1);
+  const longestLen = i32(nKeys);
+  const appendCount = i32(nKeys);
+  const loneAppend = i32(nKeys).fill(-1);
   for (let m = 0; m < mopCount; m++) {
     const k = mopKey[m]!;
     if (mopKind[m] === WRITE) {
@@ -53,7 +54,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
   // Version orders and element → position indices.
   const orders: unknown[][] = new Array(nKeys);
   const posMaps: PosIndex[] = new Array(nKeys);
-  const orderHasDupes = new Uint8Array(nKeys);
+  const orderHasDupes = u8(nKeys);
   for (let k = 0; k < nKeys; k++) {
     let order: unknown[] = [];
     if (longest[k]! >= 0 && longestLen[k]! > 0) order = mopValue[longest[k]!] as unknown[];
@@ -81,10 +82,10 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
 
   // Writer index: the append of (k, v). Observed elements live in per-key position arrays; appends no
   // read observed go to a per-key map (duplicates among them are detected too).
-  const writerAt: Int32Array[] = orders.map((o) => new Int32Array(o.length).fill(-1));
-  const writerMopAt: Int32Array[] = orders.map((o) => new Int32Array(o.length).fill(-1));
+  const writerAt: Int32Array[] = orders.map((o) => i32(o.length).fill(-1));
+  const writerMopAt: Int32Array[] = orders.map((o) => i32(o.length).fill(-1));
   const unobserved = new Map<number, Map<unknown, number>>();
-  const appendPos = new Int32Array(mopCount).fill(-2);
+  const appendPos = i32(mopCount).fill(-2);
   for (let m = 0; m < mopCount; m++) {
     if (mopKind[m] !== WRITE) continue;
     const k = mopKey[m]!;
@@ -133,7 +134,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     for (let i = 0; i < w.length; i++) if (w[i]! >= 0 && status[w[i]!] === FAIL) return i;
     return -1;
   });
-  const readPos = new Int32Array(mopCount).fill(-2);
+  const readPos = i32(mopCount).fill(-2);
   const incompatibleReported = new Set<number>();
   for (let m = 0; m < mopCount; m++) {
     if (mopKind[m] !== READ || status[mopTxn[m]!] !== OK) continue;
@@ -348,19 +349,20 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
 
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
-  // Roughly one wr, ww or rw edge per micro-op, plus three realtime edges per txn added later.
-  const edges = new EdgeList(2 * mopCount + 3 * n + 1024);
+  // Roughly one or two wr, ww or rw edges per micro-op, plus three realtime edges per txn added later.
+  const edges = new EdgeList(Math.ceil(1.5 * mopCount) + 3 * n + 1024);
   const link = (a: number, b: number, rel: number) => {
     if (status[a] !== FAIL && status[b] !== FAIL) edges.add(a, b, rel);
   };
   // Readers bucketed by (key, position of their last element): slot = base[k] + pos + 1.
-  const base = new Int32Array(nKeys + 1);
+  const base = i32(nKeys + 1);
   for (let k = 0; k < nKeys; k++) base[k + 1] = base[k]! + orders[k]!.length + 1;
-  const slotStart = new Int32Array(base[nKeys]! + 1);
+  const slotStart = i32(base[nKeys]! + 1);
   for (let m = 0; m < mopCount; m++) if (readPos[m]! >= -1) slotStart[base[mopKey[m]!]! + readPos[m]! + 2]!++;
   for (let i = 0; i < base[nKeys]!; i++) slotStart[i + 1]! += slotStart[i]!;
-  const slotFill = slotStart.slice();
-  const slotReaders = new Int32Array(slotStart[base[nKeys]!]!);
+  const slotFill = i32(slotStart.length);
+  slotFill.set(slotStart);
+  const slotReaders = i32(slotStart[base[nKeys]!]!);
   for (let m = 0; m < mopCount; m++) {
     if (readPos[m]! < -1) continue;
     const t = mopTxn[m]!;
@@ -459,7 +461,7 @@ function positionIndex(order: readonly unknown[]): { index: PosIndex; dupes: Map
   if (dense) {
     let max = 0;
     for (const e of order) if ((e as number) > max) max = e as number;
-    const arr = new Int32Array(max + 1).fill(-1);
+    const arr = i32(max + 1).fill(-1);
     for (let i = 0; i < order.length; i++) {
       const e = order[i] as number;
       if (arr[e] !== -1) noteDupe(e);

@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/history/operation.ts';
+import { i32, reserveArena, u8 } from './arena.ts';
 
 /**
  * Client transactions flattened into parallel arrays, so the analyses index integers instead of walking
@@ -8,6 +9,10 @@ import type { Operation } from '../../src/history/operation.ts';
  * invocation value (what was attempted; an indeterminate op's reads are unknown, a failed op's writes
  * were aborted).
  */
+/** Arena estimate: what the analysis, graph and SCC arrays take per micro-op and per transaction. */
+const ARENA_BYTES_PER_MOP = 60;
+const ARENA_BYTES_PER_TXN = 160;
+
 export const OK = 0;
 export const INFO = 1;
 export const FAIL = 2;
@@ -51,9 +56,6 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
   }
   // Elle's identity order is the completion position; keep invocation order (faultline's op ids).
   const n = clientOps.length;
-  const status = new Uint8Array(n);
-  const process = new Int32Array(n);
-  const mopStart = new Int32Array(n + 1);
   const values: unknown[][] = new Array(n);
   let total = 0;
   for (let t = 0; t < n; t++) {
@@ -63,8 +65,12 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
     values[t] = value as unknown[];
     total += (value as unknown[]).length;
   }
-  const mopKind = new Uint8Array(total);
-  const mopKey = new Int32Array(total);
+  reserveArena(ARENA_BYTES_PER_MOP * total + ARENA_BYTES_PER_TXN * n + (1 << 20));
+  const status = u8(n);
+  const process = i32(n);
+  const mopStart = i32(n + 1);
+  const mopKind = u8(total);
+  const mopKey = i32(total);
   const mopValue: unknown[] = new Array(total);
   const keyIds = new Map<unknown, number>();
   const keys: unknown[] = [];
