@@ -33,7 +33,7 @@ const NOT_AN_ORACLE =
 
 /** Words that name a machine check: a checker, an invariant, or a comparison with a threshold. */
 const MACHINE_CHECK =
-  /lineari[sz]ab|serializab|elle|porcupine|knossos|no-lost-ack|lost[- ]ack|exactly-once|idempot|invariant|checker|monotonic|prefix|reconcil|replay|fairness|read-your-writes|ryw|session|set-full|unique|counter|bank|total-queue|equal|diff|<=|>=|==|<|>|≤|≥|p9\d|slo\b|threshold|assert/i;
+  /lineari[sz]ab|serializab|elle|porcupine|knossos|no-lost-ack|lost[- ]ack|exactly-once|idempot|invariant|checker|monotonic|prefix|reconcil|replay|fairness|read-your-writes|ryw|session|set-full|unique|counter|bank|total-queue|equal|diff|p9\d|slo\b|threshold|assert/i;
 const SLO_WORDS = /\b(p\d{2}(\.\d)?|latency|throughput|slo|error rate|availability)\b/i;
 const THRESHOLD =
   /(<=|>=|<|>|≤|≥|==|within|under|below|above|at least|at most)\s*~?\d|\d+(\.\d+)?\s*(ms|s|%|ops\/s|req\/s)\b/i;
@@ -217,10 +217,16 @@ function checkOracle(oracle: string | null, add: (reason: string, sev?: Problem[
     add('missing: an oracle must be machine-checkable or an SLO with a threshold');
     return;
   }
+  const machine = MACHINE_CHECK.test(oracle) || THRESHOLD.test(oracle);
   if (NOT_AN_ORACLE.test(oracle)) {
-    add(
-      `"${oracle.split('\n')[0]}" is not an oracle: name a machine check (checker, invariant) or an SLO with a threshold`,
-    );
+    // "Logs look fine" is forbidden as the oracle; next to a real check it is only a weak extra.
+    if (machine)
+      add('a log or dashboard impression adds nothing: the machine check alone is the oracle', 'warning');
+    else {
+      add(
+        `"${oracle.split('\n')[0]}" is not an oracle: name a machine check (checker, invariant) or an SLO with a threshold`,
+      );
+    }
     return;
   }
   if (
@@ -231,8 +237,7 @@ function checkOracle(oracle: string | null, add: (reason: string, sev?: Problem[
     add('an SLO oracle needs a threshold fixed before the run (e.g. "p99 <= 250ms")');
     return;
   }
-  if (!MACHINE_CHECK.test(oracle))
-    add('names no checker, invariant or threshold: is it machine-checkable?', 'warning');
+  if (!machine) add('names no checker, invariant or threshold: is it machine-checkable?', 'warning');
 }
 
 type Add = (

@@ -326,3 +326,21 @@ test('a slug that cannot name the session directory is an error', (t) => {
   const p = parsePlanText('# Test Plan: my plan/v2\n', 'x.md');
   t.true(has(checkPlan(p), null, 'slug', /cannot name the session directory/));
 });
+
+test('"logs look fine" next to a real checker is a warning; alone it is an error', (t) => {
+  const plan = (oracle: string) =>
+    parsePlanText(
+      `# Test Plan: x\n\n## 1b. Claims under test\n\n| ID | Claim | Category | Source | Inferred? |\n|---|---|---|---|---|\n| C1 | c | liveness | s | no |\n\n## 7. Scenarios\n\n### Scenario S1: a\n\n- Falsifies if it FAILs: C1\n- Oracle: ${oracle}\n- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed\n- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds\n- Release budget: not provided — x. Revisit when: y.\n`,
+      'x.md',
+    );
+  const oracleProblems = (o: string) => checkPlan(plan(o)).filter((p) => p.field === 'Oracle');
+  t.deepEqual(
+    oracleProblems('Dashboards look OK').map((p) => p.severity),
+    ['error'],
+  );
+  t.deepEqual(
+    oracleProblems('throughput >= 200 ops/s for the whole window; logs look fine').map((p) => p.severity),
+    ['warning'],
+  );
+  t.deepEqual(oracleProblems('throughput >= 200 ops/s for the whole window'), []);
+});
