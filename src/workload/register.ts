@@ -39,7 +39,7 @@ export function multiRegisterWorkload(o: WorkloadOptions & { opsPerKey?: number 
     name: 'multi-register',
     generator: () => independentConcurrent(group, naturals(), () => limit(perKey, registerOps())),
     finalGenerator: () => null,
-    checkers: [{ name: 'linearizable', options: { model: 'cas-register' } }],
+    checkers: [{ name: 'linearizable', options: { model: 'cas-register' }, independent: true }],
     clientOptions: {},
   };
 }

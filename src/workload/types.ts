@@ -8,6 +8,8 @@ export interface CheckerSpec {
   /** A name from checkers/registry.ts. */
   name: string;
   options: Record<string, unknown>;
+  /** Check each key's ops separately and merge (Jepsen's independent/checker). */
+  independent?: boolean;
 }
 
 export interface WorkloadOptions {

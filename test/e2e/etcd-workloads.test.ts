@@ -1,7 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { execa } from 'execa';
 import { EtcdClient } from '../../src/client/etcd.ts';
 import { EtcdDb } from '../../src/db/etcd.ts';
 import { runTest } from '../../src/run/test-run.ts';
@@ -13,7 +14,48 @@ import { withCluster } from '../helpers/cluster.ts';
  */
 const fx = withCluster(test, { nodes: 5, name: 'e2e-etcd-wl' });
 
-for (const workload of ['list-append', 'bank', 'set', 'counter']) {
+fx.test.serial(
+  'faultline test CLI: etcd register, no faults → linearizable valid, exit 0, run directory complete',
+  async (t) => {
+    const out = mkdtempSync(join(tmpdir(), 'faultline-e2e-cli-'));
+    const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
+    const r = await execa(
+      'node',
+      [
+        bin,
+        'test',
+        '--db',
+        'etcd',
+        '--workload',
+        'register',
+        '--inventory',
+        fx.cluster().inventoryPath,
+        '--time-limit',
+        '5s',
+        '--concurrency',
+        '1n',
+        '--rate',
+        '50',
+        '--seed',
+        '3',
+        '--recovery',
+        '0s',
+        '--out',
+        out,
+      ],
+      { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } },
+    );
+    t.is(r.exitCode, 0, r.stderr.slice(-2000));
+    t.regex(r.stdout, /linearizable\s+valid/);
+    t.regex(r.stdout, /verdict: valid/);
+    for (const f of ['history.jsonl', 'schedule.json', 'results.json', 'test.json', 'n1/etcd.log'])
+      t.true(existsSync(join(out, f)), `${f} in the run directory`);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { valid: unknown };
+    t.is(results.valid, true);
+  },
+);
+
+for (const workload of ['multi-register', 'list-append', 'bank', 'set', 'counter']) {
   fx.test.serial(`etcd ${workload}, no faults: valid, checked by the workload's checker`, async (t) => {
     const remote = await fx.remote();
     const nodes = remote.nodes.map((n) => n.name);
@@ -36,9 +78,14 @@ for (const workload of ['list-append', 'bank', 'set', 'counter']) {
       recoveryS: 0,
     });
     const byName = Object.fromEntries(r.results.map((c) => [c.checker, c]));
-    const main = { 'list-append': 'elle', bank: 'bank', set: 'set-full', counter: 'counter' }[
-      workload
-    ] as string;
+    const checkerOf: Record<string, string> = {
+      'multi-register': 'linearizable',
+      'list-append': 'elle',
+      bank: 'bank',
+      set: 'set-full',
+      counter: 'counter',
+    };
+    const main = checkerOf[workload] as string;
     t.truthy(byName[main], `${main} ran`);
     t.is(byName[main]?.valid, true, byName[main]?.evidence);
     t.true((byName[main]?.stats.opsConsumed ?? 0) > 50, 'the checker consumed the run');
