@@ -265,25 +265,34 @@ export class EdnReader {
   private readRawString(): string {
     const t = this.text;
     const start = this.pos + 1;
-    const end = t.indexOf('"', start);
-    if (end === -1) this.fail('unterminated string');
-    const bs = t.indexOf('\\', start);
-    if (bs === -1 || bs > end) {
-      this.pos = end + 1;
-      return t.slice(start, end);
+    // Scan to the closing quote or the first backslash. (Not indexOf('\\'): with no backslash left in
+    // the file, that would search to the end for every string, which is quadratic on big histories.)
+    let i = start;
+    for (;;) {
+      if (i >= this.n) this.fail('unterminated string');
+      const c = t.charCodeAt(i);
+      if (c === 34) {
+        this.pos = i + 1;
+        return t.slice(start, i);
+      }
+      if (c === 92) break;
+      i++;
     }
     // Slow path: escapes.
-    let out = t.slice(start, bs);
-    let i = bs;
+    let out = t.slice(start, i);
     for (;;) {
+      if (i >= this.n) this.fail('unterminated string', start - 1);
       const c = t.charCodeAt(i);
-      if (i >= t.length) this.fail('unterminated string', start - 1);
       if (c === 34) break;
       if (c !== 92) {
-        const next = nextSpecial(t, i);
-        if (next === -1) this.fail('unterminated string', start - 1);
-        out += t.slice(i, next);
-        i = next;
+        let j = i + 1;
+        while (j < this.n) {
+          const d = t.charCodeAt(j);
+          if (d === 34 || d === 92) break;
+          j++;
+        }
+        out += t.slice(i, j);
+        i = j;
         continue;
       }
       const e = t.charCodeAt(i + 1);
@@ -475,15 +484,6 @@ export class EdnReader {
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
-}
-
-/** Next `"` or `\` at or after i, or -1. */
-function nextSpecial(t: string, i: number): number {
-  const q = t.indexOf('"', i);
-  const b = t.indexOf('\\', i);
-  if (q === -1) return b;
-  if (b === -1) return q;
-  return Math.min(q, b);
 }
 
 /** Inverse of a safe object key, for maps that switch to the `#map` form midway. */

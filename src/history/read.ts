@@ -78,13 +78,7 @@ export async function loadHistory(file: string, opts: LoadOptions = {}): Promise
     for await (const batch of readJsonlBatches(file, opts)) for (const ev of batch) out.push(ev);
     return out;
   }
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw fileError(file, err);
-  }
-  return parseHistoryText(text, format, file);
+  return parseHistoryText(await readText(file), format, file);
 }
 
 /** Parses an in-memory history of a non-streaming format (or JSONL). */
@@ -121,24 +115,50 @@ export async function* readEventBatches(
     yield* readJsonlBatches(file, opts);
     return;
   }
+  if (format === 'edn' || format === 'porcupine-kv') {
+    // The text is read whole, but ops are converted and handed on batch by batch, never all kept.
+    const text = await readText(file);
+    let batch: HistoryEvent[] = [];
+    for (const ev of ednEvents(text, file, format === 'edn' ? 'lossless' : 'plain')) {
+      batch.push(ev);
+      if (batch.length === 8192) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+    return;
+  }
   const all = await loadHistory(file, { ...opts, format });
   for (let i = 0; i < all.length; i += 8192) yield all.slice(i, i + 8192);
 }
 
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    throw fileError(file, err);
+  }
+}
+
 function fromEdn(text: string, file: string, mode: 'plain' | 'lossless'): HistoryEvent[] {
-  const out: HistoryEvent[] = [];
+  return [...ednEvents(text, file, mode)];
+}
+
+/** EDN op maps converted to events one at a time; errors become `file:line` input errors. */
+function* ednEvents(text: string, file: string, mode: 'plain' | 'lossless'): Generator<HistoryEvent> {
   let offset = 0;
+  let position = 0;
   try {
     for (const item of ednHistoryValues(text, mode)) {
       offset = item.offset;
-      out.push(eventFromOpMap(item.value, out.length));
+      yield eventFromOpMap(item.value, position++);
     }
   } catch (err) {
     if (err instanceof EdnSyntaxError) throw new InputError(file, err.line, null, `EDN: ${err.reason}`);
     if (err instanceof OpMapError) throw new InputError(file, lineAt(text, offset), err.field, err.reason);
     throw err;
   }
-  return out;
 }
 
 function fromJsonArray(text: string, file: string): HistoryEvent[] {
