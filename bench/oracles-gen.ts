@@ -88,7 +88,7 @@ export const GENERATORS: Record<string, (n: number) => Generated> = {
       if (i % 2 === 0) {
         const from = i % 10;
         const to = (i + 3) % 10;
-        const ok = bal[from] as number > 0;
+        const ok = (bal[from] as number) > 0;
         if (ok) {
           bal[from] = (bal[from] as number) - 1;
           bal[to] = (bal[to] as number) + 1;
@@ -99,16 +99,22 @@ export const GENERATORS: Record<string, (n: number) => Generated> = {
     return { ops, options: { totalAmount: 100 }, shape: 'half transfers, half reads of 10 accounts' };
   },
   'unique-ids'(n) {
-    return { ops: Array.from({ length: n }, (_, i) => mk(i, 'generate', null, i * 3 + 1)), options: {}, shape: 'generate' };
+    return {
+      ops: Array.from({ length: n }, (_, i) => mk(i, 'generate', null, i * 3 + 1)),
+      options: {},
+      shape: 'generate',
+    };
   },
   queue(n) {
     const ops: Operation[] = [];
-    for (let i = 0; i < n; i++) ops.push(i % 2 === 0 ? mk(i, 'enqueue', i, i) : mk(i, 'dequeue', null, i - 1));
+    for (let i = 0; i < n; i++)
+      ops.push(i % 2 === 0 ? mk(i, 'enqueue', i, i) : mk(i, 'dequeue', null, i - 1));
     return { ops, options: {}, shape: 'alternating enqueue / dequeue' };
   },
   'total-queue'(n) {
     const ops: Operation[] = [];
-    for (let i = 0; i < n; i++) ops.push(i % 2 === 0 ? mk(i, 'enqueue', i, i) : mk(i, 'dequeue', null, i - 1));
+    for (let i = 0; i < n; i++)
+      ops.push(i % 2 === 0 ? mk(i, 'enqueue', i, i) : mk(i, 'dequeue', null, i - 1));
     return { ops, options: {}, shape: 'alternating enqueue / dequeue' };
   },
   'no-lost-ack'(n) {
@@ -141,19 +147,29 @@ export const GENERATORS: Record<string, (n: number) => Generated> = {
       const key = i % 100;
       const v = (version.get(key) ?? 0) + (i % 3 === 0 ? 1 : 0);
       version.set(key, v);
-      ops.push(i % 3 === 0 ? mk(i, 'write', [key, i], { version: v }) : mk(i, 'read', [key, null], { value: i, version: v }));
+      ops.push(
+        i % 3 === 0
+          ? mk(i, 'write', [key, i], { version: v })
+          : mk(i, 'read', [key, null], { value: i, version: v }),
+      );
     }
     return { ops, options: {}, shape: '1/3 writes, 2/3 reads, 100 keys, SUT versions' };
   },
   'final-state-invariant'(n) {
     const ops: Operation[] = [];
     const state: Record<string, number> = {};
+    let sum = 0;
     for (let i = 0; i < n - 1; i++) {
       ops.push(mk(i, 'write', [`k${i}`, i % 2 ? 1 : -1], null));
       state[`k${i}`] = i % 2 ? 1 : -1;
+      sum += i % 2 ? 1 : -1;
     }
     ops.push(mk(n - 1, 'final-read', null, state));
-    return { ops, options: { invariant: { type: 'sum', equals: n % 2 === 0 ? 0 : -1 } }, shape: 'writes, final map dump' };
+    return {
+      ops,
+      options: { invariant: { type: 'sum', equals: sum } },
+      shape: 'writes, final map dump (sum)',
+    };
   },
   'replica-reconciliation'(n) {
     const ops: Operation[] = [];
@@ -164,7 +180,8 @@ export const GENERATORS: Record<string, (n: number) => Generated> = {
       ops.push(mk(i, 'write', [`k${i % keys}`, i], null));
       state[`k${i % keys}`] = i;
     }
-    for (let r = 0; r < 3; r++) ops.push(mk(n - 3 + r, 'final-read', null, { ...state }, 'ok', { node: `n${r}` }));
+    for (let r = 0; r < 3; r++)
+      ops.push(mk(n - 3 + r, 'final-read', null, { ...state }, 'ok', { node: `n${r}` }));
     return { ops, options: {}, shape: 'writes over n/3 keys, 3 replica dumps (n entries in all)' };
   },
   'long-fork'(n) {
@@ -176,7 +193,14 @@ export const GENERATORS: Record<string, (n: number) => Generated> = {
       else {
         const seen = Math.min(3, Math.floor((i % 30) / 10) + 1);
         const r = [0, 1, 2].map((j) => ['r', g + j, j < seen ? 1 : null]);
-        ops.push(mk(i, 'txn', r.map(([f, k]) => [f, k, null]), r));
+        ops.push(
+          mk(
+            i,
+            'txn',
+            r.map(([f, k]) => [f, k, null]),
+            r,
+          ),
+        );
       }
     }
     return { ops, options: { groupSize: 3 }, shape: 'writes and 3-key group reads' };
@@ -199,5 +223,11 @@ GENERATORS.stats = latencyHistory;
 GENERATORS['unhandled-errors'] = latencyHistory;
 GENERATORS.perf = (n) => ({ ...latencyHistory(n), options: { plots: false } });
 GENERATORS['perf+svg'] = (n) => ({ ...latencyHistory(n), options: { plots: true } });
-GENERATORS.slo = (n) => ({ ...latencyHistory(n), options: { p99Ms: 50, maxErrorRate: 0.05, minThroughput: 100 } });
-GENERATORS.fairness = (n) => ({ ...latencyHistory(n), options: { worstP99Ratio: 1.5, minGroupThroughput: 10, errorFree: false } });
+GENERATORS.slo = (n) => ({
+  ...latencyHistory(n),
+  options: { p99Ms: 50, maxErrorRate: 0.05, minThroughput: 100 },
+});
+GENERATORS.fairness = (n) => ({
+  ...latencyHistory(n),
+  options: { worstP99Ratio: 1.5, minGroupThroughput: 10, errorFree: false },
+});

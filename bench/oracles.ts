@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findChecker } from '../checkers/registry.ts';
@@ -22,6 +22,8 @@ interface One {
   checker: string;
   ops: number;
   seconds: number;
+  /** User + system CPU of the whole process during the check (GC threads included). */
+  cpuSeconds: number;
   peakRssMb: number;
   valid: unknown;
   shape: string;
@@ -35,10 +37,15 @@ async function runOne(name: string, n: number): Promise<One> {
   const { ops, options, shape } = gen(n);
   const outDir = name.endsWith('+svg') ? mkdtempSync(join(tmpdir(), 'bench-oracles-')) : undefined;
   try {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const r = await (checker as { check(o: unknown, p: unknown, c: unknown): unknown }).check(ops, options, { outDir });
+    const r = await (checker as { check(o: unknown, p: unknown, c: unknown): unknown }).check(ops, options, {
+      outDir,
+    });
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(c0);
     return {
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
       checker: name,
       ops: ops.length,
       seconds,
@@ -63,16 +70,27 @@ if (process.argv.includes('--child')) {
   for (const name of names) {
     const child = (ops: number) =>
       JSON.parse(
-        execFileSync(process.execPath, ['--import', 'tsx', '--max-old-space-size=8192', self, '--child', name, '--ops', String(ops)], {
-          encoding: 'utf8',
-        }),
+        execFileSync(
+          process.execPath,
+          ['--import', 'tsx', '--max-old-space-size=8192', self, '--child', name, '--ops', String(ops)],
+          {
+            encoding: 'utf8',
+          },
+        ),
       ) as One;
     const small = child(Math.floor(n / 4));
     const big = child(n);
-    rows.push({ checker: name, shape: big.shape, valid: big.valid, small, big, ratio: big.seconds / Math.max(small.seconds, 1e-6) });
+    rows.push({
+      checker: name,
+      shape: big.shape,
+      valid: big.valid,
+      small,
+      big,
+      ratio: big.seconds / Math.max(small.seconds, 1e-6),
+    });
     if (!process.argv.includes('--json')) {
       process.stdout.write(
-        `${name.padEnd(24)} ${big.seconds.toFixed(3).padStart(7)} s / ${(big.ops / 1e6).toFixed(2)}M ops  ` +
+        `${name.padEnd(24)} ${big.seconds.toFixed(3).padStart(7)} s (cpu ${big.cpuSeconds.toFixed(3)} s) / ${(big.ops / 1e6).toFixed(2)}M ops  ` +
           `(${(small.ops / 1e3).toFixed(0)}k: ${small.seconds.toFixed(3)} s, ×${(big.seconds / Math.max(small.seconds, 1e-6)).toFixed(1)})  ` +
           `peak RSS ${big.peakRssMb.toFixed(0)} MB  valid=${String(big.valid)}  [${big.shape}]\n`,
       );
@@ -80,8 +98,12 @@ if (process.argv.includes('--child')) {
   }
   const worst = rows.reduce((m, r) => Math.max(m, (r.big.seconds * 1e6) / r.big.ops), 0);
   if (process.argv.includes('--json')) {
-    process.stdout.write(`${JSON.stringify({ ops: n, worstSecondsPer1M: worst, results: rows })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ops: n, worstSecondsPer1M: worst, loadAverage: loadavg()[0], cores: availableParallelism(), results: rows })}\n`,
+    );
   } else {
-    process.stdout.write(`worst: ${worst.toFixed(3)} s per 1M ops (target ≤ 2 s)\n`);
+    process.stdout.write(
+      `worst: ${worst.toFixed(3)} s per 1M ops (target ≤ 2 s); load average at the end ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores\n`,
+    );
   }
 }

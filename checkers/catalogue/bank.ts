@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { fmt, isClient, isPlainMap, parseOptions, pushCapped, result } from './common.ts';
+import { fmt, isClient, isPlainMap, MAX_ANOMALIES, parseOptions, pushCapped, result } from './common.ts';
 
 /**
  * Jepsen's `bank`: transfers between accounts and reads of every balance. Each ok read must show only
@@ -91,19 +91,20 @@ export const bankChecker: Checker<BankOptions> = {
       if (distinct.length > 0) erroneousReads++;
       for (const kind of distinct) {
         counts[kind]++;
-        pushCapped(anomalies, {
-          type: kind,
-          explanation:
-            kind === 'wrong-total'
-              ? `read op ${op.id} sums to ${sum}, expected ${total}`
-              : kind === 'negative-value'
-                ? `read op ${op.id} shows a negative balance: ${JSON.stringify(bal)}`
-                : kind === 'nil-balance'
-                  ? `read op ${op.id} has an account with no balance`
-                  : `read op ${op.id} shows accounts outside ${JSON.stringify([...accounts])}`,
-          ops: [op.id],
-          balances: bal,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: kind,
+            explanation:
+              kind === 'wrong-total'
+                ? `read op ${op.id} sums to ${sum}, expected ${total}`
+                : kind === 'negative-value'
+                  ? `read op ${op.id} shows a negative balance: ${JSON.stringify(bal)}`
+                  : kind === 'nil-balance'
+                    ? `read op ${op.id} has an account with no balance`
+                    : `read op ${op.id} shows accounts outside ${JSON.stringify([...accounts])}`,
+            ops: [op.id],
+            balances: bal,
+          });
       }
     }
     const valid = erroneousReads > 0 ? false : reads === 0 ? 'unknown' : true;

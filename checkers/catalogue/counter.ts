@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { eventOrder, fmt, isClient, opsById, parseOptions, pushCapped, result, sample } from './common.ts';
+import {
+  eventOrder,
+  fmt,
+  isClient,
+  MAX_ANOMALIES,
+  opsById,
+  parseOptions,
+  pushCapped,
+  result,
+  sample,
+} from './common.ts';
 
 /**
  * Jepsen's `counter`: `add` ops with a numeric delta and `read` ops returning the counter. Replaying the
@@ -82,14 +92,15 @@ export const counterChecker: Checker<CounterOptions> = {
             const rel = err / Math.max(1, Math.abs(v < lo ? lo : hi));
             if (rel > maxRelError) maxRelError = rel;
           }
-          pushCapped(anomalies, {
-            type: 'out-of-bounds-read',
-            explanation: `read op ${op.id} returned ${JSON.stringify(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
-            ops: [op.id],
-            lower: lo,
-            value: v,
-            upper: hi,
-          });
+          if (anomalies.length < MAX_ANOMALIES)
+            pushCapped(anomalies, {
+              type: 'out-of-bounds-read',
+              explanation: `read op ${op.id} returned ${JSON.stringify(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
+              ops: [op.id],
+              lower: lo,
+              value: v,
+              upper: hi,
+            });
         }
       }
     }

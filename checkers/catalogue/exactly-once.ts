@@ -8,6 +8,8 @@ import {
   getPath,
   isClient,
   isPlainMap,
+  MAX_ANOMALIES,
+  mapValues,
   parseOptions,
   pushCapped,
   result,
@@ -118,7 +120,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       }
       const recordKeyPath = o.recordKeyPath ?? o.keyPath;
       const d = fs.dumps[0] as (typeof fs.dumps)[number];
-      const records = collectionItems(d.state) ?? (isPlainMap(d.state) ? Object.values(d.state) : null);
+      const records = collectionItems(d.state) ?? (isPlainMap(d.state) ? mapValues(d.state) : null);
       if (records === null)
         throw new Error('exactly-once: the final state is neither a list nor a map of records');
       for (const r of records) {
@@ -167,22 +169,24 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       const key = slotKey[i];
       if (n > 1) {
         duplicates++;
-        pushCapped(anomalies, {
-          type: 'duplicate-effect',
-          explanation: `idempotency key ${JSON.stringify(key)} has ${n} committed effects`,
-          key: typeof key === 'string' ? key : JSON.stringify(key),
-          count: n,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'duplicate-effect',
+            explanation: `idempotency key ${JSON.stringify(key)} has ${n} committed effects`,
+            key: typeof key === 'string' ? key : JSON.stringify(key),
+            count: n,
+          });
       }
       const ack = firstAck[i] as number;
       if (ack !== -1 && n === 0) {
         lostEffects++;
-        pushCapped(anomalies, {
-          type: 'lost-effect',
-          explanation: `op ${ack} with idempotency key ${JSON.stringify(key)} was acknowledged but has no committed effect`,
-          ops: [ack],
-          key: typeof key === 'string' ? key : JSON.stringify(key),
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'lost-effect',
+            explanation: `op ${ack} with idempotency key ${JSON.stringify(key)} was acknowledged but has no committed effect`,
+            ops: [ack],
+            key: typeof key === 'string' ? key : JSON.stringify(key),
+          });
       }
     }
     const valid = duplicates > 0 || lostEffects > 0 ? false : keyed.length === 0 ? 'unknown' : true;
@@ -192,7 +196,13 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       `exactly-once: ${fmt(keyed.length)} ops over ${fmt(slotKey.length - unkeyedEffects)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
       SCOPE,
       anomalies,
-      { opsConsumed: keyed.length, keys: slotKey.length - unkeyedEffects, retriedKeys, duplicates, lostEffects },
+      {
+        opsConsumed: keyed.length,
+        keys: slotKey.length - unkeyedEffects,
+        retriedKeys,
+        duplicates,
+        lostEffects,
+      },
     );
   },
 };

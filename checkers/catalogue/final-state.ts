@@ -7,6 +7,7 @@ import {
   fmt,
   isClient,
   isPlainMap,
+  mapValues,
   parseOptions,
   result,
   valueKey,
@@ -136,7 +137,7 @@ export const finalStateInvariantOptionsSchema = z.strictObject({
 export type FinalStateInvariantOptions = z.input<typeof finalStateInvariantOptionsSchema>;
 
 function numbersOf(state: unknown): number[] {
-  const items = collectionItems(state) ?? (isPlainMap(state) ? Object.values(state) : null);
+  const items = collectionItems(state) ?? (isPlainMap(state) ? mapValues(state) : null);
   if (items === null)
     throw new Error(`final state ${JSON.stringify(state).slice(0, 80)} is neither a collection nor a map`);
   return items.filter((v): v is number => typeof v === 'number');
@@ -146,7 +147,10 @@ function builtIn(inv: z.infer<typeof invariantSchema>): InvariantPredicate {
   switch (inv.type) {
     case 'sum':
       return (s) => {
-        const sum = numbersOf(s).reduce((a, b) => a + b, 0);
+        let sum = 0;
+        const items = collectionItems(s) ?? (isPlainMap(s) ? mapValues(s) : null);
+        if (items === null) throw new Error('final state is neither a collection nor a map');
+        for (const v of items) if (typeof v === 'number') sum += v;
         return sum === inv.equals || `sum is ${sum}, expected ${inv.equals}`;
       };
     case 'non-negative':
@@ -161,7 +165,7 @@ function builtIn(inv: z.infer<typeof invariantSchema>): InvariantPredicate {
       };
     case 'unique':
       return (s) => {
-        const items = collectionItems(s) ?? (isPlainMap(s) ? Object.values(s) : []);
+        const items = collectionItems(s) ?? (isPlainMap(s) ? mapValues(s) : []);
         const seen = new Set<unknown>();
         const dups: unknown[] = [];
         for (const v of items) {

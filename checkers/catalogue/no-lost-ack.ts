@@ -6,9 +6,11 @@ import {
   fmt,
   isClient,
   isPlainMap,
+  MAX_ANOMALIES,
   parseOptions,
   pushCapped,
   result,
+  ValueIndex,
   valueKey,
 } from './common.ts';
 import { finalStateSourceSchema, finalStates } from './final-state.ts';
@@ -63,9 +65,16 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
       else timedOut++;
       if (op.type !== 'fail') {
         const ref = writeRef(op);
-        nonFailedValues.add(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]));
         if (ref.key !== null)
           lastWriteInvoke.set(ref.key, Math.max(lastWriteInvoke.get(ref.key) ?? -1, op.invokeIndex));
+      }
+    }
+    // Values some non-failed write may have put there: only needed to judge failed writes.
+    if (failed.length > 0) {
+      for (const op of ops) {
+        if (!isClient(op) || !writeF.has(op.f) || op.type === 'fail') continue;
+        const ref = writeRef(op);
+        nonFailedValues.add(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]));
       }
     }
     const consumed = acked.length + failed.length + timedOut;
@@ -97,7 +106,11 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
     let rejectedPresent = 0;
     for (const d of fs.dumps) {
       const members = collectionItems(d.state);
-      const asSet = members === null ? null : new Set(members.map(valueKey));
+      let asSet: ValueIndex | null = null;
+      if (members !== null) {
+        asSet = new ValueIndex();
+        for (const v of members) asSet.intern(v);
+      }
       const asMap = members === null && isPlainMap(d.state) ? d.state : null;
       if (asSet === null && asMap === null) {
         throw new Error(`no-lost-ack: final state of ${d.replica} is neither a collection nor a map`);
@@ -106,8 +119,8 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         const ref = writeRef(op);
         if (asSet !== null) {
           // A keyed write into a collection dump: look for the [k, v] pair, then the bare value.
-          if (asSet.has(valueKey(op.input))) return 'yes';
-          return ref.key !== null && asSet.has(valueKey(ref.value)) ? 'yes' : 'no';
+          if (asSet.slot(op.input) !== -1) return 'yes';
+          return ref.key !== null && asSet.slot(ref.value) !== -1 ? 'yes' : 'no';
         }
         const m = asMap as Record<string, unknown>;
         if (ref.key === null)
@@ -129,24 +142,26 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
           continue;
         }
         missing++;
-        pushCapped(anomalies, {
-          type: 'lost',
-          explanation: `${d.replica}: acknowledged ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) is missing from the final state`,
-          ops: d.op === null ? [op.id] : [op.id, d.op],
-          replica: d.replica,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'lost',
+            explanation: `${d.replica}: acknowledged ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) is missing from the final state`,
+            ops: d.op === null ? [op.id] : [op.id, d.op],
+            replica: d.replica,
+          });
       }
       for (const op of failed) {
         const ref = writeRef(op);
         if (nonFailedValues.has(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]))) continue;
         if (present(op) !== 'yes') continue;
         rejectedPresent++;
-        pushCapped(anomalies, {
-          type: 'rejected-present',
-          explanation: `${d.replica}: ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) failed, yet its value is in the final state`,
-          ops: [op.id],
-          replica: d.replica,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'rejected-present',
+            explanation: `${d.replica}: ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) failed, yet its value is in the final state`,
+            ops: [op.id],
+            replica: d.replica,
+          });
       }
     }
     const valid = missing > 0 || rejectedPresent > 0 ? false : acked.length === 0 ? 'unknown' : true;

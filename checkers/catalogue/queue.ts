@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { eventOrder, fmt, isClient, opsById, parseOptions, pushCapped, result, valueKey } from './common.ts';
+import {
+  eventOrder,
+  fmt,
+  isClient,
+  MAX_ANOMALIES,
+  opsById,
+  parseOptions,
+  pushCapped,
+  result,
+  SlotArray,
+  ValueIndex,
+} from './common.ts';
 
 /**
  * Jepsen's `queue` with an unordered-queue model, in O(n): replaying events in order, each enqueue
@@ -24,8 +35,9 @@ export const queueChecker: Checker<QueueOptions> = {
     const o = parseOptions('queue', queueOptionsSchema, rawOptions);
     const byId = opsById(ops);
     const order = eventOrder(ops);
-    const pending = new Map<unknown, number>();
-    const everEnqueued = new Set<unknown>();
+    // Per value slot: how many enqueued and not yet dequeued; slots exist only for enqueued values.
+    const index = new ValueIndex();
+    const pending = new SlotArray();
     const anomalies: Anomaly[] = [];
     let enqueues = 0;
     let dequeues = 0;
@@ -38,35 +50,32 @@ export const queueChecker: Checker<QueueOptions> = {
       const completion = (code & 1) === 1;
       if (op.f === o.enqueueF && !completion && op.type !== 'fail') {
         enqueues++;
-        const k = valueKey(op.input);
-        pending.set(k, (pending.get(k) ?? 0) + 1);
-        everEnqueued.add(k);
+        pending.add(index.intern(op.input), 1);
       } else if (op.f === o.dequeueF && completion && op.type === 'ok') {
         if (op.output === null || op.output === undefined) continue; // empty queue
         dequeues++;
-        const k = valueKey(op.output);
-        const c = pending.get(k) ?? 0;
-        if (c > 0) {
-          if (c === 1) pending.delete(k);
-          else pending.set(k, c - 1);
+        const i = index.slot(op.output);
+        if (i !== -1 && pending.get(i) > 0) {
+          pending.add(i, -1);
           continue;
         }
-        const kind = everEnqueued.has(k) ? 'duplicated' : 'unexpected';
+        const kind = i !== -1 ? 'duplicated' : 'unexpected';
         if (kind === 'duplicated') duplicated++;
         else unexpected++;
-        pushCapped(anomalies, {
-          type: kind,
-          explanation:
-            kind === 'duplicated'
-              ? `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which was already dequeued as often as it was enqueued`
-              : `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which no enqueue invoked before it had sent`,
-          ops: [op.id],
-          value: op.output,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: kind,
+            explanation:
+              kind === 'duplicated'
+                ? `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which was already dequeued as often as it was enqueued`
+                : `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which no enqueue invoked before it had sent`,
+            ops: [op.id],
+            value: op.output,
+          });
       }
     }
     let remaining = 0;
-    for (const c of pending.values()) remaining += c;
+    for (let i = 0; i < index.size; i++) remaining += pending.get(i);
     const bad = unexpected + duplicated;
     const valid = bad > 0 ? false : dequeues === 0 ? 'unknown' : true;
     return result(

@@ -5,6 +5,7 @@ import {
   collectionItems,
   fmt,
   isPlainMap,
+  MAX_ANOMALIES,
   parseOptions,
   pushCapped,
   result,
@@ -44,7 +45,8 @@ function canonValue(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   const items = collectionItems(v);
   // Sets compare regardless of order; lists keep their order (a log diverging in order is divergence).
-  if (items !== null && !Array.isArray(v)) return `#set${JSON.stringify(items.map((x) => JSON.stringify(x)).sort())}`;
+  if (items !== null && !Array.isArray(v))
+    return `#set${JSON.stringify(items.map((x) => JSON.stringify(x)).sort())}`;
   return JSON.stringify(v);
 }
 
@@ -153,13 +155,14 @@ export const replicaReconciliationChecker: Checker<ReplicaReconciliationOptions>
       divergentPairs++;
       const shown = keys.map((k) => (k.startsWith('\u0000') ? k.slice(1) : k));
       for (const k of shown) divergentKeys.add(k);
-      pushCapped(anomalies, {
-        type: 'divergent',
-        explanation: `${a.replica} and ${b.replica} differ on ${keys.length} key${keys.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${keys.length > 10 ? ' …' : ''}`,
-        ops: [a.op, b.op].filter((x): x is number => x !== null),
-        replicas: [a.replica, b.replica],
-        keys: sample(shown, 100),
-      });
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'divergent',
+          explanation: `${a.replica} and ${b.replica} differ on ${keys.length} key${keys.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${keys.length > 10 ? ' …' : ''}`,
+          ops: [a.op, b.op].filter((x): x is number => x !== null),
+          replicas: [a.replica, b.replica],
+          keys: sample(shown, 100),
+        });
     }
     const pairsCompared = pairDiffs.length;
     return result(

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { fmt, getPath, isClient, isPlainMap, parseOptions, pushCapped, result, valueKey } from './common.ts';
+import {
+  fmt,
+  getPath,
+  isClient,
+  isPlainMap,
+  MAX_ANOMALIES,
+  parseOptions,
+  pushCapped,
+  result,
+  valueKey,
+} from './common.ts';
 
 /**
  * Session guarantees (oracle patterns 7 and 8), per process = session and per key, in the session's own
@@ -120,21 +130,23 @@ export const sessionChecker: Checker<SessionOptions> = {
       if (version !== null) {
         if (version < s.lastReadVersion) {
           monotonic++;
-          pushCapped(anomalies, {
-            type: 'non-monotonic-read',
-            explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version} after reading version ${s.lastReadVersion}`,
-            ops: [s.lastReadOp, op.id],
-            key,
-          });
+          if (anomalies.length < MAX_ANOMALIES)
+            pushCapped(anomalies, {
+              type: 'non-monotonic-read',
+              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version} after reading version ${s.lastReadVersion}`,
+              ops: [s.lastReadOp, op.id],
+              key,
+            });
         }
         if (version < s.ownWriteVersion) {
           ryw++;
-          pushCapped(anomalies, {
-            type: 'read-your-writes',
-            explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version}, older than its own write at version ${s.ownWriteVersion}`,
-            ops: [s.ownWriteOp, op.id],
-            key,
-          });
+          if (anomalies.length < MAX_ANOMALIES)
+            pushCapped(anomalies, {
+              type: 'read-your-writes',
+              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version}, older than its own write at version ${s.ownWriteVersion}`,
+              ops: [s.ownWriteOp, op.id],
+              key,
+            });
         }
         if (version > s.lastReadVersion) {
           s.lastReadVersion = version;
@@ -147,12 +159,13 @@ export const sessionChecker: Checker<SessionOptions> = {
       const seq = s.ownWrites.get(valueKey(value));
       if (seq !== undefined && seq < s.ownSeq && writers.get(valueKey([key, value])) === 1) {
         staleOwn++;
-        pushCapped(anomalies, {
-          type: 'stale-own-write',
-          explanation: `process ${String(op.process)} read ${JSON.stringify(value)} for key ${JSON.stringify(key)}, its own write that it had already overwritten`,
-          ops: [op.id],
-          key,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'stale-own-write',
+            explanation: `process ${String(op.process)} read ${JSON.stringify(value)} for key ${JSON.stringify(key)}, its own write that it had already overwritten`,
+            ops: [op.id],
+            key,
+          });
       }
     }
     const bad = monotonic + ryw + staleOwn;

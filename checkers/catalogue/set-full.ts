@@ -6,11 +6,13 @@ import {
   fmt,
   intervalText,
   isClient,
+  MAX_ANOMALIES,
   parseOptions,
   pushCapped,
   quantileSorted,
   result,
   sample,
+  ValueIndex,
   valueKey,
 } from './common.ts';
 
@@ -42,7 +44,7 @@ const SCOPE =
 
 interface ReadInfo {
   op: Operation;
-  members: Set<unknown>;
+  members: Set<number>;
 }
 
 const QUANTILES = [0, 0.5, 0.95, 0.99, 1] as const;
@@ -59,13 +61,12 @@ export const setFullChecker: Checker<SetFullOptions> = {
   name: 'set-full',
   check(ops: readonly Operation[], rawOptions: SetFullOptions) {
     const o = parseOptions('set-full', setFullOptionsSchema, rawOptions);
-    // Elements in order of their first add invocation.
-    const elementValue = new Map<unknown, unknown>();
-    const addInvokeIndex = new Map<unknown, number>();
-    const ackTime = new Map<unknown, { index: number; time: number }>();
-    const reads: ReadInfo[] = [];
-    const duplicated = new Map<unknown, { value: unknown; count: number; op: number }>();
-    const unexpected = new Map<unknown, { value: unknown; op: number }>();
+    // Elements are interned into dense slots; per-element state lives in arrays indexed by slot.
+    const index = new ValueIndex();
+    const addInv: number[] = [];
+    const ackIdx: number[] = [];
+    const ackT: number[] = [];
+    const readOps: Operation[] = [];
     let consumed = 0;
     let addCount = 0;
     for (const op of ops) {
@@ -73,35 +74,55 @@ export const setFullChecker: Checker<SetFullOptions> = {
       if (op.f === o.addF) {
         consumed++;
         addCount++;
-        const k = valueKey(op.input);
-        const prev = addInvokeIndex.get(k);
-        if (prev === undefined || op.invokeIndex < prev) {
-          addInvokeIndex.set(k, op.invokeIndex);
-          elementValue.set(k, op.input);
-        }
-        if (op.type === 'ok' && op.completeIndex !== null) {
-          const a = ackTime.get(k);
-          if (a === undefined || op.completeIndex < a.index) {
-            ackTime.set(k, { index: op.completeIndex, time: op.completeTime ?? op.invokeTime });
-          }
+        const i = index.intern(op.input);
+        if (i === addInv.length) {
+          addInv.push(op.invokeIndex);
+          ackIdx.push(Number.POSITIVE_INFINITY);
+          ackT.push(0);
+        } else if (op.invokeIndex < (addInv[i] as number)) addInv[i] = op.invokeIndex;
+        if (op.type === 'ok' && op.completeIndex !== null && op.completeIndex < (ackIdx[i] as number)) {
+          ackIdx[i] = op.completeIndex;
+          ackT[i] = op.completeTime ?? op.invokeTime;
         }
       } else if (op.f === o.readF) {
         consumed++;
-        if (op.type !== 'ok' || op.completeIndex === null) continue;
-        const items = collectionItems(op.output);
-        if (items === null)
-          throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
-        const members = new Set<unknown>();
-        for (const v of items) {
-          const k = valueKey(v);
-          if (members.has(k)) {
-            const d = duplicated.get(k);
-            if (d === undefined) duplicated.set(k, { value: v, count: 2, op: op.id });
-            else d.count++;
-          } else members.add(k);
-        }
-        reads.push({ op, members });
+        if (op.type === 'ok' && op.completeIndex !== null) readOps.push(op);
       }
+    }
+    const n = index.size;
+    const reads: ReadInfo[] = [];
+    const duplicated = new Map<unknown, { value: unknown; count: number; op: number }>();
+    const unexpectedIndex = new ValueIndex();
+    const unexpected: { value: unknown; op: number }[] = [];
+    for (const op of readOps) {
+      const items = collectionItems(op.output);
+      if (items === null) {
+        throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
+      }
+      const members = new Set<number>();
+      let foreign: Set<number> | null = null;
+      for (const v of items) {
+        const i = index.slot(v);
+        let repeated: boolean;
+        if (i === -1) {
+          // Never added: unexpected. Slots of a second index keep such values apart from elements.
+          const u = unexpectedIndex.intern(v);
+          if (u === unexpected.length) unexpected.push({ value: v, op: op.id });
+          foreign ??= new Set();
+          repeated = foreign.has(u);
+          foreign.add(u);
+        } else {
+          repeated = members.has(i);
+          members.add(i);
+        }
+        if (repeated) {
+          const k = valueKey(v);
+          const d = duplicated.get(k);
+          if (d === undefined) duplicated.set(k, { value: v, count: 2, op: op.id });
+          else d.count++;
+        }
+      }
+      reads.push({ op, members });
     }
     // Newest read invocation first; suffixMaxComplete[i] = max completion index among reads[i..].
     reads.sort((a, b) => b.op.invokeIndex - a.op.invokeIndex);
@@ -113,22 +134,19 @@ export const setFullChecker: Checker<SetFullOptions> = {
       );
     }
     // Known point and last-present per element, from the reads' contents (total read size).
-    const firstSeen = new Map<unknown, { index: number; time: number }>();
-    const lastPresent = new Map<unknown, Operation>();
+    const seenIdx = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
+    const seenT = new Array<number>(n).fill(0);
+    const lastPresent = new Array<Operation | null>(n).fill(null);
     for (const r of reads) {
       const ci = r.op.completeIndex as number;
-      for (const k of r.members) {
-        const inv = addInvokeIndex.get(k);
-        if (inv === undefined) {
-          if (!unexpected.has(k)) unexpected.set(k, { value: k, op: r.op.id });
-          continue;
+      for (const i of r.members) {
+        if (ci < (addInv[i] as number)) continue; // read finished before the add began: no evidence
+        if (ci < (seenIdx[i] as number)) {
+          seenIdx[i] = ci;
+          seenT[i] = r.op.completeTime ?? r.op.invokeTime;
         }
-        if (ci < inv) continue; // read finished before the add began: not evidence about this element
-        const fs = firstSeen.get(k);
-        if (fs === undefined || ci < fs.index)
-          firstSeen.set(k, { index: ci, time: r.op.completeTime ?? r.op.invokeTime });
-        const lp = lastPresent.get(k);
-        if (lp === undefined || r.op.invokeIndex > lp.invokeIndex) lastPresent.set(k, r.op);
+        const lp = lastPresent[i];
+        if (lp == null || r.op.invokeIndex > lp.invokeIndex) lastPresent[i] = r.op;
       }
     }
     const stable: unknown[] = [];
@@ -138,13 +156,14 @@ export const setFullChecker: Checker<SetFullOptions> = {
     const stableLatencies: number[] = [];
     const lostLatencies: number[] = [];
     const anomalies: Anomaly[] = [];
-    for (const [k, inv] of addInvokeIndex) {
-      const value = elementValue.get(k);
-      const ack = ackTime.get(k);
-      const seen = firstSeen.get(k);
-      let known: { index: number; time: number } | undefined = ack;
-      if (seen !== undefined && (known === undefined || seen.index < known.index)) known = seen;
-      const lp = lastPresent.get(k);
+    for (let k = 0; k < n; k++) {
+      const inv = addInv[k] as number;
+      const value = index.values[k];
+      let known: { index: number; time: number } | undefined;
+      if ((ackIdx[k] as number) <= (seenIdx[k] as number)) {
+        if (Number.isFinite(ackIdx[k])) known = { index: ackIdx[k] as number, time: ackT[k] as number };
+      } else known = { index: seenIdx[k] as number, time: seenT[k] as number };
+      const lp = lastPresent[k] ?? undefined;
       // Last absent read: newest eligible read (completing after the add began) that lacks the element.
       let la: Operation | undefined;
       for (let i = 0; i < reads.length; i++) {
@@ -171,43 +190,47 @@ export const setFullChecker: Checker<SetFullOptions> = {
         const lostTime = lp === undefined ? 0 : lp.invokeTime + 1;
         const latencyMs = Math.max(0, lostTime - (known?.time ?? 0)) / 1e6;
         lostLatencies.push(latencyMs);
-        pushCapped(anomalies, {
-          type: 'lost',
-          explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
-          ops: lp === undefined ? [la.id] : [lp.id, la.id],
-          element: value,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'lost',
+            explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
+            ops: lp === undefined ? [la.id] : [lp.id, la.id],
+            element: value,
+          });
       } else neverRead.push(value);
     }
     for (const d of duplicated.values()) {
-      pushCapped(anomalies, {
-        type: 'duplicated',
-        explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
-        ops: [d.op],
-        element: d.value,
-        count: d.count,
-      });
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'duplicated',
+          explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
+          ops: [d.op],
+          element: d.value,
+          count: d.count,
+        });
     }
-    for (const u of unexpected.values()) {
-      pushCapped(anomalies, {
-        type: 'unexpected',
-        explanation: `read ${u.op} contains ${typeof u.value === 'string' && u.value.startsWith('\u0000') ? u.value.slice(1) : JSON.stringify(u.value)}, which no add attempted`,
-        ops: [u.op],
-      });
+    for (const u of unexpected) {
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'unexpected',
+          explanation: `read ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
+          ops: [u.op],
+        });
     }
     stale.sort((a, b) => b.latencyMs - a.latencyMs);
     if (o.linearizable) {
       for (const s of stale.slice(0, 8)) {
-        pushCapped(anomalies, {
-          type: 'stale',
-          explanation: `element ${JSON.stringify(s.element)} was missing from a read ${s.latencyMs.toFixed(3)} ms after it was known present`,
-          element: s.element,
-          latencyMs: s.latencyMs,
-        });
+        if (anomalies.length < MAX_ANOMALIES)
+          pushCapped(anomalies, {
+            type: 'stale',
+            explanation: `element ${JSON.stringify(s.element)} was missing from a read ${s.latencyMs.toFixed(3)} ms after it was known present`,
+            element: s.element,
+            latencyMs: s.latencyMs,
+          });
       }
     }
     const valid =
-      lost.length > 0 || duplicated.size > 0 || unexpected.size > 0 || (o.linearizable && stale.length > 0)
+      lost.length > 0 || duplicated.size > 0 || unexpected.length > 0 || (o.linearizable && stale.length > 0)
         ? false
         : stable.length === 0
           ? 'unknown'
@@ -215,19 +238,19 @@ export const setFullChecker: Checker<SetFullOptions> = {
     return result(
       'set-full',
       valid,
-      `set-full: ${fmt(addCount)} adds of ${fmt(addInvokeIndex.size)} elements, ${fmt(reads.length)} ok reads: ${fmt(stable.length)} stable, ${fmt(lost.length)} lost, ${fmt(neverRead.length)} never read, ${fmt(stale.length)} stale, ${fmt(duplicated.size)} duplicated, ${fmt(unexpected.size)} unexpected`,
+      `set-full: ${fmt(addCount)} adds of ${fmt(n)} elements, ${fmt(reads.length)} ok reads: ${fmt(stable.length)} stable, ${fmt(lost.length)} lost, ${fmt(neverRead.length)} never read, ${fmt(stale.length)} stale, ${fmt(duplicated.size)} duplicated, ${fmt(unexpected.length)} unexpected`,
       SCOPE,
       anomalies,
       {
         opsConsumed: consumed,
-        attemptCount: addInvokeIndex.size,
+        attemptCount: n,
         readCount: reads.length,
         stableCount: stable.length,
         lostCount: lost.length,
         neverReadCount: neverRead.length,
         staleCount: stale.length,
         duplicatedCount: duplicated.size,
-        unexpectedCount: unexpected.size,
+        unexpectedCount: unexpected.length,
         lost: intervalText(lost),
         neverRead: intervalText(neverRead),
         stale: intervalText(stale.map((s) => s.element)),

@@ -5,11 +5,13 @@ import {
   collectionItems,
   fmt,
   isClient,
+  MAX_ANOMALIES,
   parseOptions,
   pushCapped,
   result,
+  SlotArray,
   sample,
-  valueKey,
+  ValueIndex,
 } from './common.ts';
 
 /**
@@ -32,34 +34,28 @@ export type TotalQueueOptions = z.input<typeof totalQueueOptionsSchema>;
 const SCOPE =
   'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message dequeued by an op whose response was lost (info) counts as lost.';
 
-function bump(m: Map<unknown, number>, k: unknown): void {
-  m.set(k, (m.get(k) ?? 0) + 1);
-}
-
 export const totalQueueChecker: Checker<TotalQueueOptions> = {
   name: 'total-queue',
   check(ops: readonly Operation[], rawOptions: TotalQueueOptions) {
     const o = parseOptions('total-queue', totalQueueOptionsSchema, rawOptions);
-    const attempts = new Map<unknown, number>();
-    const acks = new Map<unknown, number>();
-    const dequeued = new Map<unknown, number>();
-    const values = new Map<unknown, unknown>();
+    // Multisets as counts per interned value slot.
+    const index = new ValueIndex();
+    const attempts = new SlotArray();
+    const acks = new SlotArray();
+    const dequeued = new SlotArray();
     const crashedDrains: number[] = [];
     let consumed = 0;
     for (const op of ops) {
       if (!isClient(op)) continue;
       if (op.f === o.enqueueF) {
         consumed++;
-        const k = valueKey(op.input);
-        values.set(k, op.input);
-        bump(attempts, k);
-        if (op.type === 'ok') bump(acks, k);
+        const i = index.intern(op.input);
+        attempts.add(i, 1);
+        if (op.type === 'ok') acks.add(i, 1);
       } else if (op.f === o.dequeueF) {
         consumed++;
         if (op.type !== 'ok' || op.output === null || op.output === undefined) continue;
-        const k = valueKey(op.output);
-        if (!values.has(k)) values.set(k, op.output);
-        bump(dequeued, k);
+        dequeued.add(index.intern(op.output), 1);
       } else if (op.f === o.drainF) {
         consumed++;
         if (op.type === 'info') crashedDrains.push(op.id);
@@ -68,9 +64,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         if (items === null)
           throw new Error(`total-queue: drain op ${op.id} returned ${JSON.stringify(op.output)}, not a list`);
         for (const v of items) {
-          const k = valueKey(v);
-          if (!values.has(k)) values.set(k, v);
-          bump(dequeued, k);
+          dequeued.add(index.intern(v), 1);
         }
       }
     }
@@ -82,53 +76,60 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     let unexpectedCount = 0;
     let duplicatedCount = 0;
     let recoveredCount = 0;
-    for (const [k, a] of acks) {
-      const d = dequeued.get(k) ?? 0;
-      if (d < a) {
-        lostCount += a - d;
-        lost.push(values.get(k));
-      }
-    }
     let dequeuedTotal = 0;
-    for (const [k, d] of dequeued) {
+    let attemptedTotal = 0;
+    let ackedTotal = 0;
+    for (let i = 0; i < index.size; i++) {
+      const att = attempts.get(i);
+      const ack = acks.get(i);
+      const d = dequeued.get(i);
+      const v = index.values[i];
+      attemptedTotal += att;
+      ackedTotal += ack;
       dequeuedTotal += d;
-      const att = attempts.get(k) ?? 0;
-      const ack = acks.get(k) ?? 0;
+      if (d < ack) {
+        lostCount += ack - d;
+        lost.push(v);
+      }
+      if (d === 0) continue;
       if (att === 0) {
         unexpectedCount += d;
-        unexpected.push(values.get(k));
+        unexpected.push(v);
         continue;
       }
       if (d > att) {
         duplicatedCount += d - att;
-        duplicated.push(values.get(k));
+        duplicated.push(v);
       }
-      if (d > ack) {
+      if (Math.min(d, att) > ack) {
         recoveredCount += Math.min(d, att) - ack;
-        if (Math.min(d, att) > ack) recovered.push(values.get(k));
+        recovered.push(v);
       }
     }
     const anomalies: Anomaly[] = [];
     for (const v of sample(lost, 50)) {
-      pushCapped(anomalies, {
-        type: 'lost',
-        explanation: `acknowledged enqueue of ${JSON.stringify(v)} was never dequeued`,
-        value: v,
-      });
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'lost',
+          explanation: `acknowledged enqueue of ${JSON.stringify(v)} was never dequeued`,
+          value: v,
+        });
     }
     for (const v of sample(unexpected, 25)) {
-      pushCapped(anomalies, {
-        type: 'unexpected',
-        explanation: `${JSON.stringify(v)} was dequeued but never enqueued`,
-        value: v,
-      });
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'unexpected',
+          explanation: `${JSON.stringify(v)} was dequeued but never enqueued`,
+          value: v,
+        });
     }
     for (const v of sample(duplicated, 25)) {
-      pushCapped(anomalies, {
-        type: 'duplicated',
-        explanation: `${JSON.stringify(v)} was dequeued more often than it was enqueued`,
-        value: v,
-      });
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'duplicated',
+          explanation: `${JSON.stringify(v)} was dequeued more often than it was enqueued`,
+          value: v,
+        });
     }
     let valid: true | false | 'unknown' = !(
       lostCount > 0 ||
@@ -136,11 +137,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       (o.duplicatesInvalid && duplicatedCount > 0)
     );
     if (valid === true && crashedDrains.length > 0) valid = 'unknown';
-    if (valid === true && dequeuedTotal === 0 && acks.size > 0) valid = 'unknown';
-    let attemptedTotal = 0;
-    for (const c of attempts.values()) attemptedTotal += c;
-    let ackedTotal = 0;
-    for (const c of acks.values()) ackedTotal += c;
+    if (valid === true && dequeuedTotal === 0 && ackedTotal > 0) valid = 'unknown';
     return result(
       'total-queue',
       valid,

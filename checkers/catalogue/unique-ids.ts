@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { fmt, isClient, parseOptions, result, valueKey } from './common.ts';
+import { fmt, isClient, parseOptions, result, SlotArray, ValueIndex } from './common.ts';
 
 /**
  * Jepsen's `unique-ids`: `generate` ops each return an id; valid iff no acknowledged id repeats.
@@ -18,8 +18,9 @@ export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
   name: 'unique-ids',
   check(ops: readonly Operation[], rawOptions: UniqueIdsOptions) {
     const o = parseOptions('unique-ids', uniqueIdsOptionsSchema, rawOptions);
-    const seen = new Map<unknown, number>();
-    const firstOp = new Map<unknown, number>();
+    const index = new ValueIndex();
+    const count = new SlotArray();
+    const firstOp = new SlotArray();
     let attempted = 0;
     let acked = 0;
     let min = Number.POSITIVE_INFINITY;
@@ -35,20 +36,18 @@ export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
         if (id < min) min = id;
         if (id > max) max = id;
       }
-      const k = valueKey(id);
-      const c = seen.get(k);
-      if (c === undefined) {
-        seen.set(k, 1);
-        firstOp.set(k, op.id);
-      } else {
-        seen.set(k, c + 1);
-        dupOccurrences++;
-      }
+      const i = index.intern(id);
+      const c = count.get(i);
+      count.set(i, c + 1);
+      if (c === 0) firstOp.set(i, op.id);
+      else dupOccurrences++;
     }
     const duplicated: { id: unknown; count: number; firstOp: number }[] = [];
     if (dupOccurrences > 0) {
-      for (const [k, c] of seen)
-        if (c > 1) duplicated.push({ id: k, count: c, firstOp: firstOp.get(k) as number });
+      for (let i = 0; i < index.size; i++) {
+        const c = count.get(i);
+        if (c > 1) duplicated.push({ id: index.values[i], count: c, firstOp: firstOp.get(i) });
+      }
       duplicated.sort((a, b) => b.count - a.count);
     }
     const anomalies: Anomaly[] = duplicated.slice(0, 48).map((d) => ({
