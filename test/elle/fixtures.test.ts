@@ -102,3 +102,21 @@ test('huge-scc with the search cancelled reports cycle-search-timeout and cycle-
   t.is(r.valid, false);
   t.deepEqual(r.not, ['strong-snapshot-isolation']);
 });
+
+test('si-without-g-single, search cancelled: the pre-pass proves a repeatable-read cycle but no snapshot-isolation one', async (t) => {
+  // Elle's regression: the SI relation (ww ∪ wr, each optionally followed by one rw) must not close a
+  // cycle in this history, although ww ∪ wr ∪ rw does (T3 and T4 each missed the other's append).
+  const { ops } = pairEvents(await loadHistory(fixture('elle/elle-histories/si-without-g-single.edn')));
+  const controller = new AbortController();
+  controller.abort();
+  const r = elleChecker.check(
+    ops,
+    { workload: 'list-append', consistencyModels: ['snapshot-isolation', 'repeatable-read'] },
+    { signal: controller.signal },
+  );
+  t.true(r.anomalyTypes.includes('cycle-search-timeout'));
+  t.true(r.anomalyTypes.includes('PL-2.99-cycle-exists'));
+  t.false(r.anomalyTypes.includes('PL-SI-cycle-exists'));
+  t.is(r.valid, false);
+  t.deepEqual(r.not, ['repeatable-read']);
+});
