@@ -3,6 +3,7 @@ import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { i32, withArena } from './arena.ts';
 import {
+  anyCycle,
   CYCLE_SPECS,
   type CycleSpec,
   type FoundCycle,
@@ -185,6 +186,15 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
           doesNotContain: [...exhausted],
           sccSize: real,
         });
+        // Fall back to any cycle of the type's relations, reported under whatever class its steps give.
+        const fallback = ctx.signal?.aborted ? null : anyCycle(lg, legalRels(spec));
+        const fallbackType = fallback ? classify(lg, h.n, fallback) : null;
+        if (fallback && fallbackType && prohibited.has(fallbackType) && !impliedHere.has(fallbackType)) {
+          inScc.add(fallbackType);
+          for (const t of impliedAnomalies(fallbackType)) impliedHere.add(t);
+          const detailed = (found.get(fallbackType)?.length ?? 0) < MAX_CASES_IN_RESULT;
+          addAnomaly(found, explainCycle(analysis, lg, fallback, fallbackType, detailed));
+        }
         const exists = cycleExistsType(lg, spec);
         if (exists && !inScc.has(exists)) {
           inScc.add(exists);

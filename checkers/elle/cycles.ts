@@ -284,3 +284,52 @@ export function hasNonadjacentCycle(lg: LocalGraph, extra: number): boolean {
   const masks = new Uint8Array(src.length).fill(1);
   return tarjan({ n: m, offsets, targets, masks }, 1).multi.length > 0;
 }
+
+/**
+ * Any one cycle over the given relations (the first vertex of a cyclic sub-component, back to itself by
+ * breadth-first search), or null. Used after a typed search ran out of time: the cycle is then
+ * classified from its steps, as Elle does with its fallback cycle.
+ */
+export function anyCycle(lg: LocalGraph, relMask: number): FoundCycle | null {
+  const { comp, cyclic } = componentsOf(lg, relMask);
+  if (!cyclic) return null;
+  const m = lg.verts.length;
+  const size = new Int32Array(m);
+  for (let v = 0; v < m; v++) size[comp[v]!]!++;
+  let s = 0;
+  while (s < m && size[comp[s]!]! < 2) s++;
+  if (s === m) return null;
+  ensureScratch(m);
+  const { stamp, parent, parentRel, queue } = scratch;
+  const run = ++scratch.run;
+  let head = 0;
+  let tail = 0;
+  stamp[s] = run;
+  parent[s] = -1;
+  queue[tail++] = s;
+  while (head < tail) {
+    const v = queue[head++]!;
+    for (let e = lg.offsets[v]!; e < lg.offsets[v + 1]!; e++) {
+      const r = lg.rels[e]!;
+      const w = lg.targets[e]!;
+      if ((r & relMask) === 0 || comp[w] !== comp[s]) continue;
+      if (w === s) {
+        const verts: number[] = [];
+        const rels: number[] = [r];
+        for (let x = v; x !== -1; x = parent[x]!) {
+          verts.push(x);
+          if (parent[x] !== -1) rels.push(parentRel[x]!);
+        }
+        verts.reverse();
+        rels.reverse();
+        return { verts, rels };
+      }
+      if (stamp[w] === run) continue;
+      stamp[w] = run;
+      parent[w] = v;
+      parentRel[w] = r;
+      queue[tail++] = w;
+    }
+  }
+  return null;
+}
