@@ -59,12 +59,49 @@ export interface FaultRecord {
   healedAt?: string;
 }
 
+export interface InjectOptions {
+  beforeApply?(record: FaultRecord): void | Promise<void>;
+}
+
 export interface Nemesis {
   readonly kind: string;
   capabilities(remote: Remote, node: string): Promise<Capability[]>;
-  inject(remote: Remote, spec: FaultSpec, id: string): Promise<FaultRecord>;
+  /**
+   * Apply the fault. `opts.beforeApply` is called with the complete record (everything heal needs) after
+   * planning and before the node is touched: the fault session appends it to the ledger there.
+   */
+  inject(remote: Remote, spec: FaultSpec, id: string, opts?: InjectOptions): Promise<FaultRecord>;
   evidence(remote: Remote, record: FaultRecord): Promise<FaultEvidence>;
   heal(remote: Remote, record: FaultRecord): Promise<void>;
   /** Sweep one node for anything this nemesis may have left behind; returns what was found and fixed. */
-  verifyClean(remote: Remote, node: string): Promise<{ clean: boolean; fixed: string[]; found: string[] }>;
+  verifyClean(remote: Remote, node: string): Promise<CleanReport>;
+  /**
+   * After heal: the same signals again, so evidence reads before / during / after (a cut link reachable
+   * again, a paused pid running, a clock back in step). Optional: kinds with nothing to re-measure omit it.
+   */
+  evidenceAfterHeal?(remote: Remote, record: FaultRecord): Promise<FaultEvidence>;
+}
+
+export interface CleanReport {
+  clean: boolean;
+  /** What was left behind and has now been undone. */
+  fixed: string[];
+  /** What was found (including what could not be fixed). */
+  found: string[];
+}
+
+/**
+ * Thrown by `inject` (before anything is touched or written to the ledger) when a node cannot do what the
+ * spec asks and no documented substitute exists: e.g. netem delay on a kernel without sch_netem. The
+ * runner turns it into "fault not proven" for the scenario; it is never a silent no-op.
+ */
+export class CapabilityMissingError extends Error {
+  override readonly name = 'CapabilityMissingError';
+  constructor(
+    readonly node: string,
+    readonly capability: string,
+    readonly reason: string,
+  ) {
+    super(`${node}: ${capability} unavailable: ${reason}`);
+  }
 }

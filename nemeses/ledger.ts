@@ -1,0 +1,243 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import type { NodeSpec } from '../src/control/types.ts';
+import { InputError } from '../src/util/errors.ts';
+import type { FaultEvidence, FaultRecord } from './types.ts';
+
+/**
+ * The fault ledger: one JSON object per line, fsynced after every append. A fault is written before it
+ * is injected (with everything heal needs) and its heal after it is undone, so whatever kills the run,
+ * `faultline heal --ledger FILE` knows exactly what is still in force and how to reach the nodes.
+ */
+
+const nodeSpecSchema = z.looseObject({
+  name: z.string().min(1),
+  host: z.string().min(1),
+  port: z.number().int(),
+  user: z.string(),
+  identityFile: z.string().optional(),
+  passwordEnv: z.string().optional(),
+  sudoPasswordEnv: z.string().optional(),
+  proxyJump: z.string().optional(),
+  sharedKernelClock: z.boolean().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+});
+
+const evidenceSchema = z.looseObject({
+  landed: z.boolean(),
+  reason: z.string().optional(),
+  signals: z.array(z.looseObject({ side: z.enum(['injector', 'victim']), node: z.string() })),
+});
+
+const recordSchema = z.looseObject({
+  id: z.string().min(1),
+  spec: z.looseObject({
+    kind: z.string(),
+    action: z.string(),
+    targets: z.union([z.string(), z.array(z.string())]).optional(),
+    params: z.record(z.string(), z.unknown()).optional(),
+  }),
+  nodes: z.array(z.string()),
+  injectedAt: z.string(),
+  undo: z.record(z.string(), z.unknown()),
+  evidence: evidenceSchema.optional(),
+  healedAt: z.string().optional(),
+});
+
+export const ledgerEntrySchema = z.discriminatedUnion('t', [
+  z.object({
+    t: z.literal('cluster'),
+    at: z.string(),
+    pid: z.number().int(),
+    nodes: z.array(nodeSpecSchema),
+  }),
+  z.object({ t: z.literal('inject'), at: z.string(), record: recordSchema }),
+  z.object({
+    t: z.literal('injected'),
+    at: z.string(),
+    id: z.string(),
+    undo: z.record(z.string(), z.unknown()),
+  }),
+  z.object({ t: z.literal('evidence'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
+  z.object({ t: z.literal('heal'), at: z.string(), id: z.string() }),
+  z.object({ t: z.literal('heal-failed'), at: z.string(), id: z.string(), error: z.string() }),
+]);
+export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
+
+export class FaultLedger {
+  private fd: number;
+  constructor(readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, 'a');
+  }
+
+  /** Append one entry and fsync before returning: the caller may inject the moment this returns. */
+  append(entry: LedgerEntry): void {
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    fsyncSync(this.fd);
+  }
+
+  cluster(nodes: readonly NodeSpec[]): void {
+    this.append({ t: 'cluster', at: now(), pid: process.pid, nodes: nodes.map((n) => ({ ...n })) });
+  }
+  beforeInject(record: FaultRecord): void {
+    this.append({ t: 'inject', at: now(), record: record as z.infer<typeof recordSchema> });
+  }
+  afterInject(id: string, undo: Record<string, unknown>): void {
+    this.append({ t: 'injected', at: now(), id, undo });
+  }
+  evidence(id: string, evidence: FaultEvidence): void {
+    this.append({
+      t: 'evidence',
+      at: now(),
+      id,
+      evidence: evidence as unknown as z.infer<typeof evidenceSchema>,
+    });
+  }
+  healed(id: string): void {
+    this.append({ t: 'heal', at: now(), id });
+  }
+  healFailed(id: string, error: string): void {
+    this.append({ t: 'heal-failed', at: now(), id, error });
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export interface LedgerState {
+  /** Nodes from the newest `cluster` entry (how to reach them), or [] when the ledger names none. */
+  nodes: NodeSpec[];
+  /** Every fault ever recorded, newest undo merged in, in injection order. */
+  records: FaultRecord[];
+  /** Faults with no `heal` entry: still (possibly) in force. */
+  unhealed: FaultRecord[];
+}
+
+/**
+ * Read a ledger back. A torn last line (the writer was killed mid-write) is ignored; any other bad line
+ * is a one-line InputError naming file:line.
+ */
+export function readLedger(path: string): LedgerState {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError(path, null, null, `cannot read the fault ledger (${(err as Error).message})`);
+  }
+  const lines = text.split('\n');
+  let nodes: NodeSpec[] = [];
+  const byId = new Map<string, FaultRecord>();
+  const healed = new Set<string>();
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    const isLast = lines.slice(i + 1).every((l) => l.trim() === '');
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      if (isLast && !text.endsWith('\n')) return; // torn final append
+      throw new InputError(path, i + 1, null, 'not a JSON object');
+    }
+    if (raw !== null && typeof raw === 'object' && 'event' in raw) {
+      applyDriverEntry(raw as Record<string, unknown>, byId, healed, path, i + 1);
+      return;
+    }
+    const parsed = ledgerEntrySchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InputError(path, i + 1, issue?.path.join('.') || 't', issue?.message ?? 'invalid entry');
+    }
+    const e = parsed.data;
+    switch (e.t) {
+      case 'cluster':
+        nodes = e.nodes as NodeSpec[];
+        break;
+      case 'inject':
+        byId.set(e.record.id, structuredClone(e.record) as FaultRecord);
+        healed.delete(e.record.id);
+        break;
+      case 'injected': {
+        const r = byId.get(e.id);
+        if (r) r.undo = { ...r.undo, ...e.undo };
+        break;
+      }
+      case 'evidence': {
+        const r = byId.get(e.id);
+        if (r) r.evidence = e.evidence as unknown as FaultEvidence;
+        break;
+      }
+      case 'heal': {
+        healed.add(e.id);
+        const r = byId.get(e.id);
+        if (r) r.healedAt = e.at;
+        break;
+      }
+      case 'heal-failed':
+        break;
+    }
+  });
+  const records = [...byId.values()];
+  return { nodes, records, unhealed: records.filter((r) => !healed.has(r.id)) };
+}
+
+/**
+ * The run driver's ledger lines (`{at, event: intent|injected|inject-failed|evidence|healed, id, …}`):
+ * read into the same state, so `faultline heal --ledger` finishes a killed `faultline test` run too.
+ * An intent with no record yet still counts as unhealed: heal by fault id needs nothing more.
+ */
+const driverEntrySchema = z.looseObject({
+  at: z.string().optional(),
+  event: z.enum(['intent', 'injected', 'inject-failed', 'evidence', 'healed']),
+  id: z.string().min(1),
+  spec: recordSchema.shape.spec.optional(),
+  record: recordSchema.optional(),
+  evidence: evidenceSchema.optional(),
+});
+
+function applyDriverEntry(
+  raw: Record<string, unknown>,
+  byId: Map<string, FaultRecord>,
+  healed: Set<string>,
+  path: string,
+  line: number,
+): void {
+  const parsed = driverEntrySchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InputError(path, line, issue?.path.join('.') || 'event', issue?.message ?? 'invalid entry');
+  }
+  const e = parsed.data;
+  const at = e.at ?? new Date(0).toISOString();
+  switch (e.event) {
+    case 'intent':
+      if (!e.spec) throw new InputError(path, line, 'spec', 'an intent needs the fault spec');
+      byId.set(e.id, { id: e.id, spec: e.spec, nodes: [], injectedAt: at, undo: {} } as FaultRecord);
+      healed.delete(e.id);
+      break;
+    case 'injected':
+      if (e.record) byId.set(e.id, structuredClone(e.record) as FaultRecord);
+      break;
+    case 'inject-failed':
+      // It may have been applied on some nodes before failing: leave it unhealed (heal is idempotent).
+      break;
+    case 'evidence': {
+      const r = byId.get(e.id);
+      if (r && e.evidence) r.evidence = e.evidence as unknown as FaultEvidence;
+      break;
+    }
+    case 'healed': {
+      healed.add(e.id);
+      const r = byId.get(e.id);
+      if (r) r.healedAt = at;
+      break;
+    }
+  }
+}

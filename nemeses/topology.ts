@@ -1,0 +1,172 @@
+import { type Rng, shuffled } from './rng.ts';
+import { majoritySize, minorityThirdSize, TargetError } from './targets.ts';
+
+/**
+ * Partition topologies as pure functions. A grudge maps each node to the nodes it drops packets from
+ * (Jepsen's meaning): `{n1: ['n3']}` cuts n3 → n1 only. Symmetric partitions are complete grudges
+ * between components.
+ */
+export type Grudge = Record<string, string[]>;
+
+export const PARTITION_TOPOLOGIES = [
+  'halves',
+  'random-halves',
+  'one',
+  'majority',
+  'majorities-ring',
+  'bridge',
+  'minority-third',
+  'primaries',
+  'asymmetric',
+  'grudge',
+] as const;
+export type PartitionTopology = (typeof PARTITION_TOPOLOGIES)[number];
+
+export interface TopologyOptions {
+  rng: Rng;
+  /** For `primaries`: the current leaders, as reported live by the DB adapter. */
+  primaries?: readonly string[];
+  /** For `grudge`: the explicit map. */
+  grudge?: Grudge;
+  /** For `one`: the node to isolate (random when absent). */
+  node?: string;
+  /** For `asymmetric`: traffic from `from` to `to` is dropped; the reverse still flows. */
+  from?: readonly string[];
+  to?: readonly string[];
+}
+
+/** Every node drops traffic from every node of every other component. */
+export function completeGrudge(components: readonly (readonly string[])[]): Grudge {
+  const grudge: Grudge = {};
+  for (const comp of components) {
+    const others = components.filter((c) => c !== comp).flat();
+    for (const node of comp) grudge[node] = [...others];
+  }
+  return grudge;
+}
+
+/** The first ⌊n/2⌋ nodes against the rest. */
+export function bisect(nodes: readonly string[]): [string[], string[]] {
+  const k = Math.floor(nodes.length / 2);
+  return [nodes.slice(0, k), nodes.slice(k)];
+}
+
+function needNodes(nodes: readonly string[], min: number, topology: string): void {
+  if (nodes.length < min)
+    throw new TargetError(
+      `partition "${topology}" needs at least ${min} nodes, the cluster has ${nodes.length}`,
+    );
+}
+
+/**
+ * Every node sees a majority (itself and its ring neighbours), and no two nodes see the same majority.
+ * Deterministic symmetric windows on a (shuffled) ring: each node keeps the k nearest on each side,
+ * with 2k + 1 ≥ majority. Needs ≥ 4 nodes: with 3 every majority window is the whole cluster.
+ */
+export function majoritiesRing(nodes: readonly string[]): Grudge {
+  needNodes(nodes, 4, 'majorities-ring');
+  const n = nodes.length;
+  const k = Math.ceil((majoritySize(n) - 1) / 2);
+  const grudge: Grudge = {};
+  nodes.forEach((node, i) => {
+    const visible = new Set<string>();
+    for (let d = -k; d <= k; d++) visible.add(nodes[(((i + d) % n) + n) % n] as string);
+    grudge[node] = nodes.filter((x) => !visible.has(x));
+  });
+  return grudge;
+}
+
+/** Two halves, plus one node in the middle that talks to both (Jepsen's bridge). */
+export function bridge(nodes: readonly string[]): Grudge {
+  needNodes(nodes, 3, 'bridge');
+  const [left, rest] = bisect(nodes);
+  const [middle, ...right] = rest as [string, ...string[]];
+  const grudge: Grudge = { [middle]: [] };
+  for (const a of left) grudge[a] = [...right];
+  for (const b of right) grudge[b] = [...left];
+  return grudge;
+}
+
+/** Drop nodes or targets that a grudge names but the cluster does not have. */
+export function validateGrudge(grudge: Grudge, nodes: readonly string[]): Grudge {
+  const out: Grudge = {};
+  for (const [node, from] of Object.entries(grudge)) {
+    if (!nodes.includes(node)) throw new TargetError(`grudge names unknown node ${node}`);
+    for (const f of from) {
+      if (!nodes.includes(f)) throw new TargetError(`grudge of ${node} names unknown node ${f}`);
+      if (f === node) throw new TargetError(`grudge of ${node} names the node itself`);
+    }
+    out[node] = [...new Set(from)];
+  }
+  return out;
+}
+
+export function computeGrudge(topology: string, nodes: readonly string[], opts: TopologyOptions): Grudge {
+  const { rng } = opts;
+  switch (topology) {
+    case 'halves':
+      needNodes(nodes, 2, topology);
+      return completeGrudge(bisect(nodes));
+    case 'random-halves':
+    case 'majority':
+      // Jepsen's :majority spec is a shuffled bisection: a majority component and a minority component.
+      needNodes(nodes, 2, topology);
+      return completeGrudge(bisect(shuffled(nodes, rng)));
+    case 'one': {
+      needNodes(nodes, 2, topology);
+      const node = opts.node ?? (shuffled(nodes, rng)[0] as string);
+      if (!nodes.includes(node)) throw new TargetError(`cannot isolate unknown node ${node}`);
+      return completeGrudge([[node], nodes.filter((x) => x !== node)]);
+    }
+    case 'majorities-ring':
+      return majoritiesRing(shuffled(nodes, rng));
+    case 'bridge':
+      return bridge(shuffled(nodes, rng));
+    case 'minority-third': {
+      const k = minorityThirdSize(nodes.length);
+      if (k === 0) throw new TargetError(`a cluster of ${nodes.length} node(s) has no minority third`);
+      const mixed = shuffled(nodes, rng);
+      return completeGrudge([mixed.slice(0, k), mixed.slice(k)]);
+    }
+    case 'primaries': {
+      const prim = opts.primaries ?? [];
+      if (prim.length === 0)
+        throw new TargetError('partition "primaries" needs the current primaries from the DB adapter');
+      for (const p of prim)
+        if (!nodes.includes(p)) throw new TargetError(`primary ${p} is not in the cluster`);
+      const rest = nodes.filter((x) => !prim.includes(x));
+      const comps = [...prim.map((p) => [p]), ...(rest.length > 0 ? [rest] : [])];
+      return completeGrudge(comps);
+    }
+    case 'asymmetric': {
+      needNodes(nodes, 2, topology);
+      let from = opts.from;
+      let to = opts.to;
+      if (!from || !to) [from, to] = bisect(shuffled(nodes, rng));
+      const grudge: Grudge = {};
+      // Receivers drop from senders: packets from → to vanish, to → from still flow.
+      for (const t of to) grudge[t] = from.filter((f) => f !== t);
+      return validateGrudge(grudge, nodes);
+    }
+    case 'grudge':
+      if (!opts.grudge) throw new TargetError('partition "grudge" needs an explicit grudge map');
+      return validateGrudge(opts.grudge, nodes);
+    default:
+      throw new TargetError(
+        `unknown partition topology "${topology}" (expected ${PARTITION_TOPOLOGIES.join(', ')})`,
+      );
+  }
+}
+
+/** Can `a` send to `b` under this grudge? */
+export function canReach(grudge: Grudge, a: string, b: string): boolean {
+  return !(grudge[b] ?? []).includes(a);
+}
+
+/** Node pairs (receiver, sender) that are cut, for evidence probes. */
+export function cutPairs(grudge: Grudge): Array<{ receiver: string; sender: string }> {
+  const out: Array<{ receiver: string; sender: string }> = [];
+  for (const [receiver, senders] of Object.entries(grudge))
+    for (const sender of senders) out.push({ receiver, sender });
+  return out;
+}
