@@ -170,6 +170,31 @@ const cases: Case[] = [
     not: ['strong-session-read-committed'],
   },
   {
+    name: 'G-single-item-process: a session misses its own earlier append',
+    ops: sequential(on(1, ok(['append', 'x', 1])), on(1, ok(['r', 'x', []]))),
+    options: { consistencyModels: ['strong-session-snapshot-isolation'] },
+    valid: false,
+    types: ['G-single-item-process'],
+    not: ['strong-session-snapshot-isolation'],
+  },
+  {
+    name: 'G2-item-realtime: write skew closed by realtime order',
+    ops: history(
+      [ok(['r', 'x', []]), ok(['append', 'x', 1], ['r', 'y', []]), ok(['append', 'y', 1])],
+      [
+        ['i', 1],
+        ['i', 2],
+        ['c', 2],
+        ['i', 0],
+        ['c', 0],
+        ['c', 1],
+      ],
+    ),
+    valid: false,
+    types: ['G2-item-realtime'],
+    not: ['strict-serializable'],
+  },
+  {
     name: 'empty-transaction-graph alone is unknown',
     ops: concurrent(ok(['r', 'x', []])),
     valid: 'unknown',
