@@ -138,8 +138,8 @@ function sshdConfig(dir: string, node: string, address: string): string {
     'UseDNS no',
     'PrintMotd no',
     'PrintLastLog no',
-    // The control node keeps ≤ 9 channels per connection and dials nodes in parallel.
-    'MaxSessions 16',
+    // OpenSSH's default: the control node's channel semaphore must keep us under it.
+    'MaxSessions 10',
     'MaxStartups 64:30:128',
     'ClientAliveInterval 0',
     'Subsystem sftp internal-sftp',

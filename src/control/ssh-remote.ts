@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { log } from '../util/log.ts';
@@ -17,7 +18,10 @@ import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote } from './ty
 export interface RemoteOptions extends ConnectionOptions {
   /** Run log directory: per-node `<node>.commands.jsonl` files are written here. */
   logDir?: string;
-  /** Concurrent channels per connection; kept below OpenSSH's MaxSessions (10). */
+  /**
+   * Concurrent channels per connection (default 6, at most 9). OpenSSH's MaxSessions is 10, but sshd
+   * frees a closed session a little after the close, so rapid reuse needs headroom (Jepsen uses 6 too).
+   */
   maxChannels?: number;
   /** Timeout for commands that do not set one (0 = none). */
   defaultTimeoutMs?: number;
@@ -28,6 +32,13 @@ export interface RemoteOptions extends ConnectionOptions {
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** Extra wait on the control side beyond the remote `timeout` before giving up on a silent node. */
 const WATCHDOG_SLACK_MS = (KILL_GRACE_S + 3) * 1000;
+
+interface Collected {
+  stdout: string;
+  stderr: string;
+  code: number;
+  watchdog: boolean;
+}
 
 /** One pooled connection per node, reopened lazily after it drops. */
 class NodeSession {
@@ -78,10 +89,22 @@ class NodeSession {
   }
 }
 
-function openExec(client: Client, command: string): Promise<ClientChannel> {
+/**
+ * Open an exec channel and hand it to `onStream` synchronously inside ssh2's callback: the exit status
+ * and close of a fast command can arrive in the same packet batch as the open confirmation, and an
+ * 'exit' emitted before listeners are attached is lost for good.
+ */
+function openExec(client: Client, command: string, onStream: (stream: ClientChannel) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     try {
-      client.exec(command, (err, stream) => (err ? reject(err) : resolve(stream)));
+      client.exec(command, (err, stream) => {
+        if (err) {
+          reject(err);
+          return;
+        }
+        onStream(stream);
+        resolve();
+      });
     } catch (err) {
       reject(err); // ssh2 throws synchronously when the connection is already gone
     }
@@ -108,7 +131,7 @@ class SshRemote implements Remote {
   constructor(nodes: readonly NodeSpec[], opts: RemoteOptions) {
     this.nodes = nodes;
     const connector = new SshConnector(opts);
-    const maxChannels = Math.min(Math.max(1, opts.maxChannels ?? 8), 9);
+    const maxChannels = Math.min(Math.max(1, opts.maxChannels ?? 6), 9);
     for (const n of nodes) {
       if (this.sessions.has(n.name)) throw new RemoteError(n.name, 'node name appears twice');
       this.sessions.set(n.name, new NodeSession(n, connector, maxChannels));
@@ -159,12 +182,14 @@ class SshRemote implements Remote {
     await session.channels.acquire();
     const start = performance.now();
     try {
-      let stream: ClientChannel;
+      let outcome: Promise<Collected> | undefined;
       // A refused channel means nothing ran, so one fresh connection and a retry are safe.
       for (let attempt = 0; ; attempt++) {
         const client = await session.get();
         try {
-          stream = await openExec(client, wire);
+          await openExec(client, wire, (stream) => {
+            outcome = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
+          });
           break;
         } catch (err) {
           session.discard(client);
@@ -172,7 +197,8 @@ class SshRemote implements Remote {
             throw new RemoteChannelError(node, `cannot open a channel: ${(err as Error).message}`);
         }
       }
-      const out = await this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
+      if (!outcome) throw new RemoteChannelError(node, 'channel opened without a stream');
+      const out = await outcome;
       const durationMs = performance.now() - start;
       if (looksTimedOut(out.code, durationMs, timeoutMs) || out.watchdog) {
         this.commandLog.write({ ...logged, code: out.code, durationMs, outcome: 'timeout' });
@@ -223,7 +249,7 @@ class SshRemote implements Remote {
     sudoPassword: string | undefined,
     timeoutMs: number,
     redacted: string,
-  ): Promise<{ stdout: string; stderr: string; code: number; watchdog: boolean }> {
+  ): Promise<Collected> {
     return new Promise((resolve, reject) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
@@ -250,7 +276,7 @@ class SshRemote implements Remote {
       });
       stream.on('close', () => {
         clearTimeout(timer);
-        if (code === null && !watchdog) {
+        if (code === null && signal === undefined && !watchdog) {
           reject(
             new RemoteChannelError(
               node,
@@ -262,7 +288,8 @@ class SshRemote implements Remote {
         resolve({
           stdout: Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
-          code: code ?? (signal ? 128 : -1),
+          // Killed by a signal: report it the way a shell would (128 + signal number).
+          code: code ?? (signal ? 128 + (osConstants.signals[signal as NodeJS.Signals] ?? 0) : -1),
           watchdog,
         });
       });

@@ -22,7 +22,7 @@ const adversarial = [
   '$(touch /tmp/faultline-quote-pwned)',
   '`touch /tmp/faultline-quote-pwned`',
   '$HOME',
-  '${IFS}',
+  ['$', '{IFS}'].join(''),
   'a\nb',
   '\n',
   'x; rm -rf /nonexistent-faultline',
