@@ -13,12 +13,6 @@ import { UserError } from '../util/errors.ts';
 export const FAULT_NAMES = ['partition', 'kill', 'pause', 'clock'] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 
-export interface FaultOpValue {
-  /** Target selector: one, minority, majority, all, primaries. */
-  targets: string;
-  [param: string]: unknown;
-}
-
 interface FaultClass {
   /** Target selectors drawn from by default. */
   targets: readonly string[];
@@ -92,18 +86,43 @@ export function finalFaultGenerator(faults: readonly FaultName[]): GenLike {
   return faults.map((name) => ({ ...CLASSES[name].stop }));
 }
 
-/** Which fault class an op belongs to, and whether it starts or ends a fault window. */
-export function classifyFaultOp(f: string): { fault: FaultName; starts: boolean } | null {
-  for (const name of FAULT_NAMES) {
-    const c = CLASSES[name];
-    if (c.stop.f === f) return { fault: name, starts: false };
-  }
-  const starts: Record<string, FaultName> = {
-    'start-partition': 'partition',
-    kill: 'kill',
-    pause: 'pause',
-    'bump-clock': 'clock',
+/**
+ * What a nemesis op means: the fault class whose window it opens or closes, the nemesis kind and the
+ * action. Jepsen's names first (start-partition/stop-partition, kill/start, pause/resume,
+ * bump-clock|strobe-clock/reset-clock, start-packet/stop-packet); any other `start-<kind>` /
+ * `stop-<kind>` addresses the nemesis of that kind (action from the op value, default "start").
+ */
+export interface FaultOpMeaning {
+  /** Window class: stop ops close every open window of their class. */
+  cls: string;
+  kind: string;
+  action: string;
+  starts: boolean;
+}
+
+const JEPSEN_OPS: Record<string, FaultOpMeaning> = {
+  'start-partition': { cls: 'partition', kind: 'partition', action: 'start', starts: true },
+  'stop-partition': { cls: 'partition', kind: 'partition', action: 'stop', starts: false },
+  kill: { cls: 'kill', kind: 'process', action: 'kill', starts: true },
+  start: { cls: 'kill', kind: 'process', action: 'start', starts: false },
+  pause: { cls: 'pause', kind: 'process', action: 'pause', starts: true },
+  resume: { cls: 'pause', kind: 'process', action: 'resume', starts: false },
+  'bump-clock': { cls: 'clock', kind: 'clock', action: 'bump', starts: true },
+  'strobe-clock': { cls: 'clock', kind: 'clock', action: 'strobe', starts: true },
+  'reset-clock': { cls: 'clock', kind: 'clock', action: 'reset', starts: false },
+};
+
+export function classifyFaultOp(f: string, value?: unknown): FaultOpMeaning | null {
+  const known = JEPSEN_OPS[f];
+  if (known) return known;
+  const m = /^(start|stop)-([a-z][a-z0-9-]*)$/.exec(f);
+  if (!m) return null;
+  const kind = m[2] as string;
+  const action = (value as { action?: unknown } | null)?.action;
+  return {
+    cls: kind,
+    kind,
+    action: typeof action === 'string' ? action : (m[1] as string),
+    starts: m[1] === 'start',
   };
-  const fault = starts[f];
-  return fault ? { fault, starts: true } : null;
 }

@@ -5,7 +5,7 @@ import type { DB, DbContext } from '../db/types.ts';
 import type { Rng } from '../generator/rng.ts';
 import { errorMessage } from '../util/errors.ts';
 import { log } from '../util/log.ts';
-import { classifyFaultOp, type FaultName, type FaultOpValue } from './faults.ts';
+import { classifyFaultOp, type FaultOpMeaning } from './faults.ts';
 import type { NemesisCompletion, NemesisDriver } from './interpreter.ts';
 
 /**
@@ -18,12 +18,13 @@ import type { NemesisCompletion, NemesisDriver } from './interpreter.ts';
  */
 export type NemesisLookup = (kind: string) => Promise<Nemesis>;
 
-const KIND: Record<FaultName, { kind: string; action: string }> = {
-  partition: { kind: 'partition', action: 'start' },
-  kill: { kind: 'process', action: 'kill' },
-  pause: { kind: 'process', action: 'pause' },
-  clock: { kind: 'clock', action: 'bump' },
-};
+/** A nemesis op's value: a target selector or node list, an optional partition topology, extra params. */
+export interface FaultOpValue {
+  targets?: string | string[];
+  topology?: string;
+  params?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
 
 export interface FaultDriverOptions {
   remote: Remote;
@@ -37,7 +38,7 @@ export interface FaultDriverOptions {
 
 export class FaultDriver implements NemesisDriver {
   private seq = 0;
-  private readonly active = new Map<string, { fault: FaultName; record: FaultRecord }>();
+  private readonly active = new Map<string, { cls: string; record: FaultRecord }>();
   /** Every record, in injection order, with its evidence and heal time: results.json's fault table. */
   readonly records: FaultRecord[] = [];
   private readonly rng: Rng;
@@ -52,14 +53,15 @@ export class FaultDriver implements NemesisDriver {
 
   /** Names of the faults active now (for the progress line). */
   activeFaults(): string[] {
-    return [...this.active.values()].map((a) => `${a.fault}:${a.record.nodes.join('+')}`);
+    return [...this.active.values()].map((a) => `${a.cls}:${a.record.nodes.join('+')}`);
   }
 
   async invoke(op: { f: string; value: unknown }): Promise<NemesisCompletion> {
-    const c = classifyFaultOp(op.f);
+    const c = classifyFaultOp(op.f, op.value);
     if (!c) return { value: op.value, error: `unknown nemesis op ${op.f}` };
-    if (c.starts) return this.start(c.fault, op.value as FaultOpValue);
-    return this.stop(c.fault);
+    const value = (op.value ?? {}) as FaultOpValue;
+    if (c.starts) return this.start(c, value);
+    return this.stop(c.cls);
   }
 
   private ledger(entry: Record<string, unknown>): void {
@@ -67,8 +69,10 @@ export class FaultDriver implements NemesisDriver {
   }
 
   /** Resolves a selector (one, minority, majority, all, primaries) to node names. */
-  async resolveTargets(selector: string, fault: FaultName): Promise<string[]> {
+  async resolveTargets(selector: string | string[] | undefined, cls: string): Promise<string[]> {
     const nodes = this.o.dbCtx.nodes;
+    if (Array.isArray(selector)) return selector.filter((n) => nodes.includes(n));
+    if (selector === undefined) return [...nodes];
     const shuffled = this.rng.shuffle(nodes);
     const minority = Math.max(1, Math.floor((nodes.length - 1) / 2));
     switch (selector) {
@@ -78,9 +82,7 @@ export class FaultDriver implements NemesisDriver {
         return shuffled.slice(0, minority);
       // A majority partition isolates a minority: the nodes listed are the isolated side.
       case 'majority':
-        return fault === 'partition'
-          ? shuffled.slice(0, minority)
-          : shuffled.slice(0, nodes.length - minority);
+        return cls === 'partition' ? shuffled.slice(0, minority) : shuffled.slice(0, nodes.length - minority);
       case 'all':
         return [...nodes];
       case 'primaries': {
@@ -92,17 +94,21 @@ export class FaultDriver implements NemesisDriver {
     }
   }
 
-  private async start(fault: FaultName, value: FaultOpValue): Promise<NemesisCompletion> {
-    const nodes = await this.resolveTargets(value.targets, fault);
+  private async start(c: FaultOpMeaning, value: FaultOpValue): Promise<NemesisCompletion> {
+    const nodes = await this.resolveTargets(value.targets, c.cls);
     const id = `w${++this.seq}`;
-    const { kind, action } = KIND[fault];
-    const params: Record<string, unknown> = { selector: value.targets };
-    if (fault === 'kill' || fault === 'pause') {
+    const { kind, action } = c;
+    const params: Record<string, unknown> = { ...value.params };
+    if (typeof value.targets === 'string') params.selector = value.targets;
+    if (kind === 'process') {
       params.pidFiles = Object.fromEntries(nodes.map((n) => [n, this.o.db.pidFile(this.o.dbCtx, n)]));
       params.process = this.o.db.name;
     }
-    if (fault === 'partition') params.allNodes = [...this.o.dbCtx.nodes];
-    if (fault === 'clock') params.deltaMs = value.deltaMs;
+    if (kind === 'partition') {
+      params.allNodes = [...this.o.dbCtx.nodes];
+      params.topology = value.topology ?? (typeof value.targets === 'string' ? value.targets : 'grudge');
+    }
+    if (value.deltaMs !== undefined) params.deltaMs = value.deltaMs;
     const spec: FaultSpec = { kind, action, targets: nodes, params };
     this.ledger({ event: 'intent', id, spec });
     let record: FaultRecord;
@@ -122,9 +128,12 @@ export class FaultDriver implements NemesisDriver {
         evidence: { landed: false, reason: `inject failed: ${errorMessage(err)}`, signals: [] },
         healedAt: now,
       });
-      return { value: { id, fault, nodes, landed: false }, error: `inject failed: ${errorMessage(err)}` };
+      return {
+        value: { id, fault: c.cls, nodes, landed: false },
+        error: `inject failed: ${errorMessage(err)}`,
+      };
     }
-    this.active.set(id, { fault, record });
+    this.active.set(id, { cls: c.cls, record });
     this.records.push(record);
     this.ledger({ event: 'injected', id, record });
     let evidence: FaultEvidence;
@@ -138,7 +147,7 @@ export class FaultDriver implements NemesisDriver {
     return {
       value: {
         id,
-        fault,
+        fault: c.cls,
         nodes,
         landed: evidence.landed,
         ...(evidence.reason && { reason: evidence.reason }),
@@ -147,19 +156,19 @@ export class FaultDriver implements NemesisDriver {
     };
   }
 
-  private async stop(fault: FaultName): Promise<NemesisCompletion> {
+  private async stop(cls: string): Promise<NemesisCompletion> {
     const healed: string[] = [];
     const errors: string[] = [];
     for (const [id, a] of [...this.active]) {
-      if (a.fault !== fault) continue;
+      if (a.cls !== cls) continue;
       try {
-        await this.heal(id, a.fault, a.record);
+        await this.heal(id, a.record);
         healed.push(id);
       } catch (err) {
         errors.push(`${id}: ${errorMessage(err)}`);
       }
     }
-    if (fault === 'kill') {
+    if (cls === 'kill') {
       // A killed daemon comes back through the DB protocol's own start (idempotent when running).
       const nodes = this.o.dbCtx.nodes;
       const results = await Promise.allSettled(nodes.map((n) => this.o.db.start(this.o.dbCtx, n)));
@@ -167,11 +176,11 @@ export class FaultDriver implements NemesisDriver {
         if (r.status === 'rejected') errors.push(`start ${nodes[i]}: ${errorMessage(r.reason)}`);
       });
     }
-    return { value: { fault, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
+    return { value: { fault: cls, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
   }
 
-  private async heal(id: string, fault: FaultName, record: FaultRecord): Promise<void> {
-    const nemesis = await this.o.lookup(KIND[fault].kind);
+  private async heal(id: string, record: FaultRecord): Promise<void> {
+    const nemesis = await this.o.lookup(record.spec.kind);
     await nemesis.heal(this.o.remote, record);
     record.healedAt = new Date().toISOString();
     this.active.delete(id);
@@ -183,7 +192,7 @@ export class FaultDriver implements NemesisDriver {
     const failed: string[] = [];
     for (const [id, a] of [...this.active]) {
       try {
-        await this.heal(id, a.fault, a.record);
+        await this.heal(id, a.record);
       } catch (err) {
         failed.push(`${id}: ${errorMessage(err)}`);
         log().error({ id, err: errorMessage(err) }, 'heal failed');

@@ -47,6 +47,11 @@ export interface TestRunOptions {
   workload: string;
   faults: readonly FaultName[];
   nemesisIntervalS: number;
+  /**
+   * A fault schedule of the caller's own (nemesis ops, see faults.ts for their names) instead of the one
+   * built from `faults`; `final` must heal everything `main` can start.
+   */
+  faultSchedule?: { main: GenLike; final: GenLike };
   /** Restrict the target selectors drawn per fault class (e.g. partition: ['primaries']). */
   faultTargets?: Partial<Record<FaultName, readonly string[]>>;
   /** How long the workload runs (the nemesis starts after `nemesisDelayS`). */
@@ -67,6 +72,13 @@ export interface TestRunOptions {
   onProgress?: (p: Progress) => void;
   /** Extra fields for test.json (the argv, the DB options …). */
   meta?: Record<string, unknown>;
+  /**
+   * An explicit nemesis schedule (e.g. a plan's steps, ops carrying their intended times) used instead
+   * of the generated fault cycle; `final` heals whatever it opened.
+   */
+  nemesisPlan?: { main: GenLike; final: GenLike };
+  /** Stops generating new ops (Ctrl-C, a deadline); faults are still healed and the history closed. */
+  signal?: AbortSignal;
 }
 
 export interface Progress {
@@ -119,7 +131,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   );
 
   const driver =
-    o.faults.length > 0 || o.replay
+    o.faults.length > 0 || o.replay || o.faultSchedule
       ? new FaultDriver({
           remote: o.remote,
           db: o.db,
@@ -170,6 +182,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
       rng,
       opTimeoutMs: o.opTimeoutMs,
       schedule,
+      ...(o.signal && { signal: o.signal }),
     });
     const progress = o.onProgress
       ? setInterval(() => {
@@ -239,20 +252,32 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
 export function buildGenerator(
   o: Pick<
     TestRunOptions,
-    'timeLimitS' | 'faults' | 'nemesisIntervalS' | 'rate' | 'nemesisDelayS' | 'recoveryS' | 'faultTargets'
+    | 'timeLimitS'
+    | 'faults'
+    | 'nemesisIntervalS'
+    | 'rate'
+    | 'nemesisDelayS'
+    | 'recoveryS'
+    | 'faultTargets'
+    | 'faultSchedule'
   >,
   main: GenLike,
   final: GenLike | null,
 ): Generator {
   const T = o.timeLimitS * SECOND;
-  const faults = faultGenerator(o.faults, o.nemesisIntervalS * SECOND, o.faultTargets);
+  const faults =
+    o.faultSchedule?.main ?? faultGenerator(o.faults, o.nemesisIntervalS * SECOND, o.faultTargets);
+  const heal = o.faultSchedule
+    ? o.faultSchedule.final
+    : o.faults.length > 0
+      ? finalFaultGenerator(o.faults)
+      : null;
   const clientPhase = clients(timeLimit(T, rate(o.rate, main)));
   const mainPhase = faults
     ? any(clientPhase, nemesis(timeLimit(T, [sleep((o.nemesisDelayS ?? 5) * SECOND), faults])))
     : clientPhase;
   const steps: GenLike[] = [mainPhase];
-  if (o.faults.length > 0)
-    steps.push(clients(logOp('healing cluster')), nemesis(finalFaultGenerator(o.faults)));
+  if (heal) steps.push(clients(logOp('healing cluster')), nemesis(heal));
   if (o.recoveryS > 0)
     steps.push(clients(logOp('waiting for recovery')), clients(sleep(o.recoveryS * SECOND)));
   if (final) steps.push(clients(timeLimit(60 * SECOND, final)));

@@ -51,8 +51,9 @@ async function runOnce(seed: number) {
     opTimeoutMs: 1000,
     schedule,
   }).run();
+  // main-phase client ops: the ones with an intended time (rate); final reads have none
   const client = schedule.ops
-    .filter((o) => o.thread !== 'nemesis' && o.kind === 'invoke')
+    .filter((o) => o.thread !== 'nemesis' && o.kind === 'invoke' && o.time !== undefined)
     .map((o) => `${o.f}:${JSON.stringify(o.value)}`);
   const faults = schedule.ops
     .filter((o) => o.thread === 'nemesis' && o.kind === 'invoke')
@@ -65,8 +66,11 @@ test('the same seed gives the same client ops and the same fault schedule; anoth
   const b = await runOnce(11);
   const c = await runOnce(12);
   t.true(a.client.length > 250, `ran ${a.client.length} client ops`);
-  // the main phase is deterministic up to the time limit; final reads are one per thread
-  t.deepEqual(a.client, b.client);
+  // The op sequence is fixed by the seed. How much of it runs before the time limit depends on how fast
+  // this (shared) machine dispatches, so one run's ops are a prefix of the other's.
+  const m = Math.min(a.client.length, b.client.length);
+  t.deepEqual(a.client.slice(0, m), b.client.slice(0, m));
+  t.true(m >= 0.8 * Math.max(a.client.length, b.client.length));
   t.true(a.faults.length >= 4, `faults: ${a.faults.join(' ')}`);
   const n = Math.min(a.faults.length, b.faults.length) - 2; // the last fault before the limit may race the cutoff
   t.deepEqual(a.faults.slice(0, n), b.faults.slice(0, n));

@@ -1,0 +1,140 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
+import type { Remote } from '../../src/control/types.ts';
+import type { DB, DbContext } from '../../src/db/types.ts';
+import { Rng } from '../../src/generator/index.ts';
+import { faultCheck } from '../../src/run/checks.ts';
+import { FaultDriver } from '../../src/run/nemesis-driver.ts';
+
+const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
+const remote = {
+  nodes: nodes.map((name) => ({ name, host: name, port: 22, user: 'root' })),
+} as unknown as Remote;
+
+/** A nemesis that records what it was asked; landing is decided per spec by `lands`. */
+function fakeNemesis(
+  kind: string,
+  calls: string[],
+  lands: (s: FaultSpec) => boolean,
+  failInject = false,
+): Nemesis {
+  return {
+    kind,
+    capabilities: async () => [],
+    async inject(_r, spec, id): Promise<FaultRecord> {
+      calls.push(`inject ${id} ${spec.kind}/${spec.action} ${(spec.targets as string[]).join(',')}`);
+      if (failInject) throw new Error('iptables: not found');
+      return {
+        id,
+        spec,
+        nodes: spec.targets as string[],
+        injectedAt: new Date().toISOString(),
+        undo: { spec },
+      };
+    },
+    async evidence(_r, rec) {
+      const landed = lands(rec.spec);
+      return { landed, ...(landed ? {} : { reason: 'counter stayed 0' }), signals: [] };
+    },
+    async heal(_r, rec) {
+      calls.push(`heal ${rec.id}`);
+    },
+    verifyClean: async () => ({ clean: true, fixed: [], found: [] }),
+  };
+}
+
+function fakeDb(calls: string[]): DB {
+  const db: Partial<DB> = {
+    name: 'fake',
+    primaries: async () => ['n3'],
+    pidFile: (_c: DbContext, n: string) => `/run/${n}.pid`,
+    start: async (_c: DbContext, n: string) => {
+      calls.push(`start ${n}`);
+    },
+  };
+  return db as DB;
+}
+
+function driver(calls: string[], opts: { failInject?: boolean; lands?: (s: FaultSpec) => boolean } = {}) {
+  const ledgerPath = join(mkdtempSync(join(tmpdir(), 'faultline-driver-')), 'ledger.jsonl');
+  const lands = opts.lands ?? (() => true);
+  const d = new FaultDriver({
+    remote,
+    db: fakeDb(calls),
+    dbCtx: { remote, nodes },
+    lookup: async (kind) => fakeNemesis(kind, calls, lands, opts.failInject),
+    rng: new Rng(1),
+    ledgerPath,
+  });
+  return { d, ledgerPath };
+}
+
+test('start/stop open and close fault windows; primaries resolve through the DB; ledger records every step', async (t) => {
+  const calls: string[] = [];
+  const { d, ledgerPath } = driver(calls);
+  const r1 = await d.invoke({ f: 'start-partition', value: { targets: 'primaries' } });
+  t.like(r1.value as object, { id: 'w1', fault: 'partition', nodes: ['n3'], landed: true });
+  t.deepEqual(d.activeWindows(), ['w1']);
+  const r2 = await d.invoke({ f: 'kill', value: { targets: 'minority' } });
+  t.is((r2.value as { nodes: string[] }).nodes.length, 2);
+  t.deepEqual(d.activeWindows(), ['w1', 'w2']);
+  await d.invoke({ f: 'stop-partition', value: { targets: 'all' } });
+  t.deepEqual(d.activeWindows(), ['w2']);
+  await d.invoke({ f: 'start', value: { targets: 'all' } });
+  t.is(d.activeWindows(), null);
+  // a kill window ends with the DB's own start on every node
+  t.deepEqual(
+    calls.filter((c) => c.startsWith('start ')).sort(),
+    nodes.map((n) => `start ${n}`),
+  );
+  t.true(calls.includes('inject w1 partition/start n3'));
+  const events = readFileSync(ledgerPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).event);
+  t.deepEqual(events, [
+    'intent',
+    'injected',
+    'evidence',
+    'intent',
+    'injected',
+    'evidence',
+    'healed',
+    'healed',
+  ]);
+  const rec = d.records[0] as FaultRecord;
+  t.is(rec.spec.params?.topology, 'primaries');
+  t.truthy(rec.healedAt);
+  t.is(faultCheck(d.records).valid, true);
+});
+
+test('a fault without landing evidence, or one that could not be injected, makes the faults check unknown', async (t) => {
+  const calls: string[] = [];
+  const { d } = driver(calls, { lands: (s) => s.kind !== 'process' });
+  await d.invoke({ f: 'pause', value: { targets: 'one' } });
+  await d.invoke({ f: 'resume', value: { targets: 'all' } });
+  const check = faultCheck(d.records);
+  t.is(check.valid, 'unknown');
+  t.regex(check.anomalies[0]?.explanation ?? '', /counter stayed 0/);
+
+  const failing = driver([], { failInject: true }).d;
+  const r = await failing.invoke({ f: 'start-partition', value: { targets: 'one' } });
+  t.regex(String(r.error), /inject failed: iptables: not found/);
+  t.is(failing.activeWindows(), null);
+  t.is(faultCheck(failing.records).valid, 'unknown');
+});
+
+test('healAll undoes whatever is still open', async (t) => {
+  const calls: string[] = [];
+  const { d } = driver(calls);
+  await d.invoke({ f: 'start-partition', value: { targets: 'majority' } });
+  await d.invoke({ f: 'bump-clock', value: { targets: 'one', deltaMs: 5000 } });
+  t.deepEqual(await d.healAll(), []);
+  t.is(d.activeWindows(), null);
+  t.deepEqual(calls.filter((c) => c.startsWith('heal')).sort(), ['heal w1', 'heal w2']);
+  // a majority partition isolates a minority (2 of 5)
+  t.is(d.records[0]?.nodes.length, 2);
+});
