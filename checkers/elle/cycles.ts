@@ -143,7 +143,21 @@ export function searchCycle(
   // (Tarjan ids: if x reaches y in another component, id(x) > id(y)).
   const compA = spec.kind === 'single' ? componentsOf(lg, legal & ~RW).comp : null;
   const first = spec.kind === 'G0' ? spec.extra || WW : spec.kind === 'G1c' ? WR : RW;
-  ensureScratch(m * STATES);
+  // Only the automaton flags this kind uses get state slots (at most 8 per vertex).
+  const used =
+    (spec.extra ? F_X : 0) |
+    (spec.kind === 'G1c' ? F_WR : 0) |
+    (spec.kind === 'nonadjacent' ? F_LASTRW | F_MULTI : 0) |
+    (spec.kind === 'adjacent' ? F_PHASE : 0);
+  const compact = new Int32Array(STATES);
+  const expand: number[] = [];
+  for (let f = 0; f < STATES; f++) {
+    if ((f & ~used) !== 0) continue;
+    compact[f] = expand.length;
+    expand.push(f);
+  }
+  const stride = expand.length;
+  ensureScratch(m * stride);
   const { stamp, parent, parentRel, queue } = scratch;
   let pops = 0;
   for (let s = 0; s < m; s++) {
@@ -161,7 +175,7 @@ export function searchCycle(
       const run = ++scratch.run;
       let head = 0;
       let tail = 0;
-      const st0 = t * STATES + f0;
+      const st0 = t * stride + compact[f0 & used]!;
       stamp[st0] = run;
       parent[st0] = -1;
       queue[tail++] = st0;
@@ -169,8 +183,8 @@ export function searchCycle(
         if ((++pops & 1023) === 0 && (performance.now() > deadline || signal?.aborted))
           return { timeout: true };
         const st = queue[head++]!;
-        const v = (st / STATES) | 0;
-        const f = st % STATES;
+        const v = (st / stride) | 0;
+        const f = expand[st % stride]!;
         for (let e = offsets[v]!; e < offsets[v + 1]!; e++) {
           const r = rels[e]!;
           if ((r & legal) === 0) continue;
@@ -199,7 +213,7 @@ export function searchCycle(
             if (accept(cycle)) return { cycle };
             continue;
           }
-          const ns = w * STATES + nf;
+          const ns = w * stride + compact[nf & used]!;
           if (stamp[ns] === run) continue;
           stamp[ns] = run;
           parent[ns] = st;
@@ -217,7 +231,7 @@ export function searchCycle(
     let st = lastState;
     let rel = closingRel;
     while (st !== -1) {
-      vs.push((st / STATES) | 0);
+      vs.push((st / stride) | 0);
       rs.push(rel);
       rel = parentRel[st]!;
       const p = parent[st]!;
