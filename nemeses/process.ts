@@ -1,0 +1,284 @@
+import { shellQuote } from '../src/control/quote.ts';
+import type { Remote } from '../src/control/types.ts';
+import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
+import type {
+  Capability,
+  CleanReport,
+  EvidenceSignal,
+  FaultEvidence,
+  FaultRecord,
+  InjectOptions,
+  Nemesis,
+} from './types.ts';
+
+/**
+ * Process faults: kill (-9), terminate (TERM), pause (STOP), resume (CONT), restart. A process is named
+ * only by the DB's pidfile or an exact pid, never by process name across nodes.
+ *
+ * params: pidFiles {node: path} | pidFile (same path everywhere) | pids {node: pid} | pid;
+ * startCommand (shell, run detached on the node: restart, and heal of kill/terminate); waitMs.
+ * Targets are resolved node names (spec.targets as a list).
+ */
+export const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
+
+interface ProcessUndo extends Record<string, unknown> {
+  action: string;
+  pids: Record<string, number>;
+  pidFiles: Record<string, string>;
+  startCommand?: string;
+  before: Record<string, string>;
+  /** After restart: the new pid per node. */
+  newPids?: Record<string, number>;
+}
+
+const PAUSED = 'paused';
+
+function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
+  if (Array.isArray(spec.targets)) return spec.targets;
+  if (typeof spec.targets === 'string' && remote.nodes.some((n) => n.name === spec.targets))
+    return [spec.targets];
+  throw new Error('process faults need resolved target nodes (a node name or list)');
+}
+
+export function statusStateCommand(pid: number): string {
+  return `sed -n 's/^State:[[:space:]]*//p' /proc/${pid}/status 2>/dev/null || true`;
+}
+
+async function stateOf(remote: Remote, node: string, pid: number): Promise<string> {
+  const r = await remote.exec(node, statusStateCommand(pid), { sudo: true, check: false });
+  return r.stdout.trim() || 'gone';
+}
+
+/** Zombies are as good as gone: the process ran its last instruction. */
+export function isGone(state: string): boolean {
+  return state === 'gone' || state.startsWith('Z') || state.startsWith('X');
+}
+
+async function readPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
+  const r = await remote.exec(node, `cat ${shellQuote(pidFile)} 2>/dev/null`, { sudo: true, check: false });
+  const pid = Number.parseInt(r.stdout.trim(), 10);
+  return Number.isInteger(pid) && pid > 1 ? pid : null;
+}
+
+async function waitFor(pred: () => Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
+  const end = performance.now() + ms;
+  for (;;) {
+    if (await pred()) return true;
+    if (performance.now() > end) return false;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+function startDetached(command: string): string {
+  return `setsid sh -c ${shellQuote(command)} </dev/null >/dev/null 2>&1 &`;
+}
+
+export const processNemesis: Nemesis & { kind: 'process' } = {
+  kind: 'process',
+
+  async capabilities(remote, node): Promise<Capability[]> {
+    const r = await remote.exec(node, 'test -r /proc/self/status && command -v kill && command -v setsid', {
+      check: false,
+    });
+    return [
+      {
+        name: 'signals',
+        available: r.code === 0,
+        ...(r.code !== 0 && { reason: 'needs /proc, kill and setsid (util-linux)' }),
+      },
+    ];
+  },
+
+  async inject(remote, spec, id, opts?: InjectOptions): Promise<FaultRecord> {
+    const action = spec.action;
+    if (!(PROCESS_ACTIONS as readonly string[]).includes(action))
+      throw new Error(`process: unknown action "${action}" (expected ${PROCESS_ACTIONS.join(', ')})`);
+    const p = spec.params ?? {};
+    const nodes = targetsOf(spec, remote);
+    const pidFiles: Record<string, string> = {};
+    const pids: Record<string, number> = {};
+    const before: Record<string, string> = {};
+    await Promise.all(
+      nodes.map(async (node) => {
+        const explicit =
+          (p.pids as Record<string, number> | undefined)?.[node] ??
+          (typeof p.pid === 'number' ? p.pid : undefined);
+        const file =
+          (p.pidFiles as Record<string, string> | undefined)?.[node] ?? (p.pidFile as string | undefined);
+        if (file) pidFiles[node] = file;
+        const pid = explicit ?? (file ? await readPid(remote, node, file) : null);
+        if (!pid) throw new Error(`${node}: no pid (pidfile ${file ?? 'not given'} is missing or empty)`);
+        pids[node] = pid;
+        before[node] = await stateOf(remote, node, pid);
+        if (isGone(before[node] as string) && action !== 'restart')
+          throw new Error(`${node}: pid ${pid} is not running (nothing to ${action})`);
+      }),
+    );
+    const undo: ProcessUndo = {
+      action,
+      pids,
+      pidFiles,
+      before,
+      ...(typeof p.startCommand === 'string' && { startCommand: p.startCommand }),
+    };
+    const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
+    await opts?.beforeApply?.(record);
+    const signal = { kill: 'KILL', terminate: 'TERM', pause: 'STOP', resume: 'CONT', restart: 'TERM' }[
+      action as (typeof PROCESS_ACTIONS)[number]
+    ];
+    await Promise.all(
+      nodes.map(async (node) => {
+        const pid = pids[node] as number;
+        const marker =
+          action === 'pause' ? ` && ${writeMarkerCommand(nodeStateDir(node, PAUSED), String(pid), id)}` : '';
+        const unmark =
+          action === 'resume' ? `; rm -f ${shellQuote(`${nodeStateDir(node, PAUSED)}/${pid}`)}` : '';
+        await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
+          sudo: true,
+          check: action !== 'restart',
+        });
+        if (action === 'restart') {
+          await waitFor(async () => isGone(await stateOf(remote, node, pid)), Number(p.waitMs ?? 10_000));
+          if (!undo.startCommand) throw new Error(`${node}: restart needs params.startCommand`);
+          await remote.exec(node, startDetached(undo.startCommand), { sudo: true });
+          const file = pidFiles[node];
+          let fresh: number | null = null;
+          await waitFor(
+            async () => {
+              fresh = file ? await readPid(remote, node, file) : null;
+              return fresh !== null && fresh !== pid && !isGone(await stateOf(remote, node, fresh));
+            },
+            Number(p.waitMs ?? 10_000),
+          );
+          if (fresh) {
+            undo.newPids ??= {};
+            undo.newPids[node] = fresh;
+          }
+        }
+      }),
+    );
+    return record;
+  },
+
+  async evidence(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as ProcessUndo;
+    const waitMs = Number(record.spec.params?.waitMs ?? 5000);
+    const signals: EvidenceSignal[] = await Promise.all(
+      record.nodes.map(async (node): Promise<EvidenceSignal> => {
+        const pid = undo.pids[node] as number;
+        let during = await stateOf(remote, node, pid);
+        const expect: Record<string, (s: string) => boolean> = {
+          kill: isGone,
+          terminate: isGone,
+          restart: isGone,
+          pause: (s) => s.startsWith('T'),
+          resume: (s) => !isGone(s) && !s.startsWith('T'),
+        };
+        const ok = expect[undo.action] ?? (() => false);
+        // TERM may take a moment to finish a graceful shutdown; the state is polled, never slept on.
+        if (!ok(during)) {
+          await waitFor(async () => ok((during = await stateOf(remote, node, pid))), waitMs);
+        }
+        const sig: EvidenceSignal = {
+          side: 'victim',
+          node,
+          signal: `/proc/${pid}/status State`,
+          before: undo.before[node],
+          during,
+          landed: ok(during),
+        };
+        if (undo.action === 'restart') {
+          const fresh = undo.newPids?.[node];
+          const freshState = fresh ? await stateOf(remote, node, fresh) : 'gone';
+          sig.signal = `pid ${pid} gone, new pid from ${undo.pidFiles[node] ?? 'pidfile'}`;
+          sig.after = fresh ? `pid ${fresh}: ${freshState}` : 'no new pid';
+          sig.landed = sig.landed && fresh !== undefined && !isGone(freshState);
+        }
+        return sig;
+      }),
+    );
+    const landed = signals.length > 0 && signals.every((s) => s.landed);
+    return {
+      landed,
+      ...(!landed && {
+        reason: `not landed: ${signals
+          .filter((s) => !s.landed)
+          .map((s) => `${s.node} ${s.signal}=${String(s.during)}`)
+          .join('; ')}`,
+      }),
+      signals,
+    };
+  },
+
+  async heal(remote, record): Promise<void> {
+    const undo = record.undo as Partial<ProcessUndo>;
+    const pids = undo.pids ?? {};
+    await Promise.all(
+      Object.entries(pids).map(async ([node, pid]) => {
+        if (undo.action === 'pause') {
+          await remote.exec(
+            node,
+            `kill -CONT ${pid} 2>/dev/null; rm -f ${shellQuote(`${nodeStateDir(node, PAUSED)}/${pid}`)}`,
+            { sudo: true, check: false },
+          );
+        } else if ((undo.action === 'kill' || undo.action === 'terminate') && undo.startCommand) {
+          // Restart only if the DB is not already back (the runner may have started it itself).
+          const file = undo.pidFiles?.[node];
+          const cur = file ? await readPid(remote, node, file) : null;
+          if (cur === null || cur === pid || isGone(await stateOf(remote, node, cur)))
+            await remote.exec(node, startDetached(undo.startCommand), { sudo: true });
+        }
+      }),
+    );
+  },
+
+  async evidenceAfterHeal(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as ProcessUndo;
+    if (undo.action !== 'pause')
+      return { landed: true, signals: [], reason: `${undo.action}: nothing to re-measure` };
+    const signals: EvidenceSignal[] = await Promise.all(
+      Object.entries(undo.pids).map(async ([node, pid]) => {
+        const after = await stateOf(remote, node, pid);
+        return {
+          side: 'victim' as const,
+          node,
+          signal: `/proc/${pid}/status State`,
+          before: undo.before[node],
+          after,
+          landed: !after.startsWith('T') && !isGone(after),
+        };
+      }),
+    );
+    const ok = signals.every((s) => s.landed);
+    return { landed: ok, ...(!ok && { reason: 'a paused process is still stopped or gone' }), signals };
+  },
+
+  async verifyClean(remote, node): Promise<CleanReport> {
+    const dir = nodeStateDir(node, PAUSED);
+    const r = await remote.exec(node, listMarkersCommand(dir), { sudo: true, check: false });
+    const markers = parseMarkers(r.stdout);
+    const found: string[] = [];
+    const fixed: string[] = [];
+    for (const m of markers) {
+      const pid = Number(m.name);
+      const state = Number.isInteger(pid) ? await stateOf(remote, node, pid) : 'gone';
+      found.push(`paused pid ${m.name} (fault ${m.value}): ${state}`);
+      if (state.startsWith('T')) {
+        await remote.exec(node, `kill -CONT ${pid}`, { sudo: true, check: false });
+        fixed.push(`continued pid ${pid} (paused by ${m.value})`);
+      }
+      await remote.exec(node, `rm -f ${shellQuote(`${dir}/${m.name}`)}`, { sudo: true, check: false });
+    }
+    const still = await Promise.all(
+      markers.map(async (m) =>
+        (await stateOf(remote, node, Number(m.name))).startsWith('T') ? m.name : null,
+      ),
+    );
+    const left = still.filter((x): x is string => x !== null);
+    return {
+      clean: left.length === 0,
+      fixed,
+      found: [...found, ...left.map((p) => `still stopped: pid ${p}`)],
+    };
+  },
+};
