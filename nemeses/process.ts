@@ -177,7 +177,10 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         const ok = expect[undo.action] ?? (() => false);
         // TERM may take a moment to finish a graceful shutdown; the state is polled, never slept on.
         if (!ok(during)) {
-          await waitFor(async () => ok((during = await stateOf(remote, node, pid))), waitMs);
+          await waitFor(async () => {
+            during = await stateOf(remote, node, pid);
+            return ok(during);
+          }, waitMs);
         }
         const sig: EvidenceSignal = {
           side: 'victim',
