@@ -248,7 +248,13 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
   }
   mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const subnet = await claimSubnet(name, opts.subnet);
+  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
+  try {
+    subnet = await claimSubnet(name, opts.subnet);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const state: LocalClusterState = {
     name,
