@@ -29,6 +29,10 @@ function entry(name: string, summary: string, load: () => Promise<LoadedChecker>
 }
 
 export const REGISTRY: readonly RegistryEntry[] = [
+  entry('linearizable', 'Porcupine-class linearizability against a model (--model)', async () => {
+    const m = await import('./linearizability/index.ts');
+    return { checker: m.linearizabilityChecker as Checker<never>, schema: m.linearizabilityOptionsSchema };
+  }),
   entry('elle', 'Elle-class transactional checking: list-append / rw-register (--workload)', async () => {
     const m = await import('./elle/index.ts');
     return { checker: m.elleChecker as Checker<never>, schema: m.elleOptionsSchema };

@@ -86,3 +86,33 @@ test('faultline check --list names every checker', async (t) => {
   for (const name of ['set-full', 'no-lost-ack', 'fairness', 'elle'])
     t.regex(r.stdout, new RegExp(`^${name} `, 'm'));
 });
+
+test('faultline check: --model/--timeout reach linearizable, --workload/--consistency-models reach elle', async (t) => {
+  const lin = await check(
+    fixture('porcupine/jepsen/etcd_000.log'),
+    '--checker',
+    'linearizable',
+    '--model',
+    'cas-register',
+    '--timeout',
+    '30s',
+  );
+  t.is(lin.exitCode, 1, lin.stderr);
+  t.regex(lin.stdout, /^linearizable: INVALID$/m);
+  const elle = await check(
+    fixture('elle/histories/elle/paper-example.edn'),
+    '--checker',
+    'elle',
+    '--workload',
+    'list-append',
+    '--consistency-models',
+    'strict-serializable',
+    '--cycle-search-timeout',
+    '1s',
+  );
+  t.is(elle.exitCode, 1, elle.stderr);
+  t.regex(elle.stdout, /G-single-item/);
+  const noWorkload = await check(fixture('elle/histories/elle/rw-register.json'), '--checker', 'elle');
+  t.is(noWorkload.exitCode, 254);
+  t.regex(noWorkload.stderr, /elle: workload: /);
+});
