@@ -30,6 +30,8 @@ export class EdnSyntaxError extends Error {
     readonly line: number,
     readonly offset: number,
     readonly reason: string,
+    /** The text ended inside a value: more input could complete it (used by the streaming reader). */
+    readonly incomplete = false,
   ) {
     super(`line ${line}: ${reason}`);
   }
@@ -90,6 +92,11 @@ export class EdnReader {
     throw new EdnSyntaxError(lineAt(this.text, offset), offset, reason);
   }
 
+  /** Fails because the input ended inside a value. */
+  failEnd(reason: string, offset = this.pos): never {
+    throw new EdnSyntaxError(lineAt(this.text, offset), offset, reason, true);
+  }
+
   /** Skips whitespace, commas, comments and `#_` discards; returns the next char code, or END. */
   skip(): number {
     const t = this.text;
@@ -114,7 +121,7 @@ export class EdnReader {
 
   private readRequired(what: string): unknown {
     const c = this.skip();
-    if (c === END) this.fail(`end of input while expecting ${what}`);
+    if (c === END) this.failEnd(`end of input while expecting ${what}`);
     const v = this.readValueAt(c);
     if (v === NO_VALUE) this.fail(`unexpected '${String.fromCharCode(c)}' while expecting ${what}`);
     return v;
@@ -170,7 +177,7 @@ export class EdnReader {
     const out: unknown[] = [];
     for (;;) {
       const c = this.skip();
-      if (c === END) this.fail(`unterminated ${close === 93 ? 'vector' : 'list'}`, start);
+      if (c === END) this.failEnd(`unterminated ${close === 93 ? 'vector' : 'list'}`, start);
       if (c === close) {
         this.pos++;
         return out;
@@ -189,7 +196,7 @@ export class EdnReader {
     let pairs: [unknown, unknown][] | undefined;
     for (;;) {
       let c = this.skip();
-      if (c === END) this.fail('unterminated map', start);
+      if (c === END) this.failEnd('unterminated map', start);
       if (c === 125 /* } */) {
         this.pos++;
         if (pairs) return { '#map': pairs };
@@ -202,7 +209,7 @@ export class EdnReader {
       const prop = this.keyProp;
       const keyValue = this.keyValue;
       c = this.skip();
-      if (c === END) this.fail('unterminated map', start);
+      if (c === END) this.failEnd('unterminated map', start);
       const value = this.readValueAt(c);
       if (value === NO_VALUE) this.fail('map has a key with no value', keyOffset);
       if (pairs) {
@@ -269,7 +276,7 @@ export class EdnReader {
     // the file, that would search to the end for every string, which is quadratic on big histories.)
     let i = start;
     for (;;) {
-      if (i >= this.n) this.fail('unterminated string');
+      if (i >= this.n) this.failEnd('unterminated string');
       const c = t.charCodeAt(i);
       if (c === 34) {
         this.pos = i + 1;
@@ -281,7 +288,7 @@ export class EdnReader {
     // Slow path: escapes.
     let out = t.slice(start, i);
     for (;;) {
-      if (i >= this.n) this.fail('unterminated string', start - 1);
+      if (i >= this.n) this.failEnd('unterminated string', start - 1);
       const c = t.charCodeAt(i);
       if (c === 34) break;
       if (c !== 92) {
@@ -430,7 +437,7 @@ export class EdnReader {
   private readChar(): unknown {
     const t = this.text;
     const start = this.pos;
-    if (this.pos + 1 >= this.n) this.fail('end of input after \\');
+    if (this.pos + 1 >= this.n) this.failEnd('end of input after \\');
     // The first character is taken literally even if it is a delimiter: `\(`, `\ ` (rare), `\,`.
     let i = this.pos + 2;
     while (!isDelim(t.charCodeAt(i))) i++;

@@ -1,6 +1,8 @@
+import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { InputError } from '../util/errors.ts';
 import { EdnSyntaxError, ednHistoryValues, lineAt } from './edn.ts';
+import { streamEdnHistory } from './edn-stream.ts';
 import type { HistoryEvent } from './event.ts';
 import { eventFromOpMap, OpMapError } from './jepsen.ts';
 import { type JsonlReadOptions, parseEventLine, readJsonlBatches } from './jsonl.ts';
@@ -73,9 +75,10 @@ export function detectFormatOf(head: string, file = '<input>'): HistoryFormat {
 /** Reads a whole history into memory. For JSONL prefer {@link readEvents} on very large files. */
 export async function loadHistory(file: string, opts: LoadOptions = {}): Promise<HistoryEvent[]> {
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
-  if (format === 'jsonl') {
+  if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv') {
     const out: HistoryEvent[] = [];
-    for await (const batch of readJsonlBatches(file, opts)) for (const ev of batch) out.push(ev);
+    for await (const batch of readEventBatches(file, { ...opts, format }))
+      for (const ev of batch) out.push(ev);
     return out;
   }
   return parseHistoryText(await readText(file), format, file);
@@ -116,21 +119,41 @@ export async function* readEventBatches(
     return;
   }
   if (format === 'edn' || format === 'porcupine-kv') {
-    // The text is read whole, but ops are converted and handed on batch by batch, never all kept.
-    const text = await readText(file);
-    let batch: HistoryEvent[] = [];
-    for (const ev of ednEvents(text, file, format === 'edn' ? 'lossless' : 'plain')) {
-      batch.push(ev);
-      if (batch.length === 8192) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) yield batch;
+    yield* readEdnBatches(file, format === 'edn' ? 'lossless' : 'plain', opts.chunkSize);
     return;
   }
   const all = await loadHistory(file, { ...opts, format });
   for (let i = 0; i < all.length; i += 8192) yield all.slice(i, i + 8192);
+}
+
+/** EDN histories, streamed: memory stays proportional to one chunk whatever the file size. */
+async function* readEdnBatches(
+  file: string,
+  mode: 'plain' | 'lossless',
+  chunkSize = 1 << 20,
+): AsyncGenerator<HistoryEvent[]> {
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: chunkSize });
+  let position = 0;
+  try {
+    for await (const located of streamEdnHistory(stream as AsyncIterable<string>, mode)) {
+      const batch: HistoryEvent[] = new Array(located.length);
+      for (let i = 0; i < located.length; i++) {
+        const { value, line } = located[i]!;
+        try {
+          batch[i] = eventFromOpMap(value, position++);
+        } catch (err) {
+          if (err instanceof OpMapError) throw new InputError(file, line, err.field, err.reason);
+          throw err;
+        }
+      }
+      yield batch;
+    }
+  } catch (err) {
+    if (err instanceof EdnSyntaxError) throw new InputError(file, err.line, null, `EDN: ${err.reason}`);
+    throw fileError(file, err);
+  } finally {
+    stream.destroy();
+  }
 }
 
 async function readText(file: string): Promise<string> {

@@ -27,20 +27,25 @@ const base = (i: number): Omit<HistoryEvent, 'index'> => ({
 
 test('batches are written and fsynced by count', async (t) => {
   const synced: number[] = [];
+  let wake: (() => void) | undefined;
   const p = join(dir, 'count.jsonl');
   const w = await HistoryWriter.open(p, {
     syncEvery: 10,
     syncIntervalMs: 60_000,
-    onSynced: (n) => synced.push(n),
+    onSynced: (n) => {
+      synced.push(n);
+      wake?.();
+    },
   });
-  // Batches go to the disk when the event loop gets control, as they do under a real client load.
   for (let i = 0; i < 25; i++) {
     w.record(base(i));
-    if (i % 10 === 9) await new Promise((r) => setTimeout(r, 20));
+    // A full batch goes to the disk as soon as the event loop gets control; wait for it.
+    if (i % 10 === 9) await new Promise<void>((r) => (wake = r));
   }
   await new Promise((r) => setTimeout(r, 50));
   t.deepEqual(synced, [10, 20], 'two full batches, the last 5 still pending');
   t.is(w.durableCount, 20);
+  t.is(w.backlog, 5);
   await w.close();
   t.deepEqual(synced, [10, 20, 25]);
   t.is((await loadHistory(p)).length, 25);
