@@ -5,7 +5,7 @@ import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
 import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
-import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
+import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import { type PartitionStatus, type PartitionSummary, summarizeSearch } from './summary.ts';
 
 export interface CheckOperationsOptions {
@@ -16,6 +16,8 @@ export interface CheckOperationsOptions {
   workers?: number;
   /** Use threads only when the history has at least this many ops (thread start-up costs ~100 ms). */
   parallelThreshold?: number;
+  /** Linearize read-only ops greedily (default true); false searches exactly as Porcupine does. */
+  greedyReads?: boolean;
 }
 
 export interface PartitionResult extends PartitionSummary {
@@ -58,8 +60,9 @@ export async function checkPartitionsInline(
   partitions: readonly Partition[],
   deadline: number,
   signal: AbortSignal | undefined,
+  searchOptions: SearchOptions = {},
 ): Promise<EngineResult> {
-  const searches = partitions.map((p) => new PartitionSearch(model, p.ops));
+  const searches = partitions.map((p) => new PartitionSearch(model, p.ops, searchOptions));
   const ms = new Float64Array(searches.length);
   let running = searches.map((_, i) => i).filter((i) => searches[i]?.status === 'running');
   let timedOut = false;
@@ -122,6 +125,7 @@ export async function checkOperations(
   const deadline = opts.timeoutMs && opts.timeoutMs > 0 ? started + opts.timeoutMs : Number.POSITIVE_INFINITY;
   const totalOps = partitions.reduce((n, p) => n + p.ops.length, 0);
   const spec = modelSpecOf(model);
+  const searchOptions: SearchOptions = { greedyReads: opts.greedyReads ?? true };
   const wantWorkers = Math.min(opts.workers ?? 0, partitions.length);
   const useWorkers =
     spec !== undefined &&
@@ -130,9 +134,16 @@ export async function checkOperations(
   let engine: EngineResult;
   if (useWorkers) {
     const { checkPartitionsInWorkers } = await import('./parallel.ts');
-    engine = await checkPartitionsInWorkers(spec, partitions, wantWorkers, deadline, opts.signal);
+    engine = await checkPartitionsInWorkers(
+      spec,
+      partitions,
+      wantWorkers,
+      deadline,
+      opts.signal,
+      searchOptions,
+    );
   } else {
-    engine = await checkPartitionsInline(model, partitions, deadline, opts.signal);
+    engine = await checkPartitionsInline(model, partitions, deadline, opts.signal, searchOptions);
   }
   const results: PartitionResult[] = engine.summaries.map((s, i) => ({
     ...s,

@@ -29,6 +29,11 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * model does not understand. `op.type === 'info'` means the output is unknown.
    */
   encode(op: Operation): EncodedIO<I, O> | null;
+  /**
+   * True when the op leaves the state unchanged in every state where it is legal (reads, a failed
+   * cas): the search then linearizes it greedily. Must be exact; when unsure, return false.
+   */
+  readOnly?(input: I, output: O): boolean;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;

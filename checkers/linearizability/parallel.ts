@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { EngineResult } from './check.ts';
 import type { ModelSpec } from './models/index.ts';
 import type { Partition } from './prepare.ts';
-import type { SearchOp } from './search.ts';
+import type { SearchOp, SearchOptions } from './search.ts';
 import type { PartitionSummary } from './summary.ts';
 import type { WorkerJob, WorkerMessage } from './worker.ts';
 
@@ -52,6 +52,7 @@ export async function checkPartitionsInWorkers(
   workers: number,
   deadline: number,
   signal: AbortSignal | undefined,
+  searchOptions: SearchOptions = {},
 ): Promise<EngineResult> {
   const cancelBuffer = new SharedArrayBuffer(4);
   const cancel = new Int32Array(cancelBuffer);
@@ -73,7 +74,7 @@ export async function checkPartitionsInWorkers(
                 (o): SearchOp => ({ call: o.call, ret: o.ret, input: o.input, output: o.output }),
               ),
             }));
-            const worker = startWorker({ spec, parts, deadlineEpochMs, cancel: cancelBuffer });
+            const worker = startWorker({ spec, parts, deadlineEpochMs, cancel: cancelBuffer, searchOptions });
             let finished = false;
             worker.on('message', (m: WorkerMessage) => {
               if (m.kind === 'result') {

@@ -42,7 +42,19 @@ function zobristKeys(n: number): Int32Array {
  * - model states are interned integers with a memoized step table (StateSpace);
  * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
  * - the cache is an open-addressing hash set over (bitset, state id) with bitsets in one flat pool.
+ *
+ * One pruning beyond Porcupine: an op the model calls read-only (legal only without changing the
+ * state, e.g. a read or a failed cas) is linearized as soon as it is a legal candidate, without
+ * branching. If any linearization exists from a configuration where such an op r is a legal candidate,
+ * one exists with r first: moving r to the front keeps every state and only loosens real-time
+ * constraints (no unlinearized op returned before r was called, or r would not be a candidate). So when
+ * "r first" fails, or was already explored, the configuration fails and the search backtracks.
  */
+export interface SearchOptions {
+  /** Linearize read-only ops greedily (default true); false reproduces Porcupine's search exactly. */
+  greedyReads?: boolean;
+}
+
 export class PartitionSearch {
   readonly n: number;
   readonly space: StateSpace;
@@ -64,6 +76,8 @@ export class PartitionSearch {
   private readonly isCall: Uint8Array;
   private readonly match: Int32Array;
   private readonly zob: Int32Array;
+  /** 1 for ops linearized greedily (see the class comment); all 0 when the option is off. */
+  private readonly readOnly: Uint8Array;
   private readonly bits: Uint32Array;
   private readonly stackNode: Int32Array;
   private readonly stackSid: Int32Array;
@@ -78,9 +92,16 @@ export class PartitionSearch {
   private entryBits: Uint32Array;
   private entryCount = 0;
 
-  constructor(model: AnyModel, ops: readonly SearchOp[]) {
+  constructor(model: AnyModel, ops: readonly SearchOp[], options: SearchOptions = {}) {
     const n = ops.length;
     this.n = n;
+    this.readOnly = new Uint8Array(n);
+    if ((options.greedyReads ?? true) && model.readOnly) {
+      for (let i = 0; i < n; i++) {
+        const o = ops[i] as SearchOp;
+        if (model.readOnly(o.input, o.output)) this.readOnly[i] = 1;
+      }
+    }
     this.space = new StateSpace(
       model,
       ops.map((o) => o.input),
@@ -147,7 +168,8 @@ export class PartitionSearch {
   /** Run at most `budget` loop iterations; returns the status afterwards. */
   run(budget: number): SearchStatus {
     if (this.status !== 'running') return this.status;
-    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, tail, n } = this;
+    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, tail, n, readOnly } =
+      this;
     let memo = space.memo;
     let denseRows = space.denseRows;
     let e = this.cursor;
@@ -196,11 +218,21 @@ export class PartitionSearch {
             continue;
           }
           bits[w] = (bits[w] as number) & ~mask;
+          // A read-only op's "go first" configuration was explored and failed: so does this one.
+          if (readOnly[op] !== 1) {
+            e = next[e] as number;
+            continue;
+          }
+        } else {
+          e = next[e] as number;
+          continue;
         }
-        e = next[e] as number;
-      } else {
-        // A return whose op is not linearized: nothing after it may go first. Backtrack.
-        if (depth >= this.bestLen) this.recordBest(depth, nodeOp[e] as number, sid);
+      } else if (depth >= this.bestLen) {
+        // A return whose op is not linearized: nothing after it may go first.
+        this.recordBest(depth, nodeOp[e] as number, sid);
+      }
+      // Backtrack. Popping a read-only op pops again: trying other ops in its place cannot succeed.
+      for (;;) {
         if (depth === 0) {
           status = 'illegal';
           break;
@@ -218,7 +250,9 @@ export class PartitionSearch {
         next[prev[c] as number] = c;
         prev[next[c] as number] = c;
         e = next[c] as number;
+        if (readOnly[op] !== 1) break;
       }
+      if (status === 'illegal') break;
     }
     this.cursor = e;
     this.sid = sid;

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createModel, type ModelSpec } from './models/index.ts';
-import { PartitionSearch, type SearchOp, SLICE_ITERATIONS } from './search.ts';
+import { PartitionSearch, type SearchOp, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import { type PartitionSummary, summarizeSearch } from './summary.ts';
 
 /**
@@ -15,6 +15,7 @@ export interface WorkerJob {
   deadlineEpochMs: number;
   /** Int32 flag: 0 run, 1 an illegal partition was found, 2 aborted. */
   cancel: SharedArrayBuffer;
+  searchOptions: SearchOptions;
 }
 
 export type WorkerMessage =
@@ -27,7 +28,7 @@ function runJob(job: WorkerJob, post: (m: WorkerMessage) => void): void {
   const cancel = new Int32Array(job.cancel);
   const searches = job.parts.map((p) => ({
     index: p.index,
-    search: new PartitionSearch(model, p.ops),
+    search: new PartitionSearch(model, p.ops, job.searchOptions),
     ms: 0,
   }));
   let running = searches;

@@ -29,6 +29,7 @@ export function makeCounter(initialValue: unknown): Model<number, CounterInput, 
       return state === output.value ? state : ILLEGAL;
     },
     equal: (a, b) => a === b,
+    readOnly: (input) => input.f === 'read',
     hash: hashNumber,
     encode(op) {
       if (op.f === 'add') {

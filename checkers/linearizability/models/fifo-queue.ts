@@ -29,6 +29,9 @@ export function makeFifoQueue(): Model<QueueState, QueueInput, QueueOutput> {
       return state.slice(1);
     },
     equal: (a, b) => a.length === b.length && a.every((x, i) => deepEqual(x, b[i])),
+    // A dequeue that saw nil is legal only on the empty queue, which it leaves empty.
+    readOnly: (input, output) =>
+      input.f === 'dequeue' && output.known && (output.value === null || output.value === undefined),
     hash: hashValue,
     encode(op) {
       if (op.f !== 'enqueue' && op.f !== 'dequeue') {

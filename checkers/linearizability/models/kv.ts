@@ -77,6 +77,7 @@ export function makeKv(initialValue: unknown): Model<KvState, KvInput, KvOutput>
       }
     },
     equal: (a, b) => a.h === b.h && a.s === b.s,
+    readOnly: (input) => input.f === 'get',
     hash: (state) => state.h,
     encode(op) {
       switch (op.f) {

@@ -1,5 +1,11 @@
 import { deepEqual, hashValue, type Model, ModelInputError, show } from '../model.ts';
-import { describeRegisterOp, type RegisterInput, type RegisterOutput, registerStep } from './register.ts';
+import {
+  describeRegisterOp,
+  type RegisterInput,
+  type RegisterOutput,
+  registerReadOnly,
+  registerStep,
+} from './register.ts';
 
 /**
  * Many independent registers addressed as `[k v]` values (Jepsen's independent workloads): a write
@@ -24,6 +30,7 @@ export function makeMultiRegister(initialValue: unknown): Model<unknown, MultiRe
     name: 'multi-register',
     init: () => initialValue,
     step: registerStep,
+    readOnly: registerReadOnly,
     equal: deepEqual,
     hash: hashValue,
     encode(op) {

@@ -40,6 +40,11 @@ export function registerStep(
   }
 }
 
+/** A read, or a cas known to have failed: legal only when it leaves the value as it is. */
+export function registerReadOnly(input: RegisterInput, output: RegisterOutput): boolean {
+  return input.f === 'read' || (input.f === 'cas' && output.known && !output.ok);
+}
+
 function casArgs(op: Operation): [unknown, unknown] {
   const v = op.input;
   if (!Array.isArray(v) || v.length !== 2) {
@@ -92,6 +97,7 @@ export function makeRegister(
     name: allowCas ? 'cas-register' : 'register',
     init: () => initialValue,
     step: registerStep,
+    readOnly: registerReadOnly,
     equal: deepEqual,
     hash: hashValue,
     encode: (op) => encodeRegisterOp(op, allowCas),

@@ -50,6 +50,7 @@ export function makeSetModel(): Model<SetState, SetInput, SetOutput> {
       return [...state.slice(0, lo), input.elem, ...state.slice(lo)];
     },
     equal: sameList,
+    readOnly: (input) => input.f === 'read',
     hash(state) {
       let h = 0x9e3779b9;
       for (const s of state) {
