@@ -1,0 +1,71 @@
+import { loadInventory } from '../control/inventory.ts';
+import { connectRemote } from '../control/ssh-remote.ts';
+import type { Remote } from '../control/types.ts';
+import { UserError } from '../util/errors.ts';
+
+/**
+ * The nodes a session runs on: an inventory file, or a local cluster of N network namespaces that the
+ * session brings up when it does not exist yet (and then takes down again at the end, unless kept).
+ */
+export interface SessionCluster {
+  remote: Remote;
+  description: string;
+  inventoryPath: string;
+  /** Closes the connections and removes a local cluster this session created (idempotent). */
+  close(opts?: { keepCluster?: boolean }): Promise<void>;
+}
+
+export async function openSessionCluster(o: {
+  inventory?: string;
+  local?: number;
+  clusterName: string;
+  log: (line: string) => void;
+}): Promise<SessionCluster> {
+  let inventoryPath = o.inventory;
+  let created = false;
+  let description = `inventory ${o.inventory}`;
+  if (o.local !== undefined) {
+    const local = await import('../cluster/local.ts');
+    const existing = local.readClusterState(o.clusterName);
+    if (existing && existing.nodes.length !== o.local)
+      throw new UserError(
+        `local cluster ${o.clusterName} has ${existing.nodes.length} nodes, not ${o.local}; run: faultline cluster down --name ${o.clusterName}`,
+      );
+    const cluster = existing
+      ? local.localCluster(o.clusterName)
+      : await local.localClusterUp({ nodes: o.local, name: o.clusterName });
+    created = !existing;
+    inventoryPath = cluster.inventoryPath;
+    description = `local cluster ${o.clusterName} (${o.local} nodes, ${cluster.subnet}${created ? ', brought up for this session' : ', already up'})`;
+    o.log(description);
+  }
+  if (!inventoryPath) throw new UserError('say where the nodes are: --inventory FILE or --local N');
+  const inv = loadInventory(inventoryPath);
+  let remote: Remote;
+  try {
+    remote = await connectRemote(inv.nodes, { knownHostsFiles: inv.knownHostsFiles });
+  } catch (err) {
+    if (created) await downLocal(o.clusterName);
+    throw err;
+  }
+  let closed = false;
+  return {
+    remote,
+    description,
+    inventoryPath,
+    async close(c = {}) {
+      if (closed) return;
+      closed = true;
+      await remote.close().catch(() => undefined);
+      if (created && !c.keepCluster) {
+        await downLocal(o.clusterName);
+        o.log(`local cluster ${o.clusterName} is down`);
+      }
+    },
+  };
+}
+
+async function downLocal(name: string): Promise<void> {
+  const local = await import('../cluster/local.ts');
+  await local.localClusterDown(name);
+}
