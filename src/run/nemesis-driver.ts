@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { FaultLedger } from '../../nemeses/ledger.ts';
 import type { FaultEvidence, FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import type { Remote } from '../control/types.ts';
 import type { DB, DbContext } from '../db/types.ts';
@@ -43,8 +43,13 @@ export class FaultDriver implements NemesisDriver {
   readonly records: FaultRecord[] = [];
   private readonly rng: Rng;
 
+  private readonly ledger: FaultLedger;
+
   constructor(private readonly o: FaultDriverOptions) {
     this.rng = o.rng.fork('fault-targets');
+    this.ledger = new FaultLedger(o.ledgerPath);
+    // How to reach the nodes, so `faultline heal --ledger` works without the run.
+    this.ledger.cluster(o.remote.nodes);
   }
 
   activeWindows(): string[] | null {
@@ -64,8 +69,9 @@ export class FaultDriver implements NemesisDriver {
     return this.stop(c.cls);
   }
 
-  private ledger(entry: Record<string, unknown>): void {
-    appendFileSync(this.o.ledgerPath, `${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`);
+  /** Closes the ledger file (after healAll). */
+  close(): void {
+    this.ledger.close();
   }
 
   /** Resolves a selector (one, minority, majority, all, primaries) to node names. */
@@ -110,13 +116,20 @@ export class FaultDriver implements NemesisDriver {
     }
     if (value.deltaMs !== undefined) params.deltaMs = value.deltaMs;
     const spec: FaultSpec = { kind, action, targets: nodes, params };
-    this.ledger({ event: 'intent', id, spec });
     let record: FaultRecord;
+    // The complete record (everything heal needs) reaches the ledger before the node is touched.
+    let planned: FaultRecord | undefined;
     try {
       const nemesis = await this.o.lookup(kind);
-      record = await nemesis.inject(this.o.remote, spec, id);
+      record = await nemesis.inject(this.o.remote, spec, id, {
+        beforeApply: (r) => {
+          planned = r;
+          this.ledger.beforeInject(r);
+        },
+      });
     } catch (err) {
-      this.ledger({ event: 'inject-failed', id, error: errorMessage(err) });
+      // Partly applied? Undo what the plan says, so nothing is left in force.
+      if (planned) await this.heal(id, planned).catch((e) => this.ledger.healFailed(id, errorMessage(e)));
       // Kept in the fault table as not landed, so the run's verdict cannot pass over it.
       const now = new Date().toISOString();
       this.records.push({
@@ -135,7 +148,8 @@ export class FaultDriver implements NemesisDriver {
     }
     this.active.set(id, { cls: c.cls, record });
     this.records.push(record);
-    this.ledger({ event: 'injected', id, record });
+    if (!planned) this.ledger.beforeInject(record);
+    this.ledger.afterInject(id, record.undo);
     let evidence: FaultEvidence;
     try {
       evidence = await (await this.o.lookup(kind)).evidence(this.o.remote, record);
@@ -143,7 +157,7 @@ export class FaultDriver implements NemesisDriver {
       evidence = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
     }
     record.evidence = evidence;
-    this.ledger({ event: 'evidence', id, evidence });
+    this.ledger.evidence(id, evidence);
     return {
       value: {
         id,
@@ -166,6 +180,7 @@ export class FaultDriver implements NemesisDriver {
         healed.push(id);
       } catch (err) {
         errors.push(`${id}: ${errorMessage(err)}`);
+        this.ledger.healFailed(id, errorMessage(err));
       }
     }
     if (cls === 'kill') {
@@ -184,18 +199,20 @@ export class FaultDriver implements NemesisDriver {
     await nemesis.heal(this.o.remote, record);
     record.healedAt = new Date().toISOString();
     this.active.delete(id);
-    this.ledger({ event: 'healed', id });
+    this.ledger.healed(id);
   }
 
-  /** Heal everything still active (the run's finally); never throws, returns what failed. */
+  /**
+   * Heal everything still active (the run's finally), class by class as the stop ops do, so a killed
+   * daemon is started again too. Never throws; returns what failed.
+   */
   async healAll(): Promise<string[]> {
     const failed: string[] = [];
-    for (const [id, a] of [...this.active]) {
-      try {
-        await this.heal(id, a.record);
-      } catch (err) {
-        failed.push(`${id}: ${errorMessage(err)}`);
-        log().error({ id, err: errorMessage(err) }, 'heal failed');
+    for (const cls of new Set([...this.active.values()].map((a) => a.cls))) {
+      const r = await this.stop(cls);
+      if (r.error !== undefined) {
+        failed.push(String(r.error));
+        log().error({ cls, err: r.error }, 'heal failed');
       }
     }
     return failed;

@@ -72,11 +72,6 @@ export interface TestRunOptions {
   onProgress?: (p: Progress) => void;
   /** Extra fields for test.json (the argv, the DB options …). */
   meta?: Record<string, unknown>;
-  /**
-   * An explicit nemesis schedule (e.g. a plan's steps, ops carrying their intended times) used instead
-   * of the generated fault cycle; `final` heals whatever it opened.
-   */
-  nemesisPlan?: { main: GenLike; final: GenLike };
   /** Stops generating new ops (Ctrl-C, a deadline); faults are still healed and the history closed. */
   signal?: AbortSignal;
 }
@@ -209,6 +204,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
       const failed = await driver.healAll();
       if (failed.length > 0)
         log().error({ failed }, 'some faults could not be healed; run faultline heal --ledger');
+      driver.close();
       writeFileSync(join(runDir, 'faults.json'), `${JSON.stringify(driver.records, null, 2)}\n`);
     }
     await collectLogs(o.db, dbCtx, runDir);

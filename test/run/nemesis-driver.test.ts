@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { readLedger } from '../../nemeses/ledger.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/control/types.ts';
 import type { DB, DbContext } from '../../src/db/types.ts';
@@ -94,17 +95,20 @@ test('start/stop open and close fault windows; primaries resolve through the DB;
   const events = readFileSync(ledgerPath, 'utf8')
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l).event);
+    .map((l) => JSON.parse(l).t);
   t.deepEqual(events, [
-    'intent',
+    'cluster',
+    'inject',
     'injected',
     'evidence',
-    'intent',
+    'inject',
     'injected',
     'evidence',
-    'healed',
-    'healed',
+    'heal',
+    'heal',
   ]);
+  // the nemeses' own ledger reader sees nothing left in force
+  t.deepEqual(readLedger(ledgerPath).unhealed, []);
   const rec = d.records[0] as FaultRecord;
   t.is(rec.spec.params?.topology, 'primaries');
   t.truthy(rec.healedAt);
