@@ -1,4 +1,4 @@
-import { type EdnMode, EdnReader, EdnSyntaxError, END } from './edn.ts';
+import { type EdnMode, EdnReader, EdnSyntaxError, END, type Keyword } from './edn.ts';
 
 /**
  * Streams the values of an EDN history from chunks of text, so a history.edn of any size is read in
@@ -21,6 +21,7 @@ export async function* streamEdnHistory(
   chunks: AsyncIterable<string>,
   mode: EdnMode = 'lossless',
 ): AsyncGenerator<LocatedValue[]> {
+  const kwCache = new Map<number, Keyword>();
   let state: State = 'start';
   let close = 0;
   let collectionLine = 0;
@@ -31,7 +32,7 @@ export async function* streamEdnHistory(
 
   /** Parses as much of `text` as is complete; returns the offset up to which it was consumed. */
   const consume = (text: string, final: boolean, out: LocatedValue[]): number => {
-    const r = new EdnReader(text, mode);
+    const r = new EdnReader(text, mode, kwCache);
     let consumed = 0;
     let line = bufLine;
     let lineCountedTo = 0;

@@ -73,7 +73,7 @@ const CHAR_NAMES: Record<string, string> = {
 
 const NO_VALUE: unique symbol = Symbol('no value');
 
-interface Keyword {
+export interface Keyword {
   name: string;
   kwLike: boolean;
 }
@@ -84,6 +84,8 @@ export class EdnReader {
   constructor(
     readonly text: string,
     readonly mode: EdnMode = 'plain',
+    /** Interned keywords; a streaming reader passes one cache to the reader of every chunk. */
+    private readonly kwCache: Map<number, Keyword> = new Map(),
   ) {
     this.n = text.length;
   }
@@ -343,7 +345,6 @@ export class EdnReader {
 
   // Keywords repeat endlessly in histories (:type :invoke :f :txn ...). Interning them by a hash of
   // their characters avoids allocating a new string (and re-checking its shape) for each occurrence.
-  private readonly kwCache = new Map<number, Keyword>();
 
   private readKeywordName(): Keyword {
     const t = this.text;

@@ -130,7 +130,7 @@ export async function* readEventBatches(
 async function* readEdnBatches(
   file: string,
   mode: 'plain' | 'lossless',
-  chunkSize = 1 << 20,
+  chunkSize = 1 << 18,
 ): AsyncGenerator<HistoryEvent[]> {
   const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: chunkSize });
   let position = 0;
