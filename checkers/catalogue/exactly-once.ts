@@ -5,12 +5,12 @@ import {
   CheckerOptionsError,
   collectionItems,
   fmt,
-  getPath,
   isClient,
   isPlainMap,
   MAX_ANOMALIES,
   mapValues,
   parseOptions,
+  pathGetter,
   pushCapped,
   result,
   valueKey,
@@ -54,11 +54,12 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       );
     }
     const fSet = o.f ? new Set(o.f) : null;
+    const keyOf = pathGetter(o.keyPath);
     const keyed: { op: Operation; key: unknown }[] = [];
     let mirrorsOpId = 0;
     for (const op of ops) {
       if (!isClient(op) || op.f === o.finalReadF || (fSet !== null && !fSet.has(op.f))) continue;
-      const key = getPath(op.input, o.keyPath);
+      const key = keyOf(op.input);
       if (key === undefined || key === null) continue;
       keyed.push({ op, key });
       if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
@@ -118,13 +119,13 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           },
         );
       }
-      const recordKeyPath = o.recordKeyPath ?? o.keyPath;
+      const recordKeyOf = pathGetter(o.recordKeyPath ?? o.keyPath);
       const d = fs.dumps[0] as (typeof fs.dumps)[number];
       const records = collectionItems(d.state) ?? (isPlainMap(d.state) ? mapValues(d.state) : null);
       if (records === null)
         throw new Error('exactly-once: the final state is neither a list nor a map of records');
       for (const r of records) {
-        const key = getPath(r, recordKeyPath);
+        const key = recordKeyOf(r);
         if (key === undefined || key === null) continue;
         addEffect(key, 1);
       }
@@ -135,10 +136,11 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           'exactly-once: no final-state dump; give effectIdPath to count effects from ok outputs',
         );
       }
+      const effectIdOf = pathGetter(o.effectIdPath);
       const ids = new Map<number, Set<unknown>>();
       for (const { op, key } of keyed) {
         if (op.type !== 'ok') continue;
-        const id = getPath(op.output, o.effectIdPath);
+        const id = effectIdOf(op.output);
         if (id === undefined || id === null) continue;
         const i = slotOf(key, false);
         let s = ids.get(i);

@@ -8,6 +8,7 @@ import {
   isPlainMap,
   MAX_ANOMALIES,
   parseOptions,
+  pathGetter,
   pushCapped,
   result,
   valueKey,
@@ -42,9 +43,9 @@ function keyOf(op: Operation, isWrite: boolean): string {
   return '';
 }
 
-function versionOf(output: unknown, path: string): number | null {
+function versionOf(output: unknown, get: (v: unknown) => unknown): number | null {
   if (!isPlainMap(output)) return null;
-  const v = getPath(output, path);
+  const v = get(output);
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && v !== '' && Number.isFinite(Number(v))) return Number(v);
   return null;
@@ -79,15 +80,24 @@ export const sessionChecker: Checker<SessionOptions> = {
     const writeF = new Set(o.writeF);
     const readF = new Set(o.readF);
     // How many ops wrote each (key, value): the version-less fallback only trusts unique values.
-    const writers = new Map<unknown, number>();
+    // Built on first use, since versioned histories never need it.
+    let writersCache: Map<unknown, number> | null = null;
+    const writers = (): Map<unknown, number> => {
+      if (writersCache !== null) return writersCache;
+      const m = new Map<unknown, number>();
+      for (const op of ops) {
+        if (!isClient(op) || !writeF.has(op.f) || op.type === 'fail') continue;
+        const k = valueKey([keyOf(op, true), writeValueOf(op)]);
+        m.set(k, (m.get(k) ?? 0) + 1);
+      }
+      writersCache = m;
+      return m;
+    };
     let versioned = 0;
-    for (const op of ops) {
-      if (!isClient(op) || !writeF.has(op.f) || op.type === 'fail') continue;
-      const k = valueKey([keyOf(op, true), writeValueOf(op)]);
-      writers.set(k, (writers.get(k) ?? 0) + 1);
-    }
-    const state = new Map<string, SessionKeyState>();
-    const sessions = new Set<unknown>();
+    const getVersion = pathGetter(o.versionPath);
+    // process → key → state: nested maps avoid building a composite string key per op.
+    const state = new Map<unknown, Map<string, SessionKeyState>>();
+
     const anomalies: Anomaly[] = [];
     let reads = 0;
     let writes = 0;
@@ -100,9 +110,12 @@ export const sessionChecker: Checker<SessionOptions> = {
       const isRead = !isWrite && readF.has(op.f);
       if (!isWrite && !isRead) continue;
       const key = keyOf(op, isWrite);
-      sessions.add(op.process);
-      const sk = `${String(op.process)}\u0000${key}`;
-      let s = state.get(sk);
+      let perProcess = state.get(op.process);
+      if (perProcess === undefined) {
+        perProcess = new Map();
+        state.set(op.process, perProcess);
+      }
+      let s = perProcess.get(key);
       if (s === undefined) {
         s = {
           lastReadVersion: Number.NEGATIVE_INFINITY,
@@ -112,9 +125,9 @@ export const sessionChecker: Checker<SessionOptions> = {
           ownWrites: null,
           ownSeq: 0,
         };
-        state.set(sk, s);
+        perProcess.set(key, s);
       }
-      const version = versionOf(op.output, o.versionPath);
+      const version = versionOf(op.output, getVersion);
       if (version !== null) versioned++;
       if (isWrite) {
         writes++;
@@ -122,8 +135,11 @@ export const sessionChecker: Checker<SessionOptions> = {
           s.ownWriteVersion = version;
           s.ownWriteOp = op.id;
         }
-        if (s.ownWrites === null) s.ownWrites = new Map();
-        s.ownWrites.set(valueKey(writeValueOf(op)), ++s.ownSeq);
+        // The version-less fallback needs the session's own write order; versioned writes do not.
+        if (version === null) {
+          if (s.ownWrites === null) s.ownWrites = new Map();
+          s.ownWrites.set(valueKey(writeValueOf(op)), ++s.ownSeq);
+        }
         continue;
       }
       reads++;
@@ -157,7 +173,7 @@ export const sessionChecker: Checker<SessionOptions> = {
       if (s.ownWrites === null) continue;
       const value = readValueOf(op, o.valuePath);
       const seq = s.ownWrites.get(valueKey(value));
-      if (seq !== undefined && seq < s.ownSeq && writers.get(valueKey([key, value])) === 1) {
+      if (seq !== undefined && seq < s.ownSeq && writers().get(valueKey([key, value])) === 1) {
         staleOwn++;
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
@@ -173,12 +189,12 @@ export const sessionChecker: Checker<SessionOptions> = {
     return result(
       'session',
       valid,
-      `session: ${fmt(sessions.size)} sessions, ${fmt(reads)} ok reads, ${fmt(writes)} ok writes, ${fmt(versioned)} with SUT versions: ${fmt(monotonic)} non-monotonic reads, ${fmt(ryw)} read-your-writes violations, ${fmt(staleOwn)} stale own writes`,
+      `session: ${fmt(state.size)} sessions, ${fmt(reads)} ok reads, ${fmt(writes)} ok writes, ${fmt(versioned)} with SUT versions: ${fmt(monotonic)} non-monotonic reads, ${fmt(ryw)} read-your-writes violations, ${fmt(staleOwn)} stale own writes`,
       SCOPE,
       anomalies,
       {
         opsConsumed: reads + writes,
-        sessions: sessions.size,
+        sessions: state.size,
         reads,
         writes,
         versioned,
