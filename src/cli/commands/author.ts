@@ -1,0 +1,34 @@
+import type { Command } from 'commander';
+
+/**
+ * `faultline author PLAN [--scenario S3] [--overwrite | --sibling]`: write scenario skeletons to their
+ * `Target test file` paths with the provenance header (spec §7 item 6). Never overwrites silently,
+ * never commits. Exit 0 when every chosen scenario was written, 2 when some were skipped or refused.
+ */
+const collect = (v: string, prev: string[]) => [
+  ...prev,
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
+
+export function register(program: Command): void {
+  program
+    .command('author')
+    .description("write each scenario's skeleton to its Target test file (never overwriting silently)")
+    .argument('<plan>', 'plan file')
+    .option('--scenario <id>', 'only this scenario (repeatable)', collect, [])
+    .option('--root <dir>', 'directory the Target test file paths are relative to', '.')
+    .option('--overwrite', 'replace an existing target')
+    .option('--sibling', 'write next to an existing target as <path>.new.<ext>')
+    .action(
+      async (
+        plan: string,
+        flags: { scenario: string[]; root: string; overwrite?: boolean; sibling?: boolean },
+      ) => {
+        const { authorCommand } = await import('../../author/command.ts');
+        process.exitCode = await authorCommand(plan, flags);
+      },
+    );
+}
