@@ -1,0 +1,168 @@
+/**
+ * bench:ssh — 1,000 `true` commands spread over the nodes of a local cluster, through faultline's pooled
+ * ssh2 connections versus one OpenSSH client process per command (what a shell-out control layer pays).
+ * Both modes run with the same concurrency. Prints commands/s, the ratio and p50/p99 latency.
+ *
+ *   npm run bench:ssh [-- --nodes 5 --count 1000 --concurrency 10 --json]
+ *
+ * Target: pooled ≥ 10× the spawn rate, pooled p99 < 20 ms. Needs root (it builds a local cluster).
+ */
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { localClusterUnavailableReason } from '../src/cluster/host-tools.ts';
+import { localClusterDown, localClusterUp } from '../src/cluster/local.ts';
+import { connectRemote } from '../src/control/ssh-remote.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '5' },
+    count: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '10' },
+    'max-seconds': { type: 'string', default: '120' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const nodes = Number(args.nodes);
+const count = Number(args.count);
+const concurrency = Number(args.concurrency);
+const maxMs = Number(args['max-seconds']) * 1000;
+
+interface ModeResult {
+  commands: number;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/** Run `count` jobs with `concurrency` in flight, stopping early at the time cap. */
+async function drive(job: (i: number) => Promise<void>, n: number, width: number): Promise<ModeResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  const worker = async () => {
+    while (next < n && performance.now() - start < maxMs) {
+      const i = next++;
+      const t0 = performance.now();
+      await job(i);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  const seconds = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    commands: latencies.length,
+    seconds: Number(seconds.toFixed(3)),
+    perSecond: Number((latencies.length / seconds).toFixed(1)),
+    p50Ms: Number(quantile(latencies, 0.5).toFixed(2)),
+    p99Ms: Number(quantile(latencies, 0.99).toFixed(2)),
+  };
+}
+
+function sshOnce(host: string, identity: string, knownHosts: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'ssh',
+      [
+        '-i',
+        identity,
+        '-o',
+        `UserKnownHostsFile=${knownHosts}`,
+        '-o',
+        'StrictHostKeyChecking=yes',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'ControlMaster=no',
+        '-o',
+        'ControlPath=none',
+        `root@${host}`,
+        'true',
+      ],
+      { stdio: 'ignore' },
+    );
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ssh ${host} exited ${code}`))));
+  });
+}
+
+async function main(): Promise<void> {
+  const reason = localClusterUnavailableReason();
+  if (reason) {
+    process.stderr.write(`bench:ssh: ${reason}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const name = 'bench-ssh';
+  await localClusterDown(name);
+  const cluster = await localClusterUp({ nodes, name });
+  try {
+    const remote = await connectRemote(cluster.nodes, { knownHostsFiles: [cluster.knownHostsPath] });
+    const names = cluster.nodes.map((n) => n.name);
+    // Warm up: first commands on each connection pay for process caches on the node.
+    await Promise.all(names.map((n) => remote.exec(n, 'true')));
+    const pooled = await drive(
+      async (i) => {
+        await remote.exec(names[i % names.length] as string, 'true');
+      },
+      count,
+      concurrency,
+    );
+    const sequential = await drive(
+      async (i) => {
+        await remote.exec(names[i % names.length] as string, 'true');
+      },
+      Math.min(count, 300),
+      1,
+    );
+    await remote.close();
+    const spawned = await drive(
+      (i) => {
+        const n = cluster.nodes[i % cluster.nodes.length];
+        if (!n) throw new Error('no node');
+        return sshOnce(n.host, cluster.identityFile, cluster.knownHostsPath);
+      },
+      count,
+      concurrency,
+    );
+    const ratio = Number((pooled.perSecond / spawned.perSecond).toFixed(1));
+    const result = {
+      bench: 'ssh',
+      nodes,
+      concurrency,
+      pooled,
+      pooledSequential: sequential,
+      spawnPerCommand: spawned,
+      ratio,
+      targets: { ratio: '>= 10', pooledP99Ms: '< 20' },
+      met: { ratio: ratio >= 10, pooledP99: pooled.p99Ms < 20 },
+    };
+    if (args.json) {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    } else {
+      const row = (label: string, r: ModeResult) =>
+        `${label.padEnd(34)} ${String(r.commands).padStart(5)} cmds  ${r.perSecond.toFixed(1).padStart(8)} cmd/s  p50 ${r.p50Ms.toFixed(1).padStart(6)} ms  p99 ${r.p99Ms.toFixed(1).padStart(6)} ms`;
+      process.stdout.write(
+        [
+          `bench:ssh — ${nodes} local nodes, \`true\`, concurrency ${concurrency}`,
+          row('faultline pooled ssh2', pooled),
+          row('faultline pooled, one at a time', sequential),
+          row('OpenSSH client per command', spawned),
+          `ratio pooled/spawn: ${ratio}×  (target ≥ 10×: ${result.met.ratio ? 'met' : 'NOT met'}; pooled p99 < 20 ms: ${result.met.pooledP99 ? 'met' : 'NOT met'})`,
+          '',
+        ].join('\n'),
+      );
+    }
+  } finally {
+    await localClusterDown(name);
+  }
+}
+
+await main();
