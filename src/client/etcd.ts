@@ -277,6 +277,7 @@ export class EtcdClient implements Client {
  * Turns an exception into a completion. Definite failures: nothing reached the server (connection
  * refused), or the server said it did not apply the request (no leader, too many requests). Reads are
  * idempotent, so an unanswered read is a fail too. Anything else may or may not have happened: info.
+ * A cas is `fail` only when its compare ran and did not match (see register()).
  */
 export function classify(op: ClientOp, err: unknown): Completion {
   const msg = errorText(err);
@@ -285,8 +286,11 @@ export function classify(op: ClientOp, err: unknown): Completion {
     code === 'ECONNREFUSED' ||
     code === 'EHOSTUNREACH' ||
     (err instanceof EtcdError && /no leader|too many requests|not capable|key not found/i.test(err.message));
-  if (definite || IDEMPOTENT.has(op.f) || isReadOnlyTxn(op)) return { type: 'fail', error: msg };
-  return { type: 'info', error: `indeterminate: ${msg}` };
+  if (IDEMPOTENT.has(op.f) || isReadOnlyTxn(op)) return { type: 'fail', error: msg };
+  // A failed cas is read by the cas-register model as "compared and saw another value"; a cas that never
+  // reached a compare observed nothing, so it must not be a fail: info is the only sound completion.
+  if (definite && op.f !== 'cas') return { type: 'fail', error: msg };
+  return { type: 'info', error: definite ? `not applied: ${msg}` : `indeterminate: ${msg}` };
 }
 
 function isReadOnlyTxn(op: ClientOp): boolean {

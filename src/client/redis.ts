@@ -201,7 +201,10 @@ function classifyRedis(op: ClientOp, err: unknown): Completion {
   const readOnly =
     op.f === 'read' ||
     (op.f === 'txn' && Array.isArray(op.value) && (op.value as unknown[][]).every((m) => m[0] === 'r'));
-  if (notSent || readOnly || /^(ERR|WRONGTYPE|NOSCRIPT|READONLY)/.test(msg))
-    return { type: 'fail', error: msg };
-  return { type: 'info', error: `indeterminate: ${msg}` };
+  if (readOnly) return { type: 'fail', error: msg };
+  const refused = notSent || /^(ERR|WRONGTYPE|NOSCRIPT|READONLY)/.test(msg);
+  // A failed cas means "compared and saw another value" to the cas-register model: one that never ran
+  // its compare observed nothing and can only be info.
+  if (refused && op.f !== 'cas') return { type: 'fail', error: msg };
+  return { type: 'info', error: refused ? `not applied: ${msg}` : `indeterminate: ${msg}` };
 }
