@@ -3,13 +3,16 @@
  *
  * Writes N history events (default 1M) through HistoryWriter with batched fsync, as a recorder would
  * (appending in bursts and yielding to the event loop), then streams them back with the JSONL reader.
- * Prints events/s for both and the process's peak RSS. Targets (issue 2): ≥ 500k events/s written,
+ * Prints events/s for both and the process's peak RSS; then converts the file to Jepsen EDN and
+ * times the streaming EDN reader on it. Targets (issue 2): ≥ 500k events/s written,
  * ≥ 1M events/s read, peak RSS < 200 MB whatever N.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HistoryEvent } from '../src/history/event.ts';
+import { eventToEdn } from '../src/history/jepsen.ts';
 import { readEventBatches } from '../src/history/read.ts';
 import { HistoryWriter } from '../src/history/writer.ts';
 
@@ -25,6 +28,7 @@ const events = arg('--events', 1_000_000);
 const syncEvery = arg('--sync-every', 1000);
 const syncIntervalMs = arg('--sync-interval-ms', 100);
 const json = process.argv.includes('--json');
+const withEdn = !process.argv.includes('--no-edn');
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-bench-history-'));
@@ -75,6 +79,31 @@ try {
   const cpuSec = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
   if (read !== events) throw new Error(`read ${read} events, wrote ${events}`);
 
+  // EDN: the same history as Jepsen op maps, streamed back through the EDN reader (catches
+  // regressions like a per-string scan to the end of the file).
+  let ednBytes = 0;
+  let ednMs = Number.NaN;
+  let ednCpu: NodeJS.CpuUsage = { user: Number.NaN, system: 0 };
+  if (withEdn) {
+    const ednFile = join(dir, 'history.edn');
+    const out = createWriteStream(ednFile);
+    for await (const batch of readEventBatches(file, { format: 'jsonl' })) {
+      let chunk = '';
+      for (const ev of batch) chunk += `${eventToEdn(ev)}\n`;
+      if (!out.write(chunk)) await once(out, 'drain');
+    }
+    await new Promise<void>((r) => out.end(r));
+    rmSync(file); // keep the disk footprint to one copy on big runs
+    ednBytes = statSync(ednFile).size;
+    const cpu2 = process.cpuUsage();
+    const t2 = performance.now();
+    let ednRead = 0;
+    for await (const batch of readEventBatches(ednFile, { format: 'edn' })) ednRead += batch.length;
+    ednMs = performance.now() - t2;
+    ednCpu = process.cpuUsage(cpu2);
+    if (ednRead !== events) throw new Error(`read ${ednRead} EDN events, wrote ${events}`);
+  }
+
   const figures = {
     events,
     bytes,
@@ -88,6 +117,10 @@ try {
     // Per CPU-second of this process: what the code costs, apart from disk waits and a busy machine.
     writeEventsPerCpuSec: Math.round(events / cpuSec(writeCpu)),
     readEventsPerCpuSec: Math.round(events / cpuSec(readCpu)),
+    ednBytes,
+    ednReadEventsPerSec: withEdn ? Math.round(events / (ednMs / 1000)) : null,
+    ednReadMBPerSec: withEdn ? Number((ednBytes / 1e6 / (ednMs / 1000)).toFixed(1)) : null,
+    ednReadEventsPerCpuSec: withEdn ? Math.round(events / cpuSec(ednCpu)) : null,
     loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
     cpus: availableParallelism(),
     peakRssMbAfterWrite: Math.round(rssAfterWrite),
@@ -97,13 +130,16 @@ try {
   if (json) {
     process.stdout.write(`${JSON.stringify(figures)}\n`);
   } else {
-    const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
+    const k = (n: number | null) => (n === null ? 'n/a' : `${(n / 1000).toFixed(0)}k`);
     process.stdout.write(
       `${[
         `history bench: ${events} events, ${(bytes / 1e6).toFixed(1)} MB JSONL`,
         `  write  ${k(figures.writeEventsPerSec)} events/s  (${figures.writeMs} ms, ${fsyncs} fsyncs, batch ${syncEvery} / ${syncIntervalMs} ms; target ≥ 500k)`,
         `  read   ${k(figures.readEventsPerSec)} events/s  (${figures.readMs} ms, streaming, validated; target ≥ 1000k)`,
-        `  per CPU-second: write ${k(figures.writeEventsPerCpuSec)}, read ${k(figures.readEventsPerCpuSec)} (load average ${figures.loadAverage1m} on ${figures.cpus} CPUs)`,
+        withEdn
+          ? `  EDN    ${k(figures.ednReadEventsPerSec)} events/s, ${figures.ednReadMBPerSec} MB/s  (${(ednBytes / 1e6).toFixed(1)} MB of Jepsen op maps, streamed)`
+          : '  EDN    skipped (--no-edn)',
+        `  per CPU-second: write ${k(figures.writeEventsPerCpuSec)}, read ${k(figures.readEventsPerCpuSec)}, EDN ${k(figures.ednReadEventsPerCpuSec)} (load average ${figures.loadAverage1m} on ${figures.cpus} CPUs)`,
         `  peak RSS ${figures.peakRssMb} MB (after write ${figures.peakRssMbAfterWrite} MB; target < 200)`,
       ].join('\n')}\n`,
     );
