@@ -49,8 +49,11 @@ interface OpPair {
   stop: GenOp;
 }
 
+/** Extra nemesis params per kind, from the session (e.g. clock: libfaketime mode and the DB binary). */
+export type KindParams = Partial<Record<NemesisStep['kind'], Record<string, unknown>>>;
+
 /** The nemesis op pair for one step, in the runner's (Jepsen's) op vocabulary (src/run/faults.ts). */
-export function opsForStep(step: NemesisStep): OpPair {
+export function opsForStep(step: NemesisStep, extra: KindParams = {}): OpPair {
   switch (step.kind) {
     case 'partition': {
       // `one` and `majority` pick their side through the selector; the other topologies span every node.
@@ -83,6 +86,9 @@ export function opsForStep(step: NemesisStep): OpPair {
             targets: step.targets,
             ...(f === 'start-clock' && { action: step.action }),
             ...(step.deltaMs !== undefined && { deltaMs: step.deltaMs }),
+            ...(extra.clock && {
+              params: { ...extra.clock, ...(step.deltaMs !== undefined && { deltaMs: step.deltaMs }) },
+            }),
           },
         },
         stop: { f: 'reset-clock', value: { targets: 'all' } },
@@ -108,11 +114,14 @@ export function opsForStep(step: NemesisStep): OpPair {
  * The windows as a nemesis generator: every start and stop op carries its intended time (ns since the
  * workload began), so the runner opens and closes each window on schedule. `final` heals every kind used.
  */
-export function nemesisPlanFor(windows: readonly FaultWindow[]): { main: GenOp[]; final: GenOp[] } {
+export function nemesisPlanFor(
+  windows: readonly FaultWindow[],
+  extra: KindParams = {},
+): { main: GenOp[]; final: GenOp[] } {
   const timed: GenOp[] = [];
   const stops = new Map<string, GenOp>();
   for (const w of windows) {
-    const { start, stop } = opsForStep(w.step);
+    const { start, stop } = opsForStep(w.step, extra);
     timed.push({ ...start, time: Math.round(w.startS * SECOND_NS) });
     timed.push({ ...stop, time: Math.round(w.endS * SECOND_NS) });
     stops.set(stop.f, stop);

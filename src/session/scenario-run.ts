@@ -7,7 +7,13 @@ import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import { errorMessage } from '../util/errors.ts';
 import type { ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
-import { type FaultWindow, faultWindows, nemesisPlanFor, type ReplayFile } from './fault-windows.ts';
+import {
+  type FaultWindow,
+  faultWindows,
+  type KindParams,
+  nemesisPlanFor,
+  type ReplayFile,
+} from './fault-windows.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
 import { sutFor } from './sut.ts';
@@ -83,6 +89,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   if (!pre.faultPlane) notes.push(`fault plane check failed: ${pre.notes.join('; ')}`);
 
   const sut = await sutFor(binding, o.remote, sc.id);
+  const extra = await kindParams(o, windows, dirName);
   let runSeq = 0;
   const runOnce = async (seed: number, ws: readonly FaultWindow[], label: string) => {
     const runDir = join(artifacts, `${String(++runSeq).padStart(2, '0')}-${label}-seed-${seed}`);
@@ -99,7 +106,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       workload: binding.workload,
       faults: [],
       nemesisIntervalS: 0,
-      ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws), nemesisDelayS: 0 }),
+      ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
       timeLimitS: durationS,
       concurrency: binding.concurrency,
       rate: binding.rate ?? 100,
@@ -240,6 +247,28 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
     reduction,
     failSeed,
   };
+}
+
+/**
+ * Clock faults on nodes that share the control host's kernel clock (local clusters), or when the plan's
+ * Faults field names libfaketime, go through libfaketime: an offset file per scenario and the DB's binary
+ * (so the nemesis can tell whether libfaketime can affect it at all: a Go binary it cannot).
+ */
+async function kindParams(
+  o: ScenarioRunOptions,
+  windows: readonly FaultWindow[],
+  name: string,
+): Promise<KindParams> {
+  if (!windows.some((w) => w.step.kind === 'clock')) return {};
+  const shared = o.remote.nodes.every((n) => n.sharedKernelClock === true);
+  if (!shared && !/faketime/i.test(o.sc.scenario.faults ?? '')) return {};
+  const bin = o.binding.db === 'etcd' ? 'etcd' : 'redis-server';
+  const first = o.remote.nodes[0]?.name as string;
+  const found = await o.remote
+    .exec(first, `command -v ${bin}`, { timeoutMs: 10_000 })
+    .then((r) => r.stdout.trim())
+    .catch(() => '');
+  return { clock: { mode: 'faketime', name: `fl-${name}`, binary: found || `/usr/bin/${bin}` } };
 }
 
 function validWord(v: unknown): string {
