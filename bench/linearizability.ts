@@ -10,6 +10,7 @@
  *   npm run bench:linearizability [-- --json] [--runs N] [--workers N]
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { checkOperations } from '../checkers/linearizability/check.ts';
@@ -54,8 +55,13 @@ const parseMs = performance.now() - parseStart;
 
 const perFile = new Map<string, { ms: number[]; valid: unknown; mismatch: boolean }>();
 const passTotals: number[] = [];
+// CPU time of the process during the checks: less sensitive than wall time when the machine is shared
+// (it still includes GC helper threads).
+const passCpuTotals: number[] = [];
+const loadBefore = loadavg()[0] ?? 0;
 for (let pass = 0; pass < runs; pass++) {
   let total = 0;
+  const cpu0 = process.cpuUsage();
   for (const h of loaded) {
     const model = createModel(h.model);
     if (!model) throw new Error(`unknown model ${h.model}`);
@@ -70,6 +76,8 @@ for (let pass = 0; pass < runs; pass++) {
     perFile.set(h.path, rec);
   }
   passTotals.push(total);
+  const cpu = process.cpuUsage(cpu0);
+  passCpuTotals.push((cpu.user + cpu.system) / 1000);
 }
 
 const totalMs = median(passTotals);
@@ -89,6 +97,8 @@ if (json) {
       ratio: Number((totalMs / GO_TOTAL_MS).toFixed(3)),
       runs,
       passTotalsMs: passTotals.map((t) => Number(t.toFixed(1))),
+      cpuTotalMs: Number(median(passCpuTotals).toFixed(1)),
+      loadAverage: Number(loadBefore.toFixed(2)),
       parseMs: Number(parseMs.toFixed(1)),
       peakRssMb: Number(peakRssMb.toFixed(1)),
       mismatches,
@@ -113,7 +123,10 @@ if (json) {
     `total (median pass): ${totalMs.toFixed(1)} ms; Go ${GO_TOTAL_MS} ms; ratio ${(totalMs / GO_TOTAL_MS).toFixed(3)} (target <= 1)`,
   );
   for (const c of c50) console.log(`${c.path}: ${c.ms.toFixed(1)} ms (target <= ${TARGET_C50_MS})`);
-  console.log(`peak RSS: ${peakRssMb.toFixed(1)} MB`);
+  console.log(`process CPU during the checks (median pass): ${median(passCpuTotals).toFixed(1)} ms`);
+  console.log(
+    `peak RSS: ${peakRssMb.toFixed(1)} MB; 1-minute load average at start: ${loadBefore.toFixed(2)}`,
+  );
   console.log(
     mismatches.length === 0
       ? 'verdicts: all match expected.json'

@@ -41,7 +41,7 @@ function zobristKeys(n: number): Int32Array {
  *   doubly linked list in Int32Arrays; node 0 is the head, node 2n+1 a tail sentinel;
  * - model states are interned integers with a memoized step table (StateSpace);
  * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
- * - the cache is an open-addressing hash set over (bitset, state id) with bitsets in one flat pool.
+ * - the cache is a chained hash set over (bitset, state id) records in one flat Int32Array.
  *
  * One pruning beyond Porcupine: an op the model calls read-only (legal only without changing the
  * state, e.g. a read or a failed cas) is linearized as soon as it is a legal candidate, without
@@ -87,9 +87,10 @@ export class PartitionSearch {
   private sid = 0;
   private bitHash = 0;
 
-  // Cache: open addressing over 4-int slots; the bitsets live in one flat pool indexed by entry.
-  private slots: Int32Array;
-  private entryBits: Uint32Array;
+  // Cache: separate chaining over contiguous records (see insertIfAbsent).
+  private heads = new Int32Array(1024);
+  private chain = new Int32Array(1024);
+  private records: Int32Array;
   private entryCount = 0;
 
   constructor(model: AnyModel, ops: readonly SearchOp[], options: SearchOptions = {}) {
@@ -145,8 +146,7 @@ export class PartitionSearch {
     this.stackSid = new Int32Array(n);
     this.bestOps = new Int32Array(n);
     this.cursor = this.next[0] as number;
-    this.slots = new Int32Array(1024 * 4);
-    this.entryBits = new Uint32Array(512 * this.words);
+    this.records = new Int32Array(1024 * (this.words + 2));
     if (n === 0) {
       this.status = 'ok';
       this.bestLen = 0;
@@ -281,66 +281,66 @@ export class PartitionSearch {
   }
 
   /**
-   * Add (bits, sid) to the cache; false when that configuration was already explored. A slot is four
-   * int32s [hash, entry + 1, state id, first bitset word], so most probes touch one cache line and
-   * the pooled bitset is read only for a likely match.
+   * Add (bits, sid) to the cache; false when that configuration was already explored. Separate
+   * chaining: `heads` maps a bucket to its newest entry, `chain` links entries, and each entry's record
+   * [hash, state id, bitset words…] is contiguous, so a probe touches one bucket and one record, and
+   * growing the table is one sequential pass over the records.
    */
   private insertIfAbsent(hash: number, sid: number): boolean {
     const W = this.words;
+    const stride = W + 2;
     const bits = this.bits;
-    const slots = this.slots;
-    const entryBits = this.entryBits;
-    const first = (bits[0] as number) | 0;
-    const mask = (slots.length >> 2) - 1;
-    let i = ((hash ^ (hash >>> 16)) & mask) << 2;
-    for (;;) {
-      const e1 = slots[i + 1] as number;
-      if (e1 === 0) break;
-      if (slots[i] === hash && slots[i + 2] === sid && slots[i + 3] === first) {
-        const base = (e1 - 1) * W;
-        let same = true;
-        for (let k = 1; k < W; k++) {
-          if (entryBits[base + k] !== bits[k]) {
-            same = false;
-            break;
-          }
+    const records = this.records;
+    const chain = this.chain;
+    const bucket = (hash ^ (hash >>> 15)) & (this.heads.length - 1);
+    for (let e1 = this.heads[bucket] as number; e1 !== 0; e1 = chain[e1 - 1] as number) {
+      const base = (e1 - 1) * stride;
+      if (records[base] !== hash || records[base + 1] !== sid) continue;
+      let same = true;
+      for (let k = 0; k < W; k++) {
+        if (records[base + 2 + k] !== ((bits[k] as number) | 0)) {
+          same = false;
+          break;
         }
-        if (same) return false;
       }
-      i = (i + 4) & ((mask << 2) | 3);
+      if (same) return false;
     }
     const id = this.entryCount;
-    if ((id + 1) * W > this.entryBits.length) this.growEntries();
-    this.entryBits.set(bits, id * W);
+    if (id === this.chain.length) this.growRecords();
+    const out = this.records;
+    const base = id * stride;
+    out[base] = hash;
+    out[base + 1] = sid;
+    for (let k = 0; k < W; k++) out[base + 2 + k] = bits[k] as number;
+    this.chain[id] = this.heads[bucket] as number;
+    this.heads[bucket] = id + 1;
     this.entryCount = id + 1;
-    slots[i] = hash;
-    slots[i + 1] = id + 1;
-    slots[i + 2] = sid;
-    slots[i + 3] = first;
-    if (this.entryCount * 2 > mask + 1) this.rehash();
+    if (this.entryCount > this.heads.length) this.rebuildHeads(this.heads.length * 2);
     return true;
   }
 
-  private growEntries(): void {
-    const pool = new Uint32Array(this.entryBits.length * 2);
-    pool.set(this.entryBits);
-    this.entryBits = pool;
+  private growRecords(): void {
+    const cap = this.chain.length * 2;
+    const records = new Int32Array(cap * (this.words + 2));
+    records.set(this.records);
+    this.records = records;
+    const chain = new Int32Array(cap);
+    chain.set(this.chain);
+    this.chain = chain;
   }
 
-  private rehash(): void {
-    const old = this.slots;
-    const slots = new Int32Array(old.length * 2);
-    const mask = (slots.length >> 2) - 1;
-    for (let j = 0; j < old.length; j += 4) {
-      if (old[j + 1] === 0) continue;
-      const h = old[j] as number;
-      let i = ((h ^ (h >>> 16)) & mask) << 2;
-      while (slots[i + 1] !== 0) i = (i + 4) & ((mask << 2) | 3);
-      slots[i] = h;
-      slots[i + 1] = old[j + 1] as number;
-      slots[i + 2] = old[j + 2] as number;
-      slots[i + 3] = old[j + 3] as number;
+  private rebuildHeads(size: number): void {
+    const heads = new Int32Array(size);
+    const chain = this.chain;
+    const records = this.records;
+    const stride = this.words + 2;
+    const mask = size - 1;
+    for (let e = 0; e < this.entryCount; e++) {
+      const h = records[e * stride] as number;
+      const b = (h ^ (h >>> 15)) & mask;
+      chain[e] = heads[b] as number;
+      heads[b] = e + 1;
     }
-    this.slots = slots;
+    this.heads = heads;
   }
 }
