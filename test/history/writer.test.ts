@@ -56,7 +56,10 @@ test('a partial batch is written after the interval', async (t) => {
   const w = await HistoryWriter.open(p, { syncEvery: 1000, syncIntervalMs: 20 });
   for (let i = 0; i < 3; i++) w.record(base(i));
   t.is(w.durableCount, 0);
-  await new Promise((r) => setTimeout(r, 200));
+  // Well under syncEvery, so only the interval can have flushed them (poll: the machine may be busy).
+  for (let waited = 0; w.durableCount < 3 && waited < 10_000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   t.is(w.durableCount, 3);
   t.is(readFileSync(p, 'utf8').split('\n').length, 4);
   await w.close();
