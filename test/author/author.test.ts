@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { author, siblingPath } from '../../src/author/write.ts';
+import { UserError } from '../../src/util/errors.ts';
+
+const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+const sha = createHash('sha256').update(readFileSync(planPath)).digest('hex');
+const tmp = () => mkdtempSync(join(tmpdir(), 'fl-author-'));
+
+test('writes each TypeScript scenario as a runnable module under the provenance header', async (t) => {
+  const root = tmp();
+  const out = await author({ plan: planPath, scenarios: [], root, mode: 'skip' });
+  t.deepEqual(
+    out.map((o) => [o.scenario, o.action]),
+    [
+      ['S1', 'written'],
+      ['S2', 'written'],
+      ['S3', 'written'],
+    ],
+  );
+  const s3 = readFileSync(out[2]?.path as string, 'utf8');
+  t.true(s3.startsWith(`// AUTO-GENERATED from test plan: ${planPath}\n`));
+  t.regex(s3, /Scenario: S3 serializable_reads_stay_linearizable_negative_control/);
+  t.regex(s3, /Falsifies: C3/);
+  t.true(s3.includes(`Plan sha256: ${sha}`));
+  t.regex(s3, /REVIEW BEFORE TREATING AS A PERMANENT REGRESSION/);
+  t.regex(s3, /\/\/ 1\. Workload[\s\S]*\/\/ 2\. Faults[\s\S]*\/\/ 3\. Oracle/);
+  t.regex(s3, /t\.regex\(row\?\.verdict \?\? '', \/\^FAIL-\//, 'a negative control must FAIL');
+  const s1 = readFileSync(out[0]?.path as string, 'utf8');
+  t.regex(s1, /\^PASS-/);
+  t.regex(s1, /import \{ runPlan \} from '[^']*src\/session\/run-plan\.ts'/);
+});
+
+test('never overwrites silently: skip, --sibling, --overwrite', async (t) => {
+  const root = tmp();
+  const [first] = await author({ plan: planPath, scenarios: ['S1'], root, mode: 'skip' });
+  const target = first?.path as string;
+  writeFileSync(target, 'hand-edited\n');
+  const [skipped] = await author({ plan: planPath, scenarios: ['s1'], root, mode: 'skip' });
+  t.is(skipped?.action, 'skipped');
+  t.is(readFileSync(target, 'utf8'), 'hand-edited\n');
+  const [asked] = await author({
+    plan: planPath,
+    scenarios: ['S1'],
+    root,
+    mode: 'ask',
+    ask: async () => 'skip',
+  });
+  t.is(asked?.action, 'skipped');
+  const [sib] = await author({ plan: planPath, scenarios: ['S1'], root, mode: 'sibling' });
+  t.is(sib?.action, 'sibling');
+  t.is(sib?.path, siblingPath(target));
+  t.true(sib?.path?.endsWith('.test.new.ts'));
+  t.is(readFileSync(target, 'utf8'), 'hand-edited\n');
+  const [over] = await author({ plan: planPath, scenarios: ['S1'], root, mode: 'overwrite' });
+  t.is(over?.action, 'overwritten');
+  t.regex(readFileSync(target, 'utf8'), /^\/\/ AUTO-GENERATED/);
+});
+
+test('refuses a plan skeleton without the AUTO-GENERATED header; writes one that has it', async (t) => {
+  const root = tmp();
+  const text = readFileSync(planPath, 'utf8')
+    .replace(
+      '- **Target test file:** test/auto/s2-linearizable-register-under-clock-skew.test.ts\n- **Skeleton language:** typescript',
+      '- **Target test file:** tests/auto/test_clock.py\n- **Skeleton language:** python\n- **Skeleton:**\n\n```python\ndef test_clock():\n    pass  # 1. Workload 2. Faults 3. Oracle\n```',
+    )
+    .replace(
+      '- **Target test file:** test/auto/s3-serializable-reads-negative-control.test.ts\n- **Skeleton language:** typescript',
+      '- **Target test file:** tests/auto/test_neg.py\n- **Skeleton language:** python\n- **Skeleton:**\n\n```python\n# AUTO-GENERATED from test plan: plans/etcd-register.md\n# Scenario: S3\n# Falsifies: C3\n# REVIEW BEFORE TREATING AS A PERMANENT REGRESSION\ndef test_neg():\n    pass  # 1. Workload 2. Faults 3. Oracle\n```',
+    );
+  const plan = join(root, 'plan.md');
+  writeFileSync(plan, text);
+  const out = await author({ plan, scenarios: ['S2', 'S3'], root, mode: 'skip' });
+  t.is(out[0]?.action, 'refused');
+  t.regex(out[0]?.reason ?? '', /AUTO-GENERATED/);
+  t.false(existsSync(join(root, 'tests/auto/test_clock.py')));
+  t.is(out[1]?.action, 'written');
+  const py = readFileSync(join(root, 'tests/auto/test_neg.py'), 'utf8');
+  t.true(py.startsWith(`# AUTO-GENERATED from test plan: ${plan}\n# Scenario: S3 `));
+  t.regex(py, /# Plan sha256: [0-9a-f]{64}/);
+  t.regex(py, /def test_neg/);
+});
+
+test('an unknown scenario is a user error', async (t) => {
+  await t.throwsAsync(author({ plan: planPath, scenarios: ['S7'], root: tmp(), mode: 'skip' }), {
+    instanceOf: UserError,
+  });
+});

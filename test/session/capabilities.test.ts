@@ -1,0 +1,96 @@
+import test from 'ava';
+import { loadPlan } from '../../src/plan/index.ts';
+import {
+  missingFor,
+  needsOf,
+  type ProbeAnswer,
+  probeKey,
+  reconcile,
+} from '../../src/session/capabilities.ts';
+
+const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+
+test('needs: the §6b table plus what the scenarios’ nemeses need, for the selected scenarios only', async (t) => {
+  const plan = await loadPlan(planPath);
+  const all = needsOf(plan, ['S1', 'S2', 'S3']);
+  t.deepEqual(all.map((n) => n.name).sort(), ['etcd', 'iptables', 'libfaketime']);
+  const ipt = all.find((n) => n.name === 'iptables');
+  t.deepEqual(ipt?.usedBy, ['S1', 'S3']);
+  const onlyS2 = needsOf(plan, ['S2']);
+  t.deepEqual(onlyS2.map((n) => n.name).sort(), ['etcd', 'libfaketime']);
+});
+
+test('probe keys: doctor items, SUT binaries, and any other tool by its first word', (t) => {
+  t.is(probeKey('iptables'), 'doctor:iptables');
+  t.is(probeKey('libfaketime'), 'doctor:libfaketime');
+  t.is(probeKey('tc/netem'), 'doctor:netem');
+  t.is(probeKey('etcd'), 'bin:etcd');
+  t.is(probeKey('Redis 7'), 'bin:redis-server');
+  t.is(probeKey('toxiproxy-server 2.5'), 'bin:toxiproxy-server');
+});
+
+test('reconcile: skip wins, assume settles only an undecided probe, missing names its install command', async (t) => {
+  const plan = await loadPlan(planPath);
+  const needs = needsOf(plan, ['S1', 'S2', 'S3']);
+  const probed = new Map<string, ProbeAnswer>([
+    ['bin:etcd', { present: true, version: 'etcd Version: 3.4.23', source: 'command -v etcd on 3 node(s)' }],
+    [
+      'doctor:iptables',
+      {
+        present: false,
+        version: '—',
+        source: 'doctor probe: missing on n1',
+        fix: 'apt-get install -y iptables',
+      },
+    ],
+    ['doctor:libfaketime', { present: null, version: '—', source: 'doctor probe: undetermined on n1' }],
+  ]);
+  const r = reconcile(
+    needs,
+    probed,
+    { skip: new Set(), assume: new Set(['libfaketime', 'iptables']) },
+    'inconclusive',
+  );
+  const row = (name: string) => r.find((x) => x.need.name === name);
+  t.true(row('etcd')?.present);
+  t.false(row('iptables')?.present, 'the probe overrides an assumption');
+  t.is(row('iptables')?.install, 'apt-get install -y iptables');
+  t.regex(row('iptables')?.row.source ?? '', /install: apt-get install -y iptables/);
+  t.true(row('libfaketime')?.present);
+  t.regex(row('libfaketime')?.row.source ?? '', /assumed by the operator/);
+  t.deepEqual(
+    missingFor('S1', r).map((m) => m.name),
+    ['iptables'],
+  );
+  t.deepEqual(missingFor('S2', r), []);
+
+  const skipped = reconcile(needs, probed, { skip: new Set(['etcd']), assume: new Set() }, 'inconclusive');
+  t.false(skipped.find((x) => x.need.name === 'etcd')?.present);
+  t.deepEqual(
+    missingFor('S2', skipped)
+      .map((m) => m.name)
+      .sort(),
+    ['etcd', 'libfaketime'],
+  );
+});
+
+test('a documented substitute is recorded, not silent', (t) => {
+  const need = {
+    name: 'tc/netem',
+    versionFloor: '',
+    usedBy: ['S1'],
+    installHint: '',
+    origin: 'nemesis' as const,
+    broughtUpBySut: false,
+  };
+  const probed = new Map<string, ProbeAnswer>([
+    ['doctor:netem', { present: false, version: '—', source: 'doctor probe: missing on n1' }],
+    ['doctor:iptables', { present: true, version: 'nft', source: 'doctor probe' }],
+  ]);
+  const sub = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'substitute')[0];
+  t.true(sub?.present);
+  t.regex(sub?.substitute ?? '', /iptables statistic/);
+  t.regex(sub?.row.source ?? '', /^substitute: /);
+  const none = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'inconclusive')[0];
+  t.false(none?.present);
+});
