@@ -63,7 +63,10 @@ export function refineForVisualization(
   for (const [i, s] of searches) {
     const old = parts[i] as PartitionResult;
     const status = s.status === 'running' ? old.status : s.status;
-    parts[i] = { ...old, ...summarizeSearch(s, model, status, old.ms) };
+    const summary = summarizeSearch(s, model, status, old.ms);
+    // Still undecided: keep whichever partial linearization is longer (the check may have run longer).
+    if (s.status === 'running' && summary.prefix.length <= old.prefix.length) continue;
+    parts[i] = { ...old, ...summary };
   }
   return parts;
 }
