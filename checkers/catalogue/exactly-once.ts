@@ -55,21 +55,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
     }
     const fSet = o.f ? new Set(o.f) : null;
     const keyOf = pathGetter(o.keyPath);
-    const keyed: { op: Operation; key: unknown }[] = [];
-    let mirrorsOpId = 0;
-    for (const op of ops) {
-      if (!isClient(op) || op.f === o.finalReadF || (fSet !== null && !fSet.has(op.f))) continue;
-      const key = keyOf(op.input);
-      if (key === undefined || key === null) continue;
-      keyed.push({ op, key });
-      if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
-    }
-    if (keyed.length > 1 && mirrorsOpId === keyed.length) {
-      throw new CheckerOptionsError(
-        `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
-      );
-    }
-    // One map from key to a dense slot; counters live in arrays (three million-entry maps were the cost).
+    // One map from key to a dense slot; counters live in arrays (one million-entry map, not three).
     const slot = new Map<unknown, number>();
     const slotKey: unknown[] = [];
     const opsPerKey: number[] = [];
@@ -89,10 +75,24 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       }
       return i;
     };
-    for (const { op, key } of keyed) {
+    const counted = (op: Operation) =>
+      isClient(op) && op.f !== o.finalReadF && (fSet === null || fSet.has(op.f));
+    let keyedOps = 0;
+    let mirrorsOpId = 0;
+    for (const op of ops) {
+      if (!counted(op)) continue;
+      const key = keyOf(op.input);
+      if (key === undefined || key === null) continue;
+      keyedOps++;
+      if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
       const i = slotOf(key, true);
       opsPerKey[i] = (opsPerKey[i] as number) + 1;
       if (op.type === 'ok' && firstAck[i] === -1) firstAck[i] = op.id;
+    }
+    if (keyedOps > 1 && mirrorsOpId === keyedOps) {
+      throw new CheckerOptionsError(
+        `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
+      );
     }
     let retriedKeys = 0;
     for (const c of opsPerKey) if (c > 1) retriedKeys++;
@@ -115,7 +115,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           SCOPE,
           [],
           {
-            opsConsumed: keyed.length,
+            opsConsumed: keyedOps,
           },
         );
       }
@@ -138,8 +138,10 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       }
       const effectIdOf = pathGetter(o.effectIdPath);
       const ids = new Map<number, Set<unknown>>();
-      for (const { op, key } of keyed) {
-        if (op.type !== 'ok') continue;
+      for (const op of ops) {
+        if (op.type !== 'ok' || !counted(op)) continue;
+        const key = keyOf(op.input);
+        if (key === undefined || key === null) continue;
         const id = effectIdOf(op.output);
         if (id === undefined || id === null) continue;
         const i = slotOf(key, false);
@@ -159,7 +161,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           `exactly-once: ${fmt(slotKey.length - unkeyedEffects)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
           SCOPE,
           [],
-          { opsConsumed: keyed.length, keys: slotKey.length - unkeyedEffects, retriedKeys },
+          { opsConsumed: keyedOps, keys: slotKey.length - unkeyedEffects, retriedKeys },
         );
       }
     }
@@ -191,15 +193,15 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           });
       }
     }
-    const valid = duplicates > 0 || lostEffects > 0 ? false : keyed.length === 0 ? 'unknown' : true;
+    const valid = duplicates > 0 || lostEffects > 0 ? false : keyedOps === 0 ? 'unknown' : true;
     return result(
       'exactly-once',
       valid,
-      `exactly-once: ${fmt(keyed.length)} ops over ${fmt(slotKey.length - unkeyedEffects)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
+      `exactly-once: ${fmt(keyedOps)} ops over ${fmt(slotKey.length - unkeyedEffects)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
       SCOPE,
       anomalies,
       {
-        opsConsumed: keyed.length,
+        opsConsumed: keyedOps,
         keys: slotKey.length - unkeyedEffects,
         retriedKeys,
         duplicates,
