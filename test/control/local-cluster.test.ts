@@ -136,6 +136,20 @@ fx.test('a dropped connection is reopened on the next command', async (t) => {
   await r.close();
 });
 
+fx.test('keepalive notices a silent server; the command goes through on a fresh connection', async (t) => {
+  const r = await fx.connect({ keepaliveIntervalMs: 250, keepaliveCountMax: 2 });
+  const admin = await fx.connect();
+  const session = (await r.exec('n2', 'ps -o ppid= -p "$PPID"')).stdout.trim();
+  t.regex(session, /^\d+$/);
+  // Freeze the sshd process serving r's connection: TCP stays up but nothing answers.
+  await admin.exec('n2', `kill -STOP ${session}`);
+  t.teardown(() => admin.exec('n2', `kill -KILL ${session}`, { check: false }).then(() => undefined));
+  const start = Date.now();
+  const res = await r.exec('n2', 'hostname', { timeoutMs: 10_000 });
+  t.is(res.stdout.trim(), 'n2');
+  t.true(Date.now() - start < 8000, `${Date.now() - start} ms`);
+});
+
 fx.test('every command is logged per node with exit code and duration; secrets are masked', async (t) => {
   const secret = `pw-${randomBytes(6).toString('hex')}`;
   process.env.FL_TEST_SSH_PW = secret;
