@@ -51,6 +51,9 @@ export const ledgerEntrySchema = z.discriminatedUnion('t', [
     at: z.string(),
     pid: z.number().int(),
     nodes: z.array(nodeSpecSchema),
+    /** How to verify the nodes' host keys again at heal time. */
+    knownHostsFiles: z.array(z.string()).optional(),
+    inventory: z.string().optional(),
   }),
   z.object({ t: z.literal('inject'), at: z.string(), record: recordSchema }),
   z.object({
@@ -78,8 +81,15 @@ export class FaultLedger {
     fsyncSync(this.fd);
   }
 
-  cluster(nodes: readonly NodeSpec[]): void {
-    this.append({ t: 'cluster', at: now(), pid: process.pid, nodes: nodes.map((n) => ({ ...n })) });
+  cluster(nodes: readonly NodeSpec[], reach: { knownHostsFiles?: string[]; inventory?: string } = {}): void {
+    this.append({
+      t: 'cluster',
+      at: now(),
+      pid: process.pid,
+      nodes: nodes.map((n) => ({ ...n })),
+      ...(reach.knownHostsFiles && { knownHostsFiles: reach.knownHostsFiles }),
+      ...(reach.inventory && { inventory: reach.inventory }),
+    });
   }
   beforeInject(record: FaultRecord): void {
     this.append({ t: 'inject', at: now(), record: record as z.infer<typeof recordSchema> });
@@ -115,6 +125,8 @@ function now(): string {
 export interface LedgerState {
   /** Nodes from the newest `cluster` entry (how to reach them), or [] when the ledger names none. */
   nodes: NodeSpec[];
+  knownHostsFiles?: string[];
+  inventory?: string;
   /** Every fault ever recorded, newest undo merged in, in injection order. */
   records: FaultRecord[];
   /** Faults with no `heal` entry: still (possibly) in force. */
@@ -134,6 +146,7 @@ export function readLedger(path: string): LedgerState {
   }
   const lines = text.split('\n');
   let nodes: NodeSpec[] = [];
+  let reach: { knownHostsFiles?: string[]; inventory?: string } = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
   lines.forEach((line, i) => {
@@ -159,6 +172,10 @@ export function readLedger(path: string): LedgerState {
     switch (e.t) {
       case 'cluster':
         nodes = e.nodes as NodeSpec[];
+        reach = {
+          ...(e.knownHostsFiles && { knownHostsFiles: e.knownHostsFiles }),
+          ...(e.inventory && { inventory: e.inventory }),
+        };
         break;
       case 'inject':
         byId.set(e.record.id, structuredClone(e.record) as FaultRecord);
@@ -185,7 +202,7 @@ export function readLedger(path: string): LedgerState {
     }
   });
   const records = [...byId.values()];
-  return { nodes, records, unhealed: records.filter((r) => !healed.has(r.id)) };
+  return { nodes, ...reach, records, unhealed: records.filter((r) => !healed.has(r.id)) };
 }
 
 /**

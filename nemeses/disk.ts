@@ -1,0 +1,386 @@
+import { shellQuote } from '../src/control/quote.ts';
+import type { Remote } from '../src/control/types.ts';
+import {
+  type BitFlip,
+  bitflipCommand,
+  checksumCommand,
+  dmCapabilityCommand,
+  FLAKEY_MODES,
+  fillCommand,
+  flakeyTable,
+  freeBytesCommand,
+  junkPath,
+  listFilesCommand,
+  loadTableCommand,
+  parseChecksum,
+  parseDmCapability,
+  parseWriteProbe,
+  truncateCommand,
+  writeProbeCommand,
+  zeroChunkCommand,
+} from './commands/disk.ts';
+import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
+import { seededRng } from './rng.ts';
+import {
+  type Capability,
+  CapabilityMissingError,
+  type CleanReport,
+  type EvidenceSignal,
+  type FaultEvidence,
+  type FaultRecord,
+  type InjectOptions,
+  type Nemesis,
+} from './types.ts';
+
+/**
+ * Disk faults.
+ * - disk-full: params.dir (the DB's data directory), leaveBytes (default 64 KiB), writeCommand (a DB
+ *   write expected to fail while full). A junk file fills the filesystem; heal removes it.
+ * - corrupt: params.file, or params.dir (a file drawn by seed); mode truncate | bitflip | zero; bytes
+ *   (truncate/zero, default 64), flips (default 8), seed, backup (true: heal restores the original).
+ *   Without backup corruption is permanent, as in Jepsen.
+ * - flakey: params.device (a dm device whose table is linear), mode drop_writes | error_writes |
+ *   corrupt_bio_byte, upSeconds (default 0), downSeconds (default 3600). Heal loads the linear table back.
+ */
+
+const JUNK = 'junk';
+const BACKUPS = 'backups';
+const DM = 'dm-flakey';
+
+interface DiskUndo extends Record<string, unknown> {
+  action: string;
+  perNode: Record<
+    string,
+    {
+      dir?: string;
+      junk?: string;
+      freeBefore?: number;
+      file?: string;
+      before?: { sha256: string; size: number } | null;
+      backup?: string;
+      device?: string;
+      linearTable?: string;
+    }
+  >;
+}
+
+function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
+  if (Array.isArray(spec.targets)) return spec.targets;
+  if (typeof spec.targets === 'string' && remote.nodes.some((n) => n.name === spec.targets))
+    return [spec.targets];
+  throw new Error('disk faults need resolved target nodes (a node name or list)');
+}
+
+async function run(remote: Remote, node: string, cmd: string, check = true) {
+  return remote.exec(node, cmd, { sudo: true, check, timeoutMs: 60_000 });
+}
+
+async function freeBytes(remote: Remote, node: string, dir: string): Promise<number> {
+  const n = Number((await run(remote, node, freeBytesCommand(dir))).stdout.trim());
+  if (!Number.isFinite(n)) throw new Error(`${node}: cannot read free space of ${dir}`);
+  return n;
+}
+
+async function checksum(remote: Remote, node: string, file: string) {
+  return parseChecksum((await run(remote, node, checksumCommand(file), false)).stdout);
+}
+
+export async function dmFlakeyCapability(remote: Remote, node: string): Promise<Capability> {
+  const r = await run(remote, node, dmCapabilityCommand(), false);
+  const c = parseDmCapability(r.stdout);
+  return { name: 'dm-flakey', available: c.available, ...(c.reason && { reason: c.reason }) };
+}
+
+export const diskNemesis: Nemesis & { kind: 'disk' } = {
+  kind: 'disk',
+
+  async capabilities(remote, node): Promise<Capability[]> {
+    const r = await run(
+      remote,
+      node,
+      'command -v fallocate truncate sha256sum od dd df >/dev/null && echo ok',
+      false,
+    );
+    const tools = r.stdout.includes('ok');
+    return [
+      {
+        name: 'disk-full',
+        available: tools,
+        ...(!tools && { reason: 'needs coreutils and util-linux (fallocate)' }),
+      },
+      {
+        name: 'corrupt',
+        available: tools,
+        ...(!tools && { reason: 'needs coreutils (truncate, od, dd, sha256sum)' }),
+      },
+      await dmFlakeyCapability(remote, node),
+    ];
+  },
+
+  async inject(remote, spec, id, opts?: InjectOptions): Promise<FaultRecord> {
+    const p = spec.params ?? {};
+    const action = spec.action;
+    if (!['disk-full', 'corrupt', 'flakey'].includes(action))
+      throw new Error(`disk: unknown action "${action}" (expected disk-full, corrupt, flakey)`);
+    const nodes = targetsOf(spec, remote);
+    const perNode: DiskUndo['perNode'] = {};
+    const rng = seededRng(typeof p.seed === 'number' ? p.seed : 1);
+    for (const node of nodes) {
+      const u: DiskUndo['perNode'][string] = {};
+      perNode[node] = u;
+      if (action === 'disk-full') {
+        if (typeof p.dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
+        u.dir = p.dir;
+        u.junk = junkPath(p.dir, id);
+        u.freeBefore = await freeBytes(remote, node, p.dir);
+      } else if (action === 'corrupt') {
+        let file = typeof p.file === 'string' ? p.file : undefined;
+        if (!file) {
+          if (typeof p.dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
+          const files = (await run(remote, node, listFilesCommand(p.dir))).stdout.split('\n').filter(Boolean);
+          if (files.length === 0) throw new Error(`${node}: no non-empty file under ${p.dir} to corrupt`);
+          file = files[rng.int(files.length)] as string;
+        }
+        u.file = file;
+        u.before = await checksum(remote, node, file);
+        if (!u.before) throw new Error(`${node}: cannot read ${file}`);
+        if (p.backup === true) u.backup = `${nodeStateDir(node, BACKUPS)}/${id}`;
+      } else {
+        const cap = await dmFlakeyCapability(remote, node);
+        if (!cap.available) throw new CapabilityMissingError(node, 'dm-flakey', cap.reason ?? 'unavailable');
+        if (typeof p.device !== 'string') throw new Error('flakey needs params.device (a dm device name)');
+        u.device = p.device;
+        u.linearTable = (await run(remote, node, `dmsetup table ${shellQuote(p.device)}`)).stdout.trim();
+      }
+    }
+    const undo: DiskUndo = { action, perNode };
+    const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
+    await opts?.beforeApply?.(record);
+    for (const node of nodes) {
+      const u = perNode[node] as DiskUndo['perNode'][string];
+      if (action === 'disk-full') {
+        const leave = Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
+        await run(remote, node, writeMarkerCommand(nodeStateDir(node, JUNK), id, u.junk as string));
+        // Re-read free space right before allocating: the DB keeps writing meanwhile.
+        const free = await freeBytes(remote, node, u.dir as string);
+        await run(remote, node, fillCommand(u.junk as string, Math.max(0, free - leave)));
+      } else if (action === 'corrupt') {
+        const file = u.file as string;
+        const size = u.before?.size ?? 0;
+        if (u.backup) {
+          await run(
+            remote,
+            node,
+            `mkdir -p ${shellQuote(nodeStateDir(node, BACKUPS))} && cp -p ${shellQuote(file)} ${shellQuote(u.backup)}`,
+          );
+          await run(remote, node, writeMarkerCommand(nodeStateDir(node, BACKUPS), `${id}.target`, file));
+        }
+        const mode = String(p.mode ?? 'bitflip');
+        const bytes = Math.max(1, Math.min(size, Math.floor(Number(p.bytes ?? 64))));
+        if (mode === 'truncate') await run(remote, node, truncateCommand(file, bytes));
+        else if (mode === 'zero')
+          await run(remote, node, zeroChunkCommand(file, rng.int(Math.max(1, size - bytes + 1)), bytes));
+        else if (mode === 'bitflip') {
+          const flips: BitFlip[] = Array.from({ length: Math.max(1, Number(p.flips ?? 8)) }, () => ({
+            offset: rng.int(size),
+            bit: rng.int(8),
+          }));
+          await run(remote, node, bitflipCommand(file, flips));
+        } else throw new Error(`corrupt: unknown mode "${mode}" (expected truncate, bitflip, zero)`);
+      } else {
+        const mode = String(p.mode ?? 'drop_writes') as (typeof FLAKEY_MODES)[number];
+        if (!FLAKEY_MODES.includes(mode)) throw new Error(`flakey: unknown mode ${mode}`);
+        await run(
+          remote,
+          node,
+          writeMarkerCommand(nodeStateDir(node, DM), id, `${u.device}|${u.linearTable}`),
+        );
+        const table = flakeyTable(
+          u.linearTable as string,
+          mode,
+          Number(p.upSeconds ?? 0),
+          Number(p.downSeconds ?? 3600),
+        );
+        await run(remote, node, loadTableCommand(u.device as string, table));
+      }
+    }
+    return record;
+  },
+
+  async evidence(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as DiskUndo;
+    const p = record.spec.params ?? {};
+    const signals: EvidenceSignal[] = [];
+    for (const node of record.nodes) {
+      const u = undo.perNode[node] as DiskUndo['perNode'][string];
+      if (undo.action === 'disk-full') {
+        const leave = Number(p.leaveBytes ?? 65536);
+        const during = await freeBytes(remote, node, u.dir as string);
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `free bytes on ${u.dir}`,
+          before: u.freeBefore,
+          during,
+          landed: during <= leave + 1048576 && during < (u.freeBefore ?? 0),
+        });
+        const probe = parseWriteProbe(
+          (await run(remote, node, writeProbeCommand(u.dir as string, leave + 1048576), false)).stdout,
+        );
+        signals.push({
+          side: 'victim',
+          node,
+          signal: `write of ${leave + 1048576} bytes next to the data`,
+          during: probe.ok ? 'ok' : probe.detail,
+          landed: probe.enospc,
+        });
+        if (typeof p.writeCommand === 'string') {
+          const w = await run(remote, node, p.writeCommand, false);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `DB write \`${p.writeCommand}\``,
+            during: `${w.code}: ${`${w.stdout} ${w.stderr}`.trim().slice(0, 200)}`,
+            landed: w.code !== 0 || /error|OOM|MISCONF|no space/i.test(w.stdout),
+          });
+        }
+      } else if (undo.action === 'corrupt') {
+        const during = await checksum(remote, node, u.file as string);
+        signals.push({
+          side: 'victim',
+          node,
+          signal: `sha256/size of ${u.file}`,
+          before: u.before,
+          during,
+          landed: during !== null && (during.sha256 !== u.before?.sha256 || during.size !== u.before?.size),
+        });
+      } else {
+        const st = await run(remote, node, `dmsetup status ${shellQuote(u.device as string)}`, false);
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `dmsetup status ${u.device}`,
+          before: u.linearTable,
+          during: st.stdout.trim(),
+          landed: /\sflakey\s/.test(` ${st.stdout}`),
+        });
+      }
+    }
+    const landed = signals.length > 0 && signals.every((s) => s.landed);
+    return {
+      landed,
+      ...(!landed && {
+        reason: `not landed: ${signals
+          .filter((s) => !s.landed)
+          .map((s) => `${s.node} ${s.signal}=${JSON.stringify(s.during)}`)
+          .join('; ')}`,
+      }),
+      signals,
+    };
+  },
+
+  async heal(remote, record): Promise<void> {
+    const undo = record.undo as Partial<DiskUndo>;
+    for (const [node, u] of Object.entries(undo.perNode ?? {})) {
+      if (undo.action === 'disk-full' && u.junk) {
+        await run(
+          remote,
+          node,
+          `rm -f ${shellQuote(u.junk)} ${shellQuote(`${nodeStateDir(node, JUNK)}/${record.id}`)}`,
+        );
+      } else if (undo.action === 'corrupt' && u.backup && u.file) {
+        await run(
+          remote,
+          node,
+          `if [ -f ${shellQuote(u.backup)} ]; then cp -p ${shellQuote(u.backup)} ${shellQuote(u.file)} && rm -f ${shellQuote(u.backup)} ${shellQuote(`${nodeStateDir(node, BACKUPS)}/${record.id}.target`)}; fi`,
+        );
+      } else if (undo.action === 'flakey' && u.device && u.linearTable) {
+        await run(remote, node, loadTableCommand(u.device, u.linearTable));
+        await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(node, DM)}/${record.id}`)}`, false);
+      }
+    }
+  },
+
+  async evidenceAfterHeal(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as DiskUndo;
+    const signals: EvidenceSignal[] = [];
+    for (const [node, u] of Object.entries(undo.perNode)) {
+      if (undo.action === 'disk-full') {
+        const after = await freeBytes(remote, node, u.dir as string);
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `free bytes on ${u.dir}`,
+          before: u.freeBefore,
+          after,
+          // Within 1 MiB of the start: the DB may have written a little meanwhile.
+          landed: after >= (u.freeBefore ?? 0) - 1048576,
+        });
+      } else if (undo.action === 'corrupt' && u.backup) {
+        const after = await checksum(remote, node, u.file as string);
+        signals.push({
+          side: 'victim',
+          node,
+          signal: `sha256 of ${u.file}`,
+          before: u.before,
+          after,
+          landed: after?.sha256 === u.before?.sha256,
+        });
+      }
+    }
+    const ok = signals.every((s) => s.landed);
+    return {
+      landed: ok,
+      ...(!ok && { reason: 'the disk is not back to its state before the fault' }),
+      signals,
+    };
+  },
+
+  async verifyClean(remote, node): Promise<CleanReport> {
+    const found: string[] = [];
+    const fixed: string[] = [];
+    const junk = parseMarkers(
+      (await run(remote, node, listMarkersCommand(nodeStateDir(node, JUNK)), false)).stdout,
+    );
+    for (const m of junk) {
+      found.push(`junk file ${m.value} (fault ${m.name})`);
+      await run(
+        remote,
+        node,
+        `rm -f ${shellQuote(m.value)} ${shellQuote(`${nodeStateDir(node, JUNK)}/${m.name}`)}`,
+      );
+      fixed.push(`removed ${m.value}`);
+    }
+    const backups = parseMarkers(
+      (await run(remote, node, listMarkersCommand(nodeStateDir(node, BACKUPS)), false)).stdout,
+    ).filter((m) => m.name.endsWith('.target'));
+    for (const m of backups) {
+      const id = m.name.replace(/\.target$/, '');
+      const backup = `${nodeStateDir(node, BACKUPS)}/${id}`;
+      found.push(`corrupted ${m.value} with a backup (fault ${id})`);
+      await run(
+        remote,
+        node,
+        `cp -p ${shellQuote(backup)} ${shellQuote(m.value)} && rm -f ${shellQuote(backup)} ${shellQuote(`${backup}.target`)}`,
+        false,
+      );
+      fixed.push(`restored ${m.value} from its backup`);
+    }
+    const dm = parseMarkers(
+      (await run(remote, node, listMarkersCommand(nodeStateDir(node, DM)), false)).stdout,
+    );
+    for (const m of dm) {
+      const [device, table] = m.value.split('|');
+      found.push(`dm-flakey table on ${device} (fault ${m.name})`);
+      if (device && table) {
+        await run(remote, node, loadTableCommand(device, table), false);
+        fixed.push(`loaded the linear table back on ${device}`);
+      }
+      await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(node, DM)}/${m.name}`)}`, false);
+    }
+    const left = parseMarkers(
+      (await run(remote, node, listMarkersCommand(nodeStateDir(node, JUNK)), false)).stdout,
+    );
+    return { clean: left.length === 0, fixed, found };
+  },
+};

@@ -1,0 +1,44 @@
+import { loadInventory } from '../src/control/inventory.ts';
+import { connectRemote } from '../src/control/ssh-remote.ts';
+import type { NodeSpec } from '../src/control/types.ts';
+import { UserError } from '../src/util/errors.ts';
+import { formatHealReport, healAll } from './heal.ts';
+import { FaultLedger, readLedger } from './ledger.ts';
+import type { FaultRecord } from './types.ts';
+
+/** The `faultline heal` action: returns the exit code (0 every node clean, 1 not clean). */
+export async function runHeal(opts: {
+  ledger?: string;
+  inventory?: string;
+  json?: boolean;
+}): Promise<number> {
+  if (!opts.ledger && !opts.inventory)
+    throw new UserError('heal: give --ledger FILE and/or --inventory FILE');
+  let nodes: NodeSpec[] = [];
+  let knownHostsFiles: string[] | undefined;
+  let records: FaultRecord[] = [];
+  if (opts.ledger) {
+    const state = readLedger(opts.ledger);
+    records = state.unhealed;
+    nodes = state.nodes;
+    knownHostsFiles = state.knownHostsFiles;
+    if (!opts.inventory && nodes.length === 0 && state.inventory) opts.inventory = state.inventory;
+  }
+  if (opts.inventory) {
+    const inv = loadInventory(opts.inventory);
+    nodes = inv.nodes;
+    knownHostsFiles = inv.knownHostsFiles;
+  }
+  if (nodes.length === 0)
+    throw new UserError(`${opts.ledger}: the ledger names no nodes; pass --inventory FILE to reach them`);
+  const remote = await connectRemote(nodes, { ...(knownHostsFiles && { knownHostsFiles }) });
+  const ledger = opts.ledger ? new FaultLedger(opts.ledger) : undefined;
+  try {
+    const report = await healAll(remote, records, ledger);
+    process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : `${formatHealReport(report)}\n`);
+    return report.clean ? 0 : 1;
+  } finally {
+    ledger?.close();
+    await remote.close();
+  }
+}

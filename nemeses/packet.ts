@@ -1,0 +1,415 @@
+import { shellQuote } from '../src/control/quote.ts';
+import type { Remote } from '../src/control/types.ts';
+import {
+  addRulesScript,
+  countersScript,
+  parseCounters,
+  removeFaultRulesScript,
+  totalPackets,
+} from './commands/iptables.ts';
+import {
+  type Behaviors,
+  CHILD_HANDLE,
+  isDefaultRoot,
+  listFaultlineQdiscsScript,
+  netemScript,
+  parseQdiscProbe,
+  parseQdiscStats,
+  qdiscProbeScript,
+  removeRootScript,
+  rootQdiscScript,
+  tbfScript,
+} from './commands/tc.ts';
+import { nodeAddresses } from './probe.ts';
+import {
+  type Capability,
+  CapabilityMissingError,
+  type CleanReport,
+  type EvidenceSignal,
+  type FaultEvidence,
+  type FaultRecord,
+  type InjectOptions,
+  type Nemesis,
+} from './types.ts';
+
+/**
+ * Packet faults (Jepsen's net/shape!): every node shapes its egress towards the targets (a target node
+ * towards every other node). With netem: prio + netem + u32 filters; `tc -s` counters as evidence.
+ * Without netem (as on kernels lacking sch_netem): `loss` becomes an iptables `statistic` DROP and
+ * `rate` a tbf, each marked as a substitution in the evidence; delay, duplicate, reorder and corrupt
+ * have no substitute and inject throws CapabilityMissingError naming the node and the missing qdisc.
+ *
+ * params: behaviors (see commands/tc.ts), probePort (victim probes, default the peer's SSH port),
+ * sinkPort (an ack sink on the peers, see ackSinkCommand: needed for the rate victim probe).
+ */
+
+interface NodePlan {
+  dev?: string;
+  destinations: Record<string, string>;
+  /** tc | iptables-statistic */
+  method: string[];
+}
+
+interface PacketUndo extends Record<string, unknown> {
+  behaviors: Behaviors;
+  perNode: Record<string, NodePlan>;
+  substitutions: string[];
+  capabilities: Record<string, Record<string, boolean>>;
+}
+
+const capCache = new WeakMap<Remote, Map<string, Record<string, { ok: boolean; error?: string }>>>();
+
+export async function qdiscCapabilities(
+  remote: Remote,
+  node: string,
+): Promise<Record<string, { ok: boolean; error?: string }>> {
+  let perRemote = capCache.get(remote);
+  if (!perRemote) capCache.set(remote, (perRemote = new Map()));
+  const hit = perRemote.get(node);
+  if (hit) return hit;
+  const r = await remote.exec(node, qdiscProbeScript(), { sudo: true, check: false });
+  const parsed = parseQdiscProbe(r.stdout);
+  const kinds = parsed.veth ? parsed.kinds : {};
+  const stat = await remote.exec(
+    node,
+    'iptables -w -N FLCAP 2>/dev/null; if iptables -w -A FLCAP -m statistic --mode random --probability 0.5 -j RETURN 2>/dev/null; then echo yes; fi; iptables -w -F FLCAP 2>/dev/null; iptables -w -X FLCAP 2>/dev/null; true',
+    { sudo: true, check: false },
+  );
+  kinds.statistic = { ok: stat.stdout.includes('yes') };
+  perRemote.set(node, kinds);
+  return kinds;
+}
+
+const NETEM_ONLY = ['delay', 'duplicate', 'reorder', 'corrupt'] as const;
+
+function requested(b: Behaviors): string[] {
+  return Object.entries(b)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
+}
+
+async function deviceFor(remote: Remote, node: string, address: string): Promise<string> {
+  const r = await remote.exec(node, `ip -o route get ${shellQuote(address)}`, { check: false });
+  const dev = /\bdev (\S+)/.exec(r.stdout)?.[1];
+  if (!dev) throw new Error(`${node}: no route to ${address}`);
+  return dev;
+}
+
+async function qdiscStats(remote: Remote, node: string, dev: string) {
+  const r = await remote.exec(node, `tc -s qdisc show dev ${shellQuote(dev)}`, { check: false });
+  return parseQdiscStats(r.stdout).find((q) => q.handle === CHILD_HANDLE);
+}
+
+/** A bounded burst of TCP connects; counts how many timed out (a lost SYN outlives the timeout). */
+function connectBurstScript(address: string, port: number, count: number, timeoutMs: number): string {
+  const inner = `exec 3<>/dev/tcp/${address}/${port}`;
+  return `t=0; i=0; while [ $i -lt ${count} ]; do timeout ${(timeoutMs / 1000).toFixed(3)} bash -c ${shellQuote(inner)} 2>/dev/null; [ $? -eq 124 ] && t=$((t + 1)); i=$((i + 1)); done; echo timeouts=$t`;
+}
+
+/**
+ * The rate probe's sink protocol: the sink answers one byte per 64 KiB it has *received*, so the sender
+ * times delivery, not how fast its own socket buffer filled. `ackSinkCommand` starts one (Node.js).
+ */
+export const ACK_CHUNK = 65536;
+
+export function ackSinkCommand(port: number, nodeBin = 'node'): string {
+  const js = `require('net').createServer((s)=>{let n=0;s.on('data',(d)=>{const before=Math.floor(n/${ACK_CHUNK});n+=d.length;const k=Math.floor(n/${ACK_CHUNK})-before;if(k>0)s.write(Buffer.alloc(k,97));});s.on('error',()=>{});}).listen(${port})`;
+  return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(js)} </dev/null >/dev/null 2>&1 &`;
+}
+
+/** Push `bytes` (a multiple of ACK_CHUNK) and wait for every ack: elapsed ms, or -1 on failure. */
+function pushScript(address: string, port: number, bytes: number): string {
+  const acks = bytes / ACK_CHUNK;
+  const inner = `exec 3<>/dev/tcp/${address}/${port} && head -c ${bytes} /dev/zero >&3 && test "$(head -c ${acks} <&3 | wc -c)" -eq ${acks}`;
+  return `a=$(date +%s%N); if timeout 20 bash -c ${shellQuote(inner)} 2>/dev/null; then b=$(date +%s%N); echo ms=$(((b - a) / 1000000)); else echo ms=-1; fi`;
+}
+
+function parseRate(rate: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(bit|kbit|mbit|gbit|bps|kbps|mbps)?$/i.exec(rate.trim());
+  if (!m) throw new Error(`cannot read rate "${rate}"`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? 'bit').toLowerCase();
+  const mult: Record<string, number> = {
+    bit: 1,
+    kbit: 1e3,
+    mbit: 1e6,
+    gbit: 1e9,
+    bps: 8,
+    kbps: 8e3,
+    mbps: 8e6,
+  };
+  return n * (mult[unit] ?? 1);
+}
+
+export const packetNemesis: Nemesis & { kind: 'packet' } = {
+  kind: 'packet',
+
+  async capabilities(remote, node): Promise<Capability[]> {
+    const k = await qdiscCapabilities(remote, node);
+    const netem = k.netem?.ok === true;
+    const missing = (name: string) =>
+      `the netem qdisc (sch_netem) is missing on ${node} (${k.netem?.error ?? 'not probed'}): ${name} cannot be emulated and has no substitute; needs a kernel with CONFIG_NET_SCH_NETEM`;
+    const caps: Capability[] = NETEM_ONLY.map((b) => ({
+      name: `packet-${b}`,
+      available: netem,
+      ...(!netem && { reason: missing(b) }),
+    }));
+    caps.push({
+      name: 'packet-loss',
+      available: netem || k.statistic?.ok === true,
+      ...(!netem &&
+        (k.statistic?.ok
+          ? { substitute: 'iptables statistic match (random DROP)' }
+          : { reason: 'neither netem nor the iptables statistic match is available' })),
+    });
+    const tbf = k.tbf?.ok === true && (k.prio?.ok === true || k.htb?.ok === true);
+    caps.push({
+      name: 'packet-rate',
+      available: netem || tbf,
+      ...(!netem &&
+        (tbf ? { substitute: 'tbf' } : { reason: 'neither netem nor tbf (with prio or htb) is available' })),
+    });
+    return caps;
+  },
+
+  async inject(remote, spec, id, opts?: InjectOptions): Promise<FaultRecord> {
+    const p = spec.params ?? {};
+    const behaviors = (p.behaviors ?? {}) as Behaviors;
+    const wanted = requested(behaviors);
+    if (wanted.length === 0) throw new Error('packet: params.behaviors names no behaviour');
+    const all = remote.nodes.map((n) => n.name);
+    const targets = Array.isArray(spec.targets)
+      ? spec.targets
+      : typeof spec.targets === 'string'
+        ? [spec.targets]
+        : all;
+    const addresses = await nodeAddresses(remote, all);
+    const perNode: Record<string, NodePlan> = {};
+    const substitutions = new Set<string>();
+    const capabilities: PacketUndo['capabilities'] = {};
+    for (const node of all) {
+      const dests = targets.includes(node)
+        ? all.filter((n) => n !== node)
+        : targets.filter((t) => t !== node);
+      if (dests.length === 0) continue;
+      const k = await qdiscCapabilities(remote, node);
+      capabilities[node] = Object.fromEntries(Object.entries(k).map(([n, v]) => [n, v.ok]));
+      const plan: NodePlan = {
+        destinations: Object.fromEntries(dests.map((d) => [d, addresses[d] as string])),
+        method: [],
+      };
+      const netem = k.netem?.ok === true && k.prio?.ok === true;
+      if (netem) plan.method.push('tc-netem');
+      else {
+        for (const b of NETEM_ONLY)
+          if (wanted.includes(b))
+            throw new CapabilityMissingError(
+              node,
+              `netem ${b}`,
+              `the netem qdisc (sch_netem) is missing on this kernel (${k.netem?.error ?? 'unknown qdisc'}); ${b} has no substitute`,
+            );
+        if (behaviors.loss) {
+          if (!k.statistic?.ok)
+            throw new CapabilityMissingError(
+              node,
+              'netem loss',
+              'netem is missing and the iptables statistic match too',
+            );
+          plan.method.push('iptables-statistic');
+          substitutions.add('loss: iptables statistic random DROP (netem missing)');
+        }
+        if (behaviors.rate) {
+          if (!(k.tbf?.ok && (k.prio?.ok || k.htb?.ok)))
+            throw new CapabilityMissingError(
+              node,
+              'netem rate',
+              'netem is missing and tbf (with prio or htb) too',
+            );
+          plan.method.push(k.prio?.ok ? 'tc-tbf-prio' : 'tc-tbf-htb');
+          substitutions.add(
+            `rate: tbf${k.prio?.ok ? '' : ' under htb classes (prio missing)'} (netem missing)`,
+          );
+        }
+      }
+      if (plan.method.some((m) => m.startsWith('tc'))) {
+        plan.dev = await deviceFor(remote, node, Object.values(plan.destinations)[0] as string);
+        const root = (await remote.exec(node, rootQdiscScript(plan.dev), { check: false })).stdout;
+        if (!isDefaultRoot(root))
+          throw new Error(
+            `${node}: ${plan.dev} already has a root qdisc (${root.trim()}) that is not faultline's; refusing to replace it`,
+          );
+      }
+      perNode[node] = plan;
+    }
+    const undo: PacketUndo = { behaviors, perNode, substitutions: [...substitutions], capabilities };
+    const record: FaultRecord = {
+      id,
+      spec,
+      nodes: Object.keys(perNode),
+      injectedAt: new Date().toISOString(),
+      undo,
+    };
+    await opts?.beforeApply?.(record);
+    await Promise.all(
+      Object.entries(perNode).map(async ([node, plan]) => {
+        const dests = Object.values(plan.destinations);
+        for (const m of plan.method) {
+          if (m === 'tc-netem')
+            await remote.exec(node, netemScript(plan.dev as string, dests, behaviors), { sudo: true });
+          else if (m.startsWith('tc-tbf'))
+            await remote.exec(
+              node,
+              tbfScript(plan.dev as string, dests, behaviors.rate as string, m === 'tc-tbf-prio'),
+              {
+                sudo: true,
+              },
+            );
+          else if (m === 'iptables-statistic')
+            await remote.exec(
+              node,
+              addRulesScript(
+                dests.map((d) => ({ destination: d, probability: (behaviors.loss?.percent ?? 20) / 100 })),
+                id,
+              ),
+              { sudo: true },
+            );
+        }
+      }),
+    );
+    return record;
+  },
+
+  async evidence(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as PacketUndo;
+    const p = record.spec.params ?? {};
+    const signals: EvidenceSignal[] = [];
+    // Probe from one shaped node towards one of its destinations: enough to show the shaping bites.
+    const [node, plan] = Object.entries(undo.perNode)[0] ?? [];
+    if (!node || !plan) return { landed: false, reason: 'no node shapes any traffic', signals };
+    const [dest, address] = Object.entries(plan.destinations)[0] as [string, string];
+    const probePort = typeof p.probePort === 'number' ? p.probePort : remote.node(dest).port;
+    if (plan.method.includes('iptables-statistic')) {
+      let timeouts = 0;
+      let tries = 0;
+      // Bounded: at most 5 bursts of 20 connects, stopping at the first dropped SYN.
+      for (let i = 0; i < 5 && timeouts === 0; i++) {
+        const r = await remote.exec(node, connectBurstScript(address, probePort, 20, 200), {
+          check: false,
+          timeoutMs: 30_000,
+        });
+        timeouts += Number(/timeouts=(\d+)/.exec(r.stdout)?.[1] ?? 0);
+        tries += 20;
+      }
+      const counters = parseCounters(
+        (await remote.exec(node, countersScript(record.id), { sudo: true, check: false })).stdout,
+      );
+      signals.push({
+        side: 'injector',
+        node,
+        signal: `iptables statistic DROP packets (substitute for netem loss ${undo.behaviors.loss?.percent}%)`,
+        before: 0,
+        during: totalPackets(counters),
+        landed: totalPackets(counters) > 0,
+        note: 'substitution',
+      });
+      signals.push({
+        side: 'victim',
+        node,
+        signal: `tcp connects ${node}→${dest}:${probePort} timed out`,
+        during: `${timeouts}/${tries}`,
+        landed: timeouts > 0,
+      });
+    }
+    if (plan.dev && plan.method.some((m) => m.startsWith('tc'))) {
+      const before = await qdiscStats(remote, node, plan.dev);
+      let victim: EvidenceSignal | null = null;
+      if (undo.behaviors.rate) {
+        if (typeof p.sinkPort === 'number') {
+          const bps = parseRate(undo.behaviors.rate);
+          // Enough bytes for ~1 s at the shaped rate: an unshaped local link moves them in milliseconds.
+          const bytes = Math.max(2, Math.ceil(bps / 8 / ACK_CHUNK)) * ACK_CHUNK;
+          const r = await remote.exec(node, pushScript(address, p.sinkPort, bytes), {
+            check: false,
+            timeoutMs: 30_000,
+          });
+          const ms = Number(/ms=(-?\d+)/.exec(r.stdout)?.[1] ?? -1);
+          const expectedMs = ((bytes * 8) / bps) * 1000;
+          victim = {
+            side: 'victim',
+            node,
+            signal: `push ${bytes} bytes ${node}→${dest}:${p.sinkPort} (ms)`,
+            during: ms,
+            landed: ms >= expectedMs * 0.5,
+            note: `expected ≥ ${Math.round(expectedMs * 0.5)} ms at ${undo.behaviors.rate}`,
+          };
+        } else {
+          victim = {
+            side: 'victim',
+            node,
+            signal: 'throughput probe',
+            landed: false,
+            note: 'no params.sinkPort: nothing on the peer to push bytes to',
+          };
+        }
+      }
+      const during = await qdiscStats(remote, node, plan.dev);
+      signals.push({
+        side: 'injector',
+        node,
+        signal: `tc -s qdisc ${CHILD_HANDLE} on ${plan.dev} (${during?.kind ?? 'missing'})`,
+        before: before && {
+          packets: before.sentPackets,
+          overlimits: before.overlimits,
+          dropped: before.dropped,
+        },
+        during: during && {
+          packets: during.sentPackets,
+          overlimits: during.overlimits,
+          dropped: during.dropped,
+        },
+        landed: during !== undefined && during.sentPackets > 0,
+        ...(undo.substitutions.length > 0 && { note: 'substitution' }),
+      });
+      if (victim) signals.push(victim);
+    }
+    const landed = signals.length > 0 && signals.every((s) => s.landed);
+    const subs = undo.substitutions.length > 0 ? `substitution: ${undo.substitutions.join('; ')}` : '';
+    const why = landed
+      ? subs
+      : `not landed: ${signals
+          .filter((s) => !s.landed)
+          .map((s) => `${s.signal}=${JSON.stringify(s.during ?? s.note)}`)
+          .join('; ')}${subs ? `; ${subs}` : ''}`;
+    return { landed, ...(why && { reason: why }), signals };
+  },
+
+  async heal(remote, record): Promise<void> {
+    const undo = record.undo as Partial<PacketUndo>;
+    const entries = undo.perNode
+      ? Object.entries(undo.perNode)
+      : remote.nodes.map((n) => [n.name, undefined] as const);
+    await Promise.all(
+      entries.map(async ([node, plan]) => {
+        if (plan?.dev) await remote.exec(node, removeRootScript(plan.dev), { sudo: true });
+        await remote.exec(node, removeFaultRulesScript(record.id), { sudo: true });
+      }),
+    );
+  },
+
+  async verifyClean(remote, node): Promise<CleanReport> {
+    const list = async () =>
+      (await remote.exec(node, listFaultlineQdiscsScript(), { sudo: true, check: false })).stdout
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+    const found = await list();
+    const fixed: string[] = [];
+    for (const line of found) {
+      const dev = line.split(':')[0] as string;
+      await remote.exec(node, removeRootScript(dev), { sudo: true });
+      fixed.push(`removed faultline root qdisc on ${dev}`);
+    }
+    const left = found.length > 0 ? await list() : [];
+    // iptables statistic rules live in the FAULTLINE chains: the partition sweep removes those.
+    return { clean: left.length === 0, fixed, found: [...found, ...left.map((l) => `still present: ${l}`)] };
+  },
+};

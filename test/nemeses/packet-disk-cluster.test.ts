@@ -1,0 +1,173 @@
+import test from 'ava';
+import { diskNemesis } from '../../nemeses/disk.ts';
+import { ackSinkCommand, packetNemesis } from '../../nemeses/packet.ts';
+import { CapabilityMissingError } from '../../nemeses/types.ts';
+import { withCluster } from '../helpers/cluster.ts';
+
+const fx = withCluster(test, { nodes: 3, name: 'nem-pkt' });
+const SINK_PORT = 17011;
+
+// This host's kernel has no sch_netem, no prio and no device-mapper: the tests pin that the nemeses say
+// so precisely, and that the documented substitutes (statistic loss, tbf rate) really land.
+
+fx.test.serial(
+  'packet capabilities: netem-only behaviours missing with the reason; loss and rate substituted',
+  async (t) => {
+    const remote = await fx.remote();
+    const caps = await packetNemesis.capabilities(remote, 'n1');
+    for (const b of ['delay', 'duplicate', 'reorder', 'corrupt']) {
+      const c = caps.find((x) => x.name === `packet-${b}`);
+      t.false(c?.available, b);
+      t.regex(
+        c?.reason ?? '',
+        new RegExp(`netem qdisc \\(sch_netem\\) is missing on n1.*${b} cannot be emulated`),
+      );
+    }
+    t.regex(caps.find((c) => c.name === 'packet-loss')?.substitute ?? '', /statistic/);
+    t.is(caps.find((c) => c.name === 'packet-rate')?.substitute, 'tbf');
+  },
+);
+
+fx.test.serial(
+  'packet delay is refused with CapabilityMissingError before anything is touched',
+  async (t) => {
+    const remote = await fx.remote();
+    const spec = {
+      kind: 'packet',
+      action: 'start',
+      targets: ['n2'],
+      params: { behaviors: { delay: { timeMs: 50 } } },
+    };
+    const err = await t.throwsAsync(packetNemesis.inject(remote, spec, 'pk0'));
+    t.true(err instanceof CapabilityMissingError);
+    t.regex(err?.message ?? '', /^n\d: netem delay unavailable: the netem qdisc \(sch_netem\) is missing/);
+    for (const n of ['n1', 'n2', 'n3']) t.true((await packetNemesis.verifyClean(remote, n)).clean);
+  },
+);
+
+fx.test.serial(
+  'packet loss via iptables statistic: DROP counter > 0 and victim connects time out; marked substitution',
+  async (t) => {
+    const remote = await fx.remote();
+    const spec = {
+      kind: 'packet',
+      action: 'start',
+      targets: ['n2'],
+      params: { behaviors: { loss: { percent: 50 } } },
+    };
+    const rec = await packetNemesis.inject(remote, spec, 'pk1');
+    const ev = await packetNemesis.evidence(remote, rec);
+    t.true(ev.landed, ev.reason);
+    t.regex(ev.reason ?? '', /substitution: loss: iptables statistic/);
+    t.true((ev.signals.find((s) => s.side === 'injector')?.during as number) > 0);
+    await packetNemesis.heal(remote, rec);
+    const { partitionNemesis } = await import('../../nemeses/partition.ts');
+    for (const n of ['n1', 'n2', 'n3'])
+      t.deepEqual((await partitionNemesis.verifyClean(remote, n)).found, []);
+  },
+);
+
+fx.test.serial(
+  'packet rate via tbf: tc counters move and a 1 s push to a sink takes ≥ 0.5 s; heal removes the qdisc',
+  async (t) => {
+    const remote = await fx.remote();
+    await remote.exec('n2', ackSinkCommand(SINK_PORT, process.execPath));
+    await new Promise((r) => setTimeout(r, 500));
+    const spec = {
+      kind: 'packet',
+      action: 'start',
+      targets: ['n2'],
+      params: { behaviors: { rate: '1mbit' }, sinkPort: SINK_PORT },
+    };
+    const rec = await packetNemesis.inject(remote, spec, 'pk2');
+    const ev = await packetNemesis.evidence(remote, rec);
+    t.true(ev.landed, ev.reason);
+    t.regex(ev.reason ?? '', /substitution: rate: tbf/);
+    const victim = ev.signals.find((s) => s.side === 'victim');
+    t.true((victim?.during as number) >= 500, String(victim?.during));
+    await packetNemesis.heal(remote, rec);
+    for (const n of ['n1', 'n2', 'n3']) {
+      const c = await packetNemesis.verifyClean(remote, n);
+      t.deepEqual(c.found, [], n);
+    }
+  },
+);
+
+fx.test.serial(
+  'disk-full: free space drops to the reserve, a write gets ENOSPC; heal frees it',
+  async (t) => {
+    const remote = await fx.remote();
+    const dir = '/tmp/nem-disk-n1';
+    await remote.exec('n1', `mkdir -p ${dir} && mount -t tmpfs -o size=16m tmpfs ${dir}`);
+    t.teardown(() =>
+      remote.exec('n1', `umount ${dir}; rmdir ${dir}`, { check: false }).then(() => undefined),
+    );
+    const spec = { kind: 'disk', action: 'disk-full', targets: ['n1'], params: { dir, leaveBytes: 65536 } };
+    const rec = await diskNemesis.inject(remote, spec, 'd1');
+    const ev = await diskNemesis.evidence(remote, rec);
+    t.true(ev.landed, ev.reason);
+    const free = ev.signals.find((s) => s.signal.startsWith('free bytes'));
+    t.true((free?.before as number) > 15_000_000);
+    t.true((free?.during as number) <= 65536 + 4096);
+    t.regex(String(ev.signals.find((s) => s.side === 'victim')?.during), /No space left on device/);
+    // Abandoned: the sweep finds and removes the junk file.
+    const sweep = await diskNemesis.verifyClean(remote, 'n1');
+    t.true(
+      sweep.fixed.some((f) => f.includes('.faultline-junk-d1')),
+      sweep.fixed.join('; '),
+    );
+    const after = await diskNemesis.evidenceAfterHeal?.(remote, rec);
+    t.true(after?.landed, after?.reason);
+  },
+);
+
+fx.test.serial(
+  'corruption: bitflip, zero and truncate change the checksum; a backed-up file is restored by heal',
+  async (t) => {
+    const remote = await fx.remote();
+    const dir = '/tmp/nem-corrupt-n3';
+    await remote.exec(
+      'n3',
+      `mkdir -p ${dir} && head -c 100000 /dev/urandom > ${dir}/a.db && head -c 5000 /dev/urandom > ${dir}/b.db`,
+    );
+    t.teardown(() => remote.exec('n3', `rm -rf ${dir}`, { check: false }).then(() => undefined));
+    for (const [i, mode] of ['bitflip', 'zero', 'truncate'].entries()) {
+      const spec = {
+        kind: 'disk',
+        action: 'corrupt',
+        targets: ['n3'],
+        params: { dir, mode, seed: 7 + i, bytes: 128, backup: true },
+      };
+      const rec = await diskNemesis.inject(remote, spec, `cr${i}`);
+      const ev = await diskNemesis.evidence(remote, rec);
+      t.true(ev.landed, `${mode}: ${ev.reason}`);
+      const s = ev.signals[0];
+      t.notDeepEqual(s?.before, s?.during);
+      if (mode === 'truncate')
+        t.is((s?.during as { size: number }).size, (s?.before as { size: number }).size - 128);
+      await diskNemesis.heal(remote, rec);
+      const after = await diskNemesis.evidenceAfterHeal?.(remote, rec);
+      t.true(after?.landed, `${mode} restore: ${after?.reason}`);
+    }
+  },
+);
+
+fx.test.serial('dm-flakey reports device-mapper missing on this kernel', async (t) => {
+  const remote = await fx.remote();
+  const caps = await diskNemesis.capabilities(remote, 'n2');
+  const dm = caps.find((c) => c.name === 'dm-flakey');
+  t.false(dm?.available);
+  t.regex(
+    dm?.reason ?? '',
+    /device-mapper is not available in this kernel \(no device-mapper in \/proc\/misc/,
+  );
+  const err = await t.throwsAsync(
+    diskNemesis.inject(
+      remote,
+      { kind: 'disk', action: 'flakey', targets: ['n2'], params: { device: 'data' } },
+      'dm1',
+    ),
+  );
+  t.true(err instanceof CapabilityMissingError);
+  t.regex(err?.message ?? '', /^n2: dm-flakey unavailable: device-mapper is not available/);
+});
