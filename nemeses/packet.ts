@@ -64,7 +64,10 @@ export async function qdiscCapabilities(
   node: string,
 ): Promise<Record<string, { ok: boolean; error?: string }>> {
   let perRemote = capCache.get(remote);
-  if (!perRemote) capCache.set(remote, (perRemote = new Map()));
+  if (!perRemote) {
+    perRemote = new Map();
+    capCache.set(remote, perRemote);
+  }
   const hit = perRemote.get(node);
   if (hit) return hit;
   const r = await remote.exec(node, qdiscProbeScript(), { sudo: true, check: false });

@@ -144,7 +144,10 @@ fx.test.serial(
       const s = ev.signals[0];
       t.notDeepEqual(s?.before, s?.during);
       if (mode === 'truncate')
-        t.is((s?.during as { size: number }).size, (s?.before as { size: number }).size - 128);
+        t.is(
+          (s?.during as { size: number } | undefined)?.size,
+          ((s?.before as { size: number } | undefined)?.size ?? 0) - 128,
+        );
       await diskNemesis.heal(remote, rec);
       const after = await diskNemesis.evidenceAfterHeal?.(remote, rec);
       t.true(after?.landed, `${mode} restore: ${after?.reason}`);
