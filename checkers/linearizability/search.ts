@@ -78,6 +78,9 @@ export class PartitionSearch {
   private readonly zob: Int32Array;
   /** 1 for ops linearized greedily (see the class comment); all 0 when the option is off. */
   private readonly readOnly: Uint8Array;
+  /** 1 for ops that completed (finite return); the search succeeds once all of them are linearized. */
+  private readonly finite: Uint8Array;
+  private finiteLeft = 0;
   private readonly bits: Uint32Array;
   private readonly stackNode: Int32Array;
   private readonly stackSid: Int32Array;
@@ -97,6 +100,13 @@ export class PartitionSearch {
     const n = ops.length;
     this.n = n;
     this.readOnly = new Uint8Array(n);
+    this.finite = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      if (Number.isFinite((ops[i] as SearchOp).ret)) {
+        this.finite[i] = 1;
+        this.finiteLeft++;
+      }
+    }
     if ((options.greedyReads ?? true) && model.readOnly) {
       for (let i = 0; i < n; i++) {
         const o = ops[i] as SearchOp;
@@ -147,7 +157,8 @@ export class PartitionSearch {
     this.bestOps = new Int32Array(n);
     this.cursor = this.next[0] as number;
     this.records = new Int32Array(1024 * (this.words + 2));
-    if (n === 0) {
+    if (this.finiteLeft === 0) {
+      // Nothing completed: every op may never have taken effect.
       this.status = 'ok';
       this.bestLen = 0;
     }
@@ -168,7 +179,7 @@ export class PartitionSearch {
   /** Run at most `budget` loop iterations; returns the status afterwards. */
   run(budget: number): SearchStatus {
     if (this.status !== 'running') return this.status;
-    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, tail, n, readOnly } =
+    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, n, readOnly, finite } =
       this;
     let memo = space.memo;
     let denseRows = space.denseRows;
@@ -177,9 +188,12 @@ export class PartitionSearch {
     let depth = this.depth;
     let bitHash = this.bitHash;
     let steps = this.steps;
+    let finiteLeft = this.finiteLeft;
     let status: SearchStatus = 'running';
     for (let iter = 0; iter < budget; iter++) {
-      if (next[0] === tail) {
+      // Done when every completed op is linearized: the open ones (info, or never completed) may
+      // simply never have taken effect.
+      if (finiteLeft === 0) {
         status = 'ok';
         break;
       }
@@ -204,6 +218,7 @@ export class PartitionSearch {
             depth++;
             sid = ns;
             bitHash = nh;
+            finiteLeft -= finite[op] as number;
             // lift: unlink the call and its return.
             const r = match[e] as number;
             let p = prev[e] as number;
@@ -243,6 +258,7 @@ export class PartitionSearch {
         const op = nodeOp[c] as number;
         bits[op >>> 5] = (bits[op >>> 5] as number) & ~(1 << (op & 31));
         bitHash ^= zob[op] as number;
+        finiteLeft += finite[op] as number;
         // unlift: relink the return, then the call.
         const r = match[c] as number;
         next[prev[r] as number] = r;
@@ -259,6 +275,7 @@ export class PartitionSearch {
     this.depth = depth;
     this.bitHash = bitHash;
     this.steps = steps;
+    this.finiteLeft = finiteLeft;
     if (status === 'ok') {
       this.bestLen = depth;
       for (let i = 0; i < depth; i++) this.bestOps[i] = nodeOp[stackNode[i] as number] as number;

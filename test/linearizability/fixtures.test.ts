@@ -46,7 +46,9 @@ test("without greedy reads the search is Porcupine's: step counts equal the Go b
   const go = JSON.parse(readFileSync(join(porcupineDir, 'go-baseline.json'), 'utf8')) as {
     files: Record<string, { stepCalls: number }>;
   };
-  for (const path of ['jepsen/etcd_007.log', 'jepsen/etcd_040.log', 'jepsen/etcd_099.log']) {
+  // Illegal files only: on a valid history Porcupine also linearizes every pending op at the end,
+  // where faultline stops as soon as all completed ops are placed (pending ones may never happen).
+  for (const path of ['jepsen/etcd_040.log', 'jepsen/etcd_057.log', 'jepsen/etcd_099.log']) {
     const f = fixtures.find((x) => x.path === path);
     if (!f) throw new Error(path);
     const model = createModel('cas-register');

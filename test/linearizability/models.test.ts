@@ -229,6 +229,20 @@ test('mutex: two overlapping holders are not linearizable', async (t) => {
   t.is(await verdict('mutex', history(bad)), false);
 });
 
+test('an open op may never take effect, even where it could not be linearized at the end', async (t) => {
+  // B's acquire timed out while A held the lock and never released it: B's acquire did not happen.
+  const evs: Ev[] = [
+    [0, 'invoke', 'acquire', null],
+    [0, 'ok', 'acquire', null],
+    [1, 'invoke', 'acquire', null],
+    [1, 'info', 'acquire', null],
+  ];
+  t.is(await verdict('mutex', history(evs)), true);
+  // A completed acquire while A still holds the lock remains impossible.
+  const bad: Ev[] = [...evs, [2, 'invoke', 'acquire', null], [2, 'ok', 'acquire', null]];
+  t.is(await verdict('mutex', history(bad)), false);
+});
+
 test('counter: reads must match the sum of the adds linearized before them', async (t) => {
   const evs: Ev[] = [
     [0, 'invoke', 'add', 2],
