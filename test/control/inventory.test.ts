@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { hostKeyPolicyFrom, remoteOptionsFor } from '../../src/control/connect.ts';
 import { loadInventory, parseInventory } from '../../src/control/inventory.ts';
 import { InputError, UserError } from '../../src/util/errors.ts';
 
@@ -96,4 +97,23 @@ test('hosts resolve through an OpenSSH config named by the inventory', (t) => {
 test('loadInventory reports an unreadable file in one line', (t) => {
   const err = t.throws(() => loadInventory(join(dir, 'missing.yaml')), { instanceOf: UserError });
   t.regex(err?.message ?? '', /missing\.yaml: cannot read inventory \(ENOENT\)/);
+});
+
+test('host-key policy: CLI flags override the inventory, which overrides the strict default', (t) => {
+  const inv = parseInventory(
+    'hostKeyCheck: accept-new\nknownHosts: [./a, /abs/b]\nnodes:\n  n1: h\n',
+    join(dir, 'p.yaml'),
+  );
+  t.is(hostKeyPolicyFrom({}), 'strict');
+  t.is(hostKeyPolicyFrom({}, inv), 'accept-new');
+  t.is(hostKeyPolicyFrom({ insecureSkipHostKeyCheck: true }, inv), 'insecure');
+  t.is(hostKeyPolicyFrom({ acceptNewHostKeys: true }, { ...inv, hostKeyCheck: 'strict' }), 'accept-new');
+  const opts = remoteOptionsFor(inv, { knownHosts: ['/extra'] });
+  t.is(opts.hostKeyPolicy, 'accept-new');
+  t.deepEqual(opts.knownHostsFiles, [
+    join(homedir(), '.ssh', 'known_hosts'),
+    join(dir, 'a'),
+    '/abs/b',
+    '/extra',
+  ]);
 });
