@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { connectRemote } from '../control/ssh-remote.ts';
 import type { NodeSpec } from '../control/types.ts';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
@@ -438,6 +439,10 @@ export interface NodeHealth {
   netns: boolean;
   processes: number;
   sshd: boolean;
+  /** A command ran over SSH with the cluster key and host-key checking, and the hostname was right. */
+  ssh: boolean;
+  sshLatencyMs: number | null;
+  error?: string;
 }
 
 export interface LocalClusterStatus {
@@ -458,26 +463,47 @@ export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): P
   const bridgeUp = (await run('ip', ['-o', 'link', 'show', 'dev', state.bridge]).catch(() => '')).includes(
     'UP',
   );
+  const cluster = describe(state);
+  const remote = await connectRemote(cluster.nodes, {
+    knownHostsFiles: [cluster.knownHostsPath],
+    eager: false,
+    connectAttempts: 1,
+    connectTimeoutMs: 3000,
+  });
   const nodes = await Promise.all(
     state.nodes.map(async (n): Promise<NodeHealth> => {
       const has = namespaces.has(n.netns);
-      return {
+      const health: NodeHealth = {
         name: n.name,
         address: n.address,
         netns: has,
         processes: has ? (await netnsPids(n.netns)).length : 0,
         sshd: await tcpOpen(n.address, 22, 1000),
+        ssh: false,
+        sshLatencyMs: null,
       };
+      if (health.sshd) {
+        try {
+          const r = await remote.exec(n.name, 'hostname', { timeoutMs: 5000 });
+          health.ssh = r.stdout.trim() === n.name;
+          health.sshLatencyMs = Math.round(r.durationMs * 10) / 10;
+          if (!health.ssh) health.error = `hostname is ${JSON.stringify(r.stdout.trim())}`;
+        } catch (err) {
+          health.error = (err as Error).message;
+        }
+      }
+      return health;
     }),
   );
+  await remote.close();
   return {
     name,
     exists: true,
     subnet: state.subnet,
     bridge: { name: state.bridge, up: bridgeUp },
-    inventoryPath: describe(state).inventoryPath,
+    inventoryPath: cluster.inventoryPath,
     nodes,
-    healthy: bridgeUp && nodes.every((n) => n.netns && n.sshd),
+    healthy: bridgeUp && nodes.every((n) => n.netns && n.sshd && n.ssh),
   };
 }
 

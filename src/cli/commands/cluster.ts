@@ -55,7 +55,7 @@ export function register(program: Command): void {
           `inventory ${s.inventoryPath}`,
           ...s.nodes.map(
             (n) =>
-              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  processes ${n.processes}`,
+              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
           ),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
