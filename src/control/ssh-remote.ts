@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
@@ -10,10 +11,11 @@ import {
   RemoteError,
   RemoteTimeoutError,
 } from './errors.ts';
+import { shellQuote } from './quote.ts';
 import { buildRemoteCommand, KILL_GRACE_S, looksTimedOut } from './remote-command.ts';
 import { Semaphore } from './semaphore.ts';
 import { type ConnectionOptions, SshConnector } from './ssh-connection.ts';
-import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote } from './types.ts';
+import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote, TransferOptions } from './types.ts';
 
 export interface RemoteOptions extends ConnectionOptions {
   /** Run log directory: per-node `<node>.commands.jsonl` files are written here. */
@@ -32,6 +34,10 @@ export interface RemoteOptions extends ConnectionOptions {
 const DEFAULT_TIMEOUT_MS = 120_000;
 /** Extra wait on the control side beyond the remote `timeout` before giving up on a silent node. */
 const WATCHDOG_SLACK_MS = (KILL_GRACE_S + 3) * 1000;
+
+function tempTransferPath(): string {
+  return `/tmp/.faultline-transfer-${randomBytes(8).toString('hex')}`;
+}
 
 interface Collected {
   stdout: string;
@@ -299,12 +305,50 @@ class SshRemote implements Remote {
     });
   }
 
-  async upload(node: string, localPath: string, remotePath: string): Promise<void> {
-    await this.transfer(node, 'upload', localPath, remotePath);
+  async upload(
+    node: string,
+    localPath: string,
+    remotePath: string,
+    opts: TransferOptions = {},
+  ): Promise<void> {
+    if (!opts.sudo) {
+      await this.transfer(node, 'upload', localPath, remotePath);
+      return;
+    }
+    // SFTP runs as the login user: land in a private temp file, then copy into place as root.
+    const tmp = tempTransferPath();
+    try {
+      await this.transfer(node, 'upload', localPath, tmp);
+      await this.exec(node, `cp ${shellQuote(tmp)} ${shellQuote(remotePath)}`, { sudo: true });
+    } finally {
+      await this.exec(node, `rm -f ${shellQuote(tmp)}`, { sudo: true, check: false }).catch(() => undefined);
+    }
   }
 
-  async download(node: string, remotePath: string, localPath: string): Promise<void> {
-    await this.transfer(node, 'download', remotePath, localPath);
+  async download(
+    node: string,
+    remotePath: string,
+    localPath: string,
+    opts: TransferOptions = {},
+  ): Promise<void> {
+    if (!opts.sudo) {
+      await this.transfer(node, 'download', remotePath, localPath);
+      return;
+    }
+    const tmp = tempTransferPath();
+    try {
+      // Copied as root and made readable so the login user's SFTP session can fetch it.
+      await this.exec(
+        node,
+        `cp ${shellQuote(remotePath)} ${shellQuote(tmp)} && chmod 0644 ${shellQuote(tmp)}`,
+        {
+          sudo: true,
+        },
+      );
+      await this.transfer(node, 'download', tmp, localPath);
+    } finally {
+      await this.exec(node, `rm -f ${shellQuote(tmp)}`, { sudo: true, check: false }).catch(() => undefined);
+    }
   }
 
   private async transfer(node: string, dir: 'upload' | 'download', from: string, to: string): Promise<void> {

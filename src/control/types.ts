@@ -33,6 +33,11 @@ export interface ExecOptions {
   check?: boolean;
 }
 
+export interface TransferOptions {
+  /** Read or write the remote path with root rights (needed for root-owned paths as a non-root user). */
+  sudo?: boolean;
+}
+
 export interface ExecResult {
   node: string;
   command: string;
@@ -54,8 +59,9 @@ export interface Remote {
   readonly nodes: readonly NodeSpec[];
   node(name: string): NodeSpec;
   exec(node: string, command: string, opts?: ExecOptions): Promise<ExecResult>;
-  upload(node: string, localPath: string, remotePath: string): Promise<void>;
-  download(node: string, remotePath: string, localPath: string): Promise<void>;
+  /** With `sudo`, the file goes through a temporary file and is copied into place with root rights. */
+  upload(node: string, localPath: string, remotePath: string, opts?: TransferOptions): Promise<void>;
+  download(node: string, remotePath: string, localPath: string, opts?: TransferOptions): Promise<void>;
   onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]>;
   close(): Promise<void>;
 }

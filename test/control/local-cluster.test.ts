@@ -77,6 +77,24 @@ fx.test('upload and download round-trip bytes exactly', async (t) => {
   t.is((await r.exec('n1', `test -e ${remotePath}`, { check: false })).code, 1);
 });
 
+fx.test('sudo transfers go through a temporary file into root-owned places and back', async (t) => {
+  const r = await fx.remote();
+  const data = randomBytes(200_000);
+  const local = join(tmp, 'sudo-payload.bin');
+  writeFileSync(local, data);
+  const dest = `/root/faultline-sudo-${process.pid}.bin`;
+  await r.upload('n1', local, dest, { sudo: true });
+  t.is((await r.exec('n1', `stat -c %U ${dest}`, { sudo: true })).stdout.trim(), 'root');
+  const back = join(tmp, 'sudo-back.bin');
+  await r.download('n1', dest, back, { sudo: true });
+  t.true(readFileSync(back).equals(data));
+  const leftovers = await r.exec('n1', 'ls -a /tmp | grep -c faultline-transfer', { check: false });
+  t.is(leftovers.stdout.trim(), '0', 'temporary files are removed');
+  await t.throwsAsync(r.download('n1', '/root/does-not-exist', back, { sudo: true }), {
+    instanceOf: RemoteCommandError,
+  });
+});
+
 fx.test('a command past its timeout is killed on the node, not just abandoned', async (t) => {
   const r = await fx.remote();
   const marker = 60 + (process.pid % 1000) / 1000; // a unique sleep argument to look for
