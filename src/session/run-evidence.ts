@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { CheckResult } from '../../checkers/types.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
+import type { HistoryEvent } from '../history/event.ts';
 import type { Operation } from '../history/operation.ts';
 import { pairEvents } from '../history/pair.ts';
 import { loadHistory } from '../history/read.ts';
@@ -58,9 +60,19 @@ export async function measureRun(
   const paired = pairEvents(await loadHistory(historyPath, { format: 'jsonl' }));
   const ops = paired.ops;
   const records = readJson<FaultRecord[]>(join(runDir, 'faults.json')) ?? [];
-  const workloadStart = workloadStartOf(ops, records);
+  const ledger = readLedgerTimes(join(runDir, 'ledger.jsonl'));
+  const workloadStart = workloadStartOf(paired.events, ledger);
   const faults = records.map((r) => faultEvidenceFromRecord(r, workloadStart));
-  const times = faults.map((f) => ({ id: f.id, startS: f.startS, endS: f.endS }));
+  // The windows as the history marks them: from when the driver holds the fault active (after inject
+  // returns) to when its heal is done. Ops in these windows must carry fault_epoch.
+  const sec = (iso: string | undefined) =>
+    iso === undefined ? null : Math.max(0, (Date.parse(iso) - workloadStart.getTime()) / 1000);
+  const healedAt = healCompletions(paired.events);
+  const times = faults.map((f) => ({
+    id: f.id,
+    startS: sec(ledger.injected.get(f.id)) ?? f.startS,
+    endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
+  }));
   const client = ops.filter((o) => o.process !== 'nemesis');
   // The main phase ran to its time limit when client ops were still being invoked in its last second.
   const mainInvokes = client.map((o) => o.invokeTime / 1e9).filter((t) => t < durationS);
@@ -93,18 +105,62 @@ function readJson<T>(path: string): T | null {
 }
 
 /**
- * The wall-clock instant the workload began: a fault record's injection time minus the history time of
- * the nemesis op that opened it (history times are monotonic ns from the start of the workload).
+ * When each window stopped being marked: the history time of the stop op's completion naming it as
+ * healed (the ledger's heal entry comes later, after its fsync).
  */
-function workloadStartOf(ops: readonly Operation[], records: readonly FaultRecord[]): Date {
-  for (const op of ops) {
-    if (op.process !== 'nemesis') continue;
-    const id = (op.output as { id?: unknown } | null)?.id;
-    const rec = records.find((r) => r.id === id);
-    if (rec) return new Date(Date.parse(rec.injectedAt) - op.invokeTime / 1e6);
+function healCompletions(events: readonly HistoryEvent[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of events) {
+    if (e.process !== 'nemesis' || e.type === 'invoke') continue;
+    const healed = (e.value as { healed?: unknown } | null)?.healed;
+    if (Array.isArray(healed))
+      for (const id of healed) if (typeof id === 'string' && !out.has(id)) out.set(id, e.time / 1e9);
   }
-  const first = records[0];
-  return first ? new Date(Date.parse(first.injectedAt)) : new Date(0);
+  return out;
+}
+
+const ledgerLine = z.looseObject({ t: z.string(), at: z.string(), id: z.string().optional() });
+
+interface LedgerTimes {
+  injected: Map<string, string>;
+  evidence: Map<string, string>;
+  healed: Map<string, string>;
+}
+
+/** Wall times of the ledger's injected / evidence / heal entries per fault id (torn lines skipped). */
+function readLedgerTimes(path: string): LedgerTimes {
+  const out: LedgerTimes = { injected: new Map(), evidence: new Map(), healed: new Map() };
+  if (!existsSync(path)) return out;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const e = ledgerLine.safeParse(raw);
+    if (!e.success || !e.data.id) continue;
+    if (e.data.t === 'injected') out.injected.set(e.data.id, e.data.at);
+    else if (e.data.t === 'evidence') out.evidence.set(e.data.id, e.data.at);
+    else if (e.data.t === 'heal') out.healed.set(e.data.id, e.data.at);
+  }
+  return out;
+}
+
+/**
+ * The wall-clock instant the workload began (history times are monotonic ns from that instant): the
+ * driver writes a fault's evidence entry to the ledger and completes the nemesis op at once, so the
+ * entry's wall time minus the op's completion time anchors the two clocks (to a few ms).
+ */
+function workloadStartOf(events: readonly HistoryEvent[], ledger: LedgerTimes): Date {
+  for (const e of events) {
+    if (e.process !== 'nemesis' || e.type === 'invoke') continue;
+    const id = (e.value as { id?: unknown } | null)?.id;
+    const at = typeof id === 'string' ? ledger.evidence.get(id) : undefined;
+    if (at) return new Date(Date.parse(at) - e.time / 1e6);
+  }
+  return new Date(0);
 }
 
 /** Checker names differ slightly between the binding and the catalogue (linearizable / linearizability). */

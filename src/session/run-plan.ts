@@ -235,6 +235,18 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
           };
         }
         o.print(`${row.id} ${row.name}: running at ${o.tier} tier`);
+        // The scenario's own budget from its tier: every planned run, plus set-up slack; then it stops and
+        // gets the verdict its evidence supports, never a hang.
+        const tierNums = row.tiers[o.tier] ?? row.tiers.smoke;
+        const runs = (tierNums?.seeds ?? 1) + 1 + o.maxReductionRuns;
+        const budgetS = ((tierNums?.durationS ?? 30) + 120) * runs;
+        const scenarioAbort = new AbortController();
+        const follow = () => scenarioAbort.abort(abort.signal.reason);
+        abort.signal.addEventListener('abort', follow);
+        const budget = setTimeout(() => {
+          o.print(`${row.id}: scenario budget of ${budgetS}s spent: stopping it`);
+          scenarioAbort.abort(new Error(`scenario budget of ${budgetS}s spent`));
+        }, budgetS * 1000);
         const r: { evidence: ScenarioEvidenceInput; reduction: Reduction | null } = await runScenario({
           sc: row,
           binding,
@@ -245,7 +257,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
           seed: seedBase,
           log,
           print: o.print,
-          signal: abort.signal,
+          signal: scenarioAbort.signal,
           maxReductionRuns: o.maxReductionRuns,
           ...(replay && replay.scenario === row.id && { replay }),
           harnessVersion: `faultline ${packageVersion} ${record.commit}`,
@@ -260,6 +272,8 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
             reduction: null,
           };
         });
+        clearTimeout(budget);
+        abort.signal.removeEventListener('abort', follow);
         const subs = caps.filter(
           (c) => c.substitute && c.need.usedBy.includes(row.id.split('/')[0] as string),
         );

@@ -49,7 +49,11 @@ export interface ScenarioRunOutcome {
   failSeed: number | null;
 }
 
-const OP_TIMEOUT_MS = 3000;
+/**
+ * Client op timeout. Short enough that clients cut off by a partition keep issuing ops (their reads are
+ * what a stale-read negative control needs to see), long enough for etcd and Redis on a healthy cluster.
+ */
+const OP_TIMEOUT_MS = 1500;
 const RECOVERY_S = 3;
 
 export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOutcome> {
@@ -125,6 +129,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
     });
     const m = await measureRun(result.runDir, binding, durationS);
+    if (ws.length > 0) await quiesce(o, ws);
     for (const f of m.faults)
       await o.log.event(
         sc.id,
@@ -247,6 +252,35 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
     reduction,
     failSeed,
   };
+}
+
+/**
+ * Quiescence after heal: every nemesis kind used sweeps every node (its rules, qdiscs, paused pids,
+ * offsets). What was left behind is undone and named on the timeline, never ignored.
+ */
+async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promise<void> {
+  const { nemesisOfKind } = await import('../../nemeses/registry.ts');
+  const kinds = [...new Set(ws.map((w) => w.step.kind))];
+  const left: string[] = [];
+  for (const kind of kinds) {
+    const nemesis = await nemesisOfKind(kind);
+    const res = await o.remote.onNodes(
+      o.remote.nodes.map((n) => n.name),
+      (n) => nemesis.verifyClean(o.remote, n),
+    );
+    for (const r of res) {
+      if (!r.ok) left.push(`${kind} on ${r.node}: sweep failed (${errorMessage(r.error)})`);
+      else if (r.value && (!r.value.clean || r.value.fixed.length > 0))
+        left.push(`${kind} on ${r.node}: ${[...r.value.fixed, ...r.value.found].join(', ')}`);
+    }
+  }
+  await o.log.event(
+    o.sc.id,
+    left.length === 0
+      ? 'quiesce: all faults healed and verified clean'
+      : 'quiesce: leftovers found and undone',
+    left.length === 0 ? `${kinds.join(', ')} swept on ${o.remote.nodes.length} nodes` : left.join('; '),
+  );
 }
 
 /**
