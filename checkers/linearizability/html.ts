@@ -78,7 +78,14 @@ function visPartition(model: AnyModel, p: PartitionResult, original: PartitionRe
   });
   let ops = p.ops.map((o, i) => ({ o, i }));
   const truncated = ops.length > MAX_OPS_DRAWN;
-  if (truncated) ops = ops.slice(0, MAX_OPS_DRAWN);
+  if (truncated) {
+    // Draw a window around where the search got stuck (or the end of the prefix).
+    const center = p.blockedOp >= 0 ? p.blockedOp : (p.prefix.at(-1) ?? 0);
+    const from = Math.max(0, Math.min(center - MAX_OPS_DRAWN / 2, ops.length - MAX_OPS_DRAWN));
+    ops = ops.slice(from, from + MAX_OPS_DRAWN);
+  }
+  const stateAfter = (k: number) =>
+    k < p.prefixStatesFrom ? null : (p.prefixStates[k - p.prefixStatesFrom] ?? null);
   const positions = [
     ...new Set(ops.flatMap(({ o }) => (Number.isFinite(o.ret) ? [o.call, o.ret] : [o.call]))),
   ].sort((a, b) => a - b);
@@ -92,8 +99,8 @@ function visPartition(model: AnyModel, p: PartitionResult, original: PartitionRe
       end: Number.isFinite(o.ret) ? (rank.get(o.ret) as number) : null,
       desc: describeOp(model, o as EncodedOp),
       lin: k,
-      before: k < 0 ? null : k === 0 ? p.initialState : (p.prefixStates[k - 1] ?? null),
-      after: k < 0 ? null : (p.prefixStates[k] ?? null),
+      before: k < 0 ? null : k === 0 ? p.initialState : stateAfter(k - 1),
+      after: k < 0 ? null : stateAfter(k),
     };
   });
   let note = '';
@@ -111,7 +118,7 @@ function visPartition(model: AnyModel, p: PartitionResult, original: PartitionRe
     note,
     ops: vis,
     truncated,
-    blocked: p.blockedOp >= 0 && p.status !== 'ok' ? p.blockedOp : -1,
+    blocked: p.blockedOp >= 0 && p.status !== 'ok' ? ops.findIndex(({ i }) => i === p.blockedOp) : -1,
     statesSeen: p.statesSeen,
     initialState: p.initialState,
     width: positions.length + 1,
@@ -156,7 +163,7 @@ data.partitions.forEach((p) => {
   sec.appendChild(h);
   const note = document.createElement('div'); note.className = 'note';
   const linCount = p.ops.filter((o) => o.lin >= 0).length;
-  note.textContent = (p.note ? p.note + '. ' : '') + 'Longest linearizable prefix: ' + linCount + ' ops, from initial state ' + p.initialState + '.' + (p.blocked >= 0 ? ' Red: the op that cannot be linearized next (it could have seen ' + p.statesSeen.join(', ') + ').' : '') + (p.truncated ? ' Only the first ops are drawn.' : '');
+  note.textContent = (p.note ? p.note + '. ' : '') + 'Longest linearizable prefix: ' + linCount + ' ops, from initial state ' + p.initialState + '.' + (p.blocked >= 0 ? ' Red: the op that cannot be linearized next (it could have seen ' + p.statesSeen.join(', ') + ').' : '') + (p.truncated ? ' Only ' + p.ops.length + ' ops around that point are drawn.' : '');
   sec.appendChild(note);
   const procs = [...new Set(p.ops.map((o) => o.process))].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
   const rowOf = new Map(procs.map((q, i) => [q, i]));

@@ -56,7 +56,7 @@ export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Ano
       op: o.id,
       process: o.process,
       description: describeOp(model, o),
-      state: p.prefixStates[prefixOps.length - tail.length + i],
+      state: p.prefixStates[prefixOps.length - tail.length + i - p.prefixStatesFrom],
     })),
     firstUnlinearizable: blocked
       ? {

@@ -12,6 +12,8 @@ export interface SearchOp {
   output: unknown;
 }
 
+const FULL_WORD = 0xffffffff;
+
 /** Loop iterations per scheduling slice: small enough to interleave partitions, big enough to be free. */
 export const SLICE_ITERATIONS = 1 << 14;
 
@@ -41,7 +43,7 @@ function zobristKeys(n: number): Int32Array {
  *   doubly linked list in Int32Arrays; node 0 is the head, node 2n+1 a tail sentinel;
  * - model states are interned integers with a memoized step table (StateSpace);
  * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
- * - the cache is a chained hash set over (bitset, state id) records in one flat Int32Array.
+ * - the cache is a chained hash set over (bitset window, state id) records in one flat Int32Array.
  *
  * One pruning beyond Porcupine: an op the model calls read-only (legal only without changing the
  * state, e.g. a read or a failed cas) is linearized as soon as it is a legal candidate, without
@@ -81,6 +83,8 @@ export class PartitionSearch {
   /** 1 for ops that completed (finite return); the search succeeds once all of them are linearized. */
   private readonly finite: Uint8Array;
   private finiteLeft = 0;
+  /** Leading stack entries known to equal `bestOps`. */
+  private synced = 0;
   private readonly bits: Uint32Array;
   private readonly stackNode: Int32Array;
   private readonly stackSid: Int32Array;
@@ -90,10 +94,15 @@ export class PartitionSearch {
   private sid = 0;
   private bitHash = 0;
 
-  // Cache: separate chaining over contiguous records (see insertIfAbsent).
+  // Cache: separate chaining over variable-length records (see insertIfAbsent).
   private heads = new Int32Array(1024);
   private chain = new Int32Array(1024);
-  private records: Int32Array;
+  private offsets = new Int32Array(1024);
+  private records = new Int32Array(16 * 1024);
+  private recordsUsed = 0;
+  /** Window of the current bitset: first word not all ones, one past the last non-zero word. */
+  private lo = 0;
+  private hi = 0;
   private entryCount = 0;
 
   constructor(model: AnyModel, ops: readonly SearchOp[], options: SearchOptions = {}) {
@@ -156,7 +165,6 @@ export class PartitionSearch {
     this.stackSid = new Int32Array(n);
     this.bestOps = new Int32Array(n);
     this.cursor = this.next[0] as number;
-    this.records = new Int32Array(1024 * (this.words + 2));
     if (this.finiteLeft === 0) {
       // Nothing completed: every op may never have taken effect.
       this.status = 'ok';
@@ -189,6 +197,9 @@ export class PartitionSearch {
     let bitHash = this.bitHash;
     let steps = this.steps;
     let finiteLeft = this.finiteLeft;
+    let synced = this.synced;
+    let lo = this.lo;
+    let hi = this.hi;
     let status: SearchStatus = 'running';
     for (let iter = 0; iter < budget; iter++) {
       // Done when every completed op is linearized: the open ones (info, or never completed) may
@@ -212,7 +223,13 @@ export class PartitionSearch {
           const mask = 1 << (op & 31);
           bits[w] = (bits[w] as number) | mask;
           const nh = bitHash ^ (zob[op] as number);
-          if (this.insertIfAbsent(nh ^ Math.imul(ns + 1, 0x9e3779b1), ns)) {
+          // Tentative window of the bitset with this op added (committed only on a push).
+          const hi2 = w >= hi ? w + 1 : hi;
+          let lo2 = lo;
+          while (lo2 < hi2 && bits[lo2] === FULL_WORD) lo2++;
+          if (this.insertIfAbsent(nh ^ Math.imul(ns + 1, 0x9e3779b1), ns, lo2, hi2)) {
+            lo = lo2;
+            hi = hi2;
             stackNode[depth] = e;
             stackSid[depth] = sid;
             depth++;
@@ -244,7 +261,9 @@ export class PartitionSearch {
         }
       } else if (depth >= this.bestLen) {
         // A return whose op is not linearized: nothing after it may go first.
+        this.synced = synced;
         this.recordBest(depth, nodeOp[e] as number, sid);
+        synced = this.synced;
       }
       // Backtrack. Popping a read-only op pops again: trying other ops in its place cannot succeed.
       for (;;) {
@@ -253,10 +272,14 @@ export class PartitionSearch {
           break;
         }
         depth--;
+        if (synced > depth) synced = depth;
         const c = stackNode[depth] as number;
         sid = stackSid[depth] as number;
         const op = nodeOp[c] as number;
-        bits[op >>> 5] = (bits[op >>> 5] as number) & ~(1 << (op & 31));
+        const w = op >>> 5;
+        bits[w] = (bits[w] as number) & ~(1 << (op & 31));
+        if (w < lo) lo = w;
+        if (w === hi - 1) while (hi > lo && bits[hi - 1] === 0) hi--;
         bitHash ^= zob[op] as number;
         finiteLeft += finite[op] as number;
         // unlift: relink the return, then the call.
@@ -276,6 +299,9 @@ export class PartitionSearch {
     this.bitHash = bitHash;
     this.steps = steps;
     this.finiteLeft = finiteLeft;
+    this.synced = synced;
+    this.lo = lo;
+    this.hi = hi;
     if (status === 'ok') {
       this.bestLen = depth;
       for (let i = 0; i < depth; i++) this.bestOps[i] = nodeOp[stackNode[i] as number] as number;
@@ -286,10 +312,17 @@ export class PartitionSearch {
     return status;
   }
 
+  /**
+   * Remember the stack as the longest prefix. Only the entries pushed since the stack last agreed with
+   * `bestOps` are copied (`synced` tracks the agreeing length), so the copying over a whole search is
+   * bounded by the number of pushes, not depth × backtracks (quadratic on long histories).
+   */
   private recordBest(depth: number, blockedOp: number, sid: number): void {
     if (depth > this.bestLen) {
       this.bestLen = depth;
-      for (let i = 0; i < depth; i++) this.bestOps[i] = this.nodeOp[this.stackNode[i] as number] as number;
+      for (let i = this.synced; i < depth; i++)
+        this.bestOps[i] = this.nodeOp[this.stackNode[i] as number] as number;
+      this.synced = depth;
       this.bestBlockedOp = blockedOp;
       this.bestStates = [sid];
     } else if (this.bestStates.length < MAX_BEST_STATES && !this.bestStates.includes(sid)) {
@@ -298,24 +331,37 @@ export class PartitionSearch {
   }
 
   /**
-   * Add (bits, sid) to the cache; false when that configuration was already explored. Separate
-   * chaining: `heads` maps a bucket to its newest entry, `chain` links entries, and each entry's record
-   * [hash, state id, bitset words…] is contiguous, so a probe touches one bucket and one record, and
-   * growing the table is one sequential pass over the records.
+   * Add (bits, sid) to the cache; false when that configuration was already explored.
+   *
+   * A configuration is stored as its window: the bitset words from `lo` (the first word not all ones)
+   * to `hi` (one past the last non-zero word). On a long history the linearized set is "everything
+   * before the frontier plus a few ops around it", so a record is a few words instead of n/32 (a
+   * 100,000-op history would otherwise copy 12 KB per configuration). The window is canonical, so
+   * equal sets have equal records.
+   *
+   * Separate chaining: `heads` maps a bucket to its newest entry, `chain` links entries, and a record
+   * [hash, state id, lo, length, words…] is contiguous at `offsets[entry]`.
    */
-  private insertIfAbsent(hash: number, sid: number): boolean {
-    const W = this.words;
-    const stride = W + 2;
+  private insertIfAbsent(hash: number, sid: number, lo: number, hi: number): boolean {
     const bits = this.bits;
     const records = this.records;
     const chain = this.chain;
+    const offsets = this.offsets;
+    const len = hi - lo;
     const bucket = (hash ^ (hash >>> 15)) & (this.heads.length - 1);
     for (let e1 = this.heads[bucket] as number; e1 !== 0; e1 = chain[e1 - 1] as number) {
-      const base = (e1 - 1) * stride;
-      if (records[base] !== hash || records[base + 1] !== sid) continue;
+      const base = offsets[e1 - 1] as number;
+      if (
+        records[base] !== hash ||
+        records[base + 1] !== sid ||
+        records[base + 2] !== lo ||
+        records[base + 3] !== len
+      ) {
+        continue;
+      }
       let same = true;
-      for (let k = 0; k < W; k++) {
-        if (records[base + 2 + k] !== ((bits[k] as number) | 0)) {
+      for (let k = 0; k < len; k++) {
+        if (records[base + 4 + k] !== ((bits[lo + k] as number) | 0)) {
           same = false;
           break;
         }
@@ -323,12 +369,17 @@ export class PartitionSearch {
       if (same) return false;
     }
     const id = this.entryCount;
-    if (id === this.chain.length) this.growRecords();
+    if (id === this.chain.length) this.growEntries();
+    if (this.recordsUsed + 4 + len > this.records.length) this.growRecords(4 + len);
     const out = this.records;
-    const base = id * stride;
+    const base = this.recordsUsed;
     out[base] = hash;
     out[base + 1] = sid;
-    for (let k = 0; k < W; k++) out[base + 2 + k] = bits[k] as number;
+    out[base + 2] = lo;
+    out[base + 3] = len;
+    for (let k = 0; k < len; k++) out[base + 4 + k] = bits[lo + k] as number;
+    this.recordsUsed = base + 4 + len;
+    this.offsets[id] = base;
     this.chain[id] = this.heads[bucket] as number;
     this.heads[bucket] = id + 1;
     this.entryCount = id + 1;
@@ -336,24 +387,30 @@ export class PartitionSearch {
     return true;
   }
 
-  private growRecords(): void {
+  private growEntries(): void {
     const cap = this.chain.length * 2;
-    const records = new Int32Array(cap * (this.words + 2));
-    records.set(this.records);
-    this.records = records;
     const chain = new Int32Array(cap);
     chain.set(this.chain);
     this.chain = chain;
+    const offsets = new Int32Array(cap);
+    offsets.set(this.offsets);
+    this.offsets = offsets;
+  }
+
+  private growRecords(need: number): void {
+    const records = new Int32Array(Math.max(this.records.length * 2, this.recordsUsed + need));
+    records.set(this.records.subarray(0, this.recordsUsed));
+    this.records = records;
   }
 
   private rebuildHeads(size: number): void {
     const heads = new Int32Array(size);
     const chain = this.chain;
     const records = this.records;
-    const stride = this.words + 2;
+    const offsets = this.offsets;
     const mask = size - 1;
     for (let e = 0; e < this.entryCount; e++) {
-      const h = records[e * stride] as number;
+      const h = records[offsets[e] as number] as number;
       const b = (h ^ (h >>> 15)) & mask;
       chain[e] = heads[b] as number;
       heads[b] = e + 1;

@@ -1,6 +1,9 @@
 import type { AnyModel } from './model.ts';
 import type { PartitionSearch, SearchStatus } from './search.ts';
 
+/** States rendered for the end of a longest prefix (what reports and the HTML show). */
+export const RENDERED_STATES = 5_000;
+
 export type PartitionStatus = SearchStatus | 'unknown' | 'cancelled';
 
 /**
@@ -16,8 +19,9 @@ export interface PartitionSummary {
   distinctStates: number;
   /** Longest linearizable prefix found (the full linearization when ok). */
   prefix: number[];
-  /** State after each op of `prefix`. */
+  /** State after each op of `prefix`, for its last entries only (from index `prefixStatesFrom`). */
   prefixStates: string[];
+  prefixStatesFrom: number;
   initialState: string;
   /** The op nothing could be linearized in front of, when the search ended illegal (or gave up). */
   blockedOp: number;
@@ -47,14 +51,16 @@ export function summarizeSearch(
       statesSeen = [];
     }
   }
-  // Replay the prefix through the memo to render the state after each op.
+  // Replay the prefix through the memo; render the states of its tail (rendering a million kv strings
+  // would cost more than the search).
+  const prefixStatesFrom = Math.max(0, prefix.length - RENDERED_STATES);
   const prefixStates: string[] = [];
   let sid = 0;
-  for (const op of prefix) {
-    const cell = space.resolve(sid, op);
+  for (let k = 0; k < prefix.length; k++) {
+    const cell = space.resolve(sid, prefix[k] as number);
     if (cell <= 0) break; // cannot happen for a recorded prefix; stop rather than render garbage
     sid = cell - 1;
-    prefixStates.push(model.describeState(space.states[sid]));
+    if (k >= prefixStatesFrom) prefixStates.push(model.describeState(space.states[sid]));
   }
   if (statesSeen.length === 0 && status !== 'ok') statesSeen = [model.describeState(space.states[sid])];
   return {
@@ -65,6 +71,7 @@ export function summarizeSearch(
     distinctStates: space.states.length,
     prefix,
     prefixStates,
+    prefixStatesFrom,
     initialState: model.describeState(space.states[0]),
     blockedOp,
     statesSeen,
