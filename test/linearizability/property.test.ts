@@ -183,3 +183,31 @@ test('agrees with a brute-force permutation checker on random small histories (<
   // The generator must exercise both verdicts, or the comparison proves little.
   t.true(seenTrue > 20 && seenFalse > 20, `true ${seenTrue}, false ${seenFalse}`);
 });
+
+test('long generated histories (bitsets of many words) keep both verdicts right', async (t) => {
+  // Exercises the cache's bitset window on sets spanning many 32-bit words.
+  await fc.assert(
+    fc.asyncProperty(fc.array(stepArb, { minLength: 200, maxLength: 600 }), fc.nat(), async (steps, pick) => {
+      const ops = generate(steps, true);
+      if ((await valid(historyFromTimed(ops))) !== true) return false;
+      const completed = generate(steps, false);
+      const writes = completed.filter((o) => o.f === 'write');
+      const late = writes.filter((w) => writes.some((a) => (a.ret as number) < w.call));
+      fc.pre(late.length > 0);
+      const w2 = late[pick % late.length] as TimedOp;
+      const w1 = writes.find((a) => (a.ret as number) < w2.call) as TimedOp;
+      const start = (w2.ret as number) + 1;
+      const stale: TimedOp = {
+        process: completed.length,
+        f: 'read',
+        input: null,
+        output: w1.input,
+        call: start,
+        ret: start + 2,
+      };
+      return (await valid(historyFromTimed([...completed, stale]))) === false;
+    }),
+    { numRuns: 25 },
+  );
+  t.pass();
+});
