@@ -1,11 +1,12 @@
 import { type AnyModel, ILLEGAL } from './model.ts';
 
 /**
- * Dense memo rows are capped at this many cells (4 bytes each). States beyond the cap are stepped
- * without memo: histories that reach that many states (growing kv strings) rarely revisit a
- * (state, op) pair, and a sparse memo table measured twice as slow as re-stepping on kv/c50-ok.
+ * Dense memo rows are capped at this many cells (4 bytes each: 256 KB, cache-resident). States beyond
+ * the cap are stepped without memo: histories that reach that many states (growing kv strings) rarely
+ * revisit a (state, op) pair; a sparse memo table measured twice as slow as re-stepping on kv/c50-ok,
+ * and larger dense tables were slower too.
  */
-const DENSE_CELL_LIMIT = 1 << 18;
+const DENSE_CELL_LIMIT = 1 << 16;
 
 /**
  * Interns the model states one partition reaches as small integers and memoizes `step` per
