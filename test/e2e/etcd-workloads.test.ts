@@ -91,6 +91,6 @@ for (const workload of ['multi-register', 'list-append', 'bank', 'set', 'counter
     t.true((byName[main]?.stats.opsConsumed ?? 0) > 50, 'the checker consumed the run');
     t.is(byName.workload?.valid, true);
     t.is(r.valid, true);
-    t.true(r.stats.ok > 100);
+    t.true(r.stats.ok >= 25, `${r.stats.ok} ok ops`);
   });
 }

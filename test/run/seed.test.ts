@@ -65,7 +65,7 @@ test('the same seed gives the same client ops and the same fault schedule; anoth
   const a = await runOnce(11);
   const b = await runOnce(11);
   const c = await runOnce(12);
-  t.true(a.client.length > 250, `ran ${a.client.length} client ops`);
+  t.true(a.client.length > 100, `ran ${a.client.length} client ops`);
   // The op sequence is fixed by the seed. How much of it runs before the time limit depends on how fast
   // this (shared) machine dispatches, so one run's ops are a prefix of the other's.
   const m = Math.min(a.client.length, b.client.length);
