@@ -16,7 +16,7 @@ export interface CheckOperationsOptions {
   workers?: number;
   /** Use threads only when the history has at least this many ops (thread start-up costs ~100 ms). */
   parallelThreshold?: number;
-  /** Linearize read-only ops greedily (default true); false searches exactly as Porcupine does. */
+  /** Linearize read-only ops greedily (default true); false searches in Porcupine's exact order. */
   greedyReads?: boolean;
 }
 

@@ -33,6 +33,11 @@ function zobristKeys(n: number): Int32Array {
   return keys;
 }
 
+export interface SearchOptions {
+  /** Linearize read-only ops greedily (default true); false searches in Porcupine's exact order. */
+  greedyReads?: boolean;
+}
+
 /**
  * Wing & Gong / Lowe backtracking search over one partition, with Porcupine's memo of visited
  * (linearized set, state) configurations. Resumable: `run(budget)` does at most `budget` loop
@@ -51,12 +56,10 @@ function zobristKeys(n: number): Int32Array {
  * one exists with r first: moving r to the front keeps every state and only loosens real-time
  * constraints (no unlinearized op returned before r was called, or r would not be a candidate). So when
  * "r first" fails, or was already explored, the configuration fails and the search backtracks.
+ *
+ * The search succeeds once every op that completed is linearized: ops that never completed (or ended
+ * `info`) may never have taken effect, so they need not be placed.
  */
-export interface SearchOptions {
-  /** Linearize read-only ops greedily (default true); false reproduces Porcupine's search exactly. */
-  greedyReads?: boolean;
-}
-
 export class PartitionSearch {
   readonly n: number;
   readonly space: StateSpace;
