@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { execa } from 'execa';
+import { fixture } from '../helpers/fixtures.ts';
+
+/**
+ * The worker path as it runs when faultline is built (dist/*.js, a plain JS worker, no tsx): compile
+ * the checker with tsc into a temporary directory and run a parallel check there.
+ */
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+test('compiled to JavaScript, the worker threads load and give the right verdicts', async (t) => {
+  const out = mkdtempSync(join(tmpdir(), 'faultline-lin-build-'));
+  try {
+    const tsconfig = join(out, 'tsconfig.json');
+    writeFileSync(
+      tsconfig,
+      JSON.stringify({
+        extends: join(root, 'tsconfig.json'),
+        compilerOptions: {
+          noEmit: false,
+          outDir: out,
+          rootDir: root,
+          sourceMap: false,
+          typeRoots: [join(root, 'node_modules/@types')],
+        },
+        include: [],
+        files: [
+          join(root, 'checkers/linearizability/check.ts'),
+          join(root, 'checkers/linearizability/parallel.ts'),
+          join(root, 'checkers/linearizability/worker.ts'),
+          join(root, 'src/history/read.ts'),
+          join(root, 'src/history/pair.ts'),
+        ],
+      }),
+    );
+    const tsc = await execa('node', [join(root, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
+      reject: false,
+    });
+    t.is(tsc.exitCode, 0, tsc.stdout);
+    symlinkSync(join(root, 'node_modules'), join(out, 'node_modules'));
+    writeFileSync(join(out, 'package.json'), '{"type":"module"}');
+    const script = join(out, 'run.mjs');
+    writeFileSync(
+      script,
+      `import { checkOperations } from './checkers/linearizability/check.js';
+import { createModel } from './checkers/linearizability/models/index.js';
+import { loadHistory } from './src/history/read.js';
+import { pairEvents } from './src/history/pair.js';
+const res = {};
+for (const name of ['c10-ok', 'c10-bad']) {
+  const ops = pairEvents(await loadHistory(${JSON.stringify(fixture('porcupine/kv/'))} + name + '.txt', { format: 'porcupine-kv' })).ops;
+  const o = await checkOperations(createModel('kv'), ops, { workers: 2, parallelThreshold: 0 });
+  res[name] = { valid: o.valid, workers: o.workers };
+}
+console.log(JSON.stringify(res));`,
+    );
+    const run = await execa('node', [script], { reject: false });
+    t.is(run.exitCode, 0, run.stderr);
+    t.deepEqual(JSON.parse(run.stdout), {
+      'c10-ok': { valid: true, workers: 2 },
+      'c10-bad': { valid: false, workers: 2 },
+    });
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
