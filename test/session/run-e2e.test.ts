@@ -1,0 +1,97 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { REPORT_SECTIONS } from '../../src/report/findings.ts';
+import { SESSION_LOG_SECTIONS } from '../../src/report/session-log.ts';
+import { loadReplayFile } from '../../src/session/fault-windows.ts';
+import { parseRunFlags } from '../../src/session/run-command.ts';
+import { runPlan } from '../../src/session/run-plan.ts';
+import { withCluster } from '../helpers/cluster.ts';
+
+/**
+ * The demo plan end to end on a 3-node local cluster: S1 PASS-smoke, S2 INCONCLUSIVE-fault-not-proven
+ * (libfaketime cannot move a Go binary's clock: no landing signal), S3 FAIL-reproducible with a reduced
+ * schedule; a report with every section. Then a capability that is missing gives INCONCLUSIVE-env naming it.
+ */
+const fx = withCluster(test, { nodes: 3, name: 'run-e2e' });
+const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+
+function options(extra: Record<string, unknown>, lines: string[]) {
+  const out = mkdtempSync(join(tmpdir(), 'fl-e2e-'));
+  return {
+    ...parseRunFlags(planPath, { inventory: fx.cluster().inventoryPath, out, yes: true, ...extra }),
+    print: (l: string) => lines.push(l),
+  };
+}
+
+fx.test.serial(
+  'the demo plan at smoke tier: the verdict each scenario must get, and a complete report',
+  async (t) => {
+    t.timeout(15 * 60_000);
+    const lines: string[] = [];
+    const r = await runPlan(options({ seed: 7, maxReductionRuns: 1 }, lines));
+    t.log(lines.filter((l) => !/ ops \(/.test(l)).join('\n'));
+    const row = (id: string) => r.rows.find((x) => x.scenario === id);
+    t.is(row('S1')?.verdict, 'PASS-smoke');
+    t.is(row('S2')?.verdict, 'INCONCLUSIVE-fault-not-proven');
+    t.regex(row('S2')?.reason ?? '', /landing not proven: w1 \(clock/);
+    t.is(row('S3')?.verdict, 'FAIL-reproducible');
+    t.is(r.verdict, 'FAIL');
+    t.is(r.exitCode, 1);
+
+    const dir = r.sessionDir as string;
+    const report = readFileSync(join(dir, 'findings/report.md'), 'utf8');
+    for (const s of REPORT_SECTIONS) t.true(report.includes(`## ${s}`), `report.md has ## ${s}`);
+    t.regex(report, /### Finding F1: S3 /);
+    t.regex(report, /\d→\d events over \d+ re-runs/);
+    const sessionLog = readFileSync(join(dir, 'session-log.md'), 'utf8');
+    for (const s of SESSION_LOG_SECTIONS)
+      t.true(sessionLog.includes(`## ${s}`), `session-log.md has ## ${s}`);
+    t.regex(sessionLog, /\| libfaketime \| yes \|/);
+    t.regex(sessionLog, /fault injected: partition one/);
+    for (const f of [
+      'findings/S1.md',
+      'findings/S2.md',
+      'findings/S3.md',
+      'findings/report.json',
+      'junit.xml',
+    ])
+      t.true(existsSync(join(dir, f)), f);
+    for (const s of ['S1', 'S2', 'S3'])
+      t.true(existsSync(join(dir, 'metrics', `${s}.json`)), `metrics/${s}.json`);
+    t.true(existsSync(join(dir, 'logs/S1/n1/etcd.log')));
+    const reduced = await loadReplayFile(join(dir, 'artifacts/S3/reduced-schedule.json'));
+    t.is(reduced.scenario, 'S3');
+    t.true(reduced.windows.length <= 2);
+  },
+);
+
+fx.test.serial('a missing capability gives INCONCLUSIVE-env naming it; nothing runs for it', async (t) => {
+  t.timeout(5 * 60_000);
+  const dir = mkdtempSync(join(tmpdir(), 'fl-e2e-plan-'));
+  const plan = join(dir, 'etcd-register.md');
+  writeFileSync(
+    plan,
+    readFileSync(planPath, 'utf8').replace(
+      '| libfaketime | 0.9 | S2 | apt-get install -y libfaketime faketime |',
+      '| libfaketime | 0.9 | S2 | apt-get install -y libfaketime faketime |\n| toxiproxy-server | 2.5 | S1 | apt-get install -y toxiproxy |',
+    ),
+  );
+  const lines: string[] = [];
+  const o = options({ scenario: ['S1', 'S2'], skip: ['libfaketime'] }, lines);
+  const r = await runPlan({ ...o, plan });
+  const row = (id: string) => r.rows.find((x) => x.scenario === id);
+  t.is(row('S1')?.verdict, 'INCONCLUSIVE-env');
+  t.regex(row('S1')?.reason ?? '', /missing capability: toxiproxy-server/);
+  t.is(row('S2')?.verdict, 'INCONCLUSIVE-env');
+  t.regex(row('S2')?.reason ?? '', /libfaketime \(skipped by the operator/);
+  t.is(row('S3')?.verdict, 'NOT-RUN');
+  t.is(r.verdict, 'INCONCLUSIVE');
+  t.is(r.exitCode, 2);
+  const log = readFileSync(join(r.sessionDir as string, 'session-log.md'), 'utf8');
+  t.regex(
+    log,
+    /\| toxiproxy-server \| no \| — \| command -v toxiproxy-server: missing on n1, n2, n3; install: apt-get install -y toxiproxy \|/,
+  );
+});
