@@ -135,7 +135,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   const onSigint = () => {
     if (abort.signal.aborted) {
       o.print(
-        'second interrupt: exiting now; run `faultline heal --ledger <run>/ledger.jsonl` if faults remain',
+        'second interrupt: exiting now; if faults remain: faultline heal --ledger <run>/ledger.jsonl --inventory FILE',
       );
       process.exit(130);
     }
