@@ -11,6 +11,8 @@ import { log } from '../util/log.ts';
  */
 export interface DaemonSpec {
   binary: string;
+  /** The process name (/proc/PID/comm) when `binary` is a wrapper that execs the real one. */
+  processName?: string;
   args: readonly string[];
   pidFile: string;
   logFile: string;
@@ -44,7 +46,8 @@ export async function execIdempotent(
 
 /** Start unless already running. The daemon is detached (setsid) so it outlives the SSH channel. */
 export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
-  if (await daemonRunning(remote, node, d.pidFile, basename(d.binary))) return;
+  const name = d.processName ?? basename(d.binary);
+  if (await daemonRunning(remote, node, d.pidFile, name)) return;
   // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
   const cmd =
     `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
@@ -57,7 +60,8 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
     } catch (err) {
       // Channel lost: the daemon may or may not have started. Start again only if it is not running.
       if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
-      if (await daemonRunning(remote, node, d.pidFile, basename(d.binary))) return;
+      const name = d.processName ?? basename(d.binary);
+      if (await daemonRunning(remote, node, d.pidFile, name)) return;
     }
   }
 }

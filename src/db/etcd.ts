@@ -29,6 +29,13 @@ const DEFAULT_BASE = '/var/lib/faultline/etcd';
 
 export class EtcdDb implements DB {
   readonly name = 'etcd';
+  readonly processName = 'etcd';
+  private readonly wrappers = new Map<string, string>();
+
+  setWrapper(node: string, wrapperPath: string | null): void {
+    if (wrapperPath === null) this.wrappers.delete(node);
+    else this.wrappers.set(node, wrapperPath);
+  }
   private readonly base: string;
   private readonly clientPort: number;
   private readonly peerPort: number;
@@ -159,7 +166,8 @@ export class EtcdDb implements DB {
   async start(ctx: DbContext, node: string): Promise<void> {
     const dir = this.dir(ctx, node);
     await startDaemon(ctx.remote, node, {
-      binary: this.binary,
+      binary: this.wrappers.get(node) ?? this.binary,
+      processName: this.processName,
       args: this.args(ctx, node),
       pidFile: this.pidFile(ctx, node),
       logFile: this.logFile(ctx, node),

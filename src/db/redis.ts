@@ -22,6 +22,16 @@ const DEFAULT_BASE = '/var/lib/faultline/redis';
 
 export class RedisDb implements DB {
   readonly name = 'redis';
+  readonly processName = 'redis-server';
+  get timeCommand(): string {
+    return `redis-cli -h 127.0.0.1 -p ${this.port} TIME`;
+  }
+  private readonly wrappers = new Map<string, string>();
+
+  setWrapper(node: string, wrapperPath: string | null): void {
+    if (wrapperPath === null) this.wrappers.delete(node);
+    else this.wrappers.set(node, wrapperPath);
+  }
   private readonly base: string;
   readonly port: number;
   /** The node currently acting as primary (changed by failover). */
@@ -159,7 +169,8 @@ export class RedisDb implements DB {
 
   async start(ctx: DbContext, node: string): Promise<void> {
     await startDaemon(ctx.remote, node, {
-      binary: 'redis-server',
+      binary: this.wrappers.get(node) ?? 'redis-server',
+      processName: this.processName,
       args: this.args(ctx, node),
       pidFile: this.pidFile(ctx, node),
       logFile: this.logFile(ctx, node),

@@ -19,6 +19,15 @@ export interface DbContext {
 
 export interface DB {
   readonly name: string;
+  /** The daemon's executable name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
+  readonly processName: string;
+  /**
+   * Start the daemon through this wrapper (an executable that execs the real binary, e.g. the clock
+   * nemesis's libfaketime wrapper) instead of the binary itself; null goes back to the binary.
+   */
+  setWrapper(node: string, wrapperPath: string | null): void;
+  /** A command run on a node that prints the DB's own idea of the time (clock-fault evidence), if any. */
+  readonly timeCommand?: string;
   /** Make the software present on the node (e.g. apt-get install when missing). Idempotent. */
   install(ctx: DbContext, node: string): Promise<void>;
   /** Configure and start the daemon on one node (setup runs on every node in parallel). */

@@ -34,6 +34,8 @@ export interface FaultDriverOptions {
   rng: Rng;
   /** ledger.jsonl in the run directory. */
   ledgerPath: string;
+  /** Extra params for clock faults (faketime mode and the wrapper's name), read at injection time. */
+  clockParams?: () => Record<string, unknown>;
 }
 
 export class FaultDriver implements NemesisDriver {
@@ -115,6 +117,7 @@ export class FaultDriver implements NemesisDriver {
       params.topology = value.topology ?? (typeof value.targets === 'string' ? value.targets : 'grudge');
     }
     if (value.deltaMs !== undefined) params.deltaMs = value.deltaMs;
+    if (kind === 'clock') Object.assign(params, this.o.clockParams?.() ?? {});
     const spec: FaultSpec = { kind, action, targets: nodes, params };
     let record: FaultRecord;
     // The complete record (everything heal needs) reaches the ledger before the node is touched.

@@ -134,15 +134,26 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
           lookup: o.lookupNemesis ?? defaultNemesisLookup,
           rng,
           ledgerPath: join(runDir, 'ledger.jsonl'),
+          // Clock faults act on the DB's own clock through the faketime wrapper when one is installed.
+          clockParams: () =>
+            clockWrappers
+              ? {
+                  mode: 'faketime',
+                  name: o.db.name,
+                  ...(o.db.timeCommand && { timeCommand: o.db.timeCommand }),
+                }
+              : {},
         })
       : undefined;
 
   let stats: InterpreterStats | undefined;
   let runError: unknown;
+  let clockWrappers: Record<string, unknown> | undefined;
   try {
     log().info({ db: o.db.name, nodes }, 'setting up the DB');
     await onAll(nodes, (n) => retryLostChannel(() => o.db.teardown(dbCtx, n)));
     await onAll(nodes, (n) => retryLostChannel(() => o.db.install(dbCtx, n)));
+    if (o.faults.includes('clock')) clockWrappers = await installClockWrappers(o.db, dbCtx);
     await onAll(nodes, (n) => o.db.setup(dbCtx, n));
     await o.db.awaitReady(dbCtx, 90_000);
 
@@ -278,6 +289,30 @@ export function buildGenerator(
     steps.push(clients(logOp('waiting for recovery')), clients(sleep(o.recoveryS * SECOND)));
   if (final) steps.push(clients(timeLimit(60 * SECOND, final)));
   return phases(...steps);
+}
+
+/**
+ * Clock faults on nodes that share the control host's kernel clock (the local cluster) can only act on
+ * the DB's own clock: each node gets the clock nemesis's libfaketime wrapper and the DB is started
+ * through it. A binary libfaketime cannot affect (Go's etcd) is reported here and, by the nemesis's
+ * evidence, as not landed.
+ */
+async function installClockWrappers(db: DB, ctx: DbContext): Promise<Record<string, unknown>> {
+  const { installFaketimeWrapper } = await import('../../nemeses/clock.ts');
+  const out: Record<string, unknown> = {};
+  await onAll(ctx.nodes, async (node) => {
+    const which = await ctx.remote.exec(node, `command -v ${db.processName}`);
+    const binary = which.stdout.trim();
+    const w = await installFaketimeWrapper(ctx.remote, node, { binary, name: db.name });
+    db.setWrapper(node, w.wrapperPath);
+    out[node] = { wrapper: w.wrapperPath, rcFile: w.rcFile, affectability: w.affectability };
+    if (!w.affectability.affectable)
+      log().warn(
+        { node, binary, reason: w.affectability.reason },
+        'libfaketime cannot move this binary’s clock',
+      );
+  });
+  return out;
 }
 
 /**
