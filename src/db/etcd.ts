@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EtcdHttp } from '../client/etcd-http.ts';
 import { shellQuote } from '../control/quote.ts';
@@ -160,7 +161,12 @@ export class EtcdDb implements DB {
 
   async teardown(ctx: DbContext, node: string): Promise<void> {
     await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd');
-    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${shellQuote(this.dir(ctx, node))} && { rmdir ${shellQuote(dirname(this.dir(ctx, node)))} 2>/dev/null || true; }`,
+      { sudo: true },
+    );
   }
 
   async start(ctx: DbContext, node: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { shellQuote } from '../control/quote.ts';
@@ -163,7 +164,12 @@ export class RedisDb implements DB {
 
   async teardown(ctx: DbContext, node: string): Promise<void> {
     await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server');
-    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${shellQuote(this.dir(ctx, node))} && { rmdir ${shellQuote(dirname(this.dir(ctx, node)))} 2>/dev/null || true; }`,
+      { sudo: true },
+    );
     if (node === this.primary) this.primary = undefined;
   }
 
