@@ -25,7 +25,7 @@ trap 'echo "demo: interrupted; tearing the cluster down" >&2; down; exit 130' IN
 down # a leftover from an earlier, killed demo
 
 table=$(mktemp)
-fl run plans/etcd-register.md --local "$NODES" --cluster-name "$NAME" --tier smoke --seed "$SEED" \
+fl --log-level warn run plans/etcd-register.md --local "$NODES" --cluster-name "$NAME" --tier smoke --seed "$SEED" \
   --yes --max-reduction-runs 2 --deadline 15m --out "$OUT" | tee "$table"
 rc=${PIPESTATUS[0]}
 
