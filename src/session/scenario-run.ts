@@ -6,7 +6,7 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import { errorMessage } from '../util/errors.ts';
-import type { ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
 import {
   type FaultWindow,
   faultWindows,
@@ -134,7 +134,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       await o.log.event(
         sc.id,
         `fault injected: ${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}`,
-        `${f.id} on ${f.nodes.join(', ') || '—'} at ${f.startS.toFixed(1)}s: ${f.landed ? 'landed' : `NOT proven (${f.reason ?? 'no evidence'})`}`,
+        `${f.id} on ${f.nodes.join(', ') || '—'} at ${f.startS.toFixed(1)}s: ${f.landed ? 'landed' : `NOT proven (${f.reason ?? 'no evidence'})`}; ${signalSummary(f.signals)}`,
       );
     const oracleLine = m.oracles.map((x) => `${x.checker} ${validWord(x.valid)}`).join(', ') || 'none ran';
     await o.log.event(sc.id, `oracle: ${oracleLine}`, m.oracles.map((x) => x.evidence).join(' | '));
@@ -303,6 +303,21 @@ async function kindParams(
     .then((r) => r.stdout.trim())
     .catch(() => '');
   return { clock: { mode: 'faketime', name: `fl-${name}`, binary: found || `/usr/bin/${bin}` } };
+}
+
+/** The landing signals, injector side first: "injector n1 FAULTLINE DROP packets 0→19 ✓; victim …". */
+function signalSummary(signals: readonly FaultEvidenceRecord['signals'][number][]): string {
+  if (signals.length === 0) return 'no landing signal';
+  const show = (v: unknown) => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  return [...signals]
+    .sort((a, b) => (a.side === b.side ? 0 : a.side === 'injector' ? -1 : 1))
+    .slice(0, 4)
+    .map((x) => {
+      const change =
+        x.before !== undefined || x.during !== undefined ? ` ${show(x.before)}→${show(x.during)}` : '';
+      return `${x.side} ${x.node} ${x.signal}${change} ${x.landed ? '✓' : '✗'}`.slice(0, 160);
+    })
+    .join('; ');
 }
 
 function validWord(v: unknown): string {
