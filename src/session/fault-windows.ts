@@ -44,6 +44,8 @@ export function windowKind(w: FaultWindow): string {
   return w.step.kind;
 }
 
+const SIDE_SELECTORS: ReadonlySet<string> = new Set(['one', 'majority', 'primaries']);
+
 interface OpPair {
   start: GenOp;
   stop: GenOp;
@@ -56,8 +58,9 @@ export type KindParams = Partial<Record<NemesisStep['kind'], Record<string, unkn
 export function opsForStep(step: NemesisStep, extra: KindParams = {}): OpPair {
   switch (step.kind) {
     case 'partition': {
-      // `one` and `majority` pick their side through the selector; the other topologies span every node.
-      const targets = step.topology === 'one' || step.topology === 'majority' ? step.topology : undefined;
+      // `one`, `majority` and `primaries` pick their side through the runner's selector (primaries: the
+      // DB adapter's live answer); the other topologies span every node.
+      const targets = SIDE_SELECTORS.has(step.topology) ? step.topology : undefined;
       return {
         start: { f: 'start-partition', value: { topology: step.topology, ...(targets && { targets }) } },
         stop: { f: 'stop-partition', value: { targets: 'all' } },

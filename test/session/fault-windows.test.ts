@@ -101,4 +101,8 @@ test('ops use the runner vocabulary for every kind', (t) => {
   );
   const one = opsForStep({ kind: 'partition', topology: 'one', startS: 0, durationS: 1 }).start;
   t.deepEqual(one.value, { topology: 'one', targets: 'one' });
+  const primaries = opsForStep({ kind: 'partition', topology: 'primaries', startS: 0, durationS: 1 }).start;
+  t.deepEqual(primaries.value, { topology: 'primaries', targets: 'primaries' });
+  const ring = opsForStep({ kind: 'partition', topology: 'majorities-ring', startS: 0, durationS: 1 }).start;
+  t.deepEqual(ring.value, { topology: 'majorities-ring' });
 });
