@@ -95,3 +95,20 @@ fx.test.serial('a missing capability gives INCONCLUSIVE-env naming it; nothing r
     /\| toxiproxy-server \| no \| — \| command -v toxiproxy-server: missing on n1, n2, n3; install: apt-get install -y toxiproxy \|/,
   );
 });
+
+fx.test.serial(
+  'the global deadline stops the running scenario and leaves the rest NOT-RUN, never a hang',
+  async (t) => {
+    t.timeout(5 * 60_000);
+    const lines: string[] = [];
+    const started = Date.now();
+    const r = await runPlan(options({ scenario: ['S1', 'S3'], deadline: '12s', seed: 3 }, lines));
+    const row = (id: string) => r.rows.find((x) => x.scenario === id);
+    t.true(Date.now() - started < 120_000, 'the session ended soon after its deadline');
+    t.not(row('S1')?.verdict, 'PASS-smoke', 'a run cut short does not meet the smoke budget');
+    t.not(row('S1')?.verdict, 'NOT-RUN');
+    t.is(row('S3')?.verdict, 'NOT-RUN');
+    t.regex(row('S3')?.reason ?? '', /deadline/);
+    t.true(existsSync(join(r.sessionDir as string, 'findings/report.md')));
+  },
+);
