@@ -3,6 +3,7 @@ import {
   addRulesScript,
   countersScript,
   type DropRule,
+  IN_CHAIN,
   listFaultlineStateScript,
   parseCounters,
   removeChainsScript,
@@ -167,7 +168,9 @@ export const partitionNemesis: Nemesis & { kind: 'partition' } = {
 
   async evidence(remote, record): Promise<FaultEvidence> {
     const undo = record.undo as PartitionUndo;
-    const timeout = Number(record.spec.params?.probeTimeoutMs ?? 120);
+    // A local SYN is answered in well under a millisecond; a timeout only counts together with DROP
+    // counters > 0 on the receiver, so a slow scheduler cannot fake a landing.
+    const timeout = Number(record.spec.params?.probeTimeoutMs ?? 80);
     const signals: EvidenceSignal[] = [];
     const probeResults = await Promise.all(
       (undo.probes ?? []).map((pr) =>
@@ -176,7 +179,12 @@ export const partitionNemesis: Nemesis & { kind: 'partition' } = {
     );
     const counters = await Promise.all(
       Object.keys(undo.rules ?? {}).map(async (node) => {
-        const r = await remote.exec(node, countersScript(record.id), { sudo: true, check: false });
+        const v6 = Object.values(undo.addresses ?? {}).some((a) => a.includes(':'));
+        const bins = v6 ? ['iptables', 'ip6tables'] : ['iptables'];
+        const r = await remote.exec(node, countersScript(record.id, bins, [IN_CHAIN]), {
+          sudo: true,
+          check: false,
+        });
         return {
           node,
           packets: totalPackets(parseCounters(r.stdout)),

@@ -22,11 +22,19 @@ export function faultComment(id: string): string {
   return `faultline:${id}`;
 }
 
-/** Create both chains (if missing) and make sure each is jumped to first from its hook. Idempotent. */
-export function ensureChainsScript(bins: readonly string[] = ['iptables']): string {
+type Hook = (typeof HOOKS)[number];
+
+/**
+ * Create the chains (if missing) and make sure each is jumped to first from its hook. Idempotent. Only
+ * the hooks a fault needs are touched (a partition needs INPUT only), which keeps inject fast.
+ */
+export function ensureChainsScript(
+  bins: readonly string[] = ['iptables'],
+  hooks: readonly Hook[] = HOOKS,
+): string {
   const lines: string[] = [];
   for (const bin of bins)
-    for (const [chain, hook] of HOOKS) {
+    for (const [chain, hook] of hooks) {
       lines.push(`${bin} -w -N ${chain} 2>/dev/null || true`);
       // Keep exactly one jump, at position 1: delete any others, then insert if rule 1 is not ours.
       lines.push(
@@ -67,13 +75,23 @@ function addressOf(rule: DropRule): string {
   return rule.source ?? rule.destination ?? '';
 }
 
+/**
+ * Append a fault's rules: chains ensured, then every rule in one `iptables-restore --noflush` call per
+ * address family (appends only, no chain declarations, so nothing else in the table is flushed).
+ */
 export function addRulesScript(rules: readonly DropRule[], id: string): string {
-  const bins = [...new Set(rules.map((r) => iptablesBin(addressOf(r))))];
-  const adds = rules.map(
-    (r) =>
-      `${iptablesBin(addressOf(r))} -w -A ${chainFor(r)} ${dropRuleArgs(r, id).map(shellQuote).join(' ')}`,
-  );
-  return [ensureChainsScript(bins.length ? bins : ['iptables']), ...adds].join('\n');
+  const lines: string[] = [];
+  for (const bin of ['iptables', 'ip6tables']) {
+    const mine = rules.filter((r) => iptablesBin(addressOf(r)) === bin);
+    if (mine.length === 0) continue;
+    const hooks = HOOKS.filter(([chain]) => mine.some((r) => chainFor(r) === chain));
+    lines.push(ensureChainsScript([bin], hooks));
+    const body = mine.map((r) => `-A ${chainFor(r)} ${dropRuleArgs(r, id).map(shellQuote).join(' ')}`);
+    lines.push(
+      `${bin}-restore -w --noflush <<'FAULTLINE_RULES'\n*filter\n${body.join('\n')}\nCOMMIT\nFAULTLINE_RULES`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** Delete every rule of one fault (matched by its comment) from faultline's chains; nothing else. */
@@ -118,11 +136,15 @@ export function listFaultlineStateScript(): string {
 }
 
 /** Counters of one fault's rules: `iptables -L -v -n -x` lines carrying the comment. */
-export function countersScript(id: string): string {
+export function countersScript(
+  id: string,
+  bins: readonly string[] = ['iptables', 'ip6tables'],
+  chains: readonly string[] = [IN_CHAIN, OUT_CHAIN],
+): string {
   const comment = faultComment(id);
   const lines: string[] = [];
-  for (const bin of ['iptables', 'ip6tables'])
-    for (const [chain] of HOOKS)
+  for (const bin of bins)
+    for (const chain of chains)
       lines.push(
         `${bin} -w -L ${chain} -v -n -x 2>/dev/null | grep -E -- ${shellQuote(`/\\* ${comment} \\*/`)} | sed 's/^/${chain} /'`,
       );
