@@ -142,6 +142,14 @@ export async function checkOperations(
       opts.signal,
       searchOptions,
     );
+    // Which worker proves its partition illegal first depends on timing. The report must not: re-run
+    // the deterministic inline engine (iteration-counted slices) to choose the failing partition it
+    // names. It stops at the same cheap illegal partition, so this costs little; if it cannot finish
+    // within what is left of the budget, the workers' result stands.
+    if (engine.summaries.some((s) => s.status === 'illegal') && !engine.aborted) {
+      const inline = await checkPartitionsInline(model, partitions, deadline, opts.signal, searchOptions);
+      if (inline.summaries.some((s) => s.status === 'illegal')) engine = inline;
+    }
   } else {
     engine = await checkPartitionsInline(model, partitions, deadline, opts.signal, searchOptions);
   }

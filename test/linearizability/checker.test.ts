@@ -132,6 +132,25 @@ test('worker threads give the same verdicts as the inline engine', async (t) => 
   }
 });
 
+test('the failing partition reported is the same inline and on any number of workers', async (t) => {
+  const f = fixture('kv/c50-bad.txt');
+  const model = createModel('kv');
+  if (!model) throw new Error('kv');
+  const ops = await loadFixtureOps(f);
+  const firstFailing = (o: Awaited<ReturnType<typeof checkOperations>>) =>
+    o.failing.map((i) => o.partitions[i]?.key)[0];
+  const inline = await checkOperations(model, ops, {});
+  t.is(inline.valid, false);
+  const expected = firstFailing(inline);
+  t.truthy(expected);
+  for (const workers of [2, 3]) {
+    for (let run = 0; run < 2; run++) {
+      const o = await checkOperations(model, ops, { workers, parallelThreshold: 0 });
+      t.is(firstFailing(o), expected, `workers=${workers} run=${run}`);
+    }
+  }
+});
+
 test('HTML for kv/c50-bad is produced within its own budget and marks the failing op', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'faultline-lin-'));
   try {
