@@ -238,7 +238,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
         // The scenario's own budget from its tier: every planned run, plus set-up slack; then it stops and
         // gets the verdict its evidence supports, never a hang.
         const tierNums = row.tiers[o.tier] ?? row.tiers.smoke;
-        const runs = (tierNums?.seeds ?? 1) + 1 + o.maxReductionRuns;
+        const runs = (tierNums?.seeds ?? 1) + 3 + o.maxReductionRuns;
         const budgetS = ((tierNums?.durationS ?? 30) + 120) * runs;
         const scenarioAbort = new AbortController();
         const follow = () => scenarioAbort.abort(abort.signal.reason);

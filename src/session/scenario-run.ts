@@ -55,6 +55,13 @@ export interface ScenarioRunOutcome {
  */
 const OP_TIMEOUT_MS = 1500;
 const RECOVERY_S = 3;
+/** Identical re-runs of a FAIL, when a re-run's checker could not decide. */
+const MAX_RERUNS = 3;
+
+/** The declared checker ran out of budget (or could not decide) and found nothing. */
+function undecided(m: RunMeasurement): boolean {
+  return !m.violation && m.oracles.some((x) => x.declared && x.valid === 'unknown');
+}
 
 export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOutcome> {
   const { sc, binding } = o;
@@ -108,7 +115,9 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       db: sut.db,
       makeClient: sut.makeClient,
       workload: binding.workload,
-      faults: [],
+      // Naming the clock class makes the runner start the DB through the libfaketime wrapper, so a
+      // clock fault acts on the DB's own clock (the schedule itself is the plan's, below).
+      faults: ws.some((w) => w.step.kind === 'clock') ? ['clock'] : [],
       nemesisIntervalS: 0,
       ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
       timeLimitS: durationS,
@@ -171,19 +180,38 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       break;
     }
     await o.log.event(sc.id, 'FAIL: re-running with the same seed, config and fault schedule', run.runDir);
-    const again = await runOnce(seed, windows, 'rerun').catch((err) => {
-      notes.push(`re-run failed: ${errorMessage(err)}`);
-      return null;
-    });
+    // A re-run whose checker could not decide (budget) says nothing either way: run it again, bounded.
+    let again: { runDir: string; m: RunMeasurement } | null = null;
+    for (let attempt = 1; attempt <= MAX_RERUNS && !o.signal.aborted; attempt++) {
+      again = await runOnce(seed, windows, 'rerun').catch((err) => {
+        notes.push(`re-run failed: ${errorMessage(err)}`);
+        return null;
+      });
+      if (!again || !undecided(again.m)) break;
+      notes.push(
+        `re-run ${attempt}: the declared checker could not decide; ${attempt < MAX_RERUNS ? 'running again' : 'giving up'}`,
+      );
+      await o.log.event(sc.id, 're-run undecided', again.runDir);
+    }
     const reproduced = again?.m.violation === true;
-    await o.log.event(sc.id, reproduced ? 'FAIL reproduced' : 'FAIL not reproduced', again?.runDir ?? '');
+    const rerunVerdict =
+      !again || undecided(again.m) ? 'not-attempted' : reproduced ? 'reproduced' : 'not-reproduced';
+    await o.log.event(
+      sc.id,
+      reproduced
+        ? 'FAIL reproduced'
+        : rerunVerdict === 'not-attempted'
+          ? 'FAIL re-run undecided'
+          : 'FAIL not reproduced',
+      again?.runDir ?? '',
+    );
     let reproducer: string | null = null;
     if (reproduced) {
       reduction = await reduce(o, seed, windows, durationS, runOnce, artifacts);
       reproducer = `faultline run ${o.planPath} --scenario ${sc.id} --seed ${seed} --replay ${reduction.path}`;
       await o.log.event(sc.id, `reduced: ${reduction.line}`, reduction.path);
     }
-    seeds.push({ seed, outcome: 'fail', rerun: reproduced ? 'reproduced' : 'not-reproduced', reproducer });
+    seeds.push({ seed, outcome: 'fail', rerun: rerunVerdict, reproducer });
     break;
   }
 
@@ -285,8 +313,9 @@ async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promi
 
 /**
  * Clock faults on nodes that share the control host's kernel clock (local clusters), or when the plan's
- * Faults field names libfaketime, go through libfaketime: an offset file per scenario and the DB's binary
- * (so the nemesis can tell whether libfaketime can affect it at all: a Go binary it cannot).
+ * Faults field names libfaketime, go through libfaketime. The runner supplies the wrapper's offset file
+ * (it overrides `name`); this adds the DB's binary, so the nemesis can tell whether libfaketime can affect
+ * it at all (a Go binary it cannot).
  */
 async function kindParams(
   o: ScenarioRunOptions,
