@@ -4,11 +4,16 @@ import { isClient, quantileSorted } from './common.ts';
 /**
  * Latency and throughput arithmetic shared by perf, slo and fairness.
  *
- * Latency is measured from the invocation's recorded time, which is the op's *intended* start (the
- * generator's schedule, not when a free worker got to it), so a stalled system cannot hide its queueing
- * delay (no coordinated omission). Ops that timed out (info) count with the time the client gave up, a
+ * Latency is measured from the op's *intended* start (the generator's schedule, recorded by the runner as
+ * `intendedTime`, not when a free worker got to it), falling back to the invocation time for histories
+ * that do not record it, so a stalled system cannot hide its queueing delay (no coordinated omission). Ops that timed out (info) count with the time the client gave up, a
  * lower bound: dropping them would hide exactly the slowest ops. Ops never completed are not counted.
  */
+
+/** Where an op's latency is measured from: its intended start when recorded, else its invocation. */
+export function startTime(op: Operation): number {
+  return op.intendedTime ?? op.invokeTime;
+}
 
 export const PERCENTILES = [
   ['p50', 0.5],
@@ -121,7 +126,7 @@ export function groupFigures(
     a.ops++;
     a[op.type]++;
     const e = endTime(op);
-    if (e !== null) a.lat.push((e - op.invokeTime) / 1e6);
+    if (e !== null) a.lat.push((e - startTime(op)) / 1e6);
   }
   const seconds = Math.max(1e-9, (span.end - span.start) / 1e9);
   const out = new Map<string, GroupFigures>();

@@ -11,6 +11,7 @@ import {
   faultWindows,
   type LatencySummary,
   runSpan,
+  startTime,
   summarise,
 } from './latency.ts';
 import { color, renderChart, type Series } from './svg.ts';
@@ -81,7 +82,7 @@ async function writePlots(
     const op = client[i] as Operation;
     (dots[op.type] as [number, number][]).push([
       (op.invokeTime - start) / 1e9,
-      ((endTime(op) as number) - op.invokeTime) / 1e6,
+      ((endTime(op) as number) - startTime(op)) / 1e6,
     ]);
   }
   const dotColors: Record<string, string> = { ok: '#7fbf7f', fail: '#e07070', info: '#e0b050' };
@@ -149,7 +150,7 @@ export const perfChecker: Checker<PerfOptions> = {
       const e = endTime(op);
       if (e === null) continue;
       measured++;
-      const lat = (e - op.invokeTime) / 1e6;
+      const lat = (e - startTime(op)) / 1e6;
       all.push(lat);
       let f = byF.get(op.f);
       if (f === undefined) {

@@ -29,6 +29,12 @@ export interface Operation {
   faultEpoch: string[] | null;
   /** The completion event's time even for `info` (when the client gave up), or null if none. */
   infoTime: number | null;
+  /**
+   * When the generator meant the op to start (open-loop `rate`/`stagger` schedules), if recorded: the
+   * invoke event's `intendedTime`. Latency is measured from it, so a stalled system cannot hide its
+   * queueing delay behind late dispatch (no coordinated omission).
+   */
+  intendedTime?: number;
 }
 
 /** The events a pairing was built from, plus the operations, kept together so checkers can use either. */

@@ -71,6 +71,7 @@ export class Pairer {
         faultEpoch: ev.faultEpoch,
         infoTime: null,
       };
+      if (typeof ev.intendedTime === 'number') op.intendedTime = ev.intendedTime;
       if (this.keepOps) this.ops.push(op);
       this.open.set(p, op);
       return undefined;

@@ -107,6 +107,15 @@ test('perf: latency is measured from the intended start, info ops count with the
   t.is(r.stats.measured, 2);
 });
 
+test('perf: an op dispatched late by a stalled worker counts from its recorded intendedTime', async (t) => {
+  // The generator meant the op to start at 0; a busy worker only sent it at 100 ms; it answered at 105 ms.
+  const h = new H()
+    .invoke(0, 'read', null, { at: 100e6, intendedTime: 0 } as never)
+    .ok(0, 'read', 1, { at: 105e6 });
+  const r = await run(perfChecker, h.ops(), { plots: false });
+  t.is((r.stats.latencyMs as Record<string, number>).max, 105);
+});
+
 test('perf: per-window figures and SVG plots with fault windows shaded', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'perf-'));
   try {
