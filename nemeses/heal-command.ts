@@ -1,5 +1,6 @@
-import { loadInventory } from '../src/control/inventory.ts';
-import { connectRemote } from '../src/control/ssh-remote.ts';
+import { hostKeyPolicyFrom, remoteOptionsFor, type SshCliOptions } from '../src/control/connect.ts';
+import { type Inventory, loadInventory } from '../src/control/inventory.ts';
+import { connectRemote, type RemoteOptions } from '../src/control/ssh-remote.ts';
 import type { NodeSpec } from '../src/control/types.ts';
 import { UserError } from '../src/util/errors.ts';
 import { formatHealReport, healAll } from './heal.ts';
@@ -7,15 +8,18 @@ import { FaultLedger, readLedger } from './ledger.ts';
 import type { FaultRecord } from './types.ts';
 
 /** The `faultline heal` action: returns the exit code (0 every node clean, 1 not clean). */
-export async function runHeal(opts: {
-  ledger?: string;
-  inventory?: string;
-  json?: boolean;
-}): Promise<number> {
+export async function runHeal(
+  opts: {
+    ledger?: string;
+    inventory?: string;
+    json?: boolean;
+  } & SshCliOptions,
+): Promise<number> {
   if (!opts.ledger && !opts.inventory)
     throw new UserError('heal: give --ledger FILE and/or --inventory FILE');
   let nodes: NodeSpec[] = [];
   let knownHostsFiles: string[] | undefined;
+  let inventory: Inventory | undefined;
   let records: FaultRecord[] = [];
   if (opts.ledger) {
     const state = readLedger(opts.ledger);
@@ -25,13 +29,17 @@ export async function runHeal(opts: {
     if (!opts.inventory && nodes.length === 0 && state.inventory) opts.inventory = state.inventory;
   }
   if (opts.inventory) {
-    const inv = loadInventory(opts.inventory);
-    nodes = inv.nodes;
-    knownHostsFiles = inv.knownHostsFiles;
+    inventory = loadInventory(opts.inventory);
+    nodes = inventory.nodes;
+    knownHostsFiles = inventory.knownHostsFiles;
   }
   if (nodes.length === 0)
     throw new UserError(`${opts.ledger}: the ledger names no nodes; pass --inventory FILE to reach them`);
-  const remote = await connectRemote(nodes, { ...(knownHostsFiles && { knownHostsFiles }) });
+  // Host keys: the inventory's policy and the CLI flags, as for every command that reaches nodes.
+  const remoteOptions: RemoteOptions = inventory
+    ? remoteOptionsFor(inventory, opts)
+    : { hostKeyPolicy: hostKeyPolicyFrom(opts), ...(knownHostsFiles && { knownHostsFiles }) };
+  const remote = await connectRemote(nodes, remoteOptions);
   const ledger = opts.ledger ? new FaultLedger(opts.ledger) : undefined;
   try {
     const report = await healAll(remote, records, ledger);

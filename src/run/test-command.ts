@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../checkers/types.ts';
 import { EtcdClient } from '../client/etcd.ts';
 import type { Client } from '../client/types.ts';
+import type { SshCliOptions } from '../control/connect.ts';
 import type { Remote } from '../control/types.ts';
 import { EtcdDb } from '../db/etcd.ts';
 import type { DB, DbContext } from '../db/types.ts';
@@ -76,6 +77,7 @@ interface TestFlags {
   replay?: string;
   leaveDbRunning: boolean;
   json: boolean;
+  ssh: SshCliOptions;
 }
 
 /** "60s", "500ms", "2m", "1h" or bare seconds → ms. */
@@ -128,6 +130,11 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     serializableReads: f.serializableReads === true,
     leaveDbRunning: f.leaveDbRunning === true,
     json: f.json === true,
+    ssh: {
+      acceptNewHostKeys: f.acceptNewHostKeys === true,
+      insecureSkipHostKeyCheck: f.insecureSkipHostKeyCheck === true,
+      ...(Array.isArray(f.knownHosts) && { knownHosts: f.knownHosts.map(String) }),
+    },
   };
   if (f.inventory) out.inventory = String(f.inventory);
   if (f.local) out.local = positiveInt(f.local, '--local');
@@ -145,6 +152,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
 async function connectCluster(o: TestFlags): Promise<{ remote: Remote; cleanup: () => Promise<void> }> {
   const { loadInventory } = await import('../control/inventory.ts');
   const { connectRemote } = await import('../control/ssh-remote.ts');
+  const { remoteOptionsFor } = await import('../control/connect.ts');
   let inventoryPath = o.inventory;
   if (o.local !== undefined) {
     const local = await import('../cluster/local.ts');
@@ -163,7 +171,8 @@ async function connectCluster(o: TestFlags): Promise<{ remote: Remote; cleanup: 
     inventoryPath = cluster.inventoryPath;
   }
   const inv = loadInventory(inventoryPath as string);
-  const remote = await connectRemote(inv.nodes, { knownHostsFiles: inv.knownHostsFiles });
+  // The inventory's hostKeyCheck and the --accept-new-host-keys / --insecure-skip-host-key-check flags.
+  const remote = await connectRemote(inv.nodes, remoteOptionsFor(inv, o.ssh));
   return { remote, cleanup: () => remote.close() };
 }
 

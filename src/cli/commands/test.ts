@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
+import { addSshOptions } from '../../control/connect.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
  * 0 valid / 1 invalid / 2 unknown (254 bad input). The implementation loads inside the action.
  */
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('test')
     .description('run a workload against etcd or Redis under faults and check the history (exit 0/1/2)')
     .option('--db <name>', 'etcd | redis', 'etcd')
@@ -29,9 +30,9 @@ export function register(program: Command): void {
     .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')
     .option('--replay <schedule>', 'replay a schedule.json from an earlier run instead of generating ops')
     .option('--leave-db-running', 'do not tear the DB down at the end')
-    .option('--json', 'print results.json to stdout instead of the table')
-    .action(async (flags: Record<string, unknown>) => {
-      const { testCommand } = await import('../../run/test-command.ts');
-      process.exitCode = await testCommand(flags);
-    });
+    .option('--json', 'print results.json to stdout instead of the table');
+  addSshOptions(cmd).action(async (flags: Record<string, unknown>) => {
+    const { testCommand } = await import('../../run/test-command.ts');
+    process.exitCode = await testCommand(flags);
+  });
 }
