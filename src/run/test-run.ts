@@ -357,6 +357,6 @@ async function collectLogs(db: DB, ctx: DbContext, runDir: string): Promise<void
 
 /** The nemeses package's lookup, loaded lazily so runs without faults never load it. */
 const defaultNemesisLookup: NemesisLookup = async (kind) => {
-  const { nemesisFor } = await import('./nemesis-registry.ts');
-  return nemesisFor(kind);
+  const { nemesisOfKind } = await import('../../nemeses/registry.ts');
+  return nemesisOfKind(kind);
 };
