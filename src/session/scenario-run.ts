@@ -58,9 +58,18 @@ const RECOVERY_S = 3;
 /** Identical re-runs of a FAIL, when a re-run's checker could not decide. */
 const MAX_RERUNS = 3;
 
-/** The declared checker ran out of budget (or could not decide) and found nothing. */
-function undecided(m: RunMeasurement): boolean {
-  return !m.violation && m.oracles.some((x) => x.declared && x.valid === 'unknown');
+/**
+ * Why a re-run that found nothing is not an identical re-run of the FAIL (null when it is, or when it
+ * reproduced): its declared checker could not decide (budget), or fewer of its fault windows landed.
+ */
+function notIdentical(first: RunMeasurement, again: RunMeasurement): string | null {
+  if (again.violation) return null;
+  if (again.oracles.some((x) => x.declared && x.valid === 'unknown'))
+    return 'the declared checker could not decide';
+  const landed = (m: RunMeasurement) => m.faults.filter((f) => f.landed).length;
+  if (landed(again) < landed(first))
+    return `only ${landed(again)} of ${landed(first)} fault window(s) landed`;
+  return null;
 }
 
 export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOutcome> {
@@ -180,28 +189,28 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       break;
     }
     await o.log.event(sc.id, 'FAIL: re-running with the same seed, config and fault schedule', run.runDir);
-    // A re-run whose checker could not decide (budget) says nothing either way: run it again, bounded.
+    // A re-run that found nothing but was not identical (its checker could not decide, or its faults did
+    // not all land) says nothing either way: run it again, bounded.
     let again: { runDir: string; m: RunMeasurement } | null = null;
+    let why: string | null = null;
     for (let attempt = 1; attempt <= MAX_RERUNS && !o.signal.aborted; attempt++) {
       again = await runOnce(seed, windows, 'rerun').catch((err) => {
         notes.push(`re-run failed: ${errorMessage(err)}`);
         return null;
       });
-      if (!again || !undecided(again.m)) break;
-      notes.push(
-        `re-run ${attempt}: the declared checker could not decide; ${attempt < MAX_RERUNS ? 'running again' : 'giving up'}`,
-      );
-      await o.log.event(sc.id, 're-run undecided', again.runDir);
+      why = again ? notIdentical(run.m, again.m) : 'the re-run failed';
+      if (!why) break;
+      notes.push(`re-run ${attempt}: ${why}; ${attempt < MAX_RERUNS ? 'running again' : 'giving up'}`);
+      await o.log.event(sc.id, 're-run not identical', `${why}; ${again?.runDir ?? ''}`);
     }
     const reproduced = again?.m.violation === true;
-    const rerunVerdict =
-      !again || undecided(again.m) ? 'not-attempted' : reproduced ? 'reproduced' : 'not-reproduced';
+    const rerunVerdict = why ? 'not-attempted' : reproduced ? 'reproduced' : 'not-reproduced';
     await o.log.event(
       sc.id,
       reproduced
         ? 'FAIL reproduced'
         : rerunVerdict === 'not-attempted'
-          ? 'FAIL re-run undecided'
+          ? 'FAIL re-run inconclusive'
           : 'FAIL not reproduced',
       again?.runDir ?? '',
     );
