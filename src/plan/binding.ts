@@ -132,13 +132,22 @@ export type Tier = z.infer<typeof tierSchema>;
 export const TIER_NAMES = ['smoke', 'hardening', 'release'] as const;
 export type TierName = (typeof TIER_NAMES)[number];
 
+export const dbOptionsSchema = z.strictObject({
+  /** etcd: serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
+  serializableReads: z.boolean().optional(),
+  /** Redis: send reads to the replicas instead of the primary: possibly stale. */
+  readFrom: z.enum(['primary', 'replicas']).optional(),
+});
+export type DbOptions = z.infer<typeof dbOptionsSchema>;
+
 const bindingBody = {
   db: z.enum(DBS),
-  /** Options for the DB adapter, passed through as-is (e.g. `{ serializableReads: true }` for etcd). */
-  dbOptions: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * Options for the DB adapter. Strict: a misspelt option must not silently run the default (safe)
+   * configuration, which would turn a negative control into a false PASS.
+   */
+  dbOptions: dbOptionsSchema.default({}),
   workload: z.enum(WORKLOADS),
-  /** Options for the workload generator (key count, value range …), passed through as-is. */
-  workloadOptions: z.record(z.string(), z.unknown()).default({}),
   concurrency: z.number().int().positive().default(5),
   /** Target request rate per second across all clients (open loop); absent = as fast as the clients go. */
   rate: z.number().positive().optional(),
@@ -157,9 +166,8 @@ const bindingBody = {
 /** Arms override any part of the parent binding (e.g. a different checker for `S5/export`). */
 export const armBindingSchema = z.strictObject({
   db: bindingBody.db.optional(),
-  dbOptions: z.record(z.string(), z.unknown()).optional(),
+  dbOptions: dbOptionsSchema.optional(),
   workload: bindingBody.workload.optional(),
-  workloadOptions: z.record(z.string(), z.unknown()).optional(),
   concurrency: z.number().int().positive().optional(),
   rate: bindingBody.rate,
   model: bindingBody.model.optional(),

@@ -40,7 +40,7 @@ export async function sutFor(binding: Binding, remote: Remote, scenarioId: strin
       `${scenarioId}: workload ${binding.workload} is not supported on redis (one of ${REDIS_WORKLOADS.join(', ')})`,
     );
   const db = new RedisDb();
-  const readFromReplicas = o.readFrom === 'replicas' || o.readFromReplicas === true;
+  const readFromReplicas = o.readFrom === 'replicas';
   return {
     db,
     hiddenRetries: null,

@@ -344,3 +344,15 @@ test('"logs look fine" next to a real checker is a warning; alone it is an error
   );
   t.deepEqual(oracleProblems('throughput >= 200 ops/s for the whole window'), []);
 });
+
+test('a misspelt dbOptions key is an error, so a negative control cannot silently run the safe configuration', async (t) => {
+  const path = fileURLToPath(new URL('../../plans/etcd-register.md', import.meta.url));
+  const text = (await readFile(path, 'utf8')).replace('serializableReads: true', 'serialisableReads: true');
+  const problems = checkPlan(parsePlanText(text, path));
+  t.true(
+    problems.some((p) => p.severity === 'error' && p.scenario === 'S3' && /serialisableReads/.test(p.reason)),
+    JSON.stringify(problems),
+  );
+  const clean = parsePlanText(await readFile(path, 'utf8'), path);
+  t.false(checkPlan(clean).some((p) => p.severity === 'error'));
+});
