@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/control/quote.ts';
 import type { Remote } from '../src/control/types.ts';
+import { Rng } from '../src/generator/rng.ts';
 import {
   type BitFlip,
   bitflipCommand,
@@ -20,7 +21,6 @@ import {
   zeroChunkCommand,
 } from './commands/disk.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
-import { seededRng } from './rng.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -124,7 +124,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       throw new Error(`disk: unknown action "${action}" (expected disk-full, corrupt, flakey)`);
     const nodes = targetsOf(spec, remote);
     const perNode: DiskUndo['perNode'] = {};
-    const rng = seededRng(typeof p.seed === 'number' ? p.seed : 1);
+    const rng = new Rng(typeof p.seed === 'number' ? p.seed : 1);
     for (const node of nodes) {
       const u: DiskUndo['perNode'][string] = {};
       perNode[node] = u;

@@ -1,4 +1,5 @@
 import type { Remote } from '../src/control/types.ts';
+import { Rng } from '../src/generator/rng.ts';
 import {
   addRulesScript,
   countersScript,
@@ -11,7 +12,6 @@ import {
   totalPackets,
 } from './commands/iptables.ts';
 import { nodeAddresses, probeConnect, reachable } from './probe.ts';
-import { seededRng } from './rng.ts';
 import { completeGrudge, computeGrudge, cutPairs, type Grudge } from './topology.ts';
 import type {
   Capability,
@@ -65,7 +65,7 @@ export function grudgeForSpec(spec: FaultSpec, clusterNodes: readonly string[], 
   }
   const seed = typeof p.seed === 'number' ? p.seed : idSeed(id);
   return computeGrudge(topology, all, {
-    rng: seededRng(seed),
+    rng: new Rng(seed),
     ...(Array.isArray(p.primaries) && { primaries: p.primaries as string[] }),
     ...(p.grudge !== undefined && { grudge: p.grudge as Grudge }),
     ...(typeof p.node === 'string' && { node: p.node }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { Rng } from '../src/generator/rng.ts';
 import { InputError } from '../src/util/errors.ts';
-import { pick, seededRng } from './rng.ts';
 
 /**
  * A seeded fault schedule in the spirit of jepsen.nemesis.combined: each fault class alternates start /
@@ -104,7 +104,7 @@ export function buildSchedule(o: ScheduleOptions): Schedule {
   o.faults.forEach((fault, k) => {
     const c = CLASSES[fault];
     // One stream per class, derived from the seed: adding a class does not reshuffle the others.
-    const rng = seededRng((o.seed ^ Math.imul(k + 1, 0x9e3779b1)) >>> 0);
+    const rng = new Rng(o.seed).fork(`fault-class-${k}`);
     const choices = o.targets?.[fault] ?? c.defaultTargets;
     if (choices.length === 0) throw new RangeError(`no targets for ${fault}`);
     let t = 0;
@@ -113,7 +113,7 @@ export function buildSchedule(o: ScheduleOptions): Schedule {
       t += rng.next() * 2 * o.intervalMs;
       if (t >= o.durationMs) break;
       if (starting || c.stop === null) {
-        const choice = pick(choices, rng);
+        const choice = rng.pick(choices);
         const value: Record<string, unknown> =
           fault === 'partition' ? { targets: choice, topology: choice } : { targets: choice };
         if (fault === 'clock') {

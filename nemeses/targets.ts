@@ -1,4 +1,4 @@
-import { type Rng, shuffled } from './rng.ts';
+import type { Rng } from '../src/generator/rng.ts';
 
 /**
  * Target selection, with Jepsen's node-spec names: one, minority, majority, minority-third, all,
@@ -60,7 +60,7 @@ export function selectTargets(
     if (selector.length === 0) throw new TargetError('explicit target list is empty');
     return [...new Set(selector as readonly string[])];
   }
-  const mixed = shuffled(nodes, rng);
+  const mixed = rng.shuffle(nodes);
   switch (selector ?? 'random-subset') {
     case 'one':
       return mixed.slice(0, 1);

@@ -1,4 +1,4 @@
-import { type Rng, shuffled } from './rng.ts';
+import type { Rng } from '../src/generator/rng.ts';
 import { majoritySize, minorityThirdSize, TargetError } from './targets.ts';
 
 /**
@@ -111,21 +111,21 @@ export function computeGrudge(topology: string, nodes: readonly string[], opts: 
     case 'majority':
       // Jepsen's :majority spec is a shuffled bisection: a majority component and a minority component.
       needNodes(nodes, 2, topology);
-      return completeGrudge(bisect(shuffled(nodes, rng)));
+      return completeGrudge(bisect(rng.shuffle(nodes)));
     case 'one': {
       needNodes(nodes, 2, topology);
-      const node = opts.node ?? (shuffled(nodes, rng)[0] as string);
+      const node = opts.node ?? (rng.shuffle(nodes)[0] as string);
       if (!nodes.includes(node)) throw new TargetError(`cannot isolate unknown node ${node}`);
       return completeGrudge([[node], nodes.filter((x) => x !== node)]);
     }
     case 'majorities-ring':
-      return majoritiesRing(shuffled(nodes, rng));
+      return majoritiesRing(rng.shuffle(nodes));
     case 'bridge':
-      return bridge(shuffled(nodes, rng));
+      return bridge(rng.shuffle(nodes));
     case 'minority-third': {
       const k = minorityThirdSize(nodes.length);
       if (k === 0) throw new TargetError(`a cluster of ${nodes.length} node(s) has no minority third`);
-      const mixed = shuffled(nodes, rng);
+      const mixed = rng.shuffle(nodes);
       return completeGrudge([mixed.slice(0, k), mixed.slice(k)]);
     }
     case 'primaries': {
@@ -142,7 +142,7 @@ export function computeGrudge(topology: string, nodes: readonly string[], opts: 
       needNodes(nodes, 2, topology);
       let from = opts.from;
       let to = opts.to;
-      if (!from || !to) [from, to] = bisect(shuffled(nodes, rng));
+      if (!from || !to) [from, to] = bisect(rng.shuffle(nodes));
       const grudge: Grudge = {};
       // Receivers drop from senders: packets from → to vanish, to → from still flow.
       for (const t of to) grudge[t] = from.filter((f) => f !== t);

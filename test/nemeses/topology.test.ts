@@ -1,11 +1,11 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { seededRng } from '../../nemeses/rng.ts';
 import { selectTargets } from '../../nemeses/targets.ts';
 import { canReach, computeGrudge, type Grudge, majoritiesRing } from '../../nemeses/topology.ts';
+import { Rng } from '../../src/generator/rng.ts';
 
 const nodes = (n: number) => Array.from({ length: n }, (_, i) => `n${i + 1}`);
-const rng = () => seededRng(42);
+const rng = () => new Rng(42);
 
 /** Connected components of the symmetric "can talk both ways" relation. */
 function components(g: Grudge, all: string[]): string[][] {
@@ -97,8 +97,8 @@ test('random topologies replay exactly from the seed', (t) => {
     fc.property(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 4, max: 9 }), (seed, n) => {
       for (const topo of ['random-halves', 'majority', 'majorities-ring', 'bridge', 'one'])
         t.deepEqual(
-          computeGrudge(topo, nodes(n), { rng: seededRng(seed) }),
-          computeGrudge(topo, nodes(n), { rng: seededRng(seed) }),
+          computeGrudge(topo, nodes(n), { rng: new Rng(seed) }),
+          computeGrudge(topo, nodes(n), { rng: new Rng(seed) }),
         );
     }),
     { numRuns: 50 },
@@ -119,7 +119,7 @@ test('target selection: sizes per selector, explicit lists checked, primaries re
   t.throws(() => selectTargets('minority', nodes(2), rng()), { message: /has no minority/ });
   t.throws(() => selectTargets('most', all, rng()), { message: /unknown target selector "most"/ });
   for (let s = 0; s < 50; s++) {
-    const sub = selectTargets(undefined, all, seededRng(s));
+    const sub = selectTargets(undefined, all, new Rng(s));
     t.true(sub.length >= 1 && sub.length <= 5);
   }
 });
