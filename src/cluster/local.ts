@@ -521,3 +521,20 @@ export function listLocalClusters(): string[] {
     return [];
   }
 }
+
+/**
+ * The local cluster `name` with `nodes` nodes: reused when it is already up with that size, brought up
+ * when absent. `created` tells the caller whether it owns the teardown.
+ */
+export async function ensureLocalCluster(
+  name: string,
+  nodes: number,
+): Promise<{ cluster: LocalCluster; created: boolean }> {
+  const existing = readClusterState(name);
+  if (existing && existing.nodes.length !== nodes)
+    throw new UserError(
+      `local cluster ${name} has ${existing.nodes.length} nodes, not ${nodes}; run: faultline cluster down --name ${name}`,
+    );
+  if (existing) return { cluster: localCluster(name), created: false };
+  return { cluster: await localClusterUp({ nodes, name }), created: true };
+}

@@ -25,6 +25,15 @@ export function addSshOptions(cmd: Command): Command {
     .option('--known-hosts <file...>', 'extra known_hosts files to check');
 }
 
+/** The shared SSH flags out of a commander options object. */
+export function sshCliOptionsFrom(f: Record<string, unknown>): SshCliOptions {
+  return {
+    acceptNewHostKeys: f.acceptNewHostKeys === true,
+    insecureSkipHostKeyCheck: f.insecureSkipHostKeyCheck === true,
+    ...(Array.isArray(f.knownHosts) && { knownHosts: f.knownHosts.map(String) }),
+  };
+}
+
 /** CLI flags win over the inventory's `hostKeyCheck`; the default is strict checking. */
 export function hostKeyPolicyFrom(cli: SshCliOptions, inv?: Inventory): HostKeyPolicy {
   if (cli.insecureSkipHostKeyCheck) return 'insecure';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../checkers/types.ts';
 import { EtcdClient } from '../client/etcd.ts';
 import type { Client } from '../client/types.ts';
-import type { SshCliOptions } from '../control/connect.ts';
+import { type SshCliOptions, sshCliOptionsFrom } from '../control/connect.ts';
 import type { Remote } from '../control/types.ts';
 import { EtcdDb } from '../db/etcd.ts';
 import type { DB, DbContext } from '../db/types.ts';
@@ -130,11 +130,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     serializableReads: f.serializableReads === true,
     leaveDbRunning: f.leaveDbRunning === true,
     json: f.json === true,
-    ssh: {
-      acceptNewHostKeys: f.acceptNewHostKeys === true,
-      insecureSkipHostKeyCheck: f.insecureSkipHostKeyCheck === true,
-      ...(Array.isArray(f.knownHosts) && { knownHosts: f.knownHosts.map(String) }),
-    },
+    ssh: sshCliOptionsFrom(f),
   };
   if (f.inventory) out.inventory = String(f.inventory);
   if (f.local) out.local = positiveInt(f.local, '--local');
@@ -155,16 +151,9 @@ async function connectCluster(o: TestFlags): Promise<{ remote: Remote; cleanup: 
   const { remoteOptionsFor } = await import('../control/connect.ts');
   let inventoryPath = o.inventory;
   if (o.local !== undefined) {
-    const local = await import('../cluster/local.ts');
-    const existing = local.readClusterState(o.clusterName);
-    if (existing && existing.nodes.length !== o.local)
-      throw new UserError(
-        `local cluster ${o.clusterName} has ${existing.nodes.length} nodes, not ${o.local}; run: faultline cluster down --name ${o.clusterName}`,
-      );
-    const cluster = existing
-      ? local.localCluster(o.clusterName)
-      : await local.localClusterUp({ nodes: o.local, name: o.clusterName });
-    if (!existing)
+    const { ensureLocalCluster } = await import('../cluster/local.ts');
+    const { cluster, created } = await ensureLocalCluster(o.clusterName, o.local);
+    if (created)
       process.stderr.write(
         `local cluster ${o.clusterName} is up (${cluster.subnet}); it stays up for later runs: faultline cluster down --name ${o.clusterName}\n`,
       );

@@ -1,3 +1,4 @@
+import { remoteOptionsFor, type SshCliOptions } from '../control/connect.ts';
 import { loadInventory } from '../control/inventory.ts';
 import { connectRemote } from '../control/ssh-remote.ts';
 import type { Remote } from '../control/types.ts';
@@ -20,21 +21,16 @@ export async function openSessionCluster(o: {
   local?: number;
   clusterName: string;
   log: (line: string) => void;
+  ssh?: SshCliOptions;
 }): Promise<SessionCluster> {
   let inventoryPath = o.inventory;
   let created = false;
   let description = `inventory ${o.inventory}`;
   if (o.local !== undefined) {
-    const local = await import('../cluster/local.ts');
-    const existing = local.readClusterState(o.clusterName);
-    if (existing && existing.nodes.length !== o.local)
-      throw new UserError(
-        `local cluster ${o.clusterName} has ${existing.nodes.length} nodes, not ${o.local}; run: faultline cluster down --name ${o.clusterName}`,
-      );
-    const cluster = existing
-      ? local.localCluster(o.clusterName)
-      : await local.localClusterUp({ nodes: o.local, name: o.clusterName });
-    created = !existing;
+    const { ensureLocalCluster } = await import('../cluster/local.ts');
+    const ensured = await ensureLocalCluster(o.clusterName, o.local);
+    const cluster = ensured.cluster;
+    created = ensured.created;
     inventoryPath = cluster.inventoryPath;
     description = `local cluster ${o.clusterName} (${o.local} nodes, ${cluster.subnet}${created ? ', brought up for this session' : ', already up'})`;
     o.log(description);
@@ -43,7 +39,8 @@ export async function openSessionCluster(o: {
   const inv = loadInventory(inventoryPath);
   let remote: Remote;
   try {
-    remote = await connectRemote(inv.nodes, { knownHostsFiles: inv.knownHostsFiles });
+    // The inventory's hostKeyCheck, overridden by the shared host-key flags when given.
+    remote = await connectRemote(inv.nodes, remoteOptionsFor(inv, o.ssh ?? {}));
   } catch (err) {
     if (created) await downLocal(o.clusterName);
     throw err;

@@ -1,3 +1,4 @@
+import { sshCliOptionsFrom } from '../control/connect.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { parseDurationMs } from '../run/test-command.ts';
 import { UserError } from '../util/errors.ts';
@@ -28,6 +29,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
     maxReductionRuns: nonNegativeInt(f.maxReductionRuns ?? '6', '--max-reduction-runs'),
     interactive: f.yes !== true && process.stdin.isTTY === true && process.stderr.isTTY === true,
     print: (line) => process.stderr.write(`${line}\n`),
+    ssh: sshCliOptionsFrom(f),
   };
   if (f.inventory) o.inventory = String(f.inventory);
   if (f.local !== undefined) {

@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import type { SshCliOptions } from '../control/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
@@ -39,6 +40,8 @@ import { discoverToolbox } from './toolbox.ts';
  */
 export interface RunPlanOptions {
   plan: string;
+  /** Host-key flags (--accept-new-host-keys …); the inventory's policy otherwise. */
+  ssh?: SshCliOptions;
   inventory?: string;
   local?: number;
   clusterName: string;
@@ -164,6 +167,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
         ...(o.inventory !== undefined && { inventory: o.inventory }),
         ...(o.local !== undefined && { local: o.local }),
         clusterName: o.clusterName,
+        ...(o.ssh && { ssh: o.ssh }),
         log: o.print,
       });
       record.preconditions.clusterUp = true;

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { addSshOptions } from '../../control/connect.ts';
 
 /**
  * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
@@ -14,7 +15,7 @@ const collect = (v: string, prev: string[]) => [
 ];
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('run')
     .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
     .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON')
@@ -43,9 +44,9 @@ export function register(program: Command): void {
     .option('--deadline <duration>', 'global deadline (e.g. 10m); scenarios not started by then are NOT-RUN')
     .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
-    .option('--json', 'print the result as one JSON object on stdout')
-    .action(async (plan: string, flags: Record<string, unknown>) => {
-      const { runCommand } = await import('../../session/run-command.ts');
-      process.exitCode = await runCommand(plan, flags);
-    });
+    .option('--json', 'print the result as one JSON object on stdout');
+  addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
+    const { runCommand } = await import('../../session/run-command.ts');
+    process.exitCode = await runCommand(plan, flags);
+  });
 }
