@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PARTITION_TOPOLOGIES } from '../../nemeses/topology.ts';
 
 /**
  * The executable binding of a scenario: what `faultline run` needs to actually execute it. It lives in a
@@ -45,18 +46,8 @@ export const MODELS = [
   'ledger',
 ] as const;
 
-export const PARTITION_TOPOLOGIES = [
-  'halves',
-  'random-halves',
-  'one',
-  'majority',
-  'majorities-ring',
-  'bridge',
-  'minority-third',
-  'primaries',
-  'asymmetric',
-  'grudge',
-] as const;
+/** The nemesis's own list: a plan can name exactly the topologies the partition nemesis computes. */
+export { PARTITION_TOPOLOGIES };
 export const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
 export const PACKET_BEHAVIOURS = ['delay', 'loss', 'corrupt', 'duplicate', 'reorder', 'rate'] as const;
 export const CLOCK_ACTIONS = ['reset', 'bump', 'strobe', 'scramble'] as const;
