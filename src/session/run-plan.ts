@@ -29,6 +29,7 @@ import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from 
 import { openSessionCluster, type SessionCluster } from './cluster.ts';
 import { loadReplayFile } from './fault-windows.ts';
 import { findingFor } from './findings.ts';
+import { installMissing } from './install.ts';
 import { runScenario } from './scenario-run.ts';
 import { discoverToolbox } from './toolbox.ts';
 
@@ -418,28 +419,21 @@ async function capabilityProbe(
   let probed = await probeNeeds(cluster.remote, needs);
   let reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   const installable = reconciled.filter((r) => !r.present && r.install && !skip.has(r.need.name));
-  for (const r of installable) o.print(`missing ${r.need.name}: install with: ${r.install}`);
-  if (installable.length > 0 && o.install) {
-    const go =
-      o.yes ||
-      (o.interactive &&
-        /^y/i.test(await ask(`run ${installable.length} install command(s) on every node? [y/N] `)));
-    if (go) {
-      for (const r of installable) {
-        for (const node of cluster.remote.nodes.map((n) => n.name)) {
-          // One node at a time: local namespace nodes share the host's package database.
-          await cluster.remote
-            .exec(node, `DEBIAN_FRONTEND=noninteractive ${r.install as string}`, {
-              sudo: true,
-              timeoutMs: 600_000,
-            })
-            .catch((err) => o.print(`${node}: ${r.install}: ${errorMessage(err)}`));
-        }
-        await log.event('session', `installed: ${r.need.name}`, r.install ?? '');
-      }
-      probed = await probeNeeds(cluster.remote, needs);
-      reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
-    } else o.print('not installing (no confirmation); the scenarios that need them end INCONCLUSIVE-env');
+  const installed = await installMissing(cluster.remote, installable, {
+    install: o.install,
+    yes: o.yes,
+    ...(o.interactive && { ask }),
+    print: o.print,
+  });
+  if (installed.ran.length > 0) {
+    for (const name of installed.ran)
+      await log.event(
+        'session',
+        `installed: ${name}`,
+        installable.find((r) => r.need.name === name)?.install ?? '',
+      );
+    probed = await probeNeeds(cluster.remote, needs);
+    reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   }
   if (o.onMissing === 'wait' && reconciled.some((r) => !r.present)) {
     if (o.interactive) {
