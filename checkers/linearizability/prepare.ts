@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import { type Operation, wasNotApplied } from '../../src/history/operation.ts';
 import { type AnyModel, ModelInputError } from './model.ts';
 
 /** One op as the search sees it: model input/output plus its interval in event positions. */
@@ -24,7 +24,7 @@ export interface PreparedHistory {
   partitions: Partition[];
   /** Client ops handed to the model (nemesis ops are never counted). */
   opsConsumed: number;
-  /** Ops the model said cannot affect the verdict (failed writes, reads with unknown result). */
+  /** Ops that cannot affect the verdict (failed writes, reads with unknown result, not-applied failures). */
   opsIgnored: number;
 }
 
@@ -55,6 +55,11 @@ export function prepareHistory(model: AnyModel, ops: readonly Operation[]): Prep
   for (const op of ops) {
     if (op.process === 'nemesis') continue;
     consumed++;
+    // Never applied, observed nothing (e.g. connection refused): constrains nothing, for every model.
+    if (wasNotApplied(op)) {
+      ignored++;
+      continue;
+    }
     let io: ReturnType<AnyModel['encode']>;
     try {
       io = model.encode(op);

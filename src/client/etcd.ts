@@ -1,3 +1,4 @@
+import { NOT_APPLIED } from '../history/operation.ts';
 import { type Compare, EtcdError, EtcdHttp, type Kv, type RequestOp } from './etcd-http.ts';
 import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
 
@@ -287,10 +288,11 @@ export function classify(op: ClientOp, err: unknown): Completion {
     code === 'EHOSTUNREACH' ||
     (err instanceof EtcdError && /no leader|too many requests|not capable|key not found/i.test(err.message));
   if (IDEMPOTENT.has(op.f) || isReadOnlyTxn(op)) return { type: 'fail', error: msg };
-  // A failed cas is read by the cas-register model as "compared and saw another value"; a cas that never
-  // reached a compare observed nothing, so it must not be a fail: info is the only sound completion.
-  if (definite && op.f !== 'cas') return { type: 'fail', error: msg };
-  return { type: 'info', error: definite ? `not applied: ${msg}` : `indeterminate: ${msg}` };
+  // A plain failed cas is read by the cas-register model as "compared and saw another value"; one that
+  // never reached a compare observed nothing and is marked not-applied, so checkers drop it (recording it
+  // as info instead would leave it open forever and make the linearizability search explode).
+  if (definite) return { type: 'fail', error: `${NOT_APPLIED}: ${msg}` };
+  return { type: 'info', error: `indeterminate: ${msg}` };
 }
 
 function isReadOnlyTxn(op: ClientOp): boolean {

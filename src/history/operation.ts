@@ -44,3 +44,15 @@ export interface PairedHistory {
   /** Processes that had an info completion or an op left open: they were retired. */
   retiredProcesses: ProcessId[];
 }
+
+/**
+ * Error prefix of a `fail` completion the client knows was never applied and observed nothing (the
+ * connection was refused, the server rejected the request before acting on it). Jepsen's `:fail` means
+ * "did not happen"; but a failed cas is also an observation (its compare saw another value), so clients
+ * mark the not-applied kind explicitly and checkers drop those ops instead of reading them as compares.
+ */
+export const NOT_APPLIED = 'not-applied';
+
+export function wasNotApplied(op: Pick<Operation, 'type' | 'error'>): boolean {
+  return op.type === 'fail' && typeof op.error === 'string' && op.error.startsWith(NOT_APPLIED);
+}

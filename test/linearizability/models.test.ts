@@ -2,6 +2,7 @@ import test from 'ava';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import type { Operation } from '../../src/history/operation.ts';
+import { NOT_APPLIED } from '../../src/history/operation.ts';
 import { type Ev, history } from './helpers.ts';
 
 async function verdict(model: string, ops: Operation[], initialValue?: unknown) {
@@ -83,6 +84,24 @@ test('register: a failed write did not happen', async (t) => {
     [1, 'ok', 'read', 1],
   ];
   t.is(await verdict('register', history(evs)), false);
+});
+
+test('a fail marked not-applied (never reached the server) observed nothing and constrains nothing', async (t) => {
+  const ops = (error: string) => {
+    const h = history([
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [1, 'invoke', 'cas', [1, 3]],
+      [1, 'fail', 'cas', [1, 3]],
+    ]);
+    const cas = h.find((o) => o.f === 'cas');
+    if (cas) cas.error = error;
+    return h;
+  };
+  // A compare that ran and failed while the value was 1 is impossible...
+  t.is(await verdict('cas-register', ops('cas-mismatch')), false);
+  // ...but a cas refused before it reached the server says nothing about the value.
+  t.is(await verdict('cas-register', ops(`${NOT_APPLIED}: fetch failed (ECONNREFUSED)`)), true);
 });
 
 test('cas-register: ok cas needs the expected value, failed cas saw another value', async (t) => {
