@@ -1,5 +1,5 @@
 import { ednKey, ednString, toEdn } from './edn.ts';
-import type { HistoryEvent } from './event.ts';
+import { CORE_FIELDS, type HistoryEvent } from './event.ts';
 import { describe } from './validate.ts';
 import { tagOf, textOf } from './values.ts';
 
@@ -137,20 +137,7 @@ export function eventFromOpMap(m: unknown, position: number): HistoryEvent {
   return ev;
 }
 
-const CONVERTED: ReadonlySet<string> = new Set([
-  'index',
-  'type',
-  'f',
-  'value',
-  'process',
-  'time',
-  'node',
-  'key',
-  'error',
-  'faultEpoch',
-  ABSENT,
-  SOURCE_INDEX,
-]);
+const CONVERTED: ReadonlySet<string> = new Set([...CORE_FIELDS, ABSENT, SOURCE_INDEX]);
 
 function isMicroOpList(v: unknown): boolean {
   return Array.isArray(v) && v.every((x) => Array.isArray(x));
