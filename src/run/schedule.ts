@@ -50,16 +50,7 @@ export class ScheduleWriter implements ScheduleRecorder {
   }
 
   record(thread: ThreadId, process: ProcessId, at: number, op: GenOp): void {
-    const entry: ScheduledOp = {
-      thread,
-      process,
-      at,
-      kind: op.kind ?? 'invoke',
-      f: op.f,
-      value: op.value ?? null,
-    };
-    if (op.time !== undefined) entry.time = op.time;
-    if (op.key !== undefined) entry.key = op.key;
+    const entry = scheduledOp(thread, process, at, op);
     this.buf.push(`${this.first ? '' : ',\n'}${JSON.stringify(entry)}`);
     this.first = false;
     this.count++;
@@ -81,21 +72,26 @@ export class ScheduleWriter implements ScheduleRecorder {
   }
 }
 
+/** One schedule entry for an op handed to a thread. */
+function scheduledOp(thread: ThreadId, process: ProcessId, at: number, op: GenOp): ScheduledOp {
+  const entry: ScheduledOp = {
+    thread,
+    process,
+    at,
+    kind: op.kind ?? 'invoke',
+    f: op.f,
+    value: op.value ?? null,
+  };
+  if (op.time !== undefined) entry.time = op.time;
+  if (op.key !== undefined) entry.key = op.key;
+  return entry;
+}
+
 /** Keeps the schedule in memory (tests). */
 export class MemorySchedule implements ScheduleRecorder {
   readonly ops: ScheduledOp[] = [];
   record(thread: ThreadId, process: ProcessId, at: number, op: GenOp): void {
-    const entry: ScheduledOp = {
-      thread,
-      process,
-      at,
-      kind: op.kind ?? 'invoke',
-      f: op.f,
-      value: op.value ?? null,
-    };
-    if (op.time !== undefined) entry.time = op.time;
-    if (op.key !== undefined) entry.key = op.key;
-    this.ops.push(entry);
+    this.ops.push(scheduledOp(thread, process, at, op));
   }
 }
 
