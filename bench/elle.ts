@@ -34,11 +34,11 @@ interface CaseResult {
 async function runCase(kind: string, txns: number, concurrency: number): Promise<CaseResult> {
   const { elleChecker } = await import('../checkers/elle/index.ts');
   const t0 = performance.now();
-  let ops: import('../src/history/operation.ts').Operation[];
+  let ops: import('../src/core/history/operation.ts').Operation[];
   let name: string;
   if (kind === 'huge-scc') {
-    const { loadHistory } = await import('../src/history/read.ts');
-    const { pairEvents } = await import('../src/history/pair.ts');
+    const { loadHistory } = await import('../src/core/history/read.ts');
+    const { pairEvents } = await import('../src/core/history/pair.ts');
     const { fixture } = await import('../test/helpers/fixtures.ts');
     ops = pairEvents(await loadHistory(fixture('elle/elle-histories/huge-scc.edn'))).ops;
     name = 'huge-scc.edn';

@@ -11,10 +11,10 @@ import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HistoryEvent } from '../src/history/event.ts';
-import { eventToEdn } from '../src/history/jepsen.ts';
-import { readEventBatches } from '../src/history/read.ts';
-import { HistoryWriter } from '../src/history/writer.ts';
+import type { HistoryEvent } from '../src/core/history/event.ts';
+import { eventToEdn } from '../src/core/history/jepsen.ts';
+import { readEventBatches } from '../src/core/history/read.ts';
+import { HistoryWriter } from '../src/core/history/writer.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);

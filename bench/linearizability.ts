@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { checkOperations } from '../checkers/linearizability/check.ts';
 import { createModel } from '../checkers/linearizability/models/index.ts';
-import type { Operation } from '../src/history/operation.ts';
+import type { Operation } from '../src/core/history/operation.ts';
 import {
   loadFixtureOps,
   porcupineDir,

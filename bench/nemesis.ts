@@ -8,9 +8,9 @@
 import { partitionNemesis } from '../nemeses/partition.ts';
 import { processNemesis } from '../nemeses/process.ts';
 import type { FaultSpec, Nemesis } from '../nemeses/types.ts';
-import { localClusterDown, localClusterUp } from '../src/cluster/local.ts';
-import { loadInventory } from '../src/control/inventory.ts';
-import { connectRemote } from '../src/control/ssh-remote.ts';
+import { loadInventory } from '../src/core/control/inventory.ts';
+import { connectRemote } from '../src/core/control/ssh-remote.ts';
+import { localClusterDown, localClusterUp } from '../src/lib/clusters/local.ts';
 
 const NAME = 'nem-bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

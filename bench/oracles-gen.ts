@@ -1,4 +1,4 @@
-import type { Operation } from '../src/history/operation.ts';
+import type { Operation } from '../src/core/history/operation.ts';
 
 /**
  * Synthetic histories for `npm run bench:oracles`: n operations shaped for one checker, built directly

@@ -11,10 +11,10 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NoopClient } from '../src/client/noop.ts';
-import { clients, Rng, repeat, SECOND, timeLimit } from '../src/generator/index.ts';
-import { openHistorySink } from '../src/run/history-sink.ts';
-import { Interpreter } from '../src/run/interpreter.ts';
+import { openHistorySink } from '../src/app/run/history-sink.ts';
+import { Interpreter } from '../src/app/run/interpreter.ts';
+import { clients, Rng, repeat, SECOND, timeLimit } from '../src/core/generator/index.ts';
+import { NoopClient } from '../src/lib/clients/noop.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: number): number => {
@@ -70,15 +70,15 @@ async function inProcess(): Promise<Record<string, unknown>> {
 
 /** Register ops against a real local etcd; latency from invoke to completion, per completed op. */
 async function realEtcd(): Promise<Record<string, unknown>> {
-  const { localClusterUnavailableReason } = await import('../src/cluster/host-tools.ts');
+  const { localClusterUnavailableReason } = await import('../src/lib/clusters/host-tools.ts');
   const reason = localClusterUnavailableReason();
   if (reason) return { skipped: reason };
-  const { localClusterDown, localClusterUp } = await import('../src/cluster/local.ts');
-  const { loadInventory } = await import('../src/control/inventory.ts');
-  const { connectRemote } = await import('../src/control/ssh-remote.ts');
-  const { EtcdDb } = await import('../src/db/etcd.ts');
-  const { EtcdClient } = await import('../src/client/etcd.ts');
-  const { registerWorkload } = await import('../src/workload/register.ts');
+  const { localClusterDown, localClusterUp } = await import('../src/lib/clusters/local.ts');
+  const { loadInventory } = await import('../src/core/control/inventory.ts');
+  const { connectRemote } = await import('../src/core/control/ssh-remote.ts');
+  const { EtcdDb } = await import('../src/lib/databases/etcd.ts');
+  const { EtcdClient } = await import('../src/lib/clients/etcd.ts');
+  const { registerWorkload } = await import('../src/lib/workloads/register.ts');
   const name = 'bench-runner';
   await localClusterDown(name);
   const cluster = await localClusterUp({ nodes: 5, name });

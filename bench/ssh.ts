@@ -10,9 +10,9 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { localClusterUnavailableReason } from '../src/cluster/host-tools.ts';
-import { localClusterDown, localClusterUp } from '../src/cluster/local.ts';
-import { connectRemote } from '../src/control/ssh-remote.ts';
+import { connectRemote } from '../src/core/control/ssh-remote.ts';
+import { localClusterUnavailableReason } from '../src/lib/clusters/host-tools.ts';
+import { localClusterDown, localClusterUp } from '../src/lib/clusters/local.ts';
 
 const { values: args } = parseArgs({
   options: {

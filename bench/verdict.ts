@@ -6,11 +6,12 @@
  * seconds per stage. Target: evidence extraction well under the checkers' ≤ 2 s per 1M ops, so it never
  * dominates a run's post-processing.
  */
-import type { Operation } from '../src/history/operation.ts';
-import { parsePlanText } from '../src/plan/load.ts';
-import { decideVerdict } from '../src/verdict/decide.ts';
-import { parseEvidence } from '../src/verdict/evidence.ts';
-import { historyFacts, recoveryAfterHeal, throughputWindows } from '../src/verdict/measure.ts';
+
+import { parsePlanText } from '../src/app/plan/load.ts';
+import { decideVerdict } from '../src/app/verdict/decide.ts';
+import { parseEvidence } from '../src/app/verdict/evidence.ts';
+import { historyFacts, recoveryAfterHeal, throughputWindows } from '../src/app/verdict/measure.ts';
+import type { Operation } from '../src/core/history/operation.ts';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);

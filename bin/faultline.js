@@ -6,14 +6,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = join(root, 'dist', 'src', 'cli', 'main.js');
+const compiled = join(root, 'dist', 'src', 'app', 'cli', 'main.js');
 let entry;
 if (existsSync(compiled) && !process.env.FAULTLINE_FROM_SOURCE) {
   entry = compiled;
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  entry = join(root, 'src', 'cli', 'main.ts');
+  entry = join(root, 'src', 'app', 'cli', 'main.ts');
 }
 const { main } = await import(pathToFileURL(entry).href);
 process.exitCode = await main(process.argv);

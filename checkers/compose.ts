@@ -1,5 +1,5 @@
-import type { Operation } from '../src/history/operation.ts';
-import { errorMessage } from '../src/util/errors.ts';
+import type { Operation } from '../src/core/history/operation.ts';
+import { errorMessage } from '../src/core/util/errors.ts';
 import { type CheckContext, type Checker, type CheckResult, mergeValidity, type Validity } from './types.ts';
 
 /**

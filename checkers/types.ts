@@ -1,4 +1,4 @@
-import type { Operation } from '../src/history/operation.ts';
+import type { Operation } from '../src/core/history/operation.ts';
 
 /**
  * The contract every faultline oracle follows. A checker never claims more than it saw: `evidence`

@@ -1,6 +1,6 @@
-import { shellQuote } from '../src/control/quote.ts';
-import type { Remote } from '../src/control/types.ts';
-import { Rng } from '../src/generator/rng.ts';
+import { shellQuote } from '../src/core/control/quote.ts';
+import type { Remote } from '../src/core/control/types.ts';
+import { Rng } from '../src/core/generator/rng.ts';
 import {
   type BitFlip,
   bitflipCommand,

@@ -1,5 +1,5 @@
-import type { Remote } from '../src/control/types.ts';
-import { errorMessage } from '../src/util/errors.ts';
+import type { Remote } from '../src/core/control/types.ts';
+import { errorMessage } from '../src/core/util/errors.ts';
 import type { FaultLedger } from './ledger.ts';
 import { allNemeses, nemesisOfKind } from './registry.ts';
 import type { FaultRecord } from './types.ts';

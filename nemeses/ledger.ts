@@ -1,8 +1,8 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import type { NodeSpec } from '../src/control/types.ts';
-import { InputError } from '../src/util/errors.ts';
+import type { NodeSpec } from '../src/core/control/types.ts';
+import { InputError } from '../src/core/util/errors.ts';
 import type { FaultEvidence, FaultRecord } from './types.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { shellQuote } from '../src/control/quote.ts';
+import { shellQuote } from '../src/core/control/quote.ts';
 
 /**
  * Per-node marker directory for what faultline changed on a node (paused pids, junk files, faketime

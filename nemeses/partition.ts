@@ -1,5 +1,5 @@
-import type { Remote } from '../src/control/types.ts';
-import { Rng } from '../src/generator/rng.ts';
+import type { Remote } from '../src/core/control/types.ts';
+import { Rng } from '../src/core/generator/rng.ts';
 import {
   addRulesScript,
   countersScript,

@@ -1,5 +1,5 @@
-import { shellQuote } from '../src/control/quote.ts';
-import type { Remote } from '../src/control/types.ts';
+import { shellQuote } from '../src/core/control/quote.ts';
+import type { Remote } from '../src/core/control/types.ts';
 
 /**
  * Victim-side network probe: a TCP connect from one node to a peer's port, run on the node itself with

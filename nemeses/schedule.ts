@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Rng } from '../src/generator/rng.ts';
-import { InputError } from '../src/util/errors.ts';
+import { Rng } from '../src/core/generator/rng.ts';
+import { InputError } from '../src/core/util/errors.ts';
 
 /**
  * A seeded fault schedule in the spirit of jepsen.nemesis.combined: each fault class alternates start /

@@ -1,6 +1,6 @@
-import type { Remote } from '../src/control/types.ts';
-import { errorMessage } from '../src/util/errors.ts';
-import { log } from '../src/util/log.ts';
+import type { Remote } from '../src/core/control/types.ts';
+import { errorMessage } from '../src/core/util/errors.ts';
+import { log } from '../src/core/util/log.ts';
 import { type HealReport, healAll } from './heal.ts';
 import { FaultLedger } from './ledger.ts';
 import { nemesisOfKind } from './registry.ts';

@@ -1,4 +1,4 @@
-import type { Rng } from '../src/generator/rng.ts';
+import type { Rng } from '../src/core/generator/rng.ts';
 
 /**
  * Target selection, with Jepsen's node-spec names: one, minority, majority, minority-third, all,

@@ -1,4 +1,4 @@
-import type { Rng } from '../src/generator/rng.ts';
+import type { Rng } from '../src/core/generator/rng.ts';
 import { majoritySize, minorityThirdSize, TargetError } from './targets.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Remote } from '../src/control/types.ts';
+import type { Remote } from '../src/core/control/types.ts';
 
 /**
  * The nemesis contract. A fault is appended to the fault ledger before it is injected and its heal

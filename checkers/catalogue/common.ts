@@ -1,5 +1,5 @@
-import type { Operation } from '../../src/history/operation.ts';
-import { UserError } from '../../src/util/errors.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { UserError } from '../../src/core/util/errors.ts';
 import type { Anomaly, CheckResult, Validity } from '../types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
 import { fmt, isClient, MAX_ANOMALIES, parseOptions, pushCapped, result } from './common.ts';
 

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import type { CheckContext, Checker } from '../types.ts';
 import { fmt, isClient, parseOptions, result } from './common.ts';
 import {

@@ -1,7 +1,8 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { i32, withArena } from './arena.ts';
+import type { CycleAnomaly, CycleStep } from './cycle-anomaly.ts';
 import {
   anyCycle,
   CYCLE_SPECS,
@@ -41,21 +42,7 @@ import { writeArtifacts } from './render.ts';
 import { analyseRwRegister } from './rw-register.ts';
 import { MicroOpError, renderMop, type TxnHistory } from './txns.ts';
 
-/** A step of an explained cycle. */
-export interface CycleStep {
-  rel: 'ww' | 'wr' | 'rw' | 'process' | 'realtime';
-  from: number;
-  to: number;
-  explanation: string;
-}
-
-export interface CycleAnomaly extends Anomaly {
-  /** Op ids around the cycle, the first repeated at the end. */
-  cycle: number[];
-  steps: CycleStep[];
-  /** The full plain-text explanation (several lines). */
-  text: string;
-}
+export type { CycleAnomaly, CycleStep };
 
 /** CheckResult plus Elle's verdict fields (also mirrored into `stats`). */
 export interface ElleCheckResult extends CheckResult {

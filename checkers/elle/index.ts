@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import type { CheckContext, Checker } from '../types.ts';
 import { type ElleCheckResult, runElle } from './check.ts';
 import type { ElleOptions } from './options.ts';

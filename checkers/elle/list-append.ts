@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { i32, u8 } from './arena.ts';
 import { EdgeList, RW, WR, WW } from './graph.ts';

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Anomaly } from '../types.ts';
 import type { WorkloadAnalysis } from './analysis.ts';
-import type { CycleAnomaly, CycleStep } from './check.ts';
+import type { CycleAnomaly, CycleStep } from './cycle-anomaly.ts';
 
 /** Cycle drawings written per anomaly type (the text file lists every case). */
 const MAX_DRAWINGS_PER_TYPE = 20;

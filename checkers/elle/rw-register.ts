@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { buildCsr, EdgeList, RW, tarjan, WR, WW } from './graph.ts';
 import { extractTxns, FAIL, OK, READ, renderValue, valueKey } from './txns.ts';

@@ -1,5 +1,5 @@
-import type { HistoryEvent } from '../../src/history/event.ts';
-import type { Operation } from '../../src/history/operation.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 
 /**
  * A simulated list-append database with a chosen isolation level, driven by `concurrency` client

@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { i32, reserveArena, u8 } from './arena.ts';
 
 /**

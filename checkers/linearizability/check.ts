@@ -1,12 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
 import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
-import { type PartitionStatus, type PartitionSummary, summarizeSearch } from './summary.ts';
+import {
+  type EngineResult,
+  type PartitionStatus,
+  type PartitionSummary,
+  summarizeSearch,
+} from './summary.ts';
+
+export type { EngineResult };
 
 export interface CheckOperationsOptions {
   /** Budget for the whole check in ms; 0 or absent: none. Undecided partitions then come out unknown. */
@@ -42,12 +49,6 @@ export interface CheckOutcome {
 /** Let timers and abort signals run at least this often during a long inline search. */
 const YIELD_EVERY_MS = 25;
 export const DEFAULT_PARALLEL_THRESHOLD = 20_000;
-
-export interface EngineResult {
-  summaries: PartitionSummary[];
-  timedOut: boolean;
-  aborted: boolean;
-}
 
 /**
  * Check partitions on this thread, round-robin in fixed slices, so a cheap illegal partition is found

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Operation } from '../../src/history/operation.ts';
-import { errorMessage, UserError } from '../../src/util/errors.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { errorMessage, UserError } from '../../src/core/util/errors.ts';
 import type { CheckContext, Checker, CheckResult } from '../types.ts';
 import { checkOperations } from './check.ts';
 import { createModel, MODEL_NAMES } from './models/index.ts';

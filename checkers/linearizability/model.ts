@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 
 /**
  * A sequential specification in Porcupine's spirit. The checker never looks inside states, inputs or

@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import type { EngineResult } from './check.ts';
 import type { ModelSpec } from './models/index.ts';
 import type { Partition } from './prepare.ts';
 import type { SearchOp, SearchOptions } from './search.ts';
-import type { PartitionSummary } from './summary.ts';
+import type { EngineResult, PartitionSummary } from './summary.ts';
 import type { WorkerJob, WorkerMessage } from './worker.ts';
 
 /**

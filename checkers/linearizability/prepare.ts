@@ -1,4 +1,4 @@
-import { type Operation, wasNotApplied } from '../../src/history/operation.ts';
+import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
 import { type AnyModel, ModelInputError } from './model.ts';
 
 /** One op as the search sees it: model input/output plus its interval in event positions. */

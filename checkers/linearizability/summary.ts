@@ -78,3 +78,10 @@ export function summarizeSearch(
     ms,
   };
 }
+
+/** What an engine (inline or worker threads) returns for a set of partitions. */
+export interface EngineResult {
+  summaries: PartitionSummary[];
+  timedOut: boolean;
+  aborted: boolean;
+}

@@ -1,4 +1,4 @@
-import { shellQuote } from '../../src/control/quote.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 
 /** Disk fault command builders: fill a filesystem, corrupt a file, dm-flakey tables. */
 

@@ -1,4 +1,4 @@
-import { shellQuote } from '../../src/control/quote.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 
 /**
  * libfaketime helpers. A DB is started through a wrapper script that preloads libfaketime and points

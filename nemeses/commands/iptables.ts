@@ -1,4 +1,4 @@
-import { shellQuote } from '../../src/control/quote.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 
 /**
  * iptables command builders. faultline's rules live only in its own chains, FAULTLINE (jumped to from

@@ -1,4 +1,4 @@
-import { shellQuote } from '../../src/control/quote.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 
 /**
  * tc command builders for per-destination packet faults. The root qdisc faultline installs always has

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { author, siblingPath } from '../../src/author/write.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { author, siblingPath } from '../../src/app/author/write.ts';
+import { UserError } from '../../src/core/util/errors.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 const sha = createHash('sha256').update(readFileSync(planPath)).digest('hex');

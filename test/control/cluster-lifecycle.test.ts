@@ -2,11 +2,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { localClusterUnavailableReason } from '../../src/cluster/host-tools.ts';
-import { localClusterDown, localClusterStatus, localClusterUp } from '../../src/cluster/local.ts';
-import { bridgeName, clusterId } from '../../src/cluster/local-names.ts';
-import { clusterDir, subnetClaimsDir } from '../../src/cluster/state-dir.ts';
-import { connectInventory } from '../../src/control/connect.ts';
+import { connectInventory } from '../../src/core/control/connect.ts';
+import { localClusterUnavailableReason } from '../../src/lib/clusters/host-tools.ts';
+import { localClusterDown, localClusterStatus, localClusterUp } from '../../src/lib/clusters/local.ts';
+import { bridgeName, clusterId } from '../../src/lib/clusters/local-names.ts';
+import { clusterDir, subnetClaimsDir } from '../../src/lib/clusters/state-dir.ts';
 
 const reason = localClusterUnavailableReason();
 const t_ = reason ? test.serial.skip : test.serial;

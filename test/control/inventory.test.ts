@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { hostKeyPolicyFrom, remoteOptionsFor } from '../../src/control/connect.ts';
-import { loadInventory, parseInventory } from '../../src/control/inventory.ts';
-import { InputError, UserError } from '../../src/util/errors.ts';
+import { hostKeyPolicyFrom, remoteOptionsFor } from '../../src/core/control/connect.ts';
+import { loadInventory, parseInventory } from '../../src/core/control/inventory.ts';
+import { InputError, UserError } from '../../src/core/util/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-inv-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));

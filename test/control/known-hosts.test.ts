@@ -12,7 +12,7 @@ import {
   parseKnownHosts,
   patternsMatch,
   preferredHostKeyAlgorithms,
-} from '../../src/control/known-hosts.ts';
+} from '../../src/core/control/known-hosts.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-kh-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));

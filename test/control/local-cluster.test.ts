@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { runDoctor } from '../../src/control/doctor.ts';
+import { runDoctor } from '../../src/core/control/doctor.ts';
 import {
   RemoteAuthError,
   RemoteChannelError,
@@ -12,10 +12,10 @@ import {
   RemoteConnectError,
   RemoteHostKeyError,
   RemoteTimeoutError,
-} from '../../src/control/errors.ts';
-import { shellJoin, shellQuote } from '../../src/control/quote.ts';
-import { connectRemote } from '../../src/control/ssh-remote.ts';
-import type { NodeSpec } from '../../src/control/types.ts';
+} from '../../src/core/control/errors.ts';
+import { shellJoin, shellQuote } from '../../src/core/control/quote.ts';
+import { connectRemote } from '../../src/core/control/ssh-remote.ts';
+import type { NodeSpec } from '../../src/core/control/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 const fx = withCluster(test, { nodes: 3, name: 'ctl-basic' });

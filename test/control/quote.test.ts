@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import test from 'ava';
 import fc from 'fast-check';
-import { envPrefix, ShellQuoteError, shellJoin, shellQuote } from '../../src/control/quote.ts';
+import { envPrefix, ShellQuoteError, shellJoin, shellQuote } from '../../src/core/control/quote.ts';
 
 /** Have a real POSIX shell print each argument followed by NUL; return what it printed. */
 function shellRoundTrip(args: readonly string[]): string[] {

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import test from 'ava';
-import { interpretProbe, renderDoctorTable } from '../../src/control/doctor.ts';
-import { parseProbe, USER_PROBE } from '../../src/control/doctor-probe.ts';
-import { buildRemoteCommand, looksTimedOut } from '../../src/control/remote-command.ts';
-import { Semaphore } from '../../src/control/semaphore.ts';
-import type { NodeSpec } from '../../src/control/types.ts';
+import { interpretProbe, renderDoctorTable } from '../../src/core/control/doctor.ts';
+import { parseProbe, USER_PROBE } from '../../src/core/control/doctor-probe.ts';
+import { buildRemoteCommand, looksTimedOut } from '../../src/core/control/remote-command.ts';
+import { Semaphore } from '../../src/core/control/semaphore.ts';
+import type { NodeSpec } from '../../src/core/control/types.ts';
 
 const root: NodeSpec = { name: 'n1', host: 'h', port: 22, user: 'root' };
 const admin: NodeSpec = { ...root, user: 'admin' };

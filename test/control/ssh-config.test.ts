@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import test from 'ava';
-import { concreteHosts, parseSshConfig, resolveSshHost } from '../../src/control/ssh-config.ts';
-import { InputError } from '../../src/util/errors.ts';
+import { concreteHosts, parseSshConfig, resolveSshHost } from '../../src/core/control/ssh-config.ts';
+import { InputError } from '../../src/core/util/errors.ts';
 
 const CONFIG = `
 # global options come first and apply to everyone

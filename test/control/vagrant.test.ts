@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { importVagrant, parseVagrantSshConfig } from '../../src/cluster/vagrant.ts';
-import { parseInventory } from '../../src/control/inventory.ts';
-import { InputError } from '../../src/util/errors.ts';
+import { parseInventory } from '../../src/core/control/inventory.ts';
+import { InputError } from '../../src/core/util/errors.ts';
+import { importVagrant, parseVagrantSshConfig } from '../../src/lib/clusters/vagrant.ts';
 
 /**
  * Recorded `vagrant ssh-config` output (Vagrant 2.4 with VirtualBox: NAT-forwarded ports, per-machine

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { classify } from '../../src/client/etcd.ts';
-import { NOT_APPLIED, wasNotApplied } from '../../src/history/operation.ts';
+import { NOT_APPLIED, wasNotApplied } from '../../src/core/history/operation.ts';
+import { classify } from '../../src/lib/clients/etcd.ts';
 
 const refused = () =>
   new TypeError('fetch failed', { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });

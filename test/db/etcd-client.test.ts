@@ -1,8 +1,8 @@
 import test from 'ava';
-import { EtcdClient } from '../../src/client/etcd.ts';
-import type { Client, ClientOp } from '../../src/client/types.ts';
-import { EtcdDb } from '../../src/db/etcd.ts';
-import type { DbContext } from '../../src/db/types.ts';
+import { EtcdClient } from '../../src/lib/clients/etcd.ts';
+import type { Client, ClientOp } from '../../src/lib/clients/types.ts';
+import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import type { DbContext } from '../../src/lib/databases/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 const fx = withCluster(test, { nodes: 3, name: 'db-etcd-client' });

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { EtcdHttp } from '../../src/client/etcd-http.ts';
-import { daemonRunning } from '../../src/db/daemon.ts';
-import { EtcdDb } from '../../src/db/etcd.ts';
-import type { DbContext } from '../../src/db/types.ts';
+import { EtcdHttp } from '../../src/lib/clients/etcd-http.ts';
+import { daemonRunning } from '../../src/lib/databases/daemon.ts';
+import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import type { DbContext } from '../../src/lib/databases/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 const fx = withCluster(test, { nodes: 3, name: 'db-etcd' });

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { RedisClient } from '../../src/client/redis.ts';
-import type { ClientOp } from '../../src/client/types.ts';
-import { RedisDb } from '../../src/db/redis.ts';
-import type { DbContext } from '../../src/db/types.ts';
+import { RedisClient } from '../../src/lib/clients/redis.ts';
+import type { ClientOp } from '../../src/lib/clients/types.ts';
+import { RedisDb } from '../../src/lib/databases/redis.ts';
+import type { DbContext } from '../../src/lib/databases/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 const fx = withCluster(test, { nodes: 3, name: 'db-redis' });

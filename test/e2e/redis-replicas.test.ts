@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { FaultRecord } from '../../nemeses/types.ts';
-import { RedisClient } from '../../src/client/redis.ts';
-import { RedisDb } from '../../src/db/redis.ts';
-import { runTest } from '../../src/run/test-run.ts';
+import { runTest } from '../../src/app/run/test-run.ts';
+import { RedisClient } from '../../src/lib/clients/redis.ts';
+import { RedisDb } from '../../src/lib/databases/redis.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 /**

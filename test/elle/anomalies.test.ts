@@ -1,6 +1,6 @@
 import test from 'ava';
 import { type CycleAnomaly, type ElleOptions, elleChecker } from '../../checkers/elle/index.ts';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { concurrent, failed, history, ok, on, sequential } from './helpers.ts';
 
 /**

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { z } from 'zod';
 import { type ElleOptions, elleChecker } from '../../checkers/elle/index.ts';
-import { pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**

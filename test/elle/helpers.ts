@@ -1,4 +1,4 @@
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 
 /** A hand-written transaction: its micro-ops as observed (reads filled in), how it ended, its process. */
 export interface T {

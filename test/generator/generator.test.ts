@@ -20,8 +20,8 @@ import {
   stagger,
   timeLimit,
   untilOk,
-} from '../../src/generator/index.ts';
-import { Rng } from '../../src/generator/rng.ts';
+} from '../../src/core/generator/index.ts';
+import { Rng } from '../../src/core/generator/rng.ts';
 import { simulate } from './simulate.ts';
 
 const read = { f: 'read' };

@@ -5,7 +5,7 @@ import {
   PENDING,
   Rng,
   type ThreadId,
-} from '../../src/generator/index.ts';
+} from '../../src/core/generator/index.ts';
 
 /**
  * A deterministic, single-threaded stand-in for the interpreter: virtual time, each op takes `opNs`

@@ -1,9 +1,9 @@
 import type { TestFn } from 'ava';
-import { localClusterUnavailableReason } from '../../src/cluster/host-tools.ts';
-import { type LocalCluster, localClusterDown, localClusterUp } from '../../src/cluster/local.ts';
-import { loadInventory } from '../../src/control/inventory.ts';
-import { connectRemote, type RemoteOptions } from '../../src/control/ssh-remote.ts';
-import type { Remote } from '../../src/control/types.ts';
+import { loadInventory } from '../../src/core/control/inventory.ts';
+import { connectRemote, type RemoteOptions } from '../../src/core/control/ssh-remote.ts';
+import type { Remote } from '../../src/core/control/types.ts';
+import { localClusterUnavailableReason } from '../../src/lib/clusters/host-tools.ts';
+import { type LocalCluster, localClusterDown, localClusterUp } from '../../src/lib/clusters/local.ts';
 
 /**
  * A local cluster shared by the tests of one file:

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { ednHistoryValues } from '../../src/history/edn.ts';
+import { ednHistoryValues } from '../../src/core/history/edn.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { EdnSyntaxError, ednHistoryValues } from '../../src/history/edn.ts';
-import { streamEdnHistory } from '../../src/history/edn-stream.ts';
+import { EdnSyntaxError, ednHistoryValues } from '../../src/core/history/edn.ts';
+import { streamEdnHistory } from '../../src/core/history/edn-stream.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 async function* chunksOf(text: string, size: number): AsyncGenerator<string> {

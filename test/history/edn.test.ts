@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { EdnSyntaxError, ednHistoryValues, parseEdn, toEdn } from '../../src/history/edn.ts';
-import { isEdnSet, looksLikeKeyword, setItems, textOf } from '../../src/history/values.ts';
+import { EdnSyntaxError, ednHistoryValues, parseEdn, toEdn } from '../../src/core/history/edn.ts';
+import { isEdnSet, looksLikeKeyword, setItems, textOf } from '../../src/core/history/values.ts';
 
 test('plain mode: keywords, nil, numbers, strings, vectors, lists, maps, sets', (t) => {
   const [v] = parseEdn(

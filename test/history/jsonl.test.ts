@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { historyEventSchema } from '../../src/history/event.ts';
-import type { TornTail } from '../../src/history/jsonl.ts';
-import { loadHistory, readEvents } from '../../src/history/read.ts';
-import { checkEvent } from '../../src/history/validate.ts';
-import { InputError } from '../../src/util/errors.ts';
+import { historyEventSchema } from '../../src/core/history/event.ts';
+import type { TornTail } from '../../src/core/history/jsonl.ts';
+import { loadHistory, readEvents } from '../../src/core/history/read.ts';
+import { checkEvent } from '../../src/core/history/validate.ts';
+import { InputError } from '../../src/core/util/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-jsonl-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 import test from 'ava';
-import type { HistoryEvent } from '../../src/history/event.ts';
-import { PairingError, pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
-import { operationFromRecord, operationRecord } from '../../src/history/record.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import { PairingError, pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
+import { operationFromRecord, operationRecord } from '../../src/core/history/record.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 function events(

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { detectFormatOf, parseHistoryText } from '../../src/history/read.ts';
-import { InputError } from '../../src/util/errors.ts';
+import { detectFormatOf, parseHistoryText } from '../../src/core/history/read.ts';
+import { InputError } from '../../src/core/util/errors.ts';
 
 test('format detection looks at the content only', (t) => {
   t.is(detectFormatOf('{"index":0,"type":"invoke"}\n'), 'jsonl');

@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { ednHistoryValues } from '../../src/history/edn.ts';
-import type { HistoryEvent } from '../../src/history/event.ts';
-import { eventToEdn } from '../../src/history/jepsen.ts';
-import { detectFormat, loadHistory, readEvents } from '../../src/history/read.ts';
-import { HistoryWriter } from '../../src/history/writer.ts';
+import { ednHistoryValues } from '../../src/core/history/edn.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import { eventToEdn } from '../../src/core/history/jepsen.ts';
+import { detectFormat, loadHistory, readEvents } from '../../src/core/history/read.ts';
+import { HistoryWriter } from '../../src/core/history/writer.ts';
 import { fixturesDir } from '../helpers/fixtures.ts';
 
 /**

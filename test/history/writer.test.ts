@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import test from 'ava';
 import { execa } from 'execa';
-import type { HistoryEvent } from '../../src/history/event.ts';
-import type { TornTail } from '../../src/history/jsonl.ts';
-import { loadHistory } from '../../src/history/read.ts';
-import { HistoryWriter } from '../../src/history/writer.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import type { TornTail } from '../../src/core/history/jsonl.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
+import { HistoryWriter } from '../../src/core/history/writer.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-writer-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));

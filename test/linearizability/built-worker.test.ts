@@ -32,8 +32,8 @@ test('compiled to JavaScript, the worker threads load and give the right verdict
           join(root, 'checkers/linearizability/check.ts'),
           join(root, 'checkers/linearizability/parallel.ts'),
           join(root, 'checkers/linearizability/worker.ts'),
-          join(root, 'src/history/read.ts'),
-          join(root, 'src/history/pair.ts'),
+          join(root, 'src/core/history/read.ts'),
+          join(root, 'src/core/history/pair.ts'),
         ],
       }),
     );

@@ -9,7 +9,7 @@ import {
   linearizabilityOptionsSchema,
 } from '../../checkers/linearizability/index.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
-import { UserError } from '../../src/util/errors.ts';
+import { UserError } from '../../src/core/util/errors.ts';
 import { history } from './helpers.ts';
 import { loadFixtureOps, porcupineFixtures } from './porcupine-fixtures.ts';
 

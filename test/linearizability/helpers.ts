@@ -1,6 +1,6 @@
-import type { HistoryEvent } from '../../src/history/event.ts';
-import type { Operation } from '../../src/history/operation.ts';
-import { pairEvents } from '../../src/history/pair.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
 
 /** A compact event: [process, type, f, value] (value: invocation input or completion output). */
 export type Ev = [number, 'invoke' | 'ok' | 'fail' | 'info', string, unknown, string?];

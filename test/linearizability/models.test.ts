@@ -1,8 +1,8 @@
 import test from 'ava';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
-import type { Operation } from '../../src/history/operation.ts';
-import { NOT_APPLIED } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { NOT_APPLIED } from '../../src/core/history/operation.ts';
 import { type Ev, history } from './helpers.ts';
 
 async function verdict(model: string, ops: Operation[], initialValue?: unknown) {

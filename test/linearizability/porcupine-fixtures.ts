@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Operation } from '../../src/history/operation.ts';
-import { pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
 import { fixturesDir } from '../helpers/fixtures.ts';
 
 /**

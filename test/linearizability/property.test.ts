@@ -4,7 +4,7 @@ import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { ILLEGAL } from '../../checkers/linearizability/model.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { historyFromTimed, type TimedOp } from './helpers.ts';
 
 /**

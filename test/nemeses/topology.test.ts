@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { selectTargets } from '../../nemeses/targets.ts';
 import { canReach, computeGrudge, type Grudge, majoritiesRing } from '../../nemeses/topology.ts';
-import { Rng } from '../../src/generator/rng.ts';
+import { Rng } from '../../src/core/generator/rng.ts';
 
 const nodes = (n: number) => Array.from({ length: n }, (_, i) => `n${i + 1}`);
 const rng = () => new Rng(42);

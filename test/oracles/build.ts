@@ -1,7 +1,7 @@
 import type { CheckContext, Checker, CheckResult } from '../../checkers/types.ts';
-import type { HistoryEvent, ProcessId } from '../../src/history/event.ts';
-import type { Operation } from '../../src/history/operation.ts';
-import { pairEvents } from '../../src/history/pair.ts';
+import type { HistoryEvent, ProcessId } from '../../src/core/history/event.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
 
 /**
  * A tiny history builder for oracle tests: events go through the real pairer, so checkers see exactly

@@ -3,8 +3,8 @@ import test from 'ava';
 import { z } from 'zod';
 import { compose } from '../../checkers/compose.ts';
 import { findChecker } from '../../checkers/registry.ts';
-import { pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**

@@ -8,7 +8,7 @@ import { perfChecker } from '../../checkers/catalogue/perf.ts';
 import { sloChecker } from '../../checkers/catalogue/slo.ts';
 import { statsChecker } from '../../checkers/catalogue/stats.ts';
 import { unhandledErrorsChecker } from '../../checkers/catalogue/unhandled-errors.ts';
-import type { Operation } from '../../src/history/operation.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
 import { H, run, types } from './build.ts';
 
 test('stats: counts per f; an f that never succeeded makes it unknown', async (t) => {

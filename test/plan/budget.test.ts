@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { scheduledWindows } from '../../src/plan/binding.ts';
+import { scheduledWindows } from '../../src/app/plan/binding.ts';
 import {
   forbiddenBudgetReason,
   formatTier,
@@ -8,7 +8,7 @@ import {
   parseBudget,
   parseReleaseDisclosure,
   toTier,
-} from '../../src/plan/budget.ts';
+} from '../../src/app/plan/budget.ts';
 
 const cases: [string, Record<string, number>][] = [
   ['3 nodes × 60s × 1 fault × 1 seed', { nodes: 3, durationS: 60, faultWindows: 1, seeds: 1 }],

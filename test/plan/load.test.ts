@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
-import { checkPlan } from '../../src/plan/check.ts';
-import { loadPlan, parsePlanText } from '../../src/plan/load.ts';
-import type { Problem } from '../../src/plan/problem.ts';
+import { checkPlan } from '../../src/app/plan/check.ts';
+import { loadPlan, parsePlanText } from '../../src/app/plan/load.ts';
+import type { Problem } from '../../src/app/plan/problem.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/faultline.js', import.meta.url));

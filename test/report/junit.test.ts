@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { renderJunit } from '../../src/report/junit.ts';
-import { sessionVerdict } from '../../src/verdict/aggregate.ts';
-import type { Decision } from '../../src/verdict/decide.ts';
-import { VERDICTS } from '../../src/verdict/states.ts';
+import { renderJunit } from '../../src/app/report/junit.ts';
+import { sessionVerdict } from '../../src/app/verdict/aggregate.ts';
+import type { Decision } from '../../src/app/verdict/decide.ts';
+import { VERDICTS } from '../../src/app/verdict/states.ts';
 import { sampleSession } from './session-record.ts';
 
 const xsd = new URL('./junit.xsd', import.meta.url).pathname;

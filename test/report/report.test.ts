@@ -9,10 +9,10 @@ import {
   REPORT_SECTIONS,
   SCENARIO_RESULT_COLUMNS,
   SURFACE_COLUMNS,
-} from '../../src/report/findings.ts';
-import { reportJsonSchema } from '../../src/report/report-json.ts';
-import { SESSION_LOG_SECTIONS } from '../../src/report/session-log.ts';
-import { writeSessionReports } from '../../src/report/write-all.ts';
+} from '../../src/app/report/findings.ts';
+import { reportJsonSchema } from '../../src/app/report/report-json.ts';
+import { SESSION_LOG_SECTIONS } from '../../src/app/report/session-log.ts';
+import { writeSessionReports } from '../../src/app/report/write-all.ts';
 import { sampleSession } from './session-record.ts';
 
 const xsd = new URL('./junit.xsd', import.meta.url).pathname;
@@ -177,7 +177,7 @@ test('the JUnit XSD rejects a malformed report (the validation can fail)', async
 test('a report that cannot be written is an error naming the path, never claimed as written', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'faultline-report-'));
   const rec = await sampleSession(join(dir, 'no', 'such', 'dir'));
-  const { writeSessionLog } = await import('../../src/report/session-log.ts');
+  const { writeSessionLog } = await import('../../src/app/report/session-log.ts');
   const printed: string[] = [];
   const write = process.stdout.write;
   process.stdout.write = ((chunk: string) => {

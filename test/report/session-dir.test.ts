@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { createSessionDir, sessionTimestamp } from '../../src/report/session-dir.ts';
+import { createSessionDir, sessionTimestamp } from '../../src/app/report/session-dir.ts';
 
 test('the session directory honours the root and lays out the §6 subdirectories', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'faultline-sessions-'));

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { SessionLogWriter } from '../../src/report/session-log.ts';
+import { SessionLogWriter } from '../../src/app/report/session-log.ts';
 import { sampleSession } from './session-record.ts';
 
 test('SessionLogWriter appends to the timeline and rewrites the log after every event', async (t) => {

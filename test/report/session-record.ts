@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { loadPlan } from '../../src/plan/load.ts';
-import type { SessionRecord } from '../../src/report/types.ts';
-import { findingSchema } from '../../src/report/types.ts';
-import { decidePlan } from '../../src/verdict/plan-verdicts.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
+import type { SessionRecord } from '../../src/app/report/types.ts';
+import { findingSchema } from '../../src/app/report/types.ts';
+import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
 import { hardeningEvidence, smokeEvidence } from '../verdict/evidence-builders.ts';
 
 export const completePlan = fileURLToPath(new URL('../plan/fixtures/complete.md', import.meta.url));

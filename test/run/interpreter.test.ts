@@ -1,10 +1,10 @@
 import test from 'ava';
-import { NoopClient } from '../../src/client/noop.ts';
-import type { Client, ClientOp, Completion } from '../../src/client/types.ts';
-import { clients, limit, nemesis, phases, Rng, repeat, sleep } from '../../src/generator/index.ts';
-import { Interpreter, type NemesisDriver } from '../../src/run/interpreter.ts';
-import { MemorySchedule, replaySchedule } from '../../src/run/schedule.ts';
-import { MemorySink } from '../../src/run/sink.ts';
+import { Interpreter, type NemesisDriver } from '../../src/app/run/interpreter.ts';
+import { MemorySchedule, replaySchedule } from '../../src/app/run/schedule.ts';
+import { MemorySink } from '../../src/app/run/sink.ts';
+import { clients, limit, nemesis, phases, Rng, repeat, sleep } from '../../src/core/generator/index.ts';
+import { NoopClient } from '../../src/lib/clients/noop.ts';
+import type { Client, ClientOp, Completion } from '../../src/lib/clients/types.ts';
 
 const nodes = ['n1', 'n2', 'n3'];
 

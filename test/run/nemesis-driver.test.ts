@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import test from 'ava';
 import { readLedger } from '../../nemeses/ledger.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
-import type { Remote } from '../../src/control/types.ts';
-import type { DB, DbContext } from '../../src/db/types.ts';
-import { Rng } from '../../src/generator/index.ts';
-import { faultCheck } from '../../src/run/checks.ts';
-import { FaultDriver } from '../../src/run/nemesis-driver.ts';
+import { faultCheck } from '../../src/app/run/checks.ts';
+import { FaultDriver } from '../../src/app/run/nemesis-driver.ts';
+import type { Remote } from '../../src/core/control/types.ts';
+import { Rng } from '../../src/core/generator/index.ts';
+import type { DB, DbContext } from '../../src/lib/databases/types.ts';
 
 const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const remote = {

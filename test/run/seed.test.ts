@@ -1,12 +1,12 @@
 import test from 'ava';
-import { NoopClient } from '../../src/client/noop.ts';
-import { Rng } from '../../src/generator/index.ts';
-import { classifyFaultOp, parseFaults } from '../../src/run/faults.ts';
-import { Interpreter, type NemesisDriver } from '../../src/run/interpreter.ts';
-import { MemorySchedule } from '../../src/run/schedule.ts';
-import { MemorySink } from '../../src/run/sink.ts';
-import { buildGenerator } from '../../src/run/test-run.ts';
-import { registerWorkload } from '../../src/workload/register.ts';
+import { classifyFaultOp, parseFaults } from '../../src/app/run/faults.ts';
+import { Interpreter, type NemesisDriver } from '../../src/app/run/interpreter.ts';
+import { MemorySchedule } from '../../src/app/run/schedule.ts';
+import { MemorySink } from '../../src/app/run/sink.ts';
+import { buildGenerator } from '../../src/app/run/test-run.ts';
+import { Rng } from '../../src/core/generator/index.ts';
+import { NoopClient } from '../../src/lib/clients/noop.ts';
+import { registerWorkload } from '../../src/lib/workloads/register.ts';
 
 /** A nemesis that does nothing but keep the windows, with a small random delay (timing noise). */
 function fakeNemesis(): NemesisDriver {

@@ -6,7 +6,7 @@ import {
   parseDurationMs,
   parseFlags,
   summaryTable,
-} from '../../src/run/test-command.ts';
+} from '../../src/app/run/test-command.ts';
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const run = (...args: string[]) =>

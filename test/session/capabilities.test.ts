@@ -1,12 +1,12 @@
 import test from 'ava';
-import { loadPlan } from '../../src/plan/index.ts';
+import { loadPlan } from '../../src/app/plan/index.ts';
 import {
   missingFor,
   needsOf,
   type ProbeAnswer,
   probeKey,
   reconcile,
-} from '../../src/session/capabilities.ts';
+} from '../../src/app/session/capabilities.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { loadPlan, scheduledWindows } from '../../src/plan/index.ts';
-import { faultWindows, nemesisPlanFor, opsForStep } from '../../src/session/fault-windows.ts';
+import { loadPlan, scheduledWindows } from '../../src/app/plan/index.ts';
+import { faultWindows, nemesisPlanFor, opsForStep } from '../../src/app/session/fault-windows.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 

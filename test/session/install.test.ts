@@ -1,7 +1,7 @@
 import test from 'ava';
-import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/control/types.ts';
-import type { ReconciledNeed } from '../../src/session/capabilities.ts';
-import { installMissing } from '../../src/session/install.ts';
+import type { ReconciledNeed } from '../../src/app/session/capabilities.ts';
+import { installMissing } from '../../src/app/session/install.ts';
+import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
 
 /** A Remote that records every command instead of running it (no package is really installed). */
 function recordingRemote(names: string[]) {

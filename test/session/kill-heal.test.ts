@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 /**

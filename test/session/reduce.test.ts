@@ -1,5 +1,5 @@
 import test from 'ava';
-import { reduceSchedule, reductionLine } from '../../src/session/reduce.ts';
+import { reduceSchedule, reductionLine } from '../../src/app/session/reduce.ts';
 
 test('reduces to the events the failure needs, counting re-runs', async (t) => {
   const events = ['a1', 'b1', 'a2', 'c1', 'b2', 'a3'];

@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { REPORT_SECTIONS } from '../../src/report/findings.ts';
-import { SESSION_LOG_SECTIONS } from '../../src/report/session-log.ts';
-import { loadReplayFile } from '../../src/session/fault-windows.ts';
-import { parseRunFlags } from '../../src/session/run-command.ts';
-import { runPlan } from '../../src/session/run-plan.ts';
+import { REPORT_SECTIONS } from '../../src/app/report/findings.ts';
+import { SESSION_LOG_SECTIONS } from '../../src/app/report/session-log.ts';
+import { loadReplayFile } from '../../src/app/session/fault-windows.ts';
+import { parseRunFlags } from '../../src/app/session/run-command.ts';
+import { runPlan } from '../../src/app/session/run-plan.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 /**

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import type { Binding } from '../../src/plan/binding.ts';
-import { measureRun } from '../../src/session/run-evidence.ts';
+import type { Binding } from '../../src/app/plan/binding.ts';
+import { measureRun } from '../../src/app/session/run-evidence.ts';
 
 /**
  * A synthetic run directory as runTest writes it: client ops at 10/s for 10 s, one partition window

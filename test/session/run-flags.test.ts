@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { parseRunFlags } from '../../src/session/run-command.ts';
-import { exitCodeFor, runPlan } from '../../src/session/run-plan.ts';
-import { EXIT, UserError } from '../../src/util/errors.ts';
+import { parseRunFlags } from '../../src/app/session/run-command.ts';
+import { exitCodeFor, runPlan } from '../../src/app/session/run-plan.ts';
+import { EXIT, UserError } from '../../src/core/util/errors.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 

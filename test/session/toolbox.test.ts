@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { discoverToolbox } from '../../src/session/toolbox.ts';
+import { discoverToolbox } from '../../src/app/session/toolbox.ts';
 
 function repo(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), 'fl-toolbox-'));

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/verdict/audits.ts';
-import { parseEvidence } from '../../src/verdict/evidence.ts';
-import { decidePlan } from '../../src/verdict/plan-verdicts.ts';
+import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/app/verdict/audits.ts';
+import { parseEvidence } from '../../src/app/verdict/evidence.ts';
+import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
 import { hardeningEvidence, scenario, smokeEvidence, testPlan } from './evidence-builders.ts';
 
 const S1 = scenario('S1');

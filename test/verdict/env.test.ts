@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { loadPlan } from '../../src/plan/load.ts';
-import { capabilitiesMissingFor } from '../../src/verdict/env.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
+import { capabilitiesMissingFor } from '../../src/app/verdict/env.ts';
 
 const complete = fileURLToPath(new URL('../plan/fixtures/complete.md', import.meta.url));
 

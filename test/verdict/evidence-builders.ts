@@ -1,10 +1,10 @@
-import { parsePlanText } from '../../src/plan/load.ts';
-import type { ResolvedScenario } from '../../src/plan/schema.ts';
+import { parsePlanText } from '../../src/app/plan/load.ts';
+import type { ResolvedScenario } from '../../src/app/plan/schema.ts';
 import {
   parseEvidence,
   type ScenarioEvidence,
   type ScenarioEvidenceInput,
-} from '../../src/verdict/evidence.ts';
+} from '../../src/app/verdict/evidence.ts';
 
 /**
  * Builders for verdict tests: a serious scenario and a non-serious one taken from a small real plan,

@@ -1,14 +1,14 @@
 import test from 'ava';
-import type { Operation } from '../../src/history/operation.ts';
-import { pairEvents } from '../../src/history/pair.ts';
-import { loadHistory } from '../../src/history/read.ts';
 import {
   faultEvidenceFromRecord,
   historyFacts,
   recoveryAfterHeal,
   scanSutLog,
   throughputWindows,
-} from '../../src/verdict/measure.ts';
+} from '../../src/app/verdict/measure.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory } from '../../src/core/history/read.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 const S = 1e9;

@@ -3,7 +3,7 @@
  * and prints `synced N` after every durable batch, until the test SIGKILLs it.
  * Usage: node --import=tsx crash-writer.ts FILE SYNC_EVERY
  */
-import { HistoryWriter } from '../../../src/history/writer.ts';
+import { HistoryWriter } from '../../../src/core/history/writer.ts';
 
 const [file, syncEvery] = process.argv.slice(2);
 if (!file) throw new Error('usage: crash-writer.ts FILE SYNC_EVERY');

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { UserError } from '../../core/util/errors.ts';
+import { loadPlan } from '../plan/index.ts';
+import { AUTO_HEADER, skeletonFor } from './skeleton.ts';
+
+/**
+ * `faultline author PLAN`: write each scenario's skeleton to its `Target test file` (relative to
+ * `--root`, default the current directory). An existing target is never overwritten silently: with
+ * `--overwrite` it is replaced, with `--sibling` the skeleton goes to `<path>.new.<ext>`, otherwise it
+ * is skipped (or, on a terminal, the operator is asked). Nothing is committed or staged.
+ */
+export interface AuthorOptions {
+  plan: string;
+  scenarios: string[];
+  root: string;
+  mode: 'ask' | 'overwrite' | 'sibling' | 'skip';
+  ask?: (question: string) => Promise<string>;
+}
+
+export interface AuthorOutcome {
+  scenario: string;
+  target: string | null;
+  action: 'written' | 'overwritten' | 'sibling' | 'skipped' | 'refused';
+  path: string | null;
+  reason: string;
+}
+
+export function siblingPath(path: string): string {
+  const ext = extname(path);
+  return ext ? `${path.slice(0, -ext.length)}.new${ext}` : `${path}.new`;
+}
+
+export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
+  const plan = await loadPlan(o.plan);
+  const planSha = createHash('sha256').update(readFileSync(o.plan)).digest('hex');
+  const top = plan.resolved.filter((r) => r.parentId === null);
+  for (const w of o.scenarios)
+    if (!top.some((s) => s.id.toLowerCase() === w.toLowerCase()))
+      throw new UserError(
+        `--scenario ${w}: no such scenario in ${o.plan} (have ${top.map((s) => s.id).join(', ')})`,
+      );
+  const chosen =
+    o.scenarios.length === 0
+      ? top
+      : top.filter((s) => o.scenarios.some((w) => w.toLowerCase() === s.id.toLowerCase()));
+  const out: AuthorOutcome[] = [];
+  for (const sc of chosen) {
+    const targetRel = sc.scenario.targetTestFile?.trim().replace(/^`|`$/g, '') ?? '';
+    if (!targetRel) {
+      out.push({
+        scenario: sc.id,
+        target: null,
+        action: 'skipped',
+        path: null,
+        reason: 'no Target test file: an ephemeral harness would be needed (flagged)',
+      });
+      continue;
+    }
+    const target = isAbsolute(targetRel) ? targetRel : join(resolve(o.root), targetRel);
+    const sk = skeletonFor(
+      plan,
+      { ...sc, scenario: { ...sc.scenario, targetTestFile: target } },
+      { planPath: o.plan, planSha },
+    );
+    if (!sk.ok) {
+      out.push({ scenario: sc.id, target, action: 'refused', path: null, reason: sk.reason });
+      continue;
+    }
+    let mode = o.mode;
+    if (existsSync(target) && mode === 'ask') {
+      const a = o.ask
+        ? (await o.ask(`${target} exists: overwrite / skip / sibling? [o/s/b] `)).trim().toLowerCase()
+        : 's';
+      mode = a.startsWith('o') ? 'overwrite' : a.startsWith('b') || a.startsWith('si') ? 'sibling' : 'skip';
+    }
+    let path = target;
+    let action: AuthorOutcome['action'] = 'written';
+    if (existsSync(target)) {
+      if (mode === 'overwrite') action = 'overwritten';
+      else if (mode === 'sibling') {
+        path = siblingPath(target);
+        action = 'sibling';
+      } else {
+        out.push({
+          scenario: sc.id,
+          target,
+          action: 'skipped',
+          path: null,
+          reason: 'target exists (use --overwrite or --sibling)',
+        });
+        continue;
+      }
+    }
+    if (!sk.text.includes(AUTO_HEADER)) {
+      out.push({
+        scenario: sc.id,
+        target,
+        action: 'refused',
+        path: null,
+        reason: 'refused: no AUTO-GENERATED header',
+      });
+      continue;
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, sk.text);
+    out.push({
+      scenario: sc.id,
+      target,
+      action,
+      path,
+      reason: sk.generated
+        ? 'runnable faultline scenario module (TypeScript)'
+        : `${sk.language} skeleton from the plan`,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+import { type Command, Option } from 'commander';
+
+/**
+ * `faultline check HISTORY --checker NAME[,NAME…]`: run any registered oracle over a recorded history.
+ * Exit 0 valid, 1 invalid, 2 unknown (merged false > unknown > true), 254 bad input. Engines and the
+ * history reader load only inside the action.
+ */
+
+interface CheckFlags {
+  checker?: string;
+  list?: boolean;
+  format: string;
+  model?: string;
+  initialValue?: string;
+  timeout?: string;
+  html?: string;
+  workload?: string;
+  consistencyModels?: string;
+  anomalies?: string;
+  cycleSearchTimeout?: string;
+  options?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** "30s", "1500ms", "2m", "1h" or a bare number of milliseconds → ms. */
+export function parseDuration(text: string, flag: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (!m) throw new Error(`${flag}: "${text}" is not a duration (e.g. 30s, 500ms, 2m)`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? 'ms';
+  return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
+}
+
+function list(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** A JSON literal when it parses (`0`, `null`, `"x"`, `[1,2]`), else the text itself. */
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('check')
+    .description('check a recorded history with one or more oracles (exit 0 valid, 1 invalid, 2 unknown)')
+    .argument('[history]', 'history file (faultline JSONL, Jepsen EDN, elle-cli JSON, Porcupine logs)')
+    .option('-c, --checker <names>', 'comma-separated checker names (see --list)')
+    .option('--list', 'list the checkers and exit')
+    .addOption(
+      new Option('--format <format>', 'history format')
+        .choices(['auto', 'jsonl', 'json', 'edn', 'porcupine-etcd', 'porcupine-kv'])
+        .default('auto'),
+    )
+    .option('--model <model>', 'linearizable: model (register, cas-register, kv, set, queue …)')
+    .option('--initial-value <value>', 'linearizable: initial value (JSON, or text)')
+    .option('--timeout <duration>', 'linearizable: search budget, e.g. 30s')
+    .option('--html <file>', 'linearizable: write an HTML visualisation here')
+    .option('--workload <workload>', 'elle: list-append or rw-register')
+    .option('--consistency-models <models>', 'elle: comma-separated consistency models')
+    .option('--anomalies <anomalies>', 'elle: comma-separated extra anomaly types')
+    .option('--cycle-search-timeout <duration>', 'elle: cycle search budget, e.g. 1s')
+    .option('--options <file>', 'JSON file: {"<checker>": {options…}}; flags override it')
+    .option('--out <dir>', 'directory for artifacts (plots, HTML, explanations)')
+    .option('--json', 'print the results as one JSON object')
+    .action(async (history: string | undefined, flags: CheckFlags) => {
+      process.exitCode = await runCheckCommand(history, flags);
+    });
+}
+
+type OptionsMap = Record<string, Record<string, unknown>>;
+
+async function readOptionsFile(file: string): Promise<OptionsMap> {
+  const { readFile } = await import('node:fs/promises');
+  const { InputError, UserError } = await import('../../../core/util/errors.ts');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`${file}: cannot read options file: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const pos = /position (\d+)/.exec((err as Error).message);
+    const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : 1;
+    throw new InputError(file, line, null, `invalid JSON: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InputError(file, 1, null, 'expected an object {"<checker>": {options…}}');
+  }
+  for (const [k, v] of Object.entries(parsed)) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      throw new InputError(file, 1, k, 'options for a checker must be an object');
+    }
+  }
+  return parsed as OptionsMap;
+}
+
+/** Options from the flags, per checker name; only flags the user gave appear. */
+function optionsFromFlags(flags: CheckFlags): OptionsMap {
+  const lin: Record<string, unknown> = {};
+  if (flags.model !== undefined) lin.model = flags.model;
+  if (flags.initialValue !== undefined) lin.initialValue = jsonOrText(flags.initialValue);
+  if (flags.timeout !== undefined) lin.timeoutMs = parseDuration(flags.timeout, '--timeout');
+  if (flags.html !== undefined) lin.htmlPath = flags.html;
+  const elle: Record<string, unknown> = {};
+  if (flags.workload !== undefined) elle.workload = flags.workload;
+  if (flags.consistencyModels !== undefined) elle.consistencyModels = list(flags.consistencyModels);
+  if (flags.anomalies !== undefined) elle.anomalies = list(flags.anomalies);
+  if (flags.cycleSearchTimeout !== undefined) {
+    elle.cycleSearchTimeoutMs = parseDuration(flags.cycleSearchTimeout, '--cycle-search-timeout');
+  }
+  return { linearizable: lin, elle };
+}
+
+const VERDICT = { true: 'VALID', false: 'INVALID', unknown: 'UNKNOWN' } as const;
+
+export async function runCheckCommand(historyFile: string | undefined, flags: CheckFlags): Promise<number> {
+  const { UserError, EXIT, errorMessage } = await import('../../../core/util/errors.ts');
+  const { findChecker, checkerNames, REGISTRY } = await import('../../../../checkers/registry.ts');
+  if (flags.list) {
+    process.stdout.write(`${REGISTRY.map((e) => `${e.name.padEnd(24)} ${e.summary}`).join('\n')}\n`);
+    return EXIT.valid;
+  }
+  if (historyFile === undefined) throw new UserError('check: give a history file (or --list)');
+  const names = list(flags.checker ?? '');
+  if (names.length === 0) throw new UserError('check: give --checker NAME[,NAME…] (see --list)');
+  const entries = names.map((n) => {
+    const e = findChecker(n);
+    if (!e) throw new UserError(`--checker: unknown checker "${n}"; known: ${checkerNames().join(', ')}`);
+    return e;
+  });
+  let flagOptions: OptionsMap;
+  try {
+    flagOptions = optionsFromFlags(flags);
+  } catch (err) {
+    throw new UserError(errorMessage(err));
+  }
+  const fileOptions = flags.options ? await readOptionsFile(flags.options) : {};
+  const { loadHistory } = await import('../../../core/history/read.ts');
+  const { pairEvents } = await import('../../../core/history/pair.ts');
+  const events = await loadHistory(historyFile, { format: flags.format as 'auto' });
+  const { ops } = pairEvents(events);
+  const { compose } = await import('../../../../checkers/compose.ts');
+  const composed: Record<string, { checker: never; options: unknown }> = {};
+  for (const e of entries) {
+    const loaded = await e.load();
+    const options = { ...(fileOptions[e.name] ?? {}), ...(flagOptions[e.name] ?? {}) };
+    if (loaded.schema) {
+      const r = loaded.schema.safeParse(options);
+      if (!r.success) {
+        const issue = r.error.issues[0];
+        const where = issue?.path.length ? issue.path.map(String).join('.') : 'options';
+        throw new UserError(`${e.name}: ${where}: ${issue?.message ?? 'invalid options'}`);
+      }
+    }
+    composed[e.name] = { checker: loaded.checker as never, options };
+  }
+  const ctx = flags.out ? { outDir: flags.out } : {};
+  const { valid, results } = await compose(composed, ops, ctx, {
+    rethrow: (err) => err instanceof UserError,
+  });
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ valid, history: historyFile, ops: ops.length, results })}\n`);
+  } else {
+    const lines: string[] = [];
+    for (const r of Object.values(results)) {
+      lines.push(`${r.checker}: ${VERDICT[String(r.valid) as keyof typeof VERDICT]}`);
+      lines.push(`  evidence: ${r.evidence}`);
+      lines.push(`  scope: ${r.scope}`);
+      if (r.error) lines.push(`  error: ${r.error}`);
+      for (const a of r.anomalies.slice(0, 3)) lines.push(`  ${a.type}: ${a.explanation}`);
+      if (r.anomalies.length > 3) lines.push(`  … ${r.anomalies.length - 3} more anomalies (--json for all)`);
+      for (const f of r.artifacts ?? []) lines.push(`  artifact: ${f}`);
+    }
+    lines.push(
+      `${VERDICT[String(valid) as keyof typeof VERDICT]}: ${ops.length} ops in ${historyFile}, ${names.length} checker${names.length === 1 ? '' : 's'}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return valid === true ? EXIT.valid : valid === false ? EXIT.invalid : EXIT.unknown;
+}

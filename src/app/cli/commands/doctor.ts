@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { addSshOptions, type SshCliOptions } from '../../../core/control/connect.ts';
+
+/** `faultline doctor`: per-node preflight report (SSH, sudo, fault tooling, clock ownership, disk). */
+export function register(program: Command): void {
+  const cmd = program
+    .command('doctor')
+    .description(
+      'check every node of an inventory: SSH, sudo, iptables, tc/netem, libfaketime, dm-flakey, FUSE, clock, disk',
+    )
+    .requiredOption('--inventory <file>', 'nodes file (YAML)')
+    .option('--json', 'print the report as JSON')
+    .option('--log-dir <dir>', 'write per-node command logs here');
+  addSshOptions(cmd).action(
+    async (o: SshCliOptions & { inventory: string; json?: boolean; logDir?: string }) => {
+      const { loadInventory } = await import('../../../core/control/inventory.ts');
+      const { remoteOptionsFor } = await import('../../../core/control/connect.ts');
+      const { connectRemote } = await import('../../../core/control/ssh-remote.ts');
+      const { runDoctor, renderDoctorTable } = await import('../../../core/control/doctor.ts');
+      const inventory = loadInventory(o.inventory);
+      // Lazy connections: an unreachable node becomes a row in the report, not an abort.
+      const remote = await connectRemote(
+        inventory.nodes,
+        remoteOptionsFor(inventory, o, {
+          eager: false,
+          connectAttempts: 2,
+          connectTimeoutMs: 8000,
+          ...(o.logDir ? { logDir: o.logDir } : {}),
+        }),
+      );
+      try {
+        const report = await runDoctor(remote);
+        process.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorTable(report));
+        if (!report.ok) process.exitCode = 1;
+      } finally {
+        await remote.close();
+      }
+    },
+  );
+}

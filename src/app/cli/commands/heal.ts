@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { addSshOptions } from '../../../core/control/connect.ts';
+
+/**
+ * `faultline heal --ledger FILE | --inventory FILE`: undo what a killed run left behind and sweep every
+ * node (FAULTLINE chains, faultline qdiscs, paused pids, faketime offsets, junk files), then verify.
+ */
+export function register(program: Command): void {
+  const cmd = program
+    .command('heal')
+    .description(
+      'heal every fault a fault ledger still has in force, then sweep every node and verify it is clean (exit 0 clean, 1 not clean)',
+    )
+    .option('--ledger <file>', 'fault ledger (ledger.jsonl) of a run')
+    .option('--inventory <file>', "inventory of the nodes to sweep (also used to reach a ledger's nodes)")
+    .option('--json', 'print the report as one JSON object');
+  addSshOptions(cmd).action(
+    async (opts: { ledger?: string; inventory?: string; json?: boolean; acceptNewHostKeys?: boolean }) => {
+      const { runHeal } = await import('../heal-command.ts');
+      process.exitCode = await runHeal(opts);
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { addSshOptions } from '../../../core/control/connect.ts';
+
+/**
+ * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
+ * session directory. Exit codes: 0 session DONE, 1 FAIL (a reproducible FAIL), 2 INCONCLUSIVE /
+ * DONE_WITH_CONCERNS / BLOCKED, 3 the plan must not run, 254 bad input.
+ */
+const collect = (v: string, prev: string[]) => [
+  ...prev,
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('run')
+    .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
+    .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON')
+    .option('--inventory <file>', 'inventory of the cluster nodes')
+    .option('--local <n>', 'use (or bring up) a local cluster of N network-namespace nodes')
+    .option('--cluster-name <name>', 'name of the local cluster', 'faultline-run')
+    .option('--keep-cluster', 'leave a local cluster this run brought up running')
+    .option('--tier <tier>', 'budget tier to run: smoke | hardening | release', 'smoke')
+    .option('--scenario <id>', 'run only this scenario (repeatable, or comma-separated)', collect, [])
+    .option('--out <root>', 'session root directory', './test-sessions/')
+    .option('--sut-repo <dir>', 'SUT repository to scan for its toolbox before any scenario')
+    .option('--seed <n>', 'base seed (seed i of a tier is N+i); random when absent')
+    .option('--skip <cap>', 'a capability that is not available / to be skipped (repeatable)', collect, [])
+    .option(
+      '--assume <cap>',
+      'a capability the operator vouches for when the probe cannot tell (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--install',
+      'run the install command for trivially installable missing capabilities (asks first)',
+    )
+    .option('--yes', 'answer yes to confirmations and do not ask questions')
+    .option('--on-missing <mode>', 'a non-trivial gap: inconclusive | substitute | wait', 'inconclusive')
+    .option('--deadline <duration>', 'global deadline (e.g. 10m); scenarios not started by then are NOT-RUN')
+    .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
+    .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
+    .option('--json', 'print the result as one JSON object on stdout');
+  addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
+    const { runCommand } = await import('../../session/run-command.ts');
+    process.exitCode = await runCommand(plan, flags);
+  });
+}

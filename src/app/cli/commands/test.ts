@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { addSshOptions } from '../../../core/control/connect.ts';
+
+/**
+ * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
+ * 0 valid / 1 invalid / 2 unknown (254 bad input). The implementation loads inside the action.
+ */
+export function register(program: Command): void {
+  const cmd = program
+    .command('test')
+    .description('run a workload against etcd or Redis under faults and check the history (exit 0/1/2)')
+    .option('--db <name>', 'etcd | redis', 'etcd')
+    .option(
+      '-w, --workload <name>',
+      'register | multi-register | set | list-append | counter | bank',
+      'register',
+    )
+    .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
+    .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
+    .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
+    .option('--nemesis <faults>', 'comma-separated: partition, kill, pause, clock; none; all', 'none')
+    .option('--nemesis-interval <duration>', 'mean time between fault starts/stops', '10s')
+    .option('--time-limit <duration>', 'how long the workload runs', '60s')
+    .option('--concurrency <n>', 'client processes: a number, or Jepsen’s 3n (× node count)', '1n')
+    .option('-r, --rate <hz>', 'target ops per second across all clients (open loop)', '100')
+    .option('--seed <n>', 'seed for every random choice (ops and fault schedule)')
+    .option('--out <dir>', 'run directory (default store/<db>-<workload>/<timestamp>)')
+    .option('--op-timeout <duration>', 'an op still running after this completes as info (timeout)', '5s')
+    .option('--recovery <duration>', 'wait between healing and the final reads', '10s')
+    .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')
+    .option('--replay <schedule>', 'replay a schedule.json from an earlier run instead of generating ops')
+    .option('--leave-db-running', 'do not tear the DB down at the end')
+    .option('--json', 'print results.json to stdout instead of the table');
+  addSshOptions(cmd).action(async (flags: Record<string, unknown>) => {
+    const { testCommand } = await import('../../run/test-command.ts');
+    process.exitCode = await testCommand(flags);
+  });
+}

@@ -1,0 +1,59 @@
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { EXIT, UserError } from '../../core/util/errors.ts';
+import { configureLogger } from '../../core/util/log.ts';
+import { packageVersion } from '../../core/util/package-info.ts';
+
+/**
+ * faultline's command line. Each file in ./commands exports `register(program)`; commands import their
+ * implementation lazily inside the action so `faultline history stats` never pays for loading ssh2.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+
+async function buildProgram(): Promise<Command> {
+  const program = new Command('faultline')
+    .description(
+      'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
+    )
+    .option('--log-json', 'log JSON lines to stderr instead of pretty text')
+    .option('--log-level <level>', 'trace|debug|info|warn|error', 'info')
+    .version(packageVersion)
+    .showHelpAfterError()
+    .exitOverride()
+    .hook('preAction', (cmd) => {
+      const o = cmd.optsWithGlobals() as { logJson?: boolean; logLevel?: string };
+      configureLogger({ json: o.logJson ?? false, level: o.logLevel ?? 'info' });
+    });
+  const dir = join(here, 'commands');
+  const files = readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
+    .sort();
+  for (const file of files) {
+    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { register?: (p: Command) => void };
+    mod.register?.(program);
+  }
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = await buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with code 0; usage errors were already printed by commander.
+      return err.exitCode === 0 ? 0 : EXIT.badInput;
+    }
+    if (err instanceof UserError) {
+      process.stderr.write(`faultline: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(
+      `faultline: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    return EXIT.internal;
+  }
+}

@@ -1,0 +1,41 @@
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { UserError } from '../../core/util/errors.ts';
+
+/** Markdown helpers the writers share: escaped table cells, tables, atomic file writes. */
+
+export function cell(v: unknown): string {
+  const s = v === null || v === undefined || v === '' ? '—' : String(v);
+  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
+}
+
+export function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
+  const head = `| ${headers.join(' | ')} |`;
+  const sep = `|${headers.map(() => '---').join('|')}|`;
+  return [head, sep, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+}
+
+export function checkbox(done: boolean | null): string {
+  return done ? '[x]' : '[ ]';
+}
+
+/**
+ * Write via a temporary file and rename, so a reader (or a crash) never sees half a report. If the
+ * write fails, the caller prints the text and says so: a report is never claimed that was not written.
+ */
+export async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    await writeFile(tmp, text, 'utf8');
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    process.stdout.write(`${text}\n`);
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new UserError(`${path}: could not be written (${code}); its text was printed to stdout instead`);
+  }
+}
+
+/** `2026-11-30T03:19:09.123Z` → `2026-11-30T03:19:09Z` */
+export function utc(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
+}

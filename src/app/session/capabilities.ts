@@ -1,0 +1,242 @@
+import { runDoctor } from '../../core/control/doctor.ts';
+import { shellQuote } from '../../core/control/quote.ts';
+import type { Remote } from '../../core/control/types.ts';
+import { errorMessage } from '../../core/util/errors.ts';
+import type { Plan } from '../plan/schema.ts';
+import type { CapabilityRow } from '../report/types.ts';
+
+/**
+ * The capability probe (spec §7 item 3): what the plan needs (its §6b table plus what each scenario's
+ * nemeses need), the operator's answers (asked on a terminal, or `--skip` / `--assume` in CI), then a
+ * probe of every node (the `doctor` probes, plus `command -v` for anything else), reconciled into the
+ * session log's `Requirement | Present? | Version | Source` matrix. A need that stays missing names the
+ * scenarios it makes INCONCLUSIVE-env; nothing is skipped silently.
+ */
+export interface Need {
+  name: string;
+  versionFloor: string;
+  /** Scenario ids (top level) that need it. */
+  usedBy: string[];
+  installHint: string;
+  /** Where the need came from: the plan's §6b table, or a nemesis a scenario's binding uses. */
+  origin: '§6b' | 'nemesis';
+  broughtUpBySut: boolean;
+}
+
+/** What each nemesis kind (and action) needs on the nodes. */
+function nemesisNeeds(kind: string, action: string): { name: string; hint: string }[] {
+  switch (kind) {
+    case 'partition':
+      return [{ name: 'iptables', hint: 'apt-get install -y iptables' }];
+    case 'packet':
+      return [{ name: 'tc/netem', hint: 'apt-get install -y iproute2 (and the sch_netem module)' }];
+    case 'clock':
+      return [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }];
+    case 'disk':
+      return action === 'fsync-fail' || action === 'slow'
+        ? [{ name: 'dm-flakey', hint: 'apt-get install -y dmsetup (kernel with device-mapper)' }]
+        : [];
+    default:
+      return [];
+  }
+}
+
+const norm = (s: string) => s.trim().toLowerCase();
+
+/** Every need of the scenarios selected, §6b first, then the nemeses' (merged by name). */
+export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
+  const wanted = new Set(scenarioIds);
+  const out = new Map<string, Need>();
+  for (const r of plan.environment) {
+    const usedBy = r.usedBy.filter((s) => wanted.has(s.split('/')[0] as string));
+    if (usedBy.length === 0) continue;
+    out.set(norm(r.requirement), {
+      name: r.requirement,
+      versionFloor: r.versionFloor,
+      usedBy,
+      installHint: r.installHint,
+      origin: '§6b',
+      broughtUpBySut: r.broughtUpBySut,
+    });
+  }
+  for (const sc of plan.resolved) {
+    if (sc.parentId !== null || !wanted.has(sc.id) || !sc.binding) continue;
+    for (const step of sc.binding.nemesis) {
+      const action = 'action' in step ? step.action : '';
+      for (const n of nemesisNeeds(step.kind, action)) {
+        const hit = [...out.values()].find((x) => probeKey(x.name) === probeKey(n.name));
+        if (hit) {
+          if (!hit.usedBy.includes(sc.id)) hit.usedBy.push(sc.id);
+          continue;
+        }
+        out.set(norm(n.name), {
+          name: n.name,
+          versionFloor: '',
+          usedBy: [sc.id],
+          installHint: n.hint,
+          origin: 'nemesis',
+          broughtUpBySut: false,
+        });
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** Which probe answers a requirement: a doctor item, a SUT binary, or `command -v <word>`. */
+export function probeKey(requirement: string): string {
+  const r = norm(requirement);
+  if (/iptables/.test(r)) return 'doctor:iptables';
+  if (/netem|^tc\b/.test(r)) return 'doctor:netem';
+  if (/faketime/.test(r)) return 'doctor:libfaketime';
+  if (/dm-flakey|device-mapper|dmsetup/.test(r)) return 'doctor:dm-flakey';
+  if (/\bfuse\b/.test(r)) return 'doctor:fuse';
+  if (/\betcd\b/.test(r)) return 'bin:etcd';
+  if (/\bredis\b/.test(r)) return 'bin:redis-server';
+  const word = r.match(/^[a-z0-9][a-z0-9._+-]*/)?.[0];
+  return word ? `bin:${word}` : `unknown:${r}`;
+}
+
+export interface ProbeAnswer {
+  present: boolean | null;
+  version: string;
+  source: string;
+  fix?: string;
+}
+
+/** Probe every node for each need; present only when present on every node. */
+export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promise<Map<string, ProbeAnswer>> {
+  const out = new Map<string, ProbeAnswer>();
+  const nodes = remote.nodes.map((n) => n.name);
+  const keys = [...new Set(needs.map((n) => probeKey(n.name)))];
+  const doctor = keys.some((k) => k.startsWith('doctor:')) ? await runDoctor(remote) : null;
+  for (const key of keys) {
+    if (key.startsWith('doctor:') && doctor) {
+      const item = key.slice('doctor:'.length);
+      const checks = doctor.nodes.map((n) => ({ node: n.node, c: n.checks.find((c) => c.item === item) }));
+      const missing = checks.filter((x) => x.c?.status === 'missing');
+      const unknown = checks.filter((x) => !x.c || x.c.status === 'unknown');
+      const first = checks.find((x) => x.c?.status === 'ok')?.c;
+      out.set(key, {
+        present: missing.length > 0 ? false : unknown.length > 0 ? null : true,
+        version: first?.value ?? '—',
+        source:
+          missing.length > 0
+            ? `doctor probe: missing on ${missing.map((m) => m.node).join(', ')}${missing[0]?.c?.detail ? ` (${missing[0].c.detail})` : ''}`
+            : unknown.length > 0
+              ? `doctor probe: undetermined on ${unknown.map((m) => m.node).join(', ')}`
+              : `doctor probe on ${nodes.length} node(s)${first?.detail ? `: ${first.detail}` : ''}`,
+        ...(missing[0]?.c?.fix && { fix: missing[0].c.fix }),
+      });
+      continue;
+    }
+    if (key.startsWith('bin:')) {
+      const bin = key.slice(4);
+      const script = `p=$(command -v ${shellQuote(bin)} || true); if [ -n "$p" ]; then echo "path=$p"; echo "version=$("$p" --version 2>/dev/null | head -1)"; fi`;
+      const results = await remote.onNodes(
+        nodes,
+        async (n) => (await remote.exec(n, script, { timeoutMs: 15_000 })).stdout,
+      );
+      const found = results.filter((r) => r.ok && /path=/.test(r.value ?? ''));
+      const failed = results.filter((r) => !r.ok);
+      const version = /version=(.*)/.exec(found[0]?.value ?? '')?.[1]?.trim() || '—';
+      out.set(key, {
+        present: failed.length > 0 ? null : found.length === nodes.length,
+        version,
+        source:
+          failed.length > 0
+            ? `command -v ${bin}: probe failed on ${failed.map((f) => `${f.node} (${errorMessage(f.error)})`).join(', ')}`
+            : found.length === nodes.length
+              ? `command -v ${bin} on ${nodes.length} node(s)`
+              : `command -v ${bin}: missing on ${results
+                  .filter((r) => !/path=/.test(r.value ?? ''))
+                  .map((r) => r.node)
+                  .join(', ')}`,
+      });
+      continue;
+    }
+    out.set(key, { present: null, version: '—', source: 'no probe for this requirement' });
+  }
+  return out;
+}
+
+export interface OperatorAnswers {
+  /** Needs the operator says are unavailable or to be skipped. */
+  skip: ReadonlySet<string>;
+  /** Needs the operator vouches for (used when the probe cannot decide). */
+  assume: ReadonlySet<string>;
+}
+
+export interface ReconciledNeed {
+  need: Need;
+  present: boolean;
+  row: CapabilityRow;
+  /** Install command when missing and trivially installable. */
+  install: string | null;
+  substitute: string | null;
+}
+
+/** Degraded substitutes the nemeses document (spec §7 item 3c); recorded, never silent. */
+const SUBSTITUTES: Record<string, { needs: string; text: string }> = {
+  'doctor:netem': { needs: 'doctor:iptables', text: 'iptables statistic-match drops instead of netem loss' },
+};
+
+/** Operator answers + probe → the matrix rows, with the install command or substitute where one exists. */
+export function reconcile(
+  needs: readonly Need[],
+  probed: ReadonlyMap<string, ProbeAnswer>,
+  answers: OperatorAnswers,
+  onMissing: 'inconclusive' | 'substitute' | 'wait',
+): ReconciledNeed[] {
+  const named = (set: ReadonlySet<string>, n: Need) =>
+    [...set].some((s) => norm(s) === norm(n.name) || probeKey(s) === probeKey(n.name));
+  return needs.map((need) => {
+    const key = probeKey(need.name);
+    const p = probed.get(key) ?? { present: null, version: '—', source: 'not probed' };
+    let present: boolean;
+    let source: string;
+    if (named(answers.skip, need)) {
+      present = false;
+      source = `skipped by the operator${p.present ? ` (the probe found it: ${p.source})` : ''}`;
+    } else if (p.present === null) {
+      present = named(answers.assume, need) || need.broughtUpBySut;
+      source = present
+        ? `${need.broughtUpBySut ? 'brought up by the SUT' : 'assumed by the operator (--assume)'}; ${p.source}`
+        : `${p.source}; not confirmed (use --assume ${need.name} if it is there)`;
+    } else {
+      present = p.present;
+      source = p.source;
+      if (!present && named(answers.assume, need)) source += '; the operator assumed it, the probe overrides';
+    }
+    const hint = p.fix ?? need.installHint;
+    const install = !present && /^\s*(apt-get|apt|dnf|yum) install/.test(hint) ? hint.trim() : null;
+    let substitute: string | null = null;
+    if (!present && onMissing === 'substitute') {
+      const sub = SUBSTITUTES[key];
+      if (sub && probed.get(sub.needs)?.present) {
+        substitute = sub.text;
+        present = true;
+        source = `substitute: ${sub.text} (${source})`;
+      } else source += '; no documented substitute';
+    }
+    if (!present && install) source += `; install: ${install}`;
+    return {
+      need,
+      present,
+      row: { requirement: need.name, present, version: p.version, source },
+      install,
+      substitute,
+    };
+  });
+}
+
+/** The missing needs of one scenario (top-level id), with the reason, for INCONCLUSIVE-env. */
+export function missingFor(
+  scenarioId: string,
+  reconciled: readonly ReconciledNeed[],
+): { name: string; reason: string }[] {
+  const parent = scenarioId.split('/')[0] as string;
+  return reconciled
+    .filter((r) => !r.present && !r.need.broughtUpBySut && r.need.usedBy.includes(parent))
+    .map((r) => ({ name: r.need.name, reason: r.row.source }));
+}

@@ -1,0 +1,57 @@
+import type { Remote } from '../../core/control/types.ts';
+import { errorMessage } from '../../core/util/errors.ts';
+import type { ReconciledNeed } from './capabilities.ts';
+
+/**
+ * `--install`: run the install commands of the missing, trivially installable capabilities on every
+ * node — only after confirmation (`--yes`, or "y" at the terminal prompt), never silently. One node at a
+ * time: local namespace nodes share the host's package database, so parallel apt runs would fight over
+ * its lock.
+ */
+export interface InstallChoice {
+  /** --install was given. */
+  install: boolean;
+  /** --yes was given. */
+  yes: boolean;
+  /** Asks the operator at the terminal; undefined when there is none. */
+  ask?: (question: string) => Promise<string>;
+  print: (line: string) => void;
+}
+
+export interface InstallOutcome {
+  /** Capabilities whose install commands ran (successfully or not: the re-probe decides). */
+  ran: string[];
+  /** Why nothing ran, when something was installable. */
+  declined?: string;
+}
+
+export async function installMissing(
+  remote: Remote,
+  installable: readonly ReconciledNeed[],
+  choice: InstallChoice,
+): Promise<InstallOutcome> {
+  for (const r of installable) choice.print(`missing ${r.need.name}: install with: ${r.install}`);
+  if (installable.length === 0) return { ran: [] };
+  if (!choice.install) return { ran: [], declined: 'no --install' };
+  const confirmed =
+    choice.yes ||
+    (choice.ask !== undefined &&
+      /^y/i.test(await choice.ask(`run ${installable.length} install command(s) on every node? [y/N] `)));
+  if (!confirmed) {
+    choice.print('not installing (no confirmation); the scenarios that need them end INCONCLUSIVE-env');
+    return { ran: [], declined: 'no confirmation' };
+  }
+  const ran: string[] = [];
+  for (const r of installable) {
+    for (const node of remote.nodes.map((n) => n.name)) {
+      await remote
+        .exec(node, `DEBIAN_FRONTEND=noninteractive ${r.install as string}`, {
+          sudo: true,
+          timeoutMs: 600_000,
+        })
+        .catch((err) => choice.print(`${node}: ${r.install}: ${errorMessage(err)}`));
+    }
+    ran.push(r.need.name);
+  }
+  return { ran };
+}

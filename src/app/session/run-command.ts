@@ -1,0 +1,85 @@
+import { sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { UserError } from '../../core/util/errors.ts';
+import { TIER_NAMES, type TierName } from '../plan/binding.ts';
+import { parseDurationMs } from '../run/test-command.ts';
+import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
+
+/** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
+export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlanOptions {
+  if (f.inventory && f.local) throw new UserError('--inventory and --local exclude each other');
+  if (!f.inventory && !f.local) throw new UserError('say where the nodes are: --inventory FILE or --local N');
+  const tier = String(f.tier ?? 'smoke');
+  if (!(TIER_NAMES as readonly string[]).includes(tier))
+    throw new UserError(`--tier: "${tier}" is not a tier (smoke, hardening, release)`);
+  const onMissing = String(f.onMissing ?? 'inconclusive');
+  if (!['inconclusive', 'substitute', 'wait'].includes(onMissing))
+    throw new UserError(`--on-missing: "${onMissing}" (inconclusive, substitute or wait)`);
+  const o: RunPlanOptions = {
+    plan,
+    clusterName: String(f.clusterName ?? 'faultline-run'),
+    keepCluster: f.keepCluster === true,
+    tier: tier as TierName,
+    scenarios: (f.scenario as string[] | undefined) ?? [],
+    out: String(f.out ?? './test-sessions/'),
+    skip: (f.skip as string[] | undefined) ?? [],
+    assume: (f.assume as string[] | undefined) ?? [],
+    install: f.install === true,
+    yes: f.yes === true,
+    onMissing: onMissing as RunPlanOptions['onMissing'],
+    maxReductionRuns: nonNegativeInt(f.maxReductionRuns ?? '6', '--max-reduction-runs'),
+    interactive: f.yes !== true && process.stdin.isTTY === true && process.stderr.isTTY === true,
+    print: (line) => process.stderr.write(`${line}\n`),
+    ssh: sshCliOptionsFrom(f),
+  };
+  if (f.inventory) o.inventory = String(f.inventory);
+  if (f.local !== undefined) {
+    const n = nonNegativeInt(f.local, '--local');
+    if (n < 1) throw new UserError('--local: at least 1 node');
+    o.local = n;
+  }
+  if (f.sutRepo) o.sutRepo = String(f.sutRepo);
+  if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
+  if (f.deadline !== undefined) o.deadlineS = parseDurationMs(String(f.deadline), '--deadline') / 1000;
+  if (f.replay) o.replay = String(f.replay);
+  return o;
+}
+
+function nonNegativeInt(v: unknown, flag: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new UserError(`${flag}: expected a non-negative integer (got ${String(v)})`);
+  return n;
+}
+
+export async function runCommand(plan: string, flags: Record<string, unknown>): Promise<number> {
+  const o = parseRunFlags(plan, flags);
+  const r = await runPlan(o);
+  if (flags.json === true) process.stdout.write(`${JSON.stringify(r)}\n`);
+  else process.stdout.write(verdictTable(r));
+  return r.exitCode;
+}
+
+/** The verdict table and where the report is. */
+export function verdictTable(r: RunPlanResult): string {
+  if (r.sessionDir === null) return '';
+  const head = ['Scenario', 'Verdict', 'Tier met', 'Why'];
+  const rows = r.rows.map((x) => [
+    x.scenario,
+    x.verdict,
+    x.tier,
+    x.reason.length > 100 ? `${x.reason.slice(0, 97)}...` : x.reason,
+  ]);
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(w[i] as number))).join('  ');
+  return [
+    '',
+    fmt(head),
+    fmt(w.map((n) => '-'.repeat(Math.min(n, 60)))),
+    ...rows.map(fmt),
+    '',
+    `session verdict: ${r.verdict ?? '—'} (exit ${r.exitCode})`,
+    `report: ${r.sessionDir}/findings/report.md`,
+    '',
+  ].join('\n');
+}

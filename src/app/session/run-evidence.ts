@@ -1,0 +1,235 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { CheckResult } from '../../../checkers/types.ts';
+import type { FaultRecord } from '../../../nemeses/types.ts';
+import type { HistoryEvent } from '../../core/history/event.ts';
+import type { Operation } from '../../core/history/operation.ts';
+import { pairEvents } from '../../core/history/pair.ts';
+import { loadHistory } from '../../core/history/read.ts';
+import type { Binding } from '../plan/binding.ts';
+import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
+import {
+  faultEvidenceFromRecord,
+  historyFacts,
+  recoveryAfterHeal,
+  scanSutLog,
+  throughputWindows,
+} from '../verdict/index.ts';
+
+/**
+ * What one runner run (a run directory written by `runTest`) proves, as the verdict engine's evidence
+ * pieces: fault windows with their landing signals (times in seconds from the start of the workload),
+ * oracle results, history facts, throughput per window and recovery after heal, SUT log matches, and
+ * per-window metrics (throughput, latency percentiles, error rate) for `metrics/`.
+ */
+export interface RunMeasurement {
+  ops: number;
+  faults: FaultEvidenceRecord[];
+  oracles: OracleResult[];
+  history: ReturnType<typeof historyFacts> & { path: string };
+  throughput: ThroughputWindow[];
+  recovery: ReturnType<typeof recoveryAfterHeal>;
+  sutLog: { filesScanned: number; matches: ReturnType<typeof scanSutLog> };
+  metrics: MetricsWindow[];
+  /** Did the declared checker find a violation (valid false)? */
+  violation: boolean;
+  /** Seconds the main (client) phase ran: its time limit when ops were still flowing at the end. */
+  workloadS: number;
+}
+
+export interface MetricsWindow {
+  startS: number;
+  endS: number;
+  faultActive: boolean;
+  ops: number;
+  opsPerSec: number;
+  errorRate: number;
+  latencyMs: { p50: number | null; p99: number | null; max: number | null };
+}
+
+const WINDOW_S = 2;
+
+/** `durationS` = the workload's time limit: windows cover the workload phase, not recovery and final reads. */
+export async function measureRun(
+  runDir: string,
+  binding: Binding,
+  durationS: number,
+): Promise<RunMeasurement> {
+  const historyPath = join(runDir, 'history.jsonl');
+  const paired = pairEvents(await loadHistory(historyPath, { format: 'jsonl' }));
+  const ops = paired.ops;
+  const records = readJson<FaultRecord[]>(join(runDir, 'faults.json')) ?? [];
+  const ledger = readLedgerTimes(join(runDir, 'ledger.jsonl'));
+  const workloadStart = workloadStartOf(paired.events, ledger);
+  const faults = records.map((r) => faultEvidenceFromRecord(r, workloadStart));
+  // The windows as the history marks them: from when the driver holds the fault active (after inject
+  // returns) to when its heal is done. Ops in these windows must carry fault_epoch.
+  const sec = (iso: string | undefined) =>
+    iso === undefined ? null : Math.max(0, (Date.parse(iso) - workloadStart.getTime()) / 1000);
+  const healedAt = healCompletions(paired.events);
+  const times = faults.map((f) => ({
+    id: f.id,
+    startS: sec(ledger.injected.get(f.id)) ?? f.startS,
+    endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
+  }));
+  const client = ops.filter((o) => o.process !== 'nemesis');
+  // The main phase ran to its time limit when client ops were still being invoked in its last second.
+  const mainInvokes = client.map((o) => o.invokeTime / 1e9).filter((t) => t < durationS);
+  const lastInvoke = mainInvokes.length > 0 ? Math.max(...mainInvokes) : 0;
+  const workloadS = lastInvoke >= durationS - 1 ? durationS : lastInvoke;
+  const throughput = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
+  const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
+  const oracles = results.map((r) => oracleFrom(r, binding));
+  return {
+    ops: client.length,
+    faults,
+    oracles,
+    history: { ...historyFacts(ops, times), path: historyPath },
+    throughput,
+    recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
+    sutLog: scanLogs(runDir),
+    metrics: metricsWindows(client, throughput),
+    violation: oracles.some((o) => o.declared && o.valid === false),
+    workloadS,
+  };
+}
+
+function readJson<T>(path: string): T | null {
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * When each window stopped being marked: the history time of the stop op's completion naming it as
+ * healed (the ledger's heal entry comes later, after its fsync).
+ */
+function healCompletions(events: readonly HistoryEvent[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of events) {
+    if (e.process !== 'nemesis' || e.type === 'invoke') continue;
+    const healed = (e.value as { healed?: unknown } | null)?.healed;
+    if (Array.isArray(healed))
+      for (const id of healed) if (typeof id === 'string' && !out.has(id)) out.set(id, e.time / 1e9);
+  }
+  return out;
+}
+
+const ledgerLine = z.looseObject({ t: z.string(), at: z.string(), id: z.string().optional() });
+
+interface LedgerTimes {
+  injected: Map<string, string>;
+  evidence: Map<string, string>;
+  healed: Map<string, string>;
+}
+
+/** Wall times of the ledger's injected / evidence / heal entries per fault id (torn lines skipped). */
+function readLedgerTimes(path: string): LedgerTimes {
+  const out: LedgerTimes = { injected: new Map(), evidence: new Map(), healed: new Map() };
+  if (!existsSync(path)) return out;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const e = ledgerLine.safeParse(raw);
+    if (!e.success || !e.data.id) continue;
+    if (e.data.t === 'injected') out.injected.set(e.data.id, e.data.at);
+    else if (e.data.t === 'evidence') out.evidence.set(e.data.id, e.data.at);
+    else if (e.data.t === 'heal') out.healed.set(e.data.id, e.data.at);
+  }
+  return out;
+}
+
+/**
+ * The wall-clock instant the workload began (history times are monotonic ns from that instant): the
+ * driver writes a fault's evidence entry to the ledger and completes the nemesis op at once, so the
+ * entry's wall time minus the op's completion time anchors the two clocks (to a few ms).
+ */
+function workloadStartOf(events: readonly HistoryEvent[], ledger: LedgerTimes): Date {
+  for (const e of events) {
+    if (e.process !== 'nemesis' || e.type === 'invoke') continue;
+    const id = (e.value as { id?: unknown } | null)?.id;
+    const at = typeof id === 'string' ? ledger.evidence.get(id) : undefined;
+    if (at) return new Date(Date.parse(at) - e.time / 1e6);
+  }
+  return new Date(0);
+}
+
+/** Checker names differ slightly between the binding and the catalogue (linearizable / linearizability). */
+function sameChecker(a: string, b: string): boolean {
+  const stem = (s: string) => s.toLowerCase().replace(/(ability|able|ity)$/, '');
+  return stem(a) === stem(b);
+}
+
+function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
+  const declared = binding.checkers.some((c) => sameChecker(c, r.checker));
+  const types = [...new Set(r.anomalies.map((a) => String((a as { type?: unknown }).type ?? 'anomaly')))];
+  return {
+    checker: r.checker,
+    declared,
+    ran: r.error === undefined,
+    valid: r.valid,
+    evidence: r.evidence,
+    scope: r.scope,
+    opsConsumed: Math.max(0, Math.round(Number(r.stats.opsConsumed) || 0)),
+    anomalies: r.anomalies.length,
+    anomalyTypes: types,
+    subset: null,
+    mismatch: null,
+    error: r.error ?? null,
+  };
+}
+
+/** SUT logs the runner collected into <runDir>/<node>/. */
+function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<typeof scanSutLog> } {
+  let filesScanned = 0;
+  const matches: ReturnType<typeof scanSutLog> = [];
+  for (const node of readdirSync(runDir)) {
+    const dir = join(runDir, node);
+    if (!statSync(dir).isDirectory()) continue;
+    for (const f of readdirSync(dir)) {
+      const path = join(dir, f);
+      if (!statSync(path).isFile()) continue;
+      filesScanned++;
+      matches.push(...scanSutLog(readFileSync(path, 'utf8'), node, path));
+    }
+  }
+  return { filesScanned, matches };
+}
+
+function percentile(sorted: readonly number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+/** Throughput, latency percentiles (ok ops) and error rate (fail + info) per window. */
+function metricsWindows(client: readonly Operation[], windows: readonly ThroughputWindow[]): MetricsWindow[] {
+  return windows.map((w) => {
+    const inWin = client.filter((o) => {
+      const t = (o.completeTime ?? o.infoTime ?? -1) / 1e9;
+      return t >= w.startS && t < w.endS;
+    });
+    const lat = inWin
+      .filter((o) => o.type === 'ok' && o.completeTime !== null)
+      .map((o) => ((o.completeTime as number) - o.invokeTime) / 1e6)
+      .sort((a, b) => a - b);
+    const errors = inWin.filter((o) => o.type !== 'ok').length;
+    return {
+      startS: w.startS,
+      endS: w.endS,
+      faultActive: w.faultActive,
+      ops: w.ops,
+      opsPerSec: w.ops / (w.endS - w.startS),
+      errorRate: inWin.length === 0 ? 0 : errors / inWin.length,
+      latencyMs: { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: lat.at(-1) ?? null },
+    };
+  });
+}

@@ -1,0 +1,482 @@
+import { execFileSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { SshCliOptions } from '../../core/control/connect.ts';
+import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
+import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
+import { armBinding, type TierName } from '../plan/binding.ts';
+import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
+import type { ResolvedScenario } from '../plan/schema.ts';
+import {
+  createSessionDir,
+  type Finding,
+  findingSchema,
+  SessionLogWriter,
+  type SessionRecord,
+  writeScenarioFinding,
+  writeSessionReports,
+} from '../report/index.ts';
+import {
+  decidePlan,
+  parseEvidence,
+  type ScenarioEvidence,
+  type ScenarioEvidenceInput,
+} from '../verdict/index.ts';
+import type { SessionVerdict } from '../verdict/states.ts';
+import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
+import { openSessionCluster, type SessionCluster } from './cluster.ts';
+import { loadReplayFile } from './fault-windows.ts';
+import { findingFor } from './findings.ts';
+import { installMissing } from './install.ts';
+import { runScenario } from './scenario-run.ts';
+import { discoverToolbox } from './toolbox.ts';
+
+/**
+ * `faultline run PLAN`: plan in, session directory and findings out (spec §6–§7). Validate the plan
+ * (exit 3 when it must not run) → session dir → toolbox discovery → capability probe → each scenario in
+ * plan order (arms as their own rows) → verdicts → reports. Ctrl-C or the global deadline stops new
+ * work, lets the runner heal and close the history, and still writes the report for what ran.
+ */
+export interface RunPlanOptions {
+  plan: string;
+  /** Host-key flags (--accept-new-host-keys …); the inventory's policy otherwise. */
+  ssh?: SshCliOptions;
+  inventory?: string;
+  local?: number;
+  clusterName: string;
+  keepCluster: boolean;
+  tier: TierName;
+  scenarios: string[];
+  out: string;
+  sutRepo?: string;
+  seed?: number;
+  skip: string[];
+  assume: string[];
+  install: boolean;
+  yes: boolean;
+  onMissing: 'inconclusive' | 'substitute' | 'wait';
+  deadlineS?: number;
+  maxReductionRuns: number;
+  replay?: string;
+  /** Ask the operator (terminal on both ends, and no --yes). */
+  interactive: boolean;
+  print: (line: string) => void;
+}
+
+type Reduction = { line: string; path: string; events: string[] };
+
+export interface RunPlanResult {
+  exitCode: number;
+  sessionDir: string | null;
+  verdict: SessionVerdict | null;
+  rows: { scenario: string; verdict: string; tier: string; reason: string }[];
+}
+
+/** Exit codes: DONE 0, FAIL 1, INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED 2, plan must not run 3. */
+export function exitCodeFor(verdict: SessionVerdict): number {
+  if (verdict === 'DONE') return EXIT.valid;
+  if (verdict === 'FAIL') return EXIT.invalid;
+  return EXIT.unknown;
+}
+
+export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
+  const plan = await loadPlan(o.plan);
+  const problems = checkPlan(plan);
+  if (blocking(problems)) {
+    const errors = problems.filter((p) => p.severity === 'error');
+    o.print(`${o.plan}: the plan must not run (${errors.length} error(s)); hand it back to design:`);
+    for (const p of problems) o.print(`  ${formatProblem(o.plan, p)}`);
+    return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
+  }
+  const selected = selectScenarios(plan, o.scenarios);
+  const replay = o.replay ? await loadReplayFile(o.replay) : undefined;
+  if (replay && !selected.some((s) => s.id === replay.scenario))
+    throw new UserError(
+      `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
+    );
+
+  const started = new Date();
+  const sessionDir = await createSessionDir(o.out, plan.slug, started);
+  const record: SessionRecord = {
+    plan,
+    startedAt: started.toISOString(),
+    sessionDir,
+    commit: commitUnderTest(plan),
+    operator: operator(),
+    toolbox: [],
+    capabilities: [],
+    preconditions: {
+      clusterUp: null,
+      observabilityLive: null,
+      baselineCaptured: null,
+      faultPlaneResponsive: null,
+    },
+    timeline: [],
+    evidence: [],
+    verdicts: decidePlan(plan, []),
+    findings: [],
+    artifacts: [],
+  };
+  const log = new SessionLogWriter(record);
+  o.print(`session: ${sessionDir}`);
+
+  // Toolbox discovery, before any scenario.
+  if (o.sutRepo) {
+    const found = discoverToolbox(resolve(o.sutRepo));
+    record.toolbox = found.map((t) => ({
+      path: t.path,
+      role: t.harness ? `${t.role} — existing harness, listed for reuse` : t.role,
+    }));
+    await log.event('session', 'toolbox discovered', `${found.length} item(s) in ${o.sutRepo}`);
+  } else {
+    record.toolbox = [{ path: '(none scanned)', role: 'no --sut-repo given' }];
+    await log.event('session', 'toolbox discovery skipped', 'no --sut-repo given');
+  }
+
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) {
+      o.print(
+        'second interrupt: exiting now; if faults remain: faultline heal --ledger <run>/ledger.jsonl --inventory FILE',
+      );
+      process.exit(130);
+    }
+    o.print(
+      'interrupt: stopping the workload, healing faults, writing the report for what ran (Ctrl-C again to quit now)',
+    );
+    abort.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  const deadline =
+    o.deadlineS !== undefined
+      ? setTimeout(() => {
+          o.print(`deadline of ${o.deadlineS}s reached: stopping`);
+          abort.abort(new Error('deadline'));
+        }, o.deadlineS * 1000)
+      : undefined;
+
+  let cluster: SessionCluster | null = null;
+  let blocked: string | undefined;
+  const reductions = new Map<string, { line: string; path: string; events: string[] } | null>();
+  try {
+    const done = await log.starting('session', 'cluster connect', 30);
+    try {
+      cluster = await openSessionCluster({
+        ...(o.inventory !== undefined && { inventory: o.inventory }),
+        ...(o.local !== undefined && { local: o.local }),
+        clusterName: o.clusterName,
+        ...(o.ssh && { ssh: o.ssh }),
+        log: o.print,
+      });
+      record.preconditions.clusterUp = true;
+      await done(`ok: ${cluster.description}`);
+    } catch (err) {
+      record.preconditions.clusterUp = false;
+      await done(`failed: ${errorMessage(err)}`);
+      if (err instanceof UserError && !/ssh|connect|reach/i.test(err.message)) throw err;
+      blocked = `the cluster could not be reached: ${errorMessage(err)}`;
+    }
+
+    if (cluster) {
+      const reconciled = await capabilityProbe(o, plan, selected, cluster, log);
+      record.capabilities = reconciled.map((r) => r.row);
+      await log.event(
+        'session',
+        'capability matrix',
+        `${reconciled.filter((r) => !r.present).length} missing`,
+      );
+      const seedBase = replay?.seed ?? o.seed ?? randomInt(1, 2 ** 31 - 1);
+      const start = Date.now();
+      for (const sc of selected) {
+        const rows = leafRows(plan, sc);
+        for (const row of rows) {
+          const ev = await runRow(row, reconciled);
+          record.evidence.push(parseEvidence(ev.evidence));
+          reductions.set(row.id, ev.reduction);
+        }
+        record.verdicts = decidePlan(plan, record.evidence);
+        refreshFindings(record, reductions);
+        refreshPreconditions(record);
+        await writeScenarioFinding(record, sc.id);
+        const d = record.verdicts.rows.find((r) => r.scenario === sc.id);
+        await log.event(sc.id, `verdict: ${d?.verdict ?? '?'}`, d?.reasons[0] ?? '');
+        o.print(`${sc.id}: ${d?.verdict ?? '?'} — ${d?.reasons[0] ?? ''}`);
+      }
+
+      async function runRow(row: ResolvedScenario, caps: readonly ReconciledNeed[]) {
+        const binding = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
+        if (!binding)
+          return {
+            evidence: {
+              scenario: row.id,
+              attempted: false,
+              notRunReason: 'no executable binding (faultline block)',
+            },
+            reduction: null,
+          };
+        if (abort.signal.aborted)
+          return {
+            evidence: {
+              scenario: row.id,
+              attempted: false,
+              notRunReason: `not attempted: ${errorMessage(abort.signal.reason)} after ${((Date.now() - start) / 1000).toFixed(0)}s`,
+            },
+            reduction: null,
+          };
+        const missing = missingFor(row.id, caps);
+        if (missing.length > 0) {
+          await log.event(row.id, 'INCONCLUSIVE-env', missing.map((m) => m.name).join(', '));
+          return {
+            evidence: {
+              scenario: row.id,
+              attempted: true,
+              capabilitiesMissing: missing,
+              substitutions: caps.filter((c) => c.substitute).map((c) => `${c.need.name}: ${c.substitute}`),
+            },
+            reduction: null,
+          };
+        }
+        o.print(`${row.id} ${row.name}: running at ${o.tier} tier`);
+        // The scenario's own budget from its tier: every planned run, plus set-up slack; then it stops and
+        // gets the verdict its evidence supports, never a hang.
+        const tierNums = row.tiers[o.tier] ?? row.tiers.smoke;
+        const runs = (tierNums?.seeds ?? 1) + 3 + o.maxReductionRuns;
+        const budgetS = ((tierNums?.durationS ?? 30) + 120) * runs;
+        const scenarioAbort = new AbortController();
+        const follow = () => scenarioAbort.abort(abort.signal.reason);
+        abort.signal.addEventListener('abort', follow);
+        const budget = setTimeout(() => {
+          o.print(`${row.id}: scenario budget of ${budgetS}s spent: stopping it`);
+          scenarioAbort.abort(new Error(`scenario budget of ${budgetS}s spent`));
+        }, budgetS * 1000);
+        const r: { evidence: ScenarioEvidenceInput; reduction: Reduction | null } = await runScenario({
+          sc: row,
+          binding,
+          tier: o.tier,
+          remote: (cluster as SessionCluster).remote,
+          sessionDir,
+          planPath: o.plan,
+          seed: seedBase,
+          log,
+          print: o.print,
+          signal: scenarioAbort.signal,
+          maxReductionRuns: o.maxReductionRuns,
+          ...(replay && replay.scenario === row.id && { replay }),
+          harnessVersion: `faultline ${packageVersion} ${record.commit}`,
+        }).catch(async (err: unknown) => {
+          await log.event(row.id, 'scenario error', errorMessage(err));
+          return {
+            evidence: {
+              scenario: row.id,
+              attempted: true,
+              notes: [`the scenario errored before evidence was complete: ${errorMessage(err)}`],
+            },
+            reduction: null,
+          };
+        });
+        clearTimeout(budget);
+        abort.signal.removeEventListener('abort', follow);
+        const subs = caps.filter(
+          (c) => c.substitute && c.need.usedBy.includes(row.id.split('/')[0] as string),
+        );
+        if (subs.length > 0) r.evidence.substitutions = subs.map((c) => `${c.need.name}: ${c.substitute}`);
+        return r;
+      }
+    }
+  } finally {
+    if (deadline) clearTimeout(deadline);
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    await cluster?.close({ keepCluster: o.keepCluster });
+  }
+
+  for (const r of plan.resolved)
+    if (!selected.some((s) => s.id === (r.parentId ?? r.id)))
+      record.evidence.push(
+        parseEvidence({ scenario: r.id, attempted: false, notRunReason: 'not selected (--scenario)' }),
+      );
+  record.verdicts = decidePlan(plan, record.evidence, blocked);
+  refreshFindings(record, reductions);
+  refreshPreconditions(record);
+  record.artifacts = [
+    { label: 'findings report', path: 'findings/report.md' },
+    { label: 'report data', path: 'findings/report.json' },
+    { label: 'JUnit', path: 'junit.xml' },
+    ...record.evidence.flatMap((e) =>
+      e.artifacts.map((a) => ({ label: `${e.scenario} ${a.label}`, path: a.path })),
+    ),
+  ];
+  await log.event(
+    'session',
+    `session verdict: ${record.verdicts.session.verdict}`,
+    record.verdicts.session.headline,
+  );
+  try {
+    await writeSessionReports(record);
+  } catch (err) {
+    const { renderReport } = await import('../report/index.ts');
+    o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
+    o.print(renderReport(record));
+  }
+  const rows = record.verdicts.rows.map((d) => ({
+    scenario: d.scenario,
+    verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
+    tier: d.tierMet ?? '—',
+    reason: d.reasons[0] ?? '',
+  }));
+  return {
+    exitCode: exitCodeFor(record.verdicts.session.verdict),
+    sessionDir,
+    verdict: record.verdicts.session.verdict,
+    rows,
+  };
+}
+
+function selectScenarios(plan: LoadedPlan, wanted: readonly string[]): ResolvedScenario[] {
+  const top = plan.resolved.filter((r) => r.parentId === null);
+  if (wanted.length === 0) return top;
+  const out: ResolvedScenario[] = [];
+  for (const w of wanted) {
+    const id = w.split('/')[0] as string;
+    const hit = top.find((s) => s.id.toLowerCase() === id.toLowerCase());
+    if (!hit)
+      throw new UserError(
+        `--scenario ${w}: no such scenario in ${plan.source.path} (have ${top.map((s) => s.id).join(', ')})`,
+      );
+    if (!out.includes(hit)) out.push(hit);
+  }
+  return plan.resolved.filter((r) => r.parentId === null && out.includes(r));
+}
+
+/** The rows a scenario runs as: its arms (each tagged with its id), or itself. */
+function leafRows(plan: LoadedPlan, sc: ResolvedScenario): ResolvedScenario[] {
+  const arms = plan.resolved.filter((r) => r.parentId === sc.id);
+  return arms.length > 0 ? arms : [sc];
+}
+
+function refreshFindings(
+  record: SessionRecord,
+  reductions: ReadonlyMap<string, { line: string; path: string; events: string[] } | null>,
+): void {
+  const out: Finding[] = [];
+  for (const d of record.verdicts.rows) {
+    if (!d.verdict.startsWith('FAIL-')) continue;
+    const ev = record.evidence.find((e) => e.scenario === d.scenario);
+    const sc = record.plan.resolved.find((r) => r.id === d.scenario);
+    if (!ev || !sc) continue;
+    out.push(findingSchema.parse(findingFor(out.length + 1, d, sc, ev, reductions.get(d.scenario) ?? null)));
+  }
+  record.findings = out;
+}
+
+/** Preconditions over the scenarios that ran: baseline captured, fault plane responsive. */
+function refreshPreconditions(record: SessionRecord): void {
+  const ran = record.evidence.filter((e: ScenarioEvidence) => e.attempted && e.throughput.length > 0);
+  if (ran.length === 0) return;
+  record.preconditions.baselineCaptured = ran.every((e) =>
+    e.throughput.some((w) => !w.faultActive && w.ops > 0),
+  );
+  record.preconditions.observabilityLive = ran.every((e) => e.sutLog !== null && e.sutLog.filesScanned > 0);
+  const withFaults = ran.filter((e) => e.faultsScheduled > 0);
+  if (withFaults.length > 0)
+    record.preconditions.faultPlaneResponsive = withFaults.every(
+      (e) => !e.notes.some((n) => /fault plane (check failed|NOT responsive)/.test(n)),
+    );
+}
+
+async function capabilityProbe(
+  o: RunPlanOptions,
+  plan: LoadedPlan,
+  selected: readonly ResolvedScenario[],
+  cluster: SessionCluster,
+  log: SessionLogWriter,
+): Promise<ReconciledNeed[]> {
+  const needs = needsOf(
+    plan,
+    selected.map((s) => s.id),
+  );
+  const skip = new Set(o.skip);
+  const assume = new Set(o.assume);
+  if (o.interactive && needs.length > 0) {
+    o.print('this plan needs:');
+    for (const n of needs)
+      o.print(
+        `  - ${n.name}${n.versionFloor ? ` ≥ ${n.versionFloor}` : ''} (used by ${n.usedBy.join(', ')})`,
+      );
+    const answer = await ask(
+      'which are NOT available or should be skipped? (comma-separated, Enter for none) ',
+    );
+    for (const s of answer
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean))
+      skip.add(s);
+  }
+  const done = await log.starting('session', 'capability probe', 20);
+  let probed = await probeNeeds(cluster.remote, needs);
+  let reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
+  const installable = reconciled.filter((r) => !r.present && r.install && !skip.has(r.need.name));
+  const installed = await installMissing(cluster.remote, installable, {
+    install: o.install,
+    yes: o.yes,
+    ...(o.interactive && { ask }),
+    print: o.print,
+  });
+  if (installed.ran.length > 0) {
+    for (const name of installed.ran)
+      await log.event(
+        'session',
+        `installed: ${name}`,
+        installable.find((r) => r.need.name === name)?.install ?? '',
+      );
+    probed = await probeNeeds(cluster.remote, needs);
+    reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
+  }
+  if (o.onMissing === 'wait' && reconciled.some((r) => !r.present)) {
+    if (o.interactive) {
+      await ask('install what is missing on the nodes, then press Enter to probe again ');
+      probed = await probeNeeds(cluster.remote, needs);
+      reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
+    } else {
+      for (const r of reconciled.filter((x) => !x.present))
+        r.row.source += '; --on-missing wait needs a terminal: treated as inconclusive';
+    }
+  }
+  await done(`${reconciled.filter((r) => r.present).length}/${reconciled.length} present`);
+  return reconciled;
+}
+
+async function ask(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+/** The plan's "Change under test", else the faultline checkout's commit (the harness under test). */
+function commitUnderTest(plan: LoadedPlan): string {
+  const change = plan.header.changeUnderTest;
+  let head = 'unknown';
+  try {
+    head = execFileSync('git', ['-C', packageRoot, 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // not a git checkout (an installed package)
+  }
+  return change && !/^N\/A/i.test(change) ? change : `${change ?? 'N/A'} (harness ${head})`;
+}
+
+function operator(): string {
+  try {
+    return `${userInfo().username} (faultline run)`;
+  } catch {
+    return 'faultline run';
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * What the rest of faultline sees of a cluster: named nodes reached over SSH. Nemeses, DB adapters and
+ * the runner depend only on these types; src/core/control/ implements them with ssh2.
+ */
+
+export interface NodeSpec {
+  /** Logical name used everywhere else (n1, n2 …). */
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  identityFile?: string;
+  /** Name of an environment variable holding the SSH password (never the password itself). */
+  passwordEnv?: string;
+  /** Name of an environment variable holding the sudo password. */
+  sudoPasswordEnv?: string;
+  /** `user@host:port` of a jump host, as OpenSSH's ProxyJump. */
+  proxyJump?: string;
+  /** Facts the inventory knows: e.g. local-cluster nodes share the control host's kernel clock. */
+  sharedKernelClock?: boolean;
+  /** Free-form labels (e.g. the network namespace a local node lives in). */
+  labels?: Record<string, string>;
+}
+
+export interface ExecOptions {
+  sudo?: boolean;
+  /** Kill the remote command (not just the channel) after this long. */
+  timeoutMs?: number;
+  stdin?: string | Uint8Array;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** Throw a RemoteCommandError on a non-zero exit (default true). */
+  check?: boolean;
+}
+
+export interface TransferOptions {
+  /** Read or write the remote path with root rights (needed for root-owned paths as a non-root user). */
+  sudo?: boolean;
+}
+
+export interface ExecResult {
+  node: string;
+  command: string;
+  stdout: string;
+  stderr: string;
+  code: number;
+  durationMs: number;
+}
+
+export interface NodeResult<T> {
+  node: string;
+  ok: boolean;
+  value?: T;
+  error?: Error;
+}
+
+/** A connected cluster. `command` strings are passed to the remote shell; build them with `shellQuote`. */
+export interface Remote {
+  readonly nodes: readonly NodeSpec[];
+  node(name: string): NodeSpec;
+  exec(node: string, command: string, opts?: ExecOptions): Promise<ExecResult>;
+  /** With `sudo`, the file goes through a temporary file and is copied into place with root rights. */
+  upload(node: string, localPath: string, remotePath: string, opts?: TransferOptions): Promise<void>;
+  download(node: string, remotePath: string, localPath: string, opts?: TransferOptions): Promise<void>;
+  onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]>;
+  close(): Promise<void>;
+}

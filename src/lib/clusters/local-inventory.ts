@@ -1,0 +1,28 @@
+import { stringify } from 'yaml';
+import type { NodeSpec } from '../../core/control/types.ts';
+
+/** A local cluster as `cluster up` leaves it. */
+export interface LocalCluster {
+  name: string;
+  inventoryPath: string;
+  knownHostsPath: string;
+  identityFile: string;
+  subnet: string;
+  nodes: NodeSpec[];
+}
+
+/** The inventory file `cluster up` writes: readable by `loadInventory` and by people. */
+export function renderLocalInventory(cluster: LocalCluster): string {
+  const doc = {
+    knownHosts: cluster.knownHostsPath,
+    defaults: {
+      user: 'root',
+      port: 22,
+      identityFile: cluster.identityFile,
+      // Every node runs on this host's kernel: one clock for all, so clock-setting faults must refuse.
+      sharedKernelClock: true,
+    },
+    nodes: Object.fromEntries(cluster.nodes.map((n) => [n.name, { host: n.host, labels: n.labels ?? {} }])),
+  };
+  return `# faultline local cluster "${cluster.name}" (${cluster.subnet}), written by \`faultline cluster up\`.\n# Remove it with: faultline cluster down --name ${cluster.name}\n${stringify(doc)}`;
+}

@@ -1,0 +1,533 @@
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { connectRemote } from '../../core/control/ssh-remote.ts';
+import type { NodeSpec } from '../../core/control/types.ts';
+import { UserError } from '../../core/util/errors.ts';
+import { log } from '../../core/util/log.ts';
+import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
+import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
+import {
+  bridgeName,
+  isClusterNetns,
+  netnsName,
+  validateClusterName,
+  vethHostName,
+  vethPeerName,
+} from './local-names.ts';
+import { clusterDir, clustersDir, subnetClaimsDir } from './state-dir.ts';
+import { claimedSubnets, claimSubnet, releaseSubnet } from './subnet.ts';
+
+/**
+ * A cluster of N "nodes" on this host. Each node is a network namespace joined to a private bridge by a
+ * veth pair, and inside it an sshd that is PID 1 of its own PID namespace, with its own UTS namespace
+ * (hostname n1…) and mount namespace (own /proc, /root, /tmp and an /etc/hosts naming every node). So
+ * `pkill` on one node cannot see another's processes, killing a node's sshd ends everything on it, and
+ * root's shell start-up files on this host (pyenv …) are not paid on every command. All nodes share the
+ * host kernel, hence its clock: the inventory says so (`sharedKernelClock: true`).
+ */
+
+const NodeStateSchema = z.object({
+  name: z.string(),
+  netns: z.string(),
+  address: z.string(),
+  vethHost: z.string(),
+  vethPeer: z.string(),
+  launcherPid: z.number().int().nullable(),
+});
+
+const ClusterStateSchema = z.object({
+  name: z.string(),
+  subnet: z.string(),
+  prefix: z.string(),
+  bridge: z.string(),
+  bridgeAddress: z.string(),
+  createdAt: z.string(),
+  nodes: z.array(NodeStateSchema),
+});
+
+export type LocalClusterState = z.infer<typeof ClusterStateSchema>;
+
+export type { LocalCluster } from './local-inventory.ts';
+
+export interface LocalClusterUpOptions {
+  nodes: number;
+  name?: string;
+  /** A /24 like 10.213.9.0/24; default: the first free one in 10.213.0.0/16. */
+  subnet?: string;
+  /** How long to wait for every sshd to accept connections. */
+  readyTimeoutMs?: number;
+}
+
+export const DEFAULT_CLUSTER_NAME = 'local';
+const MAX_NODES = 64;
+
+const statePath = (name: string) => join(clusterDir(name), 'state.json');
+
+function writeState(state: LocalClusterState): void {
+  writeFileSync(statePath(state.name), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+export function readClusterState(name: string): LocalClusterState | null {
+  const p = statePath(name);
+  if (!existsSync(p)) return null;
+  const parsed = ClusterStateSchema.safeParse(JSON.parse(readFileSync(p, 'utf8')));
+  if (!parsed.success)
+    throw new UserError(
+      `${p}: corrupt cluster state (${parsed.error.issues[0]?.message ?? 'invalid'}); run cluster down --name ${name}`,
+    );
+  return parsed.data;
+}
+
+function nodeSpecs(state: LocalClusterState, identityFile: string): NodeSpec[] {
+  return state.nodes.map((n) => ({
+    name: n.name,
+    host: n.address,
+    port: 22,
+    user: 'root',
+    identityFile,
+    sharedKernelClock: true,
+    labels: { cluster: state.name, netns: n.netns },
+  }));
+}
+
+function describe(state: LocalClusterState): LocalCluster {
+  const dir = clusterDir(state.name);
+  const identityFile = join(dir, 'id_ed25519');
+  return {
+    name: state.name,
+    inventoryPath: join(dir, 'inventory.yaml'),
+    knownHostsPath: join(dir, 'known_hosts'),
+    identityFile,
+    subnet: state.subnet,
+    nodes: nodeSpecs(state, identityFile),
+  };
+}
+
+function sshdConfig(dir: string, node: string, address: string): string {
+  const nodeDir = join(dir, 'nodes', node);
+  return [
+    `# faultline local cluster node ${node}`,
+    `ListenAddress ${address}:22`,
+    `HostKey ${join(nodeDir, 'ssh_host_ed25519_key')}`,
+    'PidFile none',
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    'PermitRootLogin prohibit-password',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM no',
+    'UseDNS no',
+    'PrintMotd no',
+    'PrintLastLog no',
+    // OpenSSH's default: the control node's channel semaphore must keep us under it.
+    'MaxSessions 10',
+    'MaxStartups 64:30:128',
+    'ClientAliveInterval 0',
+    'Subsystem sftp internal-sftp',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The script run as PID 1's parent inside a node's fresh namespaces: set the hostname, give the node its
+ * own /root, /tmp and /etc/hosts, then become sshd.
+ */
+function nodeInitScript(dir: string, node: string, configPath: string): string {
+  const nodeDir = join(dir, 'nodes', node);
+  return [
+    'set -e',
+    `hostname ${node}`,
+    `mount --bind ${join(nodeDir, 'root')} /root`,
+    `mount --bind ${join(nodeDir, 'tmp')} /tmp`,
+    `mount --bind ${join(dir, 'hosts')} /etc/hosts`,
+    `exec ${sshdPath()} -D -f ${configPath} -E ${join(nodeDir, 'sshd.log')}`,
+  ].join('\n');
+}
+
+function startNodeSshd(dir: string, node: string, netns: string): number {
+  const nodeDir = join(dir, 'nodes', node);
+  const configPath = join(nodeDir, 'sshd_config');
+  const out = openSync(join(nodeDir, 'launcher.log'), 'a');
+  // --kill-child: if the launcher dies, the node's PID 1 (sshd) and with it the whole node die too.
+  const child = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      netns,
+      'unshare',
+      '--uts',
+      '--pid',
+      '--mount',
+      '--fork',
+      '--kill-child',
+      '--mount-proc',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/sh',
+      '-c',
+      nodeInitScript(dir, node, configPath),
+    ],
+    { detached: true, stdio: ['ignore', out, out] },
+  );
+  child.unref();
+  closeSync(out);
+  if (child.pid === undefined) throw new Error(`cannot start sshd for ${node}`);
+  return child.pid;
+}
+
+function tcpOpen(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host, port });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(timeoutMs, () => done(false));
+    // Wait for the SSH banner, not just the accept: sshd is really serving then.
+    sock.once('data', (d) => done(d.toString('latin1').startsWith('SSH-')));
+    sock.once('error', () => done(false));
+  });
+}
+
+async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(state.nodes);
+  while (pending.size > 0) {
+    for (const n of [...pending]) if (await tcpOpen(n.address, 22, 500)) pending.delete(n);
+    if (pending.size === 0) return;
+    if (Date.now() > deadline) {
+      const names = [...pending].map((n) => n.name).join(', ');
+      const logs = [...pending]
+        .map((n) => join(clusterDir(state.name), 'nodes', n.name, 'sshd.log'))
+        .join(' ');
+      throw new Error(`sshd did not come up on ${names} within ${timeoutMs} ms (see ${logs})`);
+    }
+    await sleep(50);
+  }
+}
+
+async function keygen(path: string, comment: string): Promise<string> {
+  await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', path]);
+  return readFileSync(`${path}.pub`, 'utf8').trim();
+}
+
+/** Build a local cluster. Anything half-built is torn down again if a step fails. */
+export async function localClusterUp(opts: LocalClusterUpOptions): Promise<LocalCluster> {
+  assertLocalClusterPossible();
+  const name = opts.name ?? DEFAULT_CLUSTER_NAME;
+  validateClusterName(name);
+  if (!Number.isInteger(opts.nodes) || opts.nodes < 1 || opts.nodes > MAX_NODES) {
+    throw new UserError(`--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_NODES}`);
+  }
+  const dir = clusterDir(name);
+  if (existsSync(statePath(name))) {
+    throw new UserError(
+      `local cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
+    );
+  }
+  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
+  try {
+    subnet = await claimSubnet(name, opts.subnet);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
+  const state: LocalClusterState = {
+    name,
+    subnet: subnet.cidr,
+    prefix: subnet.prefix,
+    bridge: bridgeName(name),
+    bridgeAddress: `${subnet.prefix}.1`,
+    createdAt: new Date().toISOString(),
+    nodes: nodeNames.map((n, i) => ({
+      name: n,
+      netns: netnsName(name, n),
+      address: `${subnet.prefix}.${11 + i}`,
+      vethHost: vethHostName(name, i + 1),
+      vethPeer: vethPeerName(name, i + 1),
+      launcherPid: null,
+    })),
+  };
+  // Recorded before anything exists, so a crash at any later point can still be cleaned up.
+  writeState(state);
+  try {
+    const identityFile = join(dir, 'id_ed25519');
+    const clusterPub = await keygen(identityFile, `faultline-cluster-${name}`);
+    writeFileSync(join(dir, 'authorized_keys'), `${clusterPub}\n`, { mode: 0o600 });
+    writeFileSync(
+      join(dir, 'hosts'),
+      `127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n${state.nodes.map((n) => `${n.address} ${n.name}`).join('\n')}\n`,
+    );
+    chmodSync(join(dir, 'hosts'), 0o644);
+
+    const batch: string[] = [
+      `link add ${state.bridge} type bridge`,
+      `addr add ${state.bridgeAddress}/24 dev ${state.bridge}`,
+      `link set ${state.bridge} up`,
+    ];
+    for (const n of state.nodes) {
+      batch.push(
+        `netns add ${n.netns}`,
+        `link add ${n.vethHost} type veth peer name ${n.vethPeer}`,
+        `link set ${n.vethPeer} netns ${n.netns}`,
+        `link set ${n.vethHost} master ${state.bridge} up`,
+      );
+    }
+    await run('ip', ['-batch', '-'], { input: `${batch.join('\n')}\n` });
+    await Promise.all(
+      state.nodes.map((n) =>
+        run('ip', ['-n', n.netns, '-batch', '-'], {
+          input: `link set ${n.vethPeer} name eth0\naddr add ${n.address}/24 dev eth0\nlink set eth0 up\nlink set lo up\n`,
+        }),
+      ),
+    );
+
+    const hostKeys = await Promise.all(
+      state.nodes.map(async (n) => {
+        const nodeDir = join(dir, 'nodes', n.name);
+        mkdirSync(join(nodeDir, 'root', '.ssh'), { recursive: true, mode: 0o700 });
+        mkdirSync(join(nodeDir, 'tmp'), { recursive: true });
+        chmodSync(join(nodeDir, 'tmp'), 0o1777);
+        // Empty shell start-up files: commands on a node must not pay for the host's ~/.bashrc.
+        writeFileSync(join(nodeDir, 'root', '.bashrc'), '');
+        writeFileSync(join(nodeDir, 'root', '.profile'), '');
+        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address));
+        const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
+        return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
+      }),
+    );
+    writeFileSync(join(dir, 'known_hosts'), `${hostKeys.join('\n')}\n`);
+
+    mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
+    for (const n of state.nodes) n.launcherPid = startNodeSshd(dir, n.name, n.netns);
+    writeState(state);
+    await waitForSshd(state, opts.readyTimeoutMs ?? 15_000);
+
+    const cluster = describe(state);
+    writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
+    log().info(
+      { cluster: name, nodes: opts.nodes, subnet: subnet.cidr, inventory: cluster.inventoryPath },
+      'local cluster up',
+    );
+    return cluster;
+  } catch (err) {
+    await localClusterDown(name).catch(() => undefined);
+    throw err instanceof UserError
+      ? err
+      : new UserError(`cluster up ${name} failed: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export interface LocalClusterDownReport {
+  name: string;
+  removedNetns: string[];
+  removedLinks: string[];
+  killedPids: number[];
+  existed: boolean;
+}
+
+async function listNetns(): Promise<string[]> {
+  const out = await run('ip', ['netns', 'list']).catch(() => '');
+  return out
+    .split('\n')
+    .map((l) => l.split(/\s+/)[0] ?? '')
+    .filter(Boolean);
+}
+
+async function netnsPids(netns: string): Promise<number[]> {
+  const out = await run('ip', ['netns', 'pids', netns]).catch(() => '');
+  return out
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+    .filter((p) => Number.isInteger(p) && p > 0);
+}
+
+async function linkExists(link: string): Promise<boolean> {
+  return runQuiet('ip', ['link', 'show', 'dev', link]);
+}
+
+/**
+ * Remove everything a cluster made: processes in its namespaces, the namespaces, veths, the bridge, the
+ * subnet claim and the state directory (keys included). Names are derived from the cluster name, so this
+ * works without a state file and running it twice is harmless.
+ */
+export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Promise<LocalClusterDownReport> {
+  validateClusterName(name);
+  assertLocalClusterPossible();
+  const state = (() => {
+    try {
+      return readClusterState(name);
+    } catch {
+      return null;
+    }
+  })();
+  const report: LocalClusterDownReport = {
+    name,
+    removedNetns: [],
+    removedLinks: [],
+    killedPids: [],
+    existed: false,
+  };
+  const namespaces = (await listNetns()).filter((ns) => isClusterNetns(name, ns));
+  for (const ns of namespaces) {
+    const pids = await netnsPids(ns);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        report.killedPids.push(pid);
+      } catch {}
+    }
+  }
+  for (const ns of namespaces) {
+    // A killed PID namespace may need a moment to release the netns; retry briefly.
+    for (let i = 0; i < 20; i++) {
+      if (await runQuiet('ip', ['netns', 'del', ns])) {
+        report.removedNetns.push(ns);
+        break;
+      }
+      await sleep(50);
+    }
+  }
+  const links = [bridgeName(name), ...(state?.nodes.map((n) => n.vethHost) ?? [])];
+  for (let i = 1; i <= MAX_NODES && !state; i++) links.push(vethHostName(name, i));
+  for (const link of links) {
+    if ((await linkExists(link)) && (await runQuiet('ip', ['link', 'del', 'dev', link])))
+      report.removedLinks.push(link);
+  }
+  if (state) releaseSubnet(state.prefix);
+  for (const prefix of claimedSubnets()) {
+    try {
+      if (readFileSync(join(subnetClaimsDir(), prefix), 'utf8').trim() === name) releaseSubnet(prefix);
+    } catch {}
+  }
+  const dir = clusterDir(name);
+  report.existed =
+    state !== null || namespaces.length > 0 || report.removedLinks.length > 0 || existsSync(dir);
+  rmSync(dir, { recursive: true, force: true });
+  return report;
+}
+
+export interface NodeHealth {
+  name: string;
+  address: string;
+  netns: boolean;
+  processes: number;
+  sshd: boolean;
+  /** A command ran over SSH with the cluster key and host-key checking, and the hostname was right. */
+  ssh: boolean;
+  sshLatencyMs: number | null;
+  error?: string;
+}
+
+export interface LocalClusterStatus {
+  name: string;
+  exists: boolean;
+  subnet?: string;
+  bridge?: { name: string; up: boolean };
+  inventoryPath?: string;
+  nodes: NodeHealth[];
+  healthy: boolean;
+}
+
+export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): Promise<LocalClusterStatus> {
+  validateClusterName(name);
+  const state = readClusterState(name);
+  if (!state) return { name, exists: false, nodes: [], healthy: false };
+  const namespaces = new Set(which('ip') ? await listNetns() : []);
+  const bridgeUp = (await run('ip', ['-o', 'link', 'show', 'dev', state.bridge]).catch(() => '')).includes(
+    'UP',
+  );
+  const cluster = describe(state);
+  const remote = await connectRemote(cluster.nodes, {
+    knownHostsFiles: [cluster.knownHostsPath],
+    eager: false,
+    connectAttempts: 1,
+    connectTimeoutMs: 3000,
+  });
+  const nodes = await Promise.all(
+    state.nodes.map(async (n): Promise<NodeHealth> => {
+      const has = namespaces.has(n.netns);
+      const health: NodeHealth = {
+        name: n.name,
+        address: n.address,
+        netns: has,
+        processes: has ? (await netnsPids(n.netns)).length : 0,
+        sshd: await tcpOpen(n.address, 22, 1000),
+        ssh: false,
+        sshLatencyMs: null,
+      };
+      if (health.sshd) {
+        try {
+          const r = await remote.exec(n.name, 'hostname', { timeoutMs: 5000 });
+          health.ssh = r.stdout.trim() === n.name;
+          health.sshLatencyMs = Math.round(r.durationMs * 10) / 10;
+          if (!health.ssh) health.error = `hostname is ${JSON.stringify(r.stdout.trim())}`;
+        } catch (err) {
+          health.error = (err as Error).message;
+        }
+      }
+      return health;
+    }),
+  );
+  await remote.close();
+  return {
+    name,
+    exists: true,
+    subnet: state.subnet,
+    bridge: { name: state.bridge, up: bridgeUp },
+    inventoryPath: cluster.inventoryPath,
+    nodes,
+    healthy: bridgeUp && nodes.every((n) => n.netns && n.sshd && n.ssh),
+  };
+}
+
+/** The cluster handle for an existing cluster (e.g. one brought up by another process). */
+export function localCluster(name: string = DEFAULT_CLUSTER_NAME): LocalCluster {
+  const state = readClusterState(name);
+  if (!state) throw new UserError(`no local cluster named ${name}; run: faultline cluster up --name ${name}`);
+  return describe(state);
+}
+
+export function listLocalClusters(): string[] {
+  try {
+    return readdirSync(clustersDir()).filter((n) => existsSync(statePath(n)));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The local cluster `name` with `nodes` nodes: reused when it is already up with that size, brought up
+ * when absent. `created` tells the caller whether it owns the teardown.
+ */
+export async function ensureLocalCluster(
+  name: string,
+  nodes: number,
+): Promise<{ cluster: LocalCluster; created: boolean }> {
+  const existing = readClusterState(name);
+  if (existing && existing.nodes.length !== nodes)
+    throw new UserError(
+      `local cluster ${name} has ${existing.nodes.length} nodes, not ${nodes}; run: faultline cluster down --name ${name}`,
+    );
+  if (existing) return { cluster: localCluster(name), created: false };
+  return { cluster: await localClusterUp({ nodes, name }), created: true };
+}

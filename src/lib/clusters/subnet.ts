@@ -1,0 +1,85 @@
+import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../../core/util/errors.ts';
+import { run } from './host-tools.ts';
+import { subnetClaimsDir } from './state-dir.ts';
+
+/** Local clusters take /24s from 10.213.0.0/16 unless told otherwise. Nothing routes it off the host. */
+export const DEFAULT_POOL_PREFIX = '10.213';
+
+export interface Subnet {
+  /** e.g. "10.213.4" */
+  prefix: string;
+  cidr: string;
+}
+
+export function parseSubnet(cidr: string): Subnet {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.0\/24$/.exec(cidr);
+  const octets = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [];
+  if (!m || octets.some((o) => o > 255))
+    throw new UserError(`--subnet ${cidr}: expected a /24 like 10.213.7.0/24`);
+  const [a, b] = octets as [number, number, number];
+  const isPrivate = a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+  if (!isPrivate)
+    throw new UserError(`--subnet ${cidr}: must be in a private range (10/8, 172.16/12, 192.168/16)`);
+  const prefix = octets.join('.');
+  return { prefix, cidr };
+}
+
+/** /24 prefixes that already have an address or route on this host (ours or anyone's). */
+async function prefixesInUse(): Promise<Set<string>> {
+  const used = new Set<string>();
+  const text = `${await run('ip', ['-4', '-o', 'addr', 'show'])}\n${await run('ip', ['-4', 'route', 'show'])}`;
+  for (const m of text.matchAll(/\b(\d+\.\d+\.\d+)\.\d+(?:\/(\d+))?/g)) {
+    const bits = Number(m[2] ?? 32);
+    if (bits >= 24) used.add(m[1] as string);
+  }
+  return used;
+}
+
+/**
+ * Claim a /24 for a cluster by creating `<state>/subnets/<prefix>` exclusively: two `cluster up`s racing
+ * each other cannot both win the same file. The file holds the cluster name.
+ */
+export async function claimSubnet(cluster: string, requested?: string): Promise<Subnet> {
+  mkdirSync(subnetClaimsDir(), { recursive: true, mode: 0o755 });
+  const inUse = await prefixesInUse();
+  const candidates = requested
+    ? [parseSubnet(requested)]
+    : Array.from({ length: 254 }, (_, i) => ({
+        prefix: `${DEFAULT_POOL_PREFIX}.${i + 1}`,
+        cidr: `${DEFAULT_POOL_PREFIX}.${i + 1}.0/24`,
+      }));
+  for (const s of candidates) {
+    if (inUse.has(s.prefix)) {
+      if (requested) throw new UserError(`--subnet ${requested} is already in use on this host`);
+      continue;
+    }
+    try {
+      const fd = openSync(join(subnetClaimsDir(), s.prefix), 'wx');
+      writeSync(fd, `${cluster}\n`);
+      closeSync(fd);
+      return s;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (requested) throw new UserError(`--subnet ${requested} is claimed by another faultline cluster`);
+    }
+  }
+  throw new UserError(
+    `no free /24 left in ${DEFAULT_POOL_PREFIX}.0.0/16; remove old clusters or pass --subnet`,
+  );
+}
+
+export function releaseSubnet(prefix: string): void {
+  try {
+    unlinkSync(join(subnetClaimsDir(), prefix));
+  } catch {}
+}
+
+export function claimedSubnets(): string[] {
+  try {
+    return readdirSync(subnetClaimsDir());
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,142 @@
+import { basename } from 'node:path';
+import { RemoteChannelError } from '../../core/control/errors.ts';
+import { shellJoin, shellQuote } from '../../core/control/quote.ts';
+import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
+import { log } from '../../core/util/log.ts';
+
+/**
+ * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
+ * resumes a DB process. Works on any Linux node (setsid/nohup/kill only) and, on the local cluster,
+ * inside each node's own PID namespace (the pid in the file is the node's view).
+ */
+export interface DaemonSpec {
+  binary: string;
+  /** The process name (/proc/PID/comm) when `binary` is a wrapper that execs the real one. */
+  processName?: string;
+  args: readonly string[];
+  pidFile: string;
+  logFile: string;
+  cwd: string;
+}
+
+/**
+ * Runs a command that is safe to repeat (kill by pidfile, mkdir, rm, a status probe) and repeats it when
+ * the SSH channel was lost mid-command (the outcome is then unknown, and repeating is harmless).
+ * Bounded: 3 attempts.
+ */
+export async function execIdempotent(
+  remote: Remote,
+  node: string,
+  command: string,
+  opts: ExecOptions = {},
+): Promise<ExecResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await remote.exec(node, command, opts);
+    } catch (err) {
+      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
+      log().warn(
+        { node, attempt, err: err.message },
+        'SSH channel lost during an idempotent command; repeating it',
+      );
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
+/** Start unless already running. The daemon is detached (setsid) so it outlives the SSH channel. */
+export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
+  const name = d.processName ?? basename(d.binary);
+  if (await daemonRunning(remote, node, d.pidFile, name)) return;
+  // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
+  const cmd =
+    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
+    `{ setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
+    `echo $! > ${shellQuote(d.pidFile)}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+      return;
+    } catch (err) {
+      // Channel lost: the daemon may or may not have started. Start again only if it is not running.
+      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
+      const name = d.processName ?? basename(d.binary);
+      if (await daemonRunning(remote, node, d.pidFile, name)) return;
+    }
+  }
+}
+
+export async function daemonPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
+  const r = await execIdempotent(remote, node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
+    sudo: true,
+    check: false,
+  });
+  const pid = Number.parseInt(r.stdout.trim(), 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/**
+ * Shell snippet: sets p to the pid in the pidfile only when that process is alive and really is `name`
+ * (a pidfile left by an earlier incarnation of the node may name an unrelated process, even its sshd).
+ */
+function livePid(pidFile: string, name: string): string {
+  const pf = shellQuote(pidFile);
+  return `p=""; if test -s ${pf}; then q="$(cat ${pf})"; if [ "$(cat /proc/$q/comm 2>/dev/null)" = ${shellQuote(name.slice(0, 15))} ]; then p="$q"; fi; fi`;
+}
+
+export async function daemonRunning(
+  remote: Remote,
+  node: string,
+  pidFile: string,
+  name: string,
+): Promise<boolean> {
+  const r = await execIdempotent(remote, node, `${livePid(pidFile, name)}; test -n "$p"`, {
+    sudo: true,
+    check: false,
+    timeoutMs: 15_000,
+  });
+  return r.code === 0;
+}
+
+/** SIGKILL by pidfile, wait (bounded) until the process is gone, remove the pidfile. */
+export async function killDaemon(remote: Remote, node: string, pidFile: string, name: string): Promise<void> {
+  const pf = shellQuote(pidFile);
+  const cmd = [
+    livePid(pidFile, name),
+    `if test -n "$p"; then :`,
+    // resume first: a stopped process still dies on SIGKILL, but CONT keeps later state checks simple
+    'kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null',
+    'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
+    `kill -0 "$p" 2>/dev/null && { echo "pid $p still alive" >&2; exit 1; }; fi`,
+    `rm -f ${pf}`,
+  ].join('; ');
+  await execIdempotent(remote, node, cmd, { sudo: true, timeoutMs: 30_000 });
+}
+
+export async function signalDaemon(
+  remote: Remote,
+  node: string,
+  pidFile: string,
+  name: string,
+  signal: 'STOP' | 'CONT',
+): Promise<void> {
+  const cmd = `${livePid(pidFile, name)}; test -n "$p" || { echo "${name} is not running" >&2; exit 1; }; kill -${signal} "$p"`;
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 15_000 });
+}
+
+/** Install a Debian package unless `binary` is already on the PATH. */
+export async function ensureDebianPackage(
+  remote: Remote,
+  node: string,
+  binary: string,
+  pkg: string,
+): Promise<void> {
+  const has = await execIdempotent(remote, node, `command -v ${shellQuote(binary)} >/dev/null`, {
+    check: false,
+  });
+  if (has.code === 0) return;
+  await execIdempotent(remote, node, `DEBIAN_FRONTEND=noninteractive apt-get install -y ${shellQuote(pkg)}`, {
+    sudo: true,
+    timeoutMs: 600_000,
+  });
+}

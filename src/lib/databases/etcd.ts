@@ -1,0 +1,231 @@
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { shellQuote } from '../../core/control/quote.ts';
+import type { NodeSpec } from '../../core/control/types.ts';
+import { UserError } from '../../core/util/errors.ts';
+import { log } from '../../core/util/log.ts';
+import { EtcdHttp } from '../clients/etcd-http.ts';
+import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import type { DB, DbContext } from './types.ts';
+
+/**
+ * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from a
+ * release tarball whose sha256 is verified on the node. Each member has its own directory with data dir,
+ * pidfile and log; it listens on 2379 (clients) and 2380 (peers) and advertises the node's address.
+ * The first boot uses --initial-cluster-state new; restarts after a kill reuse the data dir, where etcd
+ * ignores the initial-cluster flags.
+ */
+export interface EtcdOptions {
+  /** Where member directories live on the nodes (one sub-directory per cluster and node). */
+  baseDir?: string;
+  /** Release tarball instead of the Debian package: URL and its sha256. */
+  tarball?: { url: string; sha256: string };
+  /** Low, as Jepsen does, to exercise snapshots. */
+  snapshotCount?: number;
+  clientPort?: number;
+  peerPort?: number;
+}
+
+const DEFAULT_BASE = '/var/lib/faultline/etcd';
+
+export class EtcdDb implements DB {
+  readonly name = 'etcd';
+  readonly processName = 'etcd';
+  private readonly wrappers = new Map<string, string>();
+
+  setWrapper(node: string, wrapperPath: string | null): void {
+    if (wrapperPath === null) this.wrappers.delete(node);
+    else this.wrappers.set(node, wrapperPath);
+  }
+  private readonly base: string;
+  private readonly clientPort: number;
+  private readonly peerPort: number;
+  private binary = 'etcd';
+
+  constructor(private readonly opts: EtcdOptions = {}) {
+    this.base = opts.baseDir ?? DEFAULT_BASE;
+    this.clientPort = opts.clientPort ?? 2379;
+    this.peerPort = opts.peerPort ?? 2380;
+  }
+
+  private spec(ctx: DbContext, node: string): NodeSpec {
+    return ctx.remote.node(node);
+  }
+
+  /** Per cluster and node, so several local clusters (same node names) never share a directory. */
+  dir(ctx: DbContext, node: string): string {
+    const spec = this.spec(ctx, node);
+    const cluster = spec.labels?.cluster ?? spec.host;
+    return `${this.base}/${cluster}/${node}`;
+  }
+
+  pidFile(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/etcd.pid`;
+  }
+
+  private logFile(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/etcd.log`;
+  }
+
+  clientAddress(ctx: DbContext, node: string): string {
+    return `http://${this.spec(ctx, node).host}:${this.clientPort}`;
+  }
+
+  private peerUrl(ctx: DbContext, node: string): string {
+    return `http://${this.spec(ctx, node).host}:${this.peerPort}`;
+  }
+
+  async install(ctx: DbContext, node: string): Promise<void> {
+    if (!this.opts.tarball) {
+      await ensureDebianPackage(ctx.remote, node, 'etcd', 'etcd-server');
+      this.binary = 'etcd';
+      return;
+    }
+    const { url, sha256 } = this.opts.tarball;
+    if (!/^[0-9a-f]{64}$/i.test(sha256))
+      throw new UserError(`etcd tarball sha256 must be 64 hex digits (got ${sha256})`);
+    const optDir = `${this.base}/dist`;
+    const tgz = `${optDir}/etcd.tar.gz`;
+    const cmd = [
+      `mkdir -p ${shellQuote(optDir)}`,
+      `curl -fsSL -o ${shellQuote(tgz)} ${shellQuote(url)}`,
+      `echo ${shellQuote(`${sha256}  ${tgz}`)} | sha256sum -c --quiet -`,
+      `tar -xzf ${shellQuote(tgz)} -C ${shellQuote(optDir)} --strip-components=1`,
+    ].join(' && ');
+    await ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 600_000 });
+    this.binary = `${optDir}/etcd`;
+  }
+
+  private args(ctx: DbContext, node: string): string[] {
+    const dir = this.dir(ctx, node);
+    const cluster = ctx.nodes.map((n) => `${n}=${this.peerUrl(ctx, n)}`).join(',');
+    return [
+      '--name',
+      node,
+      '--data-dir',
+      `${dir}/data`,
+      '--listen-client-urls',
+      `http://0.0.0.0:${this.clientPort}`,
+      '--advertise-client-urls',
+      this.clientAddress(ctx, node),
+      '--listen-peer-urls',
+      `http://0.0.0.0:${this.peerPort}`,
+      '--initial-advertise-peer-urls',
+      this.peerUrl(ctx, node),
+      '--initial-cluster',
+      cluster,
+      '--initial-cluster-state',
+      'new',
+      '--initial-cluster-token',
+      `faultline-${ctx.nodes.join('-')}`,
+      '--snapshot-count',
+      String(this.opts.snapshotCount ?? 100),
+      '--logger',
+      'zap',
+      '--log-outputs',
+      'stderr',
+    ];
+  }
+
+  async setup(ctx: DbContext, node: string): Promise<void> {
+    await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await this.start(ctx, node);
+  }
+
+  async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const pending = new Set(ctx.nodes);
+    let lastErr = '';
+    while (pending.size > 0) {
+      for (const node of [...pending]) {
+        try {
+          const res = await fetch(`${this.clientAddress(ctx, node)}/health`, {
+            signal: AbortSignal.timeout(2000),
+          });
+          const body = (await res.json()) as { health?: unknown };
+          if (res.ok && String(body.health) === 'true') pending.delete(node);
+          else lastErr = `${node}: ${JSON.stringify(body)}`;
+        } catch (err) {
+          lastErr = `${node}: ${(err as Error).message}`;
+        }
+      }
+      if (pending.size === 0) break;
+      if (Date.now() > deadline)
+        throw new UserError(
+          `etcd did not become healthy on ${[...pending].join(', ')} within ${timeoutMs} ms (${lastErr}); see ${this.logFile(ctx, [...pending][0] as string)} on the node`,
+        );
+      await sleep(250);
+    }
+    log().debug({ nodes: ctx.nodes }, 'etcd healthy on every node');
+  }
+
+  async teardown(ctx: DbContext, node: string): Promise<void> {
+    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd');
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${shellQuote(this.dir(ctx, node))} && { rmdir ${shellQuote(dirname(this.dir(ctx, node)))} 2>/dev/null || true; }`,
+      { sudo: true },
+    );
+  }
+
+  async start(ctx: DbContext, node: string): Promise<void> {
+    const dir = this.dir(ctx, node);
+    await startDaemon(ctx.remote, node, {
+      binary: this.wrappers.get(node) ?? this.binary,
+      processName: this.processName,
+      args: this.args(ctx, node),
+      pidFile: this.pidFile(ctx, node),
+      logFile: this.logFile(ctx, node),
+      cwd: dir,
+    });
+  }
+
+  async kill(ctx: DbContext, node: string): Promise<void> {
+    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd');
+  }
+
+  async pause(ctx: DbContext, node: string): Promise<void> {
+    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd', 'STOP');
+  }
+
+  async resume(ctx: DbContext, node: string): Promise<void> {
+    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd', 'CONT');
+  }
+
+  /** The leader reported by the member with the highest raft term (Jepsen's rule). */
+  async primaries(ctx: DbContext): Promise<string[]> {
+    const views = await Promise.all(
+      ctx.nodes.map(async (node) => {
+        const http = new EtcdHttp(this.clientAddress(ctx, node));
+        try {
+          const s = await http.status(AbortSignal.timeout(2000));
+          return { node, http, ...s };
+        } catch {
+          return null;
+        }
+      }),
+    );
+    let best: { leader: string; raftTerm: number; http: EtcdHttp } | null = null;
+    for (const v of views)
+      if (v?.leader && v.leader !== '0' && (!best || v.raftTerm > best.raftTerm)) best = v;
+    if (!best) return [];
+    try {
+      const members = await best.http.members(AbortSignal.timeout(2000));
+      const m = members.find((x) => x.id === best.leader);
+      return m?.name ? [m.name] : [];
+    } catch {
+      return [];
+    }
+  }
+
+  logFiles(ctx: DbContext, node: string): string[] {
+    return [this.logFile(ctx, node)];
+  }
+
+  async wipe(ctx: DbContext, node: string): Promise<void> {
+    await execIdempotent(ctx.remote, node, `rm -rf ${shellQuote(`${this.dir(ctx, node)}/data`)}`, {
+      sudo: true,
+    });
+  }
+}

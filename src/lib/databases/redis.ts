@@ -1,0 +1,243 @@
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { shellQuote } from '../../core/control/quote.ts';
+import type { NodeSpec } from '../../core/control/types.ts';
+import { UserError } from '../../core/util/errors.ts';
+import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import type { DB, DbContext } from './types.ts';
+
+/**
+ * Redis from Debian's redis-server package: the first node is the primary, every other node a replica
+ * (`--replicaof`). Replication is asynchronous, so reads served by replicas may be stale: the known-unsafe
+ * configuration the register workload must catch. `failover` promotes a replica (REPLICAOF NO ONE) and
+ * repoints the others, as an operator or Sentinel would. Each node has its own directory (data, pidfile,
+ * log); start/kill/pause/resume go by pidfile.
+ */
+export interface RedisOptions {
+  baseDir?: string;
+  port?: number;
+}
+
+const DEFAULT_BASE = '/var/lib/faultline/redis';
+
+export class RedisDb implements DB {
+  readonly name = 'redis';
+  readonly processName = 'redis-server';
+  get timeCommand(): string {
+    return `redis-cli -h 127.0.0.1 -p ${this.port} TIME`;
+  }
+  private readonly wrappers = new Map<string, string>();
+
+  setWrapper(node: string, wrapperPath: string | null): void {
+    if (wrapperPath === null) this.wrappers.delete(node);
+    else this.wrappers.set(node, wrapperPath);
+  }
+  private readonly base: string;
+  readonly port: number;
+  /** The node currently acting as primary (changed by failover). */
+  primary: string | undefined;
+
+  constructor(opts: RedisOptions = {}) {
+    this.base = opts.baseDir ?? DEFAULT_BASE;
+    this.port = opts.port ?? 6379;
+  }
+
+  private spec(ctx: DbContext, node: string): NodeSpec {
+    return ctx.remote.node(node);
+  }
+
+  private dir(ctx: DbContext, node: string): string {
+    const spec = this.spec(ctx, node);
+    return `${this.base}/${spec.labels?.cluster ?? spec.host}/${node}`;
+  }
+
+  pidFile(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/redis.pid`;
+  }
+
+  private logFile(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/redis.log`;
+  }
+
+  clientAddress(ctx: DbContext, node: string): string {
+    return `redis://${this.spec(ctx, node).host}:${this.port}`;
+  }
+
+  host(ctx: DbContext, node: string): string {
+    return this.spec(ctx, node).host;
+  }
+
+  private currentPrimary(ctx: DbContext): string {
+    this.primary ??= ctx.nodes[0];
+    if (!this.primary) throw new UserError('redis: no nodes');
+    return this.primary;
+  }
+
+  async install(ctx: DbContext, node: string): Promise<void> {
+    await ensureDebianPackage(ctx.remote, node, 'redis-server', 'redis-server');
+  }
+
+  private args(ctx: DbContext, node: string): string[] {
+    const primary = this.currentPrimary(ctx);
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '0.0.0.0',
+      '--protected-mode',
+      'no',
+      '--daemonize',
+      'no',
+      '--dir',
+      this.dir(ctx, node),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--logfile',
+      '',
+    ];
+    if (node !== primary) args.push('--replicaof', this.host(ctx, primary), String(this.port));
+    return args;
+  }
+
+  async setup(ctx: DbContext, node: string): Promise<void> {
+    await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dir(ctx, node))}`, { sudo: true });
+    await this.start(ctx, node);
+  }
+
+  private connect(ctx: DbContext, node: string): Redis {
+    return new Redis({
+      host: this.host(ctx, node),
+      port: this.port,
+      lazyConnect: true,
+      connectTimeout: 2000,
+      commandTimeout: 2000,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    }).on('error', () => {
+      // surfaced through the command that failed; without a listener ioredis prints every one
+    });
+  }
+
+  private async info(ctx: DbContext, node: string): Promise<Record<string, string>> {
+    const r = this.connect(ctx, node);
+    try {
+      await r.connect();
+      const text = await r.info('replication');
+      return Object.fromEntries(
+        text
+          .split(/\r?\n/)
+          .filter((l) => l.includes(':'))
+          .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]),
+      );
+    } finally {
+      r.disconnect();
+    }
+  }
+
+  /** Every node answers, and every replica's link to the primary is up. */
+  async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    for (;;) {
+      const states = await Promise.all(
+        ctx.nodes.map(async (n) => {
+          try {
+            const i = await this.info(ctx, n);
+            if (i.role === 'master') return null;
+            return i.master_link_status === 'up' ? null : `${n}: link ${i.master_link_status ?? '?'}`;
+          } catch (err) {
+            return `${n}: ${(err as Error).message}`;
+          }
+        }),
+      );
+      const bad = states.filter((s): s is string => s !== null);
+      if (bad.length === 0) return;
+      last = bad.join('; ');
+      if (Date.now() > deadline) throw new UserError(`redis not ready within ${timeoutMs} ms: ${last}`);
+      await sleep(250);
+    }
+  }
+
+  async teardown(ctx: DbContext, node: string): Promise<void> {
+    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server');
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${shellQuote(this.dir(ctx, node))} && { rmdir ${shellQuote(dirname(this.dir(ctx, node)))} 2>/dev/null || true; }`,
+      { sudo: true },
+    );
+    if (node === this.primary) this.primary = undefined;
+  }
+
+  async start(ctx: DbContext, node: string): Promise<void> {
+    await startDaemon(ctx.remote, node, {
+      binary: this.wrappers.get(node) ?? 'redis-server',
+      processName: this.processName,
+      args: this.args(ctx, node),
+      pidFile: this.pidFile(ctx, node),
+      logFile: this.logFile(ctx, node),
+      cwd: this.dir(ctx, node),
+    });
+  }
+
+  async kill(ctx: DbContext, node: string): Promise<void> {
+    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server');
+  }
+
+  async pause(ctx: DbContext, node: string): Promise<void> {
+    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server', 'STOP');
+  }
+
+  async resume(ctx: DbContext, node: string): Promise<void> {
+    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server', 'CONT');
+  }
+
+  /** Nodes that report role:master (more than one after a failover with the old primary cut off). */
+  async primaries(ctx: DbContext): Promise<string[]> {
+    const roles = await Promise.all(
+      ctx.nodes.map((n) =>
+        this.info(ctx, n).then(
+          (i) => i.role,
+          () => null,
+        ),
+      ),
+    );
+    return ctx.nodes.filter((_n, i) => roles[i] === 'master');
+  }
+
+  /** Promote `to` (default: the first other node) and repoint every other reachable node at it. */
+  async failover(ctx: DbContext, to?: string): Promise<string> {
+    const old = this.currentPrimary(ctx);
+    const next = to ?? ctx.nodes.find((n) => n !== old);
+    if (!next) throw new UserError('redis failover needs at least two nodes');
+    const run = async (node: string, args: string[]) => {
+      const r = this.connect(ctx, node);
+      try {
+        await r.connect();
+        await r.call('REPLICAOF', ...args);
+      } finally {
+        r.disconnect();
+      }
+    };
+    await run(next, ['NO', 'ONE']);
+    this.primary = next;
+    await Promise.allSettled(
+      ctx.nodes.filter((n) => n !== next).map((n) => run(n, [this.host(ctx, next), String(this.port)])),
+    );
+    return next;
+  }
+
+  logFiles(ctx: DbContext, node: string): string[] {
+    return [this.logFile(ctx, node)];
+  }
+
+  async wipe(ctx: DbContext, node: string): Promise<void> {
+    await execIdempotent(ctx.remote, node, `rm -f ${shellQuote(`${this.dir(ctx, node)}/dump.rdb`)}`, {
+      sudo: true,
+    });
+  }
+}
