@@ -1,5 +1,5 @@
 import { shellQuote } from '../src/core/control/quote.ts';
-import type { Remote } from '../src/core/control/types.ts';
+import type { NodeSpec, Remote } from '../src/core/control/types.ts';
 import {
   type Affectability,
   type BinaryReport,
@@ -71,9 +71,9 @@ interface ClockUndo extends Record<string, unknown> {
   perNode: Record<string, NodeUndo>;
 }
 
-export function faketimeFileFor(node: string, name: string): string {
+export function faketimeFileFor(spec: NodeSpec, name: string): string {
   if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new Error(`faketime name not usable in a path: ${name}`);
-  return `${nodeStateDir(node, FAKETIME_AREA)}/${name}.rc`;
+  return `${nodeStateDir(spec, FAKETIME_AREA)}/${name}.rc`;
 }
 
 export async function binaryReport(remote: Remote, node: string, binary: string): Promise<BinaryReport> {
@@ -99,9 +99,9 @@ export async function installFaketimeWrapper(
 ): Promise<FaketimeWrapper> {
   const report = await binaryReport(remote, node, opts.binary);
   const affectability = faketimeAffectability(report);
-  const rcFile = faketimeFileFor(node, opts.name);
-  const wrapperPath = opts.wrapperPath ?? `${nodeStateDir(node, FAKETIME_AREA)}/${opts.name}.wrapper`;
-  const dir = nodeStateDir(node, FAKETIME_AREA);
+  const rcFile = faketimeFileFor(remote.node(node), opts.name);
+  const wrapperPath = opts.wrapperPath ?? `${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${opts.name}.wrapper`;
+  const dir = nodeStateDir(remote.node(node), FAKETIME_AREA);
   const script = report.lib
     ? wrapperScript(opts.binary, report.lib, rcFile, affectability.mallocShim)
     : `#!/bin/sh\nexec ${shellQuote(opts.binary)} "$@"\n`;
@@ -126,11 +126,12 @@ function targetsOf(spec: { targets?: string | string[] }, remote: Remote): strin
   throw new Error('clock faults need resolved target nodes (a node name or list)');
 }
 
-function rcFileOf(node: string, params: Record<string, unknown>): string {
+function rcFileOf(spec: NodeSpec, params: Record<string, unknown>): string {
+  const node = spec.name;
   const byNode = params.rcFiles as Record<string, string> | undefined;
   if (byNode?.[node]) return byNode[node];
   if (typeof params.rcFile === 'string') return params.rcFile;
-  if (typeof params.name === 'string') return faketimeFileFor(node, params.name);
+  if (typeof params.name === 'string') return faketimeFileFor(spec, params.name);
   throw new Error(
     `${node}: faketime clock faults need params.rcFile or params.name (the wrapper's offset file)`,
   );
@@ -236,7 +237,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         const u: NodeUndo = {};
         perNode[node] = u;
         if (mode === 'faketime') {
-          u.rcFile = rcFileOf(node, p);
+          u.rcFile = rcFileOf(remote.node(node), p);
           u.previous = (await readText(remote, node, u.rcFile)) || '+0';
           const rep = await binaryReport(remote, node, typeof p.binary === 'string' ? p.binary : '/bin/true');
           u.affectability = faketimeAffectability(rep);
@@ -256,7 +257,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         const u = perNode[node] as NodeUndo;
         if (mode === 'faketime') {
           const rc = u.rcFile as string;
-          await remote.exec(node, writeMarkerCommand(nodeStateDir(node, FAKETIME_AREA), `${id}.marker`, rc), {
+          await remote.exec(node, writeMarkerCommand(nodeStateDir(remote.node(node), FAKETIME_AREA), `${id}.marker`, rc), {
             sudo: true,
           });
           if (action === 'strobe') {
@@ -274,7 +275,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           u.ntp = parseStoppedNtp(stopped.stdout);
           await remote.exec(
             node,
-            writeMarkerCommand(nodeStateDir(node, SETTIME_AREA), id, JSON.stringify(u.ntp)),
+            writeMarkerCommand(nodeStateDir(remote.node(node), SETTIME_AREA), id, JSON.stringify(u.ntp)),
             { sudo: true },
           );
           if (action === 'bump') await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
@@ -403,7 +404,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           await remote.exec(node, setClockScript(Date.now()), { sudo: true });
           if (u.ntp)
             await remote.exec(node, restoreNtpScript(u.ntp.services, u.ntp.timedatectlNtp), { sudo: true });
-          await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(node, SETTIME_AREA)}/${record.id}`)}`, {
+          await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${record.id}`)}`, {
             sudo: true,
             check: false,
           });
@@ -412,7 +413,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         }
         await remote.exec(
           node,
-          `rm -f ${shellQuote(`${nodeStateDir(node, FAKETIME_AREA)}/${record.id}.marker`)}`,
+          `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${record.id}.marker`)}`,
           {
             sudo: true,
             check: false,
@@ -472,7 +473,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
     const fixed: string[] = [];
     const strobes = parseMarkers(
       (
-        await remote.exec(node, listMarkersCommand(nodeStateDir(node, STROBE_AREA)), {
+        await remote.exec(node, listMarkersCommand(nodeStateDir(remote.node(node), STROBE_AREA)), {
           sudo: true,
           check: false,
         })
@@ -485,7 +486,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
     }
     const markers = parseMarkers(
       (
-        await remote.exec(node, listMarkersCommand(nodeStateDir(node, FAKETIME_AREA)), {
+        await remote.exec(node, listMarkersCommand(nodeStateDir(remote.node(node), FAKETIME_AREA)), {
           sudo: true,
           check: false,
         })
@@ -501,13 +502,13 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       }
     }
     for (const m of markers)
-      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(node, FAKETIME_AREA)}/${m.name}`)}`, {
+      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${m.name}`)}`, {
         sudo: true,
         check: false,
       });
     const settime = parseMarkers(
       (
-        await remote.exec(node, listMarkersCommand(nodeStateDir(node, SETTIME_AREA)), {
+        await remote.exec(node, listMarkersCommand(nodeStateDir(remote.node(node), SETTIME_AREA)), {
           sudo: true,
           check: false,
         })
@@ -523,7 +524,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           `clock reset to the control node's and NTP restored (${ntp.services.join(', ') || 'none'})`,
         );
       }
-      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(node, SETTIME_AREA)}/${m.name}`)}`, {
+      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${m.name}`)}`, {
         sudo: true,
         check: false,
       });
@@ -544,7 +545,7 @@ async function startStrobe(
   loop: string,
   _u: NodeUndo,
 ): Promise<void> {
-  const dir = nodeStateDir(node, STROBE_AREA);
+  const dir = nodeStateDir(remote.node(node), STROBE_AREA);
   await remote.exec(
     node,
     `mkdir -p ${shellQuote(dir)} && setsid sh -c ${shellQuote(loop)} </dev/null >/dev/null 2>&1 & echo $! > ${shellQuote(`${dir}/${id}`)}`,
@@ -553,7 +554,7 @@ async function startStrobe(
 }
 
 async function stopStrobe(remote: Remote, node: string, id: string): Promise<void> {
-  const f = shellQuote(`${nodeStateDir(node, STROBE_AREA)}/${id}`);
+  const f = shellQuote(`${nodeStateDir(remote.node(node), STROBE_AREA)}/${id}`);
   await remote.exec(node, `if [ -f ${f} ]; then kill $(cat ${f}) 2>/dev/null; rm -f ${f}; fi; true`, {
     sudo: true,
     check: false,

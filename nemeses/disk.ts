@@ -144,7 +144,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         u.file = file;
         u.before = await checksum(remote, node, file);
         if (!u.before) throw new Error(`${node}: cannot read ${file}`);
-        if (p.backup === true) u.backup = `${nodeStateDir(node, BACKUPS)}/${id}`;
+        if (p.backup === true) u.backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${id}`;
       } else {
         const cap = await dmFlakeyCapability(remote, node);
         if (!cap.available) throw new CapabilityMissingError(node, 'dm-flakey', cap.reason ?? 'unavailable');
@@ -160,7 +160,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       const u = perNode[node] as DiskUndo['perNode'][string];
       if (action === 'disk-full') {
         const leave = Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
-        await run(remote, node, writeMarkerCommand(nodeStateDir(node, JUNK), id, u.junk as string));
+        await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), JUNK), id, u.junk as string));
         // Re-read free space right before allocating: the DB keeps writing meanwhile.
         const free = await freeBytes(remote, node, u.dir as string);
         await run(remote, node, fillCommand(u.junk as string, Math.max(0, free - leave)));
@@ -171,9 +171,9 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           await run(
             remote,
             node,
-            `mkdir -p ${shellQuote(nodeStateDir(node, BACKUPS))} && cp -p ${shellQuote(file)} ${shellQuote(u.backup)}`,
+            `mkdir -p ${shellQuote(nodeStateDir(remote.node(node), BACKUPS))} && cp -p ${shellQuote(file)} ${shellQuote(u.backup)}`,
           );
-          await run(remote, node, writeMarkerCommand(nodeStateDir(node, BACKUPS), `${id}.target`, file));
+          await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), BACKUPS), `${id}.target`, file));
         }
         const mode = String(p.mode ?? 'bitflip');
         const bytes = Math.max(1, Math.min(size, Math.floor(Number(p.bytes ?? 64))));
@@ -193,7 +193,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         await run(
           remote,
           node,
-          writeMarkerCommand(nodeStateDir(node, DM), id, `${u.device}|${u.linearTable}`),
+          writeMarkerCommand(nodeStateDir(remote.node(node), DM), id, `${u.device}|${u.linearTable}`),
         );
         const table = flakeyTable(
           u.linearTable as string,
@@ -286,17 +286,17 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         await run(
           remote,
           node,
-          `rm -f ${shellQuote(u.junk)} ${shellQuote(`${nodeStateDir(node, JUNK)}/${record.id}`)}`,
+          `rm -f ${shellQuote(u.junk)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${record.id}`)}`,
         );
       } else if (undo.action === 'corrupt' && u.backup && u.file) {
         await run(
           remote,
           node,
-          `if [ -f ${shellQuote(u.backup)} ]; then cp -p ${shellQuote(u.backup)} ${shellQuote(u.file)} && rm -f ${shellQuote(u.backup)} ${shellQuote(`${nodeStateDir(node, BACKUPS)}/${record.id}.target`)}; fi`,
+          `if [ -f ${shellQuote(u.backup)} ]; then cp -p ${shellQuote(u.backup)} ${shellQuote(u.file)} && rm -f ${shellQuote(u.backup)} ${shellQuote(`${nodeStateDir(remote.node(node), BACKUPS)}/${record.id}.target`)}; fi`,
         );
       } else if (undo.action === 'flakey' && u.device && u.linearTable) {
         await run(remote, node, loadTableCommand(u.device, u.linearTable));
-        await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(node, DM)}/${record.id}`)}`, false);
+        await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${record.id}`)}`, false);
       }
     }
   },
@@ -340,23 +340,23 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
     const found: string[] = [];
     const fixed: string[] = [];
     const junk = parseMarkers(
-      (await run(remote, node, listMarkersCommand(nodeStateDir(node, JUNK)), false)).stdout,
+      (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), JUNK)), false)).stdout,
     );
     for (const m of junk) {
       found.push(`junk file ${m.value} (fault ${m.name})`);
       await run(
         remote,
         node,
-        `rm -f ${shellQuote(m.value)} ${shellQuote(`${nodeStateDir(node, JUNK)}/${m.name}`)}`,
+        `rm -f ${shellQuote(m.value)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${m.name}`)}`,
       );
       fixed.push(`removed ${m.value}`);
     }
     const backups = parseMarkers(
-      (await run(remote, node, listMarkersCommand(nodeStateDir(node, BACKUPS)), false)).stdout,
+      (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), BACKUPS)), false)).stdout,
     ).filter((m) => m.name.endsWith('.target'));
     for (const m of backups) {
       const id = m.name.replace(/\.target$/, '');
-      const backup = `${nodeStateDir(node, BACKUPS)}/${id}`;
+      const backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${id}`;
       found.push(`corrupted ${m.value} with a backup (fault ${id})`);
       await run(
         remote,
@@ -367,7 +367,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       fixed.push(`restored ${m.value} from its backup`);
     }
     const dm = parseMarkers(
-      (await run(remote, node, listMarkersCommand(nodeStateDir(node, DM)), false)).stdout,
+      (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), DM)), false)).stdout,
     );
     for (const m of dm) {
       const [device, table] = m.value.split('|');
@@ -376,10 +376,10 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         await run(remote, node, loadTableCommand(device, table), false);
         fixed.push(`loaded the linear table back on ${device}`);
       }
-      await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(node, DM)}/${m.name}`)}`, false);
+      await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${m.name}`)}`, false);
     }
     const left = parseMarkers(
-      (await run(remote, node, listMarkersCommand(nodeStateDir(node, JUNK)), false)).stdout,
+      (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), JUNK)), false)).stdout,
     );
     return { clean: left.length === 0, fixed, found };
   },

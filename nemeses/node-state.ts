@@ -1,15 +1,26 @@
 import { shellQuote } from '../src/core/control/quote.ts';
+import type { NodeSpec } from '../src/core/control/types.ts';
 
 /**
  * Per-node marker directory for what faultline changed on a node (paused pids, junk files, faketime
- * files, strobe loops). The sweep (`faultline heal --inventory`) reads it back without any ledger. The
- * node name is part of the path because local-cluster nodes share one filesystem.
+ * files, strobe loops). The sweep (`faultline heal --inventory`) reads it back without any ledger.
+ * The cluster and node names are both part of the path because the nodes of every local cluster on a
+ * host share one filesystem: one cluster's sweep must never touch another cluster's markers.
  */
 export const STATE_ROOT = '/run/faultline';
+const PATH_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
-export function nodeStateDir(node: string, area: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(node)) throw new Error(`node name not usable in a path: ${node}`);
-  return `${STATE_ROOT}/${node}/${area}`;
+/** The cluster a node belongs to (its inventory's `labels.cluster`), or `default` for an unlabelled lab node. */
+export function clusterKeyOf(spec: Pick<NodeSpec, 'name' | 'labels'>): string {
+  const cluster = spec.labels?.cluster;
+  if (cluster === undefined) return 'default';
+  if (!PATH_NAME.test(cluster)) throw new Error(`cluster label not usable in a path: ${cluster}`);
+  return cluster;
+}
+
+export function nodeStateDir(spec: Pick<NodeSpec, 'name' | 'labels'>, area: string): string {
+  if (!PATH_NAME.test(spec.name)) throw new Error(`node name not usable in a path: ${spec.name}`);
+  return `${STATE_ROOT}/${clusterKeyOf(spec)}/${spec.name}/${area}`;
 }
 
 /** `mkdir -p DIR && printf VALUE > DIR/NAME` */

@@ -130,9 +130,9 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       nodes.map(async (node) => {
         const pid = pids[node] as number;
         const marker =
-          action === 'pause' ? ` && ${writeMarkerCommand(nodeStateDir(node, PAUSED), String(pid), id)}` : '';
+          action === 'pause' ? ` && ${writeMarkerCommand(nodeStateDir(remote.node(node), PAUSED), String(pid), id)}` : '';
         const unmark =
-          action === 'resume' ? `; rm -f ${shellQuote(`${nodeStateDir(node, PAUSED)}/${pid}`)}` : '';
+          action === 'resume' ? `; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}` : '';
         await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
           sudo: true,
           check: action !== 'restart',
@@ -221,7 +221,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         if (undo.action === 'pause') {
           await remote.exec(
             node,
-            `kill -CONT ${pid} 2>/dev/null; rm -f ${shellQuote(`${nodeStateDir(node, PAUSED)}/${pid}`)}`,
+            `kill -CONT ${pid} 2>/dev/null; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}`,
             { sudo: true, check: false },
           );
         } else if ((undo.action === 'kill' || undo.action === 'terminate') && undo.startCommand) {
@@ -257,7 +257,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {
-    const dir = nodeStateDir(node, PAUSED);
+    const dir = nodeStateDir(remote.node(node), PAUSED);
     const r = await remote.exec(node, listMarkersCommand(dir), { sudo: true, check: false });
     const markers = parseMarkers(r.stdout);
     const found: string[] = [];
