@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { checkOperations } from '../checkers/linearizability/check.ts';
-import { createModel } from '../checkers/linearizability/models/index.ts';
+import { createModel, type ModelOptions } from '../checkers/linearizability/models/index.ts';
 import type { Operation } from '../src/core/history/operation.ts';
 import {
   loadFixtureOps,
@@ -47,10 +47,22 @@ const goFiles = (
 ).files;
 
 const fixtures = porcupineFixtures();
-const loaded: { path: string; model: string; ops: Operation[]; expected: boolean }[] = [];
+const loaded: {
+  path: string;
+  model: string;
+  options: ModelOptions;
+  ops: Operation[];
+  expected: boolean;
+}[] = [];
 const parseStart = performance.now();
 for (const f of fixtures)
-  loaded.push({ path: f.path, model: f.model, ops: await loadFixtureOps(f), expected: f.linearizable });
+  loaded.push({
+    path: f.path,
+    model: f.model,
+    options: f.options,
+    ops: await loadFixtureOps(f),
+    expected: f.linearizable,
+  });
 const parseMs = performance.now() - parseStart;
 
 const perFile = new Map<string, { ms: number[]; valid: unknown; mismatch: boolean }>();
@@ -63,7 +75,7 @@ for (let pass = 0; pass < runs; pass++) {
   let total = 0;
   const cpu0 = process.cpuUsage();
   for (const h of loaded) {
-    const model = createModel(h.model);
+    const model = createModel(h.model, h.options);
     if (!model) throw new Error(`unknown model ${h.model}`);
     const t0 = performance.now();
     const outcome = await checkOperations(model, h.ops, { workers });

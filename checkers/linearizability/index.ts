@@ -4,7 +4,7 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../../src/core/util/errors.ts';
 import type { CheckContext, Checker, CheckResult } from '../types.ts';
 import { checkOperations } from './check.ts';
-import { createModel, MODEL_NAMES } from './models/index.ts';
+import { createModel, describeSemantics, FAILED_CAS, MODEL_NAMES, NIL_READS } from './models/index.ts';
 import { OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
 
@@ -21,8 +21,12 @@ export const linearizabilityOptionsSchema = z.strictObject({
   model: z.string().refine((m) => MODEL_NAMES.includes(m), {
     message: `unknown model; known: ${MODEL_NAMES.join(', ')}`,
   }),
-  /** Initial value for registers (nil or a value), counters (a number) and kv strings. */
+  /** Initial value for registers (nil or a value), counters (a number), kv strings, txn key maps. */
   initialValue: z.unknown().optional(),
+  /** Registers: 'unknown' (default, Knossos) an ok nil read constrains nothing; 'value' nil was read. */
+  nilRead: z.enum(NIL_READS).optional(),
+  /** cas-register: 'ignored' (default, Knossos) a failed cas did not happen; 'mismatch' it saw another value. */
+  failedCas: z.enum(FAILED_CAS).optional(),
   /** Search budget in ms; 0 means no limit. */
   timeoutMs: z.number().int().nonnegative().optional(),
   /** Write the HTML visualization here. */
@@ -55,7 +59,11 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
     const o = parsed.data;
     let model: ReturnType<typeof createModel>;
     try {
-      model = createModel(o.model, { initialValue: o.initialValue });
+      model = createModel(o.model, {
+        initialValue: o.initialValue,
+        ...(o.nilRead && { nilRead: o.nilRead }),
+        ...(o.failedCas && { failedCas: o.failedCas }),
+      });
     } catch (err) {
       throw new UserError(`${CHECKER_NAME}: initialValue: ${errorMessage(err)}`);
     }
@@ -74,6 +82,12 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
       throw err;
     }
     const result = buildResult(model, outcome, timeoutMs);
+    const semantics = describeSemantics(o.model, o);
+    if (semantics) {
+      result.evidence += ` (${semantics})`;
+      result.stats.nilRead = o.nilRead ?? 'unknown';
+      if (o.model === 'cas-register') result.stats.failedCas = o.failedCas ?? 'ignored';
+    }
     const htmlPath = o.htmlPath ?? (ctx?.outDir ? join(ctx.outDir, 'linearizability.html') : undefined);
     if (htmlPath) {
       const { writeHtml } = await import('./html.ts');

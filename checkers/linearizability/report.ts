@@ -9,8 +9,8 @@ export const SCOPE =
   'Checks that the client ops admit one total order that respects real time (event order) and the ' +
   'sequential model; ops with unknown outcome may take effect at any point after their invocation, or ' +
   'never. Partitions (keys) are checked independently, so it cannot see multi-key or transactional ' +
-  'anomalies, nor failed writes or unknown-result reads (they constrain nothing), nor anything the ' +
-  'history did not record.';
+  'anomalies, nor failed ops or reads whose result is unknown (an info read, or a nil read under ' +
+  "Knossos's semantics: they constrain nothing), nor anything the history did not record.";
 
 /** Longest prefixes are reported in full up to this many ops; beyond, only the tail is listed. */
 const PREFIX_TAIL = 50;

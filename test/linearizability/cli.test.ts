@@ -117,3 +117,64 @@ test('bad input: unknown model, an op the model does not know, a broken file: ex
   t.is(r.exitCode, 254);
   t.regex(r.stderr, /broken\.log:2/);
 });
+
+test('--nil-read and --failed-cas: Knossos semantics by default, the clients’ meaning on request', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
+  const file = join(dir, 'history.edn');
+  // A write of 1, then a read that found nothing (nil), then a cas from 1 that failed.
+  writeFileSync(
+    file,
+    [
+      '{:index 0, :type :invoke, :process 0, :f :write, :value 1}',
+      '{:index 1, :type :ok, :process 0, :f :write, :value 1}',
+      '{:index 2, :type :invoke, :process 1, :f :read, :value nil}',
+      '{:index 3, :type :ok, :process 1, :f :read, :value nil}',
+    ].join('\n'),
+  );
+  const lin = ['--checker', 'linearizable', '--model', 'cas-register'];
+  const knossos = await faultline(file, ...lin);
+  t.is(knossos.exitCode, 0, knossos.stderr);
+  t.regex(knossos.stdout, /nil reads constrain nothing, a failed cas did not happen/);
+  const value = await faultline(file, ...lin, '--nil-read', 'value');
+  t.is(value.exitCode, 1, value.stderr);
+  t.regex(value.stdout, /nil reads are values/);
+
+  const casFile = join(dir, 'cas.edn');
+  writeFileSync(
+    casFile,
+    '[{:type :invoke, :process 0, :f :cas, :value [0 1]} {:type :fail, :process 0, :f :cas, :value [0 1]}]',
+  );
+  const casArgs = ['--checker', 'linearizable', '--model', 'cas-register', '--initial-value', '0'];
+  t.is((await faultline(casFile, ...casArgs)).exitCode, 0);
+  t.is((await faultline(casFile, ...casArgs, '--failed-cas', 'mismatch')).exitCode, 1);
+  const bad = await faultline(file, ...lin, '--nil-read', 'maybe');
+  t.not(bad.exitCode, 0);
+  t.regex(bad.stderr, /--nil-read/);
+});
+
+test("multi-register-txn: Knossos's transactional multi-register from the command line", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
+  const file = join(dir, 'txn.edn');
+  writeFileSync(
+    file,
+    [
+      '{:type :invoke, :process 0, :f :txn, :value [[:write :x 1] [:write :y 1]]}',
+      '{:type :ok, :process 0, :f :txn, :value [[:write :x 1] [:write :y 1]]}',
+      '{:type :invoke, :process 1, :f :txn, :value [[:read :x nil] [:read :y nil]]}',
+      '{:type :ok, :process 1, :f :txn, :value [[:read :x 1] [:read :y 0]]}',
+    ].join('\n'),
+  );
+  const args = ['--checker', 'linearizable', '--model', 'multi-register-txn', '--initial-value'];
+  const torn = await faultline(file, ...args, '{"x": 0, "y": 0}', '--json');
+  t.is(torn.exitCode, 1, torn.stderr);
+  const anomaly = (
+    JSON.parse(torn.stdout) as { results: Record<string, { anomalies: { explanation: string }[] }> }
+  ).results.linearizable?.anomalies[0];
+  t.regex(anomaly?.explanation ?? '', /txn \[\[read x 1\] \[read y 0\]\]/);
+  const notAMap = await faultline(file, ...args, '3');
+  t.is(notAMap.exitCode, 254);
+  t.regex(notAMap.stderr, /initial value must be a map/);
+  const perKey = await faultline(file, '--checker', 'linearizable', '--model', 'multi-register');
+  t.is(perKey.exitCode, 254);
+  t.regex(perKey.stderr, /multi-register-txn/);
+});

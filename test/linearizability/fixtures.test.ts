@@ -13,7 +13,7 @@ test('all 109 Porcupine histories are present', (t) => {
 // One test per history: the verdict must match what the upstream Go tests assert (expected.json).
 for (const f of fixtures) {
   test(`porcupine ${f.path} is ${f.linearizable ? 'linearizable' : 'not linearizable'}`, async (t) => {
-    const model = createModel(f.model);
+    const model = createModel(f.model, f.options);
     if (!model) throw new Error(f.model);
     const outcome = await checkOperations(model, await loadFixtureOps(f), { timeoutMs: DEFAULT_TIMEOUT_MS });
     t.is(outcome.valid, f.linearizable);
@@ -51,7 +51,7 @@ test("without greedy reads the search is Porcupine's: step counts equal the Go b
   for (const path of ['jepsen/etcd_040.log', 'jepsen/etcd_057.log', 'jepsen/etcd_099.log']) {
     const f = fixtures.find((x) => x.path === path);
     if (!f) throw new Error(path);
-    const model = createModel('cas-register');
+    const model = createModel('cas-register', f.options);
     if (!model) throw new Error('cas-register');
     const ops = await loadFixtureOps(f);
     const exact = await checkOperations(model, ops, { greedyReads: false });

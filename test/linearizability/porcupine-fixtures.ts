@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ModelOptions } from '../../checkers/linearizability/models/index.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
@@ -7,7 +8,8 @@ import { fixturesDir } from '../helpers/fixtures.ts';
 
 /**
  * Porcupine's reference histories (shared/fixtures/porcupine) and their known verdicts. The etcd logs
- * are one cas-register starting at nil; the kv files are the partitioned kv model.
+ * are one cas-register starting at nil, checked with Porcupine's etcd model semantics (a nil read saw the
+ * key absent, a failed cas saw another value); the kv files are the partitioned kv model.
  */
 export const porcupineDir = join(fixturesDir, 'porcupine');
 
@@ -16,9 +18,14 @@ export interface PorcupineFixture {
   path: string;
   file: string;
   model: 'cas-register' | 'kv';
+  /** The model options that give Porcupine's semantics. */
+  options: ModelOptions;
   format: 'porcupine-etcd' | 'porcupine-kv';
   linearizable: boolean;
 }
+
+/** Porcupine's etcd model: a read of nil means the key did not exist; a failed cas saw another value. */
+export const PORCUPINE_ETCD: ModelOptions = { nilRead: 'value', failedCas: 'mismatch' };
 
 export function porcupineFixtures(): PorcupineFixture[] {
   const expected = JSON.parse(readFileSync(join(porcupineDir, 'expected.json'), 'utf8')) as Record<
@@ -37,6 +44,7 @@ export function porcupineFixtures(): PorcupineFixture[] {
       path,
       file: join(porcupineDir, path),
       model: kv ? 'kv' : 'cas-register',
+      options: kv ? {} : PORCUPINE_ETCD,
       format: kv ? 'porcupine-kv' : 'porcupine-etcd',
       linearizable: entry.linearizable,
     };

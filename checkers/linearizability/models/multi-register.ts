@@ -1,15 +1,21 @@
 import { deepEqual, hashValue, type Model, ModelInputError, show } from '../model.ts';
 import {
+  appliedValue,
   describeRegisterOp,
+  KNOSSOS_SEMANTICS,
   type RegisterInput,
   type RegisterOutput,
+  type RegisterSemantics,
+  readIsKnown,
   registerReadOnly,
   registerStep,
 } from './register.ts';
 
 /**
  * Many independent registers addressed as `[k v]` values (Jepsen's independent workloads): a write
- * invokes `[k v]`, a read invokes `[k nil]` and completes `[k v]`. Partitioned by key.
+ * invokes `[k v]`, a read invokes `[k nil]` and completes `[k v]`. Partitioned by key. Nil reads follow
+ * {@link RegisterSemantics} (by default, as in Knossos, `[k nil]` read back constrains nothing).
+ * Knossos's own `multi-register`, whose ops are transactions over several keys, is `multi-register-txn`.
  */
 export interface MultiRegisterInput extends RegisterInput {
   key: string;
@@ -25,7 +31,10 @@ function pair(v: unknown, what: string): [unknown, unknown] {
   return [v[0], v[1]];
 }
 
-export function makeMultiRegister(initialValue: unknown): Model<unknown, MultiRegisterInput, RegisterOutput> {
+export function makeMultiRegister(
+  initialValue: unknown,
+  semantics: RegisterSemantics = KNOSSOS_SEMANTICS,
+): Model<unknown, MultiRegisterInput, RegisterOutput> {
   return {
     name: 'multi-register',
     init: () => initialValue,
@@ -35,23 +44,26 @@ export function makeMultiRegister(initialValue: unknown): Model<unknown, MultiRe
     hash: hashValue,
     encode(op) {
       if (op.f !== 'read' && op.f !== 'write') {
+        const hint = op.f === 'txn' ? " (Knossos's transactional multi-register is multi-register-txn)" : '';
         throw new ModelInputError(
-          `model multi-register has no function ${JSON.stringify(op.f)} (expected read, write)`,
+          `model multi-register has no function ${JSON.stringify(op.f)} (expected read, write)${hint}`,
         );
       }
-      const [k, v] = pair(op.input, `${op.f} value`);
+      const [k] = pair(op.input, `${op.f} value`);
       const key = op.key ?? keyOf(k);
       if (op.f === 'read') {
         if (op.type !== 'ok') return null;
         const [, seen] = pair(op.output, 'read result');
+        if (!readIsKnown(seen, semantics)) return null;
         return {
           input: { f: 'read', key, a: null, b: null },
-          output: { known: true, value: seen, ok: true },
+          output: { known: true, value: seen ?? null, ok: true },
         };
       }
       if (op.type === 'fail') return null;
+      const [, v] = pair(appliedValue(op), 'write value');
       return {
-        input: { f: 'write', key, a: v, b: null },
+        input: { f: 'write', key, a: v ?? null, b: null },
         output: { known: op.type !== 'info', value: null, ok: true },
       };
     },

@@ -16,6 +16,7 @@ import {
   timeLimit,
 } from '../../core/generator/index.ts';
 import type { Generator, GenLike } from '../../core/generator/types.ts';
+import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { errorMessage } from '../../core/util/errors.ts';
@@ -37,7 +38,8 @@ import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
  * Faults are healed and the DB torn down in `finally`, whatever happened before.
  *
  * The run directory holds: test.json (the options), history.jsonl, schedule.json, ledger.jsonl (faults),
- * faults.json (records with landing evidence), <node>/… (DB logs), results.json and checker artifacts.
+ * faults.json (records with landing evidence), <node>/… (DB logs), results.json and checker artifacts,
+ * and Jepsen's history.edn and results.edn.
  */
 export interface TestRunOptions {
   remote: Remote;
@@ -245,9 +247,11 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
     faults: driver?.records ?? [],
     elapsedS,
   };
-  writeFileSync(
-    join(runDir, 'results.json'),
-    `${JSON.stringify({ valid, elapsedS, stats, results, perf: perfResult ?? null }, null, 2)}\n`,
+  const resultsDoc = { valid, elapsedS, stats, results, perf: perfResult ?? null };
+  writeFileSync(join(runDir, 'results.json'), `${JSON.stringify(resultsDoc, null, 2)}\n`);
+  // Jepsen's history.edn and results.edn beside the JSON files.
+  await writeRunEdn(runDir, resultsDoc).catch((err) =>
+    log().warn({ err: errorMessage(err) }, 'could not write history.edn / results.edn'),
   );
   return out;
 }

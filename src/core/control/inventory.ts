@@ -4,7 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
-import { parseSshConfig, resolveSshHost, type SshConfig } from './ssh-config.ts';
+import { jumpHostsFor, loadSshConfig, type SshConfigResolver } from './ssh-config.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
 import type { NodeSpec } from './types.ts';
 
@@ -13,7 +13,8 @@ import type { NodeSpec } from './types.ts';
  *
  *   knownHosts: ./known_hosts          # optional, extra known_hosts files (string or list)
  *   hostKeyCheck: strict               # strict | accept-new | insecure (CLI flags override)
- *   sshConfig: ~/.ssh/config           # optional: resolve host/user/port/key/ProxyJump through it
+ *   sshConfig: ~/.ssh/config           # optional: resolve host/user/port/key/ProxyJump/ProxyCommand
+ *                                      # through it, with OpenSSH's own resolution (ssh -G) when installed
  *   defaults: { user: admin, identityFile: ~/.ssh/id_ed25519, sudoPasswordEnv: NODE_SUDO_PW }
  *   nodes:
  *     n1: 10.0.0.11                    # just the host
@@ -33,6 +34,7 @@ const NodeFields = z
     passwordEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
     sudoPasswordEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
     proxyJump: z.string().min(1).optional(),
+    proxyCommand: z.string().min(1).optional(),
     sharedKernelClock: z.boolean().optional(),
     labels: z.record(z.string(), z.string()).optional(),
   })
@@ -94,6 +96,28 @@ function keyLine(
   return lineOf(doc, counter, parent);
 }
 
+type NodeFieldsValue = z.infer<typeof NodeFields>;
+
+/**
+ * How a node is reached, OpenSSH's way: the node's own ProxyJump or ProxyCommand, else the ssh_config's,
+ * else the inventory defaults'. One level never gives both.
+ */
+function routeFor(
+  own: NodeFieldsValue,
+  viaConfig: { proxyJump?: string; proxyCommand?: string } | undefined,
+  defaults: NodeFieldsValue,
+): { proxyJump?: string; proxyCommand?: string; from?: 'node' | 'sshConfig' | 'defaults' } {
+  for (const [from, level] of [
+    ['node', own],
+    ['sshConfig', viaConfig ?? {}],
+    ['defaults', defaults],
+  ] as const) {
+    if (level.proxyJump) return { proxyJump: level.proxyJump, from };
+    if (level.proxyCommand) return { proxyCommand: level.proxyCommand, from };
+  }
+  return {};
+}
+
 export function parseInventory(text: string, file: string): Inventory {
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
@@ -148,20 +172,32 @@ export function parseInventory(text: string, file: string): Inventory {
   if (Object.keys(inv.nodes).length === 0)
     throw new InputError(file, lineOf(doc, counter, ['nodes']), 'nodes', 'no nodes listed');
 
-  let sshConfig: SshConfig | undefined;
+  let sshConfig: SshConfigResolver | undefined;
   if (inv.sshConfig) {
     const p = expandPath(inv.sshConfig, baseDir);
     if (!existsSync(p))
       throw new InputError(file, lineOf(doc, counter, ['sshConfig']), 'sshConfig', `${p} does not exist`);
-    sshConfig = parseSshConfig(readFileSync(p, 'utf8'), p);
+    sshConfig = loadSshConfig(p);
   }
 
   const defaults = inv.defaults ?? {};
+  for (const [path, level] of [
+    [['defaults'], defaults],
+    ...Object.entries(inv.nodes).map(([n, v]) => [['nodes', n], typeof v === 'string' ? {} : v] as const),
+  ] as const) {
+    if (level.proxyJump && level.proxyCommand)
+      throw new InputError(
+        file,
+        keyLine(doc, counter, path, 'proxyCommand'),
+        [...path, 'proxyCommand'].join('.'),
+        'give proxyJump or proxyCommand, not both',
+      );
+  }
   const nodes: NodeSpec[] = Object.entries(inv.nodes).map(([name, value]) => {
     const own = typeof value === 'string' ? { host: value } : value;
     const merged = { ...defaults, ...own, labels: { ...(defaults.labels ?? {}), ...(own.labels ?? {}) } };
     const alias = merged.host ?? name;
-    const viaConfig = sshConfig ? resolveSshHost(sshConfig, alias) : undefined;
+    const viaConfig = sshConfig?.resolve(alias);
     const spec: NodeSpec = {
       name,
       host: viaConfig?.hostName ?? alias,
@@ -172,8 +208,20 @@ export function parseInventory(text: string, file: string): Inventory {
     if (identity) spec.identityFile = expandPath(identity, baseDir);
     if (merged.passwordEnv) spec.passwordEnv = merged.passwordEnv;
     if (merged.sudoPasswordEnv) spec.sudoPasswordEnv = merged.sudoPasswordEnv;
-    const jump = own.proxyJump ?? viaConfig?.proxyJump ?? defaults.proxyJump;
-    if (jump) spec.proxyJump = jump;
+    const route = routeFor(own, viaConfig, defaults);
+    if (route.proxyJump) {
+      spec.proxyJump = route.proxyJump;
+      try {
+        spec.jumpHosts = jumpHostsFor(route.proxyJump, sshConfig, spec.user);
+      } catch (err) {
+        if (err instanceof InputError) throw err;
+        const reason = (err as Error).message;
+        if (route.from === 'sshConfig' && sshConfig)
+          throw new InputError(sshConfig.file, null, `Host ${alias}: ProxyJump`, reason);
+        const where = route.from === 'node' ? ['nodes', name, 'proxyJump'] : ['defaults', 'proxyJump'];
+        throw new InputError(file, lineOf(doc, counter, where), where.join('.'), reason);
+      }
+    } else if (route.proxyCommand) spec.proxyCommand = route.proxyCommand;
     if (merged.sharedKernelClock !== undefined) spec.sharedKernelClock = merged.sharedKernelClock;
     if (Object.keys(merged.labels).length > 0) spec.labels = merged.labels;
     return spec;

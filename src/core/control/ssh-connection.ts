@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Duplex, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ConnectConfig } from 'ssh2';
 import { log } from '../util/log.ts';
@@ -15,7 +17,8 @@ import {
   loadKnownHosts,
   preferredHostKeyAlgorithms,
 } from './known-hosts.ts';
-import type { NodeSpec } from './types.ts';
+import { parseJumpChain } from './ssh-config.ts';
+import type { NodeSpec, SshHop } from './types.ts';
 
 export type HostKeyPolicy = 'strict' | 'accept-new' | 'insecure';
 
@@ -81,33 +84,15 @@ function readCredentials(spec: NodeSpec): Credentials {
   return creds;
 }
 
-/** Parse `[user@]host[:port]` (OpenSSH ProxyJump, first hop only). */
-export function parseJump(jump: string, fallbackUser: string): { user: string; host: string; port: number } {
-  const first = jump.split(',')[0]?.trim() ?? '';
-  const at = first.lastIndexOf('@');
-  const user = at >= 0 ? first.slice(0, at) : fallbackUser;
-  let hostPort = at >= 0 ? first.slice(at + 1) : first;
-  let port = 22;
-  const bracket = /^\[(.+)\]:(\d+)$/.exec(hostPort);
-  if (bracket) {
-    hostPort = bracket[1] ?? hostPort;
-    port = Number(bracket[2]);
-  } else if (/^[^:]+:\d+$/.test(hostPort)) {
-    const [h, p] = hostPort.split(':');
-    hostPort = h ?? hostPort;
-    port = Number(p);
-  }
-  return { user, host: hostPort, port };
-}
-
 class HostKeyRejection {
   constructor(readonly error: RemoteHostKeyError) {}
 }
 
 /**
  * Opens ssh2 connections for one node: host-key verification by policy, credentials from the inventory,
- * keepalive, optional jump host, and retry with exponential backoff plus full jitter for network-level
- * failures. Authentication and host-key failures are final: retrying them only locks accounts.
+ * keepalive, jump host chains (OpenSSH's ProxyJump), ProxyCommand, and retry with exponential backoff
+ * plus full jitter for network-level failures. Authentication and host-key failures are final: retrying
+ * them only locks accounts.
  */
 export class SshConnector {
   private knownHosts: KnownHostEntry[];
@@ -215,40 +200,47 @@ export class SshConnector {
     return config;
   }
 
+  /**
+   * One connection to the node: directly, through a ProxyCommand's stdio, and/or through each jump host
+   * in turn (ssh2's `forwardOut` on one hop's connection is the socket of the next). Every hop's host
+   * key is verified like a node's. Closing the node's connection closes the hops and the proxy command.
+   */
   private async connectOnce(spec: NodeSpec): Promise<Client> {
-    let jump: Client | undefined;
-    let sock: Readable | undefined;
-    if (spec.proxyJump) {
-      const j = parseJump(spec.proxyJump, spec.user);
-      jump = await this.handshake(
-        { ...spec, name: `${spec.name} (jump ${j.host})`, proxyJump: undefined },
-        j.host,
-        j.port,
-        j.user,
-      );
-      const jumpClient = jump;
-      sock = await new Promise<Readable>((resolve, reject) =>
-        jumpClient.forwardOut('127.0.0.1', 0, spec.host, spec.port, (err, stream) =>
-          err
-            ? reject(
-                new RemoteConnectError(
-                  spec.name,
-                  `jump host cannot reach ${spec.host}:${spec.port}: ${err.message}`,
-                ),
-              )
-            : resolve(stream),
-        ),
-      );
-    }
+    const legs = routeOf(spec);
+    const opened: Client[] = [];
+    let proxy: ProxyProcess | undefined;
+    const closeAll = () => {
+      for (const c of [...opened].reverse()) c.end();
+      proxy?.kill();
+    };
     try {
-      const client = await this.handshake(spec, spec.host, spec.port, spec.user, sock);
-      if (jump) {
-        const j = jump;
-        client.on('close', () => j.end());
+      const first = legs[0] as Leg;
+      let sock: Duplex | undefined;
+      if (first.proxyCommand) {
+        proxy = startProxyCommand(spec.name, first);
+        sock = proxy.socket;
       }
-      return client;
+      for (let i = 0; i < legs.length; i++) {
+        const leg = legs[i] as Leg;
+        const legSpec: NodeSpec = { ...spec, name: leg.name };
+        if (leg.identityFile) legSpec.identityFile = leg.identityFile;
+        let client: Client;
+        try {
+          client = await this.handshake(legSpec, leg.host, leg.port, leg.user, sock);
+        } catch (err) {
+          // A proxy command that died explains the failure better than "closed during handshake".
+          const died = i === 0 ? await proxy?.failure() : undefined;
+          throw died ? new RemoteConnectError(spec.name, died) : err;
+        }
+        opened.push(client);
+        const next = legs[i + 1];
+        if (next) sock = await forward(client, leg, next, spec.name);
+      }
+      const node = opened[opened.length - 1] as Client;
+      node.on('close', closeAll);
+      return node;
     } catch (err) {
-      jump?.end();
+      closeAll();
       throw err;
     }
   }
@@ -258,7 +250,7 @@ export class SshConnector {
     host: string,
     port: number,
     user: string,
-    sock?: Readable,
+    sock?: Readable | Duplex,
   ): Promise<Client> {
     return new Promise<Client>((resolve, reject) => {
       let rejection: HostKeyRejection | undefined;
@@ -311,4 +303,107 @@ export class SshConnector {
       client.connect(config);
     });
   }
+}
+
+/** One SSH connection on the way to a node: a jump host, or the node itself (the last leg). */
+interface Leg {
+  name: string;
+  host: string;
+  port: number;
+  user: string;
+  identityFile?: string;
+  proxyCommand?: string;
+}
+
+/** The legs to a node: its jump hosts (resolved, or parsed from `proxyJump`), then the node. */
+export function routeOf(spec: NodeSpec): Leg[] {
+  const hops: SshHop[] =
+    spec.jumpHosts ??
+    (spec.proxyJump
+      ? parseJumpChain(spec.proxyJump).map((j) => ({
+          alias: j.host,
+          host: j.host,
+          port: j.port ?? 22,
+          user: j.user ?? spec.user,
+        }))
+      : []);
+  const legs: Leg[] = hops.map((h, i) => ({
+    name: `${spec.name} (jump ${h.alias})`,
+    host: h.host,
+    port: h.port,
+    user: h.user,
+    ...(h.identityFile && { identityFile: h.identityFile }),
+    ...(i === 0 && h.proxyCommand && { proxyCommand: h.proxyCommand }),
+  }));
+  legs.push({
+    name: spec.name,
+    host: spec.host,
+    port: spec.port,
+    user: spec.user,
+    ...(spec.identityFile && { identityFile: spec.identityFile }),
+    ...(hops.length === 0 && spec.proxyCommand && { proxyCommand: spec.proxyCommand }),
+  });
+  return legs;
+}
+
+/** A tunnel from `via` to the next leg's SSH port. */
+function forward(via: Client, from: Leg, to: Leg, node: string): Promise<Duplex> {
+  return new Promise<Duplex>((resolve, reject) =>
+    via.forwardOut('127.0.0.1', 0, to.host, to.port, (err, stream) =>
+      err
+        ? reject(
+            new RemoteConnectError(
+              node,
+              `jump host ${from.host}:${from.port} cannot reach ${to.host}:${to.port}: ${err.message}`,
+            ),
+          )
+        : resolve(stream),
+    ),
+  );
+}
+
+interface ProxyProcess {
+  socket: Duplex;
+  /** Why the command stopped (exit code, last stderr line), waiting briefly for it; undefined if it runs. */
+  failure(): Promise<string | undefined>;
+  kill(): void;
+}
+
+/** OpenSSH's ProxyCommand tokens: %h, %p, %r and %%. */
+export function proxyCommandLine(command: string, leg: Pick<Leg, 'host' | 'port' | 'user'>): string {
+  return command.replace(/%([hpr%])/g, (_, c: string) =>
+    c === 'h' ? leg.host : c === 'p' ? String(leg.port) : c === 'r' ? leg.user : '%',
+  );
+}
+
+/** Starts a ProxyCommand as OpenSSH does (`sh -c 'exec COMMAND'`); its stdin/stdout is the socket. */
+function startProxyCommand(node: string, leg: Leg): ProxyProcess {
+  const line = proxyCommandLine(leg.proxyCommand as string, leg);
+  const child = spawn('/bin/sh', ['-c', `exec ${line}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  let ended: string | undefined;
+  child.stderr.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString('utf8')).slice(-2000);
+  });
+  child.on('error', (err) => {
+    ended = `ProxyCommand ${JSON.stringify(line)} could not start: ${err.message}`;
+  });
+  child.on('exit', (code, signal) => {
+    const last = stderr.trim().split('\n').pop();
+    ended = `ProxyCommand ${JSON.stringify(line)} exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`;
+  });
+  const socket = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  socket.on('error', () => {}); // the SSH handshake reports the failure, with failure() as the reason
+  log().debug({ node, command: line }, 'ProxyCommand started');
+  return {
+    socket,
+    failure: async () => {
+      if (ended === undefined && child.exitCode === null && child.signalCode === null)
+        await Promise.race([once(child, 'exit'), sleep(500)]);
+      return ended;
+    },
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    },
+  };
 }

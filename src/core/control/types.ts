@@ -14,12 +14,34 @@ export interface NodeSpec {
   passwordEnv?: string;
   /** Name of an environment variable holding the sudo password. */
   sudoPasswordEnv?: string;
-  /** `user@host:port` of a jump host, as OpenSSH's ProxyJump. */
+  /**
+   * Jump hosts as OpenSSH's ProxyJump: `[user@]host[:port]`, comma-separated for a chain (the first is
+   * reached directly, each next one through the previous). Hops with no user log in as `user`.
+   */
   proxyJump?: string;
+  /** The same chain resolved (through ssh_config); when set it is used instead of `proxyJump`. */
+  jumpHosts?: SshHop[];
+  /**
+   * OpenSSH's ProxyCommand: a shell command whose stdin/stdout is the connection to the node (or to the
+   * first jump host). `%h`, `%p`, `%r` and `%%` are expanded when it is started.
+   */
+  proxyCommand?: string;
   /** Facts the inventory knows: e.g. local-cluster nodes share the control host's kernel clock. */
   sharedKernelClock?: boolean;
   /** Free-form labels (e.g. the network namespace a local node lives in). */
   labels?: Record<string, string>;
+}
+
+/** One jump host of a ProxyJump chain. */
+export interface SshHop {
+  /** How the chain named it (an ssh_config alias, or the host itself). */
+  alias: string;
+  host: string;
+  port: number;
+  user: string;
+  identityFile?: string;
+  /** Only on the first hop: how to reach it (its own ProxyCommand). */
+  proxyCommand?: string;
 }
 
 export interface ExecOptions {

@@ -1,9 +1,9 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { createWriteStream, existsSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { InputError, UserError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
-import { eventToEdn } from './jepsen.ts';
+import { eventToEdn, resultsToEdn } from './jepsen.ts';
 import { pairEvents } from './pair.ts';
 import { type LoadOptions, loadHistory, readEventBatches } from './read.ts';
 import { operationRecord } from './record.ts';
@@ -91,6 +91,20 @@ async function convertTo(
     }
   });
   return { events: count, ops: null };
+}
+
+/**
+ * Jepsen's files beside a run's own: history.edn converted from history.jsonl (when there is one) and
+ * results.edn from the results data (what results.json holds), so Jepsen, Knossos, Elle and elle-cli
+ * users can read a run directory as they read Jepsen's store. Each file appears whole or not at all.
+ */
+export async function writeRunEdn(runDir: string, results: unknown): Promise<void> {
+  const history = join(runDir, 'history.jsonl');
+  if (existsSync(history))
+    await convertHistory(history, join(runDir, 'history.edn'), { format: 'jsonl', to: 'edn' });
+  const out = join(runDir, 'results.edn');
+  await writeFile(`${out}.partial`, resultsToEdn(results));
+  await rename(`${out}.partial`, out);
 }
 
 function pairOrExplain(events: HistoryEvent[], file: string) {

@@ -1,4 +1,4 @@
-import { ednKey, ednString, toEdn } from './edn.ts';
+import { ednKey, ednString, parseEdn, toEdn } from './edn.ts';
 import { CORE_FIELDS, type HistoryEvent } from './event.ts';
 import { describe } from './validate.ts';
 import { tagOf, textOf } from './values.ts';
@@ -125,6 +125,8 @@ export function eventFromOpMap(m: unknown, position: number): HistoryEvent {
     const k = textOf(op.key);
     if (k === undefined) throw new OpMapError('key', `expected a string or keyword, got ${describe(op.key)}`);
     ev.key = k;
+    // faultline's own EDN: the value is Jepsen's independent tuple `[k v]`, and `:key k` says so.
+    if (Array.isArray(value) && value.length === 2 && textOf(value[0]) === k) ev.value = value[1];
   }
   if (Object.hasOwn(op, 'error')) ev.error = op.error;
   for (const k in op) {
@@ -150,9 +152,14 @@ export function absentFields(ev: HistoryEvent): readonly string[] {
 }
 
 /**
- * One event as a Jepsen op map in EDN (one line, no newline). Inverse of {@link eventFromOpMap} for
- * imported events: fields listed in `#absent` are left out again and `#index` restores the source
- * index. `node` and `faultEpoch` are written only when set; `key` and `node` are always EDN strings.
+ * One event as a Jepsen op map in EDN (one line, no newline), as Jepsen writes history.edn. Inverse of
+ * {@link eventFromOpMap}: fields listed in `#absent` are left out again and `#index` restores the source
+ * index. Where faultline and Jepsen differ, Jepsen's form is written:
+ * - an event with a `key` (faultline's independent keys) has Jepsen's `independent` tuple as its value,
+ *   `:value [k v]`, plus `:key k`, from which the reader takes the tuple apart again;
+ * - a nemesis invocation is `:type :info`, as Jepsen records nemesis ops (Knossos would take an
+ *   `:invoke` of process `:nemesis` for a client op); pairing reads it back as the same operation.
+ * `node` and `faultEpoch` are written only when set; `key` and `node` are always EDN strings.
  */
 export function eventToEdn(ev: HistoryEvent): string {
   const e = ev as Record<string, unknown>;
@@ -161,10 +168,11 @@ export function eventToEdn(ev: HistoryEvent): string {
   const parts: string[] = [];
   if (has('index')) parts.push(`:index ${toEdn(e[SOURCE_INDEX] ?? ev.index)}`);
   if (has('time')) parts.push(`:time ${toEdn(ev.time)}`);
-  parts.push(`:type :${ev.type}`);
+  parts.push(`:type :${ev.process === 'nemesis' && ev.type === 'invoke' ? 'info' : ev.type}`);
   if (has('process')) parts.push(`:process ${ev.process === 'nemesis' ? ':nemesis' : ev.process}`);
   if (has('f')) parts.push(`:f ${toEdn(ev.f)}`);
-  if (has('value')) parts.push(`:value ${toEdn(ev.value)}`);
+  if (has('value'))
+    parts.push(`:value ${ev.key === undefined ? toEdn(ev.value) : `[${toEdn(ev.key)} ${toEdn(ev.value)}]`}`);
   if (ev.node !== null) parts.push(`:node ${ednString(ev.node)}`);
   if (ev.key !== undefined) parts.push(`:key ${ednString(ev.key)}`);
   if (ev.error !== undefined) parts.push(`:error ${toEdn(ev.error)}`);
@@ -174,4 +182,34 @@ export function eventToEdn(ev: HistoryEvent): string {
     parts.push(`${ednKey(k)} ${toEdn(e[k])}`);
   }
   return `{${parts.join(', ')}}`;
+}
+
+/** Renames one object key everywhere in a JSON-like value. */
+function renameKey(v: unknown, from: string, to: string): unknown {
+  if (Array.isArray(v)) return v.map((x) => renameKey(x, from, to));
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k === from ? to : k] = renameKey(x, from, to);
+  return out;
+}
+
+/**
+ * A run's results (JSON data, as in results.json) as Jepsen's results.edn: a map whose `valid` keys are
+ * written `:valid?` (Jepsen's name; `"unknown"` becomes `:unknown`), one top-level entry per line and
+ * one element per line in top-level vectors. {@link resultsFromEdn} reads it back to the same data.
+ */
+export function resultsToEdn(results: unknown): string {
+  const data = renameKey(JSON.parse(JSON.stringify(results ?? null)), 'valid', 'valid?');
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return `${toEdn(data)}\n`;
+  const entries = Object.entries(data).map(([k, v]) => {
+    const body = Array.isArray(v) ? `[${v.map(toEdn).join('\n  ')}]` : toEdn(v);
+    return `${ednKey(k)} ${body}`;
+  });
+  return `{${entries.join(',\n ')}}\n`;
+}
+
+/** The results data written by {@link resultsToEdn}. */
+export function resultsFromEdn(text: string): unknown {
+  const [value] = parseEdn(text);
+  return renameKey(value, 'valid?', 'valid');
 }

@@ -54,6 +54,7 @@ export function parseVagrantSshConfig(
     const priv = privateAddress(base, alias);
     if (priv && spec.labels) spec.labels.privateAddress = priv;
     if (r.proxyJump) spec.proxyJump = r.proxyJump;
+    if (r.proxyCommand) spec.proxyCommand = r.proxyCommand;
     return spec;
   });
 }
@@ -71,6 +72,8 @@ export function renderVagrantInventory(nodes: readonly NodeSpec[], source: strin
           port: n.port,
           user: n.user,
           identityFile: n.identityFile,
+          ...(n.proxyJump && { proxyJump: n.proxyJump }),
+          ...(n.proxyCommand && { proxyCommand: n.proxyCommand }),
           sharedKernelClock: n.sharedKernelClock ?? false,
           labels: n.labels ?? {},
         },

@@ -12,6 +12,8 @@ interface CheckFlags {
   format: string;
   model?: string;
   initialValue?: string;
+  nilRead?: string;
+  failedCas?: string;
   timeout?: string;
   html?: string;
   workload?: string;
@@ -62,6 +64,18 @@ export function register(program: Command): void {
     )
     .option('--model <model>', 'linearizable: model (register, cas-register, kv, set, queue …)')
     .option('--initial-value <value>', 'linearizable: initial value (JSON, or text)')
+    .addOption(
+      new Option(
+        '--nil-read <mode>',
+        'linearizable: an ok read of nil is unknown (Knossos) or a value',
+      ).choices(['unknown', 'value']),
+    )
+    .addOption(
+      new Option(
+        '--failed-cas <mode>',
+        'linearizable: a failed cas did not happen (Knossos) or saw another value',
+      ).choices(['ignored', 'mismatch']),
+    )
     .option('--timeout <duration>', 'linearizable: search budget, e.g. 30s')
     .option('--html <file>', 'linearizable: write an HTML visualisation here')
     .option('--workload <workload>', 'elle: list-append or rw-register')
@@ -111,6 +125,8 @@ function optionsFromFlags(flags: CheckFlags): OptionsMap {
   const lin: Record<string, unknown> = {};
   if (flags.model !== undefined) lin.model = flags.model;
   if (flags.initialValue !== undefined) lin.initialValue = jsonOrText(flags.initialValue);
+  if (flags.nilRead !== undefined) lin.nilRead = flags.nilRead;
+  if (flags.failedCas !== undefined) lin.failedCas = flags.failedCas;
   if (flags.timeout !== undefined) lin.timeoutMs = parseDuration(flags.timeout, '--timeout');
   if (flags.html !== undefined) lin.htmlPath = flags.html;
   const elle: Record<string, unknown> = {};
