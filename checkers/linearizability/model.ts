@@ -34,6 +34,14 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * cas): the search then linearizes it greedily. Must be exact; when unsure, return false.
    */
   readOnly?(input: I, output: O): boolean;
+  /**
+   * Optional quick proof that a partition is not linearizable, from a pattern the model knows to be
+   * impossible (e.g. a register read of a value that a later, real-time-ordered write overwrote). Must be
+   * sound: return a refutation only when no linearization exists; null otherwise. Op intervals are event
+   * positions, `ret` is Infinity for an op whose outcome is unknown. The search is skipped for a refuted
+   * partition, so a history the search could only refute by exhausting every order is decided at once.
+   */
+  refute?(ops: readonly RefutableOp<I, O>[]): Refutation | null;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;
@@ -41,6 +49,24 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
 }
 
 export type AnyModel = Model<unknown, unknown, unknown>;
+
+/** What {@link Model.refute} sees of an op. */
+export interface RefutableOp<I = unknown, O = unknown> {
+  call: number;
+  ret: number;
+  input: I;
+  output: O;
+}
+
+/** A proof that a partition is not linearizable, in partition-local op indices. */
+export interface Refutation {
+  /** The op that cannot be linearized. */
+  op: number;
+  /** The other ops the proof rests on, in the order the reason names them. */
+  witnesses: number[];
+  /** One sentence; `#0` is the op, `#1`, `#2`, … the witnesses (the report replaces them with op references). */
+  reason: string;
+}
 
 /** An op the model cannot interpret; the checker turns it into a one-line bad-input error. */
 export class ModelInputError extends Error {

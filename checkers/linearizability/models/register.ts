@@ -1,5 +1,6 @@
 import type { Operation } from '../../../src/core/history/operation.ts';
 import { deepEqual, hashValue, ILLEGAL, type Illegal, type Model, ModelInputError, show } from '../model.ts';
+import { refuteStaleObservation } from './stale-read.ts';
 
 /**
  * Single registers with Jepsen semantics. `register` knows read and write; `cas-register` adds
@@ -98,6 +99,7 @@ export function makeRegister(
     init: () => initialValue,
     step: registerStep,
     readOnly: registerReadOnly,
+    refute: (ops) => refuteStaleObservation(ops, initialValue),
     equal: deepEqual,
     hash: hashValue,
     encode: (op) => encodeRegisterOp(op, allowCas),
