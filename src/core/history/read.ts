@@ -5,6 +5,13 @@ import { EdnSyntaxError, ednHistoryValues, lineAt } from './edn.ts';
 import { streamEdnHistory } from './edn-stream.ts';
 import type { HistoryEvent } from './event.ts';
 import { eventFromOpMap, OpMapError } from './jepsen.ts';
+import {
+  MAX_NESTING,
+  mayHoldBigInteger,
+  NESTING_REASON,
+  nestsDeeperThan,
+  parseJsonLossless,
+} from './json-text.ts';
 import { type JsonlReadOptions, parseEventLine, readJsonlBatches } from './jsonl.ts';
 import { parsePorcupineEtcd } from './porcupine.ts';
 
@@ -194,10 +201,16 @@ function fromJsonArray(text: string, file: string): HistoryEvent[] {
   if (!Array.isArray(arr)) throw new InputError(file, 1, null, 'expected a JSON array of op objects');
   // elle-cli twins put one op per line after the opening bracket; use that for error lines when it holds.
   const oneOpPerLine = text.split('\n').filter((l) => l.trim().length > 0).length === arr.length;
-  const out: HistoryEvent[] = [];
   for (let i = 0; i < arr.length; i++) {
+    if (nestsDeeperThan(arr[i], MAX_NESTING - 1))
+      throw new InputError(file, oneOpPerLine ? i + 1 : null, oneOpPerLine ? null : `[${i}]`, NESTING_REASON);
+  }
+  // Only now (nesting checked): re-read keeping big integers, if the text may hold any.
+  if (mayHoldBigInteger(text)) arr = parseJsonLossless(text) as unknown[];
+  const out: HistoryEvent[] = [];
+  for (let i = 0; i < (arr as unknown[]).length; i++) {
     try {
-      out.push(eventFromOpMap(arr[i], i));
+      out.push(eventFromOpMap((arr as unknown[])[i], i));
     } catch (err) {
       if (!(err instanceof OpMapError)) throw err;
       throw new InputError(
