@@ -4,7 +4,7 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
-import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
+import { type EncodedOp, type Partition, type PreparedHistory, prepareHistory } from './prepare.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import {
   type EngineResult,
@@ -151,7 +151,19 @@ export async function checkOperations(
   opts: CheckOperationsOptions = {},
 ): Promise<CheckOutcome> {
   const started = performance.now();
-  const prepared = prepareHistory(model, ops);
+  return checkPrepared(model, prepareHistory(model, ops), opts, started);
+}
+
+/**
+ * Check a history already encoded and partitioned (HistoryPreparer, possibly fed as a stream). The
+ * budget counts from `started` (default: now).
+ */
+export async function checkPrepared(
+  model: AnyModel,
+  prepared: PreparedHistory,
+  opts: CheckOperationsOptions = {},
+  started = performance.now(),
+): Promise<CheckOutcome> {
   const { partitions } = prepared;
   const deadline = opts.timeoutMs && opts.timeoutMs > 0 ? started + opts.timeoutMs : Number.POSITIVE_INFINITY;
   const totalOps = partitions.reduce((n, p) => n + p.ops.length, 0);
