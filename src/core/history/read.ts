@@ -13,7 +13,7 @@ import {
   parseJsonLossless,
 } from './json-text.ts';
 import { type JsonlReadOptions, parseEventLine, readJsonlBatches } from './jsonl.ts';
-import { parsePorcupineEtcd } from './porcupine.ts';
+import { parsePorcupineEtcd, readPorcupineEtcdBatches } from './porcupine.ts';
 
 /**
  * Reading histories in every supported format. `auto` (the default) looks at the start of the file:
@@ -82,7 +82,7 @@ export function detectFormatOf(head: string, file = '<input>'): HistoryFormat {
 /** Reads a whole history into memory. For JSONL prefer {@link readEvents} on very large files. */
 export async function loadHistory(file: string, opts: LoadOptions = {}): Promise<HistoryEvent[]> {
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
-  if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv') {
+  if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv' || format === 'porcupine-etcd') {
     const out: HistoryEvent[] = [];
     for await (const batch of readEventBatches(file, { ...opts, format }))
       for (const ev of batch) out.push(ev);
@@ -108,8 +108,8 @@ export function parseHistoryText(text: string, format: HistoryFormat, file = '<i
 }
 
 /**
- * Streams a history's events. JSONL is streamed in constant memory; other formats are parsed whole
- * first (an EDN file is one value or a series of values, and Porcupine files are small).
+ * Streams a history's events. JSONL, EDN and Porcupine's logs are streamed in constant memory; elle-cli
+ * JSON (one array) is parsed whole first.
  */
 export async function* readEvents(file: string, opts: LoadOptions = {}): AsyncGenerator<HistoryEvent> {
   for await (const batch of readEventBatches(file, opts)) yield* batch;
@@ -127,6 +127,14 @@ export async function* readEventBatches(
   }
   if (format === 'edn' || format === 'porcupine-kv') {
     yield* readEdnBatches(file, format === 'edn' ? 'lossless' : 'plain', opts.chunkSize);
+    return;
+  }
+  if (format === 'porcupine-etcd') {
+    try {
+      yield* readPorcupineEtcdBatches(file, opts.chunkSize);
+    } catch (err) {
+      throw fileError(file, err);
+    }
     return;
   }
   const all = await loadHistory(file, { ...opts, format });
