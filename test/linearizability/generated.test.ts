@@ -74,3 +74,36 @@ test('the refutation names the stale read, its writer and the overwrite', async 
   );
   t.is(a?.ops?.length, 3);
 });
+
+test('register refutation: the initial value after a definite write, and a value nobody wrote', async (t) => {
+  const { history } = await import('./helpers.ts');
+  const model = createModel('register');
+  const refute = (evs: Parameters<typeof history>[0]) => {
+    const part = prepareHistory(model!, history(evs)).partitions[0];
+    return part ? model?.refute?.(part.ops) : null;
+  };
+  // write 1 returns, then a read invoked later sees nil (the initial value): refuted.
+  const initial = refute([
+    [0, 'invoke', 'write', 1],
+    [0, 'ok', 'write', 1],
+    [1, 'invoke', 'read', null],
+    [1, 'ok', 'read', null],
+  ]);
+  t.deepEqual(initial?.witnesses, [0]);
+  t.regex(initial?.reason ?? '', /the initial value/);
+  // A read of 7, which no op wrote: refuted.
+  const never = refute([
+    [0, 'invoke', 'read', null],
+    [0, 'ok', 'read', 7],
+  ]);
+  t.regex(never?.reason ?? '', /no op wrote/);
+  // An indeterminate write of 7 may have happened: not refuted, and the history is linearizable.
+  const maybe = [
+    [2, 'invoke', 'write', 7],
+    [2, 'info', 'write', 7],
+    [0, 'invoke', 'read', null],
+    [0, 'ok', 'read', 7],
+  ] as Parameters<typeof history>[0];
+  t.is(refute(maybe), null);
+  t.is((await checkOperations(model!, history(maybe))).valid, true);
+});
