@@ -7,7 +7,12 @@
  * with expected.json on every pass. The Go figure is the median total of Porcupine's
  * CheckEventsTimeout measured on the same kind of machine (go-baseline.json, reference/porcupine.md §5).
  *
- *   npm run bench:linearizability [-- --json] [--runs N] [--workers N]
+ * Then generated cas-register histories (./linearizability-generated.ts): the two hard 10k-op cases
+ * (valid, and with a stale read; 10 s budget) and, with `--sizes`, histories of those sizes streamed
+ * from JSONL (and Porcupine's etcd log format with `--etcd`), with the growth between sizes.
+ *
+ *   npm run bench:linearizability [-- --json] [--runs N] [--workers N] [--sizes 1e5,1e6,1e7] [--etcd]
+ *                                    [--no-fixtures] [--no-hard]
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -21,6 +26,7 @@ import {
   porcupineDir,
   porcupineFixtures,
 } from '../test/linearizability/porcupine-fixtures.ts';
+import { type GeneratedCase, runGeneratedCases } from './linearizability-generated.ts';
 
 /** Porcupine's median check total over the 109 files on this machine kind (reference/porcupine.md §5). */
 const GO_TOTAL_MS = 786;
@@ -34,6 +40,16 @@ function arg(name: string): string | undefined {
 const json = process.argv.includes('--json');
 const runs = Math.max(1, Number(arg('--runs') ?? 3));
 const workers = Number(arg('--workers') ?? 0);
+const sizes = (arg('--sizes') ?? '')
+  .split(',')
+  .filter((x) => x.length > 0)
+  .map((x) => {
+    const n = Number(x);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--sizes: ${x} is not a positive integer`);
+    return n;
+  });
+const withFixtures = !process.argv.includes('--no-fixtures');
+const withHard = !process.argv.includes('--no-hard');
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -46,7 +62,7 @@ const goFiles = (
   }
 ).files;
 
-const fixtures = porcupineFixtures();
+const fixtures = withFixtures ? porcupineFixtures() : [];
 const loaded: {
   path: string;
   model: string;
@@ -101,9 +117,22 @@ const mismatches = [...perFile].filter(([, r]) => r.mismatch).map(([p]) => p);
 const peakRssMb = process.resourceUsage().maxRSS / 1024;
 const c50 = ['kv/c50-ok.txt', 'kv/c50-bad.txt'].map((p) => ({ path: p, ms: files[p]?.ms ?? Number.NaN }));
 
+const generated: GeneratedCase[] = await runGeneratedCases(sizes, process.argv.includes('--etcd'), withHard);
+const growth: Record<string, number> = {};
+for (const format of ['jsonl', 'porcupine-etcd']) {
+  const rows = generated.filter((g) => g.format === format).sort((a, b) => a.ops - b.ops);
+  for (let k = 1; k < rows.length; k++) {
+    const a = rows[k - 1] as GeneratedCase;
+    const b = rows[k] as GeneratedCase;
+    growth[`${format} ${a.ops}→${b.ops}`] = Number((b.wallSeconds / a.wallSeconds).toFixed(2));
+  }
+}
+
 if (json) {
   process.stdout.write(
     `${JSON.stringify({
+      generated,
+      growth,
       totalMs: Number(totalMs.toFixed(1)),
       goTotalMs: GO_TOTAL_MS,
       ratio: Number((totalMs / GO_TOTAL_MS).toFixed(3)),
@@ -118,6 +147,18 @@ if (json) {
     })}\n`,
   );
 } else {
+  if (loaded.length > 0) printFixtures();
+  for (const g of generated) {
+    console.log(
+      `${g.name.padEnd(26)} ${String(g.valid).padEnd(7)} read+pair ${g.readSeconds.toFixed(2).padStart(6)} s  check ${g.checkSeconds.toFixed(2).padStart(6)} s  ` +
+        `wall ${g.wallSeconds.toFixed(2).padStart(6)} s  cpu ${g.cpuSeconds.toFixed(2).padStart(6)} s  peak RSS ${String(g.peakRssMB).padStart(5)} MB  cache ${g.cacheEntries}`,
+    );
+  }
+  if (Object.keys(growth).length > 0) console.log(`growth (wall): ${JSON.stringify(growth)}`);
+  console.log(`1-minute load average at start: ${loadBefore.toFixed(2)}`);
+}
+
+function printFixtures(): void {
   const slow = Object.entries(files)
     .sort((a, b) => b[1].ms - a[1].ms)
     .slice(0, 12);

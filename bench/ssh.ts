@@ -3,11 +3,12 @@
  * ssh2 connections versus one OpenSSH client process per command (what a shell-out control layer pays).
  * Both modes run with the same concurrency. Prints commands/s, the ratio and p50/p99 latency.
  *
- *   npm run bench:ssh [-- --nodes 5 --count 1000 --concurrency 10 --json]
+ *   npm run bench:ssh [-- --nodes 5 --count 1000 --concurrency 10 --cluster-name bench-ssh --json]
  *
  * Target: pooled ≥ 10× the spawn rate, pooled p99 < 20 ms. Needs root (it builds a local cluster).
  */
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { connectRemote } from '../src/core/control/ssh-remote.ts';
@@ -21,6 +22,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '10' },
     'max-seconds': { type: 'string', default: '120' },
     json: { type: 'boolean', default: false },
+    'cluster-name': { type: 'string', default: 'bench-ssh' },
   },
 });
 const nodes = Number(args.nodes);
@@ -34,6 +36,9 @@ interface ModeResult {
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  p999Ms: number;
+  /** CPU time of this (control) process while the mode ran: user + system, all threads. */
+  cpuSeconds: number;
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -46,6 +51,7 @@ async function drive(job: (i: number) => Promise<void>, n: number, width: number
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();
+  const cpu0 = process.cpuUsage();
   const worker = async () => {
     while (next < n && performance.now() - start < maxMs) {
       const i = next++;
@@ -56,6 +62,7 @@ async function drive(job: (i: number) => Promise<void>, n: number, width: number
   };
   await Promise.all(Array.from({ length: width }, worker));
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   latencies.sort((a, b) => a - b);
   return {
     commands: latencies.length,
@@ -63,6 +70,8 @@ async function drive(job: (i: number) => Promise<void>, n: number, width: number
     perSecond: Number((latencies.length / seconds).toFixed(1)),
     p50Ms: Number(quantile(latencies, 0.5).toFixed(2)),
     p99Ms: Number(quantile(latencies, 0.99).toFixed(2)),
+    p999Ms: Number(quantile(latencies, 0.999).toFixed(2)),
+    cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(3)),
   };
 }
 
@@ -100,7 +109,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const name = 'bench-ssh';
+  const name = args['cluster-name'];
   await localClusterDown(name);
   const cluster = await localClusterUp({ nodes, name });
   try {
@@ -135,6 +144,8 @@ async function main(): Promise<void> {
     const ratio = Number((pooled.perSecond / spawned.perSecond).toFixed(1));
     const result = {
       bench: 'ssh',
+      loadAverage: Number((loadavg()[0] ?? 0).toFixed(2)),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       nodes,
       concurrency,
       pooled,
@@ -148,13 +159,14 @@ async function main(): Promise<void> {
       process.stdout.write(`${JSON.stringify(result)}\n`);
     } else {
       const row = (label: string, r: ModeResult) =>
-        `${label.padEnd(34)} ${String(r.commands).padStart(5)} cmds  ${r.perSecond.toFixed(1).padStart(8)} cmd/s  p50 ${r.p50Ms.toFixed(1).padStart(6)} ms  p99 ${r.p99Ms.toFixed(1).padStart(6)} ms`;
+        `${label.padEnd(34)} ${String(r.commands).padStart(5)} cmds  ${r.perSecond.toFixed(1).padStart(8)} cmd/s  p50 ${r.p50Ms.toFixed(1).padStart(6)} ms  p99 ${r.p99Ms.toFixed(1).padStart(6)} ms  p999 ${r.p999Ms.toFixed(1).padStart(6)} ms  cpu ${r.cpuSeconds.toFixed(2)} s`;
       process.stdout.write(
         [
           `bench:ssh — ${nodes} local nodes, \`true\`, concurrency ${concurrency}`,
           row('faultline pooled ssh2', pooled),
           row('faultline pooled, one at a time', sequential),
           row('OpenSSH client per command', spawned),
+          `peak RSS ${result.peakRssMb} MB; 1-minute load average ${result.loadAverage}`,
           `ratio pooled/spawn: ${ratio}×  (target ≥ 10×: ${result.met.ratio ? 'met' : 'NOT met'}; pooled p99 < 20 ms: ${result.met.pooledP99 ? 'met' : 'NOT met'})`,
           '',
         ].join('\n'),

@@ -11,19 +11,73 @@ import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey, WR
  * element → appender), rw (readers of the previous element → appender). An append no read observed is
  * placed after the last observed element. Non-cycle checks: G1a, G1b, internal, future-read,
  * duplicate-elements, dirty-update, incompatible-order, lost-update.
+ *
+ * The analysis runs as named passes over one context: version orders, the append index, reads
+ * against the orders, dirty updates, checks inside each txn, the dependency edges, and the explainer.
  */
 export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
+  const c = context(ops);
+  const o = versionOrders(c);
+  const w = indexAppends(c, o);
+  const readPos = checkReads(c, o, w);
+  checkDirtyUpdates(c, o, w);
+  checkWithinTxns(c);
+  const edges = dependencyEdges(c, o, w, readPos);
+  return {
+    history: c.h,
+    edges,
+    anomalies: c.anomalies,
+    explain: explainer(c, o, w, readPos),
+    writeF: 'append',
+  };
+}
+
+/** The flattened history, its anomalies so far, and naming helpers shared by every pass. */
+interface Context {
+  h: TxnHistory;
+  anomalies: WorkloadAnalysis['anomalies'];
+  nKeys: number;
+  mopCount: number;
+  /** Micro-op → its txn. */
+  mopTxn: Int32Array;
+  opId(t: number): number;
+  /** A micro-op's index within its txn. */
+  mopIndexIn(m: number): number;
+  txnName(t: number): string;
+}
+
+function context(ops: readonly Operation[]): Context {
   const h = extractTxns(ops, 'append');
-  const anomalies: WorkloadAnalysis['anomalies'] = new Map();
-  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
-  const nKeys = h.keys.length;
+  const { n, mopStart, mopKind } = h;
   const mopCount = mopKind.length;
   const mopTxn = i32(mopCount);
   for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
   const opId = (t: number) => h.ops[t]!.id;
-  const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
-  const txnName = (t: number) => `op ${opId(t)}`;
+  return {
+    h,
+    anomalies: new Map(),
+    nKeys: h.keys.length,
+    mopCount,
+    mopTxn,
+    opId,
+    mopIndexIn: (m) => m - mopStart[mopTxn[m]!]!,
+    txnName: (t) => `op ${opId(t)}`,
+  };
+}
 
+/** Each key's version order (its longest read) and element → position index. */
+interface Orders {
+  /** Per key, the micro-op of its longest read, or -1. */
+  longest: Int32Array;
+  orders: unknown[][];
+  posMaps: PosIndex[];
+  /** 1 for keys whose order lists an element twice. */
+  orderHasDupes: Uint8Array;
+}
+
+function versionOrders(c: Context): Orders {
+  const { h, nKeys, mopCount, mopTxn } = c;
+  const { status, mopKind, mopKey, mopValue } = h;
   // Reads are lists; an ok read of nil means the empty list. Find each key's longest read.
   const longest = i32(nKeys).fill(-1);
   const longestLen = i32(nKeys);
@@ -41,7 +95,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     if (v !== null && !Array.isArray(v)) {
       throw new WorkloadError(
         'malformed-read',
-        `op ${opId(mopTxn[m]!)}: read of key ${renderValue(h.keys[k])} returned ${renderValue(v)}, not a list`,
+        `op ${c.opId(mopTxn[m]!)}: read of key ${renderValue(h.keys[k])} returned ${renderValue(v)}, not a list`,
       );
     }
     const len = v === null ? 0 : v.length;
@@ -50,8 +104,6 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
       longestLen[k] = len;
     }
   }
-
-  // Version orders and element → position indices.
   const orders: unknown[][] = new Array(nKeys);
   const posMaps: PosIndex[] = new Array(nKeys);
   const orderHasDupes = u8(nKeys);
@@ -61,36 +113,60 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     else if (appendCount[k] === 1) order = [mopValue[loneAppend[k]!]];
     const { index, dupes } = positionIndex(order);
     if (dupes) {
-      reportDuplicates(longest[k]!, dupes);
+      reportDuplicates(c, longest[k]!, dupes);
       orderHasDupes[k] = 1;
     }
     orders[k] = order;
     posMaps[k] = index;
   }
+  return { longest, orders, posMaps, orderHasDupes };
+}
 
-  function reportDuplicates(m: number, dupes: Map<unknown, number>): void {
-    const t = mopTxn[m]!;
-    addAnomaly(anomalies, {
-      type: 'duplicate-elements',
-      explanation: `${txnName(t)} read key ${renderValue(h.keys[mopKey[m]!])} = ${renderValue(mopValue[m])}, which contains ${[...dupes].map(([e, c]) => `${renderValue(e)} ${c} times`).join(', ')}`,
-      ops: [opId(t)],
-      key: String(h.keys[mopKey[m]!]),
-      mop: mopIndexIn(m),
-      duplicates: Object.fromEntries([...dupes].map(([e, c]) => [String(e), c])),
-    });
-  }
+function reportDuplicates(c: Context, m: number, dupes: Map<unknown, number>): void {
+  const { h, mopTxn } = c;
+  const t = mopTxn[m]!;
+  addAnomaly(c.anomalies, {
+    type: 'duplicate-elements',
+    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(h.mopValue[m])}, which contains ${[...dupes].map(([e, n]) => `${renderValue(e)} ${n} times`).join(', ')}`,
+    ops: [c.opId(t)],
+    key: String(h.keys[h.mopKey[m]!]),
+    mop: c.mopIndexIn(m),
+    duplicates: Object.fromEntries([...dupes].map(([e, n]) => [String(e), n])),
+  });
+}
 
-  // Writer index: the append of (k, v). Observed elements live in per-key position arrays; appends no
-  // read observed go to a per-key map (duplicates among them are detected too).
-  const writerAt: Int32Array[] = orders.map((o) => i32(o.length).fill(-1));
-  const writerMopAt: Int32Array[] = orders.map((o) => i32(o.length).fill(-1));
+/** Who appended what: observed elements by position in their key's order, the rest by value. */
+interface Appends {
+  /** Per key and position: the appending txn, or -1. */
+  writerAt: Int32Array[];
+  /** Per key and position: the append micro-op, or -1. */
+  writerMopAt: Int32Array[];
+  /** Per micro-op: the position its append took in the order, or -2 (a read, or an unobserved append). */
+  appendPos: Int32Array;
+  /** The append micro-op that wrote element e of key k, or -1. */
+  writerMopOf(k: number, e: unknown): number;
+  /** Whether append micro-op m is its txn's last append to that key. */
+  isFinalAppend(m: number): boolean;
+}
+
+function indexAppends(c: Context, o: Orders): Appends {
+  const { h, mopCount, mopTxn } = c;
+  const { mopStart, mopKind, mopKey, mopValue } = h;
+  const writerAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
+  const writerMopAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
   const unobserved = new Map<number, Map<unknown, number>>();
   const appendPos = i32(mopCount).fill(-2);
+  const duplicateAppend = (k: number, v: unknown, m1: number, m2: number): never => {
+    throw new WorkloadError(
+      'duplicate-appends',
+      `value ${renderValue(v)} was appended to key ${renderValue(h.keys[k])} more than once (ops ${c.opId(mopTxn[m1]!)} and ${c.opId(mopTxn[m2]!)}); list-append needs unique appends`,
+    );
+  };
   for (let m = 0; m < mopCount; m++) {
     if (mopKind[m] !== WRITE) continue;
     const k = mopKey[m]!;
     const v = valueKey(mopValue[m]);
-    const p = posMaps[k]!.get(v);
+    const p = o.posMaps[k]!.get(v);
     const t = mopTxn[m]!;
     if (p !== undefined) {
       appendPos[m] = p;
@@ -108,30 +184,37 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
       u.set(v, m);
     }
   }
-  function duplicateAppend(k: number, v: unknown, m1: number, m2: number): never {
-    throw new WorkloadError(
-      'duplicate-appends',
-      `value ${renderValue(v)} was appended to key ${renderValue(h.keys[k])} more than once (ops ${opId(mopTxn[m1]!)} and ${opId(mopTxn[m2]!)}); list-append needs unique appends`,
-    );
-  }
-  /** The append micro-op that wrote element e of key k, or -1. */
-  function writerMopOf(k: number, e: unknown): number {
-    const ve = valueKey(e);
-    const p = posMaps[k]!.get(ve);
-    if (p !== undefined) return writerMopAt[k]![p]!;
-    return unobserved.get(k)?.get(ve) ?? -1;
-  }
-  function isFinalAppend(m: number): boolean {
-    const t = mopTxn[m]!;
-    for (let j = m + 1; j < mopStart[t + 1]!; j++)
-      if (mopKind[j] === WRITE && mopKey[j] === mopKey[m]) return false;
-    return true;
-  }
+  return {
+    writerAt,
+    writerMopAt,
+    appendPos,
+    writerMopOf(k, e) {
+      const ve = valueKey(e);
+      const p = o.posMaps[k]!.get(ve);
+      if (p !== undefined) return writerMopAt[k]![p]!;
+      return unobserved.get(k)?.get(ve) ?? -1;
+    },
+    isFinalAppend(m) {
+      const t = mopTxn[m]!;
+      for (let j = m + 1; j < mopStart[t + 1]!; j++)
+        if (mopKind[j] === WRITE && mopKey[j] === mopKey[m]) return false;
+      return true;
+    },
+  };
+}
 
-  // Per-read: position of the last element in the order (-1 = empty, -2 = unknown), with prefix checks.
+/**
+ * Every ok read against its key's order: G1a (an aborted append read), G1b (an intermediate append
+ * read last), incompatible-order and duplicates. Returns each read's position of its last element in
+ * the order (-1 = empty, -2 = unknown or not a read).
+ */
+function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
+  const { h, mopCount, mopTxn } = c;
+  const { status, mopKind, mopKey, mopValue } = h;
+  const { orders, posMaps } = o;
   const firstFail = orders.map((_, k) => {
-    const w = writerAt[k]!;
-    for (let i = 0; i < w.length; i++) if (w[i]! >= 0 && status[w[i]!] === FAIL) return i;
+    const wa = w.writerAt[k]!;
+    for (let i = 0; i < wa.length; i++) if (wa[i]! >= 0 && status[wa[i]!] === FAIL) return i;
     return -1;
   });
   const readPos = i32(mopCount).fill(-2);
@@ -158,94 +241,112 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = orderHasDupes[k]
+      readPos[m] = o.orderHasDupes[k]
         ? (posMaps[k]!.get(valueKey(r[r.length - 1])) ?? r.length - 1)
         : r.length - 1;
-      lastMop = writerMopAt[k]![readPos[m]!]!;
+      lastMop = w.writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
-      if (ff >= 0 && ff < r.length) reportG1a(m, writerMopAt[k]![ff]!, order[ff]);
+      if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]);
     } else {
       if (!incompatibleReported.has(k)) {
         incompatibleReported.add(k);
-        addAnomaly(anomalies, {
+        addAnomaly(c.anomalies, {
           type: 'incompatible-order',
-          explanation: `reads of key ${renderValue(h.keys[k])} disagree on its order: ${txnName(t)} read ${renderValue(r)} but ${txnName(mopTxn[longest[k]!]!)} read ${renderValue(order)}`,
-          ops: [opId(t), opId(mopTxn[longest[k]!]!)],
+          explanation: `reads of key ${renderValue(h.keys[k])} disagree on its order: ${c.txnName(t)} read ${renderValue(r)} but ${c.txnName(mopTxn[o.longest[k]!]!)} read ${renderValue(order)}`,
+          ops: [c.opId(t), c.opId(mopTxn[o.longest[k]!]!)],
           key: String(h.keys[k]),
           values: [r, order],
         });
       }
-      const seen = new Map<unknown, number>();
-      for (const e of r) seen.set(valueKey(e), (seen.get(valueKey(e)) ?? 0) + 1);
-      const dupes = new Map<unknown, number>();
-      for (const e of r) if ((seen.get(valueKey(e)) ?? 0) > 1) dupes.set(e, seen.get(valueKey(e))!);
-      if (dupes.size > 0) reportDuplicates(m, dupes);
-      for (const e of r) {
-        const wm = writerMopOf(k, e);
-        if (wm >= 0 && status[mopTxn[wm]!] === FAIL) {
-          reportG1a(m, wm, e);
-          break;
-        }
-      }
+      reportIncompatibleRead(c, w, m, r);
       const last = r[r.length - 1];
       const p = posMaps[k]!.get(valueKey(last));
       if (p !== undefined) readPos[m] = p;
-      lastMop = writerMopOf(k, last);
+      lastMop = w.writerMopOf(k, last);
     }
     // G1b: the last element read was not its writer's final append to this key.
-    if (lastMop >= 0 && mopTxn[lastMop] !== t && !isFinalAppend(lastMop)) {
-      const w = mopTxn[lastMop]!;
-      addAnomaly(anomalies, {
+    if (lastMop >= 0 && mopTxn[lastMop] !== t && !w.isFinalAppend(lastMop)) {
+      const wt = mopTxn[lastMop]!;
+      addAnomaly(c.anomalies, {
         type: 'G1b',
-        explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, ending in ${renderValue(mopValue[lastMop])}, an intermediate append by ${txnName(w)}, which appended to that key again later`,
-        ops: [opId(t), opId(w)],
+        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, ending in ${renderValue(mopValue[lastMop])}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
+        ops: [c.opId(t), c.opId(wt)],
         key: String(h.keys[k]),
-        mop: mopIndexIn(m),
-        writer: opId(w),
+        mop: c.mopIndexIn(m),
+        writer: c.opId(wt),
         element: mopValue[lastMop],
       });
     }
   }
-  function reportG1a(m: number, wm: number, e: unknown): void {
-    const t = mopTxn[m]!;
-    const w = mopTxn[wm]!;
-    addAnomaly(anomalies, {
-      type: 'G1a',
-      explanation: `${txnName(t)} read key ${renderValue(h.keys[mopKey[m]!])} = ${renderValue(mopValue[m])}, including ${renderValue(e)}, which was appended by ${txnName(w)}, a transaction that failed (aborted)`,
-      ops: [opId(t), opId(w)],
-      key: String(h.keys[mopKey[m]!]),
-      mop: mopIndexIn(m),
-      writer: opId(w),
-      element: e,
-    });
-  }
+  return readPos;
+}
 
-  // dirty-update: a committed append directly on top of aborted ones (possibly through indeterminate ones).
+/** A read that is no prefix of its key's order: its duplicates, and its first aborted element. */
+function reportIncompatibleRead(c: Context, w: Appends, m: number, r: unknown[]): void {
+  const { h, mopTxn } = c;
+  const k = h.mopKey[m]!;
+  const seen = new Map<unknown, number>();
+  for (const e of r) seen.set(valueKey(e), (seen.get(valueKey(e)) ?? 0) + 1);
+  const dupes = new Map<unknown, number>();
+  for (const e of r) if ((seen.get(valueKey(e)) ?? 0) > 1) dupes.set(e, seen.get(valueKey(e))!);
+  if (dupes.size > 0) reportDuplicates(c, m, dupes);
+  for (const e of r) {
+    const wm = w.writerMopOf(k, e);
+    if (wm >= 0 && h.status[mopTxn[wm]!] === FAIL) {
+      reportG1a(c, m, wm, e);
+      break;
+    }
+  }
+}
+
+function reportG1a(c: Context, m: number, wm: number, e: unknown): void {
+  const { h, mopTxn } = c;
+  const t = mopTxn[m]!;
+  const wt = mopTxn[wm]!;
+  addAnomaly(c.anomalies, {
+    type: 'G1a',
+    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(h.mopValue[m])}, including ${renderValue(e)}, which was appended by ${c.txnName(wt)}, a transaction that failed (aborted)`,
+    ops: [c.opId(t), c.opId(wt)],
+    key: String(h.keys[h.mopKey[m]!]),
+    mop: c.mopIndexIn(m),
+    writer: c.opId(wt),
+    element: e,
+  });
+}
+
+/** dirty-update: a committed append directly on top of aborted ones (possibly through indeterminate ones). */
+function checkDirtyUpdates(c: Context, o: Orders, w: Appends): void {
+  const { h, nKeys } = c;
+  const { status } = h;
   for (let k = 0; k < nKeys; k++) {
-    const w = writerAt[k]!;
+    const wa = w.writerAt[k]!;
     let failStart = -1;
-    for (let i = 0; i < w.length; i++) {
-      const t = w[i]!;
+    for (let i = 0; i < wa.length; i++) {
+      const t = wa[i]!;
       if (t < 0) continue;
       if (status[t] === FAIL) {
         if (failStart < 0) failStart = i;
       } else if (status[t] === OK) {
         if (failStart >= 0) {
-          const txns = Array.from(w.subarray(failStart, i + 1)).filter((x) => x >= 0);
-          addAnomaly(anomalies, {
+          const txns = Array.from(wa.subarray(failStart, i + 1)).filter((x) => x >= 0);
+          addAnomaly(c.anomalies, {
             type: 'dirty-update',
-            explanation: `key ${renderValue(h.keys[k])}: committed ${txnName(t)} appended ${renderValue(orders[k]![i])} on top of ${renderValue(orders[k]![failStart])}, appended by failed ${txnName(w[failStart]!)}`,
-            ops: txns.map(opId),
+            explanation: `key ${renderValue(h.keys[k])}: committed ${c.txnName(t)} appended ${renderValue(o.orders[k]![i])} on top of ${renderValue(o.orders[k]![failStart])}, appended by failed ${c.txnName(wa[failStart]!)}`,
+            ops: txns.map(c.opId),
             key: String(h.keys[k]),
-            values: orders[k]!.slice(failStart, i + 1),
+            values: o.orders[k]!.slice(failStart, i + 1),
           });
         }
         failStart = -1;
       }
     }
   }
+}
 
-  // Per-txn checks that need earlier micro-ops of the same txn: internal, future-read, lost-update.
+/** Checks that need earlier micro-ops of the same txn: internal, future-read, lost-update. */
+function checkWithinTxns(c: Context): void {
+  const { h, anomalies, txnName, opId } = c;
+  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
   const INIT = Symbol('init');
   const lostUpdate = new Map<number, Map<unknown, number[]>>();
   for (let t = 0; t < n; t++) {
@@ -346,7 +447,14 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
       });
     }
   }
+}
 
+/** ww, wr and rw edges between the txns that did not fail. */
+function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array): EdgeList {
+  const { h, nKeys, mopCount, mopTxn } = c;
+  const { n, status, mopKind, mopKey, mopValue } = h;
+  const { orders } = o;
+  const { writerAt, appendPos, writerMopOf } = w;
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
   // Roughly one or two wr, ww or rw edges per micro-op, plus three realtime edges per txn added later.
@@ -395,6 +503,15 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     if (wm >= 0) link(mopTxn[wm]!, mopTxn[m]!, WR);
   }
 
+  return edges;
+}
+
+/** One sentence justifying a data edge, from the same indices the edges were built from. */
+function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): WorkloadAnalysis['explain'] {
+  const { h, mopTxn } = c;
+  const { status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { orders } = o;
+  const { writerAt, appendPos, writerMopOf } = w;
   function explain(a: number, b: number, rel: number, name: (t: number) => string): string | null {
     const A = name(a);
     const B = name(b);
@@ -430,7 +547,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
     return null;
   }
 
-  return { history: h, edges, anomalies, explain, writeF: 'append' };
+  return explain;
 }
 
 export type { TxnHistory };

@@ -1,7 +1,7 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { buildCsr, EdgeList, RW, tarjan, WR, WW } from './graph.ts';
-import { extractTxns, FAIL, OK, READ, renderValue, valueKey } from './txns.ts';
+import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey } from './txns.ts';
 
 /**
  * rw-register inference (`[w k v]`, `[r k v]`, nil = the initial state). A txn's external read of k is its
@@ -30,16 +30,46 @@ interface Touch {
 }
 
 export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOptions): WorkloadAnalysis {
-  const h = extractTxns(ops, 'w');
-  const anomalies: WorkloadAnalysis['anomalies'] = new Map();
-  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
-  const nKeys = h.keys.length;
-  const opId = (t: number) => h.ops[t]!.id;
-  const name = (t: number) => `op ${opId(t)}`;
-  const ver = (v: unknown): Version => (v === null || v === undefined ? INIT : valueKey(v));
-  const show = (v: Version, raw?: unknown) => (v === INIT ? 'nil' : renderValue(raw ?? v));
+  const c = context(ops);
+  const idx = indexWrites(c);
+  checkReads(c, idx);
+  checkLostUpdates(c, idx);
+  const g = versionGraphs(c, idx, opts);
+  return { history: c.h, edges: g.edges, anomalies: c.anomalies, explain: explainer(c, idx, g), writeF: 'w' };
+}
 
-  // Write indices. Non-unique writes make inference unsound: stop.
+/** The flattened history, its anomalies so far, and naming helpers shared by every pass. */
+interface Context {
+  h: TxnHistory;
+  anomalies: WorkloadAnalysis['anomalies'];
+  nKeys: number;
+  opId(t: number): number;
+  name(t: number): string;
+}
+
+function context(ops: readonly Operation[]): Context {
+  const h = extractTxns(ops, 'w');
+  const opId = (t: number) => h.ops[t]!.id;
+  return { h, anomalies: new Map(), nKeys: h.keys.length, opId, name: (t) => `op ${opId(t)}` };
+}
+
+const ver = (v: unknown): Version => (v === null || v === undefined ? INIT : valueKey(v));
+const show = (v: Version, raw?: unknown) => (v === INIT ? 'nil' : renderValue(raw ?? v));
+
+/** Writers of each (key, version), and each txn's external read and write per key. */
+interface WriteIndex {
+  writer: Map<Version, number>[];
+  failWriter: Map<Version, number>[];
+  /** Versions a txn overwrote itself (G1b when another txn reads them). */
+  intermediate: Map<Version, number>[];
+  touches: Touch[][];
+  touchOf: Map<number, Touch>[];
+}
+
+/** Write indices. Non-unique writes make inference unsound: stop. */
+function indexWrites(c: Context): WriteIndex {
+  const { h, nKeys, opId } = c;
+  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
   const writer: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
   const failWriter: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
   const intermediate: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
@@ -88,7 +118,14 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
     }
   }
 
-  // Non-cycle checks: internal, G1a, G1b, lost-update.
+  return { writer, failWriter, intermediate, touches, touchOf };
+}
+
+/** internal, G1a and G1b, read by read. */
+function checkReads(c: Context, idx: WriteIndex): void {
+  const { h, anomalies, opId, name } = c;
+  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { failWriter, intermediate } = idx;
   for (let t = 0; t < n; t++) {
     if (status[t] !== OK) continue;
     const known = new Map<number, Version>();
@@ -135,6 +172,13 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
       known.set(k, v);
     }
   }
+}
+
+/** lost-update: two or more txns read the same version of a key and then wrote it. */
+function checkLostUpdates(c: Context, idx: WriteIndex): void {
+  const { h, anomalies, nKeys, name, opId } = c;
+  const { status } = h;
+  const { touches } = idx;
   for (let k = 0; k < nKeys; k++) {
     const byRead = new Map<Version, number[]>();
     for (const touch of touches[k]!) {
@@ -154,138 +198,175 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
       });
     }
   }
+}
 
-  // Version graphs, one per key, source by source.
+/** Each key's version graph and the ww/rw/wr edges it implies. */
+interface VersionGraphs {
+  edges: EdgeList;
+  versionEdges: Set<string>[];
+  sourcesUsed: string[][];
+  idsByKey: Map<Version, number>[];
+  readers: Map<Version, number[]>[];
+}
+
+function versionGraphs(c: Context, idx: WriteIndex, opts: RwRegisterOptions): VersionGraphs {
   const versionEdges: Set<string>[] = [];
   const sourcesUsed: string[][] = [];
   const edges = new EdgeList();
   const readers: Map<Version, number[]>[] = [];
   const idsByKey: Map<Version, number>[] = [];
-  for (let k = 0; k < nKeys; k++) {
-    const ids = new Map<Version, number>();
-    const values: Version[] = [];
-    const idOf = (v: Version) => {
-      let i = ids.get(v);
-      if (i === undefined) {
-        i = values.length;
-        ids.set(v, i);
-        values.push(v);
-      }
-      return i;
-    };
-    const rd = new Map<Version, number[]>();
-    readers.push(rd);
-    for (const touch of touches[k]!) {
-      if (touch.read !== undefined) {
-        idOf(touch.read);
-        const list = rd.get(touch.read);
-        if (list) list.push(touch.t);
-        else rd.set(touch.read, [touch.t]);
-      }
-      if (touch.write !== undefined) idOf(touch.write);
-    }
-    const src: number[] = [];
-    const dst: number[] = [];
-    const used: string[] = [];
-    const trySource = (label: string, add: (link: (a: Version, b: Version) => void) => void) => {
-      const mark = src.length;
-      add((a, b) => {
-        if (a === b) return;
-        src.push(idOf(a));
-        dst.push(idOf(b));
-      });
-      if (src.length === mark) return;
-      const scc = cyclicValues(values.length, src, dst);
-      if (scc) {
-        addAnomaly(anomalies, {
-          type: 'cyclic-versions',
-          explanation: `the version order of key ${renderValue(h.keys[k])} inferred from ${[...used, label].join(', ')} is cyclic over values ${scc.map((i) => show(values[i])).join(', ')}; that source was dropped for this key`,
-          key: String(h.keys[k]),
-          scc: scc.map((i) => (values[i] === INIT ? null : values[i])),
-          sources: [...used, label],
-        });
-        src.length = mark;
-        dst.length = mark;
-      } else used.push(label);
-    };
-    trySource('initial-state', (link) => {
-      for (const v of values) if (v !== INIT) link(INIT, v);
-    });
-    if (opts.wfrKeys) {
-      trySource('wfr-keys', (link) => {
-        for (const touch of touches[k]!) {
-          if (touch.read !== undefined && touch.write !== undefined) link(touch.read, touch.write);
-        }
-      });
-    }
-    if (opts.sequentialKeys) {
-      trySource('sequential-keys', (link) => {
-        // Touches are in txn (invocation) order, so per process they are in that process's order.
-        const last = new Map<number, Touch>();
-        for (const touch of touches[k]!) {
-          if (status[touch.t] !== OK) continue;
-          const p = h.process[touch.t]!;
-          const prev = last.get(p);
-          if (prev) link(finalValue(prev), firstValue(touch));
-          last.set(p, touch);
-        }
-      });
-    }
-    if (opts.linearizableKeys) {
-      trySource('linearizable-keys', (link) =>
-        realtimeOnKey(k, (a, b) => link(finalValue(a), firstValue(b))),
-      );
-    }
-    sourcesUsed.push(used);
-    const set = new Set<string>();
-    for (let i = 0; i < src.length; i++) {
-      const a = values[src[i]!];
-      const b = values[dst[i]!];
-      set.add(`${src[i]}>${dst[i]}`);
-      const wb = writer[k]!.get(b);
-      if (wb === undefined) continue;
-      const wa = a === INIT ? undefined : writer[k]!.get(a);
-      if (wa !== undefined) edges.add(wa, wb, WW);
-      for (const r of rd.get(a) ?? []) edges.add(r, wb, RW);
-    }
-    versionEdges.push(set);
-    for (const [v, rs] of rd) {
-      if (v === INIT) continue;
-      const w = writer[k]!.get(v);
-      if (w === undefined) continue;
-      for (const r of rs) edges.add(w, r, WR);
-    }
-    idsByKey.push(ids);
-  }
+  const g: VersionGraphs = { edges, versionEdges, sourcesUsed, idsByKey, readers };
+  for (let k = 0; k < c.nKeys; k++) keyVersionGraph(c, idx, opts, k, g);
+  return g;
+}
 
-  function finalValue(touch: Touch): Version {
-    return touch.write ?? touch.read!;
-  }
-  function firstValue(touch: Touch): Version {
-    return touch.read ?? touch.write!;
-  }
-  /** Realtime transitive reduction among the ok txns touching key k. */
-  function realtimeOnKey(k: number, link: (a: Touch, b: Touch) => void): void {
-    const list = touches[k]!.filter((x) => status[x.t] === OK && h.ops[x.t]!.completeIndex !== null);
-    const events: [number, Touch, boolean][] = [];
-    for (const x of list) {
-      events.push([h.ops[x.t]!.invokeIndex, x, false]);
-      events.push([h.ops[x.t]!.completeIndex!, x, true]);
+/** Key k's version graph, source by source (a source that makes it cyclic is dropped), and its edges. */
+function keyVersionGraph(
+  c: Context,
+  idx: WriteIndex,
+  opts: RwRegisterOptions,
+  k: number,
+  g: VersionGraphs,
+): void {
+  const { h, anomalies } = c;
+  const { status } = h;
+  const { touches, writer } = idx;
+  const { edges, readers, sourcesUsed, versionEdges, idsByKey } = g;
+  const ids = new Map<Version, number>();
+  const values: Version[] = [];
+  const idOf = (v: Version) => {
+    let i = ids.get(v);
+    if (i === undefined) {
+      i = values.length;
+      ids.set(v, i);
+      values.push(v);
     }
-    events.sort((a, b) => a[0] - b[0]);
-    const buffer = new Set<Touch>();
-    const preds = new Map<Touch, Touch[]>();
-    for (const [, x, done] of events) {
-      if (!done) {
-        const p = [...buffer];
-        preds.set(x, p);
-        for (const a of p) link(a, x);
-      } else {
-        for (const a of preds.get(x) ?? []) buffer.delete(a);
-        buffer.add(x);
+    return i;
+  };
+  const rd = new Map<Version, number[]>();
+  readers.push(rd);
+  for (const touch of touches[k]!) {
+    if (touch.read !== undefined) {
+      idOf(touch.read);
+      const list = rd.get(touch.read);
+      if (list) list.push(touch.t);
+      else rd.set(touch.read, [touch.t]);
+    }
+    if (touch.write !== undefined) idOf(touch.write);
+  }
+  const src: number[] = [];
+  const dst: number[] = [];
+  const used: string[] = [];
+  const trySource = (label: string, add: (link: (a: Version, b: Version) => void) => void) => {
+    const mark = src.length;
+    add((a, b) => {
+      if (a === b) return;
+      src.push(idOf(a));
+      dst.push(idOf(b));
+    });
+    if (src.length === mark) return;
+    const scc = cyclicValues(values.length, src, dst);
+    if (scc) {
+      addAnomaly(anomalies, {
+        type: 'cyclic-versions',
+        explanation: `the version order of key ${renderValue(h.keys[k])} inferred from ${[...used, label].join(', ')} is cyclic over values ${scc.map((i) => show(values[i])).join(', ')}; that source was dropped for this key`,
+        key: String(h.keys[k]),
+        scc: scc.map((i) => (values[i] === INIT ? null : values[i])),
+        sources: [...used, label],
+      });
+      src.length = mark;
+      dst.length = mark;
+    } else used.push(label);
+  };
+  trySource('initial-state', (link) => {
+    for (const v of values) if (v !== INIT) link(INIT, v);
+  });
+  if (opts.wfrKeys) {
+    trySource('wfr-keys', (link) => {
+      for (const touch of touches[k]!) {
+        if (touch.read !== undefined && touch.write !== undefined) link(touch.read, touch.write);
       }
+    });
+  }
+  if (opts.sequentialKeys) {
+    trySource('sequential-keys', (link) => {
+      // Touches are in txn (invocation) order, so per process they are in that process's order.
+      const last = new Map<number, Touch>();
+      for (const touch of touches[k]!) {
+        if (status[touch.t] !== OK) continue;
+        const p = h.process[touch.t]!;
+        const prev = last.get(p);
+        if (prev) link(finalValue(prev), firstValue(touch));
+        last.set(p, touch);
+      }
+    });
+  }
+  if (opts.linearizableKeys) {
+    trySource('linearizable-keys', (link) =>
+      realtimeOnKey(c, idx, k, (a, b) => link(finalValue(a), firstValue(b))),
+    );
+  }
+  sourcesUsed.push(used);
+  const set = new Set<string>();
+  for (let i = 0; i < src.length; i++) {
+    const a = values[src[i]!];
+    const b = values[dst[i]!];
+    set.add(`${src[i]}>${dst[i]}`);
+    const wb = writer[k]!.get(b);
+    if (wb === undefined) continue;
+    const wa = a === INIT ? undefined : writer[k]!.get(a);
+    if (wa !== undefined) edges.add(wa, wb, WW);
+    for (const r of rd.get(a) ?? []) edges.add(r, wb, RW);
+  }
+  versionEdges.push(set);
+  for (const [v, rs] of rd) {
+    if (v === INIT) continue;
+    const w = writer[k]!.get(v);
+    if (w === undefined) continue;
+    for (const r of rs) edges.add(w, r, WR);
+  }
+  idsByKey.push(ids);
+}
+
+function finalValue(touch: Touch): Version {
+  return touch.write ?? touch.read!;
+}
+
+function firstValue(touch: Touch): Version {
+  return touch.read ?? touch.write!;
+}
+
+/** Realtime transitive reduction among the ok txns touching key k. */
+function realtimeOnKey(c: Context, idx: WriteIndex, k: number, link: (a: Touch, b: Touch) => void): void {
+  const { h } = c;
+  const { status } = h;
+  const { touches } = idx;
+  const list = touches[k]!.filter((x) => status[x.t] === OK && h.ops[x.t]!.completeIndex !== null);
+  const events: [number, Touch, boolean][] = [];
+  for (const x of list) {
+    events.push([h.ops[x.t]!.invokeIndex, x, false]);
+    events.push([h.ops[x.t]!.completeIndex!, x, true]);
+  }
+  events.sort((a, b) => a[0] - b[0]);
+  const buffer = new Set<Touch>();
+  const preds = new Map<Touch, Touch[]>();
+  for (const [, x, done] of events) {
+    if (!done) {
+      const p = [...buffer];
+      preds.set(x, p);
+      for (const a of p) link(a, x);
+    } else {
+      for (const a of preds.get(x) ?? []) buffer.delete(a);
+      buffer.add(x);
     }
   }
+}
+
+/** One sentence justifying a data edge, from the version graphs the edges came from. */
+function explainer(c: Context, idx: WriteIndex, g: VersionGraphs): WorkloadAnalysis['explain'] {
+  const { h, nKeys } = c;
+  const { touchOf } = idx;
+  const { versionEdges, idsByKey, sourcesUsed } = g;
   function explain(a: number, b: number, rel: number, nm: (t: number) => string): string | null {
     for (let k = 0; k < nKeys; k++) {
       const ta = touchOf[k]!.get(a);
@@ -309,7 +390,7 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
     return null;
   }
 
-  return { history: h, edges, anomalies, explain, writeF: 'w' };
+  return explain;
 }
 
 /** The values on a cycle of a small version graph, or null when it is acyclic. */

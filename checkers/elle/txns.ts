@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { tagOf } from '../../src/core/history/values.ts';
 import { i32, reserveArena, u8 } from './arena.ts';
 
 /**
@@ -132,6 +133,7 @@ export function renderValue(v: unknown): string {
   if (v === null || v === undefined) return 'nil';
   if (Array.isArray(v)) return `[${v.map(renderValue).join(' ')}]`;
   if (typeof v === 'string') return JSON.stringify(v);
+  if (tagOf(v) === '#bigint') return String((v as { '#bigint': unknown })['#bigint']);
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }

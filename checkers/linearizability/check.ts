@@ -4,13 +4,14 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
-import { type EncodedOp, type Partition, prepareHistory } from './prepare.ts';
+import { type EncodedOp, type Partition, type PreparedHistory, prepareHistory } from './prepare.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import {
   type EngineResult,
   type PartitionStatus,
   type PartitionSummary,
   summarizeSearch,
+  summarizeWithoutSearch,
 } from './summary.ts';
 
 export type { EngineResult };
@@ -105,6 +106,35 @@ export async function checkPartitionsInline(
   return { summaries, timedOut, aborted };
 }
 
+/**
+ * Search iterations granted to a refuted partition for its report: when the search also finishes, the
+ * report has the longest linearizable prefix and the states the blocked op could have seen.
+ */
+const REFUTED_SEARCH_ITERATIONS = 1 << 20;
+
+/**
+ * The model's quick refutations (Model.refute), if any partition has one: those partitions are
+ * illegal and the others are not searched (as after any partition proven illegal). Null when none.
+ */
+function refutePartitions(
+  model: AnyModel,
+  partitions: readonly Partition[],
+  searchOptions: SearchOptions,
+): EngineResult | null {
+  if (!model.refute) return null;
+  const refutations = partitions.map((p) => model.refute?.(p.ops) ?? null);
+  if (refutations.every((r) => r === null)) return null;
+  const summaries = refutations.map((r, i) => {
+    if (!r) return summarizeWithoutSearch(model, 'cancelled');
+    const search = new PartitionSearch(model, (partitions[i] as Partition).ops, searchOptions);
+    const t0 = performance.now();
+    if (search.run(REFUTED_SEARCH_ITERATIONS) === 'illegal')
+      return summarizeSearch(search, model, 'illegal', performance.now() - t0);
+    return summarizeWithoutSearch(model, 'illegal', r);
+  });
+  return { summaries, timedOut: false, aborted: false };
+}
+
 function verdict(summaries: readonly PartitionSummary[]): Validity {
   if (summaries.some((s) => s.status === 'illegal')) return false;
   if (summaries.every((s) => s.status === 'ok')) return true;
@@ -121,7 +151,19 @@ export async function checkOperations(
   opts: CheckOperationsOptions = {},
 ): Promise<CheckOutcome> {
   const started = performance.now();
-  const prepared = prepareHistory(model, ops);
+  return checkPrepared(model, prepareHistory(model, ops), opts, started);
+}
+
+/**
+ * Check a history already encoded and partitioned (HistoryPreparer, possibly fed as a stream). The
+ * budget counts from `started` (default: now).
+ */
+export async function checkPrepared(
+  model: AnyModel,
+  prepared: PreparedHistory,
+  opts: CheckOperationsOptions = {},
+  started = performance.now(),
+): Promise<CheckOutcome> {
   const { partitions } = prepared;
   const deadline = opts.timeoutMs && opts.timeoutMs > 0 ? started + opts.timeoutMs : Number.POSITIVE_INFINITY;
   const totalOps = partitions.reduce((n, p) => n + p.ops.length, 0);
@@ -133,7 +175,10 @@ export async function checkOperations(
     wantWorkers > 1 &&
     totalOps >= (opts.parallelThreshold ?? DEFAULT_PARALLEL_THRESHOLD);
   let engine: EngineResult;
-  if (useWorkers) {
+  const refuted = refutePartitions(model, partitions, searchOptions);
+  if (refuted) {
+    engine = refuted;
+  } else if (useWorkers) {
     const { checkPartitionsInWorkers } = await import('./parallel.ts');
     engine = await checkPartitionsInWorkers(
       spec,

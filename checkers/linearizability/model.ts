@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { tagOf } from '../../src/core/history/values.ts';
 
 /**
  * A sequential specification in Porcupine's spirit. The checker never looks inside states, inputs or
@@ -34,6 +35,14 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * cas): the search then linearizes it greedily. Must be exact; when unsure, return false.
    */
   readOnly?(input: I, output: O): boolean;
+  /**
+   * Optional quick proof that a partition is not linearizable, from a pattern the model knows to be
+   * impossible (e.g. a register read of a value that a later, real-time-ordered write overwrote). Must be
+   * sound: return a refutation only when no linearization exists; null otherwise. Op intervals are event
+   * positions, `ret` is Infinity for an op whose outcome is unknown. The search is skipped for a refuted
+   * partition, so a history the search could only refute by exhausting every order is decided at once.
+   */
+  refute?(ops: readonly RefutableOp<I, O>[]): Refutation | null;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;
@@ -41,6 +50,24 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
 }
 
 export type AnyModel = Model<unknown, unknown, unknown>;
+
+/** What {@link Model.refute} sees of an op. */
+export interface RefutableOp<I = unknown, O = unknown> {
+  call: number;
+  ret: number;
+  input: I;
+  output: O;
+}
+
+/** A proof that a partition is not linearizable, in partition-local op indices. */
+export interface Refutation {
+  /** The op that cannot be linearized. */
+  op: number;
+  /** The other ops the proof rests on, in the order the reason names them. */
+  witnesses: number[];
+  /** One sentence; `#0` is the op, `#1`, `#2`, … the witnesses (the report replaces them with op references). */
+  reason: string;
+}
 
 /** An op the model cannot interpret; the checker turns it into a one-line bad-input error. */
 export class ModelInputError extends Error {
@@ -121,11 +148,41 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** Short human rendering of a value (EDN-ish: nil for null). */
+/**
+ * An integer as an exact JS value: a number within ±(2^53 − 1), a bigint beyond (from a JSON/EDN
+ * `{"#bigint": "…"}` or from arithmetic), so equal integers are `===`. Null when `v` is not an integer.
+ */
+export function exactInteger(v: unknown): number | bigint | null {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : null;
+  if (typeof v === 'bigint') return canonicalInteger(v);
+  if (tagOf(v) === '#bigint') {
+    const digits = (v as { '#bigint': unknown })['#bigint'];
+    if (typeof digits === 'string' && /^-?\d+$/.test(digits)) return canonicalInteger(BigInt(digits));
+  }
+  return null;
+}
+
+/** A bigint within the safe range as a number, so each integer has one representation. */
+export function canonicalInteger(b: bigint): number | bigint {
+  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
+}
+
+/** Exact integer sum (falls back to bigint arithmetic beyond the safe range). */
+export function addIntegers(a: number | bigint, b: number | bigint): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const s = a + b;
+    if (Number.isSafeInteger(s)) return s;
+  }
+  return canonicalInteger(BigInt(a) + BigInt(b));
+}
+
+/** Short human rendering of a value (EDN-ish: nil for null; big integers as their digits). */
 export function show(v: unknown): string {
   if (v === null || v === undefined) return 'nil';
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v !== 'object') return String(v);
+  const big = exactInteger(v);
+  if (big !== null) return String(big);
   if (Array.isArray(v)) return `[${v.map(show).join(' ')}]`;
   const items = setItemsOrNull(v);
   if (items) return `#{${items.map(show).join(' ')}}`;

@@ -70,7 +70,13 @@ export async function checkPartitionsInWorkers(
             const parts = indices.map((index) => ({
               index,
               ops: (partitions[index] as Partition).ops.map(
-                (o): SearchOp => ({ call: o.call, ret: o.ret, input: o.input, output: o.output }),
+                (o): SearchOp => ({
+                  call: o.call,
+                  ret: o.ret,
+                  input: o.input,
+                  output: o.output,
+                  ...(o.io === undefined ? {} : { io: o.io }),
+                }),
               ),
             }));
             const worker = startWorker({ spec, parts, deadlineEpochMs, cancel: cancelBuffer, searchOptions });

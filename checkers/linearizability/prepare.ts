@@ -1,5 +1,5 @@
 import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
-import { type AnyModel, ModelInputError } from './model.ts';
+import { type AnyModel, deepEqual, fmix32, hashNumber, hashString, ModelInputError } from './model.ts';
 
 /** One op as the search sees it: model input/output plus its interval in event positions. */
 export interface EncodedOp {
@@ -12,6 +12,8 @@ export interface EncodedOp {
   ret: number;
   input: unknown;
   output: unknown;
+  /** Shared by ops with equal input and output (interned, see {@link HistoryPreparer}). */
+  io?: number;
 }
 
 export interface Partition {
@@ -43,54 +45,137 @@ export class OperationInputError extends Error {
 
 const keyOrder = new Intl.Collator('en', { numeric: true });
 
+interface IoClass {
+  io: number;
+  input: unknown;
+  output: unknown;
+}
+
+/**
+ * A 32-bit hash of a JSON-like value consistent with deepEqual (object keys in any order), allocating
+ * nothing: interning runs once per op of histories of millions of ops.
+ */
+function structuralHash(v: unknown): number {
+  if (v === null || v === undefined) return 0x2545f491;
+  switch (typeof v) {
+    case 'number':
+      return hashNumber(v);
+    case 'string':
+      return hashString(v);
+    case 'boolean':
+      return v ? 0x3c6ef372 : 0x1b873593;
+    case 'object':
+      break;
+    default:
+      return hashString(String(v));
+  }
+  if (Array.isArray(v)) {
+    let h = 0x6a09e667;
+    for (let i = 0; i < v.length; i++) h = fmix32(Math.imul(h, 31) + structuralHash(v[i]));
+    return h;
+  }
+  let h = 0x510e527f;
+  for (const k in v as Record<string, unknown>)
+    h ^= fmix32(hashString(k) + structuralHash((v as Record<string, unknown>)[k]));
+  return h;
+}
+
+/** Distinct (input, output) pairs interned per history; beyond this, ops keep their own objects. */
+const MAX_IO_CLASSES = 4096;
+
 /**
  * Encode client ops with the model and split them by the model's partition key (P-compositionality:
  * the history is linearizable iff every partition is). Partitions come out in key order so reports are
- * deterministic.
+ * deterministic; ops within a partition in id (invocation) order.
+ *
+ * Ops are added one at a time, so a history can be read, paired and prepared as a stream without ever
+ * holding its events or Operation objects (give `add` to Pairer's `onClosed`). Equal encodings (same
+ * input and output, e.g. every ok `write 3`) share one input and one output object and an `io` id: the
+ * search memoizes model steps per id, and a long history over few values costs little memory.
  */
-export function prepareHistory(model: AnyModel, ops: readonly Operation[]): PreparedHistory {
-  const byKey = new Map<string | null, EncodedOp[]>();
-  let consumed = 0;
-  let ignored = 0;
-  for (const op of ops) {
-    if (op.process === 'nemesis') continue;
-    consumed++;
+export class HistoryPreparer {
+  private readonly byKey = new Map<string | null, EncodedOp[]>();
+  /** Interned encodings by structural hash (collisions resolved with deepEqual). */
+  private readonly ios = new Map<number, IoClass[]>();
+  private ioCount = 0;
+  private consumed = 0;
+  private ignored = 0;
+  private sorted = true;
+  private lastId = -1;
+
+  constructor(private readonly model: AnyModel) {}
+
+  add(op: Operation): void {
+    if (op.process === 'nemesis') return;
+    this.consumed++;
     // Never applied, observed nothing (e.g. connection refused): constrains nothing, for every model.
     if (wasNotApplied(op)) {
-      ignored++;
-      continue;
+      this.ignored++;
+      return;
     }
     let io: ReturnType<AnyModel['encode']>;
     try {
-      io = model.encode(op);
+      io = this.model.encode(op);
     } catch (err) {
       if (err instanceof ModelInputError) throw new OperationInputError(op, err.message);
       throw err;
     }
     if (io === null) {
-      ignored++;
-      continue;
+      this.ignored++;
+      return;
     }
     const open = op.type === 'info' || op.completeIndex === null;
-    const key = model.partitionKey ? model.partitionKey(io.input) : null;
-    let list = byKey.get(key);
+    const key = this.model.partitionKey ? this.model.partitionKey(io.input) : null;
+    let list = this.byKey.get(key);
     if (!list) {
       list = [];
-      byKey.set(key, list);
+      this.byKey.set(key, list);
     }
-    list.push({
+    if (op.id < this.lastId) this.sorted = false;
+    this.lastId = op.id;
+    const encoded: EncodedOp = {
       id: op.id,
       process: op.process,
       call: op.invokeIndex,
       ret: open ? Number.POSITIVE_INFINITY : (op.completeIndex as number),
       input: io.input,
       output: io.output,
-    });
+    };
+    const shared = this.intern(io.input, io.output);
+    if (shared) {
+      encoded.input = shared.input;
+      encoded.output = shared.output;
+      encoded.io = shared.io;
+    }
+    list.push(encoded);
   }
-  const keys = [...byKey.keys()].sort((a, b) => keyOrder.compare(a ?? '', b ?? ''));
-  return {
-    partitions: keys.map((key) => ({ key, ops: byKey.get(key) as EncodedOp[] })),
-    opsConsumed: consumed,
-    opsIgnored: ignored,
-  };
+
+  private intern(input: unknown, output: unknown): IoClass | null {
+    const h = (Math.imul(structuralHash(input), 31) + structuralHash(output)) | 0;
+    const bucket = this.ios.get(h);
+    if (bucket) {
+      for (const c of bucket) if (deepEqual(c.input, input) && deepEqual(c.output, output)) return c;
+    }
+    if (this.ioCount >= MAX_IO_CLASSES) return null;
+    const entry: IoClass = { io: this.ioCount++, input, output };
+    if (bucket) bucket.push(entry);
+    else this.ios.set(h, [entry]);
+    return entry;
+  }
+
+  finish(): PreparedHistory {
+    const keys = [...this.byKey.keys()].sort((a, b) => keyOrder.compare(a ?? '', b ?? ''));
+    const partitions = keys.map((key) => {
+      const ops = this.byKey.get(key) as EncodedOp[];
+      if (!this.sorted) ops.sort((a, b) => a.id - b.id);
+      return { key, ops };
+    });
+    return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored };
+  }
+}
+
+export function prepareHistory(model: AnyModel, ops: readonly Operation[]): PreparedHistory {
+  const preparer = new HistoryPreparer(model);
+  for (const op of ops) preparer.add(op);
+  return preparer.finish();
 }

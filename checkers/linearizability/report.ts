@@ -1,6 +1,6 @@
 import type { Anomaly, CheckResult } from '../types.ts';
 import type { CheckOutcome, PartitionResult } from './check.ts';
-import type { AnyModel } from './model.ts';
+import type { AnyModel, Refutation } from './model.ts';
 import type { EncodedOp } from './prepare.ts';
 
 export const CHECKER_NAME = 'linearizable';
@@ -29,8 +29,37 @@ function opRef(model: AnyModel, op: EncodedOp): string {
   return `op ${op.id} (process ${op.process}, ${describeOp(model, op)})`;
 }
 
+/** The anomaly for a partition the model's quick refutation decided. */
+function refutedAnomaly(model: AnyModel, p: PartitionResult, refutation: Refutation): Anomaly {
+  const refs = [refutation.op, ...refutation.witnesses].map((i) => p.ops[i] as EncodedOp);
+  const blocked = refs[0] as EncodedOp;
+  const reason = refutation.reason.replace(/#(\d+)/g, (_, k: string) => {
+    const op = refs[Number(k)];
+    return op ? opRef(model, op) : `#${k}`;
+  });
+  return {
+    type: 'nonlinearizable',
+    explanation: `${partitionName(p)}: not linearizable: ${reason}`,
+    ops: refs.map((o) => o.id),
+    ...(p.key === null ? {} : { key: p.key }),
+    partitionOps: p.ops.length,
+    longestPrefixLength: null,
+    longestPrefix: [],
+    longestPrefixTruncated: false,
+    longestPrefixSteps: [],
+    firstUnlinearizable: {
+      op: blocked.id,
+      process: blocked.process,
+      description: describeOp(model, blocked),
+      event: blocked.call,
+    },
+    statesSeen: [],
+  };
+}
+
 /** The anomaly for one partition proven not linearizable. */
 export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Anomaly {
+  if (p.refutation) return refutedAnomaly(model, p, p.refutation);
   const prefixOps = p.prefix.map((i) => p.ops[i] as EncodedOp);
   const blocked = p.blockedOp >= 0 ? (p.ops[p.blockedOp] as EncodedOp) : undefined;
   const last = prefixOps[prefixOps.length - 1];

@@ -10,12 +10,21 @@ export interface SearchOp {
   ret: number;
   input: unknown;
   output: unknown;
+  /** Ops with equal input and output may share an id (prepareHistory's interning); memo is per id. */
+  io?: number;
 }
 
 const FULL_WORD = 0xffffffff;
 
 /** Loop iterations per scheduling slice: small enough to interleave partitions, big enough to be free. */
 export const SLICE_ITERATIONS = 1 << 14;
+
+/**
+ * Configurations the cache holds at most (about 10 MB, so lookups stay in the processor caches). When full it is emptied and refilled: the cache
+ * only saves re-exploring, so forgetting is safe, and on long histories the entries behind the
+ * frontier are rarely needed again. Memory then stays flat whatever the history's length.
+ */
+export const CACHE_LIMIT = 1 << 18;
 
 /** How many distinct final states of the longest prefixes are kept for the report. */
 const MAX_BEST_STATES = 8;
@@ -31,6 +40,49 @@ function zobristKeys(n: number): Int32Array {
     keys[i] = t ^ (t >>> 14);
   }
   return keys;
+}
+
+/**
+ * Entries (2·op for a call, 2·op+1 for a return) sorted by time, calls before returns at equal times
+ * (closed intervals), then by op. Event positions (small non-negative integers) are packed with the
+ * entry into one double and sorted natively, far faster than a comparator on millions of entries;
+ * other times use the comparator.
+ */
+function sortEntries(ops: readonly SearchOp[]): Int32Array {
+  const n = ops.length;
+  const order = new Int32Array(2 * n);
+  const SHIFT = 2 ** 26;
+  let packable = 2 * n < SHIFT;
+  let maxFinite = 0;
+  for (let i = 0; i < n && packable; i++) {
+    const o = ops[i] as SearchOp;
+    if (!Number.isInteger(o.call) || o.call < 0 || o.call >= SHIFT / 2 - 1) packable = false;
+    else if (o.call > maxFinite) maxFinite = o.call;
+    if (Number.isFinite(o.ret)) {
+      if (!Number.isInteger(o.ret) || o.ret < 0 || o.ret >= SHIFT / 2 - 1) packable = false;
+      else if (o.ret > maxFinite) maxFinite = o.ret;
+    } else if (o.ret !== Number.POSITIVE_INFINITY) packable = false;
+  }
+  if (packable) {
+    const keys = new Float64Array(2 * n);
+    const never = maxFinite + 1; // an unknown return sorts after every event, ties by op
+    for (let i = 0; i < n; i++) {
+      const o = ops[i] as SearchOp;
+      const ret = Number.isFinite(o.ret) ? o.ret : never;
+      keys[2 * i] = o.call * 2 * SHIFT + 2 * i;
+      keys[2 * i + 1] = (ret * 2 + 1) * SHIFT + 2 * i + 1;
+    }
+    keys.sort();
+    for (let k = 0; k < 2 * n; k++) order[k] = (keys[k] as number) % SHIFT;
+    return order;
+  }
+  for (let i = 0; i < 2 * n; i++) order[i] = i;
+  const timeOf = (e: number) => {
+    const op = ops[e >> 1] as SearchOp;
+    return (e & 1) === 0 ? op.call : op.ret;
+  };
+  order.sort((a, b) => timeOf(a) - timeOf(b) || (a & 1) - (b & 1) || (a >> 1) - (b >> 1));
+  return order;
 }
 
 export interface SearchOptions {
@@ -107,6 +159,8 @@ export class PartitionSearch {
   private lo = 0;
   private hi = 0;
   private entryCount = 0;
+  /** Entries dropped by emptying the cache when it reached CACHE_LIMIT. */
+  private forgotten = 0;
 
   constructor(model: AnyModel, ops: readonly SearchOp[], options: SearchOptions = {}) {
     const n = ops.length;
@@ -125,11 +179,7 @@ export class PartitionSearch {
         if (model.readOnly(o.input, o.output)) this.readOnly[i] = 1;
       }
     }
-    this.space = new StateSpace(
-      model,
-      ops.map((o) => o.input),
-      ops.map((o) => o.output),
-    );
+    this.space = new StateSpace(model, ops);
     this.words = Math.max(1, Math.ceil(n / 32));
     const nodes = 2 * n + 2;
     this.tail = 2 * n + 1;
@@ -138,14 +188,7 @@ export class PartitionSearch {
     this.nodeOp = new Int32Array(nodes).fill(-1);
     this.isCall = new Uint8Array(nodes);
     this.match = new Int32Array(nodes);
-    // Sort entries: by time, calls before returns at equal times (closed intervals), then by op.
-    const order = new Int32Array(2 * n);
-    for (let i = 0; i < 2 * n; i++) order[i] = i;
-    const timeOf = (e: number) => {
-      const op = ops[e >> 1] as SearchOp;
-      return (e & 1) === 0 ? op.call : op.ret;
-    };
-    order.sort((a, b) => timeOf(a) - timeOf(b) || (a & 1) - (b & 1) || (a >> 1) - (b >> 1));
+    const order = sortEntries(ops);
     const callNode = new Int32Array(n);
     const retNode = new Int32Array(n);
     for (let k = 0; k < 2 * n; k++) {
@@ -175,9 +218,9 @@ export class PartitionSearch {
     }
   }
 
-  /** Configurations stored in the cache (the memory cost of the search). */
+  /** Configurations stored in the cache over the whole search (it holds at most CACHE_LIMIT at once). */
   get cacheSize(): number {
-    return this.entryCount;
+    return this.entryCount + this.forgotten;
   }
 
   /** Current stack (op indices) — a partial linearization, for progress reports on unknown. */
@@ -190,8 +233,9 @@ export class PartitionSearch {
   /** Run at most `budget` loop iterations; returns the status afterwards. */
   run(budget: number): SearchStatus {
     if (this.status !== 'running') return this.status;
-    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, n, readOnly, finite } =
+    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, readOnly, finite } =
       this;
+    const { classOf, width } = space;
     let memo = space.memo;
     let denseRows = space.denseRows;
     let e = this.cursor;
@@ -214,7 +258,7 @@ export class PartitionSearch {
       if (isCall[e] === 1) {
         const op = nodeOp[e] as number;
         steps++;
-        let cell = sid < denseRows ? (memo[sid * n + op] as number) : 0;
+        let cell = sid < denseRows ? (memo[sid * width + (classOf[op] as number)] as number) : 0;
         if (cell === 0) {
           cell = space.resolve(sid, op);
           memo = space.memo;
@@ -370,6 +414,13 @@ export class PartitionSearch {
         }
       }
       if (same) return false;
+    }
+    if (this.entryCount >= CACHE_LIMIT) {
+      this.forgotten += this.entryCount;
+      this.entryCount = 0;
+      this.recordsUsed = 0;
+      this.heads.fill(0);
+      return this.insertIfAbsent(hash, sid, lo, hi);
     }
     const id = this.entryCount;
     if (id === this.chain.length) this.growEntries();

@@ -10,7 +10,9 @@ const DENSE_CELL_LIMIT = 1 << 16;
 
 /**
  * Interns the model states one partition reaches as small integers and memoizes `step` per
- * (state id, op). The search then compares states as integers, stores them in typed arrays, and calls
+ * (state id, op class). Ops with equal input and output (the same `io` id from prepareHistory, e.g.
+ * every `write 3` that completed ok) share one class, so a history of a million ops over a few values
+ * has a few dozen memo columns and every lookup stays in the dense table. The search then compares states as integers, stores them in typed arrays, and calls
  * the model once per distinct (state, op) pair instead of once per visit (Porcupine re-steps every
  * visit: over a million calls on etcd_002, for a few hundred distinct pairs).
  *
@@ -20,12 +22,17 @@ const DENSE_CELL_LIMIT = 1 << 16;
  */
 export class StateSpace {
   readonly states: unknown[] = [];
-  /** Dense memo: row per state id below `denseRows`, one cell per op. */
+  /** Dense memo: row per state id below `denseRows`, one cell per op class. */
   memo: Int32Array;
+  /** Op → its class (memo column). */
+  readonly classOf: Int32Array;
+  /** Number of classes (memo row width). */
+  readonly width: number;
   denseRows: number;
   /** Model step evaluations actually performed (memo misses). */
   modelCalls = 0;
-  private readonly n: number;
+  private readonly inputs: unknown[] = [];
+  private readonly outputs: unknown[] = [];
   private readonly maxDenseRows: number;
   // Intern table: open addressing over state hashes, slot = state id + 1.
   private internSlots = new Int32Array(64);
@@ -33,13 +40,25 @@ export class StateSpace {
 
   constructor(
     private readonly model: AnyModel,
-    private readonly inputs: readonly unknown[],
-    private readonly outputs: readonly unknown[],
+    ops: readonly { input: unknown; output: unknown; io?: number }[],
   ) {
-    this.n = Math.max(1, inputs.length);
-    this.maxDenseRows = Math.max(1, Math.floor(DENSE_CELL_LIMIT / this.n));
+    this.classOf = new Int32Array(ops.length);
+    const classes = new Map<number, number>();
+    for (let i = 0; i < ops.length; i++) {
+      const o = ops[i] as { input: unknown; output: unknown; io?: number };
+      let c = o.io === undefined ? undefined : classes.get(o.io);
+      if (c === undefined) {
+        c = this.inputs.length;
+        this.inputs.push(o.input);
+        this.outputs.push(o.output);
+        if (o.io !== undefined) classes.set(o.io, c);
+      }
+      this.classOf[i] = c;
+    }
+    this.width = Math.max(1, this.inputs.length);
+    this.maxDenseRows = Math.max(1, Math.floor(DENSE_CELL_LIMIT / this.width));
     this.denseRows = Math.min(8, this.maxDenseRows);
-    this.memo = new Int32Array(this.denseRows * this.n);
+    this.memo = new Int32Array(this.denseRows * this.width);
     this.intern(model.init());
   }
 
@@ -68,7 +87,7 @@ export class StateSpace {
   /** Double the dense memo (up to its cap); the search reloads `memo` after every miss. */
   private growDense(): void {
     const rows = Math.min(this.maxDenseRows, this.denseRows * 2);
-    const grown = new Int32Array(rows * this.n);
+    const grown = new Int32Array(rows * this.width);
     grown.set(this.memo);
     this.memo = grown;
     this.denseRows = rows;
@@ -95,15 +114,16 @@ export class StateSpace {
 
   /** Memo cell for (sid, op), computing it on a miss. */
   resolve(sid: number, op: number): number {
+    const c = this.classOf[op] as number;
     if (sid < this.denseRows) {
-      const cached = this.memo[sid * this.n + op] as number;
+      const cached = this.memo[sid * this.width + c] as number;
       if (cached !== 0) return cached;
     }
     this.modelCalls++;
-    const next = this.model.step(this.states[sid], this.inputs[op], this.outputs[op]);
+    const next = this.model.step(this.states[sid], this.inputs[c], this.outputs[c]);
     const cell = next === ILLEGAL ? -1 : this.intern(next) + 1;
-    if (sid < this.denseRows) this.memo[sid * this.n + op] = cell;
-
+    // intern() may have grown the dense table: index it afresh.
+    if (sid < this.denseRows) this.memo[sid * this.width + c] = cell;
     return cell;
   }
 }

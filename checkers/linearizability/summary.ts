@@ -1,4 +1,4 @@
-import type { AnyModel } from './model.ts';
+import type { AnyModel, Refutation } from './model.ts';
 import type { PartitionSearch, SearchStatus } from './search.ts';
 
 /** States rendered for the end of a longest prefix (what reports and the HTML show). */
@@ -29,6 +29,8 @@ export interface PartitionSummary {
   statesSeen: string[];
   /** Wall time spent on this partition's search slices. */
   ms: number;
+  /** Set when the model's quick refutation decided the partition (no search ran). */
+  refutation?: Refutation;
 }
 
 export function summarizeSearch(
@@ -76,6 +78,32 @@ export function summarizeSearch(
     blockedOp,
     statesSeen,
     ms,
+  };
+}
+
+/**
+ * Summary of a partition no search ran on: refuted by the model (`illegal`, with the refutation), or
+ * left because another partition was refuted (`cancelled`).
+ */
+export function summarizeWithoutSearch(
+  model: AnyModel,
+  status: 'illegal' | 'cancelled',
+  refutation?: Refutation,
+): PartitionSummary {
+  return {
+    status,
+    steps: 0,
+    modelCalls: 0,
+    cacheSize: 0,
+    distinctStates: 0,
+    prefix: [],
+    prefixStates: [],
+    prefixStatesFrom: 0,
+    initialState: model.describeState(model.init()),
+    blockedOp: refutation ? refutation.op : -1,
+    statesSeen: [],
+    ms: 0,
+    ...(refutation ? { refutation } : {}),
   };
 }
 

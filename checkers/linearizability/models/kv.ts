@@ -1,5 +1,5 @@
 import type { Operation } from '../../../src/core/history/operation.ts';
-import { ILLEGAL, type Model, ModelInputError, show } from '../model.ts';
+import { exactInteger, ILLEGAL, type Model, ModelInputError, show } from '../model.ts';
 
 /**
  * A string key/value store (Porcupine's kv model): get returns the key's current string, put replaces
@@ -50,6 +50,8 @@ function argInput(f: KvInput['f'], key: string, arg: string): KvInput {
 function asString(v: unknown, what: string): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'number') return String(v);
+  const big = exactInteger(v);
+  if (big !== null) return String(big);
   throw new ModelInputError(`${what} must be a string, got ${show(v)}`);
 }
 

@@ -1,5 +1,6 @@
 import type { Operation } from '../../../src/core/history/operation.ts';
 import { deepEqual, hashValue, ILLEGAL, type Illegal, type Model, ModelInputError, show } from '../model.ts';
+import { refuteStaleObservation } from './stale-read.ts';
 
 /**
  * Single registers with Knossos's semantics (`knossos.model/register`, `cas-register`). `register` knows
@@ -129,6 +130,7 @@ export function makeRegister(
     init: () => initialValue,
     step: registerStep,
     readOnly: registerReadOnly,
+    refute: (ops) => refuteStaleObservation(ops, initialValue),
     equal: deepEqual,
     hash: hashValue,
     encode: (op) => encodeRegisterOp(op, allowCas, semantics),

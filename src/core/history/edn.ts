@@ -1,3 +1,4 @@
+import { MAX_NESTING, NESTING_REASON } from './json-text.ts';
 import { looksLikeIntegerKey, looksLikeKeyword, tagOf } from './values.ts';
 
 /**
@@ -81,6 +82,8 @@ export interface Keyword {
 export class EdnReader {
   pos = 0;
   private readonly n: number;
+  /** Collections, tags and metadata being read: past MAX_NESTING the value is rejected (no stack overflow). */
+  private depth = 0;
   constructor(
     readonly text: string,
     readonly mode: EdnMode = 'plain',
@@ -112,7 +115,9 @@ export class EdnReader {
         this.pos = nl === -1 ? this.n : nl + 1;
       } else if (c === 35 /* # */ && t.charCodeAt(this.pos + 1) === 95 /* _ */) {
         this.pos += 2;
+        if (++this.depth > MAX_NESTING) this.fail(NESTING_REASON);
         this.readRequired('a value after #_');
+        this.depth--;
       } else if (c === 0xfeff /* BOM */) {
         this.pos++;
       } else {
@@ -142,26 +147,22 @@ export class EdnReader {
   private readValueAt(c: number): unknown {
     switch (c) {
       case 123 /* { */:
-        this.pos++;
-        return this.readMap();
       case 91 /* [ */:
-        this.pos++;
-        return this.readSeq(93);
       case 40 /* ( */:
-        this.pos++;
-        return this.readSeq(41);
+      case 35 /* # */:
+      case 94 /* ^ */:
+        {
+          if (++this.depth > MAX_NESTING) this.fail(NESTING_REASON);
+          const v = this.readNested(c);
+          this.depth--;
+          return v;
+        }
       case 34 /* " */:
         return this.readString();
       case 58 /* : */:
         return this.readKeyword();
       case 92 /* \ */:
         return this.readChar();
-      case 35 /* # */:
-        return this.readDispatch();
-      case 94 /* ^ */:
-        this.pos++;
-        this.readRequired('metadata after ^');
-        return this.readRequired('a value after its metadata');
       case 41:
       case 93:
       case 125:
@@ -171,6 +172,27 @@ export class EdnReader {
           return this.readNumber();
         }
         return this.readSymbol();
+    }
+  }
+
+  /** A value that may contain other values: a collection, a dispatch (`#…`) or metadata. */
+  private readNested(c: number): unknown {
+    switch (c) {
+      case 123 /* { */:
+        this.pos++;
+        return this.readMap();
+      case 91 /* [ */:
+        this.pos++;
+        return this.readSeq(93);
+      case 40 /* ( */:
+        this.pos++;
+        return this.readSeq(41);
+      case 35 /* # */:
+        return this.readDispatch();
+      default:
+        this.pos++;
+        this.readRequired('metadata after ^');
+        return this.readRequired('a value after its metadata');
     }
   }
 

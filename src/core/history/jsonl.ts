@@ -1,6 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { InputError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
+import {
+  MAX_NESTING,
+  mayHoldBigInteger,
+  NESTED_TOO_DEEP,
+  NESTING_REASON,
+  nestsDeeperThan,
+  parseJsonValue,
+} from './json-text.ts';
 import { checkEvent } from './validate.ts';
 
 /**
@@ -46,8 +54,8 @@ export async function* readJsonlBatches(
       }
       carry = lastNl + 1 < text.length ? text.slice(lastNl + 1) : '';
       const body = text.slice(0, lastNl);
-      const lines = countLines(body);
-      const batch = parseBody(body, lines, file, lineNo, next);
+      const { lines, longest } = lineStats(body);
+      const batch = parseBody(body, lines, longest, file, lineNo, next);
       lineNo += lines;
       next += batch.length;
       if (batch.length > 0) yield batch;
@@ -81,37 +89,49 @@ export async function* readJsonlBatches(
   if (ev !== undefined) yield [ev];
 }
 
-function countLines(body: string): number {
+/** Number of lines in `body` and the length of the longest. */
+function lineStats(body: string): { lines: number; longest: number } {
   let n = 1;
+  let start = 0;
+  let longest = 0;
   let i = body.indexOf('\n');
   while (i !== -1) {
+    if (i - start > longest) longest = i - start;
     n++;
-    i = body.indexOf('\n', i + 1);
+    start = i + 1;
+    i = body.indexOf('\n', start);
   }
-  return n;
+  if (body.length - start > longest) longest = body.length - start;
+  return { lines: n, longest };
 }
 
 /**
  * Parses complete lines. Fast path: one JSON.parse for the whole block (lines joined as an array),
  * which costs far less than a call per line. Anything unusual (a bad or blank line, a line holding two
- * values) falls back to line-by-line parsing, which finds and names the offending line.
+ * values, a digit run long enough to be a big integer) falls back to line-by-line parsing, which finds
+ * and names the offending line and keeps big integers (./json-text.ts).
  */
 function parseBody(
   body: string,
   lines: number,
+  longest: number,
   file: string,
   lineBefore: number,
   next: number,
 ): HistoryEvent[] {
   let arr: unknown[] | undefined;
-  try {
-    arr = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[];
-  } catch {
-    arr = undefined;
+  if (!mayHoldBigInteger(body)) {
+    try {
+      arr = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[];
+    } catch {
+      arr = undefined;
+    }
   }
   if (arr !== undefined && arr.length === lines) {
+    const mayNest = longest > 2 * MAX_NESTING;
     for (let k = 0; k < arr.length; k++) {
       const o = arr[k];
+      if (mayNest && nestsDeeperThan(o)) throw new InputError(file, lineBefore + k + 1, null, NESTING_REASON);
       const problem = checkEvent(o);
       if (problem) throw new InputError(file, lineBefore + k + 1, problem.field, problem.reason);
       const ev = o as HistoryEvent;
@@ -144,11 +164,12 @@ export function parseEventLine(
 ): HistoryEvent | undefined {
   let o: unknown;
   try {
-    o = JSON.parse(line);
+    o = parseJsonValue(line);
   } catch (err) {
     if (line.trim().length === 0) return undefined;
     throw new InputError(file, lineNo, null, `bad JSON: ${(err as Error).message}`);
   }
+  if (o === NESTED_TOO_DEEP) throw new InputError(file, lineNo, null, NESTING_REASON);
   const problem = checkEvent(o);
   if (problem) throw new InputError(file, lineNo, problem.field, problem.reason);
   const ev = o as HistoryEvent;

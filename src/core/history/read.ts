@@ -5,8 +5,15 @@ import { EdnSyntaxError, ednHistoryValues, lineAt } from './edn.ts';
 import { streamEdnHistory } from './edn-stream.ts';
 import type { HistoryEvent } from './event.ts';
 import { eventFromOpMap, OpMapError } from './jepsen.ts';
+import {
+  MAX_NESTING,
+  mayHoldBigInteger,
+  NESTING_REASON,
+  nestsDeeperThan,
+  parseJsonLossless,
+} from './json-text.ts';
 import { type JsonlReadOptions, parseEventLine, readJsonlBatches } from './jsonl.ts';
-import { parsePorcupineEtcd } from './porcupine.ts';
+import { parsePorcupineEtcd, readPorcupineEtcdBatches } from './porcupine.ts';
 
 /**
  * Reading histories in every supported format. `auto` (the default) looks at the start of the file:
@@ -75,7 +82,7 @@ export function detectFormatOf(head: string, file = '<input>'): HistoryFormat {
 /** Reads a whole history into memory. For JSONL prefer {@link readEvents} on very large files. */
 export async function loadHistory(file: string, opts: LoadOptions = {}): Promise<HistoryEvent[]> {
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
-  if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv') {
+  if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv' || format === 'porcupine-etcd') {
     const out: HistoryEvent[] = [];
     for await (const batch of readEventBatches(file, { ...opts, format }))
       for (const ev of batch) out.push(ev);
@@ -101,8 +108,8 @@ export function parseHistoryText(text: string, format: HistoryFormat, file = '<i
 }
 
 /**
- * Streams a history's events. JSONL is streamed in constant memory; other formats are parsed whole
- * first (an EDN file is one value or a series of values, and Porcupine files are small).
+ * Streams a history's events. JSONL, EDN and Porcupine's logs are streamed in constant memory; elle-cli
+ * JSON (one array) is parsed whole first.
  */
 export async function* readEvents(file: string, opts: LoadOptions = {}): AsyncGenerator<HistoryEvent> {
   for await (const batch of readEventBatches(file, opts)) yield* batch;
@@ -120,6 +127,14 @@ export async function* readEventBatches(
   }
   if (format === 'edn' || format === 'porcupine-kv') {
     yield* readEdnBatches(file, format === 'edn' ? 'lossless' : 'plain', opts.chunkSize);
+    return;
+  }
+  if (format === 'porcupine-etcd') {
+    try {
+      yield* readPorcupineEtcdBatches(file, opts.chunkSize);
+    } catch (err) {
+      throw fileError(file, err);
+    }
     return;
   }
   const all = await loadHistory(file, { ...opts, format });
@@ -194,10 +209,16 @@ function fromJsonArray(text: string, file: string): HistoryEvent[] {
   if (!Array.isArray(arr)) throw new InputError(file, 1, null, 'expected a JSON array of op objects');
   // elle-cli twins put one op per line after the opening bracket; use that for error lines when it holds.
   const oneOpPerLine = text.split('\n').filter((l) => l.trim().length > 0).length === arr.length;
-  const out: HistoryEvent[] = [];
   for (let i = 0; i < arr.length; i++) {
+    if (nestsDeeperThan(arr[i], MAX_NESTING - 1))
+      throw new InputError(file, oneOpPerLine ? i + 1 : null, oneOpPerLine ? null : `[${i}]`, NESTING_REASON);
+  }
+  // Only now (nesting checked): re-read keeping big integers, if the text may hold any.
+  if (mayHoldBigInteger(text)) arr = parseJsonLossless(text) as unknown[];
+  const out: HistoryEvent[] = [];
+  for (let i = 0; i < (arr as unknown[]).length; i++) {
     try {
-      out.push(eventFromOpMap(arr[i], i));
+      out.push(eventFromOpMap((arr as unknown[])[i], i));
     } catch (err) {
       if (!(err instanceof OpMapError)) throw err;
       throw new InputError(
