@@ -174,6 +174,25 @@ async function dbOffset(remote: Remote, node: string, timeCommand: string): Prom
   return Math.round(db - ((Number(a) + Number(c)) / 2) * 1000);
 }
 
+/**
+ * The DB's own clock minus the control node's, in ms, and the resolution of the DB's answer (an HTTP
+ * Date header, say, only tells whole seconds): settime moves the node's kernel clock, so the DB's time
+ * is judged against the control node, not against the node's own clock.
+ */
+async function dbControlOffset(
+  remote: Remote,
+  node: string,
+  timeCommand: string,
+): Promise<{ offsetMs: number; resolutionMs: number } | null> {
+  const t0 = Date.now();
+  const r = await remote.exec(node, timeCommand, { check: false, timeoutMs: 10_000 });
+  const t1 = Date.now();
+  const db = parseDbTimeMs(r.stdout.replace(/\n/g, ' '));
+  if (db === null) return null;
+  const wholeSeconds = Number.isInteger(db / 1000) && !/\d\s+\d/.test(r.stdout.trim());
+  return { offsetMs: Math.round(db - (t0 + t1) / 2), resolutionMs: wholeSeconds ? 1000 : 0 };
+}
+
 /** Node clock minus control clock in ms, from the midpoint of the round trip. */
 export async function controlOffset(remote: Remote, node: string): Promise<number> {
   const t0 = Date.now();
@@ -245,6 +264,8 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           if (timeCommand) u.dbBeforeMs = await dbOffset(remote, node, timeCommand);
         } else {
           u.offsetBeforeMs = await controlOffset(remote, node);
+          if (timeCommand)
+            u.dbBeforeMs = (await dbControlOffset(remote, node, timeCommand))?.offsetMs ?? null;
         }
       }),
     );
@@ -377,6 +398,24 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           during: off,
           landed: within(off - (u.offsetBeforeMs ?? 0), expected, tol),
         });
+        if (timeCommand) {
+          const db = await dbControlOffset(remote, node, timeCommand);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `DB time − control clock (ms) from \`${timeCommand}\``,
+            before: u.dbBeforeMs,
+            during: db?.offsetMs ?? null,
+            landed: within(
+              (db?.offsetMs ?? Number.NaN) - (u.dbBeforeMs ?? 0),
+              expected,
+              tol + (db?.resolutionMs ?? 0),
+            ),
+            ...(db?.resolutionMs && {
+              note: `the DB reports whole seconds: tolerance ±${tol + db.resolutionMs} ms`,
+            }),
+          });
+        }
       }
     }
     const victims = signals.filter((s) => s.side === 'victim');
@@ -461,6 +500,17 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           after,
           landed: within(after, 0, tol),
         });
+        if (typeof p.timeCommand === 'string') {
+          const db = await dbControlOffset(remote, node, p.timeCommand);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `DB time − control clock (ms) from \`${p.timeCommand}\``,
+            before: u.dbBeforeMs,
+            after: db?.offsetMs ?? null,
+            landed: within(db?.offsetMs ?? Number.NaN, 0, tol + (db?.resolutionMs ?? 0)),
+          });
+        }
       }
     }
     const ok = signals.every((s) => s.landed);

@@ -127,6 +127,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       // Naming the clock class makes the runner start the DB through the libfaketime wrapper, so a
       // clock fault acts on the DB's own clock (the schedule itself is the plan's, below).
       faults: ws.some((w) => w.step.kind === 'clock') ? ['clock'] : [],
+      ...(extra.clock && { clockMode: 'faketime' as const }),
       nemesisIntervalS: 0,
       ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
       timeLimitS: durationS,

@@ -86,10 +86,15 @@ MaxSessions 10
 MaxStartups 64:30:128
 EOF
 echo 'Acquire::http::Proxy "${c.aptProxy}";' > /etc/apt/apt.conf.d/01faultline-proxy
+# Packages never start their daemons here: faultline runs its own instances (etcd on 2379 …).
+printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+chmod 755 /usr/sbin/policy-rc.d
 for m in ${GUEST_MODULES.join(' ')}; do modprobe "$m"; done
 i=0
 while [ ! -b /dev/vdb ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-dmsetup create ${DATA_DEVICE} --table "0 $(blockdev --getsz /dev/vdb) linear /dev/vdb 0"
+# --noudevsync: udev is still busy with its coldplug this early; the node is made here instead.
+dmsetup create --noudevsync ${DATA_DEVICE} --table "0 $(blockdev --getsz /dev/vdb) linear /dev/vdb 0"
+dmsetup mknodes ${DATA_DEVICE}
 blkid /dev/mapper/${DATA_DEVICE} >/dev/null 2>&1 || mkfs.ext4 -q -O ^has_journal -L fldata /dev/mapper/${DATA_DEVICE}
 mkdir -p ${DATA_MOUNT}
 mount /dev/mapper/${DATA_DEVICE} ${DATA_MOUNT}

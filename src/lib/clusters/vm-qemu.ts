@@ -55,7 +55,7 @@ export function qemuArgs(a: QemuNodeArgs): string[] {
     '-initrd',
     a.initrd,
     '-append',
-    'root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0',
+    'root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 mitigations=off',
     // cache=unsafe: the guest still sees its own fsyncs complete in order; only the host skips them.
     '-drive',
     `file=${a.rootDisk},if=virtio,format=qcow2,cache=unsafe`,
