@@ -2,6 +2,7 @@ import { localClusterDown } from './local.ts';
 import {
   allVmClusterNames,
   clearStaleImageLock,
+  hasVmLeftovers,
   isVmCluster,
   type VmClusterStatus,
   type VmClusterUpReport,
@@ -9,7 +10,6 @@ import {
   vmClusterStatus,
   vmClusterUp,
 } from './vm.ts';
-import { clustersWithQemu } from './vm-qemu.ts';
 
 /** What `cluster up|down|status --vm` print: the CLI only writes these lines. */
 
@@ -46,7 +46,7 @@ export async function vmUp(o: {
 
 /** `cluster down` for one name, whichever kind it is; one line of what was removed. */
 export async function downAnyCluster(name: string): Promise<string> {
-  if (isVmCluster(name) || clustersWithQemu().includes(name)) {
+  if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);
     return r.existed
       ? `$name: removed $r.killedQemu.lengthqemu processes, $r.removedLinks.lengthlinks$r.killedProxy ? ', the apt proxy' : ''`

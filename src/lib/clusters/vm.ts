@@ -127,6 +127,11 @@ export function isVmCluster(name: string): boolean {
   return existsSync(statePath(name));
 }
 
+/** A VM cluster's qemu or first tap still exists (its state directory may be gone). */
+export async function hasVmLeftovers(name: string): Promise<boolean> {
+  return qemuPids(qemuMarker(name)).length > 0 || (await linkExists(tapName(name, 1)));
+}
+
 export function readVmState(name: string): VmClusterState | null {
   const p = statePath(name);
   if (!existsSync(p)) return null;
