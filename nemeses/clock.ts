@@ -16,7 +16,6 @@ import {
   bumpClockScript,
   parseStoppedNtp,
   restoreNtpScript,
-  setClockScript,
   stopNtpScript,
   strobeLoopScript,
 } from './commands/settime.ts';
@@ -59,6 +58,8 @@ interface NodeUndo {
   strobePidMarker?: string;
   ntp?: { services: string[]; timedatectlNtp: boolean };
   offsetBeforeMs?: number;
+  /** Half the round trip of that measurement: its error bound. */
+  offsetBeforeErrorMs?: number;
   probeBeforeMs?: number | null;
   dbBeforeMs?: number | null;
   affectability?: Affectability;
@@ -193,12 +194,45 @@ async function dbControlOffset(
   return { offsetMs: Math.round(db - (t0 + t1) / 2), resolutionMs: wholeSeconds ? 1000 : 0 };
 }
 
-/** Node clock minus control clock in ms, from the midpoint of the round trip. */
+/**
+ * Bring a node's kernel clock back to the control node's: measure the offset, shift by its opposite,
+ * measure again (at most three rounds). Relative shifts, so the command's own latency is not added to
+ * the clock, as setting an absolute time sent from here would. Returns the last offset measured.
+ */
+export async function alignClock(remote: Remote, node: string, tolMs = 50): Promise<number> {
+  let m = await measureOffset(remote, node);
+  for (let i = 0; i < 3 && Math.abs(m.offsetMs) > Math.max(tolMs, m.errorMs); i++) {
+    await remote.exec(node, bumpClockScript(-m.offsetMs), { sudo: true });
+    m = await measureOffset(remote, node);
+  }
+  return m.offsetMs;
+}
+
+/**
+ * Node clock minus control clock in ms: the midpoint of the round trip with the shortest of `samples`
+ * round trips (NTP's clock filter: the shorter the trip, the less its asymmetry can skew the midpoint;
+ * an emulated node can take a second to answer, mostly on the way back). `errorMs` bounds the error:
+ * the node read its clock somewhere inside that round trip, so the midpoint is off by at most half of it.
+ */
+export async function measureOffset(
+  remote: Remote,
+  node: string,
+  samples = 3,
+): Promise<{ offsetMs: number; errorMs: number }> {
+  let best: { rtt: number; offset: number } | null = null;
+  for (let i = 0; i < samples; i++) {
+    const t0 = Date.now();
+    const r = await remote.exec(node, 'date +%s.%N');
+    const t1 = Date.now();
+    const offset = Math.round(Number(r.stdout.trim()) * 1000 - (t0 + t1) / 2);
+    if (!best || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset };
+  }
+  const b = best as { rtt: number; offset: number };
+  return { offsetMs: b.offset, errorMs: Math.ceil(b.rtt / 2) };
+}
+
 export async function controlOffset(remote: Remote, node: string): Promise<number> {
-  const t0 = Date.now();
-  const r = await remote.exec(node, 'date +%s.%N');
-  const t1 = Date.now();
-  return Math.round(Number(r.stdout.trim()) * 1000 - (t0 + t1) / 2);
+  return (await measureOffset(remote, node)).offsetMs;
 }
 
 function within(measured: number | null | undefined, expected: number, tol: number): boolean {
@@ -263,7 +297,9 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           u.probeBeforeMs = await probeOffset(remote, node, rep.lib, u.rcFile);
           if (timeCommand) u.dbBeforeMs = await dbOffset(remote, node, timeCommand);
         } else {
-          u.offsetBeforeMs = await controlOffset(remote, node);
+          const m = await measureOffset(remote, node);
+          u.offsetBeforeMs = m.offsetMs;
+          u.offsetBeforeErrorMs = m.errorMs;
           if (timeCommand)
             u.dbBeforeMs = (await dbControlOffset(remote, node, timeCommand))?.offsetMs ?? null;
         }
@@ -307,7 +343,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
               strobeLoopScript(deltaMs, Number(p.periodMs ?? 200), Number(p.durationMs ?? 10_000)),
               u,
             );
-          else await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+          else await alignClock(remote, node);
         }
       }),
     );
@@ -381,22 +417,27 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
-        let off = await controlOffset(remote, node);
+        // Both measurements' error bounds widen the tolerance: a slow node cannot be read more exactly.
+        const slack = (m: { errorMs: number }) => tol + m.errorMs + (u.offsetBeforeErrorMs ?? 0);
+        let m = await measureOffset(remote, node);
         for (
           let i = 0;
-          undo.action === 'strobe' && i < 10 && !within(off - (u.offsetBeforeMs ?? 0), expected, tol);
+          undo.action === 'strobe' &&
+          i < 10 &&
+          !within(m.offsetMs - (u.offsetBeforeMs ?? 0), expected, slack(m));
           i++
         ) {
           await new Promise((r) => setTimeout(r, Number(p.periodMs ?? 200) / 2));
-          off = await controlOffset(remote, node);
+          m = await measureOffset(remote, node);
         }
         signals.push({
           side: 'victim',
           node,
           signal: 'node clock − control clock (ms)',
           before: u.offsetBeforeMs,
-          during: off,
-          landed: within(off - (u.offsetBeforeMs ?? 0), expected, tol),
+          during: m.offsetMs,
+          landed: within(m.offsetMs - (u.offsetBeforeMs ?? 0), expected, slack(m)),
+          note: `tolerance ±${slack(m)} ms (${tol} + the two measurements' round-trip bounds)`,
         });
         if (timeCommand) {
           const db = await dbControlOffset(remote, node, timeCommand);
@@ -439,7 +480,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         const u = perNode[node] ?? {};
         await stopStrobe(remote, node, record.id);
         if (undo.mode === 'settime') {
-          await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+          await alignClock(remote, node);
           if (u.ntp)
             await remote.exec(node, restoreNtpScript(u.ntp.services, u.ntp.timedatectlNtp), { sudo: true });
           await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(node, SETTIME_AREA)}/${record.id}`)}`, {
@@ -491,14 +532,15 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
-        const after = await controlOffset(remote, node);
+        const m = await measureOffset(remote, node);
         signals.push({
           side: 'victim',
           node,
           signal: 'node clock − control clock (ms)',
           before: u.offsetBeforeMs,
-          after,
-          landed: within(after, 0, tol),
+          after: m.offsetMs,
+          landed: within(m.offsetMs, 0, tol + m.errorMs),
+          note: `tolerance ±${tol + m.errorMs} ms (${tol} + the measurement's round-trip bound)`,
         });
         if (typeof p.timeCommand === 'string') {
           const db = await dbControlOffset(remote, node, p.timeCommand);
@@ -567,7 +609,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       found.push(`clock set by fault ${m.name} with NTP stopped`);
       if (!remote.node(node).sharedKernelClock) {
         const ntp = JSON.parse(m.value) as { services: string[]; timedatectlNtp: boolean };
-        await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+        await alignClock(remote, node);
         await remote.exec(node, restoreNtpScript(ntp.services, ntp.timedatectlNtp), { sudo: true });
         fixed.push(
           `clock reset to the control node's and NTP restored (${ntp.services.join(', ') || 'none'})`,

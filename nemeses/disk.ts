@@ -153,6 +153,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         if (typeof p.device !== 'string') throw new Error('flakey needs params.device (a dm device name)');
         u.device = p.device;
         u.linearTable = (await run(remote, node, `dmsetup table ${shellQuote(p.device)}`)).stdout.trim();
+        flakeyTable(u.linearTable, 'drop_writes', 0, 1); // throws unless linear: never record a non-linear original
       }
     }
     const undo: DiskUndo = { action, perNode };

@@ -121,7 +121,8 @@ export function flakeyTable(
 
 export function loadTableCommand(name: string, table: string): string {
   const n = shellQuote(name);
-  return `dmsetup suspend ${n} && dmsetup load ${n} --table ${shellQuote(table)} && dmsetup resume ${n}`;
+  // --nolockfs: no filesystem freeze (and flush) first, which fails while the device errors writes.
+  return `dmsetup suspend --nolockfs ${n} && dmsetup load ${n} --table ${shellQuote(table)} && dmsetup resume ${n}`;
 }
 
 /**

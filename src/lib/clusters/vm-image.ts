@@ -8,7 +8,6 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -19,21 +18,19 @@ import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
 import { run, runQuiet, which } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
-import { GUEST_BOOT_SCRIPT, GUEST_BOOT_UNIT } from './vm-guest.ts';
+import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
 
 /**
  * The VM node image: Debian 12 from the host's configured apt sources (debootstrap), with the stock
- * kernel and its modules (so sch_netem and dm_flakey load), systemd, openssh-server, iptables, iproute2,
- * dmsetup and ping, and no time synchronisation service. Built once into a cache directory outside any
+ * kernel and its modules (so sch_netem and dm_flakey load), openssh-server, iptables, iproute2, dmsetup
+ * and ping, and no time synchronisation service. Nodes boot the small init in vm-guest.ts instead of
+ * systemd, which is not installed. Built once into a cache directory outside any
  * checkout, keyed by everything that goes into it; concurrent builds are serialised by a lock file
  * holding the builder's pid (a dead builder's lock is taken over). The package list is recorded.
  */
 export const VM_PACKAGES = [
   'linux-image-amd64',
   'initramfs-tools',
-  'systemd',
-  'systemd-sysv',
-  'udev',
   'openssh-server',
   'iptables',
   'iproute2',
@@ -49,22 +46,10 @@ export const VM_PACKAGES = [
 /** Never in the image: they would undo a settime fault within seconds. */
 export const TIME_SYNC_PACKAGES = ['systemd-timesyncd', 'chrony', 'ntp', 'ntpsec', 'openntpd'] as const;
 
-/** Units that only cost CPU on an emulated node. */
-const MASKED_UNITS = [
-  'apt-daily.timer',
-  'apt-daily-upgrade.timer',
-  'e2scrub_all.timer',
-  'e2scrub_reap.service',
-  'fstrim.timer',
-  'getty@tty1.service',
-  'serial-getty@ttyS0.service',
-  'systemd-journal-flush.service',
-];
-
 /** All the initramfs needs to mount /dev/vda. */
 const INITRAMFS_MODULES = ['virtio_pci', 'virtio_blk', 'ext4'];
 
-const IMAGE_FORMAT = 2;
+const IMAGE_FORMAT = 3;
 const ROOTFS_SIZE = '2G';
 
 const ManifestSchema = z.object({
@@ -150,9 +135,8 @@ function imageKey(suite: string, aptSources: readonly string[]): string {
     suite,
     aptSources,
     packages: VM_PACKAGES,
-    masked: MASKED_UNITS,
     initramfs: INITRAMFS_MODULES,
-    boot: [GUEST_BOOT_SCRIPT, GUEST_BOOT_UNIT],
+    boot: GUEST_BOOT_SCRIPT,
   });
   return createHash('sha256').update(input).digest('hex').slice(0, 12);
 }
@@ -275,21 +259,9 @@ async function buildImage(
     );
     if (present.trim())
       throw new Error(`time synchronisation packages ended up in the image: ${present.trim()}`);
-    // The kernel mounts the root read-write (root=/dev/vda rw): no fstab entry, so systemd waits for no device.
+    // The kernel mounts the root read-write (root=/dev/vda rw): nothing to list in fstab.
     writeFileSync(join(root, 'etc/fstab'), '# root: mounted by the kernel (root=/dev/vda rw)\n');
-    writeFileSync(join(root, 'etc/machine-id'), ''); // each node makes its own at first boot
-    rmSync(join(root, 'var/lib/dbus/machine-id'), { force: true });
-    writeFileSync(join(root, 'usr/local/sbin/faultline-boot'), GUEST_BOOT_SCRIPT, { mode: 0o755 });
-    writeFileSync(join(root, 'etc/systemd/system/faultline-boot.service'), GUEST_BOOT_UNIT);
-    mkdirSync(join(root, 'etc/systemd/system/sysinit.target.wants'), { recursive: true });
-    symlinkSync(
-      '/etc/systemd/system/faultline-boot.service',
-      join(root, 'etc/systemd/system/sysinit.target.wants/faultline-boot.service'),
-    );
-    for (const unit of MASKED_UNITS) {
-      rmSync(join(root, 'etc/systemd/system', unit), { force: true });
-      symlinkSync('/dev/null', join(root, 'etc/systemd/system', unit));
-    }
+    writeFileSync(join(root, GUEST_INIT_PATH.slice(1)), GUEST_BOOT_SCRIPT, { mode: 0o755 });
     await chroot(
       root,
       'update-initramfs -u -k all && rm -f /etc/ssh/ssh_host_* && apt-get clean && rm -rf /var/lib/apt/lists/partial',

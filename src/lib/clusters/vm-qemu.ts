@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccelChoice } from './vm-accel.ts';
-import { FW_CFG_PREFIX } from './vm-guest.ts';
+import { FW_CFG_PREFIX, GUEST_INIT_PATH } from './vm-guest.ts';
 
 /**
  * qemu processes of VM nodes. Every qemu faultline starts carries `-name faultline-vm/<cluster>/<node>`
@@ -55,7 +55,7 @@ export function qemuArgs(a: QemuNodeArgs): string[] {
     '-initrd',
     a.initrd,
     '-append',
-    'root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.show_status=0 mitigations=off',
+    `root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet mitigations=off init=${GUEST_INIT_PATH}`,
     // cache=unsafe: the guest still sees its own fsyncs complete in order; only the host skips them.
     '-drive',
     `file=${a.rootDisk},if=virtio,format=qcow2,cache=unsafe`,
