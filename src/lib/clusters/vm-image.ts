@@ -224,8 +224,12 @@ async function buildImage(
   const work = `${dir}.build`;
   const root = join(work, 'root');
   const debs = join(vmImageRoot(), 'debootstrap-debs');
-  await unmountUnder(work);
-  rmSync(work, { recursive: true, force: true });
+  // Half-built images of any key (their builders died; this one holds the lock) go first.
+  const images = join(vmImageRoot(), 'images');
+  for (const stale of existsSync(images) ? readdirSync(images).filter((f) => f.endsWith('.build')) : []) {
+    await unmountUnder(join(images, stale));
+    rmSync(join(images, stale), { recursive: true, force: true });
+  }
   mkdirSync(root, { recursive: true });
   mkdirSync(debs, { recursive: true });
   try {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { alignClock } from '../../../nemeses/clock.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -107,6 +108,8 @@ export interface VmClusterUpReport {
   image: { key: string; built: boolean; buildSeconds: number; packages: number; kernel: string };
   /** Per node: ms from qemu start to a verified SSH login. */
   bootToSshMs: Record<string, number>;
+  /** Per node: clock offset to this host after alignment (ms). */
+  clockOffsetMs: Record<string, number>;
   /** Per node: qemu's resident memory after boot, and what the guest itself uses (MiB). */
   memory: Record<string, { qemuRssMiB: number | null; guestUsedMiB: number | null }>;
   totalMs: number;
@@ -299,7 +302,12 @@ async function bootNodes(
   s: VmClusterState,
   args: (i: number) => string[],
   remote: Remote,
-  o: { parallel: number; timeoutMs: number; print: (l: string) => void },
+  o: {
+    parallel: number;
+    timeoutMs: number;
+    print: (l: string) => void;
+    clockOffsets: Record<string, number>;
+  },
 ): Promise<Record<string, number>> {
   const dir = clusterDir(s.name);
   const times: Record<string, number> = {};
@@ -320,8 +328,13 @@ async function bootNodes(
       }
       n.bootToSshMs = Date.now() - t0;
       times[n.name] = n.bootToSshMs;
+      // The guest clock starts from the emulated RTC (whole seconds) and nothing syncs it: align it to
+      // this host's, so clock faults start from zero offset.
+      o.clockOffsets[n.name] = await alignClock(remote, n.name);
       writeState(s);
-      o.print(`  ${n.name} ${n.address}: SSH up ${(n.bootToSshMs / 1000).toFixed(1)} s after qemu started`);
+      o.print(
+        `  ${n.name} ${n.address}: SSH up ${(n.bootToSshMs / 1000).toFixed(1)} s after qemu started; clock aligned (${o.clockOffsets[n.name]} ms off)`,
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(o.parallel, s.nodes.length)) }, worker));
@@ -435,6 +448,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
       connectTimeoutMs: 20_000,
     });
     const parallel = opts.bootParallel ?? availableParallelism();
+    const clockOffsets: Record<string, number> = {};
     print(`booting ${s.nodes.length} VMs (${memory} each, ${parallel} at a time)`);
     const bootToSshMs = await bootNodes(
       s,
@@ -458,7 +472,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
         });
       },
       remote,
-      { parallel, timeoutMs: opts.bootTimeoutMs ?? 300_000, print },
+      { parallel, timeoutMs: opts.bootTimeoutMs ?? 300_000, print, clockOffsets },
     );
     const memoryReport: VmClusterUpReport['memory'] = {};
     for (const n of s.nodes) {
@@ -481,6 +495,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
         kernel: image.manifest.kernel,
       },
       bootToSshMs,
+      clockOffsetMs: clockOffsets,
       memory: memoryReport,
       totalMs: Date.now() - t0,
     };
