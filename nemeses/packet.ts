@@ -196,6 +196,8 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
         ? [spec.targets]
         : all;
     const addresses = await nodeAddresses(remote, all);
+    // Probed once per node and cached; in parallel, as each probe is several commands on a slow node.
+    await Promise.all(all.map((n) => qdiscCapabilities(remote, n)));
     const perNode: Record<string, NodePlan> = {};
     const substitutions = new Set<string>();
     const capabilities: PacketUndo['capabilities'] = {};

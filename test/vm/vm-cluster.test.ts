@@ -8,6 +8,7 @@ import type { Behaviors } from '../../nemeses/commands/tc.ts';
 import { diskNemesis } from '../../nemeses/disk.ts';
 import { packetNemesis } from '../../nemeses/packet.ts';
 import type { FaultEvidence, FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { clusterDir } from '../../src/lib/clusters/state-dir.ts';
 import { DATA_DEVICE } from '../../src/lib/clusters/vm-guest.ts';
@@ -119,7 +120,7 @@ fx.test.serial('the apt proxy serves the host sources only', async (t) => {
   const ask = (url: string) =>
     remote.exec(
       'n1',
-      `exec 3<>/dev/tcp/${bridge}/3142; printf 'GET ${url} HTTP/1.0\\r\\n\\r\\n' >&3; head -1 <&3`,
+      `bash -c ${shellQuote(`exec 3<>/dev/tcp/${bridge}/3142; printf 'GET ${url} HTTP/1.0\\r\\n\\r\\n' >&3; head -1 <&3`)}`,
       { timeoutMs: 30_000 },
     );
   t.regex(
@@ -146,8 +147,9 @@ fx.test.serial('etcd installs through the apt proxy and forms a 3-member cluster
   );
   const proxyLog = readFileSync(join(clusterDir(NAME), 'apt-proxy.log'), 'utf8');
   t.regex(proxyLog, /(hit|fetch) .*etcd-server/, 'etcd-server came through the cluster apt proxy');
-  const leaders = await etcd.primaries(ctx);
-  t.is(leaders.length, 1);
+  let leaders: string[] = [];
+  for (let i = 0; i < 10 && leaders.length === 0; i++) leaders = await etcd.primaries(ctx);
+  t.is(leaders.length, 1, 'one leader');
 });
 
 const netemCases: Array<[string, Behaviors]> = [

@@ -100,6 +100,12 @@ test('the apt proxy serves cached packages and refuses other hosts, methods and 
   });
   t.teardown(() => server.close());
   const port = (server.address() as { port: number }).port;
+  writeFileSync(join(archives, 'etcd-server_3.4.23-4+b4_amd64.deb'), 'etcd-bytes');
+  const escaped = await get(
+    port,
+    'http://deb.example/debian/pool/main/e/etcd/etcd-server_3.4.23-4%2bb4_amd64.deb',
+  );
+  t.deepEqual(escaped, { status: 200, body: 'etcd-bytes' }, 'apt escapes + in pool paths');
   const hit = await get(port, 'http://deb.example/debian/pool/main/h/hello/hello_1.0_amd64.deb');
   t.deepEqual(hit, { status: 200, body: 'deb-bytes' });
   t.is((await get(port, 'http://elsewhere.example/debian/x.deb')).status, 403);
@@ -188,7 +194,7 @@ test('qemu arguments carry the cluster marker, the tap, fw_cfg files and no defa
   });
   const line = args.join(' ');
   t.regex(line, /-name faultline-vm\/vm-x\/n2,/);
-  t.regex(line, /-accel tcg -cpu max/);
+  t.regex(line, /-accel tcg,tb-size=128 -cpu max/);
   t.regex(line, /tap,id=net0,ifname=fltabc1,script=no,downscript=no/);
   t.regex(line, /-fw_cfg name=opt\/faultline\/init,file=\/fw\/init/);
   const init = guestInitScript({

@@ -98,13 +98,13 @@ export function probeGuest(
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.on('error', (err) => finish(false, err.message));
-    child.on('exit', (code) => {
+    child.on('exit', (code, signal) => {
       const last =
         out
           .trim()
           .split('\n')
           .find((l) => /error|fail/i.test(l)) ?? out.trim().split('\n').pop();
-      finish(false, `qemu exited (${code}) before the guest kernel ran: ${last ?? 'no output'}`);
+      finish(false, `qemu exited (${signal ?? code}) before the guest kernel ran: ${last ?? 'no output'}`);
     });
     const timer = setTimeout(
       () =>

@@ -54,6 +54,14 @@ export function findCachedDeb(dir: string, file: string, listing?: readonly stri
   return hit ? join(dir, hit) : null;
 }
 
+function safeDecode(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
 function deny(res: ServerResponse, code: number, why: string): void {
   res.writeHead(code, { 'content-type': 'text/plain' });
   res.end(`${why}\n`);
@@ -77,7 +85,8 @@ export function startAptProxy(o: AptProxyOptions): Promise<Server> {
       log(`deny ${method} ${url.href}`);
       return deny(res, 403, `${url.host} is not one of the host's apt sources`);
     }
-    const file = basename(url.pathname);
+    // apt escapes '+' (and more) in pool paths; cached files carry the plain name.
+    const file = safeDecode(basename(url.pathname));
     const isDeb = DEB_NAME.test(file);
     const cached = isDeb
       ? (findCachedDeb(o.cacheDir, file) ?? (o.hostArchives ? findCachedDeb(o.hostArchives, file) : null))

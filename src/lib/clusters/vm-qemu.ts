@@ -37,7 +37,8 @@ export function qemuArgs(a: QemuNodeArgs): string[] {
     '-nodefaults',
     '-no-user-config',
     '-accel',
-    a.accel.accel,
+    // TCG's translation cache defaults to 1 GiB per VM; 128 MiB keeps a node's footprint near its RAM.
+    a.accel.accel === 'tcg' ? 'tcg,tb-size=128' : a.accel.accel,
     '-cpu',
     a.accel.cpu,
     '-smp',

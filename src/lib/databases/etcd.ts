@@ -207,7 +207,8 @@ export class EtcdDb implements DB {
       ctx.nodes.map(async (node) => {
         const http = new EtcdHttp(this.clientAddress(ctx, node));
         try {
-          const s = await http.status(AbortSignal.timeout(2000));
+          // 5 s: an emulated (TCG) member on a busy host can take seconds to answer.
+          const s = await http.status(AbortSignal.timeout(5000));
           return { node, http, ...s };
         } catch {
           return null;
@@ -219,7 +220,7 @@ export class EtcdDb implements DB {
       if (v?.leader && v.leader !== '0' && (!best || v.raftTerm > best.raftTerm)) best = v;
     if (!best) return [];
     try {
-      const members = await best.http.members(AbortSignal.timeout(2000));
+      const members = await best.http.members(AbortSignal.timeout(5000));
       const m = members.find((x) => x.id === best.leader);
       return m?.name ? [m.name] : [];
     } catch {
