@@ -186,8 +186,10 @@ async function dbControlOffset(
   timeCommand: string,
 ): Promise<{ offsetMs: number; resolutionMs: number } | null> {
   const t0 = Date.now();
-  const r = await remote.exec(node, timeCommand, { check: false, timeoutMs: 10_000 });
+  // A DB that does not answer is evidence missing, not a failed fault: null, and the signal says so.
+  const r = await remote.exec(node, timeCommand, { check: false, timeoutMs: 30_000 }).catch(() => null);
   const t1 = Date.now();
+  if (!r) return null;
   const db = parseDbTimeMs(r.stdout.replace(/\n/g, ' '));
   if (db === null) return null;
   const wholeSeconds = Number.isInteger(db / 1000) && !/\d\s+\d/.test(r.stdout.trim());

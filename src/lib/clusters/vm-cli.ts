@@ -49,7 +49,7 @@ export async function downAnyCluster(name: string): Promise<string> {
   if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);
     return r.existed
-      ? `$name: removed $r.killedQemu.lengthqemu processes, $r.removedLinks.lengthlinks$r.killedProxy ? ', the apt proxy' : ''`
+      ? `${name}: removed ${r.killedQemu.length} qemu processes, ${r.removedLinks.length} links${r.killedProxy ? ', the apt proxy' : ''}`
       : `$name: nothing to remove`;
   }
   const r = await localClusterDown(name);

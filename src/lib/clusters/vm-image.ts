@@ -36,6 +36,8 @@ export const VM_PACKAGES = [
   'iproute2',
   'iputils-ping',
   'dmsetup',
+  'libfaketime',
+  'faketime',
   'kmod',
   'e2fsprogs',
   'procps',
