@@ -14,6 +14,7 @@ import { clusterDir } from '../../src/lib/clusters/state-dir.ts';
 import { DATA_DEVICE } from '../../src/lib/clusters/vm-guest.ts';
 import { qemuPids } from '../../src/lib/clusters/vm-qemu.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import { RedisDb } from '../../src/lib/databases/redis.ts';
 import { withVmCluster } from './fixture.ts';
 
 /**
@@ -150,6 +151,28 @@ fx.test.serial('etcd installs through the apt proxy and forms a 3-member cluster
   let leaders: string[] = [];
   for (let i = 0; i < 10 && leaders.length === 0; i++) leaders = await etcd.primaries(ctx);
   t.is(leaders.length, 1, 'one leader');
+});
+
+fx.test.serial('Redis installs through the apt proxy and replicates between two VMs', async (t) => {
+  const remote = await fx.remote();
+  const redis = new RedisDb();
+  const ctx = { remote, nodes: ['n1', 'n2'] };
+  const t0 = Date.now();
+  try {
+    await Promise.all(ctx.nodes.map((n) => redis.install(ctx, n)));
+    await Promise.all(ctx.nodes.map((n) => redis.setup(ctx, n)));
+    await redis.awaitReady(ctx, 120_000);
+    t.log(`redis: install and start on 2 VMs ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await remote.exec('n1', 'redis-cli -h 127.0.0.1 SET fl-vm ok');
+    let seen = '';
+    for (let i = 0; i < 20 && seen !== 'ok'; i++) {
+      seen = (await remote.exec('n2', 'redis-cli -h 127.0.0.1 GET fl-vm')).stdout.trim();
+      if (seen !== 'ok') await new Promise((r) => setTimeout(r, 500));
+    }
+    t.is(seen, 'ok', 'the replica on n2 serves the write made on n1');
+  } finally {
+    await Promise.all(ctx.nodes.map((n) => redis.teardown(ctx, n)));
+  }
 });
 
 const netemCases: Array<[string, Behaviors]> = [

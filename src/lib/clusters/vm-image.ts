@@ -22,8 +22,8 @@ import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
 
 /**
  * The VM node image: Debian 12 from the host's configured apt sources (debootstrap), with the stock
- * kernel and its modules (so sch_netem and dm_flakey load), openssh-server, iptables, iproute2, dmsetup
- * and ping, and no time synchronisation service. Nodes boot the small init in vm-guest.ts instead of
+ * kernel and its modules (so sch_netem and dm_flakey load), openssh-server, iptables, iproute2, dmsetup,
+ * ping and libfaketime, and no time synchronisation service. Nodes boot the small init in vm-guest.ts instead of
  * systemd, which is not installed. Built once into a cache directory outside any
  * checkout, keyed by everything that goes into it; concurrent builds are serialised by a lock file
  * holding the builder's pid (a dead builder's lock is taken over). The package list is recorded.
