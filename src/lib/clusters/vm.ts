@@ -341,6 +341,50 @@ async function bootNodes(
   return times;
 }
 
+/** The cluster key, each node's host key, known_hosts (exact: the keys made here) and /etc/hosts. */
+async function writeKeys(s: VmClusterState): Promise<void> {
+  const dir = clusterDir(s.name);
+  await keygen(join(dir, 'id_ed25519'), `faultline-vm-${s.name}`);
+  writeFileSync(
+    join(dir, 'hosts'),
+    `127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n${s.nodes.map((n) => `${n.address} ${n.name}`).join('\n')}\n`,
+  );
+  const known = await Promise.all(
+    s.nodes.map(async (n) => {
+      const nodeDir = join(dir, 'nodes', n.name);
+      mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
+      const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${s.name}-${n.name}`);
+      return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
+    }),
+  );
+  writeFileSync(join(dir, 'known_hosts'), `${known.join('\n')}\n`);
+}
+
+/** The bridge with the host's address on the cluster subnet, and a tap per node on it. */
+async function hostNetwork(s: VmClusterState): Promise<void> {
+  const batch = [
+    `link add ${s.bridge} type bridge`,
+    `addr add ${s.bridgeAddress}/24 dev ${s.bridge}`,
+    `link set ${s.bridge} up`,
+  ];
+  for (const n of s.nodes)
+    batch.push(`tuntap add dev ${n.tap} mode tap`, `link set ${n.tap} master ${s.bridge} up`);
+  await run('ip', ['-batch', '-'], { input: `${batch.join('\n')}\n` });
+}
+
+/** qemu's resident memory and what each guest itself uses, per node (MiB). */
+async function memoryUse(s: VmClusterState, remote: Remote): Promise<VmClusterUpReport['memory']> {
+  const out: VmClusterUpReport['memory'] = {};
+  for (const n of s.nodes) {
+    const used = await remote
+      .exec(n.name, "free -m | awk '/^Mem:/ {print $3}'", { timeoutMs: 15_000 })
+      .then((r) => Number(r.stdout.trim()))
+      .catch(() => null);
+    out[n.name] = { qemuRssMiB: n.qemuPid ? rssMiB(n.qemuPid) : null, guestUsedMiB: used };
+  }
+  return out;
+}
+
 /** Build (or reuse) the image, then boot the cluster. Anything half-built is torn down if a step fails. */
 export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUpReport> {
   const t0 = Date.now();
@@ -409,30 +453,8 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
     print(`accelerator: ${accel.accel.toUpperCase()} (${accel.reason})`);
     writeState(s);
 
-    const identityFile = join(dir, 'id_ed25519');
-    await keygen(identityFile, `faultline-vm-${name}`);
-    writeFileSync(
-      join(dir, 'hosts'),
-      `127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n${s.nodes.map((n) => `${n.address} ${n.name}`).join('\n')}\n`,
-    );
-    const known = await Promise.all(
-      s.nodes.map(async (n) => {
-        const nodeDir = join(dir, 'nodes', n.name);
-        mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
-        const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
-        return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
-      }),
-    );
-    writeFileSync(join(dir, 'known_hosts'), `${known.join('\n')}\n`);
-
-    const batch = [
-      `link add ${s.bridge} type bridge`,
-      `addr add ${s.bridgeAddress}/24 dev ${s.bridge}`,
-      `link set ${s.bridge} up`,
-    ];
-    for (const n of s.nodes)
-      batch.push(`tuntap add dev ${n.tap} mode tap`, `link set ${n.tap} master ${s.bridge} up`);
-    await run('ip', ['-batch', '-'], { input: `${batch.join('\n')}\n` });
+    await writeKeys(s);
+    await hostNetwork(s);
 
     const { guestAptSources, readHostAptSources } = await import('./vm-apt-sources.ts');
     s.aptProxyPid = await startAptProxy(s, guestAptSources(readHostAptSources()).hosts);
@@ -474,14 +496,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
       remote,
       { parallel, timeoutMs: opts.bootTimeoutMs ?? 300_000, print, clockOffsets },
     );
-    const memoryReport: VmClusterUpReport['memory'] = {};
-    for (const n of s.nodes) {
-      const used = await remote
-        .exec(n.name, "free -m | awk '/^Mem:/ {print $3}'", { timeoutMs: 15_000 })
-        .then((r) => Number(r.stdout.trim()))
-        .catch(() => null);
-      memoryReport[n.name] = { qemuRssMiB: n.qemuPid ? rssMiB(n.qemuPid) : null, guestUsedMiB: used };
-    }
+    const memoryReport = await memoryUse(s, remote);
     writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
     log().info({ cluster: name, nodes: opts.nodes, subnet: s.subnet, accel: accel.accel }, 'VM cluster up');
     return {
