@@ -56,9 +56,14 @@ export function probeGuest(
 ): Promise<ProbeResult> {
   const t0 = Date.now();
   return new Promise((resolve) => {
+    // Under `timeout`: if this process is killed mid-probe, a hung test guest still goes away.
     const child = spawn(
-      qemu,
+      'timeout',
       [
+        '-s',
+        'KILL',
+        String(Math.ceil(limitMs / 1000) + 5),
+        qemu,
         '-accel',
         accel,
         '-cpu',
@@ -87,7 +92,7 @@ export function probeGuest(
       if (done) return;
       done = true;
       clearTimeout(timer);
-      child.kill('SIGKILL');
+      child.kill('SIGTERM'); // timeout passes it on to qemu
       resolve({ ok, detail, ms: Date.now() - t0 });
     };
     const onData = (d: Buffer) => {
