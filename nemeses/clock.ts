@@ -60,6 +60,9 @@ interface NodeUndo {
   offsetBeforeMs?: number;
   /** Half the round trip of that measurement: its error bound. */
   offsetBeforeErrorMs?: number;
+  /** settime: the node's clock (minus the control's) the injecting command printed, and its error bound. */
+  setOffsetMs?: number;
+  setErrorMs?: number;
   probeBeforeMs?: number | null;
   dbBeforeMs?: number | null;
   affectability?: Affectability;
@@ -241,6 +244,54 @@ function within(measured: number | null | undefined, expected: number, tol: numb
   return typeof measured === 'number' && Math.abs(measured - expected) <= tol;
 }
 
+/**
+ * The injector's side of a settime fault: what the command that moved the clock saw. A bump prints the
+ * clock right after `date -s` (judged against the control clock, within that round trip); a reset is
+ * the offset the alignment ended at; a strobe is its loop, alive.
+ */
+async function settimeInjectorSignal(
+  remote: Remote,
+  id: string,
+  action: string,
+  node: string,
+  u: NodeUndo,
+  expected: number,
+  tol: number,
+): Promise<EvidenceSignal> {
+  if (action === 'strobe') {
+    const f = shellQuote(`${nodeStateDir(node, STROBE_AREA)}/${id}`);
+    const r = await remote.exec(
+      node,
+      `p=$(cat ${f} 2>/dev/null) && kill -0 "$p" 2>/dev/null && echo "alive $p"`,
+      {
+        sudo: true,
+        check: false,
+      },
+    );
+    return {
+      side: 'injector',
+      node,
+      signal: 'strobe loop process (its pid file)',
+      during: r.stdout.trim() || 'not running',
+      landed: r.stdout.startsWith('alive'),
+    };
+  }
+  const slack = tol + (u.setErrorMs ?? 0) + (action === 'bump' ? (u.offsetBeforeErrorMs ?? 0) : 0);
+  const shift = action === 'bump' ? (u.setOffsetMs ?? Number.NaN) - (u.offsetBeforeMs ?? 0) : u.setOffsetMs;
+  return {
+    side: 'injector',
+    node,
+    signal:
+      action === 'bump'
+        ? 'clock printed right after `date -s` − control clock (ms)'
+        : 'clock − control clock after alignment (ms)',
+    before: u.offsetBeforeMs,
+    during: u.setOffsetMs,
+    landed: within(shift, expected, slack),
+    note: `tolerance ±${slack} ms`,
+  };
+}
+
 export const clockNemesis: Nemesis & { kind: 'clock' } = {
   kind: 'clock',
 
@@ -336,8 +387,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             writeMarkerCommand(nodeStateDir(node, SETTIME_AREA), id, JSON.stringify(u.ntp)),
             { sudo: true },
           );
-          if (action === 'bump') await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
-          else if (action === 'strobe')
+          if (action === 'bump') {
+            // The clock `date -s` leaves, printed right after the shift, against this host's clock.
+            const t0 = Date.now();
+            const r = await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
+            const t1 = Date.now();
+            u.setOffsetMs = Math.round(Number(r.stdout.trim().split('\n').pop()) * 1000 - (t0 + t1) / 2);
+            u.setErrorMs = Math.ceil((t1 - t0) / 2);
+          } else if (action === 'strobe')
             await startStrobe(
               remote,
               node,
@@ -345,7 +402,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
               strobeLoopScript(deltaMs, Number(p.periodMs ?? 200), Number(p.durationMs ?? 10_000)),
               u,
             );
-          else await alignClock(remote, node);
+          else u.setOffsetMs = await alignClock(remote, node);
         }
       }),
     );
@@ -419,6 +476,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
+        signals.push(await settimeInjectorSignal(remote, record.id, undo.action, node, u, expected, tol));
         // Both measurements' error bounds widen the tolerance: a slow node cannot be read more exactly.
         const slack = (m: { errorMs: number }) => tol + m.errorMs + (u.offsetBeforeErrorMs ?? 0);
         let m = await measureOffset(remote, node);
