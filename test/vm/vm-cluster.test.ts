@@ -216,6 +216,10 @@ fx.test.serial('settime bump and strobe move a node clock and etcd’s own time,
     bump.evidence.signals.some((s) => /DB time/.test(s.signal) && s.landed),
     'etcd’s Date header moved too',
   );
+  t.true(
+    bump.evidence.signals.some((s) => s.side === 'injector' && s.landed),
+    'the injector saw its shift',
+  );
   const strobe = await faultRound(
     t,
     remote,
