@@ -283,7 +283,7 @@ async function waitForLogin(
 ): Promise<void> {
   let last = '';
   while (Date.now() < deadline) {
-    if (await tcpOpen(n.address, 22, 1000)) {
+    if (await tcpOpen(n.address, 22, 5000)) {
       try {
         const r = await remote.exec(n.name, 'hostname', { timeoutMs: 15_000 });
         if (r.stdout.trim() === n.name) return;
@@ -655,7 +655,7 @@ export async function vmClusterStatus(name: string): Promise<VmClusterStatus> {
         qemu: alive,
         qemuRssMiB: alive && n.qemuPid ? rssMiB(n.qemuPid) : null,
         tap: await linkExists(n.tap),
-        sshd: await tcpOpen(n.address, 22, 3000),
+        sshd: await tcpOpen(n.address, 22, 10_000), // a busy emulated node takes seconds to send its banner
         ssh: false,
         sshLatencyMs: null,
       };
