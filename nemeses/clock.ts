@@ -63,6 +63,8 @@ interface NodeUndo {
   /** settime: the node's clock (minus the control's) the injecting command printed, and its error bound. */
   setOffsetMs?: number;
   setErrorMs?: number;
+  /** settime: half the round trip of the DB time read before the fault. */
+  dbBeforeErrorMs?: number;
   probeBeforeMs?: number | null;
   dbBeforeMs?: number | null;
   affectability?: Affectability;
@@ -187,7 +189,7 @@ async function dbControlOffset(
   remote: Remote,
   node: string,
   timeCommand: string,
-): Promise<{ offsetMs: number; resolutionMs: number } | null> {
+): Promise<{ offsetMs: number; resolutionMs: number; errorMs: number } | null> {
   const t0 = Date.now();
   // A DB that does not answer is evidence missing, not a failed fault: null, and the signal says so.
   const r = await remote.exec(node, timeCommand, { check: false, timeoutMs: 30_000 }).catch(() => null);
@@ -196,7 +198,12 @@ async function dbControlOffset(
   const db = parseDbTimeMs(r.stdout.replace(/\n/g, ' '));
   if (db === null) return null;
   const wholeSeconds = Number.isInteger(db / 1000) && !/\d\s+\d/.test(r.stdout.trim());
-  return { offsetMs: Math.round(db - (t0 + t1) / 2), resolutionMs: wholeSeconds ? 1000 : 0 };
+  return {
+    offsetMs: Math.round(db - (t0 + t1) / 2),
+    resolutionMs: wholeSeconds ? 1000 : 0,
+    // The DB answered somewhere inside the round trip: half of it bounds the midpoint's error.
+    errorMs: Math.ceil((t1 - t0) / 2),
+  };
 }
 
 /**
@@ -353,8 +360,11 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           const m = await measureOffset(remote, node);
           u.offsetBeforeMs = m.offsetMs;
           u.offsetBeforeErrorMs = m.errorMs;
-          if (timeCommand)
-            u.dbBeforeMs = (await dbControlOffset(remote, node, timeCommand))?.offsetMs ?? null;
+          if (timeCommand) {
+            const db = await dbControlOffset(remote, node, timeCommand);
+            u.dbBeforeMs = db?.offsetMs ?? null;
+            u.dbBeforeErrorMs = db?.errorMs ?? 0;
+          }
         }
       }),
     );
@@ -510,11 +520,9 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             landed: within(
               (db?.offsetMs ?? Number.NaN) - (u.dbBeforeMs ?? 0),
               expected,
-              tol + (db?.resolutionMs ?? 0),
+              tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0) + (u.dbBeforeErrorMs ?? 0),
             ),
-            ...(db?.resolutionMs && {
-              note: `the DB reports whole seconds: tolerance ±${tol + db.resolutionMs} ms`,
-            }),
+            note: `tolerance ±${tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0) + (u.dbBeforeErrorMs ?? 0)} ms (${tol}, the DB's resolution and both round-trip bounds)`,
           });
         }
       }
@@ -610,7 +618,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             signal: `DB time − control clock (ms) from \`${p.timeCommand}\``,
             before: u.dbBeforeMs,
             after: db?.offsetMs ?? null,
-            landed: within(db?.offsetMs ?? Number.NaN, 0, tol + (db?.resolutionMs ?? 0)),
+            landed: within(db?.offsetMs ?? Number.NaN, 0, tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0)),
           });
         }
       }
