@@ -16,7 +16,6 @@ import {
   bumpClockScript,
   parseStoppedNtp,
   restoreNtpScript,
-  setClockScript,
   stopNtpScript,
   strobeLoopScript,
 } from './commands/settime.ts';
@@ -59,6 +58,13 @@ interface NodeUndo {
   strobePidMarker?: string;
   ntp?: { services: string[]; timedatectlNtp: boolean };
   offsetBeforeMs?: number;
+  /** Half the round trip of that measurement: its error bound. */
+  offsetBeforeErrorMs?: number;
+  /** settime: the node's clock (minus the control's) the injecting command printed, and its error bound. */
+  setOffsetMs?: number;
+  setErrorMs?: number;
+  /** settime: half the round trip of the DB time read before the fault. */
+  dbBeforeErrorMs?: number;
   probeBeforeMs?: number | null;
   dbBeforeMs?: number | null;
   affectability?: Affectability;
@@ -175,16 +181,123 @@ async function dbOffset(remote: Remote, node: string, timeCommand: string): Prom
   return Math.round(db - ((Number(a) + Number(c)) / 2) * 1000);
 }
 
-/** Node clock minus control clock in ms, from the midpoint of the round trip. */
-export async function controlOffset(remote: Remote, node: string): Promise<number> {
+/**
+ * The DB's own clock minus the control node's, in ms, and the resolution of the DB's answer (an HTTP
+ * Date header, say, only tells whole seconds): settime moves the node's kernel clock, so the DB's time
+ * is judged against the control node, not against the node's own clock.
+ */
+async function dbControlOffset(
+  remote: Remote,
+  node: string,
+  timeCommand: string,
+): Promise<{ offsetMs: number; resolutionMs: number; errorMs: number } | null> {
   const t0 = Date.now();
-  const r = await remote.exec(node, 'date +%s.%N');
+  // A DB that does not answer is evidence missing, not a failed fault: null, and the signal says so.
+  const r = await remote.exec(node, timeCommand, { check: false, timeoutMs: 30_000 }).catch(() => null);
   const t1 = Date.now();
-  return Math.round(Number(r.stdout.trim()) * 1000 - (t0 + t1) / 2);
+  if (!r) return null;
+  const db = parseDbTimeMs(r.stdout.replace(/\n/g, ' '));
+  if (db === null) return null;
+  const wholeSeconds = Number.isInteger(db / 1000) && !/\d\s+\d/.test(r.stdout.trim());
+  return {
+    offsetMs: Math.round(db - (t0 + t1) / 2),
+    resolutionMs: wholeSeconds ? 1000 : 0,
+    // The DB answered somewhere inside the round trip: half of it bounds the midpoint's error.
+    errorMs: Math.ceil((t1 - t0) / 2),
+  };
+}
+
+/**
+ * Bring a node's kernel clock back to the control node's: measure the offset, shift by its opposite,
+ * measure again (at most three rounds). Relative shifts, so the command's own latency is not added to
+ * the clock, as setting an absolute time sent from here would. Returns the last offset measured.
+ */
+export async function alignClock(remote: Remote, node: string, tolMs = 50): Promise<number> {
+  let m = await measureOffset(remote, node);
+  for (let i = 0; i < 3 && Math.abs(m.offsetMs) > Math.max(tolMs, m.errorMs); i++) {
+    await remote.exec(node, bumpClockScript(-m.offsetMs), { sudo: true });
+    m = await measureOffset(remote, node);
+  }
+  return m.offsetMs;
+}
+
+/**
+ * Node clock minus control clock in ms: the midpoint of the round trip with the shortest of `samples`
+ * round trips (NTP's clock filter: the shorter the trip, the less its asymmetry can skew the midpoint;
+ * an emulated node can take a second to answer, mostly on the way back). `errorMs` bounds the error:
+ * the node read its clock somewhere inside that round trip, so the midpoint is off by at most half of it.
+ */
+export async function measureOffset(
+  remote: Remote,
+  node: string,
+  samples = 3,
+): Promise<{ offsetMs: number; errorMs: number }> {
+  let best: { rtt: number; offset: number } | null = null;
+  for (let i = 0; i < samples; i++) {
+    const t0 = Date.now();
+    const r = await remote.exec(node, 'date +%s.%N');
+    const t1 = Date.now();
+    const offset = Math.round(Number(r.stdout.trim()) * 1000 - (t0 + t1) / 2);
+    if (!best || t1 - t0 < best.rtt) best = { rtt: t1 - t0, offset };
+  }
+  const b = best as { rtt: number; offset: number };
+  return { offsetMs: b.offset, errorMs: Math.ceil(b.rtt / 2) };
+}
+
+export async function controlOffset(remote: Remote, node: string): Promise<number> {
+  return (await measureOffset(remote, node)).offsetMs;
 }
 
 function within(measured: number | null | undefined, expected: number, tol: number): boolean {
   return typeof measured === 'number' && Math.abs(measured - expected) <= tol;
+}
+
+/**
+ * The injector's side of a settime fault: what the command that moved the clock saw. A bump prints the
+ * clock right after `date -s` (judged against the control clock, within that round trip); a reset is
+ * the offset the alignment ended at; a strobe is its loop, alive.
+ */
+async function settimeInjectorSignal(
+  remote: Remote,
+  id: string,
+  action: string,
+  node: string,
+  u: NodeUndo,
+  expected: number,
+  tol: number,
+): Promise<EvidenceSignal> {
+  if (action === 'strobe') {
+    const f = shellQuote(`${nodeStateDir(node, STROBE_AREA)}/${id}`);
+    const r = await remote.exec(
+      node,
+      `p=$(cat ${f} 2>/dev/null) && kill -0 "$p" 2>/dev/null && echo "alive $p"`,
+      {
+        sudo: true,
+        check: false,
+      },
+    );
+    return {
+      side: 'injector',
+      node,
+      signal: 'strobe loop process (its pid file)',
+      during: r.stdout.trim() || 'not running',
+      landed: r.stdout.startsWith('alive'),
+    };
+  }
+  const slack = tol + (u.setErrorMs ?? 0) + (action === 'bump' ? (u.offsetBeforeErrorMs ?? 0) : 0);
+  const shift = action === 'bump' ? (u.setOffsetMs ?? Number.NaN) - (u.offsetBeforeMs ?? 0) : u.setOffsetMs;
+  return {
+    side: 'injector',
+    node,
+    signal:
+      action === 'bump'
+        ? 'clock printed right after `date -s` − control clock (ms)'
+        : 'clock − control clock after alignment (ms)',
+    before: u.offsetBeforeMs,
+    during: u.setOffsetMs,
+    landed: within(shift, expected, slack),
+    note: `tolerance ±${slack} ms`,
+  };
 }
 
 export const clockNemesis: Nemesis & { kind: 'clock' } = {
@@ -245,7 +358,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           u.probeBeforeMs = await probeOffset(remote, node, rep.lib, u.rcFile);
           if (timeCommand) u.dbBeforeMs = await dbOffset(remote, node, timeCommand);
         } else {
-          u.offsetBeforeMs = await controlOffset(remote, node);
+          const m = await measureOffset(remote, node);
+          u.offsetBeforeMs = m.offsetMs;
+          u.offsetBeforeErrorMs = m.errorMs;
+          if (timeCommand) {
+            const db = await dbControlOffset(remote, node, timeCommand);
+            u.dbBeforeMs = db?.offsetMs ?? null;
+            u.dbBeforeErrorMs = db?.errorMs ?? 0;
+          }
         }
       }),
     );
@@ -278,8 +398,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             writeMarkerCommand(nodeStateDir(remote.node(node), SETTIME_AREA), id, JSON.stringify(u.ntp)),
             { sudo: true },
           );
-          if (action === 'bump') await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
-          else if (action === 'strobe')
+          if (action === 'bump') {
+            // The clock `date -s` leaves, printed right after the shift, against this host's clock.
+            const t0 = Date.now();
+            const r = await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
+            const t1 = Date.now();
+            u.setOffsetMs = Math.round(Number(r.stdout.trim().split('\n').pop()) * 1000 - (t0 + t1) / 2);
+            u.setErrorMs = Math.ceil((t1 - t0) / 2);
+          } else if (action === 'strobe')
             await startStrobe(
               remote,
               node,
@@ -287,7 +413,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
               strobeLoopScript(deltaMs, Number(p.periodMs ?? 200), Number(p.durationMs ?? 10_000)),
               u,
             );
-          else await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+          else u.setOffsetMs = await alignClock(remote, node);
         }
       }),
     );
@@ -361,23 +487,45 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
-        let off = await controlOffset(remote, node);
+        signals.push(await settimeInjectorSignal(remote, record.id, undo.action, node, u, expected, tol));
+        // Both measurements' error bounds widen the tolerance: a slow node cannot be read more exactly.
+        const slack = (m: { errorMs: number }) => tol + m.errorMs + (u.offsetBeforeErrorMs ?? 0);
+        let m = await measureOffset(remote, node);
         for (
           let i = 0;
-          undo.action === 'strobe' && i < 10 && !within(off - (u.offsetBeforeMs ?? 0), expected, tol);
+          undo.action === 'strobe' &&
+          i < 10 &&
+          !within(m.offsetMs - (u.offsetBeforeMs ?? 0), expected, slack(m));
           i++
         ) {
           await new Promise((r) => setTimeout(r, Number(p.periodMs ?? 200) / 2));
-          off = await controlOffset(remote, node);
+          m = await measureOffset(remote, node);
         }
         signals.push({
           side: 'victim',
           node,
           signal: 'node clock − control clock (ms)',
           before: u.offsetBeforeMs,
-          during: off,
-          landed: within(off - (u.offsetBeforeMs ?? 0), expected, tol),
+          during: m.offsetMs,
+          landed: within(m.offsetMs - (u.offsetBeforeMs ?? 0), expected, slack(m)),
+          note: `tolerance ±${slack(m)} ms (${tol} + the two measurements' round-trip bounds)`,
         });
+        if (timeCommand) {
+          const db = await dbControlOffset(remote, node, timeCommand);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `DB time − control clock (ms) from \`${timeCommand}\``,
+            before: u.dbBeforeMs,
+            during: db?.offsetMs ?? null,
+            landed: within(
+              (db?.offsetMs ?? Number.NaN) - (u.dbBeforeMs ?? 0),
+              expected,
+              tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0) + (u.dbBeforeErrorMs ?? 0),
+            ),
+            note: `tolerance ±${tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0) + (u.dbBeforeErrorMs ?? 0)} ms (${tol}, the DB's resolution and both round-trip bounds)`,
+          });
+        }
       }
     }
     const victims = signals.filter((s) => s.side === 'victim');
@@ -401,7 +549,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         const u = perNode[node] ?? {};
         await stopStrobe(remote, node, record.id);
         if (undo.mode === 'settime') {
-          await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+          await alignClock(remote, node);
           if (u.ntp)
             await remote.exec(node, restoreNtpScript(u.ntp.services, u.ntp.timedatectlNtp), { sudo: true });
           await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${record.id}`)}`, {
@@ -453,15 +601,27 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
-        const after = await controlOffset(remote, node);
+        const m = await measureOffset(remote, node);
         signals.push({
           side: 'victim',
           node,
           signal: 'node clock − control clock (ms)',
           before: u.offsetBeforeMs,
-          after,
-          landed: within(after, 0, tol),
+          after: m.offsetMs,
+          landed: within(m.offsetMs, 0, tol + m.errorMs),
+          note: `tolerance ±${tol + m.errorMs} ms (${tol} + the measurement's round-trip bound)`,
         });
+        if (typeof p.timeCommand === 'string') {
+          const db = await dbControlOffset(remote, node, p.timeCommand);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `DB time − control clock (ms) from \`${p.timeCommand}\``,
+            before: u.dbBeforeMs,
+            after: db?.offsetMs ?? null,
+            landed: within(db?.offsetMs ?? Number.NaN, 0, tol + (db?.resolutionMs ?? 0) + (db?.errorMs ?? 0)),
+          });
+        }
       }
     }
     const ok = signals.every((s) => s.landed);
@@ -518,7 +678,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       found.push(`clock set by fault ${m.name} with NTP stopped`);
       if (!remote.node(node).sharedKernelClock) {
         const ntp = JSON.parse(m.value) as { services: string[]; timedatectlNtp: boolean };
-        await remote.exec(node, setClockScript(Date.now()), { sudo: true });
+        await alignClock(remote, node);
         await remote.exec(node, restoreNtpScript(ntp.services, ntp.timedatectlNtp), { sudo: true });
         fixed.push(
           `clock reset to the control node's and NTP restored (${ntp.services.join(', ') || 'none'})`,
@@ -548,7 +708,8 @@ async function startStrobe(
   const dir = nodeStateDir(remote.node(node), STROBE_AREA);
   await remote.exec(
     node,
-    `mkdir -p ${shellQuote(dir)} && setsid sh -c ${shellQuote(loop)} </dev/null >/dev/null 2>&1 & echo $! > ${shellQuote(`${dir}/${id}`)}`,
+    // Braced: `a && b & c` would background the mkdir too, racing the pid file's write against it.
+    `mkdir -p ${shellQuote(dir)} && { setsid sh -c ${shellQuote(loop)} </dev/null >/dev/null 2>&1 & echo $! > ${shellQuote(`${dir}/${id}`)}; }`,
     { sudo: true },
   );
 }

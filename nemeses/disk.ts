@@ -8,6 +8,7 @@ import {
   dmCapabilityCommand,
   FLAKEY_MODES,
   fillCommand,
+  flakeyProbeCommand,
   flakeyTable,
   freeBytesCommand,
   junkPath,
@@ -15,6 +16,7 @@ import {
   loadTableCommand,
   parseChecksum,
   parseDmCapability,
+  parseFlakeyProbe,
   parseWriteProbe,
   truncateCommand,
   writeProbeCommand,
@@ -151,6 +153,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         if (typeof p.device !== 'string') throw new Error('flakey needs params.device (a dm device name)');
         u.device = p.device;
         u.linearTable = (await run(remote, node, `dmsetup table ${shellQuote(p.device)}`)).stdout.trim();
+        flakeyTable(u.linearTable, 'drop_writes', 0, 1); // throws unless linear: never record a non-linear original
       }
     }
     const undo: DiskUndo = { action, perNode };
@@ -263,6 +266,16 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           before: u.linearTable,
           during: st.stdout.trim(),
           landed: /\sflakey\s/.test(` ${st.stdout}`),
+        });
+        const probe = parseFlakeyProbe(
+          (await run(remote, node, flakeyProbeCommand(u.device as string), false)).stdout,
+        );
+        signals.push({
+          side: 'victim',
+          node,
+          signal: `O_DIRECT write + read-back on ${probe.mount ?? `${u.device} (not mounted)`}`,
+          during: `write ${probe.write || '?'}; read-back ${probe.readback || '?'}`,
+          landed: probe.write.startsWith('err') || probe.readback === 'differs',
         });
       }
     }

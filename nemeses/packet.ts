@@ -8,6 +8,13 @@ import {
   totalPackets,
 } from './commands/iptables.ts';
 import {
+  netemVictimVerdict,
+  type PingStats,
+  parsePing,
+  pingCommand,
+  RATE_PROBE_BYTES,
+} from './commands/ping.ts';
+import {
   type Behaviors,
   CHILD_HANDLE,
   isDefaultRoot,
@@ -55,6 +62,8 @@ interface PacketUndo extends Record<string, unknown> {
   perNode: Record<string, NodePlan>;
   substitutions: string[];
   capabilities: Record<string, Record<string, boolean>>;
+  /** The victim's ping before the fault (netem only): the baseline its RTT and loss are judged against. */
+  baselinePing?: PingStats | null;
 }
 
 const capCache = new WeakMap<Remote, Map<string, Record<string, { ok: boolean; error?: string }>>>();
@@ -187,6 +196,8 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
         ? [spec.targets]
         : all;
     const addresses = await nodeAddresses(remote, all);
+    // Probed once per node and cached; in parallel, as each probe is several commands on a slow node.
+    await Promise.all(all.map((n) => qdiscCapabilities(remote, n)));
     const perNode: Record<string, NodePlan> = {};
     const substitutions = new Set<string>();
     const capabilities: PacketUndo['capabilities'] = {};
@@ -245,6 +256,16 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       perNode[node] = plan;
     }
     const undo: PacketUndo = { behaviors, perNode, substitutions: [...substitutions], capabilities };
+    const [probeNode, probePlan] = Object.entries(perNode)[0] ?? [];
+    if (probeNode && probePlan?.method.includes('tc-netem')) {
+      const dest = Object.values(probePlan.destinations)[0] as string;
+      const r = await remote.exec(probeNode, pingCommand(dest, 10), {
+        sudo: true,
+        check: false,
+        timeoutMs: 30_000,
+      });
+      undo.baselinePing = parsePing(r.stdout);
+    }
     const record: FaultRecord = {
       id,
       spec,
@@ -323,10 +344,41 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
         landed: timeouts > 0,
       });
     }
+    if (plan.method.includes('tc-netem')) {
+      const ping = async (count: number, interval: number, size?: number) =>
+        parsePing(
+          (
+            await remote.exec(node, pingCommand(address, count, interval, size), {
+              sudo: true,
+              check: false,
+              timeoutMs: 60_000,
+            })
+          ).stdout,
+        );
+      const during = await ping(30, 0.1);
+      const rateProbe = undo.behaviors.rate ? await ping(5, 0.2, RATE_PROBE_BYTES) : null;
+      const verdict = netemVictimVerdict(
+        undo.behaviors,
+        undo.baselinePing ?? null,
+        during,
+        rateProbe,
+        undo.behaviors.rate ? parseRate(undo.behaviors.rate) : null,
+      );
+      signals.push({
+        side: 'victim',
+        node,
+        signal: `ping ${node}→${dest} (${address}): RTT and loss`,
+        before: undo.baselinePing ?? undefined,
+        during: rateProbe ? { ...during, rateProbe } : during,
+        landed: verdict.landed,
+        note: verdict.why.join('; '),
+      });
+    }
     if (plan.dev && plan.method.some((m) => m.startsWith('tc'))) {
       const before = await qdiscStats(remote, node, plan.dev);
       let victim: EvidenceSignal | null = null;
-      if (undo.behaviors.rate) {
+      // Under netem the ping victim above already times a large echo; the push probe needs a sink.
+      if (undo.behaviors.rate && !(plan.method.includes('tc-netem') && typeof p.sinkPort !== 'number')) {
         if (typeof p.sinkPort === 'number') {
           const bps = parseRate(undo.behaviors.rate);
           // Enough bytes for ~1 s at the shaped rate: an unshaped local link moves them in milliseconds.

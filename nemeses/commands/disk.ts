@@ -121,5 +121,32 @@ export function flakeyTable(
 
 export function loadTableCommand(name: string, table: string): string {
   const n = shellQuote(name);
-  return `dmsetup suspend ${n} && dmsetup load ${n} --table ${shellQuote(table)} && dmsetup resume ${n}`;
+  // --nolockfs: no filesystem freeze (and flush) first, which fails while the device errors writes.
+  return `dmsetup suspend --nolockfs ${n} && dmsetup load ${n} --table ${shellQuote(table)} && dmsetup resume ${n}`;
+}
+
+/**
+ * The victim's view of a flakey device: on the filesystem mounted from it, write one random 4 KiB block
+ * with O_DIRECT|O_DSYNC and read it back with O_DIRECT (both bypass the page cache, so they reach the
+ * device). error_writes makes the write fail; drop_writes and corrupt_bio_byte make the read-back
+ * differ. Prints `mount=`, `write=ok|err <message>`, `readback=same|differs`.
+ */
+export function flakeyProbeCommand(device: string): string {
+  const dev = shellQuote(`/dev/mapper/${device}`);
+  return [
+    `m=$(findmnt -n -o TARGET --source ${dev} 2>/dev/null | head -1)`,
+    'if [ -z "$m" ]; then echo mount=none; exit 0; fi',
+    'echo "mount=$m"',
+    'f="$m/.faultline-flakey-probe"; a=/tmp/.flakey-a.$$; b=/tmp/.flakey-b.$$',
+    'head -c 4096 /dev/urandom > "$a"',
+    'if err=$(dd if="$a" of="$f" bs=4096 count=1 oflag=direct,dsync status=none 2>&1); then echo write=ok; else echo "write=err $err"; fi',
+    'if dd if="$f" of="$b" bs=4096 count=1 iflag=direct status=none 2>/dev/null && cmp -s "$a" "$b"; then echo readback=same; else echo readback=differs; fi',
+    'rm -f "$a" "$b" "$f"; true',
+  ].join('\n');
+}
+
+export function parseFlakeyProbe(text: string): { mount: string | null; write: string; readback: string } {
+  const get = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
+  const mount = get('mount');
+  return { mount: mount && mount !== 'none' ? mount : null, write: get('write'), readback: get('readback') };
 }

@@ -30,17 +30,15 @@ export function restoreNtpScript(services: readonly string[], timedatectlNtp: bo
   ].join('\n');
 }
 
-/** Shift CLOCK_REALTIME by deltaMs, computed on the node in integer nanoseconds. */
+/**
+ * Shift CLOCK_REALTIME by deltaMs. The shift is relative to the time `date` itself reads just before it
+ * sets the clock, so however slowly the command starts (an emulated node can take a second to fork),
+ * no time is lost between reading the clock and setting it.
+ */
 export function bumpClockScript(deltaMs: number): string {
   if (!Number.isInteger(deltaMs)) throw new RangeError(`deltaMs must be an integer, got ${deltaMs}`);
-  return `now=$(date +%s%N); t=$((now + (${deltaMs}) * 1000000)); date -u -s "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" >/dev/null && date +%s.%N`;
-}
-
-/** Set the clock to an absolute time (epoch ms), e.g. the control node's clock at reset. */
-export function setClockScript(epochMs: number): string {
-  const secs = Math.floor(epochMs / 1000);
-  const ms = Math.round(epochMs - secs * 1000);
-  return `date -u -s "@${secs}.${String(ms).padStart(3, '0')}" >/dev/null && date +%s.%N`;
+  const secs = `${deltaMs < 0 ? '-' : '+'}${Math.floor(Math.abs(deltaMs) / 1000)}.${String(Math.abs(deltaMs) % 1000).padStart(3, '0')}`;
+  return `date -s '${secs} seconds' >/dev/null && date +%s.%N`;
 }
 
 /**

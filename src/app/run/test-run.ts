@@ -54,6 +54,12 @@ export interface TestRunOptions {
    * built from `faults`; `final` must heal everything `main` can start.
    */
   faultSchedule?: { main: GenLike; final: GenLike };
+  /**
+   * How clock faults move time: 'faketime' (the DB runs under the libfaketime wrapper) or 'settime' (the
+   * node's kernel clock). Default: faketime when a node shares the control host's kernel clock (a
+   * namespace cluster), else settime — the only way to move a Go binary such as etcd.
+   */
+  clockMode?: 'faketime' | 'settime';
   /** Restrict the target selectors drawn per fault class (e.g. partition: ['primaries']). */
   faultTargets?: Partial<Record<FaultName, readonly string[]>>;
   /** How long the workload runs (the nemesis starts after `nemesisDelayS`). */
@@ -136,15 +142,13 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
           lookup: o.lookupNemesis ?? defaultNemesisLookup,
           rng,
           ledgerPath: join(runDir, 'ledger.jsonl'),
-          // Clock faults act on the DB's own clock through the faketime wrapper when one is installed.
-          clockParams: () =>
-            clockWrappers
-              ? {
-                  mode: 'faketime',
-                  name: o.db.name,
-                  ...(o.db.timeCommand && { timeCommand: o.db.timeCommand }),
-                }
-              : {},
+          // Clock faults act on the DB's own clock through the faketime wrapper when one is installed,
+          // else on the node's kernel clock; either way the DB's own time is evidence.
+          clockParams: () => ({
+            mode: clockWrappers ? 'faketime' : 'settime',
+            ...(clockWrappers && { name: o.db.name }),
+            ...(o.db.timeCommand && { timeCommand: o.db.timeCommand }),
+          }),
         })
       : undefined;
 
@@ -155,7 +159,10 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
     log().info({ db: o.db.name, nodes }, 'setting up the DB');
     await onAll(nodes, (n) => retryLostChannel(() => o.db.teardown(dbCtx, n)));
     await onAll(nodes, (n) => retryLostChannel(() => o.db.install(dbCtx, n)));
-    if (o.faults.includes('clock')) clockWrappers = await installClockWrappers(o.db, dbCtx);
+    const clockMode =
+      o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
+    if (o.faults.includes('clock') && clockMode === 'faketime')
+      clockWrappers = await installClockWrappers(o.db, dbCtx);
     await onAll(nodes, (n) => o.db.setup(dbCtx, n));
     await o.db.awaitReady(dbCtx, 90_000);
 

@@ -124,9 +124,10 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       db: sut.db,
       makeClient: sut.makeClient,
       workload: binding.workload,
-      // Naming the clock class makes the runner start the DB through the libfaketime wrapper, so a
-      // clock fault acts on the DB's own clock (the schedule itself is the plan's, below).
+      // Naming the clock class lets the runner move clocks: the node's kernel clock (settime) where
+      // nodes have their own, else the DB's own clock through the libfaketime wrapper (clockMode).
       faults: ws.some((w) => w.step.kind === 'clock') ? ['clock'] : [],
+      ...(extra.clock && { clockMode: 'faketime' as const }),
       nemesisIntervalS: 0,
       ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
       timeLimitS: durationS,

@@ -9,6 +9,8 @@ export interface LocalCluster {
   identityFile: string;
   subnet: string;
   nodes: NodeSpec[];
+  /** VM nodes run their own kernels (own clock, qdiscs, device-mapper); default: namespaces. */
+  kind?: 'netns' | 'vm';
 }
 
 /** The inventory file `cluster up` writes: readable by `loadInventory` and by people. */
@@ -19,10 +21,11 @@ export function renderLocalInventory(cluster: LocalCluster): string {
       user: 'root',
       port: 22,
       identityFile: cluster.identityFile,
-      // Every node runs on this host's kernel: one clock for all, so clock-setting faults must refuse.
-      sharedKernelClock: true,
+      // Namespace nodes run on this host's kernel: one clock for all, so clock-setting faults must refuse.
+      sharedKernelClock: cluster.kind !== 'vm',
     },
     nodes: Object.fromEntries(cluster.nodes.map((n) => [n.name, { host: n.host, labels: n.labels ?? {} }])),
   };
-  return `# faultline local cluster "${cluster.name}" (${cluster.subnet}), written by \`faultline cluster up\`.\n# Remove it with: faultline cluster down --name ${cluster.name}\n${stringify(doc)}`;
+  const what = cluster.kind === 'vm' ? 'VM cluster' : 'local cluster';
+  return `# faultline ${what} "${cluster.name}" (${cluster.subnet}), written by \`faultline cluster up\`.\n# Remove it with: faultline cluster down --name ${cluster.name}\n${stringify(doc)}`;
 }

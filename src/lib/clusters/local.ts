@@ -190,7 +190,8 @@ function startNodeSshd(dir: string, node: string, netns: string): number {
   return child.pid;
 }
 
-function tcpOpen(host: string, port: number, timeoutMs: number): Promise<boolean> {
+/** True once host:port answers with an SSH banner. */
+export function tcpOpen(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host, port });
     const done = (ok: boolean) => {
@@ -221,7 +222,7 @@ async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise
   }
 }
 
-async function keygen(path: string, comment: string): Promise<string> {
+export async function keygen(path: string, comment: string): Promise<string> {
   await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', path]);
   return readFileSync(`${path}.pub`, 'utf8').trim();
 }

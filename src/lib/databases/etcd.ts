@@ -31,6 +31,14 @@ const DEFAULT_BASE = '/var/lib/faultline/etcd';
 export class EtcdDb implements DB {
   readonly name = 'etcd';
   readonly processName = 'etcd';
+  /**
+   * etcd's own wall clock: the Date header its HTTP gateway stamps on a response (Go's time.Now()), as
+   * epoch seconds. Whole seconds only; bash's /dev/tcp, so nothing beyond coreutils is needed on the node.
+   */
+  get timeCommand(): string {
+    const get = `exec 3<>/dev/tcp/127.0.0.1/${this.clientPort}; printf 'GET /version HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3; sed -n 's/^Date: \\(.*\\)\\r$/\\1/p' <&3`;
+    return `date -d "$(bash -c ${shellQuote(get)})" +%s`;
+  }
   private readonly wrappers = new Map<string, string>();
 
   setWrapper(node: string, wrapperPath: string | null): void {
@@ -199,7 +207,8 @@ export class EtcdDb implements DB {
       ctx.nodes.map(async (node) => {
         const http = new EtcdHttp(this.clientAddress(ctx, node));
         try {
-          const s = await http.status(AbortSignal.timeout(2000));
+          // 5 s: an emulated (TCG) member on a busy host can take seconds to answer.
+          const s = await http.status(AbortSignal.timeout(5000));
           return { node, http, ...s };
         } catch {
           return null;
@@ -211,7 +220,7 @@ export class EtcdDb implements DB {
       if (v?.leader && v.leader !== '0' && (!best || v.raftTerm > best.raftTerm)) best = v;
     if (!best) return [];
     try {
-      const members = await best.http.members(AbortSignal.timeout(2000));
+      const members = await best.http.members(AbortSignal.timeout(5000));
       const m = members.find((x) => x.id === best.leader);
       return m?.name ? [m.name] : [];
     } catch {

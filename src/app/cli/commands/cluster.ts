@@ -1,6 +1,32 @@
 import type { Command } from 'commander';
 
-/** `faultline cluster up|down|status|list|vagrant`: local namespace clusters and Vagrant imports. */
+interface UpFlags {
+  nodes: string;
+  name: string;
+  subnet?: string;
+  json?: boolean;
+  vm?: boolean;
+  memory?: string;
+  rebuildImage?: boolean;
+}
+
+/** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
+async function vmUpAction(nodes: number, o: UpFlags): Promise<void> {
+  const vm = await import('../../../lib/clusters/vm-cli.ts');
+  const print = (line: string) => process.stderr.write(`${line}\n`);
+  const r = await vm.vmUp({
+    nodes,
+    name: o.name,
+    print,
+    ...(o.memory && { memory: o.memory }),
+    ...(o.subnet && { subnet: o.subnet }),
+    ...(o.rebuildImage && { rebuildImage: true }),
+  });
+  for (const line of vm.vmUpSummary(r)) print(line);
+  process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.cluster.inventoryPath}\n`);
+}
+
+/** `faultline cluster up|down|status|list|vagrant`: local namespace or VM clusters and Vagrant imports. */
 export function register(program: Command): void {
   const cluster = program.command('cluster').description('build, inspect and remove test clusters');
 
@@ -13,9 +39,13 @@ export function register(program: Command): void {
     .option('--name <name>', 'cluster name (several may coexist)', 'local')
     .option('--subnet <cidr>', 'a private /24 to use (default: first free in 10.213.0.0/16)')
     .option('--json', 'print the cluster as JSON')
-    .action(async (o: { nodes: string; name: string; subnet?: string; json?: boolean }) => {
-      const { localClusterUp } = await import('../../../lib/clusters/local.ts');
+    .option('--vm', 'qemu VMs with their own kernels (netem, dm-flakey, settime) instead of namespaces')
+    .option('--memory <size>', 'memory per VM node (--vm)', '512M')
+    .option('--rebuild-image', 'rebuild the cached VM node image (--vm)')
+    .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);
+      if (o.vm) return vmUpAction(nodes, o);
+      const { localClusterUp } = await import('../../../lib/clusters/local.ts');
       const c = await localClusterUp({ nodes, name: o.name, ...(o.subnet ? { subnet: o.subnet } : {}) });
       if (o.json) process.stdout.write(`${JSON.stringify(c, null, 2)}\n`);
       else process.stdout.write(`${c.inventoryPath}\n`);
@@ -27,16 +57,12 @@ export function register(program: Command): void {
     .option('--name <name>', 'cluster name', 'local')
     .option('--all', 'remove every local cluster faultline knows about')
     .action(async (o: { name: string; all?: boolean }) => {
-      const { localClusterDown, listLocalClusters } = await import('../../../lib/clusters/local.ts');
-      const names = o.all ? listLocalClusters() : [o.name];
-      for (const name of names) {
-        const r = await localClusterDown(name);
-        process.stdout.write(
-          r.existed
-            ? `${name}: removed ${r.removedNetns.length} namespaces, ${r.removedLinks.length} links, ${r.killedPids.length} processes\n`
-            : `${name}: nothing to remove\n`,
-        );
-      }
+      const { listLocalClusters } = await import('../../../lib/clusters/local.ts');
+      const vm = await import('../../../lib/clusters/vm-cli.ts');
+      const extras = o.all ? vm.vmDownAllExtras() : null;
+      const names = o.all ? [...new Set([...listLocalClusters(), ...(extras?.names ?? [])])] : [o.name];
+      for (const name of names) process.stdout.write(`${await vm.downAnyCluster(name)}\n`);
+      if (extras?.lockLine) process.stdout.write(`${extras.lockLine}\n`);
     });
 
   cluster
@@ -45,6 +71,15 @@ export function register(program: Command): void {
     .option('--name <name>', 'cluster name', 'local')
     .option('--json', 'print JSON')
     .action(async (o: { name: string; json?: boolean }) => {
+      const vm = await import('../../../lib/clusters/vm-cli.ts');
+      if (vm.isVmCluster(o.name)) {
+        const v = await vm.vmClusterStatus(o.name);
+        process.stdout.write(
+          o.json ? `${JSON.stringify(v, null, 2)}\n` : `${vm.vmStatusLines(v).join('\n')}\n`,
+        );
+        if (!v.healthy) process.exitCode = 1;
+        return;
+      }
       const { localClusterStatus } = await import('../../../lib/clusters/local.ts');
       const s = await localClusterStatus(o.name);
       if (o.json) process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
@@ -68,7 +103,9 @@ export function register(program: Command): void {
     .description('list local clusters')
     .action(async () => {
       const { listLocalClusters } = await import('../../../lib/clusters/local.ts');
+      const { listVmClusters } = await import('../../../lib/clusters/vm.ts');
       for (const n of listLocalClusters()) process.stdout.write(`${n}\n`);
+      for (const n of listVmClusters()) process.stdout.write(`${n} (vm)\n`);
     });
 
   cluster

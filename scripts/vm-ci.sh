@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# CI's VM step: `npm run test:vm` runs only when this host can boot a VM node within budget; otherwise it
+# prints why it skips and exits 0. A suite that runs and fails fails CI.
+#   1. root, /dev/net/tun, and the qemu/debootstrap packages installable;
+#   2. the boot probe: build (or reuse) the node image and boot one VM to a verified SSH login within
+#      FAULTLINE_VM_PROBE_LIMIT_S (image build included), boot-to-SSH within FAULTLINE_VM_BOOT_LIMIT_S;
+#   3. the suite, if at least FAULTLINE_VM_SUITE_MIN_S of FAULTLINE_VM_BUDGET_S remain, under a timeout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUDGET_S=${FAULTLINE_VM_BUDGET_S:-1800}
+PROBE_LIMIT_S=${FAULTLINE_VM_PROBE_LIMIT_S:-1200}
+BOOT_LIMIT_S=${FAULTLINE_VM_BOOT_LIMIT_S:-240}
+SUITE_MIN_S=${FAULTLINE_VM_SUITE_MIN_S:-1200}
+export FAULTLINE_FROM_SOURCE=1
+start=$(date +%s)
+skip() { echo "test:vm: SKIPPED: $*"; exit 0; }
+
+[ "$(id -u)" = 0 ] || skip "VM clusters need root (tap devices, a bridge, debootstrap)"
+[ -e /dev/net/tun ] || skip "/dev/net/tun is missing: no tap devices on this host"
+bash scripts/install-vm-deps.sh || skip "qemu-system-x86, qemu-utils or debootstrap cannot be installed"
+
+probe_state=$(mktemp -d)
+probe_down() { FAULTLINE_STATE_DIR=$probe_state node bin/faultline.js cluster down --name vm-ci-probe >/dev/null 2>&1; rm -rf "$probe_state"; }
+trap probe_down EXIT
+echo "test:vm: boot probe (one VM node; image build included; limit ${PROBE_LIMIT_S}s)"
+if ! out=$(FAULTLINE_STATE_DIR=$probe_state timeout "$PROBE_LIMIT_S" node bin/faultline.js cluster up --vm --nodes 1 --name vm-ci-probe 2>&1); then
+  skip "the boot probe did not bring a VM up within ${PROBE_LIMIT_S}s: $(echo "$out" | tail -2 | tr '\n' ' ')"
+fi
+echo "$out" | grep -E 'accelerator|image|boot-to-SSH'
+boot=$(echo "$out" | sed -n 's/.*boot-to-SSH \([0-9.]*\) s.*/\1/p' | head -1)
+probe_down
+trap - EXIT
+[ -n "$boot" ] || skip "the boot probe printed no boot-to-SSH time"
+if awk -v b="$boot" -v l="$BOOT_LIMIT_S" 'BEGIN { exit !(b > l) }'; then
+  skip "a VM node needs ${boot}s to boot to SSH here (limit ${BOOT_LIMIT_S}s): too slow for the suite's budget"
+fi
+left=$((BUDGET_S - ($(date +%s) - start)))
+[ "$left" -ge "$SUITE_MIN_S" ] || skip "only ${left}s of the ${BUDGET_S}s VM budget left after the probe (the suite needs ${SUITE_MIN_S}s)"
+echo "test:vm: a VM boots to SSH in ${boot}s; running the suite (limit ${left}s)"
+timeout --kill-after=30 "$left" npm run test:vm
+rc=$?
+# A killed suite cannot run its teardown: remove its VMs (found by their qemu marker and tap names).
+node bin/faultline.js cluster down --name vm-suite >/dev/null 2>&1 || true
+[ "$rc" = 124 ] && echo "test:vm: the suite overran its ${left}s budget" >&2
+exit "$rc"
