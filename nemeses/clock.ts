@@ -267,7 +267,7 @@ async function settimeInjectorSignal(
   tol: number,
 ): Promise<EvidenceSignal> {
   if (action === 'strobe') {
-    const f = shellQuote(`${nodeStateDir(node, STROBE_AREA)}/${id}`);
+    const f = shellQuote(`${nodeStateDir(remote.node(node), STROBE_AREA)}/${id}`);
     const r = await remote.exec(
       node,
       `p=$(cat ${f} 2>/dev/null) && kill -0 "$p" 2>/dev/null && echo "alive $p"`,
