@@ -20,6 +20,7 @@ import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
 import type { DB, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload } from '../../lib/workloads/index.ts';
@@ -43,7 +44,7 @@ export interface TestRunOptions {
   remote: Remote;
   db: DB;
   /** Builds the workload's client for this DB (given the workload's client options). */
-  makeClient: (clientOptions: Record<string, unknown>) => Client;
+  makeClient: (clientOptions: Record<string, unknown>) => Client | Promise<Client>;
   workload: string;
   faults: readonly FaultName[];
   nemesisIntervalS: number;
@@ -151,13 +152,13 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   let clockWrappers: Record<string, unknown> | undefined;
   try {
     log().info({ db: o.db.name, nodes }, 'setting up the DB');
-    await onAll(nodes, (n) => retryLostChannel(() => o.db.teardown(dbCtx, n)));
-    await onAll(nodes, (n) => retryLostChannel(() => o.db.install(dbCtx, n)));
+    await onAll(nodes, (n) => retryLostChannel('DB teardown', () => o.db.teardown(dbCtx, n)));
+    await onAll(nodes, (n) => retryLostChannel('DB install', () => o.db.install(dbCtx, n)));
     if (o.faults.includes('clock')) clockWrappers = await installClockWrappers(o.db, dbCtx);
     await onAll(nodes, (n) => o.db.setup(dbCtx, n));
     await o.db.awaitReady(dbCtx, 90_000);
 
-    const client = o.makeClient(workload.clientOptions);
+    const client = await o.makeClient(workload.clientOptions);
     await onAll(nodes, async (n) => {
       const c = await client.open(n);
       try {
@@ -316,19 +317,16 @@ async function installClockWrappers(db: DB, ctx: DbContext): Promise<Record<stri
 }
 
 /**
- * Retries an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
- * may or may not have run, and running it again is harmless. Bounded: 3 attempts.
+ * Repeats an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
+ * may or may not have run, and running it again is harmless.
  */
-async function retryLostChannel(step: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await step();
-    } catch (err) {
-      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
-      log().warn({ err: errorMessage(err), attempt }, 'SSH channel lost during an idempotent step; retrying');
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
+function retryLostChannel(what: string, step: () => Promise<void>): Promise<void> {
+  return retry(step, {
+    attempts: 3,
+    retryable: (err) => err instanceof RemoteChannelError,
+    delayMs: () => 1000,
+    what: `${what}: SSH channel lost`,
+  });
 }
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline/promises';
 import type { SshCliOptions } from '../../core/control/connect.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
+import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
@@ -26,7 +27,6 @@ import {
 } from '../verdict/index.ts';
 import type { SessionVerdict } from '../verdict/states.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
-import { openSessionCluster, type SessionCluster } from './cluster.ts';
 import { loadReplayFile } from './fault-windows.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
@@ -158,19 +158,20 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
         }, o.deadlineS * 1000)
       : undefined;
 
-  let cluster: SessionCluster | null = null;
+  let cluster: ConnectedCluster | null = null;
   let blocked: string | undefined;
   const reductions = new Map<string, { line: string; path: string; events: string[] } | null>();
   try {
     const done = await log.starting('session', 'cluster connect', 30);
     try {
-      cluster = await openSessionCluster({
-        ...(o.inventory !== undefined && { inventory: o.inventory }),
-        ...(o.local !== undefined && { local: o.local }),
-        clusterName: o.clusterName,
-        ...(o.ssh && { ssh: o.ssh }),
-        log: o.print,
-      });
+      cluster = await connectCluster(
+        {
+          ...(o.inventory !== undefined && { inventory: o.inventory }),
+          ...(o.local !== undefined && { local: o.local }),
+          clusterName: o.clusterName,
+        },
+        { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'session', log: o.print },
+      );
       record.preconditions.clusterUp = true;
       await done(`ok: ${cluster.description}`);
     } catch (err) {
@@ -256,7 +257,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
           sc: row,
           binding,
           tier: o.tier,
-          remote: (cluster as SessionCluster).remote,
+          remote: (cluster as ConnectedCluster).remote,
           sessionDir,
           planPath: o.plan,
           seed: seedBase,
@@ -391,7 +392,7 @@ async function capabilityProbe(
   o: RunPlanOptions,
   plan: LoadedPlan,
   selected: readonly ResolvedScenario[],
-  cluster: SessionCluster,
+  cluster: ConnectedCluster,
   log: SessionLogWriter,
 ): Promise<ReconciledNeed[]> {
   const needs = needsOf(

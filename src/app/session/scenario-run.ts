@@ -2,6 +2,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, wri
 import { join, relative } from 'node:path';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
+import { createSut } from '../../lib/sut.ts';
 import type { Binding, TierName } from '../plan/binding.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
@@ -16,7 +17,6 @@ import {
 } from './fault-windows.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
-import { sutFor } from './sut.ts';
 
 /**
  * One scenario (or arm) of a session, in the order of spec §7 item 4: preconditions (cluster up, fault
@@ -108,7 +108,10 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
     };
   if (!pre.faultPlane) notes.push(`fault plane check failed: ${pre.notes.join('; ')}`);
 
-  const sut = await sutFor(binding, o.remote, sc.id);
+  const sut = await createSut(
+    { db: binding.db, workload: binding.workload, dbOptions: binding.dbOptions, where: `${sc.id}: binding` },
+    o.remote,
+  );
   const extra = await kindParams(o, windows, dirName);
   let runSeq = 0;
   const runOnce = async (seed: number, ws: readonly FaultWindow[], label: string) => {

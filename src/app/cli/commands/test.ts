@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
 import { addSshOptions } from '../../../core/control/connect.ts';
+import { clients } from '../../../lib/clients/registry.ts';
+import { databases } from '../../../lib/databases/registry.ts';
+import { workloads } from '../../../lib/workloads/index.ts';
+import { registryOption } from '../choices.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
@@ -8,13 +12,10 @@ import { addSshOptions } from '../../../core/control/connect.ts';
 export function register(program: Command): void {
   const cmd = program
     .command('test')
-    .description('run a workload against etcd or Redis under faults and check the history (exit 0/1/2)')
-    .option('--db <name>', 'etcd | redis', 'etcd')
-    .option(
-      '-w, --workload <name>',
-      'register | multi-register | set | list-append | counter | bank',
-      'register',
-    )
+    .description('run a workload against a database under faults and check the history (exit 0/1/2)')
+    .addOption(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd'))
+    .addOption(registryOption('--client <name>', "the client (default: the database's own)", clients))
+    .addOption(registryOption('-w, --workload <name>', 'the workload', workloads, 'register'))
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
