@@ -31,7 +31,7 @@ test('writes each TypeScript scenario as a runnable module under the provenance 
   t.regex(s3, /t\.regex\(row\?\.verdict \?\? '', \/\^FAIL-\//, 'a negative control must FAIL');
   const s1 = readFileSync(out[0]?.path as string, 'utf8');
   t.regex(s1, /\^PASS-/);
-  t.regex(s1, /import \{ runPlan \} from '[^']*src\/session\/run-plan\.ts'/);
+  t.regex(s1, /import \{ runPlan \} from '[^']*src\/app\/session\/run-plan\.ts'/);
 });
 
 test('never overwrites silently: skip, --sibling, --overwrite', async (t) => {

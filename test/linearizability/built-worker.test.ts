@@ -48,8 +48,8 @@ test('compiled to JavaScript, the worker threads load and give the right verdict
       script,
       `import { checkOperations } from './checkers/linearizability/check.js';
 import { createModel } from './checkers/linearizability/models/index.js';
-import { loadHistory } from './src/history/read.js';
-import { pairEvents } from './src/history/pair.js';
+import { loadHistory } from './src/core/history/read.js';
+import { pairEvents } from './src/core/history/pair.js';
 const res = {};
 for (const name of ['c10-ok', 'c10-bad']) {
   const ops = pairEvents(await loadHistory(${JSON.stringify(fixture('porcupine/kv/'))} + name + '.txt', { format: 'porcupine-kv' })).ops;

@@ -75,6 +75,7 @@ test('the summary table shows each checker, the run directory and the verdict', 
     ],
     stats: { invoked: 120, ok: 100, fail: 10, info: 10, timeouts: 2, nemesisOps: 4, inFlight: 0 },
     faults: [],
+    heal: null,
     elapsedS: 12,
   });
   t.regex(text, /linearizable\s+INVALID\s+120 ops/);

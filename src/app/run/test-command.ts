@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
+import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
@@ -9,7 +10,6 @@ import { connectCluster } from '../../lib/clusters/connect.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { createSut } from '../../lib/sut.ts';
 import { workloads } from '../../lib/workloads/index.ts';
-import { parseFaults } from './faults.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
@@ -43,31 +43,62 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
       `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
         `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}\n`,
     );
-    const result = await runTest({
-      remote,
-      db: sut.db,
-      makeClient: sut.makeClient,
-      workload: o.workload,
-      faults: o.faults,
-      nemesisIntervalS: o.nemesisIntervalS,
-      timeLimitS: o.timeLimitS,
-      concurrency,
-      rate: o.rate,
-      seed,
-      outDir,
-      opTimeoutMs: o.opTimeoutMs,
-      recoveryS: o.recoveryS,
-      leaveDbRunning: o.leaveDbRunning,
-      ...(o.replay && { replay: o.replay }),
-      onProgress: progressPrinter(),
-      meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
-    });
+    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
+    const result = await withInterrupt((signal) =>
+      runTest({
+        remote,
+        db: sut.db,
+        makeClient: sut.makeClient,
+        workload: o.workload,
+        faults: o.faults,
+        nemesisIntervalS: o.nemesisIntervalS,
+        timeLimitS: o.timeLimitS,
+        concurrency,
+        rate: o.rate,
+        seed,
+        outDir,
+        opTimeoutMs: o.opTimeoutMs,
+        recoveryS: o.recoveryS,
+        leaveDbRunning: o.leaveDbRunning,
+        ...(o.replay && { replay: o.replay }),
+        ...(faultSchedule && { faultSchedule }),
+        onProgress: progressPrinter(),
+        meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
+        signal,
+      }),
+    );
     if (process.stderr.isTTY) process.stderr.write('\n');
     if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else process.stdout.write(summaryTable(result));
     return exitCode(result.valid);
   } finally {
     await cluster.close();
+  }
+}
+
+/**
+ * Ctrl-C stops the workload; the run then heals every fault, closes the history and checks what ran. A
+ * second Ctrl-C exits at once (the fault ledger says what `faultline heal --ledger` must finish).
+ */
+async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const onSignal = () => {
+    if (abort.signal.aborted) {
+      process.stderr.write(
+        '\nsecond interrupt: exiting now; heal with: faultline heal --ledger <run>/ledger.jsonl\n',
+      );
+      process.exit(130);
+    }
+    process.stderr.write('\ninterrupt: stopping the workload, healing faults (Ctrl-C again to quit now)\n');
+    abort.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await run(abort.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 
@@ -83,7 +114,8 @@ interface TestFlags {
   inventory?: string;
   local?: number;
   clusterName: string;
-  faults: ReturnType<typeof parseFaults>;
+  faults: string[];
+  faultSchedule?: string;
   nemesisIntervalS: number;
   timeLimitS: number;
   concurrency: string;
@@ -157,6 +189,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   }
   if (f.out) out.out = String(f.out);
   if (f.replay) out.replay = String(f.replay);
+  if (f.faultSchedule) out.faultSchedule = String(f.faultSchedule);
   return out;
 }
 

@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { loadReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
@@ -27,7 +28,6 @@ import {
 } from '../verdict/index.ts';
 import type { SessionVerdict } from '../verdict/states.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
-import { loadReplayFile } from './fault-windows.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
 import { runScenario } from './scenario-run.ts';

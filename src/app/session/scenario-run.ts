@@ -1,20 +1,21 @@
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { HealReport } from '../../../nemeses/heal.ts';
+import {
+  checkStepTargets,
+  type FaultWindow,
+  faultWindows,
+  type ReplayFile,
+  windowSchedule,
+} from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { createSut } from '../../lib/sut.ts';
-import type { Binding, TierName } from '../plan/binding.ts';
+import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
-import {
-  type FaultWindow,
-  faultWindows,
-  type KindParams,
-  nemesisPlanFor,
-  type ReplayFile,
-} from './fault-windows.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
 
@@ -109,10 +110,21 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   if (!pre.faultPlane) notes.push(`fault plane check failed: ${pre.notes.join('; ')}`);
 
   const sut = await createSut(
-    { db: binding.db, workload: binding.workload, dbOptions: binding.dbOptions, where: `${sc.id}: binding` },
+    {
+      db: binding.db,
+      ...(binding.client && { client: binding.client }),
+      workload: binding.workload,
+      dbOptions: binding.dbOptions,
+      clientOptions: binding.clientOptions,
+      where: `${sc.id}: binding`,
+    },
     o.remote,
   );
-  const extra = await kindParams(o, windows, dirName);
+  checkStepTargets(
+    windows.map((w) => w.step),
+    nodes,
+    `${sc.id}: binding`,
+  );
   let runSeq = 0;
   const runOnce = async (seed: number, ws: readonly FaultWindow[], label: string) => {
     const runDir = join(artifacts, `${String(++runSeq).padStart(2, '0')}-${label}-seed-${seed}`);
@@ -127,11 +139,10 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       db: sut.db,
       makeClient: sut.makeClient,
       workload: binding.workload,
-      // Naming the clock class makes the runner start the DB through the libfaketime wrapper, so a
-      // clock fault acts on the DB's own clock (the schedule itself is the plan's, below).
-      faults: ws.some((w) => w.step.kind === 'clock') ? ['clock'] : [],
+      checkers: (w) => bindingCheckers(binding, w),
+      faults: [],
       nemesisIntervalS: 0,
-      ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
+      ...(ws.length > 0 && { faultSchedule: windowSchedule(ws, durationS, seed) }),
       timeLimitS: durationS,
       concurrency: binding.concurrency,
       rate: binding.rate ?? 100,
@@ -150,7 +161,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
     });
     const m = await measureRun(result.runDir, binding, durationS);
-    if (ws.length > 0) await quiesce(o, ws);
+    if (result.heal) await logQuiesce(o, result.heal);
     for (const f of m.faults)
       await o.log.event(
         sc.id,
@@ -295,25 +306,22 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
 }
 
 /**
- * Quiescence after heal: every nemesis kind used sweeps every node (its rules, qdiscs, paused pids,
- * offsets). What was left behind is undone and named on the timeline, never ignored.
+ * Quiescence after heal: the runner healed every fault and swept every node with every nemesis used
+ * (rules, qdiscs, paused pids, offsets). What was left behind was undone and is named on the timeline.
  */
-async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promise<void> {
-  const { nemesisOfKind } = await import('../../../nemeses/registry.ts');
-  const kinds = [...new Set(ws.map((w) => w.step.kind))];
-  const left: string[] = [];
-  for (const kind of kinds) {
-    const nemesis = await nemesisOfKind(kind);
-    const res = await o.remote.onNodes(
-      o.remote.nodes.map((n) => n.name),
-      (n) => nemesis.verifyClean(o.remote, n),
-    );
-    for (const r of res) {
-      if (!r.ok) left.push(`${kind} on ${r.node}: sweep failed (${errorMessage(r.error)})`);
-      else if (r.value && (!r.value.clean || r.value.fixed.length > 0))
-        left.push(`${kind} on ${r.node}: ${[...r.value.fixed, ...r.value.found].join(', ')}`);
-    }
-  }
+async function logQuiesce(o: ScenarioRunOptions, heal: HealReport): Promise<void> {
+  const left = [
+    ...heal.faults
+      .filter((f) => !f.healed)
+      .map((f) => `${f.id} (${f.kind}): not healed${f.error ? `: ${f.error}` : ''}`),
+    ...heal.sweep
+      .filter((x) => !x.clean || x.fixed.length > 0 || x.error)
+      .map(
+        (x) =>
+          `${x.kind} on ${x.node}: ${x.error ? `sweep failed (${x.error})` : [...x.fixed, ...x.found].join(', ')}`,
+      ),
+  ];
+  const kinds = [...new Set(heal.sweep.map((x) => x.kind))];
   await o.log.event(
     o.sc.id,
     left.length === 0
@@ -321,29 +329,6 @@ async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promi
       : 'quiesce: leftovers found and undone',
     left.length === 0 ? `${kinds.join(', ')} swept on ${o.remote.nodes.length} nodes` : left.join('; '),
   );
-}
-
-/**
- * Clock faults on nodes that share the control host's kernel clock (local clusters), or when the plan's
- * Faults field names libfaketime, go through libfaketime. The runner supplies the wrapper's offset file
- * (it overrides `name`); this adds the DB's binary, so the nemesis can tell whether libfaketime can affect
- * it at all (a Go binary it cannot).
- */
-async function kindParams(
-  o: ScenarioRunOptions,
-  windows: readonly FaultWindow[],
-  name: string,
-): Promise<KindParams> {
-  if (!windows.some((w) => w.step.kind === 'clock')) return {};
-  const shared = o.remote.nodes.every((n) => n.sharedKernelClock === true);
-  if (!shared && !/faketime/i.test(o.sc.scenario.faults ?? '')) return {};
-  const bin = o.binding.db === 'etcd' ? 'etcd' : 'redis-server';
-  const first = o.remote.nodes[0]?.name as string;
-  const found = await o.remote
-    .exec(first, `command -v ${bin}`, { timeoutMs: 10_000 })
-    .then((r) => r.stdout.trim())
-    .catch(() => '');
-  return { clock: { mode: 'faketime', name: `fl-${name}`, binary: found || `/usr/bin/${bin}` } };
 }
 
 /** The landing signals, injector side first: "injector n1 FAULTLINE DROP packets 0→19 ✓; victim …". */
