@@ -245,15 +245,13 @@ export class FaultPlane implements NemesisDriver {
     record.healedAt = new Date().toISOString();
     this.ledger.healed(record.id);
     if (nemesis.evidenceAfterHeal) {
-      const after = await nemesis
-        .evidenceAfterHeal(this.o.remote, record)
-        .catch(
-          (err): FaultEvidence => ({
-            landed: false,
-            reason: `after-heal evidence failed: ${errorMessage(err)}`,
-            signals: [],
-          }),
-        );
+      const after = await nemesis.evidenceAfterHeal(this.o.remote, record).catch(
+        (err): FaultEvidence => ({
+          landed: false,
+          reason: `after-heal evidence failed: ${errorMessage(err)}`,
+          signals: [],
+        }),
+      );
       record.afterHeal = after;
       mergeAfter(record, after);
       this.ledger.afterHeal(record.id, after);

@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { models } from '../../../../checkers/linearizability/models/index.ts';
 import { checkers } from '../../../../checkers/registry.ts';
+import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { namesOf, registryOption } from '../choices.ts';
 
 /**
@@ -66,6 +67,7 @@ export function register(program: Command): void {
     .option('--options <file>', 'JSON file: {"<checker>": {options…}}; flags override it')
     .option('--independent', "check each key's ops on their own and merge (Jepsen's independent checker)")
     .option('--out <dir>', 'directory for artifacts (plots, HTML, explanations)')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print the results as one JSON object')
     .action(async (history: string | undefined, flags: CheckFlags) => {
       process.exitCode = await runCheckCommand(history, flags);
