@@ -56,14 +56,13 @@ export function nemesisDefinition(spec: NemesisSpec): NemesisDefinition {
         params,
         ...timing,
       }),
-    stepOps: spec.stepOps ?? ((step) => genericStepOps(kind, actions, step)),
+    stepOps: spec.stepOps ?? ((step) => genericStepOps(actions, step)),
     toSpec: spec.toSpec ?? genericToSpec(kind),
     ...(spec.stepDbNeeds && { stepDbNeeds: spec.stepDbNeeds }),
   };
 }
 
 function genericStepOps(
-  kind: string,
   actions: readonly FaultActionDefinition[],
   step: NemesisStep,
 ): { start: FaultOp; stop: FaultOp | null } {

@@ -40,6 +40,7 @@ export {
   type DatabaseInput,
   defineChecker,
   defineClient,
+  defineDaemonDatabase,
   defineDatabase,
   defineModel,
   defineNemesis,
@@ -82,7 +83,14 @@ export { UserError } from './core/util/errors.ts';
 // ---- the protocols
 export type { ClientContext, ClientDefinition } from './lib/clients/registry.ts';
 export type { Client, ClientOp, Completion, InvokeContext } from './lib/clients/types.ts';
+export type { DaemonDescription } from './lib/databases/daemon-db.ts';
 export type { DatabaseDefinition } from './lib/databases/registry.ts';
-export type { DB, DbContext } from './lib/databases/types.ts';
+export type {
+  ClockWrapper,
+  Database,
+  DB,
+  DbContext,
+  ProcessControl,
+} from './lib/databases/types.ts';
 export type { WorkloadDefinition } from './lib/workloads/index.ts';
 export type { CheckerSpec, Workload, WorkloadOptions } from './lib/workloads/types.ts';

@@ -37,6 +37,8 @@ export interface Sut {
 export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
   const dbDef = databases.require(spec.db, `${spec.where}: db`);
   const clientName = spec.client ?? dbDef.defaultClient;
+  if (!clientName)
+    throw new UserError(`${spec.where}: database ${spec.db} has no default client; name one (client: …)`);
   const clientDef = clients.require(clientName, `${spec.where}: client`);
   if (!clientDef.workloads.includes(spec.workload))
     throw new UserError(

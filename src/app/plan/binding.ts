@@ -116,6 +116,11 @@ export const bindingSchema = z
     ...bindingBody,
     /** Plugin modules this binding's names come from, relative to the plan (loaded before it is read). */
     module: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    /**
+     * A database without code: a daemon description inline, or a YAML file relative to the plan. It is
+     * registered (and checked) before the plan is read; `db:` defaults to its name when inline.
+     */
+    daemon: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
     /** Per-arm overrides keyed by surface (`api` for arm `S5/api`). */
     arms: z.record(z.string(), armBindingSchema).default({}),
   })
@@ -166,6 +171,9 @@ function checkOptions(
 export function normaliseBindingInput(raw: unknown): unknown {
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
     const o = { ...(raw as Record<string, unknown>) };
+    const daemon = o.daemon as { name?: unknown } | undefined;
+    if (!('db' in o) && daemon && typeof daemon === 'object' && typeof daemon.name === 'string')
+      o.db = daemon.name;
     if ('checker' in o && !('checkers' in o)) {
       o.checkers = Array.isArray(o.checker) ? o.checker : [o.checker];
       delete o.checker;

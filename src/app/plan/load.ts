@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, extname } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
@@ -68,9 +68,12 @@ async function checkerOptionProblems(plan: LoadedPlan): Promise<Problem[]> {
  */
 export async function loadBindingModules(text: string, path: string): Promise<string[]> {
   const modules = new Set<string>();
+  const daemons: unknown[] = [];
   const add = (binding: unknown) => {
     const m = (binding as { module?: unknown } | null)?.module;
     for (const x of Array.isArray(m) ? m : [m]) if (typeof x === 'string' && x !== '') modules.add(x);
+    const d = (binding as { daemon?: unknown } | null)?.daemon;
+    if (d !== undefined && d !== null) daemons.push(d);
   };
   const ext = extname(path).toLowerCase();
   if (ext === '.yaml' || ext === '.yml' || ext === '.json') {
@@ -81,9 +84,17 @@ export async function loadBindingModules(text: string, path: string): Promise<st
     for (const m of text.matchAll(/^(?:```|~~~)faultline[ \t]*\r?\n([\s\S]*?)^(?:```|~~~)/gm))
       add(skim(() => parseYaml(m[1] as string)));
   }
-  if (modules.size === 0) return [];
-  const { loadPlugin } = await import('../plugin/load.ts');
+  if (modules.size === 0 && daemons.length === 0) return [];
+  const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load.ts');
+  const { parseDaemonDescription } = await import('../../lib/databases/daemon-db.ts');
   for (const m of modules) await loadPlugin(m, dirname(path));
+  for (const d of daemons)
+    registerDaemon(
+      typeof d === 'string'
+        ? readDaemonDescription(resolve(dirname(path), d))
+        : parseDaemonDescription(d, `${path}: binding.daemon`),
+      path,
+    );
   return [...modules];
 }
 

@@ -8,6 +8,8 @@ import type { NemesisDefinition } from '../../../nemeses/types.ts';
 import type { OptionsSchema } from '../../core/util/options.ts';
 import type { ClientContext, ClientDefinition } from '../../lib/clients/registry.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { daemonDatabaseDefinition, parseDaemonDescription } from '../../lib/databases/daemon-db.ts';
+import { readDaemonDescription } from '../../lib/databases/daemon-file.ts';
 import type { DatabaseDefinition } from '../../lib/databases/registry.ts';
 import type { DB } from '../../lib/databases/types.ts';
 import type { WorkloadDefinition } from '../../lib/workloads/index.ts';
@@ -133,4 +135,17 @@ function need(o: object, what: string, strings: string[], functions: string[]): 
   for (const k of functions)
     if (typeof r[k] !== 'function')
       throw new TypeError(`${what} ${String(r.name ?? r.kind)}: "${k}" must be a function`);
+}
+
+/**
+ * A database from a daemon description (an object, or the path of a YAML file): see
+ * src/lib/databases/daemon-db.ts for the format. Install, start, kill, pause, restart, the clock
+ * wrapper, logs and teardown come with it.
+ */
+export function defineDaemonDatabase(description: Record<string, unknown> | string): DatabaseDefinition {
+  const d =
+    typeof description === 'string'
+      ? readDaemonDescription(description)
+      : parseDaemonDescription(description, `daemon ${String(description.name ?? '')}`.trim());
+  return daemonDatabaseDefinition(d);
 }

@@ -9,6 +9,8 @@ import { topologies } from '../../../nemeses/topology.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import type { Registry } from '../../core/util/registry.ts';
 import { clients } from '../../lib/clients/registry.ts';
+import { type DaemonDescription, daemonDatabaseDefinition } from '../../lib/databases/daemon-db.ts';
+import { readDaemonDescription } from '../../lib/databases/daemon-file.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { workloads } from '../../lib/workloads/index.ts';
 import type { Plugin } from './define.ts';
@@ -42,6 +44,8 @@ const pluginShape = z.strictObject({
 });
 
 /** Load one plugin module (relative paths from `baseDir`); returns what it registered. */
+export { readDaemonDescription };
+
 export async function loadPlugin(path: string, baseDir: string = process.cwd()): Promise<Plugin> {
   const file = isAbsolute(path) ? path : resolve(baseDir, path);
   const cached = loaded.get(file);
@@ -49,7 +53,9 @@ export async function loadPlugin(path: string, baseDir: string = process.cwd()):
   if (!existsSync(file)) throw new UserError(`${path}: plugin module not found (${file})`);
   const ext = extname(file).toLowerCase();
   let plugin: Plugin;
-  if (TYPESCRIPT.has(ext) || JAVASCRIPT.has(ext)) {
+  if (ext === '.yaml' || ext === '.yml') {
+    plugin = { name: file, databases: [daemonDatabaseDefinition(readDaemonDescription(file))] };
+  } else if (TYPESCRIPT.has(ext) || JAVASCRIPT.has(ext)) {
     plugin = pluginExport(file, await importModule(file, TYPESCRIPT.has(ext)));
   } else throw new UserError(`${path}: a plugin is a .ts, .js or .mjs module`);
   register(file, plugin);
@@ -120,4 +126,22 @@ function register(file: string, p: Plugin): void {
 
 function firstLine(s: string): string {
   return s.split('\n')[0] as string;
+}
+
+const daemons = new Map<string, string>();
+
+/**
+ * Register a daemon described in a plan binding (`daemon:` inline, or a YAML file relative to the plan).
+ * The same description from the same plan registers once; another one under a taken name is refused.
+ */
+export function registerDaemon(description: DaemonDescription, origin: string): void {
+  const key = `${origin}#${description.name}`;
+  const text = JSON.stringify(description);
+  if (daemons.get(key) === text) return;
+  try {
+    databases.register(description.name, daemonDatabaseDefinition(description), origin);
+  } catch (err) {
+    throw new UserError(`${origin}: ${errorMessage(err)}`);
+  }
+  daemons.set(key, text);
 }

@@ -1,4 +1,4 @@
-import type { NemesisCompletion, NemesisDriver } from '../../../nemeses/types.ts';
+import type { NemesisDriver } from '../../../nemeses/types.ts';
 import type { Rng } from '../../core/generator/rng.ts';
 import {
   type Context,

@@ -27,7 +27,7 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
-import type { DB, DbContext } from '../../lib/databases/types.ts';
+import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
@@ -49,7 +49,7 @@ import { type ClockWrappers, installClockWrappers, sutHooks } from './sut-hooks.
  */
 export interface TestRunOptions {
   remote: Remote;
-  db: DB;
+  db: Database;
   /** Builds the workload's client for this DB (given the workload's client options). */
   makeClient: (clientOptions: Record<string, unknown>) => Client | Promise<Client>;
   workload: string;
@@ -211,7 +211,8 @@ async function setUpDatabase(s: RunState): Promise<void> {
   const { o, nodes, dbCtx } = s;
   log().info({ db: o.db.name, nodes }, 'setting up the DB');
   await onAll(nodes, (n) => retryLostChannel('DB teardown', () => o.db.teardown(dbCtx, n)));
-  await onAll(nodes, (n) => retryLostChannel('DB install', () => o.db.install(dbCtx, n)));
+  const install = o.db.install?.bind(o.db);
+  if (install) await onAll(nodes, (n) => retryLostChannel('DB install', () => install(dbCtx, n)));
   if (s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'clock'))
     s.clock = await installClockWrappers(o.db, dbCtx, onAll);
   await onAll(nodes, (n) => o.db.setup(dbCtx, n));
@@ -373,13 +374,18 @@ async function onAll(nodes: readonly string[], fn: (node: string) => Promise<voi
   if (failed.length > 0) throw new Error(failed.join('; '));
 }
 
-/** Downloads each node's DB logs into <runDir>/<node>/ (Jepsen's log snarfing); failures are logged, not fatal. */
-async function collectLogs(db: DB, ctx: DbContext, runDir: string): Promise<void> {
+/**
+ * Downloads each node's DB logs into <runDir>/<node>/ (Jepsen's log snarfing); failures are logged, not
+ * fatal. A database without the log-files capability has nothing to collect (the SUT log audit says so).
+ */
+async function collectLogs(db: Database, ctx: DbContext, runDir: string): Promise<void> {
+  const logFiles = db.logFiles?.bind(db);
+  if (!logFiles) return;
   await Promise.all(
     ctx.nodes.map(async (node) => {
       const dir = join(runDir, node);
       mkdirSync(dir, { recursive: true });
-      for (const remotePath of db.logFiles(ctx, node)) {
+      for (const remotePath of logFiles(ctx, node)) {
         const name = remotePath.split('/').pop() as string;
         await ctx.remote
           .download(node, remotePath, join(dir, name))

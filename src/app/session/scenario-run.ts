@@ -16,6 +16,7 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
 
@@ -125,6 +126,25 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
     nodes,
     `${sc.id}: binding`,
   );
+  const lacking = missingDbCapabilities(
+    sut.db,
+    windows.map((w) => w.step),
+    o.remote,
+  );
+  if (lacking.length > 0) {
+    await o.log.event(sc.id, 'INCONCLUSIVE-env', lacking.map((c) => `${c.name}: ${c.reason}`).join('; '));
+    return {
+      evidence: {
+        scenario: sc.id,
+        attempted: true,
+        capabilitiesMissing: lacking,
+        startedAt,
+        endedAt: new Date().toISOString(),
+      },
+      reduction: null,
+      failSeed: null,
+    };
+  }
   let runSeq = 0;
   const runOnce = async (seed: number, ws: readonly FaultWindow[], label: string) => {
     const runDir = join(artifacts, `${String(++runSeq).padStart(2, '0')}-${label}-seed-${seed}`);
@@ -286,7 +306,9 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       intendedOpsPerSec: binding.rate ?? null,
       throughput: m.throughput,
       recovery: m.recovery,
-      sutLog: m.sutLog,
+      sutLog: sut.db.logFiles
+        ? m.sutLog
+        : { ...m.sutLog, unavailable: `database ${sut.db.name} declares no log files (the logs capability)` },
       baseline: {
         harnessVersion: o.harnessVersion,
         currentHarnessVersion: o.harnessVersion,

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/errors.ts';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
-import { retry } from '../../core/util/retry.ts';
+import { pollUntil, retry } from '../../core/util/retry.ts';
 
 /**
  * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
@@ -131,4 +131,45 @@ export async function ensureDebianPackage(
     sudo: true,
     timeoutMs: 600_000,
   });
+}
+
+/**
+ * Install Debian packages that are not installed yet. Nodes of a local cluster share the host's package
+ * database, so concurrent installs wait for its lock instead of failing.
+ */
+export async function ensureDebianPackages(
+  remote: Remote,
+  node: string,
+  pkgs: readonly string[],
+): Promise<void> {
+  if (pkgs.length === 0) return;
+  const q = pkgs.map(shellQuote).join(' ');
+  const missing = `for p in ${q}; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done`;
+  const r = await execIdempotent(remote, node, missing, { check: false });
+  const need = r.stdout.split('\n').filter((l) => l.trim() !== '');
+  if (need.length === 0) return;
+  await execIdempotent(
+    remote,
+    node,
+    `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 ${need.map(shellQuote).join(' ')}`,
+    { sudo: true, timeoutMs: 600_000 },
+  );
+}
+
+/**
+ * Start a daemon that forks and writes its own pidfile (unless already running), then wait (bounded)
+ * until the pidfile names a live process of the right name.
+ */
+export async function startSelfDaemonizing(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
+  const name = d.processName ?? basename(d.binary);
+  if (await daemonRunning(remote, node, d.pidFile, name)) return;
+  const cmd =
+    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
+    `setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null`;
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+  const up = await pollUntil(
+    async () => ((await daemonRunning(remote, node, d.pidFile, name)) ? true : undefined),
+    { attempts: 100, delayMs: 100 },
+  );
+  if (!up) throw new Error(`${node}: ${name} did not write a live pid to ${d.pidFile}`);
 }
