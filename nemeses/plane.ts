@@ -279,7 +279,6 @@ export class FaultPlane implements NemesisDriver {
       if (a.cls !== cls) continue;
       try {
         await this.healOne(a.record);
-        this.active.delete(id);
         healed.push(id);
         restart ||= a.restartsDb;
       } catch (err) {
@@ -289,6 +288,8 @@ export class FaultPlane implements NemesisDriver {
     }
     // The window's end brings the database back even when its kill did not land (it may be half down).
     if (restart || this.classRestartsDb(cls)) errors.push(...(await this.restartDb()));
+    // The windows stay open (ops keep their fault epoch) until the database is back.
+    for (const id of healed) this.active.delete(id);
     return { value: { fault: cls, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
   }
 

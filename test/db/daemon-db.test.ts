@@ -99,11 +99,11 @@ test('plan text stays data: shell syntax in a description is quoted, never run',
 });
 
 test('paths must stay inside the node directory; names, packages and placeholders are checked', (t) => {
-  const escape = new DaemonDatabase(
+  const outside = new DaemonDatabase(
     parseDaemonDescription({ ...description, logs: ['../../../etc/shadow'] }, 'x.yaml'),
   );
   const { remote } = recordingRemote(['n1']);
-  t.throws(() => escape.logFiles({ remote, nodes: ['n1'] }, 'n1'), {
+  t.throws(() => outside.logFiles({ remote, nodes: ['n1'] }, 'n1'), {
     instanceOf: UserError,
     message:
       /\.\.\/\.\.\/\.\.\/etc\/shadow is outside the node's directory \/var\/lib\/faultline\/kv9\/lab\/n1/,
