@@ -26,9 +26,6 @@ export interface CheckerDefinition {
   load(): Promise<LoadedChecker>;
 }
 
-/** Kept for callers that name the older type. */
-export type RegistryEntry = CheckerDefinition;
-
 export const checkers = new Registry<CheckerDefinition>('checker');
 
 function define(d: CheckerDefinition): void {

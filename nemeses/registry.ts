@@ -1,6 +1,6 @@
 import { BUILT_IN, Registry } from '../src/core/util/registry.ts';
 import { BUILT_IN_NEMESES } from './builtin.ts';
-import type { FaultClassDefinition, FaultOpMeaning, Nemesis, NemesisDefinition } from './types.ts';
+import type { FaultClassDefinition, FaultOpMeaning, NemesisDefinition } from './types.ts';
 
 /**
  * Every nemesis by kind: one registry, with each nemesis's actions, their ops (Jepsen's vocabulary), the
@@ -9,16 +9,6 @@ import type { FaultClassDefinition, FaultOpMeaning, Nemesis, NemesisDefinition }
  */
 export const nemeses = new Registry<NemesisDefinition>('nemesis');
 for (const d of BUILT_IN_NEMESES) nemeses.register(d.kind, d, BUILT_IN);
-
-export async function nemesisOfKind(kind: string): Promise<Nemesis> {
-  const def = nemeses.get(kind);
-  if (!def) throw new Error(`no nemesis of kind "${kind}" (expected ${nemeses.names().join(', ')})`);
-  return def.load();
-}
-
-export async function allNemeses(): Promise<Nemesis[]> {
-  return Promise.all(nemeses.values().map((d) => d.load()));
-}
 
 /** Every random-schedule class (`--nemesis partition,kill …`), in registration order. */
 export function faultClasses(): FaultClassDefinition[] {

@@ -158,11 +158,6 @@ export function faultWindows(
   return out.slice(0, maxWindows).map((w, i) => ({ ...w, event: `e${i + 1}` }));
 }
 
-/** Fault kind of a window as the reducer counts it: partition, process, clock, packet, disk … */
-export function windowKind(w: FaultWindow): string {
-  return w.step.kind;
-}
-
 /** The start and stop ops of one plan step, from its nemesis's definition. */
 export function opsForStep(step: NemesisStep): { start: FaultOp; stop: FaultOp | null } {
   return nemeses.require(step.kind, 'nemesis').stepOps(step);

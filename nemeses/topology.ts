@@ -205,9 +205,6 @@ topology({
   },
 });
 
-/** The built-in topology names (a plan may name any registered one). */
-export const PARTITION_TOPOLOGIES: readonly string[] = topologies.names();
-
 export function computeGrudge(name: string, nodes: readonly string[], opts: TopologyOptions): Grudge {
   const def = topologies.get(name);
   if (!def)

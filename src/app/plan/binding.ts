@@ -25,9 +25,6 @@ function registered<T>(registry: Registry<T>): z.ZodType<string> {
   });
 }
 
-/** Checkers that only summarise (stats, perf): they can never see a consistency anomaly. */
-export const SURFACE_ONLY_CHECKERS: ReadonlySet<string> = new Set(['stats', 'perf']);
-
 /** The plan-level model names (spec §7.M "Model under test"), not the linearizability checker's models. */
 export const MODELS = [
   'register',

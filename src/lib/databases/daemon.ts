@@ -58,15 +58,6 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
   );
 }
 
-export async function daemonPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
-  const r = await execIdempotent(remote, node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
-    sudo: true,
-    check: false,
-  });
-  const pid = Number.parseInt(r.stdout.trim(), 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
-}
-
 /**
  * Shell snippet: sets p to the pid in the pidfile only when that process is alive and really is `name`
  * (a pidfile left by an earlier incarnation of the node may name an unrelated process, even its sshd).
