@@ -149,3 +149,48 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
   t.is(r.exitCode, 254);
   t.regex(r.stderr, /nowhere\.mjs: plugin module not found/);
 });
+
+test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by file in a binding', async (t) => {
+  const yaml = file(
+    'kvd.yaml',
+    'name: kvd\npackages: [memcached]\nstart: memcached -l {address} -p {port}\nport: 7400\nclient: etcd-http\n',
+  );
+  const help = await run('test', '--plugin', yaml, '--help');
+  t.is(help.exitCode, 0, help.stderr);
+  t.regex(help.stdout.replace(/\s+/g, ' '), /--db <name>.*"kvd"/);
+  const original = (await import('node:fs')).readFileSync(planPath, 'utf8');
+  const inline = file(
+    'daemon-inline.md',
+    original.replace(
+      '```faultline\ndb: etcd\nworkload: multi-register\n',
+      '```faultline\ndaemon: { name: kvd2, start: "kvd2 --port {port}", port: 7401, client: etcd-http }\nworkload: register\n',
+    ),
+  );
+  const plan = await loadPlan(inline);
+  t.is(plan.resolved.find((r) => r.id === 'S1')?.binding?.db, 'kvd2', 'db defaults to the inline daemon');
+  t.false(
+    checkPlan(plan).some(
+      (p) => p.scenario === 'S1' && p.severity === 'error' && p.field.startsWith('binding'),
+    ),
+  );
+  const byFile = file(
+    'daemon-file.md',
+    original.replace(
+      '```faultline\ndb: etcd\nworkload: multi-register\n',
+      '```faultline\ndaemon: ./kvd.yaml\ndb: kvd\nworkload: register\n',
+    ),
+  );
+  const r = await run('plan', 'check', byFile);
+  t.is(r.exitCode, 0, r.stdout + r.stderr);
+  // A description that breaks the format is bad input naming the plan and the field.
+  const broken = file(
+    'daemon-broken.md',
+    original.replace(
+      '```faultline\ndb: etcd\nworkload: multi-register\n',
+      '```faultline\ndaemon: { name: kvd3, start: "x {secret}" }\nworkload: register\n',
+    ),
+  );
+  const bad = await run('plan', 'check', broken);
+  t.is(bad.exitCode, 254);
+  t.regex(bad.stderr, /daemon-broken\.md: binding\.daemon: unknown placeholder \{secret\}/);
+});
