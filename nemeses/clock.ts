@@ -547,7 +547,8 @@ async function startStrobe(
   const dir = nodeStateDir(node, STROBE_AREA);
   await remote.exec(
     node,
-    `mkdir -p ${shellQuote(dir)} && setsid sh -c ${shellQuote(loop)} </dev/null >/dev/null 2>&1 & echo $! > ${shellQuote(`${dir}/${id}`)}`,
+    // Braces: `a && b & c` would background the mkdir too, racing the pidfile write against it.
+    `mkdir -p ${shellQuote(dir)} && { setsid sh -c ${shellQuote(loop)} </dev/null >/dev/null 2>&1 & echo $! > ${shellQuote(`${dir}/${id}`)}; }`,
     { sudo: true },
   );
 }

@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { STATE_ROOT } from '../../../nemeses/node-state.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -143,7 +144,8 @@ function sshdConfig(dir: string, node: string, address: string): string {
 
 /**
  * The script run as PID 1's parent inside a node's fresh namespaces: set the hostname, give the node its
- * own /root, /tmp and /etc/hosts, then become sshd.
+ * own /root, /tmp, /etc/hosts and fault-state directory (so a sweep of one cluster's n1 never sees, or
+ * undoes, another cluster's n1 faults), then become sshd.
  */
 function nodeInitScript(dir: string, node: string, configPath: string): string {
   const nodeDir = join(dir, 'nodes', node);
@@ -153,6 +155,8 @@ function nodeInitScript(dir: string, node: string, configPath: string): string {
     `mount --bind ${join(nodeDir, 'root')} /root`,
     `mount --bind ${join(nodeDir, 'tmp')} /tmp`,
     `mount --bind ${join(dir, 'hosts')} /etc/hosts`,
+    `mkdir -p ${STATE_ROOT}`,
+    `mount --bind ${join(nodeDir, 'fault-state')} ${STATE_ROOT}`,
     `exec ${sshdPath()} -D -f ${configPath} -E ${join(nodeDir, 'sshd.log')}`,
   ].join('\n');
 }
@@ -306,6 +310,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
         mkdirSync(join(nodeDir, 'root', '.ssh'), { recursive: true, mode: 0o700 });
         mkdirSync(join(nodeDir, 'tmp'), { recursive: true });
         chmodSync(join(nodeDir, 'tmp'), 0o1777);
+        mkdirSync(join(nodeDir, 'fault-state'), { recursive: true });
         // Empty shell start-up files: commands on a node must not pay for the host's ~/.bashrc.
         writeFileSync(join(nodeDir, 'root', '.bashrc'), '');
         writeFileSync(join(nodeDir, 'root', '.profile'), '');
