@@ -9,7 +9,8 @@ cd "$(dirname "$0")"
 NAME=${FAULTLINE_EXAMPLE_CLUSTER:-example-memcached}
 OUT=${FAULTLINE_EXAMPLE_OUT:-./test-sessions}
 
-[ -f ../../dist/src/index.js ] || (cd ../.. && npm run build >/dev/null) || exit 2
+# Always rebuild: a dist/ left from older sources would run the example against stale code.
+(cd ../.. && npm run build >/dev/null) || exit 2
 npm install --prefer-offline --no-audit --no-fund --silent || exit 2
 fl() { npx --no-install faultline "$@"; }
 down() { fl cluster down --name "$NAME" >/dev/null 2>&1 || true; }
