@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Entry point. Runs the compiled CLI when `npm run build` has produced it, otherwise
-// loads the TypeScript sources through tsx, so a fresh `npm ci` is enough to run faultline.
+// Entry point. Runs the compiled CLI (dist/, what the published package ships). In a development
+// checkout without dist/ (or with FAULTLINE_FROM_SOURCE=1) it loads the TypeScript sources through tsx,
+// a development dependency, so a fresh `npm ci` is enough to run faultline.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -11,8 +12,16 @@ let entry;
 if (existsSync(compiled) && !process.env.FAULTLINE_FROM_SOURCE) {
   entry = compiled;
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
+  let api;
+  try {
+    api = await import('tsx/esm/api');
+  } catch {
+    process.stderr.write(
+      'faultline: dist/ is missing and tsx is not installed: run `npm run build` (or `npm ci`)\n',
+    );
+    process.exit(254);
+  }
+  api.register();
   entry = join(root, 'src', 'app', 'cli', 'main.ts');
 }
 const { main } = await import(pathToFileURL(entry).href);

@@ -1,5 +1,9 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Operation } from '../src/core/history/operation.ts';
-import { errorMessage } from '../src/core/util/errors.ts';
+import { errorMessage, UserError } from '../src/core/util/errors.ts';
+import { optionsIssue } from '../src/core/util/options.ts';
+import { checkers, type LoadedChecker } from './registry.ts';
 import { type CheckContext, type Checker, type CheckResult, mergeValidity, type Validity } from './types.ts';
 
 /**
@@ -100,5 +104,159 @@ export function composedChecker(
         },
       };
     },
+  };
+}
+
+/**
+ * Jepsen's `independent` checker as a combinator: the client ops of each key checked on their own by
+ * `inner` (renumbered densely, as checkers expect), results merged false > unknown > true. Anomalies carry
+ * their key and the op ids of the whole history; artifacts go to <outDir>/independent/<key>/.
+ */
+export function independent(name: string, inner: Checker<never>): Checker<never> {
+  return {
+    name,
+    async check(ops, options, ctx) {
+      const byKey = new Map<string, Operation[]>();
+      let client = 0;
+      for (const op of ops) {
+        if (op.process === 'nemesis') continue;
+        client++;
+        const k = op.key ?? '';
+        const list = byKey.get(k);
+        if (list) list.push(op);
+        else byKey.set(k, [op]);
+      }
+      const perKey: { key: string; r: CheckResult; ids: number[] }[] = [];
+      for (const [key, keyOps] of byKey) {
+        const ids = keyOps.map((o) => o.id);
+        const renumbered = keyOps.map((o, i) => ({ ...o, id: i }));
+        const outDir = ctx?.outDir
+          ? join(ctx.outDir, 'independent', key.replace(/[^A-Za-z0-9_.-]/g, '_') || '_')
+          : undefined;
+        if (outDir) mkdirSync(outDir, { recursive: true });
+        const keyCtx: CheckContext = { ...ctx, ...(outDir && { outDir }) };
+        perKey.push({ key, r: await checkSafe(name, inner, renumbered, options, keyCtx), ids });
+      }
+      return mergePerKey(name, perKey, client);
+    },
+  };
+}
+
+function mergePerKey(
+  name: string,
+  perKey: readonly { key: string; r: CheckResult; ids: number[] }[],
+  clientOps: number,
+): CheckResult {
+  const bad = perKey.filter((p) => p.r.valid === false);
+  const unknown = perKey.filter((p) => p.r.valid === 'unknown');
+  const first = bad[0] ?? unknown[0];
+  return {
+    checker: name,
+    valid: mergeValidity(perKey.map((p) => p.r.valid)),
+    evidence:
+      `${name} per key: ${perKey.length} keys, ${clientOps} ops, ${bad.length} invalid, ${unknown.length} unknown` +
+      (first ? `; key ${first.key}: ${first.r.evidence}` : ''),
+    scope:
+      `${perKey[0]?.r.scope ?? ''} Keys are checked independently: anomalies that span keys are invisible.`.trim(),
+    anomalies: perKey.flatMap((p) =>
+      p.r.anomalies.map((a) => ({
+        ...a,
+        key: p.key,
+        ...(a.ops && { ops: a.ops.map((i) => p.ids[i] ?? i) }),
+      })),
+    ),
+    stats: {
+      opsConsumed: perKey.reduce((n, p) => n + p.r.stats.opsConsumed, 0),
+      keys: perKey.length,
+      invalidKeys: bad.map((p) => p.key),
+      unknownKeys: unknown.map((p) => p.key),
+    },
+    ...(first?.r.error && { error: `key ${first.key}: ${first.r.error}` }),
+    artifacts: perKey.flatMap((p) => p.r.artifacts ?? []),
+  };
+}
+
+/** One checker to run by name: its options, and whether to check each key on its own. */
+export interface CheckerRequest {
+  name: string;
+  options?: Record<string, unknown>;
+  independent?: boolean;
+}
+
+export interface RunCheckersOptions {
+  /**
+   * Options a checker refuses: `throw` (the CLI: bad input, exit 254) or `unknown` (a run: that checker's
+   * result is unknown with the reason, the others still run).
+   */
+  badOptions: 'throw' | 'unknown';
+  /** Prefix for thrown errors, e.g. `--checker` or `S1: binding.checkers`. */
+  where?: string;
+}
+
+/**
+ * The one checker runner: names resolved through the registry, options validated by each checker's
+ * schema, `independent` applied as a combinator, and everything run through `compose` (a checker that
+ * throws gives 'unknown'). Results come back in request order.
+ */
+export async function runCheckers(
+  requests: readonly CheckerRequest[],
+  ops: readonly Operation[],
+  ctx: CheckContext = {},
+  o: RunCheckersOptions = { badOptions: 'unknown' },
+): Promise<{ valid: Validity; results: CheckResult[] }> {
+  const entries: Record<string, ComposeEntry> = {};
+  const refused: Record<string, CheckResult> = {};
+  const keys: string[] = [];
+  for (const req of requests) {
+    let key = req.name;
+    for (let i = 2; keys.includes(key); i++) key = `${req.name}#${i}`;
+    keys.push(key);
+    const prepared = await prepare(req, o);
+    if ('refused' in prepared) refused[key] = prepared.refused;
+    else entries[key] = prepared;
+  }
+  const { results } = await compose(entries, ops, ctx, {
+    rethrow: (err) => o.badOptions === 'throw' && err instanceof UserError,
+  });
+  const ordered = keys.map((k) => (refused[k] ?? results[k]) as CheckResult);
+  return { valid: mergeValidity(ordered.map((r) => r.valid)), results: ordered };
+}
+
+async function prepare(
+  req: CheckerRequest,
+  o: RunCheckersOptions,
+): Promise<ComposeEntry | { refused: CheckResult }> {
+  const where = o.where ? `${o.where}: ` : '';
+  const refuse = (error: string) => {
+    if (o.badOptions === 'throw') throw new UserError(`${where}${error}`);
+    return { refused: notRun(req.name, error) };
+  };
+  const def = checkers.get(req.name);
+  if (!def) return refuse(checkers.unknownMessage(req.name));
+  let loaded: LoadedChecker;
+  try {
+    loaded = await def.load();
+  } catch (err) {
+    return refuse(`${def.name}: cannot load: ${errorMessage(err)}`);
+  }
+  let options: unknown = req.options ?? {};
+  if (loaded.schema) {
+    const parsed = loaded.schema.safeParse(options);
+    if (!parsed.success) return refuse(`${def.name}: ${optionsIssue(parsed.error.issues)}`);
+    options = parsed.data;
+  }
+  const checker = req.independent ? independent(def.name, loaded.checker) : loaded.checker;
+  return { checker, options };
+}
+
+function notRun(name: string, error: string): CheckResult {
+  return {
+    checker: name,
+    valid: 'unknown',
+    evidence: `not run: ${error}`,
+    scope: 'nothing was checked',
+    anomalies: [],
+    stats: { opsConsumed: 0 },
+    error,
   };
 }

@@ -36,7 +36,7 @@ import {
 
 /**
  * Disk faults.
- * - disk-full: params.dir (the DB's data directory), leaveBytes (default 64 KiB), writeCommand (a DB
+ * - disk-full: params.dir (the DB's data directory; `dirs` {node: dir} when it differs per node), leaveBytes (default 64 KiB), writeCommand (a DB
  *   write expected to fail while full). A junk file fills the filesystem; heal removes it.
  * - corrupt: params.file, or params.dir (a file drawn by seed); mode truncate | bitflip | zero; bytes
  *   (truncate/zero, default 64), flips (default 8), seed, backup (true: heal restores the original).
@@ -130,17 +130,18 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
     for (const node of nodes) {
       const u: DiskUndo['perNode'][string] = {};
       perNode[node] = u;
+      const dir = (p.dirs as Record<string, string> | undefined)?.[node] ?? p.dir;
       if (action === 'disk-full') {
-        if (typeof p.dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
-        u.dir = p.dir;
-        u.junk = junkPath(p.dir, id);
-        u.freeBefore = await freeBytes(remote, node, p.dir);
+        if (typeof dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
+        u.dir = dir;
+        u.junk = junkPath(dir, id);
+        u.freeBefore = await freeBytes(remote, node, dir);
       } else if (action === 'corrupt') {
         let file = typeof p.file === 'string' ? p.file : undefined;
         if (!file) {
-          if (typeof p.dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
-          const files = (await run(remote, node, listFilesCommand(p.dir))).stdout.split('\n').filter(Boolean);
-          if (files.length === 0) throw new Error(`${node}: no non-empty file under ${p.dir} to corrupt`);
+          if (typeof dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
+          const files = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
+          if (files.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
           file = files[rng.int(files.length)] as string;
         }
         u.file = file;

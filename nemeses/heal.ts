@@ -1,8 +1,8 @@
 import type { Remote } from '../src/core/control/types.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import type { FaultLedger } from './ledger.ts';
-import { allNemeses, nemesisOfKind } from './registry.ts';
-import type { FaultRecord } from './types.ts';
+import { nemeses } from './registry.ts';
+import type { FaultRecord, Nemesis } from './types.ts';
 
 /**
  * Heal-all: undo every fault the ledger still has in force (newest first), then sweep every node with
@@ -31,16 +31,19 @@ export interface HealReport {
   clean: boolean;
 }
 
+const fromRegistry = (kind: string): Promise<Nemesis> => nemeses.require(kind, 'nemesis').load();
+
 export async function healRecords(
   remote: Remote,
   records: readonly FaultRecord[],
   ledger?: FaultLedger,
+  lookup: (kind: string) => Promise<Nemesis> = fromRegistry,
 ): Promise<HealOutcome[]> {
   const out: HealOutcome[] = [];
   // Newest first: a later fault may depend on an earlier one (e.g. a pause inside a partition).
   for (const r of [...records].reverse()) {
     try {
-      const nemesis = await nemesisOfKind(r.spec.kind);
+      const nemesis = await lookup(r.spec.kind);
       await nemesis.heal(remote, r);
       ledger?.healed(r.id);
       out.push({ id: r.id, kind: r.spec.kind, healed: true });
@@ -52,13 +55,21 @@ export async function healRecords(
   return out;
 }
 
-/** Run every nemesis's verifyClean on every node (nodes in parallel, kinds in turn per node). */
-export async function sweepNodes(remote: Remote, nodes: readonly string[]): Promise<SweepOutcome[]> {
-  const nemeses = await allNemeses();
+/**
+ * Run verifyClean on every node (nodes in parallel, kinds in turn per node): of the given nemesis kinds,
+ * or of every registered nemesis.
+ */
+export async function sweepNodes(
+  remote: Remote,
+  nodes: readonly string[],
+  kinds?: readonly string[],
+): Promise<SweepOutcome[]> {
+  const defs = kinds ? kinds.map((k) => nemeses.require(k, 'nemesis')) : nemeses.values();
+  const loaded = await Promise.all(defs.map((d) => d.load()));
   const perNode = await Promise.all(
     nodes.map(async (node) => {
       const out: SweepOutcome[] = [];
-      for (const n of nemeses) {
+      for (const n of loaded) {
         try {
           const r = await n.verifyClean(remote, node);
           out.push({ node, kind: n.kind, ...r });

@@ -64,6 +64,8 @@ export const ledgerEntrySchema = z.discriminatedUnion('t', [
   }),
   z.object({ t: z.literal('evidence'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
   z.object({ t: z.literal('heal'), at: z.string(), id: z.string() }),
+  /** The landing signals measured again after heal. */
+  z.object({ t: z.literal('after-heal'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
   z.object({ t: z.literal('heal-failed'), at: z.string(), id: z.string(), error: z.string() }),
 ]);
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
@@ -107,6 +109,14 @@ export class FaultLedger {
   }
   healed(id: string): void {
     this.append({ t: 'heal', at: now(), id });
+  }
+  afterHeal(id: string, evidence: FaultEvidence): void {
+    this.append({
+      t: 'after-heal',
+      at: now(),
+      id,
+      evidence: evidence as unknown as z.infer<typeof evidenceSchema>,
+    });
   }
   healFailed(id: string, error: string): void {
     this.append({ t: 'heal-failed', at: now(), id, error });
@@ -195,6 +205,11 @@ export function readLedger(path: string): LedgerState {
         healed.add(e.id);
         const r = byId.get(e.id);
         if (r) r.healedAt = e.at;
+        break;
+      }
+      case 'after-heal': {
+        const r = byId.get(e.id);
+        if (r) r.afterHeal = e.evidence as unknown as FaultEvidence;
         break;
       }
       case 'heal-failed':

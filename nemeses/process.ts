@@ -27,6 +27,8 @@ interface ProcessUndo extends Record<string, unknown> {
   pidFiles: Record<string, string>;
   startCommand?: string;
   before: Record<string, string>;
+  /** The signal the injector delivered per node (kill exited 0). */
+  delivered?: Record<string, string>;
   /** After restart: the new pid per node. */
   newPids?: Record<string, number>;
 }
@@ -133,10 +135,14 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
           action === 'pause' ? ` && ${writeMarkerCommand(nodeStateDir(remote.node(node), PAUSED), String(pid), id)}` : '';
         const unmark =
           action === 'resume' ? `; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}` : '';
-        await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
+        const sent = await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
           sudo: true,
           check: action !== 'restart',
         });
+        if (sent.code === 0) {
+          undo.delivered ??= {};
+          undo.delivered[node] = `SIG${signal}`;
+        }
         if (action === 'restart') {
           await waitFor(async () => isGone(await stateOf(remote, node, pid)), Number(p.waitMs ?? 10_000));
           if (!undo.startCommand) throw new Error(`${node}: restart needs params.startCommand`);
@@ -200,6 +206,16 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         return sig;
       }),
     );
+    // The injector's side: the signal was delivered to that pid (the victim's side above proves its effect).
+    for (const node of record.nodes)
+      signals.push({
+        side: 'injector',
+        node,
+        signal: `kill -${undo.delivered?.[node]?.slice(3) ?? '?'} ${undo.pids[node]}`,
+        before: undo.before[node],
+        during: undo.delivered?.[node] ? `${undo.delivered[node]} delivered` : 'not delivered',
+        landed: undo.delivered?.[node] !== undefined,
+      });
     const landed = signals.length > 0 && signals.every((s) => s.landed);
     return {
       landed,

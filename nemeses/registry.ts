@@ -1,23 +1,43 @@
-import type { Nemesis } from './types.ts';
+import { BUILT_IN, Registry } from '../src/core/util/registry.ts';
+import { BUILT_IN_NEMESES } from './builtin.ts';
+import type { FaultClassDefinition, FaultOpMeaning, NemesisDefinition } from './types.ts';
 
-/** Every nemesis kind faultline ships, loaded on first use. */
-export const NEMESIS_KINDS = ['partition', 'packet', 'process', 'clock', 'disk'] as const;
-export type NemesisKind = (typeof NEMESIS_KINDS)[number];
+/**
+ * Every nemesis by kind: one registry, with each nemesis's actions, their ops (Jepsen's vocabulary), the
+ * plan step schema and the random-schedule classes. Plans, `faultline test --nemesis`, `plan check`,
+ * the capability probe and the fault plane all read it; plugins add nemeses with `defineNemesis`.
+ */
+export const nemeses = new Registry<NemesisDefinition>('nemesis');
+for (const d of BUILT_IN_NEMESES) nemeses.register(d.kind, d, BUILT_IN);
 
-const loaders: Record<NemesisKind, () => Promise<Nemesis>> = {
-  partition: async () => (await import('./partition.ts')).partitionNemesis,
-  packet: async () => (await import('./packet.ts')).packetNemesis,
-  process: async () => (await import('./process.ts')).processNemesis,
-  clock: async () => (await import('./clock.ts')).clockNemesis,
-  disk: async () => (await import('./disk.ts')).diskNemesis,
-};
-
-export async function nemesisOfKind(kind: string): Promise<Nemesis> {
-  const load = loaders[kind as NemesisKind];
-  if (!load) throw new Error(`no nemesis of kind "${kind}" (expected ${NEMESIS_KINDS.join(', ')})`);
-  return load();
+/** Every random-schedule class (`--nemesis partition,kill …`), in registration order. */
+export function faultClasses(): FaultClassDefinition[] {
+  return nemeses.values().flatMap((d) => d.classes ?? []);
 }
 
-export async function allNemeses(): Promise<Nemesis[]> {
-  return Promise.all(NEMESIS_KINDS.map((k) => loaders[k]()));
+/**
+ * What a nemesis op means: Jepsen's names first (start-partition/stop-partition, kill/start,
+ * pause/resume, bump-clock|strobe-clock/reset-clock, corrupt-file …), then the generic
+ * `start-<kind>` / `stop-<kind>` of any registered kind, whose action comes from the op's value.
+ */
+export function classifyFaultOp(f: string, value?: unknown): FaultOpMeaning | null {
+  const wanted = (value as { action?: unknown } | null | undefined)?.action;
+  for (const def of nemeses.values()) {
+    for (const a of def.actions) {
+      const generic = a.startOp === `start-${def.kind}`;
+      if (a.startOp === f && !generic) return { cls: a.cls, kind: def.kind, action: a.name, starts: true };
+      if (a.stopOp === f && a.stopOp !== `stop-${def.kind}`)
+        return { cls: a.cls, kind: def.kind, action: a.name, starts: false };
+    }
+  }
+  const m = /^(start|stop)-([a-z][a-z0-9-]*)$/.exec(f);
+  if (!m) return null;
+  const kind = m[2] as string;
+  if (!nemeses.has(kind)) return null;
+  return {
+    cls: kind,
+    kind,
+    action: typeof wanted === 'string' ? wanted : (m[1] as string),
+    starts: m[1] === 'start',
+  };
 }

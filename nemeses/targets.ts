@@ -1,8 +1,10 @@
 import type { Rng } from '../src/core/generator/rng.ts';
 
 /**
- * Target selection, with Jepsen's node-spec names: one, minority, majority, minority-third, all,
- * primaries, an explicit node list, or nothing (a random non-empty subset).
+ * Target selection, the one selector every fault goes through, with Jepsen's node-spec names: one,
+ * minority, majority, minority-third, all, primaries, one node's name, an explicit node list, or nothing
+ * (a random non-empty subset). Unknown node names are refused, never dropped; a selector a cluster is too
+ * small for (a minority of 2, a minority third of 3) is an error, never an empty target list.
  */
 export type TargetSelector =
   | 'one'
@@ -43,6 +45,26 @@ export class TargetError extends Error {
   override readonly name = 'TargetError';
 }
 
+/** Whether `selector` names a selector or nodes this cluster has (for validating a plan up front). */
+export function checkSelector(selector: unknown, nodes: readonly string[]): string | null {
+  if (selector === undefined) return null;
+  if (Array.isArray(selector)) {
+    const unknown = selector.filter((s) => !nodes.includes(String(s)));
+    return unknown.length > 0
+      ? `unknown target node(s): ${unknown.join(', ')} (the cluster has ${nodes.join(', ')})`
+      : null;
+  }
+  if (typeof selector !== 'string') return `a target is a selector or a list of node names`;
+  if (nodes.includes(selector) || (TARGET_SELECTORS as readonly string[]).includes(selector)) {
+    if (selector === 'minority' && minoritySize(nodes.length) === 0)
+      return `a cluster of ${nodes.length} node(s) has no minority`;
+    if (selector === 'minority-third' && minorityThirdSize(nodes.length) === 0)
+      return `a cluster of ${nodes.length} node(s) has no minority third`;
+    return null;
+  }
+  return `unknown target "${selector}" (a selector: ${TARGET_SELECTORS.join(', ')}; or a node: ${nodes.join(', ')})`;
+}
+
 /**
  * Resolve a selector against the cluster's node names. `primaries` must be supplied by the caller (the DB
  * adapter reports the current leader live): a stale or guessed leader would make "leader isolation" a lie.
@@ -60,6 +82,7 @@ export function selectTargets(
     if (selector.length === 0) throw new TargetError('explicit target list is empty');
     return [...new Set(selector as readonly string[])];
   }
+  if (typeof selector === 'string' && nodes.includes(selector)) return [selector];
   const mixed = rng.shuffle(nodes);
   switch (selector ?? 'random-subset') {
     case 'one':

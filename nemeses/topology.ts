@@ -1,4 +1,5 @@
 import type { Rng } from '../src/core/generator/rng.ts';
+import { Registry } from '../src/core/util/registry.ts';
 import { majoritySize, minorityThirdSize, TargetError } from './targets.ts';
 
 /**
@@ -7,20 +8,6 @@ import { majoritySize, minorityThirdSize, TargetError } from './targets.ts';
  * between components.
  */
 export type Grudge = Record<string, string[]>;
-
-export const PARTITION_TOPOLOGIES = [
-  'halves',
-  'random-halves',
-  'one',
-  'majority',
-  'majorities-ring',
-  'bridge',
-  'minority-third',
-  'primaries',
-  'asymmetric',
-  'grudge',
-] as const;
-export type PartitionTopology = (typeof PARTITION_TOPOLOGIES)[number];
 
 export interface TopologyOptions {
   rng: Rng;
@@ -101,61 +88,128 @@ export function validateGrudge(grudge: Grudge, nodes: readonly string[]): Grudge
   return out;
 }
 
-export function computeGrudge(topology: string, nodes: readonly string[], opts: TopologyOptions): Grudge {
-  const { rng } = opts;
-  switch (topology) {
-    case 'halves':
-      needNodes(nodes, 2, topology);
-      return completeGrudge(bisect(nodes));
-    case 'random-halves':
-    case 'majority':
-      // Jepsen's :majority spec is a shuffled bisection: a majority component and a minority component.
-      needNodes(nodes, 2, topology);
-      return completeGrudge(bisect(rng.shuffle(nodes)));
-    case 'one': {
-      needNodes(nodes, 2, topology);
-      const node = opts.node ?? (rng.shuffle(nodes)[0] as string);
-      if (!nodes.includes(node)) throw new TargetError(`cannot isolate unknown node ${node}`);
-      return completeGrudge([[node], nodes.filter((x) => x !== node)]);
-    }
-    case 'majorities-ring':
-      return majoritiesRing(rng.shuffle(nodes));
-    case 'bridge':
-      return bridge(rng.shuffle(nodes));
-    case 'minority-third': {
-      const k = minorityThirdSize(nodes.length);
-      if (k === 0) throw new TargetError(`a cluster of ${nodes.length} node(s) has no minority third`);
-      const mixed = rng.shuffle(nodes);
-      return completeGrudge([mixed.slice(0, k), mixed.slice(k)]);
-    }
-    case 'primaries': {
-      const prim = opts.primaries ?? [];
-      if (prim.length === 0)
-        throw new TargetError('partition "primaries" needs the current primaries from the DB adapter');
-      for (const p of prim)
-        if (!nodes.includes(p)) throw new TargetError(`primary ${p} is not in the cluster`);
-      const rest = nodes.filter((x) => !prim.includes(x));
-      const comps = [...prim.map((p) => [p]), ...(rest.length > 0 ? [rest] : [])];
-      return completeGrudge(comps);
-    }
-    case 'asymmetric': {
-      needNodes(nodes, 2, topology);
-      let from = opts.from;
-      let to = opts.to;
-      if (!from || !to) [from, to] = bisect(rng.shuffle(nodes));
-      const grudge: Grudge = {};
-      // Receivers drop from senders: packets from → to vanish, to → from still flow.
-      for (const t of to) grudge[t] = from.filter((f) => f !== t);
-      return validateGrudge(grudge, nodes);
-    }
-    case 'grudge':
-      if (!opts.grudge) throw new TargetError('partition "grudge" needs an explicit grudge map');
-      return validateGrudge(opts.grudge, nodes);
-    default:
-      throw new TargetError(
-        `unknown partition topology "${topology}" (expected ${PARTITION_TOPOLOGIES.join(', ')})`,
-      );
-  }
+/**
+ * The partition topologies, one registry: plans, `faultline test` schedules and the partition nemesis
+ * read their names from here, and a plugin can add its own (`definePlugin({ topologies })`). Each
+ * computes a grudge for the cluster's nodes; `minNodes` is the smallest cluster where it cuts anything.
+ */
+export interface TopologyDefinition {
+  name: string;
+  summary: string;
+  minNodes: number;
+  grudge(nodes: readonly string[], opts: TopologyOptions): Grudge;
+}
+
+export const topologies = new Registry<TopologyDefinition>('partition topology');
+
+function topology(d: TopologyDefinition): void {
+  topologies.register(d.name, d);
+}
+
+/** Two shuffled components: a majority and a minority (Jepsen's :majority is a shuffled bisection). */
+const shuffledHalves = (nodes: readonly string[], o: TopologyOptions, name: string) => {
+  needNodes(nodes, 2, name);
+  return completeGrudge(bisect(o.rng.shuffle(nodes)));
+};
+
+topology({
+  name: 'halves',
+  summary: 'the first ⌊n/2⌋ nodes against the rest',
+  minNodes: 2,
+  grudge(nodes) {
+    needNodes(nodes, 2, 'halves');
+    return completeGrudge(bisect(nodes));
+  },
+});
+topology({
+  name: 'random-halves',
+  summary: 'a shuffled bisection',
+  minNodes: 2,
+  grudge: (nodes, o) => shuffledHalves(nodes, o, 'random-halves'),
+});
+topology({
+  name: 'one',
+  summary: 'one node isolated from the rest',
+  minNodes: 2,
+  grudge(nodes, o) {
+    needNodes(nodes, 2, 'one');
+    const node = o.node ?? (o.rng.shuffle(nodes)[0] as string);
+    if (!nodes.includes(node)) throw new TargetError(`cannot isolate unknown node ${node}`);
+    return completeGrudge([[node], nodes.filter((x) => x !== node)]);
+  },
+});
+topology({
+  name: 'majority',
+  summary: 'a majority component and a minority component (shuffled)',
+  minNodes: 2,
+  grudge: (nodes, o) => shuffledHalves(nodes, o, 'majority'),
+});
+topology({
+  name: 'majorities-ring',
+  summary: 'every node sees a majority, no two see the same one',
+  minNodes: 4,
+  grudge: (nodes, o) => majoritiesRing(o.rng.shuffle(nodes)),
+});
+topology({
+  name: 'bridge',
+  summary: 'two halves and one node that talks to both',
+  minNodes: 3,
+  grudge: (nodes, o) => bridge(o.rng.shuffle(nodes)),
+});
+topology({
+  name: 'minority-third',
+  summary: 'fewer than a third of the nodes cut off from the rest',
+  minNodes: 4,
+  grudge(nodes, o) {
+    const k = minorityThirdSize(nodes.length);
+    if (k === 0) throw new TargetError(`a cluster of ${nodes.length} node(s) has no minority third`);
+    const mixed = o.rng.shuffle(nodes);
+    return completeGrudge([mixed.slice(0, k), mixed.slice(k)]);
+  },
+});
+topology({
+  name: 'primaries',
+  summary: 'each current primary isolated on its own (leaders from the database)',
+  minNodes: 2,
+  grudge(nodes, o) {
+    const prim = o.primaries ?? [];
+    if (prim.length === 0)
+      throw new TargetError('partition "primaries" needs the current primaries from the DB adapter');
+    for (const p of prim) if (!nodes.includes(p)) throw new TargetError(`primary ${p} is not in the cluster`);
+    const rest = nodes.filter((x) => !prim.includes(x));
+    return completeGrudge([...prim.map((p) => [p]), ...(rest.length > 0 ? [rest] : [])]);
+  },
+});
+topology({
+  name: 'asymmetric',
+  summary: 'one direction dropped: from → to vanishes, to → from still flows',
+  minNodes: 2,
+  grudge(nodes, o) {
+    needNodes(nodes, 2, 'asymmetric');
+    let from = o.from;
+    let to = o.to;
+    if (!from || !to) [from, to] = bisect(o.rng.shuffle(nodes));
+    const grudge: Grudge = {};
+    // Receivers drop from senders: packets from → to vanish, to → from still flow.
+    for (const t of to) grudge[t] = from.filter((f) => f !== t);
+    return validateGrudge(grudge, nodes);
+  },
+});
+topology({
+  name: 'grudge',
+  summary: 'an explicit map: node → the nodes it drops packets from',
+  minNodes: 2,
+  grudge(nodes, o) {
+    if (!o.grudge) throw new TargetError('partition "grudge" needs an explicit grudge map');
+    return validateGrudge(o.grudge, nodes);
+  },
+});
+
+export function computeGrudge(name: string, nodes: readonly string[], opts: TopologyOptions): Grudge {
+  const def = topologies.get(name);
+  if (!def)
+    throw new TargetError(`unknown partition topology "${name}" (expected ${topologies.names().join(', ')})`);
+  return def.grudge(nodes, opts);
 }
 
 /** Can `a` send to `b` under this grudge? */

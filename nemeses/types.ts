@@ -1,4 +1,6 @@
 import type { Remote } from '../src/core/control/types.ts';
+import type { Rng } from '../src/core/generator/rng.ts';
+import type { OptionsSchema } from '../src/core/util/options.ts';
 
 /**
  * The nemesis contract. A fault is appended to the fault ledger before it is injected and its heal
@@ -56,6 +58,8 @@ export interface FaultRecord {
   /** Everything heal needs to undo the fault without re-deriving it (rules added, pids paused, files). */
   undo: Record<string, unknown>;
   evidence?: FaultEvidence;
+  /** The same signals measured again after heal (a cut link reachable, a paused pid running). */
+  afterHeal?: FaultEvidence;
   healedAt?: string;
 }
 
@@ -104,4 +108,150 @@ export class CapabilityMissingError extends Error {
   ) {
     super(`${node}: ${capability} unavailable: ${reason}`);
   }
+}
+
+/**
+ * What the fault plane needs from the system under test, each part optional (a database declares the
+ * capabilities it has). A fault that needs a part the SUT lacks is refused with the capability named
+ * (`DbCapabilityMissingError`), never attempted blind.
+ */
+export interface SutHooks {
+  /** The database's name (logs, faketime offset files). */
+  name?: string;
+  /** Process control: what process faults act on, and how the database comes back after a kill. */
+  process?: {
+    processName: string;
+    pidFile(node: string): string;
+    start(node: string): Promise<void>;
+  };
+  /** Current leaders, as the database reports them live. */
+  primaries?: () => Promise<string[]>;
+  /** Extra params for clock faults (the libfaketime wrapper's offset file, the DB's binary and clock). */
+  clock?: () => Record<string, unknown>;
+  /** The data directory on a node (disk faults). */
+  dataDir?: (node: string) => string;
+}
+
+/** The database capabilities faults and audits can ask for. */
+export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs';
+
+/** A fault (or audit) needs a database capability the system under test does not declare. */
+export class DbCapabilityMissingError extends Error {
+  override readonly name = 'DbCapabilityMissingError';
+  constructor(
+    readonly capability: DbCapability,
+    readonly db: string,
+    readonly why: string,
+  ) {
+    super(`database ${db} does not declare the ${capability} capability (${why})`);
+  }
+}
+
+/** A plan's nemesis step, after validation by its nemesis's step schema. */
+export interface NemesisStep {
+  kind: string;
+  /** The nemesis's action (process kill, clock bump, disk disk-full …); partition steps use `topology`. */
+  action?: string;
+  topology?: string;
+  /** Packet steps: the behaviour (delay, loss …) and its params. */
+  behaviour?: string;
+  targets?: string | string[];
+  params?: Record<string, unknown>;
+  deltaMs?: number;
+  startS: number;
+  durationS: number;
+  intervalS?: number;
+  count?: number;
+}
+
+/** A nemesis op (Jepsen's vocabulary) and its value, as the generator hands it to the fault plane. */
+export interface FaultOp {
+  f: string;
+  value: Record<string, unknown>;
+}
+
+/** What a nemesis op means: the window class it opens or closes, the nemesis kind and the action. */
+export interface FaultOpMeaning {
+  /** Window class: a stop op closes every open window of its class. */
+  cls: string;
+  kind: string;
+  action: string;
+  starts: boolean;
+}
+
+/**
+ * One action a nemesis can take, with the ops that open and close its fault windows (Jepsen's names:
+ * kill/start, pause/resume, start-partition/stop-partition, bump-clock/reset-clock …).
+ */
+export interface FaultActionDefinition {
+  name: string;
+  /** Window class: stop ops close every open window of the class. */
+  cls: string;
+  startOp: string;
+  /** null: a one-shot fault with nothing to undo at the window's end (file corruption). */
+  stopOp: string | null;
+  /** After healing a window of this action, start the database again (kill, terminate). */
+  restartsDb?: boolean;
+  /** Database capabilities the action needs. */
+  dbNeeds?: readonly DbCapability[];
+  /** What the nodes need (capability probe rows), with the install hint. */
+  nodeNeeds?: readonly { name: string; hint: string }[];
+}
+
+/** A fault class `faultline test --nemesis` can schedule at random (Jepsen's nemesis packages). */
+export interface FaultClassDefinition {
+  /** The class name on the command line: partition, kill, pause, clock, packet … */
+  name: string;
+  kind: string;
+  /** Target selectors (or partition topologies) drawn from, when the caller gives none. */
+  defaultTargets: readonly string[];
+  /** Part of `--nemesis all`. */
+  inAll: boolean;
+  /** The op opening a window on `choice` (a target or topology); `rng` is the class's seeded stream. */
+  start(choice: string, rng: Rng): FaultOp;
+  /** The op closing every window of the class; null for one-shot faults. */
+  stop: FaultOp | null;
+}
+
+/**
+ * A nemesis as the registry knows it: how to load it, its actions (with their ops), the step schema of a
+ * plan binding, and how a start op becomes a fault spec for the nemesis (targets resolved, SUT hooks).
+ */
+export interface NemesisDefinition {
+  kind: string;
+  summary: string;
+  load(): Promise<Nemesis>;
+  actions: readonly FaultActionDefinition[];
+  /** Random-schedule classes this nemesis provides. */
+  classes?: readonly FaultClassDefinition[];
+  /** Schema of a plan step of this kind (`{kind, …, startS, durationS}`), defaults applied. */
+  step: OptionsSchema;
+  /** The start and stop ops of one plan step. */
+  stepOps(step: NemesisStep): { start: FaultOp; stop: FaultOp | null };
+  /** The fault spec for a start op: targets resolved, params filled from the op value and the SUT. */
+  toSpec(action: string, value: Record<string, unknown>, ctx: SpecContext): Promise<FaultSpec>;
+  /** Database capabilities a plan step needs (beyond its action's): e.g. a `primaries` topology. */
+  stepDbNeeds?(step: NemesisStep): readonly DbCapability[];
+}
+
+export interface SpecContext {
+  nodes: readonly string[];
+  rng: Rng;
+  sut: SutHooks;
+  /** Resolve a target selector to node names (the one selector, primaries from the SUT). */
+  resolve(selector: unknown): Promise<string[]>;
+}
+
+/** The interpreter's nemesis thread: carries out nemesis ops and says which fault windows are open. */
+export interface NemesisDriver {
+  /** Carry out one nemesis op; the returned value (with evidence) becomes the completion's value. */
+  invoke(op: { f: string; value: unknown }, signal: AbortSignal): Promise<NemesisCompletion>;
+  /** Ids of fault windows active right now, or null. */
+  activeWindows(): string[] | null;
+}
+
+export interface NemesisCompletion {
+  value: unknown;
+  error?: unknown;
+  extras?: Record<string, unknown>;
 }

@@ -43,6 +43,155 @@ const OP_ID_NAMES = new Set(['op_id', 'opid', 'op-id', 'opId', 'index', 'op-inde
 const SCOPE =
   'Counts effects per business key only: an effect applied once but with the wrong amount, and duplicates under different keys, are invisible; timed-out ops may have zero or one effect.';
 
+type Options = z.output<typeof exactlyOnceOptionsSchema>;
+
+/** Business keys interned to dense slots; counters live in arrays (one million-entry map, not three). */
+class KeyTable {
+  private readonly slot = new Map<unknown, number>();
+  readonly keys: unknown[] = [];
+  readonly opsPerKey: number[] = [];
+  readonly firstAck: number[] = [];
+  readonly effects: number[] = [];
+  /** Effects whose key no op carried (counted once, not as an op's key). */
+  unkeyedEffects = 0;
+
+  slotOf(key: unknown, create: boolean): number {
+    const k = valueKey(key);
+    let i = this.slot.get(k);
+    if (i === undefined) {
+      if (!create) return -1;
+      i = this.keys.length;
+      this.slot.set(k, i);
+      this.keys.push(key);
+      this.opsPerKey.push(0);
+      this.firstAck.push(-1);
+      this.effects.push(0);
+    }
+    return i;
+  }
+
+  addEffect(key: unknown, n: number): void {
+    const before = this.keys.length;
+    const i = this.slotOf(key, true);
+    this.effects[i] = (this.effects[i] as number) + n;
+    if (this.keys.length > before) this.unkeyedEffects++;
+  }
+
+  get opKeys(): number {
+    return this.keys.length - this.unkeyedEffects;
+  }
+}
+
+/** Count ops per business key and each key's first ack; refuse keys that are really op ids. */
+function keyOps(ops: readonly Operation[], o: Options, counted: (op: Operation) => boolean, t: KeyTable) {
+  const keyOf = pathGetter(o.keyPath);
+  let keyedOps = 0;
+  let mirrorsOpId = 0;
+  for (const op of ops) {
+    if (!counted(op)) continue;
+    const key = keyOf(op.input);
+    if (key === undefined || key === null) continue;
+    keyedOps++;
+    if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
+    const i = t.slotOf(key, true);
+    t.opsPerKey[i] = (t.opsPerKey[i] as number) + 1;
+    if (op.type === 'ok' && t.firstAck[i] === -1) t.firstAck[i] = op.id;
+  }
+  if (keyedOps > 1 && mirrorsOpId === keyedOps) {
+    throw new CheckerOptionsError(
+      `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
+    );
+  }
+  let retriedKeys = 0;
+  for (const c of t.opsPerKey) if (c > 1) retriedKeys++;
+  return { keyedOps, retriedKeys };
+}
+
+/** Effects from the final-state dump: one per committed record, by its key. */
+function effectsFromDump(
+  dump: { state: unknown; replica: string },
+  via: string,
+  o: Options,
+  t: KeyTable,
+): string {
+  const recordKeyOf = pathGetter(o.recordKeyPath ?? o.keyPath);
+  const records = collectionItems(dump.state) ?? (isPlainMap(dump.state) ? mapValues(dump.state) : null);
+  if (records === null)
+    throw new Error('exactly-once: the final state is neither a list nor a map of records');
+  for (const r of records) {
+    const key = recordKeyOf(r);
+    if (key === undefined || key === null) continue;
+    t.addEffect(key, 1);
+  }
+  return `${fmt(records.length)} committed records in ${dump.replica} (${via})`;
+}
+
+/** Effects from the ok outputs: distinct effect ids per key. */
+function effectsFromIds(
+  ops: readonly Operation[],
+  o: Options,
+  counted: (op: Operation) => boolean,
+  t: KeyTable,
+): string {
+  if (o.effectIdPath === undefined) {
+    throw new CheckerOptionsError(
+      'exactly-once: no final-state dump; give effectIdPath to count effects from ok outputs',
+    );
+  }
+  const keyOf = pathGetter(o.keyPath);
+  const effectIdOf = pathGetter(o.effectIdPath);
+  const ids = new Map<number, Set<unknown>>();
+  for (const op of ops) {
+    if (op.type !== 'ok' || !counted(op)) continue;
+    const key = keyOf(op.input);
+    if (key === undefined || key === null) continue;
+    const id = effectIdOf(op.output);
+    if (id === undefined || id === null) continue;
+    const i = t.slotOf(key, false);
+    let set = ids.get(i);
+    if (set === undefined) {
+      set = new Set();
+      ids.set(i, set);
+    }
+    set.add(valueKey(id));
+  }
+  for (const [i, set] of ids) t.effects[i] = set.size;
+  return `effect ids at "${o.effectIdPath}" in ok outputs`;
+}
+
+/** Keys with more than one effect, and acked keys with none. */
+function judge(t: KeyTable): { anomalies: Anomaly[]; duplicates: number; lostEffects: number } {
+  const anomalies: Anomaly[] = [];
+  let duplicates = 0;
+  let lostEffects = 0;
+  for (let i = 0; i < t.keys.length; i++) {
+    const n = t.effects[i] as number;
+    const key = t.keys[i];
+    if (n > 1) {
+      duplicates++;
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'duplicate-effect',
+          explanation: `idempotency key ${JSON.stringify(key)} has ${n} committed effects`,
+          key: typeof key === 'string' ? key : JSON.stringify(key),
+          count: n,
+        });
+    }
+    const ack = t.firstAck[i] as number;
+    if (ack !== -1 && n === 0) {
+      lostEffects++;
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'lost-effect',
+          explanation: `op ${ack} with idempotency key ${JSON.stringify(key)} was acknowledged but has no committed effect`,
+          ops: [ack],
+          key: typeof key === 'string' ? key : JSON.stringify(key),
+        });
+    }
+  }
+  return { anomalies, duplicates, lostEffects };
+}
+
 export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
   name: 'exactly-once',
   check(ops: readonly Operation[], rawOptions: ExactlyOnceOptions) {
@@ -54,159 +203,44 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       );
     }
     const fSet = o.f ? new Set(o.f) : null;
-    const keyOf = pathGetter(o.keyPath);
-    // One map from key to a dense slot; counters live in arrays (one million-entry map, not three).
-    const slot = new Map<unknown, number>();
-    const slotKey: unknown[] = [];
-    const opsPerKey: number[] = [];
-    const firstAck: number[] = [];
-    const effects: number[] = [];
-    const slotOf = (key: unknown, create: boolean): number => {
-      const k = valueKey(key);
-      let i = slot.get(k);
-      if (i === undefined) {
-        if (!create) return -1;
-        i = slotKey.length;
-        slot.set(k, i);
-        slotKey.push(key);
-        opsPerKey.push(0);
-        firstAck.push(-1);
-        effects.push(0);
-      }
-      return i;
-    };
     const counted = (op: Operation) =>
       isClient(op) && op.f !== o.finalReadF && (fSet === null || fSet.has(op.f));
-    let keyedOps = 0;
-    let mirrorsOpId = 0;
-    for (const op of ops) {
-      if (!counted(op)) continue;
-      const key = keyOf(op.input);
-      if (key === undefined || key === null) continue;
-      keyedOps++;
-      if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
-      const i = slotOf(key, true);
-      opsPerKey[i] = (opsPerKey[i] as number) + 1;
-      if (op.type === 'ok' && firstAck[i] === -1) firstAck[i] = op.id;
-    }
-    if (keyedOps > 1 && mirrorsOpId === keyedOps) {
-      throw new CheckerOptionsError(
-        `exactly-once: every value at "${o.keyPath}" equals its op's id or index; that is an op id, not a business idempotency key`,
-      );
-    }
-    let retriedKeys = 0;
-    for (const c of opsPerKey) if (c > 1) retriedKeys++;
-    let unkeyedEffects = 0;
-    const addEffect = (key: unknown, n: number) => {
-      const before = slotKey.length;
-      const i = slotOf(key, true);
-      effects[i] = (effects[i] as number) + n;
-      // A record whose key no op carried: counted once, not as an op's key.
-      if (slotKey.length > before) unkeyedEffects++;
-    };
+    const t = new KeyTable();
+    const { keyedOps, retriedKeys } = keyOps(ops, o, counted, t);
     const fs = finalStates(ops, o);
     let source: string;
     if (fs.dumps.length > 0) {
-      if (fs.notQuiescent.length > 0) {
+      if (fs.notQuiescent.length > 0)
         return result(
           'exactly-once',
           'unknown',
           `exactly-once: ${fmt(fs.notQuiescent.length)} ops completed after the final read began: not quiescent`,
           SCOPE,
           [],
-          {
-            opsConsumed: keyedOps,
-          },
+          { opsConsumed: keyedOps },
         );
-      }
-      const recordKeyOf = pathGetter(o.recordKeyPath ?? o.keyPath);
-      const d = fs.dumps[0] as (typeof fs.dumps)[number];
-      const records = collectionItems(d.state) ?? (isPlainMap(d.state) ? mapValues(d.state) : null);
-      if (records === null)
-        throw new Error('exactly-once: the final state is neither a list nor a map of records');
-      for (const r of records) {
-        const key = recordKeyOf(r);
-        if (key === undefined || key === null) continue;
-        addEffect(key, 1);
-      }
-      source = `${fmt(records.length)} committed records in ${d.replica} (${fs.source})`;
+      source = effectsFromDump(fs.dumps[0] as (typeof fs.dumps)[number], fs.source, o, t);
     } else {
-      if (o.effectIdPath === undefined) {
-        throw new CheckerOptionsError(
-          'exactly-once: no final-state dump; give effectIdPath to count effects from ok outputs',
-        );
-      }
-      const effectIdOf = pathGetter(o.effectIdPath);
-      const ids = new Map<number, Set<unknown>>();
-      for (const op of ops) {
-        if (op.type !== 'ok' || !counted(op)) continue;
-        const key = keyOf(op.input);
-        if (key === undefined || key === null) continue;
-        const id = effectIdOf(op.output);
-        if (id === undefined || id === null) continue;
-        const i = slotOf(key, false);
-        let s = ids.get(i);
-        if (s === undefined) {
-          s = new Set();
-          ids.set(i, s);
-        }
-        s.add(valueKey(id));
-      }
-      for (const [i, s] of ids) effects[i] = s.size;
-      source = `effect ids at "${o.effectIdPath}" in ok outputs`;
-      if (retriedKeys === 0) {
+      source = effectsFromIds(ops, o, counted, t);
+      if (retriedKeys === 0)
         return result(
           'exactly-once',
           'unknown',
-          `exactly-once: ${fmt(slotKey.length - unkeyedEffects)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
+          `exactly-once: ${fmt(t.opKeys)} keys, none used by more than one op: from the history alone nothing could have applied twice`,
           SCOPE,
           [],
-          { opsConsumed: keyedOps, keys: slotKey.length - unkeyedEffects, retriedKeys },
+          { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys },
         );
-      }
     }
-    const anomalies: Anomaly[] = [];
-    let duplicates = 0;
-    let lostEffects = 0;
-    for (let i = 0; i < slotKey.length; i++) {
-      const n = effects[i] as number;
-      const key = slotKey[i];
-      if (n > 1) {
-        duplicates++;
-        if (anomalies.length < MAX_ANOMALIES)
-          pushCapped(anomalies, {
-            type: 'duplicate-effect',
-            explanation: `idempotency key ${JSON.stringify(key)} has ${n} committed effects`,
-            key: typeof key === 'string' ? key : JSON.stringify(key),
-            count: n,
-          });
-      }
-      const ack = firstAck[i] as number;
-      if (ack !== -1 && n === 0) {
-        lostEffects++;
-        if (anomalies.length < MAX_ANOMALIES)
-          pushCapped(anomalies, {
-            type: 'lost-effect',
-            explanation: `op ${ack} with idempotency key ${JSON.stringify(key)} was acknowledged but has no committed effect`,
-            ops: [ack],
-            key: typeof key === 'string' ? key : JSON.stringify(key),
-          });
-      }
-    }
+    const { anomalies, duplicates, lostEffects } = judge(t);
     const valid = duplicates > 0 || lostEffects > 0 ? false : keyedOps === 0 ? 'unknown' : true;
     return result(
       'exactly-once',
       valid,
-      `exactly-once: ${fmt(keyedOps)} ops over ${fmt(slotKey.length - unkeyedEffects)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
+      `exactly-once: ${fmt(keyedOps)} ops over ${fmt(t.opKeys)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
       SCOPE,
       anomalies,
-      {
-        opsConsumed: keyedOps,
-        keys: slotKey.length - unkeyedEffects,
-        retriedKeys,
-        duplicates,
-        lostEffects,
-      },
+      { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys, duplicates, lostEffects },
     );
   },
 };

@@ -57,180 +57,242 @@ function latencyQuantiles(ms: number[]): Record<string, number> | null {
   return out;
 }
 
+/** Every add attempt per element (interned to a dense slot), and the ok reads. */
+interface Attempts {
+  index: ValueIndex;
+  /** Per slot: the earliest add invocation, the earliest ack (index and time). */
+  addInv: number[];
+  ackIdx: number[];
+  ackT: number[];
+  readOps: Operation[];
+  consumed: number;
+  addCount: number;
+}
+
+function collectAttempts(ops: readonly Operation[], o: { addF: string; readF: string }): Attempts {
+  const a: Attempts = {
+    index: new ValueIndex(),
+    addInv: [],
+    ackIdx: [],
+    ackT: [],
+    readOps: [],
+    consumed: 0,
+    addCount: 0,
+  };
+  for (const op of ops) {
+    if (!isClient(op)) continue;
+    if (op.f === o.addF) {
+      a.consumed++;
+      a.addCount++;
+      const i = a.index.intern(op.input);
+      if (i === a.addInv.length) {
+        a.addInv.push(op.invokeIndex);
+        a.ackIdx.push(Number.POSITIVE_INFINITY);
+        a.ackT.push(0);
+      } else if (op.invokeIndex < (a.addInv[i] as number)) a.addInv[i] = op.invokeIndex;
+      if (op.type === 'ok' && op.completeIndex !== null && op.completeIndex < (a.ackIdx[i] as number)) {
+        a.ackIdx[i] = op.completeIndex;
+        a.ackT[i] = op.completeTime ?? op.invokeTime;
+      }
+    } else if (op.f === o.readF) {
+      a.consumed++;
+      if (op.type === 'ok' && op.completeIndex !== null) a.readOps.push(op);
+    }
+  }
+  return a;
+}
+
+/** What the reads contain: members per read, and elements read twice or never added. */
+interface ReadContents {
+  reads: ReadInfo[];
+  duplicated: Map<unknown, { value: unknown; count: number; op: number }>;
+  unexpected: { value: unknown; op: number }[];
+}
+
+function readContents(a: Attempts): ReadContents {
+  const out: ReadContents = { reads: [], duplicated: new Map(), unexpected: [] };
+  const unexpectedIndex = new ValueIndex();
+  for (const op of a.readOps) {
+    const items = collectionItems(op.output);
+    if (items === null) {
+      throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
+    }
+    const members = new Set<number>();
+    let foreign: Set<number> | null = null;
+    for (const v of items) {
+      const i = a.index.slot(v);
+      let repeated: boolean;
+      if (i === -1) {
+        // Never added: unexpected. Slots of a second index keep such values apart from elements.
+        const u = unexpectedIndex.intern(v);
+        if (u === out.unexpected.length) out.unexpected.push({ value: v, op: op.id });
+        foreign ??= new Set();
+        repeated = foreign.has(u);
+        foreign.add(u);
+      } else {
+        repeated = members.has(i);
+        members.add(i);
+      }
+      if (repeated) {
+        const k = valueKey(v);
+        const d = out.duplicated.get(k);
+        if (d === undefined) out.duplicated.set(k, { value: v, count: 2, op: op.id });
+        else d.count++;
+      }
+    }
+    out.reads.push({ op, members });
+  }
+  // Newest read invocation first.
+  out.reads.sort((x, y) => y.op.invokeIndex - x.op.invokeIndex);
+  return out;
+}
+
+/** Per element: the first read that saw it (index and time) and the last read it was present in. */
+function sightings(a: Attempts, reads: readonly ReadInfo[]) {
+  const n = a.index.size;
+  const seenIdx = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
+  const seenT = new Array<number>(n).fill(0);
+  const lastPresent = new Array<Operation | null>(n).fill(null);
+  for (const r of reads) {
+    const ci = r.op.completeIndex as number;
+    for (const i of r.members) {
+      if (ci < (a.addInv[i] as number)) continue; // read finished before the add began: no evidence
+      if (ci < (seenIdx[i] as number)) {
+        seenIdx[i] = ci;
+        seenT[i] = r.op.completeTime ?? r.op.invokeTime;
+      }
+      const lp = lastPresent[i];
+      if (lp == null || r.op.invokeIndex > lp.invokeIndex) lastPresent[i] = r.op;
+    }
+  }
+  return { seenIdx, seenT, lastPresent };
+}
+
+/** Each element stable, lost or never read, with the latencies and the lost anomalies. */
+interface Classified {
+  stable: unknown[];
+  lost: unknown[];
+  neverRead: unknown[];
+  stale: { element: unknown; latencyMs: number }[];
+  stableLatencies: number[];
+  lostLatencies: number[];
+  anomalies: Anomaly[];
+}
+
+function classify(a: Attempts, reads: readonly ReadInfo[]): Classified {
+  const c: Classified = {
+    stable: [],
+    lost: [],
+    neverRead: [],
+    stale: [],
+    stableLatencies: [],
+    lostLatencies: [],
+    anomalies: [],
+  };
+  // suffixMaxComplete[i] = max completion index among reads[i..] (reads are newest first).
+  const suffixMaxComplete = new Float64Array(reads.length + 1).fill(-1);
+  for (let i = reads.length - 1; i >= 0; i--) {
+    suffixMaxComplete[i] = Math.max(
+      suffixMaxComplete[i + 1] as number,
+      (reads[i] as ReadInfo).op.completeIndex ?? -1,
+    );
+  }
+  const { seenIdx, seenT, lastPresent } = sightings(a, reads);
+  for (let k = 0; k < a.index.size; k++) {
+    const inv = a.addInv[k] as number;
+    const value = a.index.values[k];
+    let known: { index: number; time: number } | undefined;
+    if ((a.ackIdx[k] as number) <= (seenIdx[k] as number)) {
+      if (Number.isFinite(a.ackIdx[k])) known = { index: a.ackIdx[k] as number, time: a.ackT[k] as number };
+    } else known = { index: seenIdx[k] as number, time: seenT[k] as number };
+    const lp = lastPresent[k] ?? undefined;
+    // Last absent read: newest eligible read (completing after the add began) that lacks the element.
+    let la: Operation | undefined;
+    for (let i = 0; i < reads.length; i++) {
+      if ((suffixMaxComplete[i] as number) < inv) break;
+      const r = reads[i] as ReadInfo;
+      if ((r.op.completeIndex as number) < inv || r.members.has(k)) continue;
+      la = r.op;
+      break;
+    }
+    const isStable = lp !== undefined && (la === undefined || la.invokeIndex < lp.invokeIndex);
+    const isLost =
+      known !== undefined &&
+      la !== undefined &&
+      (lp === undefined || lp.invokeIndex < la.invokeIndex) &&
+      known.index < la.invokeIndex;
+    if (isStable) {
+      c.stable.push(value);
+      const stableTime = la === undefined ? 0 : la.invokeTime + 1;
+      const latencyMs = Math.max(0, stableTime - (known?.time ?? 0)) / 1e6;
+      c.stableLatencies.push(latencyMs);
+      if (latencyMs > 0) c.stale.push({ element: value, latencyMs });
+    } else if (isLost && la !== undefined) {
+      c.lost.push(value);
+      const lostTime = lp === undefined ? 0 : lp.invokeTime + 1;
+      const latencyMs = Math.max(0, lostTime - (known?.time ?? 0)) / 1e6;
+      c.lostLatencies.push(latencyMs);
+      if (c.anomalies.length < MAX_ANOMALIES)
+        pushCapped(c.anomalies, {
+          type: 'lost',
+          explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
+          ops: lp === undefined ? [la.id] : [lp.id, la.id],
+          element: value,
+        });
+    } else c.neverRead.push(value);
+  }
+  c.stale.sort((x, y) => y.latencyMs - x.latencyMs);
+  return c;
+}
+
+/** Duplicated, unexpected and (in linearizable mode) stale elements, after the lost ones. */
+function moreAnomalies(c: Classified, r: ReadContents, linearizable: boolean): void {
+  const { anomalies } = c;
+  for (const d of r.duplicated.values()) {
+    if (anomalies.length < MAX_ANOMALIES)
+      pushCapped(anomalies, {
+        type: 'duplicated',
+        explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
+        ops: [d.op],
+        element: d.value,
+        count: d.count,
+      });
+  }
+  for (const u of r.unexpected) {
+    if (anomalies.length < MAX_ANOMALIES)
+      pushCapped(anomalies, {
+        type: 'unexpected',
+        explanation: `read ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
+        ops: [u.op],
+      });
+  }
+  if (linearizable) {
+    for (const s of c.stale.slice(0, 8)) {
+      if (anomalies.length < MAX_ANOMALIES)
+        pushCapped(anomalies, {
+          type: 'stale',
+          explanation: `element ${JSON.stringify(s.element)} was missing from a read ${s.latencyMs.toFixed(3)} ms after it was known present`,
+          element: s.element,
+          latencyMs: s.latencyMs,
+        });
+    }
+  }
+}
+
 export const setFullChecker: Checker<SetFullOptions> = {
   name: 'set-full',
   check(ops: readonly Operation[], rawOptions: SetFullOptions) {
     const o = parseOptions('set-full', setFullOptionsSchema, rawOptions);
-    // Elements are interned into dense slots; per-element state lives in arrays indexed by slot.
-    const index = new ValueIndex();
-    const addInv: number[] = [];
-    const ackIdx: number[] = [];
-    const ackT: number[] = [];
-    const readOps: Operation[] = [];
-    let consumed = 0;
-    let addCount = 0;
-    for (const op of ops) {
-      if (!isClient(op)) continue;
-      if (op.f === o.addF) {
-        consumed++;
-        addCount++;
-        const i = index.intern(op.input);
-        if (i === addInv.length) {
-          addInv.push(op.invokeIndex);
-          ackIdx.push(Number.POSITIVE_INFINITY);
-          ackT.push(0);
-        } else if (op.invokeIndex < (addInv[i] as number)) addInv[i] = op.invokeIndex;
-        if (op.type === 'ok' && op.completeIndex !== null && op.completeIndex < (ackIdx[i] as number)) {
-          ackIdx[i] = op.completeIndex;
-          ackT[i] = op.completeTime ?? op.invokeTime;
-        }
-      } else if (op.f === o.readF) {
-        consumed++;
-        if (op.type === 'ok' && op.completeIndex !== null) readOps.push(op);
-      }
-    }
-    const n = index.size;
-    const reads: ReadInfo[] = [];
-    const duplicated = new Map<unknown, { value: unknown; count: number; op: number }>();
-    const unexpectedIndex = new ValueIndex();
-    const unexpected: { value: unknown; op: number }[] = [];
-    for (const op of readOps) {
-      const items = collectionItems(op.output);
-      if (items === null) {
-        throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
-      }
-      const members = new Set<number>();
-      let foreign: Set<number> | null = null;
-      for (const v of items) {
-        const i = index.slot(v);
-        let repeated: boolean;
-        if (i === -1) {
-          // Never added: unexpected. Slots of a second index keep such values apart from elements.
-          const u = unexpectedIndex.intern(v);
-          if (u === unexpected.length) unexpected.push({ value: v, op: op.id });
-          foreign ??= new Set();
-          repeated = foreign.has(u);
-          foreign.add(u);
-        } else {
-          repeated = members.has(i);
-          members.add(i);
-        }
-        if (repeated) {
-          const k = valueKey(v);
-          const d = duplicated.get(k);
-          if (d === undefined) duplicated.set(k, { value: v, count: 2, op: op.id });
-          else d.count++;
-        }
-      }
-      reads.push({ op, members });
-    }
-    // Newest read invocation first; suffixMaxComplete[i] = max completion index among reads[i..].
-    reads.sort((a, b) => b.op.invokeIndex - a.op.invokeIndex);
-    const suffixMaxComplete = new Float64Array(reads.length + 1).fill(-1);
-    for (let i = reads.length - 1; i >= 0; i--) {
-      suffixMaxComplete[i] = Math.max(
-        suffixMaxComplete[i + 1] as number,
-        (reads[i] as ReadInfo).op.completeIndex ?? -1,
-      );
-    }
-    // Known point and last-present per element, from the reads' contents (total read size).
-    const seenIdx = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
-    const seenT = new Array<number>(n).fill(0);
-    const lastPresent = new Array<Operation | null>(n).fill(null);
-    for (const r of reads) {
-      const ci = r.op.completeIndex as number;
-      for (const i of r.members) {
-        if (ci < (addInv[i] as number)) continue; // read finished before the add began: no evidence
-        if (ci < (seenIdx[i] as number)) {
-          seenIdx[i] = ci;
-          seenT[i] = r.op.completeTime ?? r.op.invokeTime;
-        }
-        const lp = lastPresent[i];
-        if (lp == null || r.op.invokeIndex > lp.invokeIndex) lastPresent[i] = r.op;
-      }
-    }
-    const stable: unknown[] = [];
-    const lost: unknown[] = [];
-    const neverRead: unknown[] = [];
-    const stale: { element: unknown; latencyMs: number }[] = [];
-    const stableLatencies: number[] = [];
-    const lostLatencies: number[] = [];
-    const anomalies: Anomaly[] = [];
-    for (let k = 0; k < n; k++) {
-      const inv = addInv[k] as number;
-      const value = index.values[k];
-      let known: { index: number; time: number } | undefined;
-      if ((ackIdx[k] as number) <= (seenIdx[k] as number)) {
-        if (Number.isFinite(ackIdx[k])) known = { index: ackIdx[k] as number, time: ackT[k] as number };
-      } else known = { index: seenIdx[k] as number, time: seenT[k] as number };
-      const lp = lastPresent[k] ?? undefined;
-      // Last absent read: newest eligible read (completing after the add began) that lacks the element.
-      let la: Operation | undefined;
-      for (let i = 0; i < reads.length; i++) {
-        if ((suffixMaxComplete[i] as number) < inv) break;
-        const r = reads[i] as ReadInfo;
-        if ((r.op.completeIndex as number) < inv || r.members.has(k)) continue;
-        la = r.op;
-        break;
-      }
-      const isStable = lp !== undefined && (la === undefined || la.invokeIndex < lp.invokeIndex);
-      const isLost =
-        known !== undefined &&
-        la !== undefined &&
-        (lp === undefined || lp.invokeIndex < la.invokeIndex) &&
-        known.index < la.invokeIndex;
-      if (isStable) {
-        stable.push(value);
-        const stableTime = la === undefined ? 0 : la.invokeTime + 1;
-        const latencyMs = Math.max(0, stableTime - (known?.time ?? 0)) / 1e6;
-        stableLatencies.push(latencyMs);
-        if (latencyMs > 0) stale.push({ element: value, latencyMs });
-      } else if (isLost && la !== undefined) {
-        lost.push(value);
-        const lostTime = lp === undefined ? 0 : lp.invokeTime + 1;
-        const latencyMs = Math.max(0, lostTime - (known?.time ?? 0)) / 1e6;
-        lostLatencies.push(latencyMs);
-        if (anomalies.length < MAX_ANOMALIES)
-          pushCapped(anomalies, {
-            type: 'lost',
-            explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
-            ops: lp === undefined ? [la.id] : [lp.id, la.id],
-            element: value,
-          });
-      } else neverRead.push(value);
-    }
-    for (const d of duplicated.values()) {
-      if (anomalies.length < MAX_ANOMALIES)
-        pushCapped(anomalies, {
-          type: 'duplicated',
-          explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
-          ops: [d.op],
-          element: d.value,
-          count: d.count,
-        });
-    }
-    for (const u of unexpected) {
-      if (anomalies.length < MAX_ANOMALIES)
-        pushCapped(anomalies, {
-          type: 'unexpected',
-          explanation: `read ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
-          ops: [u.op],
-        });
-    }
-    stale.sort((a, b) => b.latencyMs - a.latencyMs);
-    if (o.linearizable) {
-      for (const s of stale.slice(0, 8)) {
-        if (anomalies.length < MAX_ANOMALIES)
-          pushCapped(anomalies, {
-            type: 'stale',
-            explanation: `element ${JSON.stringify(s.element)} was missing from a read ${s.latencyMs.toFixed(3)} ms after it was known present`,
-            element: s.element,
-            latencyMs: s.latencyMs,
-          });
-      }
-    }
+    const a = collectAttempts(ops, o);
+    const r = readContents(a);
+    const c = classify(a, r.reads);
+    moreAnomalies(c, r, o.linearizable === true);
+    const { stable, lost, neverRead, stale } = c;
     const valid =
-      lost.length > 0 || duplicated.size > 0 || unexpected.length > 0 || (o.linearizable && stale.length > 0)
+      lost.length > 0 ||
+      r.duplicated.size > 0 ||
+      r.unexpected.length > 0 ||
+      (o.linearizable && stale.length > 0)
         ? false
         : stable.length === 0
           ? 'unknown'
@@ -238,27 +300,27 @@ export const setFullChecker: Checker<SetFullOptions> = {
     return result(
       'set-full',
       valid,
-      `set-full: ${fmt(addCount)} adds of ${fmt(n)} elements, ${fmt(reads.length)} ok reads: ${fmt(stable.length)} stable, ${fmt(lost.length)} lost, ${fmt(neverRead.length)} never read, ${fmt(stale.length)} stale, ${fmt(duplicated.size)} duplicated, ${fmt(unexpected.length)} unexpected`,
+      `set-full: ${fmt(a.addCount)} adds of ${fmt(a.index.size)} elements, ${fmt(r.reads.length)} ok reads: ${fmt(stable.length)} stable, ${fmt(lost.length)} lost, ${fmt(neverRead.length)} never read, ${fmt(stale.length)} stale, ${fmt(r.duplicated.size)} duplicated, ${fmt(r.unexpected.length)} unexpected`,
       SCOPE,
-      anomalies,
+      c.anomalies,
       {
-        opsConsumed: consumed,
-        attemptCount: n,
-        readCount: reads.length,
+        opsConsumed: a.consumed,
+        attemptCount: a.index.size,
+        readCount: r.reads.length,
         stableCount: stable.length,
         lostCount: lost.length,
         neverReadCount: neverRead.length,
         staleCount: stale.length,
-        duplicatedCount: duplicated.size,
-        unexpectedCount: unexpected.length,
+        duplicatedCount: r.duplicated.size,
+        unexpectedCount: r.unexpected.length,
         lost: intervalText(lost),
         neverRead: intervalText(neverRead),
         stale: intervalText(stale.map((s) => s.element)),
         worstStale: sample(stale, 8),
-        stableLatenciesMs: latencyQuantiles(stableLatencies),
-        lostLatenciesMs: latencyQuantiles(lostLatencies),
+        stableLatenciesMs: latencyQuantiles(c.stableLatencies),
+        lostLatenciesMs: latencyQuantiles(c.lostLatencies),
         duplicated: sample(
-          [...duplicated.values()].map((d) => ({ element: d.value, count: d.count })),
+          [...r.duplicated.values()].map((d) => ({ element: d.value, count: d.count })),
           48,
         ),
       },

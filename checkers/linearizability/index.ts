@@ -4,7 +4,7 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../../src/core/util/errors.ts';
 import type { CheckContext, Checker, CheckResult } from '../types.ts';
 import { checkOperations } from './check.ts';
-import { createModel, describeSemantics, FAILED_CAS, MODEL_NAMES, NIL_READS } from './models/index.ts';
+import { createModel, describeSemantics, FAILED_CAS, models, NIL_READS } from './models/index.ts';
 import { OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
 
@@ -12,14 +12,14 @@ export type { CheckOperationsOptions, CheckOutcome, PartitionResult } from './ch
 export { checkOperations } from './check.ts';
 export type { AnyModel, Model } from './model.ts';
 export { ILLEGAL } from './model.ts';
-export { createModel, MODEL_NAMES } from './models/index.ts';
+export { createModel, MODEL_NAMES, models } from './models/index.ts';
 
 /** Default search budget: generous, since Porcupine has none; `unknown` beats hanging. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export const linearizabilityOptionsSchema = z.strictObject({
-  model: z.string().refine((m) => MODEL_NAMES.includes(m), {
-    message: `unknown model; known: ${MODEL_NAMES.join(', ')}`,
+  model: z.string().refine((m) => models.has(m), {
+    error: () => `unknown model; known: ${models.names().join(', ')}`,
   }),
   /** Initial value for registers (nil or a value), counters (a number), kv strings, txn key maps. */
   initialValue: z.unknown().optional(),

@@ -15,7 +15,8 @@ import { type LocalCluster, localClusterDown, localClusterUp } from '../../src/l
  * removed in `test.after.always`. Each test file must use its own `name`: files run concurrently.
  * Without root, `ip`, `sshd` … the tests registered through `fx.test` are skipped and their titles say
  * why; set FAULTLINE_REQUIRE_CLUSTER=1 (CI) to make that a failure instead.
- * FAULTLINE_KEEP_CLUSTER=1 leaves the cluster up for debugging.
+ * FAULTLINE_KEEP_CLUSTER=1 leaves the cluster up for debugging. FAULTLINE_TEST_CLUSTER_PREFIX (e.g. `ci-`)
+ * goes in front of every name, so two checkouts running the suite on one host never share a cluster.
  */
 export interface ClusterFixture {
   /** Why the cluster cannot be built here, or null. */
@@ -63,7 +64,8 @@ function skippingTest(test: TestFn, reason: string): TestFn {
   return wrapped as unknown as TestFn;
 }
 
-export function withCluster(test: TestFn, opts: WithClusterOptions): ClusterFixture {
+export function withCluster(test: TestFn, given: WithClusterOptions): ClusterFixture {
+  const opts = { ...given, name: `${process.env.FAULTLINE_TEST_CLUSTER_PREFIX ?? ''}${given.name}` };
   const reason = process.env.FAULTLINE_SKIP_CLUSTER_TESTS
     ? 'FAULTLINE_SKIP_CLUSTER_TESTS is set'
     : localClusterUnavailableReason();

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { classifyFaultOp, parseFaults } from '../../src/app/run/faults.ts';
+import { classifyFaultOp } from '../../nemeses/registry.ts';
+import { parseFaults } from '../../nemeses/schedule.ts';
 import { Interpreter, type NemesisDriver } from '../../src/app/run/interpreter.ts';
 import { MemorySchedule } from '../../src/app/run/schedule.ts';
 import { MemorySink } from '../../src/app/run/sink.ts';
@@ -36,6 +37,7 @@ async function runOnce(seed: number) {
       nemesisDelayS: 0.1,
       rate: 200,
       recoveryS: 0,
+      seed,
     },
     workload.generator(),
     workload.finalGenerator(),

@@ -1,12 +1,7 @@
 import test from 'ava';
 import { execa } from 'execa';
-import {
-  exitCode,
-  parseConcurrency,
-  parseDurationMs,
-  parseFlags,
-  summaryTable,
-} from '../../src/app/run/test-command.ts';
+import { exitCode, parseConcurrency, parseFlags, summaryTable } from '../../src/app/run/test-command.ts';
+import { parseDuration } from '../../src/core/util/duration.ts';
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const run = (...args: string[]) =>
@@ -18,6 +13,8 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
     [['--local', '5', '--db', 'mongo'], /--db: unknown database "mongo"/],
     [['--local', '5', '--nemesis', 'flood'], /--nemesis: unknown fault "flood"/],
     [['--local', '5', '--time-limit', 'soon'], /--time-limit: "soon" is not a duration/],
+    [['--local', '5', '--time-limit', '30'], /--time-limit: "30" has no unit; write 30s/],
+    [['--local', '5', '--client', 'telnet'], /--client: unknown client "telnet"/],
     [['--workload', 'register'], /--inventory FILE or --local N/],
     [['--inventory', '/no/such/inventory.yaml'], /inventory/i],
   ] as const) {
@@ -35,10 +32,12 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
 });
 
 test('flags: durations, Jepsen concurrency, exit codes', (t) => {
-  t.is(parseDurationMs('60s', 'x'), 60_000);
-  t.is(parseDurationMs('500ms', 'x'), 500);
-  t.is(parseDurationMs('2m', 'x'), 120_000);
-  t.is(parseDurationMs('7', 'x'), 7000);
+  t.is(parseDuration('60s', 'x'), 60_000);
+  t.is(parseDuration('500ms', 'x'), 500);
+  t.is(parseDuration('2m', 'x'), 120_000);
+  // A bare number used to mean seconds here and milliseconds in `check --timeout`: now it names the flag
+  // and asks for a unit.
+  t.throws(() => parseDuration('7', '--time-limit'), { message: /--time-limit: "7" has no unit; write 7s/ });
   t.is(parseConcurrency('10', 5), 10);
   t.is(parseConcurrency('3n', 5), 15);
   t.throws(() => parseConcurrency('0', 5));
@@ -76,6 +75,7 @@ test('the summary table shows each checker, the run directory and the verdict', 
     ],
     stats: { invoked: 120, ok: 100, fail: 10, info: 10, timeouts: 2, nemesisOps: 4, inFlight: 0 },
     faults: [],
+    heal: null,
     elapsedS: 12,
   });
   t.regex(text, /linearizable\s+INVALID\s+120 ops/);

@@ -1,3 +1,4 @@
+import { BUILT_IN, Registry } from '../../../src/core/util/registry.ts';
 import type { AnyModel } from '../model.ts';
 import { makeCounter } from './counter.ts';
 import { makeFifoQueue } from './fifo-queue.ts';
@@ -35,19 +36,52 @@ function semantics(o: ModelOptions): RegisterSemantics {
   return { nilRead: o.nilRead ?? 'unknown', failedCas: o.failedCas ?? 'ignored' };
 }
 
-const factories: Record<string, (o: ModelOptions) => AnyModel> = {
-  register: (o) => makeRegister(false, o.initialValue ?? null, semantics(o)) as AnyModel,
-  'cas-register': (o) => makeRegister(true, o.initialValue ?? null, semantics(o)) as AnyModel,
-  kv: (o) => makeKv(o.initialValue) as AnyModel,
-  'multi-register': (o) => makeMultiRegister(o.initialValue ?? null, semantics(o)) as AnyModel,
-  'multi-register-txn': (o) => makeMultiRegisterTxn(o.initialValue, semantics(o)) as AnyModel,
-  set: () => makeSetModel() as AnyModel,
-  'fifo-queue': () => makeFifoQueue() as AnyModel,
-  mutex: () => makeMutex() as AnyModel,
-  counter: (o) => makeCounter(o.initialValue) as AnyModel,
-};
+/**
+ * The model registry: one entry per sequential model, with the op functions (`f`) it reads, so `plan
+ * check` can tell whether a workload's history gives the model anything to check. Plugins add models
+ * with `defineModel`; those run inline (a worker thread cannot rebuild a model it never loaded).
+ */
+export interface ModelDefinition {
+  name: string;
+  summary?: string;
+  /** The op functions the model reads. */
+  ops: readonly string[];
+  create(options: ModelOptions): AnyModel;
+}
 
-export const MODEL_NAMES: readonly string[] = Object.keys(factories);
+export const models = new Registry<ModelDefinition>('model');
+
+const builtIn: ModelDefinition[] = [
+  {
+    name: 'register',
+    ops: ['read', 'write'],
+    create: (o) => makeRegister(false, o.initialValue ?? null, semantics(o)) as AnyModel,
+  },
+  {
+    name: 'cas-register',
+    ops: ['read', 'write', 'cas'],
+    create: (o) => makeRegister(true, o.initialValue ?? null, semantics(o)) as AnyModel,
+  },
+  { name: 'kv', ops: ['get', 'put', 'append'], create: (o) => makeKv(o.initialValue) as AnyModel },
+  {
+    name: 'multi-register',
+    ops: ['read', 'write'],
+    create: (o) => makeMultiRegister(o.initialValue ?? null, semantics(o)) as AnyModel,
+  },
+  {
+    name: 'multi-register-txn',
+    ops: ['txn'],
+    create: (o) => makeMultiRegisterTxn(o.initialValue, semantics(o)) as AnyModel,
+  },
+  { name: 'set', ops: ['add', 'read'], create: () => makeSetModel() as AnyModel },
+  { name: 'fifo-queue', ops: ['enqueue', 'dequeue'], create: () => makeFifoQueue() as AnyModel },
+  { name: 'mutex', ops: ['acquire', 'release'], create: () => makeMutex() as AnyModel },
+  { name: 'counter', ops: ['add', 'read'], create: (o) => makeCounter(o.initialValue) as AnyModel },
+];
+for (const m of builtIn) models.register(m.name, m);
+
+/** The built-in models' names (plugins' models are in `models.names()`). */
+export const MODEL_NAMES: readonly string[] = builtIn.map((m) => m.name);
 
 /** Models whose verdict depends on `nilRead` / `failedCas`. */
 const NIL_READ_MODELS: ReadonlySet<string> = new Set([
@@ -82,13 +116,16 @@ const specs = new WeakMap<AnyModel, ModelSpec>();
 
 /** Build a model by name; null for an unknown name (the caller reports it as bad input). */
 export function createModel(name: string, options: ModelOptions = {}): AnyModel | null {
-  const make = factories[name];
-  if (!make) return null;
-  const model = make(options);
-  const kept: ModelOptions = { initialValue: options.initialValue };
-  if (options.nilRead !== undefined) kept.nilRead = options.nilRead;
-  if (options.failedCas !== undefined) kept.failedCas = options.failedCas;
-  specs.set(model, { name, options: kept });
+  const def = models.get(name);
+  if (!def) return null;
+  const model = def.create(options);
+  // Only built-in models can be rebuilt inside a worker thread.
+  if (models.originOf(name) === BUILT_IN) {
+    const kept: ModelOptions = { initialValue: options.initialValue };
+    if (options.nilRead !== undefined) kept.nilRead = options.nilRead;
+    if (options.failedCas !== undefined) kept.failedCas = options.failedCas;
+    specs.set(model, { name, options: kept });
+  }
   return model;
 }
 

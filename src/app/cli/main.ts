@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { packageVersion } from '../../core/util/package-info.ts';
+import { pluginArgs } from '../plugin/args.ts';
 
 /**
  * faultline's command line. Each file in ./commands exports `register(program)`; commands import their
@@ -38,8 +39,14 @@ async function buildProgram(): Promise<Command> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = await buildProgram();
   try {
+    // Plugins first: their names are choices in --help and in every registry the commands read.
+    const plugins = pluginArgs(argv.slice(2));
+    if (plugins.length > 0) {
+      const { loadPlugin } = await import('../plugin/load.ts');
+      for (const p of plugins) await loadPlugin(p);
+    }
+    const program = await buildProgram();
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -1,38 +1,31 @@
 import { z } from 'zod';
-import { PARTITION_TOPOLOGIES } from '../../../nemeses/topology.ts';
+import { checkers } from '../../../checkers/registry.ts';
+import { nemesisStepSchema } from '../../../nemeses/schedule.ts';
+import type { NemesisStep } from '../../../nemeses/types.ts';
+import type { Registry } from '../../core/util/registry.ts';
+import { clients } from '../../lib/clients/registry.ts';
+import { databases } from '../../lib/databases/registry.ts';
+import { type CheckerSpec, type Workload, workloads } from '../../lib/workloads/index.ts';
 
 /**
  * The executable binding of a scenario: what `faultline run` needs to actually execute it. It lives in a
  * fenced ```faultline YAML block inside a Markdown scenario, or under `binding:` in a native YAML/JSON
  * plan. The vocabulary follows Jepsen's names (nemesis kinds, partition topologies, checker names) so a
  * Jepsen user can read a binding without a glossary.
+ *
+ * Every name a binding uses (db, client, workload, checkers, nemesis kinds and their actions, topologies)
+ * is checked against its registry when the plan is read, so a plugin's names (`module:` in the binding,
+ * or `--plugin`) are as valid as faultline's own.
  */
 
-export const DBS = ['etcd', 'redis'] as const;
-export const WORKLOADS = ['register', 'multi-register', 'set', 'list-append', 'counter', 'bank'] as const;
-export const CHECKERS = [
-  'linearizable',
-  'elle',
-  'set',
-  'set-full',
-  'counter',
-  'bank',
-  'unique-ids',
-  'queue',
-  'total-queue',
-  'no-lost-ack',
-  'exactly-once',
-  'session',
-  'stats',
-  'perf',
-  'slo',
-  'fairness',
-] as const;
-export type CheckerName = (typeof CHECKERS)[number];
+/** A name a registry knows: checked when the plan is read, with the registry's current names. */
+function registered<T>(registry: Registry<T>): z.ZodType<string> {
+  return z.string().refine((n) => registry.has(n), {
+    error: (issue) => registry.unknownMessage(String(issue.input)),
+  });
+}
 
-/** Checkers that only summarise (stats, perf, slo): they can never see a consistency anomaly. */
-export const SURFACE_ONLY_CHECKERS: ReadonlySet<CheckerName> = new Set(['stats', 'perf']);
-
+/** The plan-level model names (spec §7.M "Model under test"), not the linearizability checker's models. */
 export const MODELS = [
   'register',
   'map',
@@ -46,65 +39,8 @@ export const MODELS = [
   'ledger',
 ] as const;
 
-/** The nemesis's own list: a plan can name exactly the topologies the partition nemesis computes. */
-export { PARTITION_TOPOLOGIES };
-export const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
-export const PACKET_BEHAVIOURS = ['delay', 'loss', 'corrupt', 'duplicate', 'reorder', 'rate'] as const;
-export const CLOCK_ACTIONS = ['reset', 'bump', 'strobe', 'scramble'] as const;
-export const DISK_ACTIONS = ['disk-full', 'slow', 'fsync-fail'] as const;
-
-/** Where a nemesis acts: a Jepsen target selector or explicit node names. */
-const targets = z.union([
-  z.enum(['one', 'minority', 'majority', 'all', 'primaries', 'minority-third']),
-  z.array(z.string().min(1)).min(1),
-]);
-
-/** When a fault window opens and how long it stays open, in seconds from the start of the workload. */
-const timing = {
-  startS: z.number().nonnegative().default(10),
-  durationS: z.number().positive().default(20),
-  /** Repeat the window every intervalS seconds until the run ends (Jepsen's cycling nemesis). */
-  intervalS: z.number().positive().optional(),
-  /** Cap on the number of windows this entry opens. */
-  count: z.number().int().positive().optional(),
-};
-
-export const nemesisStepSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('partition'),
-    /** `asymmetric` drops one direction only (A→B); every other topology drops both directions. */
-    topology: z.enum(PARTITION_TOPOLOGIES),
-    ...timing,
-  }),
-  z.strictObject({
-    kind: z.literal('packet'),
-    behaviour: z.enum(PACKET_BEHAVIOURS),
-    targets: targets.default('all'),
-    params: z.record(z.string(), z.unknown()).default({}),
-    ...timing,
-  }),
-  z.strictObject({
-    kind: z.literal('clock'),
-    action: z.enum(CLOCK_ACTIONS),
-    targets: targets.default('one'),
-    /** Offset for bump/strobe, milliseconds. */
-    deltaMs: z.number().optional(),
-    ...timing,
-  }),
-  z.strictObject({
-    kind: z.literal('process'),
-    action: z.enum(PROCESS_ACTIONS),
-    targets: targets.default('one'),
-    ...timing,
-  }),
-  z.strictObject({
-    kind: z.literal('disk'),
-    action: z.enum(DISK_ACTIONS),
-    targets: targets.default('one'),
-    ...timing,
-  }),
-]);
-export type NemesisStep = z.infer<typeof nemesisStepSchema>;
+export type { NemesisStep };
+export { nemesisStepSchema };
 
 /** One budget tier as numbers. Config size is nodes or tenants (exactly one of them). */
 export const tierSchema = z
@@ -123,27 +59,29 @@ export type Tier = z.infer<typeof tierSchema>;
 export const TIER_NAMES = ['smoke', 'hardening', 'release'] as const;
 export type TierName = (typeof TIER_NAMES)[number];
 
-export const dbOptionsSchema = z.strictObject({
-  /** etcd: serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
-  serializableReads: z.boolean().optional(),
-  /** Redis: send reads to the replicas instead of the primary: possibly stale. */
-  readFrom: z.enum(['primary', 'replicas']).optional(),
-});
-export type DbOptions = z.infer<typeof dbOptionsSchema>;
-
 const bindingBody = {
-  db: z.enum(DBS),
+  db: registered(databases),
   /**
-   * Options for the DB adapter. Strict: a misspelt option must not silently run the default (safe)
-   * configuration, which would turn a negative control into a false PASS.
+   * Options for the DB adapter, checked by the database's own schema. Strict: a misspelt option must not
+   * silently run the default (safe) configuration, which would turn a negative control into a false PASS.
    */
-  dbOptions: dbOptionsSchema.default({}),
-  workload: z.enum(WORKLOADS),
+  dbOptions: z.record(z.string(), z.unknown()).default({}),
+  /** The client; the database's default when absent. */
+  client: registered(clients).optional(),
+  /** Options for the client, checked by the client's schema. */
+  clientOptions: z.record(z.string(), z.unknown()).default({}),
+  workload: registered(workloads),
   concurrency: z.number().int().positive().default(5),
   /** Target request rate per second across all clients (open loop); absent = as fast as the clients go. */
   rate: z.number().positive().optional(),
   model: z.enum(MODELS),
-  checkers: z.array(z.enum(CHECKERS)).min(1),
+  /** The checkers that run, by name. */
+  checkers: z.array(registered(checkers)).min(1),
+  /**
+   * Options per checker, keyed by name (the `faultline check --options` shape): SLO thresholds, fairness
+   * groups, a linearizability model. `independent: true` checks each key on its own.
+   */
+  checkerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
   nemesis: z.array(nemesisStepSchema).default([]),
   tiers: z
     .strictObject({
@@ -157,28 +95,82 @@ const bindingBody = {
 /** Arms override any part of the parent binding (e.g. a different checker for `S5/export`). */
 export const armBindingSchema = z.strictObject({
   db: bindingBody.db.optional(),
-  dbOptions: dbOptionsSchema.optional(),
+  dbOptions: z.record(z.string(), z.unknown()).optional(),
+  client: bindingBody.client,
+  clientOptions: z.record(z.string(), z.unknown()).optional(),
   workload: bindingBody.workload.optional(),
   concurrency: z.number().int().positive().optional(),
   rate: bindingBody.rate,
   model: bindingBody.model.optional(),
   checkers: bindingBody.checkers.optional(),
+  checkerOptions: bindingBody.checkerOptions.optional(),
   nemesis: z.array(nemesisStepSchema).optional(),
   tiers: bindingBody.tiers.optional(),
 });
 
-export const bindingSchema = z.strictObject({
-  ...bindingBody,
-  /** Per-arm overrides keyed by surface (`api` for arm `S5/api`). */
-  arms: z.record(z.string(), armBindingSchema).default({}),
-});
+export const bindingSchema = z
+  .strictObject({
+    ...bindingBody,
+    /** Plugin modules this binding's names come from, relative to the plan (loaded before it is read). */
+    module: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    /**
+     * A database without code: a daemon description inline, or a YAML file relative to the plan. It is
+     * registered (and checked) before the plan is read; `db:` defaults to its name when inline.
+     */
+    daemon: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
+    /** Per-arm overrides keyed by surface (`api` for arm `S5/api`). */
+    arms: z.record(z.string(), armBindingSchema).default({}),
+  })
+  .superRefine((b, ctx) => {
+    // dbOptions and clientOptions, by the definitions' own schemas (a misspelt key is a plan error).
+    const db = databases.get(b.db);
+    if (db) checkOptions(db.options, b.dbOptions, ['dbOptions'], ctx, `${b.db} takes no options`);
+    const clientName = b.client ?? db?.defaultClient;
+    const client = clientName ? clients.get(clientName) : undefined;
+    if (client)
+      checkOptions(client.options, b.clientOptions, ['clientOptions'], ctx, `${clientName} takes no options`);
+    for (const name of Object.keys(b.checkerOptions))
+      if (!b.checkers.includes(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['checkerOptions', name],
+          message: `${name} is not in checkers`,
+        });
+  });
 export type Binding = z.infer<typeof bindingSchema>;
 export type ArmBinding = z.infer<typeof armBindingSchema>;
+
+function checkOptions(
+  schema:
+    | {
+        safeParse(v: unknown): {
+          success: boolean;
+          error?: { issues: { path: PropertyKey[]; message: string }[] };
+        };
+      }
+    | undefined,
+  value: Record<string, unknown>,
+  path: string[],
+  ctx: z.RefinementCtx,
+  noneMessage: string,
+): void {
+  if (!schema) {
+    if (Object.keys(value).length > 0) ctx.addIssue({ code: 'custom', path, message: noneMessage });
+    return;
+  }
+  const r = schema.safeParse(value);
+  if (!r.success)
+    for (const issue of r.error?.issues ?? [])
+      ctx.addIssue({ code: 'custom', path: [...path, ...issue.path.map(String)], message: issue.message });
+}
 
 /** `checker: linearizable` is accepted as shorthand for `checkers: [linearizable]`. */
 export function normaliseBindingInput(raw: unknown): unknown {
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
     const o = { ...(raw as Record<string, unknown>) };
+    const daemon = o.daemon as { name?: unknown } | undefined;
+    if (!('db' in o) && daemon && typeof daemon === 'object' && typeof daemon.name === 'string')
+      o.db = daemon.name;
     if ('checker' in o && !('checkers' in o)) {
       o.checkers = Array.isArray(o.checker) ? o.checker : [o.checker];
       delete o.checker;
@@ -212,4 +204,52 @@ export function scheduledWindows(steps: readonly NemesisStep[], durationS: numbe
     n += s.count === undefined ? fit : Math.min(fit, s.count);
   }
   return n;
+}
+
+/**
+ * The checkers a binding runs, with their options: each named checker gets the workload's own options
+ * for it (the register workload's linearizability model, bank's accounts), overridden by the binding's
+ * `checkerOptions` (`independent: true` checks each key on its own).
+ */
+export function bindingCheckers(
+  b: Pick<Binding, 'checkers' | 'checkerOptions'>,
+  workload: Pick<Workload, 'checkers'>,
+): CheckerSpec[] {
+  return b.checkers.map((name) => {
+    const canonical = checkers.canonical(name) ?? name;
+    const own = workload.checkers.find((c) => (checkers.canonical(c.name) ?? c.name) === canonical);
+    const { independent, ...options } = b.checkerOptions[name] ?? {};
+    const perKey = independent === undefined ? own?.independent : independent === true;
+    return {
+      name: canonical,
+      options: { ...own?.options, ...options },
+      ...(perKey && { independent: true }),
+    };
+  });
+}
+
+/** The workload a binding names, built for a nominal 3-node cluster (to read its default checkers). */
+export function nominalWorkload(b: Pick<Binding, 'workload' | 'concurrency'>): Workload | null {
+  const def = workloads.get(b.workload);
+  return def ? def.create({ nodes: ['n1', 'n2', 'n3'], concurrency: b.concurrency }) : null;
+}
+
+/**
+ * Checkers that would find nothing to read in the workload's history: each reads only some op
+ * functions (`consumes`), and the workload issues none of them.
+ */
+export function checkersWithNothingToRead(b: Binding): { name: string; reason: string }[] {
+  const wdef = workloads.get(b.workload);
+  const workload = nominalWorkload(b);
+  if (!wdef || !workload) return [];
+  const out: { name: string; reason: string }[] = [];
+  for (const spec of bindingCheckers(b, workload)) {
+    const reads = checkers.get(spec.name)?.consumes?.(spec.options) ?? null;
+    if (reads && !reads.some((f) => wdef.ops.includes(f)))
+      out.push({
+        name: spec.name,
+        reason: `${spec.name} reads ${reads.join(', ')} ops; workload ${b.workload} issues ${wdef.ops.join(', ')}: it would check nothing`,
+      });
+  }
+  return out;
 }

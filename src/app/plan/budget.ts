@@ -1,3 +1,4 @@
+import { durationUnitMs } from '../../core/util/duration.ts';
 import type { Tier } from './binding.ts';
 
 /**
@@ -18,28 +19,6 @@ export interface ParsedBudget {
 
 export type BudgetDimension = 'size' | 'durationS' | 'faultWindows' | 'seeds';
 export const BUDGET_DIMENSIONS: readonly BudgetDimension[] = ['size', 'durationS', 'faultWindows', 'seeds'];
-
-const DURATION_UNITS: Record<string, number> = {
-  ms: 0.001,
-  s: 1,
-  sec: 1,
-  secs: 1,
-  second: 1,
-  seconds: 1,
-  m: 60,
-  min: 60,
-  mins: 60,
-  minute: 60,
-  minutes: 60,
-  h: 3600,
-  hr: 3600,
-  hrs: 3600,
-  hour: 3600,
-  hours: 3600,
-  d: 86400,
-  day: 86400,
-  days: 86400,
-};
 
 const NUMBER = String.raw`(\d+(?:[.,]\d+)?)`;
 
@@ -74,9 +53,9 @@ const MATCHERS: { re: RegExp; apply: (out: ParsedBudget, m: RegExpMatchArray) =>
   {
     re: new RegExp(`^${NUMBER}\\s*([a-z]+)\\b`),
     apply: (o, m) => {
-      const unit = DURATION_UNITS[m[2]!];
-      if (unit === undefined) return false;
-      o.durationS = num(m[1]!) * unit;
+      const unitMs = durationUnitMs(m[2]!);
+      if (unitMs === undefined) return false;
+      o.durationS = (num(m[1]!) * unitMs) / 1000;
       return true;
     },
   },

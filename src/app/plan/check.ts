@@ -1,4 +1,4 @@
-import { scheduledWindows } from './binding.ts';
+import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
 import {
   forbiddenBudgetReason,
   formatTier,
@@ -455,6 +455,7 @@ function checkBinding(r: ResolvedScenario, add: Add): void {
       'warning',
     );
   }
+  for (const c of checkersWithNothingToRead(b)) add('binding.checkers', c.reason);
   if (b.model === 'session' && b.checkers.includes('linearizable') && !b.checkers.includes('session')) {
     add(
       'binding.checkers',

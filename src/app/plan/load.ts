@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
+import { optionsIssue } from '../../core/util/options.ts';
+import { bindingCheckers, nominalWorkload } from './binding.ts';
 import { parseMarkdownPlan } from './markdown.ts';
 import type { Problem } from './problem.ts';
 import { resolveScenarios } from './resolve.ts';
@@ -24,7 +27,83 @@ export async function loadPlan(path: string): Promise<LoadedPlan> {
   } catch (err) {
     throw new UserError(`${path}: cannot read plan: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  return parsePlanText(text, path);
+  await loadBindingModules(text, path);
+  const plan = parsePlanText(text, path);
+  plan.loadProblems.push(...(await checkerOptionProblems(plan)));
+  return plan;
+}
+
+/**
+ * The options each binding's checkers would run with, checked by the checkers' own schemas (loaded
+ * lazily, hence here and not in the synchronous checks): an SLO without thresholds, a fairness checker
+ * without groups, a final-state checker without its dump are plan errors, not a run that ends unknown.
+ */
+async function checkerOptionProblems(plan: LoadedPlan): Promise<Problem[]> {
+  const out: Problem[] = [];
+  for (const r of plan.resolved) {
+    const b = r.binding;
+    const workload = b && nominalWorkload(b);
+    if (!b || !workload) continue;
+    for (const spec of bindingCheckers(b, workload)) {
+      const def = checkers.get(spec.name);
+      const loaded = def ? await def.load().catch(() => null) : null;
+      const parsed = loaded?.schema?.safeParse(spec.options);
+      if (parsed && !parsed.success)
+        out.push({
+          scenario: r.id,
+          field: `binding.checkerOptions.${spec.name}`,
+          reason: optionsIssue(parsed.error.issues),
+          severity: 'error',
+          line: r.scenario.fieldLines.binding ?? r.scenario.line,
+        });
+    }
+  }
+  return out;
+}
+
+/**
+ * The plugin modules the plan's bindings name (`module: ./plugin.ts`, relative to the plan), loaded
+ * before the plan is read so the names they register are valid in its bindings. The text is only
+ * skimmed here; the real reading (with every problem located) comes after.
+ */
+export async function loadBindingModules(text: string, path: string): Promise<string[]> {
+  const modules = new Set<string>();
+  const daemons: unknown[] = [];
+  const add = (binding: unknown) => {
+    const m = (binding as { module?: unknown } | null)?.module;
+    for (const x of Array.isArray(m) ? m : [m]) if (typeof x === 'string' && x !== '') modules.add(x);
+    const d = (binding as { daemon?: unknown } | null)?.daemon;
+    if (d !== undefined && d !== null) daemons.push(d);
+  };
+  const ext = extname(path).toLowerCase();
+  if (ext === '.yaml' || ext === '.yml' || ext === '.json') {
+    const raw = skim(() => (ext === '.json' ? JSON.parse(text) : parseYaml(text)));
+    const scenarios = (raw as { scenarios?: unknown } | null)?.scenarios;
+    if (Array.isArray(scenarios)) for (const sc of scenarios) add((sc as { binding?: unknown })?.binding);
+  } else {
+    for (const m of text.matchAll(/^(?:```|~~~)faultline[ \t]*\r?\n([\s\S]*?)^(?:```|~~~)/gm))
+      add(skim(() => parseYaml(m[1] as string)));
+  }
+  if (modules.size === 0 && daemons.length === 0) return [];
+  const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load.ts');
+  const { parseDaemonDescription } = await import('../../lib/databases/daemon-db.ts');
+  for (const m of modules) await loadPlugin(m, dirname(path));
+  for (const d of daemons)
+    registerDaemon(
+      typeof d === 'string'
+        ? readDaemonDescription(resolve(dirname(path), d))
+        : parseDaemonDescription(d, `${path}: binding.daemon`),
+      path,
+    );
+  return [...modules];
+}
+
+function skim(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
 }
 
 export function parsePlanText(text: string, path: string): LoadedPlan {

@@ -1,3 +1,4 @@
+import type { NemesisDriver } from '../../../nemeses/types.ts';
 import type { Rng } from '../../core/generator/rng.ts';
 import {
   type Context,
@@ -30,18 +31,7 @@ import type { EventSink } from './sink.ts';
  *   from there, so a stalled system cannot hide behind a slowed-down arrival rate.
  */
 
-export interface NemesisDriver {
-  /** Carry out one nemesis op; the returned value (with evidence) becomes the completion's value. */
-  invoke(op: { f: string; value: unknown }, signal: AbortSignal): Promise<NemesisCompletion>;
-  /** Ids of fault windows active right now, or null. */
-  activeWindows(): string[] | null;
-}
-
-export interface NemesisCompletion {
-  value: unknown;
-  error?: unknown;
-  extras?: Record<string, unknown>;
-}
+export type { NemesisCompletion, NemesisDriver } from '../../../nemeses/types.ts';
 
 export interface InterpreterOptions {
   generator: Generator;

@@ -1,56 +1,104 @@
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
+import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
-import type { Remote } from '../../core/control/types.ts';
+import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
-import { EtcdClient } from '../../lib/clients/etcd.ts';
-import type { Client } from '../../lib/clients/types.ts';
-import { EtcdDb } from '../../lib/databases/etcd.ts';
-import type { DB, DbContext } from '../../lib/databases/types.ts';
-import { WORKLOAD_NAMES } from '../../lib/workloads/index.ts';
-import { parseFaults } from './faults.ts';
+import { clients } from '../../lib/clients/registry.ts';
+import { connectCluster } from '../../lib/clusters/connect.ts';
+import { databases } from '../../lib/databases/registry.ts';
+import { createSut } from '../../lib/sut.ts';
+import { workloads } from '../../lib/workloads/index.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
 export async function testCommand(flags: Record<string, unknown>): Promise<number> {
   const o = parseFlags(flags);
-  const { remote, cleanup } = await connectCluster(o);
+  const cluster = await connectCluster(
+    {
+      ...(o.inventory && { inventory: o.inventory }),
+      ...(o.local && { local: o.local }),
+      clusterName: o.clusterName,
+    },
+    { ssh: o.ssh, localLifetime: 'keep', log: (line) => process.stderr.write(`${line}\n`) },
+  );
+  const remote = cluster.remote;
   try {
     const nodes = remote.nodes.map((n) => n.name);
     const concurrency = parseConcurrency(o.concurrency, nodes.length);
-    const { db, makeClient } = await makeDbAndClient(o.db, remote, nodes, o.workload, o.serializableReads);
+    const sut = await createSut(
+      {
+        db: o.db,
+        ...(o.client && { client: o.client }),
+        workload: o.workload,
+        dbOptions: o.dbOptions,
+        where: '--db',
+      },
+      remote,
+    );
     const seed = o.seed ?? randomInt(1, 2 ** 31 - 1);
     const outDir = o.out ?? join('store', `${o.db}-${o.workload}`, timestamp());
     process.stderr.write(
       `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
         `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}\n`,
     );
-    const result = await runTest({
-      remote,
-      db,
-      makeClient,
-      workload: o.workload,
-      faults: o.faults,
-      nemesisIntervalS: o.nemesisIntervalS,
-      timeLimitS: o.timeLimitS,
-      concurrency,
-      rate: o.rate,
-      seed,
-      outDir,
-      opTimeoutMs: o.opTimeoutMs,
-      recoveryS: o.recoveryS,
-      leaveDbRunning: o.leaveDbRunning,
-      ...(o.replay && { replay: o.replay }),
-      onProgress: progressPrinter(),
-      meta: { serializableReads: o.serializableReads, argv: process.argv.slice(2) },
-    });
+    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
+    const result = await withInterrupt((signal) =>
+      runTest({
+        remote,
+        db: sut.db,
+        makeClient: sut.makeClient,
+        workload: o.workload,
+        faults: o.faults,
+        nemesisIntervalS: o.nemesisIntervalS,
+        timeLimitS: o.timeLimitS,
+        concurrency,
+        rate: o.rate,
+        seed,
+        outDir,
+        opTimeoutMs: o.opTimeoutMs,
+        recoveryS: o.recoveryS,
+        leaveDbRunning: o.leaveDbRunning,
+        ...(o.replay && { replay: o.replay }),
+        ...(faultSchedule && { faultSchedule }),
+        onProgress: progressPrinter(),
+        meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
+        signal,
+      }),
+    );
     if (process.stderr.isTTY) process.stderr.write('\n');
     if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else process.stdout.write(summaryTable(result));
     return exitCode(result.valid);
   } finally {
-    await cleanup();
+    await cluster.close();
+  }
+}
+
+/**
+ * Ctrl-C stops the workload; the run then heals every fault, closes the history and checks what ran. A
+ * second Ctrl-C exits at once (the fault ledger says what `faultline heal --ledger` must finish).
+ */
+async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  const onSignal = () => {
+    if (abort.signal.aborted) {
+      process.stderr.write(
+        '\nsecond interrupt: exiting now; heal with: faultline heal --ledger <run>/ledger.jsonl\n',
+      );
+      process.exit(130);
+    }
+    process.stderr.write('\ninterrupt: stopping the workload, healing faults (Ctrl-C again to quit now)\n');
+    abort.abort(new Error('interrupted'));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await run(abort.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 
@@ -59,12 +107,15 @@ export function exitCode(valid: Validity): number {
 }
 
 interface TestFlags {
-  db: 'etcd' | 'redis';
+  db: string;
+  client?: string;
+  dbOptions: Record<string, unknown>;
   workload: string;
   inventory?: string;
   local?: number;
   clusterName: string;
-  faults: ReturnType<typeof parseFaults>;
+  faults: string[];
+  faultSchedule?: string;
   nemesisIntervalS: number;
   timeLimitS: number;
   concurrency: string;
@@ -78,15 +129,6 @@ interface TestFlags {
   leaveDbRunning: boolean;
   json: boolean;
   ssh: SshCliOptions;
-}
-
-/** "60s", "500ms", "2m", "1h" or bare seconds → ms. */
-export function parseDurationMs(text: string, flag: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m) throw new UserError(`${flag}: "${text}" is not a duration (e.g. 60s, 500ms, 2m)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
 }
 
 /** `10` or Jepsen's `3n` (× node count). */
@@ -107,10 +149,13 @@ function positiveInt(text: unknown, flag: string): number {
 
 export function parseFlags(f: Record<string, unknown>): TestFlags {
   const db = String(f.db ?? 'etcd');
-  if (db !== 'etcd' && db !== 'redis') throw new UserError(`--db: unknown database "${db}" (etcd or redis)`);
+  const dbDef = databases.require(db, '--db');
   const workload = String(f.workload ?? 'register');
-  if (!WORKLOAD_NAMES.includes(workload))
-    throw new UserError(`--workload: unknown workload "${workload}" (one of ${WORKLOAD_NAMES.join(', ')})`);
+  workloads.require(workload, '--workload');
+  if (f.client !== undefined) clients.require(String(f.client), '--client');
+  const serializableReads = f.serializableReads === true;
+  if (serializableReads && !dbDef.staleReads)
+    throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
   if (f.inventory && f.local) throw new UserError('--inventory and --local exclude each other');
   if (!f.inventory && !f.local) throw new UserError('say where the nodes are: --inventory FILE or --local N');
   const rate = Number(f.rate ?? 100);
@@ -118,16 +163,18 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     throw new UserError(`--rate: expected a positive number of ops per second (got ${String(f.rate)})`);
   const out: TestFlags = {
     db,
+    ...(f.client !== undefined && { client: String(f.client) }),
+    dbOptions: serializableReads ? { ...dbDef.staleReads } : {},
     workload,
     clusterName: String(f.clusterName ?? 'faultline-test'),
     faults: parseFaults(f.nemesis === undefined ? undefined : String(f.nemesis)),
-    nemesisIntervalS: parseDurationMs(String(f.nemesisInterval ?? '10s'), '--nemesis-interval') / 1000,
-    timeLimitS: parseDurationMs(String(f.timeLimit ?? '60s'), '--time-limit') / 1000,
+    nemesisIntervalS: parseDuration(String(f.nemesisInterval ?? '10s'), '--nemesis-interval') / 1000,
+    timeLimitS: parseDuration(String(f.timeLimit ?? '60s'), '--time-limit') / 1000,
     concurrency: String(f.concurrency ?? '1n'),
     rate,
-    opTimeoutMs: parseDurationMs(String(f.opTimeout ?? '5s'), '--op-timeout'),
-    recoveryS: parseDurationMs(String(f.recovery ?? '10s'), '--recovery') / 1000,
-    serializableReads: f.serializableReads === true,
+    opTimeoutMs: parseDuration(String(f.opTimeout ?? '5s'), '--op-timeout'),
+    recoveryS: parseDuration(String(f.recovery ?? '10s'), '--recovery') / 1000,
+    serializableReads,
     leaveDbRunning: f.leaveDbRunning === true,
     json: f.json === true,
     ssh: sshCliOptionsFrom(f),
@@ -142,57 +189,8 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   }
   if (f.out) out.out = String(f.out);
   if (f.replay) out.replay = String(f.replay);
+  if (f.faultSchedule) out.faultSchedule = String(f.faultSchedule);
   return out;
-}
-
-async function connectCluster(o: TestFlags): Promise<{ remote: Remote; cleanup: () => Promise<void> }> {
-  const { loadInventory } = await import('../../core/control/inventory.ts');
-  const { connectRemote } = await import('../../core/control/ssh-remote.ts');
-  const { remoteOptionsFor } = await import('../../core/control/connect.ts');
-  let inventoryPath = o.inventory;
-  if (o.local !== undefined) {
-    const { ensureLocalCluster } = await import('../../lib/clusters/local.ts');
-    const { cluster, created } = await ensureLocalCluster(o.clusterName, o.local);
-    if (created)
-      process.stderr.write(
-        `local cluster ${o.clusterName} is up (${cluster.subnet}); it stays up for later runs: faultline cluster down --name ${o.clusterName}\n`,
-      );
-    inventoryPath = cluster.inventoryPath;
-  }
-  const inv = loadInventory(inventoryPath as string);
-  // The inventory's hostKeyCheck and the --accept-new-host-keys / --insecure-skip-host-key-check flags.
-  const remote = await connectRemote(inv.nodes, remoteOptionsFor(inv, o.ssh));
-  return { remote, cleanup: () => remote.close() };
-}
-
-async function makeDbAndClient(
-  name: 'etcd' | 'redis',
-  remote: Remote,
-  nodes: string[],
-  workload: string,
-  serializableReads: boolean,
-): Promise<{ db: DB; makeClient: (opts: Record<string, unknown>) => Client }> {
-  const ctx: DbContext = { remote, nodes };
-  if (name === 'etcd') {
-    const db = new EtcdDb();
-    const urls = Object.fromEntries(nodes.map((n) => [n, db.clientAddress(ctx, n)]));
-    return {
-      db,
-      makeClient: (opts) => new EtcdClient({ workload, urls, serializableReads, ...opts }),
-    };
-  }
-  const { RedisDb } = await import('../../lib/databases/redis.ts');
-  const { RedisClient, REDIS_WORKLOADS } = await import('../../lib/clients/redis.ts');
-  if (!REDIS_WORKLOADS.includes(workload))
-    throw new UserError(
-      `--workload ${workload} is not supported on redis (one of ${REDIS_WORKLOADS.join(', ')})`,
-    );
-  const db = new RedisDb();
-  return {
-    db,
-    makeClient: (opts) =>
-      new RedisClient({ workload, db, ctx, readFromReplicas: serializableReads, ...opts }),
-  };
 }
 
 function timestamp(): string {

@@ -1,6 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
+import type { HealReport } from '../../../nemeses/heal.ts';
+import { FaultPlane } from '../../../nemeses/plane.ts';
+import { classifyFaultOp } from '../../../nemeses/registry.ts';
+import { buildSchedule, type Schedule, scheduleOps, scheduleToJson } from '../../../nemeses/schedule.ts';
+import type { FaultRecord, Nemesis } from '../../../nemeses/types.ts';
 import { RemoteChannelError } from '../../core/control/errors.ts';
 import type { Remote } from '../../core/control/types.ts';
 import {
@@ -21,15 +26,16 @@ import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
-import type { DB, DbContext } from '../../lib/databases/types.ts';
-import { makeWorkload } from '../../lib/workloads/index.ts';
+import type { Database, DbContext } from '../../lib/databases/types.ts';
+import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
+import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
-import { type FaultName, faultGenerator, finalFaultGenerator } from './faults.ts';
 import { openHistorySink } from './history-sink.ts';
 import { Interpreter, type InterpreterStats } from './interpreter.ts';
-import { FaultDriver, type NemesisLookup } from './nemesis-driver.ts';
 import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
+import { type ClockWrappers, installClockWrappers, sutHooks } from './sut-hooks.ts';
 
 /**
  * One `faultline test` run, in Jepsen's order (reference §1.4): DB cycle (teardown, install, setup, ready)
@@ -37,23 +43,24 @@ import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
  * heal every fault → recovery sleep → final reads → collect node logs → DB teardown → checkers.
  * Faults are healed and the DB torn down in `finally`, whatever happened before.
  *
- * The run directory holds: test.json (the options), history.jsonl, schedule.json, ledger.jsonl (faults),
- * faults.json (records with landing evidence), <node>/… (DB logs), results.json and checker artifacts,
- * and Jepsen's history.edn and results.edn.
+ * The run directory holds: test.json (the options), history.jsonl, schedule.json (every op),
+ * fault-schedule.json (the nemesis ops, replayable), ledger.jsonl (faults), faults.json (records with
+ * landing evidence), heal.json (the final heal and sweep), <node>/… (DB logs), results.json and checker
+ * artifacts, and Jepsen's history.edn and results.edn.
  */
 export interface TestRunOptions {
   remote: Remote;
-  db: DB;
+  db: Database;
   /** Builds the workload's client for this DB (given the workload's client options). */
-  makeClient: (clientOptions: Record<string, unknown>) => Client;
+  makeClient: (clientOptions: Record<string, unknown>) => Client | Promise<Client>;
   workload: string;
-  faults: readonly FaultName[];
+  /** The checkers to run (with their options), given the workload; the workload's own when absent. */
+  checkers?: readonly CheckerSpec[] | ((workload: Workload) => readonly CheckerSpec[]);
+  /** Random fault classes (`--nemesis`), scheduled Jepsen-style every `nemesisIntervalS` on average. */
+  faults: readonly string[];
   nemesisIntervalS: number;
-  /**
-   * A fault schedule of the caller's own (nemesis ops, see faults.ts for their names) instead of the one
-   * built from `faults`; `final` must heal everything `main` can start.
-   */
-  faultSchedule?: { main: GenLike; final: GenLike };
+  /** A fault schedule of the caller's own (a plan's windows, a replayed fault-schedule.json). */
+  faultSchedule?: Schedule;
   /**
    * How clock faults move time: 'faketime' (the DB runs under the libfaketime wrapper) or 'settime' (the
    * node's kernel clock). Default: faketime when a node shares the control host's kernel clock (a
@@ -61,8 +68,8 @@ export interface TestRunOptions {
    */
   clockMode?: 'faketime' | 'settime';
   /** Restrict the target selectors drawn per fault class (e.g. partition: ['primaries']). */
-  faultTargets?: Partial<Record<FaultName, readonly string[]>>;
-  /** How long the workload runs (the nemesis starts after `nemesisDelayS`). */
+  faultTargets?: Readonly<Record<string, readonly string[]>>;
+  /** How long the workload runs (random faults start after `nemesisDelayS`). */
   timeLimitS: number;
   nemesisDelayS?: number;
   concurrency: number;
@@ -75,7 +82,8 @@ export interface TestRunOptions {
   leaveDbRunning?: boolean;
   /** Replay this schedule.json instead of generating ops. */
   replay?: string;
-  lookupNemesis?: NemesisLookup;
+  /** Nemesis by kind (tests pass fakes); the registry's by default. */
+  lookupNemesis?: (kind: string) => Promise<Nemesis>;
   /** Called about once a second with the live figures. */
   onProgress?: (p: Progress) => void;
   /** Extra fields for test.json (the argv, the DB options …). */
@@ -96,11 +104,45 @@ export interface TestRunResult {
   runDir: string;
   results: CheckResult[];
   stats: InterpreterStats;
-  faults: unknown[];
+  faults: FaultRecord[];
+  /** The final heal and the sweep of every node (null when the run had no faults). */
+  heal: HealReport | null;
   elapsedS: number;
 }
 
+/** What the passes of one run share. */
+interface RunState {
+  o: TestRunOptions;
+  started: number;
+  runDir: string;
+  nodes: string[];
+  dbCtx: DbContext;
+  workload: Workload;
+  rng: Rng;
+  schedule: Schedule | null;
+  plane: FaultPlane | undefined;
+  clock: ClockWrappers | undefined;
+}
+
 export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
+  const s = prepareRun(o);
+  let stats: InterpreterStats | undefined;
+  let heal: HealReport | null = null;
+  let runError: unknown;
+  try {
+    await setUpDatabase(s);
+    stats = await runWorkload(s);
+  } catch (err) {
+    runError = err;
+  } finally {
+    heal = await healAndTearDown(s);
+  }
+  if (runError) throw runError;
+  return checkRun(s, stats as InterpreterStats, heal);
+}
+
+/** The run directory, test.json, the workload, the fault schedule and the fault plane. */
+function prepareRun(o: TestRunOptions): RunState {
   const started = Date.now();
   const runDir = resolve(o.outDir);
   mkdirSync(runDir, { recursive: true });
@@ -108,164 +150,196 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   const dbCtx: DbContext = { remote: o.remote, nodes };
   const workload = makeWorkload(o.workload, { nodes, concurrency: o.concurrency });
   const rng = new Rng(o.seed);
-  const historyPath = join(runDir, 'history.jsonl');
-  writeFileSync(
-    join(runDir, 'test.json'),
-    `${JSON.stringify(
-      {
-        db: o.db.name,
-        workload: o.workload,
-        nodes,
-        faults: o.faults,
-        nemesisIntervalS: o.nemesisIntervalS,
-        timeLimitS: o.timeLimitS,
-        concurrency: o.concurrency,
-        rate: o.rate,
-        seed: o.seed,
-        opTimeoutMs: o.opTimeoutMs,
-        recoveryS: o.recoveryS,
-        ...(o.replay && { replay: o.replay }),
-        startedAt: new Date(started).toISOString(),
-        ...o.meta,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-
-  const driver =
-    o.faults.length > 0 || o.replay || o.faultSchedule
-      ? new FaultDriver({
-          remote: o.remote,
-          db: o.db,
-          dbCtx,
-          lookup: o.lookupNemesis ?? defaultNemesisLookup,
-          rng,
-          ledgerPath: join(runDir, 'ledger.jsonl'),
-          // Clock faults act on the DB's own clock through the faketime wrapper when one is installed,
-          // else on the node's kernel clock; either way the DB's own time is evidence.
-          clockParams: () => ({
-            mode: clockWrappers ? 'faketime' : 'settime',
-            ...(clockWrappers && { name: o.db.name }),
-            ...(o.db.timeCommand && { timeCommand: o.db.timeCommand }),
-          }),
-        })
-      : undefined;
-
-  let stats: InterpreterStats | undefined;
-  let runError: unknown;
-  let clockWrappers: Record<string, unknown> | undefined;
-  try {
-    log().info({ db: o.db.name, nodes }, 'setting up the DB');
-    await onAll(nodes, (n) => retryLostChannel(() => o.db.teardown(dbCtx, n)));
-    await onAll(nodes, (n) => retryLostChannel(() => o.db.install(dbCtx, n)));
-    const clockMode =
-      o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
-    if (o.faults.includes('clock') && clockMode === 'faketime')
-      clockWrappers = await installClockWrappers(o.db, dbCtx);
-    await onAll(nodes, (n) => o.db.setup(dbCtx, n));
-    await o.db.awaitReady(dbCtx, 90_000);
-
-    const client = o.makeClient(workload.clientOptions);
-    await onAll(nodes, async (n) => {
-      const c = await client.open(n);
-      try {
-        await c.setup();
-      } finally {
-        await c.close();
-      }
-    });
-
-    const generator: Generator = o.replay
-      ? replaySchedule(await loadSchedule(o.replay))
-      : buildGenerator(o, workload.generator(), workload.finalGenerator());
-    const sink = await openHistorySink(historyPath);
-    const schedule = new ScheduleWriter(join(runDir, 'schedule.json'), {
-      seed: o.seed,
-      concurrency: o.concurrency,
-      nodes,
-      workload: o.workload,
-      faults: [...o.faults],
-    });
-    const interp = new Interpreter({
-      generator,
-      concurrency: o.concurrency,
-      nodes,
-      client,
-      ...(driver && { nemesis: driver }),
-      sink,
-      rng,
-      opTimeoutMs: o.opTimeoutMs,
-      schedule,
-      ...(o.signal && { signal: o.signal }),
-    });
-    const progress = o.onProgress
-      ? setInterval(() => {
-          const elapsedS = interp.clock.now() / 1e9;
-          o.onProgress?.({
-            elapsedS,
-            stats: interp.stats,
-            opsPerSec: elapsedS > 0 ? interp.stats.invoked / elapsedS : 0,
-            faults: driver?.activeFaults() ?? [],
-          });
-        }, 1000)
-      : undefined;
-    try {
-      stats = await interp.run();
-    } finally {
-      if (progress) clearInterval(progress);
-      await sink.close();
-      await schedule.close();
-    }
-  } catch (err) {
-    runError = err;
-  } finally {
-    if (driver) {
-      const failed = await driver.healAll();
-      if (failed.length > 0)
-        log().error({ failed }, 'some faults could not be healed; run faultline heal --ledger');
-      driver.close();
-      writeFileSync(join(runDir, 'faults.json'), `${JSON.stringify(driver.records, null, 2)}\n`);
-    }
-    await collectLogs(o.db, dbCtx, runDir);
-    if (!o.leaveDbRunning)
-      await onAll(nodes, (n) => o.db.teardown(dbCtx, n)).catch((e) =>
-        log().warn({ err: errorMessage(e) }, 'teardown'),
-      );
-  }
-  if (runError) throw runError;
-
-  log().info('checking the history');
-  const history = pairEvents(await loadHistory(historyPath, { format: 'jsonl' }));
-  const { valid, results } = await runChecks(
-    history,
-    workload.checkers,
-    driver ? driver.records : null,
+  const schedule = faultScheduleOf(o, nodes.length);
+  writeJson(join(runDir, 'test.json'), {
+    db: o.db.name,
+    workload: o.workload,
+    nodes,
+    faults: o.faults,
+    nemesisIntervalS: o.nemesisIntervalS,
+    timeLimitS: o.timeLimitS,
+    concurrency: o.concurrency,
+    rate: o.rate,
+    seed: o.seed,
+    opTimeoutMs: o.opTimeoutMs,
+    recoveryS: o.recoveryS,
+    ...(o.replay && { replay: o.replay }),
+    startedAt: new Date(started).toISOString(),
+    ...o.meta,
+  });
+  if (schedule) writeFileSync(join(runDir, 'fault-schedule.json'), scheduleToJson(schedule));
+  const state: RunState = {
+    o,
+    started,
     runDir,
-  );
-  const perf = await runChecks(history, [{ name: 'perf', options: {} }], null, runDir);
-  const perfResult = perf.results[0];
-  const elapsedS = (Date.now() - started) / 1000;
-  const out: TestRunResult = {
-    valid,
-    runDir,
-    results,
-    stats: stats as InterpreterStats,
-    faults: driver?.records ?? [],
-    elapsedS,
+    nodes,
+    dbCtx,
+    workload,
+    rng,
+    schedule,
+    plane: undefined,
+    clock: undefined,
   };
-  const resultsDoc = { valid, elapsedS, stats, results, perf: perfResult ?? null };
-  writeFileSync(join(runDir, 'results.json'), `${JSON.stringify(resultsDoc, null, 2)}\n`);
+  if (schedule || o.replay)
+    state.plane = new FaultPlane({
+      remote: o.remote,
+      ledgerPath: join(runDir, 'ledger.jsonl'),
+      // Read at injection time: the clock wrappers are installed during set-up.
+      sut: sutHooks(o.db, dbCtx, () => state.clock),
+      rng,
+      ...(o.lookupNemesis && { lookup: o.lookupNemesis }),
+    });
+  return state;
+}
+
+/** The caller's schedule, or Jepsen's combined schedule of the chosen classes; null without faults. */
+function faultScheduleOf(
+  o: Pick<
+    TestRunOptions,
+    'faultSchedule' | 'faults' | 'nemesisIntervalS' | 'timeLimitS' | 'nemesisDelayS' | 'seed' | 'faultTargets'
+  >,
+  nodeCount?: number,
+): Schedule | null {
+  if (o.faultSchedule) return o.faultSchedule;
+  if (o.faults.length === 0) return null;
+  return buildSchedule({
+    faults: o.faults,
+    intervalMs: o.nemesisIntervalS * 1000,
+    durationMs: o.timeLimitS * 1000,
+    delayMs: (o.nemesisDelayS ?? 5) * 1000,
+    seed: o.seed,
+    ...(nodeCount !== undefined && { nodeCount }),
+    ...(o.faultTargets && { targets: o.faultTargets }),
+  });
+}
+
+/** Teardown, install, (clock wrappers,) setup on every node, then wait until the cluster serves. */
+async function setUpDatabase(s: RunState): Promise<void> {
+  const { o, nodes, dbCtx } = s;
+  log().info({ db: o.db.name, nodes }, 'setting up the DB');
+  await onAll(nodes, (n) => retryLostChannel('DB teardown', () => o.db.teardown(dbCtx, n)));
+  const install = o.db.install?.bind(o.db);
+  if (install) await onAll(nodes, (n) => retryLostChannel('DB install', () => install(dbCtx, n)));
+  const clockMode =
+    o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
+  if (
+    clockMode === 'faketime' &&
+    s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'clock')
+  )
+    s.clock = await installClockWrappers(o.db, dbCtx, onAll);
+  await onAll(nodes, (n) => o.db.setup(dbCtx, n));
+  await o.db.awaitReady(dbCtx, 90_000);
+}
+
+/** Client setup, then the generator through the interpreter, streaming history and schedule to disk. */
+async function runWorkload(s: RunState): Promise<InterpreterStats> {
+  const { o, nodes, runDir, workload } = s;
+  const client = await o.makeClient(workload.clientOptions);
+  await onAll(nodes, async (n) => {
+    const c = await client.open(n);
+    try {
+      await c.setup();
+    } finally {
+      await c.close();
+    }
+  });
+  const generator: Generator = o.replay
+    ? replaySchedule(await loadSchedule(o.replay))
+    : buildGenerator(
+        { ...o, ...(s.schedule && { faultSchedule: s.schedule }) },
+        workload.generator(),
+        workload.finalGenerator(),
+      );
+  const sink = await openHistorySink(join(runDir, 'history.jsonl'));
+  const schedule = new ScheduleWriter(join(runDir, 'schedule.json'), {
+    seed: o.seed,
+    concurrency: o.concurrency,
+    nodes,
+    workload: o.workload,
+    faults: [...o.faults],
+  });
+  const interp = new Interpreter({
+    generator,
+    concurrency: o.concurrency,
+    nodes,
+    client,
+    ...(s.plane && { nemesis: s.plane }),
+    sink,
+    rng: s.rng,
+    opTimeoutMs: o.opTimeoutMs,
+    schedule,
+    ...(o.signal && { signal: o.signal }),
+  });
+  const progress = o.onProgress
+    ? setInterval(() => {
+        const elapsedS = interp.clock.now() / 1e9;
+        o.onProgress?.({
+          elapsedS,
+          stats: interp.stats,
+          opsPerSec: elapsedS > 0 ? interp.stats.invoked / elapsedS : 0,
+          faults: s.plane?.describeActive() ?? [],
+        });
+      }, 1000)
+    : undefined;
+  try {
+    return await interp.run();
+  } finally {
+    if (progress) clearInterval(progress);
+    await sink.close();
+    await schedule.close();
+  }
+}
+
+/** Heal every fault and sweep the nodes, collect the DB logs, tear the DB down. Never throws. */
+async function healAndTearDown(s: RunState): Promise<HealReport | null> {
+  const { o, nodes, dbCtx, runDir } = s;
+  let heal: HealReport | null = null;
+  if (s.plane) {
+    heal = await s.plane.healAll('used');
+    if (!heal.clean)
+      log().error(
+        { faults: heal.faults.filter((f) => !f.healed), sweep: heal.sweep.filter((x) => !x.clean) },
+        'not everything healed cleanly; run faultline heal --ledger',
+      );
+    s.plane.close();
+    writeJson(join(runDir, 'faults.json'), s.plane.records);
+    writeJson(join(runDir, 'heal.json'), heal);
+  }
+  await collectLogs(o.db, dbCtx, runDir);
+  if (!o.leaveDbRunning)
+    await onAll(nodes, (n) => o.db.teardown(dbCtx, n)).catch((e) =>
+      log().warn({ err: errorMessage(e) }, 'teardown'),
+    );
+  return heal;
+}
+
+/** The declared checkers, the run's own checks (workload, faults) and perf; results.json. */
+async function checkRun(
+  s: RunState,
+  stats: InterpreterStats,
+  heal: HealReport | null,
+): Promise<TestRunResult> {
+  const { o, runDir } = s;
+  log().info('checking the history');
+  const history = pairEvents(await loadHistory(join(runDir, 'history.jsonl'), { format: 'jsonl' }));
+  const records = s.plane?.records ?? null;
+  const specs =
+    typeof o.checkers === 'function' ? o.checkers(s.workload) : (o.checkers ?? s.workload.checkers);
+  const { valid, results } = await runChecks(history, specs, records, runDir);
+  const perf = await runChecks(history, [{ name: 'perf', options: {} }], null, runDir);
+  const elapsedS = (Date.now() - s.started) / 1000;
+  const resultsDoc = { valid, elapsedS, stats, results, perf: perf.results[0] ?? null };
+  writeJson(join(runDir, 'results.json'), resultsDoc);
   // Jepsen's history.edn and results.edn beside the JSON files.
   await writeRunEdn(runDir, resultsDoc).catch((err) =>
     log().warn({ err: errorMessage(err) }, 'could not write history.edn / results.edn'),
   );
-  return out;
+  return { valid, runDir, results, stats, faults: records ?? [], heal, elapsedS };
 }
 
 /**
- * Jepsen's etcd shape: the workload at `rate` under a time limit with the nemesis starting after a delay,
- * then heal everything, wait for recovery, and the workload's final reads.
+ * Jepsen's etcd shape: the workload at `rate` under a time limit with the faults on their schedule
+ * (timed nemesis ops), then heal everything, wait for recovery, and the workload's final reads.
  */
 export function buildGenerator(
   o: Pick<
@@ -278,24 +352,18 @@ export function buildGenerator(
     | 'recoveryS'
     | 'faultTargets'
     | 'faultSchedule'
+    | 'seed'
   >,
   main: GenLike,
   final: GenLike | null,
 ): Generator {
   const T = o.timeLimitS * SECOND;
-  const faults =
-    o.faultSchedule?.main ?? faultGenerator(o.faults, o.nemesisIntervalS * SECOND, o.faultTargets);
-  const heal = o.faultSchedule
-    ? o.faultSchedule.final
-    : o.faults.length > 0
-      ? finalFaultGenerator(o.faults)
-      : null;
+  const schedule = faultScheduleOf(o);
+  const faults = schedule ? scheduleOps(schedule) : null;
   const clientPhase = clients(timeLimit(T, rate(o.rate, main)));
-  const mainPhase = faults
-    ? any(clientPhase, nemesis(timeLimit(T, [sleep((o.nemesisDelayS ?? 5) * SECOND), faults])))
-    : clientPhase;
+  const mainPhase = faults ? any(clientPhase, nemesis(timeLimit(T, faults.main))) : clientPhase;
   const steps: GenLike[] = [mainPhase];
-  if (heal) steps.push(clients(logOp('healing cluster')), nemesis(heal));
+  if (faults && faults.final.length > 0) steps.push(clients(logOp('healing cluster')), nemesis(faults.final));
   if (o.recoveryS > 0)
     steps.push(clients(logOp('waiting for recovery')), clients(sleep(o.recoveryS * SECOND)));
   if (final) steps.push(clients(timeLimit(60 * SECOND, final)));
@@ -303,43 +371,16 @@ export function buildGenerator(
 }
 
 /**
- * Clock faults on nodes that share the control host's kernel clock (the local cluster) can only act on
- * the DB's own clock: each node gets the clock nemesis's libfaketime wrapper and the DB is started
- * through it. A binary libfaketime cannot affect (Go's etcd) is reported here and, by the nemesis's
- * evidence, as not landed.
+ * Repeats an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
+ * may or may not have run, and running it again is harmless.
  */
-async function installClockWrappers(db: DB, ctx: DbContext): Promise<Record<string, unknown>> {
-  const { installFaketimeWrapper } = await import('../../../nemeses/clock.ts');
-  const out: Record<string, unknown> = {};
-  await onAll(ctx.nodes, async (node) => {
-    const which = await ctx.remote.exec(node, `command -v ${db.processName}`);
-    const binary = which.stdout.trim();
-    const w = await installFaketimeWrapper(ctx.remote, node, { binary, name: db.name });
-    db.setWrapper(node, w.wrapperPath);
-    out[node] = { wrapper: w.wrapperPath, rcFile: w.rcFile, affectability: w.affectability };
-    if (!w.affectability.affectable)
-      log().warn(
-        { node, binary, reason: w.affectability.reason },
-        'libfaketime cannot move this binary’s clock',
-      );
+function retryLostChannel(what: string, step: () => Promise<void>): Promise<void> {
+  return retry(step, {
+    attempts: 3,
+    retryable: (err) => err instanceof RemoteChannelError,
+    delayMs: () => 1000,
+    what: `${what}: SSH channel lost`,
   });
-  return out;
-}
-
-/**
- * Retries an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
- * may or may not have run, and running it again is harmless. Bounded: 3 attempts.
- */
-async function retryLostChannel(step: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await step();
-    } catch (err) {
-      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
-      log().warn({ err: errorMessage(err), attempt }, 'SSH channel lost during an idempotent step; retrying');
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
 }
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
@@ -350,13 +391,18 @@ async function onAll(nodes: readonly string[], fn: (node: string) => Promise<voi
   if (failed.length > 0) throw new Error(failed.join('; '));
 }
 
-/** Downloads each node's DB logs into <runDir>/<node>/ (Jepsen's log snarfing); failures are logged, not fatal. */
-async function collectLogs(db: DB, ctx: DbContext, runDir: string): Promise<void> {
+/**
+ * Downloads each node's DB logs into <runDir>/<node>/ (Jepsen's log snarfing); failures are logged, not
+ * fatal. A database without the log-files capability has nothing to collect (the SUT log audit says so).
+ */
+async function collectLogs(db: Database, ctx: DbContext, runDir: string): Promise<void> {
+  const logFiles = db.logFiles?.bind(db);
+  if (!logFiles) return;
   await Promise.all(
     ctx.nodes.map(async (node) => {
       const dir = join(runDir, node);
       mkdirSync(dir, { recursive: true });
-      for (const remotePath of db.logFiles(ctx, node)) {
+      for (const remotePath of logFiles(ctx, node)) {
         const name = remotePath.split('/').pop() as string;
         await ctx.remote
           .download(node, remotePath, join(dir, name))
@@ -366,8 +412,6 @@ async function collectLogs(db: DB, ctx: DbContext, runDir: string): Promise<void
   );
 }
 
-/** The nemeses package's lookup, loaded lazily so runs without faults never load it. */
-const defaultNemesisLookup: NemesisLookup = async (kind) => {
-  const { nemesisOfKind } = await import('../../../nemeses/registry.ts');
-  return nemesisOfKind(kind);
-};
+function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,3 +1,4 @@
+import { nemeses } from '../../../nemeses/registry.ts';
 import { runDoctor } from '../../core/control/doctor.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
@@ -23,22 +24,11 @@ export interface Need {
   broughtUpBySut: boolean;
 }
 
-/** What each nemesis kind (and action) needs on the nodes. */
-function nemesisNeeds(kind: string, action: string): { name: string; hint: string }[] {
-  switch (kind) {
-    case 'partition':
-      return [{ name: 'iptables', hint: 'apt-get install -y iptables' }];
-    case 'packet':
-      return [{ name: 'tc/netem', hint: 'apt-get install -y iproute2 (and the sch_netem module)' }];
-    case 'clock':
-      return [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }];
-    case 'disk':
-      return action === 'fsync-fail' || action === 'slow'
-        ? [{ name: 'dm-flakey', hint: 'apt-get install -y dmsetup (kernel with device-mapper)' }]
-        : [];
-    default:
-      return [];
-  }
+/** What a nemesis step needs on the nodes: its action's node needs, from the nemesis registry. */
+function nemesisNeeds(kind: string, action: string | undefined): readonly { name: string; hint: string }[] {
+  const def = nemeses.get(kind);
+  const a = def?.actions.find((x) => x.name === (action ?? 'start')) ?? def?.actions[0];
+  return a?.nodeNeeds ?? [];
 }
 
 const norm = (s: string) => s.trim().toLowerCase();
@@ -62,8 +52,7 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
   for (const sc of plan.resolved) {
     if (sc.parentId !== null || !wanted.has(sc.id) || !sc.binding) continue;
     for (const step of sc.binding.nemesis) {
-      const action = 'action' in step ? step.action : '';
-      for (const n of nemesisNeeds(step.kind, action)) {
+      for (const n of nemesisNeeds(step.kind, step.action)) {
         const hit = [...out.values()].find((x) => probeKey(x.name) === probeKey(n.name));
         if (hit) {
           if (!hit.usedBy.includes(sc.id)) hit.usedBy.push(sc.id);

@@ -1,7 +1,8 @@
 import { sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
-import { parseDurationMs } from '../run/test-command.ts';
+
 import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
 
 /** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
@@ -39,7 +40,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   }
   if (f.sutRepo) o.sutRepo = String(f.sutRepo);
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
-  if (f.deadline !== undefined) o.deadlineS = parseDurationMs(String(f.deadline), '--deadline') / 1000;
+  if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
   return o;
 }

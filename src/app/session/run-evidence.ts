@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { checkers } from '../../../checkers/registry.ts';
 import type { CheckResult } from '../../../checkers/types.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import type { HistoryEvent } from '../../core/history/event.ts';
@@ -163,10 +164,9 @@ function workloadStartOf(events: readonly HistoryEvent[], ledger: LedgerTimes): 
   return new Date(0);
 }
 
-/** Checker names differ slightly between the binding and the catalogue (linearizable / linearizability). */
+/** The binding and a result may use different names for one checker (linearizable / linearizability). */
 function sameChecker(a: string, b: string): boolean {
-  const stem = (s: string) => s.toLowerCase().replace(/(ability|able|ity)$/, '');
-  return stem(a) === stem(b);
+  return (checkers.canonical(a) ?? a) === (checkers.canonical(b) ?? b);
 }
 
 function oracleFrom(r: CheckResult, binding: Binding): OracleResult {

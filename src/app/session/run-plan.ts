@@ -3,9 +3,11 @@ import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
+import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
@@ -26,8 +28,6 @@ import {
 } from '../verdict/index.ts';
 import type { SessionVerdict } from '../verdict/states.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
-import { openSessionCluster, type SessionCluster } from './cluster.ts';
-import { loadReplayFile } from './fault-windows.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
 import { runScenario } from './scenario-run.ts';
@@ -81,6 +81,22 @@ export function exitCodeFor(verdict: SessionVerdict): number {
   return EXIT.unknown;
 }
 
+/** What the passes of one session share. */
+interface Session {
+  o: RunPlanOptions;
+  plan: LoadedPlan;
+  selected: ResolvedScenario[];
+  replay: ReplayFile | undefined;
+  sessionDir: string;
+  record: SessionRecord;
+  log: SessionLogWriter;
+  /** Ctrl-C or the global deadline: no new scenario starts, a running one stops and heals. */
+  abort: AbortController;
+  reductions: Map<string, Reduction | null>;
+  /** Set when literally nothing could run (the cluster was unreachable). */
+  blocked?: string;
+}
+
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   const plan = await loadPlan(o.plan);
   const problems = checkPlan(plan);
@@ -96,7 +112,27 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
+  const session = await startSession(o, plan, selected, replay);
+  await discoverToolboxPass(session);
+  const stopInterrupts = installInterrupts(session);
+  let cluster: ConnectedCluster | null = null;
+  try {
+    cluster = await connectPass(session);
+    if (cluster) await runScenarios(session, cluster);
+  } finally {
+    stopInterrupts();
+    await cluster?.close({ keepCluster: o.keepCluster });
+  }
+  return finishSession(session);
+}
 
+/** The session directory and its record, with an empty timeline; the log is written on every event. */
+async function startSession(
+  o: RunPlanOptions,
+  plan: LoadedPlan,
+  selected: ResolvedScenario[],
+  replay: ReplayFile | undefined,
+): Promise<Session> {
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
   const record: SessionRecord = {
@@ -119,10 +155,22 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     findings: [],
     artifacts: [],
   };
-  const log = new SessionLogWriter(record);
   o.print(`session: ${sessionDir}`);
+  return {
+    o,
+    plan,
+    selected,
+    replay,
+    sessionDir,
+    record,
+    log: new SessionLogWriter(record),
+    abort: new AbortController(),
+    reductions: new Map(),
+  };
+}
 
-  // Toolbox discovery, before any scenario.
+/** Toolbox discovery of --sut-repo, before any scenario. */
+async function discoverToolboxPass({ o, record, log }: Session): Promise<void> {
   if (o.sutRepo) {
     const found = discoverToolbox(resolve(o.sutRepo));
     record.toolbox = found.map((t) => ({
@@ -134,8 +182,10 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     record.toolbox = [{ path: '(none scanned)', role: 'no --sut-repo given' }];
     await log.event('session', 'toolbox discovery skipped', 'no --sut-repo given');
   }
+}
 
-  const abort = new AbortController();
+/** Ctrl-C and the global deadline abort the session; a second Ctrl-C exits at once. Returns the undo. */
+function installInterrupts({ o, abort }: Session): () => void {
   const onSigint = () => {
     if (abort.signal.aborted) {
       o.print(
@@ -157,149 +207,165 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
           abort.abort(new Error('deadline'));
         }, o.deadlineS * 1000)
       : undefined;
-
-  let cluster: SessionCluster | null = null;
-  let blocked: string | undefined;
-  const reductions = new Map<string, { line: string; path: string; events: string[] } | null>();
-  try {
-    const done = await log.starting('session', 'cluster connect', 30);
-    try {
-      cluster = await openSessionCluster({
-        ...(o.inventory !== undefined && { inventory: o.inventory }),
-        ...(o.local !== undefined && { local: o.local }),
-        clusterName: o.clusterName,
-        ...(o.ssh && { ssh: o.ssh }),
-        log: o.print,
-      });
-      record.preconditions.clusterUp = true;
-      await done(`ok: ${cluster.description}`);
-    } catch (err) {
-      record.preconditions.clusterUp = false;
-      await done(`failed: ${errorMessage(err)}`);
-      if (err instanceof UserError && !/ssh|connect|reach/i.test(err.message)) throw err;
-      blocked = `the cluster could not be reached: ${errorMessage(err)}`;
-    }
-
-    if (cluster) {
-      const reconciled = await capabilityProbe(o, plan, selected, cluster, log);
-      record.capabilities = reconciled.map((r) => r.row);
-      await log.event(
-        'session',
-        'capability matrix',
-        `${reconciled.filter((r) => !r.present).length} missing`,
-      );
-      const seedBase = replay?.seed ?? o.seed ?? randomInt(1, 2 ** 31 - 1);
-      const start = Date.now();
-      for (const sc of selected) {
-        const rows = leafRows(plan, sc);
-        for (const row of rows) {
-          const ev = await runRow(row, reconciled);
-          record.evidence.push(parseEvidence(ev.evidence));
-          reductions.set(row.id, ev.reduction);
-        }
-        record.verdicts = decidePlan(plan, record.evidence);
-        refreshFindings(record, reductions);
-        refreshPreconditions(record);
-        await writeScenarioFinding(record, sc.id);
-        const d = record.verdicts.rows.find((r) => r.scenario === sc.id);
-        await log.event(sc.id, `verdict: ${d?.verdict ?? '?'}`, d?.reasons[0] ?? '');
-        o.print(`${sc.id}: ${d?.verdict ?? '?'} — ${d?.reasons[0] ?? ''}`);
-      }
-
-      async function runRow(row: ResolvedScenario, caps: readonly ReconciledNeed[]) {
-        const binding = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
-        if (!binding)
-          return {
-            evidence: {
-              scenario: row.id,
-              attempted: false,
-              notRunReason: 'no executable binding (faultline block)',
-            },
-            reduction: null,
-          };
-        if (abort.signal.aborted)
-          return {
-            evidence: {
-              scenario: row.id,
-              attempted: false,
-              notRunReason: `not attempted: ${errorMessage(abort.signal.reason)} after ${((Date.now() - start) / 1000).toFixed(0)}s`,
-            },
-            reduction: null,
-          };
-        const missing = missingFor(row.id, caps);
-        if (missing.length > 0) {
-          await log.event(row.id, 'INCONCLUSIVE-env', missing.map((m) => m.name).join(', '));
-          return {
-            evidence: {
-              scenario: row.id,
-              attempted: true,
-              capabilitiesMissing: missing,
-              substitutions: caps.filter((c) => c.substitute).map((c) => `${c.need.name}: ${c.substitute}`),
-            },
-            reduction: null,
-          };
-        }
-        o.print(`${row.id} ${row.name}: running at ${o.tier} tier`);
-        // The scenario's own budget from its tier: every planned run, plus set-up slack; then it stops and
-        // gets the verdict its evidence supports, never a hang.
-        const tierNums = row.tiers[o.tier] ?? row.tiers.smoke;
-        const runs = (tierNums?.seeds ?? 1) + 3 + o.maxReductionRuns;
-        const budgetS = ((tierNums?.durationS ?? 30) + 120) * runs;
-        const scenarioAbort = new AbortController();
-        const follow = () => scenarioAbort.abort(abort.signal.reason);
-        abort.signal.addEventListener('abort', follow);
-        const budget = setTimeout(() => {
-          o.print(`${row.id}: scenario budget of ${budgetS}s spent: stopping it`);
-          scenarioAbort.abort(new Error(`scenario budget of ${budgetS}s spent`));
-        }, budgetS * 1000);
-        const r: { evidence: ScenarioEvidenceInput; reduction: Reduction | null } = await runScenario({
-          sc: row,
-          binding,
-          tier: o.tier,
-          remote: (cluster as SessionCluster).remote,
-          sessionDir,
-          planPath: o.plan,
-          seed: seedBase,
-          log,
-          print: o.print,
-          signal: scenarioAbort.signal,
-          maxReductionRuns: o.maxReductionRuns,
-          ...(replay && replay.scenario === row.id && { replay }),
-          harnessVersion: `faultline ${packageVersion} ${record.commit}`,
-        }).catch(async (err: unknown) => {
-          await log.event(row.id, 'scenario error', errorMessage(err));
-          return {
-            evidence: {
-              scenario: row.id,
-              attempted: true,
-              notes: [`the scenario errored before evidence was complete: ${errorMessage(err)}`],
-            },
-            reduction: null,
-          };
-        });
-        clearTimeout(budget);
-        abort.signal.removeEventListener('abort', follow);
-        const subs = caps.filter(
-          (c) => c.substitute && c.need.usedBy.includes(row.id.split('/')[0] as string),
-        );
-        if (subs.length > 0) r.evidence.substitutions = subs.map((c) => `${c.need.name}: ${c.substitute}`);
-        return r;
-      }
-    }
-  } finally {
+  return () => {
     if (deadline) clearTimeout(deadline);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
-    await cluster?.close({ keepCluster: o.keepCluster });
-  }
+  };
+}
 
+/** Reach the nodes; an unreachable cluster blocks the session (BLOCKED), other bad input is thrown. */
+async function connectPass(s: Session): Promise<ConnectedCluster | null> {
+  const { o, record, log } = s;
+  const done = await log.starting('session', 'cluster connect', 30);
+  try {
+    const cluster = await connectCluster(
+      {
+        ...(o.inventory !== undefined && { inventory: o.inventory }),
+        ...(o.local !== undefined && { local: o.local }),
+        clusterName: o.clusterName,
+      },
+      { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'session', log: o.print },
+    );
+    record.preconditions.clusterUp = true;
+    await done(`ok: ${cluster.description}`);
+    return cluster;
+  } catch (err) {
+    record.preconditions.clusterUp = false;
+    await done(`failed: ${errorMessage(err)}`);
+    if (err instanceof UserError && !/ssh|connect|reach/i.test(err.message)) throw err;
+    s.blocked = `the cluster could not be reached: ${errorMessage(err)}`;
+    return null;
+  }
+}
+
+/** The capability probe, then each selected scenario in plan order (arms as their own rows). */
+async function runScenarios(s: Session, cluster: ConnectedCluster): Promise<void> {
+  const { o, plan, record, log } = s;
+  const reconciled = await capabilityProbe(o, plan, s.selected, cluster, log);
+  record.capabilities = reconciled.map((r) => r.row);
+  await log.event('session', 'capability matrix', `${reconciled.filter((r) => !r.present).length} missing`);
+  const seedBase = s.replay?.seed ?? o.seed ?? randomInt(1, 2 ** 31 - 1);
+  const start = Date.now();
+  for (const sc of s.selected) {
+    for (const row of leafRows(plan, sc)) {
+      const ev = await runRow(s, cluster, row, reconciled, { seedBase, start });
+      record.evidence.push(parseEvidence(ev.evidence));
+      s.reductions.set(row.id, ev.reduction);
+    }
+    record.verdicts = decidePlan(plan, record.evidence);
+    refreshFindings(record, s.reductions);
+    refreshPreconditions(record);
+    await writeScenarioFinding(record, sc.id);
+    const d = record.verdicts.rows.find((r) => r.scenario === sc.id);
+    await log.event(sc.id, `verdict: ${d?.verdict ?? '?'}`, d?.reasons[0] ?? '');
+    o.print(`${sc.id}: ${d?.verdict ?? '?'} — ${d?.reasons[0] ?? ''}`);
+  }
+}
+
+type RowOutcome = { evidence: ScenarioEvidenceInput; reduction: Reduction | null };
+
+/** One row (a scenario or an arm): not run, INCONCLUSIVE-env, or run within its own budget. */
+async function runRow(
+  s: Session,
+  cluster: ConnectedCluster,
+  row: ResolvedScenario,
+  caps: readonly ReconciledNeed[],
+  at: { seedBase: number; start: number },
+): Promise<RowOutcome> {
+  const { o, log, abort } = s;
+  const binding = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
+  const notRun = (reason: string): RowOutcome => ({
+    evidence: { scenario: row.id, attempted: false, notRunReason: reason },
+    reduction: null,
+  });
+  if (!binding) return notRun('no executable binding (faultline block)');
+  if (abort.signal.aborted)
+    return notRun(
+      `not attempted: ${errorMessage(abort.signal.reason)} after ${((Date.now() - at.start) / 1000).toFixed(0)}s`,
+    );
+  const missing = missingFor(row.id, caps);
+  if (missing.length > 0) {
+    await log.event(row.id, 'INCONCLUSIVE-env', missing.map((m) => m.name).join(', '));
+    return {
+      evidence: {
+        scenario: row.id,
+        attempted: true,
+        capabilitiesMissing: missing,
+        substitutions: caps.filter((c) => c.substitute).map((c) => `${c.need.name}: ${c.substitute}`),
+      },
+      reduction: null,
+    };
+  }
+  o.print(`${row.id} ${row.name}: running at ${o.tier} tier`);
+  const budget = scenarioBudget(s, row);
+  const r: RowOutcome = await runScenario({
+    sc: row,
+    binding,
+    tier: o.tier,
+    remote: cluster.remote,
+    sessionDir: s.sessionDir,
+    planPath: o.plan,
+    seed: at.seedBase,
+    log,
+    print: o.print,
+    signal: budget.signal,
+    maxReductionRuns: o.maxReductionRuns,
+    ...(s.replay && s.replay.scenario === row.id && { replay: s.replay }),
+    harnessVersion: `faultline ${packageVersion} ${s.record.commit}`,
+  })
+    .catch(async (err: unknown) => {
+      await log.event(row.id, 'scenario error', errorMessage(err));
+      return {
+        evidence: {
+          scenario: row.id,
+          attempted: true,
+          notes: [`the scenario errored before evidence was complete: ${errorMessage(err)}`],
+        },
+        reduction: null,
+      };
+    })
+    .finally(budget.dispose);
+  const subs = caps.filter((c) => c.substitute && c.need.usedBy.includes(row.id.split('/')[0] as string));
+  if (subs.length > 0) r.evidence.substitutions = subs.map((c) => `${c.need.name}: ${c.substitute}`);
+  return r;
+}
+
+/**
+ * The scenario's own budget from its tier: every planned run, plus set-up slack; then it stops and gets
+ * the verdict its evidence supports, never a hang. Follows the session's abort too.
+ */
+function scenarioBudget(s: Session, row: ResolvedScenario): { signal: AbortSignal; dispose: () => void } {
+  const { o, abort } = s;
+  const tierNums = row.tiers[o.tier] ?? row.tiers.smoke;
+  const runs = (tierNums?.seeds ?? 1) + 3 + o.maxReductionRuns;
+  const budgetS = ((tierNums?.durationS ?? 30) + 120) * runs;
+  const scenarioAbort = new AbortController();
+  const follow = () => scenarioAbort.abort(abort.signal.reason);
+  abort.signal.addEventListener('abort', follow);
+  const timer = setTimeout(() => {
+    o.print(`${row.id}: scenario budget of ${budgetS}s spent: stopping it`);
+    scenarioAbort.abort(new Error(`scenario budget of ${budgetS}s spent`));
+  }, budgetS * 1000);
+  return {
+    signal: scenarioAbort.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      abort.signal.removeEventListener('abort', follow);
+    },
+  };
+}
+
+/** Verdicts for every row (not selected ones NOT-RUN), the reports, and the result the CLI prints. */
+async function finishSession(s: Session): Promise<RunPlanResult> {
+  const { plan, record, log, o } = s;
   for (const r of plan.resolved)
-    if (!selected.some((s) => s.id === (r.parentId ?? r.id)))
+    if (!s.selected.some((x) => x.id === (r.parentId ?? r.id)))
       record.evidence.push(
         parseEvidence({ scenario: r.id, attempted: false, notRunReason: 'not selected (--scenario)' }),
       );
-  record.verdicts = decidePlan(plan, record.evidence, blocked);
-  refreshFindings(record, reductions);
+  record.verdicts = decidePlan(plan, record.evidence, s.blocked);
+  refreshFindings(record, s.reductions);
   refreshPreconditions(record);
   record.artifacts = [
     { label: 'findings report', path: 'findings/report.md' },
@@ -329,7 +395,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   }));
   return {
     exitCode: exitCodeFor(record.verdicts.session.verdict),
-    sessionDir,
+    sessionDir: s.sessionDir,
     verdict: record.verdicts.session.verdict,
     rows,
   };
@@ -391,7 +457,7 @@ async function capabilityProbe(
   o: RunPlanOptions,
   plan: LoadedPlan,
   selected: readonly ResolvedScenario[],
-  cluster: SessionCluster,
+  cluster: ConnectedCluster,
   log: SessionLogWriter,
 ): Promise<ReconciledNeed[]> {
   const needs = needsOf(

@@ -1,22 +1,24 @@
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import type { HealReport } from '../../../nemeses/heal.ts';
+import {
+  checkStepTargets,
+  type FaultWindow,
+  faultWindows,
+  type ReplayFile,
+  windowSchedule,
+} from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
-import type { Binding, TierName } from '../plan/binding.ts';
+import { createSut, type Sut } from '../../lib/sut.ts';
+import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
-import {
-  type FaultWindow,
-  faultWindows,
-  type KindParams,
-  nemesisPlanFor,
-  type ReplayFile,
-} from './fault-windows.ts';
+import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
-import { sutFor } from './sut.ts';
 
 /**
  * One scenario (or arm) of a session, in the order of spec §7 item 4: preconditions (cluster up, fault
@@ -72,7 +74,43 @@ function notIdentical(first: RunMeasurement, again: RunMeasurement): string | nu
   return null;
 }
 
+/** What the passes of one scenario share. */
+interface ScenarioState {
+  o: ScenarioRunOptions;
+  durationS: number;
+  seedsWanted: number;
+  windows: FaultWindow[];
+  /** The scenario id as a directory name (arms: S5-api). */
+  dirName: string;
+  artifacts: string;
+  nodes: string[];
+  startedAt: string;
+  notes: string[];
+  faultPlaneOk: boolean;
+  preNotes: string[];
+  sut: Sut;
+}
+
+type Run = { runDir: string; m: RunMeasurement };
+type RunOnce = (seed: number, ws: readonly FaultWindow[], label: string) => Promise<Run>;
+
 export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOutcome> {
+  const prepared = await prepareScenario(o);
+  if ('outcome' in prepared) return prepared.outcome;
+  const s = prepared.state;
+  const runOnce = runner(s);
+  const { seeds, primary, reduction, failSeed } = await runSeeds(s, runOnce);
+  return { evidence: scenarioEvidence(s, primary, seeds), reduction, failSeed };
+}
+
+/**
+ * Tier numbers, fault windows, the artifacts directory, the preconditions (cluster up, fault plane
+ * responsive), the SUT, and the checks that must pass before anything runs: every target names a node
+ * of the cluster, and the database has every capability the faults need (else INCONCLUSIVE-env).
+ */
+async function prepareScenario(
+  o: ScenarioRunOptions,
+): Promise<{ state: ScenarioState } | { outcome: ScenarioRunOutcome }> {
   const { sc, binding } = o;
   const tierNums = sc.tiers[o.tier] ?? sc.tiers.smoke;
   const durationS = o.replay?.durationS ?? tierNums?.durationS ?? 30;
@@ -85,8 +123,19 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   mkdirSync(artifacts, { recursive: true });
   const nodes = o.remote.nodes.map((n) => n.name);
   const startedAt = new Date().toISOString();
-  const notes: string[] = [];
-
+  const inconclusive = (missing: { name: string; reason: string }[]) => ({
+    outcome: {
+      evidence: {
+        scenario: sc.id,
+        attempted: true,
+        capabilitiesMissing: missing,
+        startedAt,
+        endedAt: new Date().toISOString(),
+      },
+      reduction: null,
+      failSeed: null,
+    },
+  });
   await o.log.event(
     sc.id,
     'start',
@@ -94,25 +143,51 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   );
   const pre = await preconditions(o.remote, windows);
   await o.log.event(sc.id, 'preconditions', pre.notes.join('; '));
-  if (!pre.clusterUp)
-    return {
-      evidence: {
-        scenario: sc.id,
-        attempted: true,
-        capabilitiesMissing: [{ name: 'cluster reachable', reason: pre.notes.join('; ') }],
-        startedAt,
-        endedAt: new Date().toISOString(),
-      },
-      reduction: null,
-      failSeed: null,
-    };
-  if (!pre.faultPlane) notes.push(`fault plane check failed: ${pre.notes.join('; ')}`);
+  if (!pre.clusterUp) return inconclusive([{ name: 'cluster reachable', reason: pre.notes.join('; ') }]);
+  const sut = await createSut(
+    {
+      db: binding.db,
+      ...(binding.client && { client: binding.client }),
+      workload: binding.workload,
+      dbOptions: binding.dbOptions,
+      clientOptions: binding.clientOptions,
+      where: `${sc.id}: binding`,
+    },
+    o.remote,
+  );
+  const steps = windows.map((w) => w.step);
+  checkStepTargets(steps, nodes, `${sc.id}: binding`);
+  const lacking = missingDbCapabilities(sut.db, steps, o.remote);
+  if (lacking.length > 0) {
+    await o.log.event(sc.id, 'INCONCLUSIVE-env', lacking.map((c) => `${c.name}: ${c.reason}`).join('; '));
+    return inconclusive(lacking);
+  }
+  const notes = pre.faultPlane ? [] : [`fault plane check failed: ${pre.notes.join('; ')}`];
+  return {
+    state: {
+      o,
+      durationS,
+      seedsWanted,
+      windows,
+      dirName,
+      artifacts,
+      nodes,
+      startedAt,
+      notes,
+      faultPlaneOk: pre.faultPlane,
+      preNotes: pre.notes,
+      sut,
+    },
+  };
+}
 
-  const sut = await sutFor(binding, o.remote, sc.id);
-  const extra = await kindParams(o, windows, dirName);
+/** One run of the scenario (run, rerun or reduce) with these windows: runTest, measure, log. */
+function runner(s: ScenarioState): RunOnce {
+  const { o, durationS } = s;
+  const { sc, binding } = o;
   let runSeq = 0;
-  const runOnce = async (seed: number, ws: readonly FaultWindow[], label: string) => {
-    const runDir = join(artifacts, `${String(++runSeq).padStart(2, '0')}-${label}-seed-${seed}`);
+  return async (seed, ws, label) => {
+    const runDir = join(s.artifacts, `${String(++runSeq).padStart(2, '0')}-${label}-seed-${seed}`);
     const done = await o.log.starting(
       sc.id,
       `${label} (seed ${seed}, ${ws.length} fault window(s))`,
@@ -121,15 +196,13 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
     let last = 0;
     const result = await runTest({
       remote: o.remote,
-      db: sut.db,
-      makeClient: sut.makeClient,
+      db: s.sut.db,
+      makeClient: s.sut.makeClient,
       workload: binding.workload,
-      // Naming the clock class lets the runner move clocks: the node's kernel clock (settime) where
-      // nodes have their own, else the DB's own clock through the libfaketime wrapper (clockMode).
-      faults: ws.some((w) => w.step.kind === 'clock') ? ['clock'] : [],
-      ...(extra.clock && { clockMode: 'faketime' as const }),
+      checkers: (w) => bindingCheckers(binding, w),
+      faults: [],
       nemesisIntervalS: 0,
-      ...(ws.length > 0 && { faultSchedule: nemesisPlanFor(ws, extra), nemesisDelayS: 0 }),
+      ...(ws.length > 0 && { faultSchedule: windowSchedule(ws, durationS, seed) }),
       timeLimitS: durationS,
       concurrency: binding.concurrency,
       rate: binding.rate ?? 100,
@@ -148,107 +221,181 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
     });
     const m = await measureRun(result.runDir, binding, durationS);
-    if (ws.length > 0) await quiesce(o, ws);
-    for (const f of m.faults)
-      await o.log.event(
-        sc.id,
-        `fault injected: ${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}`,
-        `${f.id} on ${f.nodes.join(', ') || '—'} at ${f.startS.toFixed(1)}s: ${f.landed ? 'landed' : `NOT proven (${f.reason ?? 'no evidence'})`}; ${signalSummary(f.signals)}`,
-      );
-    const oracleLine = m.oracles.map((x) => `${x.checker} ${validWord(x.valid)}`).join(', ') || 'none ran';
-    await o.log.event(sc.id, `oracle: ${oracleLine}`, m.oracles.map((x) => x.evidence).join(' | '));
+    if (result.heal) await logQuiesce(o, result.heal);
+    await logRun(o, m);
     await done(`${m.violation ? 'violation' : 'no violation'}, ${m.ops} ops`);
     return { runDir: result.runDir, m };
   };
+}
 
-  const seeds: SeedRun[] = [];
-  let primary: { runDir: string; m: RunMeasurement } | null = null;
-  let reduction: ScenarioRunOutcome['reduction'] = null;
-  let failSeed: number | null = null;
-  for (let i = 0; i < seedsWanted && !o.signal.aborted; i++) {
+/** The timeline lines of one run: each fault with its landing signals, then the oracles. */
+async function logRun(o: ScenarioRunOptions, m: RunMeasurement): Promise<void> {
+  for (const f of m.faults)
+    await o.log.event(
+      o.sc.id,
+      `fault injected: ${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}`,
+      `${f.id} on ${f.nodes.join(', ') || '—'} at ${f.startS.toFixed(1)}s: ${f.landed ? 'landed' : `NOT proven (${f.reason ?? 'no evidence'})`}; ${signalSummary(f.signals)}`,
+    );
+  const oracleLine = m.oracles.map((x) => `${x.checker} ${validWord(x.valid)}`).join(', ') || 'none ran';
+  await o.log.event(o.sc.id, `oracle: ${oracleLine}`, m.oracles.map((x) => x.evidence).join(' | '));
+}
+
+interface SeedsOutcome {
+  seeds: SeedRun[];
+  primary: Run | null;
+  reduction: ScenarioRunOutcome['reduction'];
+  failSeed: number | null;
+}
+
+/** Seed after seed until the tier's count, or the first FAIL (re-run, then reduced when it recurs). */
+async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcome> {
+  const { o } = s;
+  const out: SeedsOutcome = { seeds: [], primary: null, reduction: null, failSeed: null };
+  for (let i = 0; i < s.seedsWanted && !o.signal.aborted; i++) {
     const seed = o.seed + i;
-    let run: { runDir: string; m: RunMeasurement };
+    let run: Run;
     try {
-      run = await runOnce(seed, windows, 'run');
+      run = await runOnce(seed, s.windows, 'run');
     } catch (err) {
-      notes.push(`seed ${seed}: run failed: ${errorMessage(err)}`);
-      await o.log.event(sc.id, 'run failed', errorMessage(err));
-      seeds.push({ seed, outcome: 'unknown', rerun: 'not-attempted', reproducer: null });
+      s.notes.push(`seed ${seed}: run failed: ${errorMessage(err)}`);
+      await o.log.event(o.sc.id, 'run failed', errorMessage(err));
+      out.seeds.push({ seed, outcome: 'unknown', rerun: 'not-attempted', reproducer: null });
       continue;
     }
-    primary ??= run;
+    out.primary ??= run;
     if (!run.m.violation) {
       const unknown = run.m.oracles.some((x) => x.declared && x.valid === 'unknown');
-      seeds.push({ seed, outcome: unknown ? 'unknown' : 'pass', rerun: 'not-attempted', reproducer: null });
+      out.seeds.push({
+        seed,
+        outcome: unknown ? 'unknown' : 'pass',
+        rerun: 'not-attempted',
+        reproducer: null,
+      });
       continue;
     }
-    // FAIL: the same seed, config and fault schedule again.
-    primary = run;
-    failSeed = seed;
+    out.primary = run;
+    out.failSeed = seed;
     if (o.signal.aborted) {
-      seeds.push({ seed, outcome: 'fail', rerun: 'not-attempted', reproducer: null });
+      out.seeds.push({ seed, outcome: 'fail', rerun: 'not-attempted', reproducer: null });
       break;
     }
-    await o.log.event(sc.id, 'FAIL: re-running with the same seed, config and fault schedule', run.runDir);
-    // A re-run that found nothing but was not identical (its checker could not decide, or its faults did
-    // not all land) says nothing either way: run it again, bounded.
-    let again: { runDir: string; m: RunMeasurement } | null = null;
-    let why: string | null = null;
-    for (let attempt = 1; attempt <= MAX_RERUNS && !o.signal.aborted; attempt++) {
-      again = await runOnce(seed, windows, 'rerun').catch((err) => {
-        notes.push(`re-run failed: ${errorMessage(err)}`);
-        return null;
-      });
-      why = again ? notIdentical(run.m, again.m) : 'the re-run failed';
-      if (!why) break;
-      notes.push(`re-run ${attempt}: ${why}; ${attempt < MAX_RERUNS ? 'running again' : 'giving up'}`);
-      await o.log.event(sc.id, 're-run not identical', `${why}; ${again?.runDir ?? ''}`);
-    }
-    const reproduced = again?.m.violation === true;
-    const rerunVerdict = why ? 'not-attempted' : reproduced ? 'reproduced' : 'not-reproduced';
-    await o.log.event(
-      sc.id,
-      reproduced
-        ? 'FAIL reproduced'
-        : rerunVerdict === 'not-attempted'
-          ? 'FAIL re-run inconclusive'
-          : 'FAIL not reproduced',
-      again?.runDir ?? '',
-    );
-    let reproducer: string | null = null;
-    if (reproduced) {
-      reduction = await reduce(o, seed, windows, durationS, runOnce, artifacts);
-      reproducer = `faultline run ${o.planPath} --scenario ${sc.id} --seed ${seed} --replay ${reduction.path}`;
-      await o.log.event(sc.id, `reduced: ${reduction.line}`, reduction.path);
-    }
-    seeds.push({ seed, outcome: 'fail', rerun: rerunVerdict, reproducer });
+    const confirmed = await confirmFail(s, runOnce, run, seed);
+    out.reduction = confirmed.reduction;
+    out.seeds.push({ seed, outcome: 'fail', rerun: confirmed.rerun, reproducer: confirmed.reproducer });
     break;
   }
+  return out;
+}
 
-  const endedAt = new Date().toISOString();
-  if (!primary) {
-    return {
-      evidence: {
-        scenario: sc.id,
-        attempted: !o.signal.aborted || seeds.length > 0,
-        notRunReason: o.signal.aborted ? 'interrupted or out of time before the workload ran' : null,
-        seeds,
-        faultsScheduled: windows.length,
-        notes,
-        startedAt,
-        endedAt,
-      },
-      reduction,
-      failSeed,
-    };
+/**
+ * A FAIL runs again with the same seed, config and fault schedule. A re-run that found nothing but was
+ * not identical (its checker could not decide, or its faults did not all land) says nothing either way:
+ * it runs again, bounded. A reproduced FAIL is reduced.
+ */
+async function confirmFail(
+  s: ScenarioState,
+  runOnce: RunOnce,
+  run: Run,
+  seed: number,
+): Promise<{
+  rerun: SeedRun['rerun'];
+  reproducer: string | null;
+  reduction: ScenarioRunOutcome['reduction'];
+}> {
+  const { o } = s;
+  const id = o.sc.id;
+  await o.log.event(id, 'FAIL: re-running with the same seed, config and fault schedule', run.runDir);
+  let again: Run | null = null;
+  let why: string | null = null;
+  for (let attempt = 1; attempt <= MAX_RERUNS && !o.signal.aborted; attempt++) {
+    again = await runOnce(seed, s.windows, 'rerun').catch((err) => {
+      s.notes.push(`re-run failed: ${errorMessage(err)}`);
+      return null;
+    });
+    why = again ? notIdentical(run.m, again.m) : 'the re-run failed';
+    if (!why) break;
+    s.notes.push(`re-run ${attempt}: ${why}; ${attempt < MAX_RERUNS ? 'running again' : 'giving up'}`);
+    await o.log.event(id, 're-run not identical', `${why}; ${again?.runDir ?? ''}`);
   }
+  const reproduced = again?.m.violation === true;
+  const rerun = why ? 'not-attempted' : reproduced ? 'reproduced' : 'not-reproduced';
+  await o.log.event(
+    id,
+    reproduced
+      ? 'FAIL reproduced'
+      : rerun === 'not-attempted'
+        ? 'FAIL re-run inconclusive'
+        : 'FAIL not reproduced',
+    again?.runDir ?? '',
+  );
+  if (!reproduced) return { rerun, reproducer: null, reduction: null };
+  const reduction = await reduce(o, seed, s.windows, s.durationS, runOnce, s.artifacts);
+  await o.log.event(id, `reduced: ${reduction.line}`, reduction.path);
+  return {
+    rerun,
+    reproducer: `faultline run ${o.planPath} --scenario ${id} --seed ${seed} --replay ${reduction.path}`,
+    reduction,
+  };
+}
+
+/** The evidence record of the scenario: its primary run's measurement, the seeds, the notes. */
+function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[]): ScenarioEvidenceInput {
+  const { o, startedAt, notes, windows } = s;
+  const endedAt = new Date().toISOString();
+  if (!primary)
+    return {
+      scenario: o.sc.id,
+      attempted: !o.signal.aborted || seeds.length > 0,
+      notRunReason: o.signal.aborted ? 'interrupted or out of time before the workload ran' : null,
+      seeds,
+      faultsScheduled: windows.length,
+      notes,
+      startedAt,
+      endedAt,
+    };
   const m = primary.m;
-  copyRunFiles(primary.runDir, o.sessionDir, dirName);
+  copyRunFiles(primary.runDir, o.sessionDir, s.dirName);
+  writeMetrics(o.sessionDir, s.dirName, o.sc.id, m);
+  const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
+  if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
+  const db = s.sut.db;
+  return {
+    scenario: o.sc.id,
+    attempted: true,
+    ran: { nodes: s.nodes.length, durationS: m.workloadS, topologies: landedTopologies },
+    seeds,
+    faultsScheduled: windows.length,
+    faults: m.faults,
+    oracles: m.oracles,
+    history: { ...m.history, hiddenRetries: s.sut.hiddenRetries },
+    intendedOpsPerSec: o.binding.rate ?? null,
+    throughput: m.throughput,
+    recovery: m.recovery,
+    sutLog: db.logFiles
+      ? m.sutLog
+      : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },
+    baseline: {
+      harnessVersion: o.harnessVersion,
+      currentHarnessVersion: o.harnessVersion,
+      capturedAt: startedAt,
+    },
+    declarations: s.faultPlaneOk
+      ? {}
+      : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
+    startedAt,
+    endedAt,
+    artifacts: artifactList(primary.runDir, o.sessionDir),
+    notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
+  };
+}
+
+/** metrics/<S>.json: baseline and after-heal ops/s, and the per-window figures. */
+function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: RunMeasurement): void {
   writeFileSync(
-    join(o.sessionDir, 'metrics', `${dirName}.json`),
+    join(sessionDir, 'metrics', `${dirName}.json`),
     `${JSON.stringify(
       {
-        scenario: sc.id,
+        scenario,
         windowS: 2,
         baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
@@ -258,60 +405,25 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       2,
     )}\n`,
   );
-  const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
-  if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
-  return {
-    evidence: {
-      scenario: sc.id,
-      attempted: true,
-      ran: { nodes: nodes.length, durationS: m.workloadS, topologies: landedTopologies },
-      seeds,
-      faultsScheduled: windows.length,
-      faults: m.faults,
-      oracles: m.oracles,
-      history: { ...m.history, hiddenRetries: sut.hiddenRetries },
-      intendedOpsPerSec: binding.rate ?? null,
-      throughput: m.throughput,
-      recovery: m.recovery,
-      sutLog: m.sutLog,
-      baseline: {
-        harnessVersion: o.harnessVersion,
-        currentHarnessVersion: o.harnessVersion,
-        capturedAt: startedAt,
-      },
-      declarations: pre.faultPlane
-        ? {}
-        : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
-      startedAt,
-      endedAt,
-      artifacts: artifactList(primary.runDir, o.sessionDir),
-      notes: [...notes, ...pre.notes.map((n) => `precondition: ${n}`)],
-    },
-    reduction,
-    failSeed,
-  };
 }
 
 /**
- * Quiescence after heal: every nemesis kind used sweeps every node (its rules, qdiscs, paused pids,
- * offsets). What was left behind is undone and named on the timeline, never ignored.
+ * Quiescence after heal: the runner healed every fault and swept every node with every nemesis used
+ * (rules, qdiscs, paused pids, offsets). What was left behind was undone and is named on the timeline.
  */
-async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promise<void> {
-  const { nemesisOfKind } = await import('../../../nemeses/registry.ts');
-  const kinds = [...new Set(ws.map((w) => w.step.kind))];
-  const left: string[] = [];
-  for (const kind of kinds) {
-    const nemesis = await nemesisOfKind(kind);
-    const res = await o.remote.onNodes(
-      o.remote.nodes.map((n) => n.name),
-      (n) => nemesis.verifyClean(o.remote, n),
-    );
-    for (const r of res) {
-      if (!r.ok) left.push(`${kind} on ${r.node}: sweep failed (${errorMessage(r.error)})`);
-      else if (r.value && (!r.value.clean || r.value.fixed.length > 0))
-        left.push(`${kind} on ${r.node}: ${[...r.value.fixed, ...r.value.found].join(', ')}`);
-    }
-  }
+async function logQuiesce(o: ScenarioRunOptions, heal: HealReport): Promise<void> {
+  const left = [
+    ...heal.faults
+      .filter((f) => !f.healed)
+      .map((f) => `${f.id} (${f.kind}): not healed${f.error ? `: ${f.error}` : ''}`),
+    ...heal.sweep
+      .filter((x) => !x.clean || x.fixed.length > 0 || x.error)
+      .map(
+        (x) =>
+          `${x.kind} on ${x.node}: ${x.error ? `sweep failed (${x.error})` : [...x.fixed, ...x.found].join(', ')}`,
+      ),
+  ];
+  const kinds = [...new Set(heal.sweep.map((x) => x.kind))];
   await o.log.event(
     o.sc.id,
     left.length === 0
@@ -319,29 +431,6 @@ async function quiesce(o: ScenarioRunOptions, ws: readonly FaultWindow[]): Promi
       : 'quiesce: leftovers found and undone',
     left.length === 0 ? `${kinds.join(', ')} swept on ${o.remote.nodes.length} nodes` : left.join('; '),
   );
-}
-
-/**
- * Clock faults on nodes that share the control host's kernel clock (local clusters), or when the plan's
- * Faults field names libfaketime, go through libfaketime. The runner supplies the wrapper's offset file
- * (it overrides `name`); this adds the DB's binary, so the nemesis can tell whether libfaketime can affect
- * it at all (a Go binary it cannot).
- */
-async function kindParams(
-  o: ScenarioRunOptions,
-  windows: readonly FaultWindow[],
-  name: string,
-): Promise<KindParams> {
-  if (!windows.some((w) => w.step.kind === 'clock')) return {};
-  const shared = o.remote.nodes.every((n) => n.sharedKernelClock === true);
-  if (!shared && !/faketime/i.test(o.sc.scenario.faults ?? '')) return {};
-  const bin = o.binding.db === 'etcd' ? 'etcd' : 'redis-server';
-  const first = o.remote.nodes[0]?.name as string;
-  const found = await o.remote
-    .exec(first, `command -v ${bin}`, { timeoutMs: 10_000 })
-    .then((r) => r.stdout.trim())
-    .catch(() => '');
-  return { clock: { mode: 'faketime', name: `fl-${name}`, binary: found || `/usr/bin/${bin}` } };
 }
 
 /** The landing signals, injector side first: "injector n1 FAULTLINE DROP packets 0→19 ✓; victim …". */

@@ -310,7 +310,8 @@ function clockItem(ev: ScenarioEvidence): [AuditStatus, string] {
 }
 
 function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
-  if (!ev.sutLog || ev.sutLog.filesScanned === 0) return unchecked('SUT logs were not scanned');
+  if (!ev.sutLog || ev.sutLog.filesScanned === 0)
+    return unchecked(ev.sutLog?.unavailable ?? 'SUT logs were not scanned');
   const m = ev.sutLog.matches;
   if (m.length > 0) {
     const first = m[0]!;

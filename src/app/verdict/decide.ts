@@ -90,129 +90,144 @@ function weakHistory(ev: ScenarioEvidence, sc: ResolvedScenario, declared: Oracl
   return out;
 }
 
+type Tier = ReturnType<typeof assessTier>;
+type Base = Pick<Decision, 'scenario' | 'tierMet' | 'release' | 'audits'>;
+
+/**
+ * The spec's 8 steps in order; each of steps 1–7 may decide (and stop), step 8 is the pass with the
+ * rules that can only lower it.
+ */
 export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decision {
-  const base = { scenario: sc.id, tierMet: null, release: false, audits: null } as const;
-  // 1. Attempted?
-  if (!ev.attempted) {
-    return { ...base, verdict: 'NOT-RUN', step: 1, reasons: [ev.notRunReason ?? 'not attempted'] };
-  }
-  // 2. A capability missing before the run?
-  if (ev.capabilitiesMissing.length > 0) {
-    const caps = ev.capabilitiesMissing.map((c) => (c.reason ? `${c.name} (${c.reason})` : c.name));
-    return {
-      ...base,
-      verdict: 'INCONCLUSIVE-env',
-      step: 2,
-      reasons: [`missing capability: ${caps.join(', ')}`],
-    };
-  }
+  const base: Base = { scenario: sc.id, tierMet: null, release: false, audits: null };
+  const early = notAttempted(ev, base) ?? environmentMissing(ev, base);
+  if (early) return early;
   const tier = assessTier(ev, sc.tiers);
-  // 3. Any FAIL? It takes precedence over everything below.
+  const withTier: Base = { ...base, tierMet: tier.met };
+  const decided = failed(ev, withTier) ?? landingNotProven(ev, withTier);
+  if (decided) return decided;
+  const checked = sc.serious ? seriousChecker(ev, sc, withTier) : plainOracle(ev, withTier);
+  if (isDecision(checked)) return checked;
+  return pass(ev, sc, tier, checked.reasons);
+}
+
+function isDecision(x: Decision | { reasons: string[] }): x is Decision {
+  return 'verdict' in x;
+}
+
+/** 1. Attempted? */
+function notAttempted(ev: ScenarioEvidence, base: Base): Decision | null {
+  if (ev.attempted) return null;
+  return { ...base, verdict: 'NOT-RUN', step: 1, reasons: [ev.notRunReason ?? 'not attempted'] };
+}
+
+/** 2. A capability missing before the run? */
+function environmentMissing(ev: ScenarioEvidence, base: Base): Decision | null {
+  if (ev.capabilitiesMissing.length === 0) return null;
+  const caps = ev.capabilitiesMissing.map((c) => (c.reason ? `${c.name} (${c.reason})` : c.name));
+  return {
+    ...base,
+    verdict: 'INCONCLUSIVE-env',
+    step: 2,
+    reasons: [`missing capability: ${caps.join(', ')}`],
+  };
+}
+
+/** 3. Any FAIL? It takes precedence over everything below. */
+function failed(ev: ScenarioEvidence, base: Base): Decision | null {
   const failedOracles = ev.oracles.filter((o) => o.ran && o.valid === false);
   const failedSeeds = ev.seeds.filter((s) => s.outcome === 'fail');
-  if (failedOracles.length > 0 || failedSeeds.length > 0) {
-    const what = failedOracles.map((o) => o.evidence || `${o.checker}: ${o.anomalies} anomalies`);
-    if (failedSeeds.length > 0) what.push(`seed(s) ${failedSeeds.map((s) => s.seed).join(', ')} failed`);
-    const reproduced = failedSeeds.find((s) => s.rerun === 'reproduced');
-    if (reproduced) {
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'FAIL-reproducible',
-        step: 3,
-        reasons: [...what, `reproduced on a re-run with seed ${reproduced.seed}`],
-      };
-    }
-    const attempted = failedSeeds.some((s) => s.rerun === 'not-reproduced');
+  if (failedOracles.length === 0 && failedSeeds.length === 0) return null;
+  const what = failedOracles.map((o) => o.evidence || `${o.checker}: ${o.anomalies} anomalies`);
+  if (failedSeeds.length > 0) what.push(`seed(s) ${failedSeeds.map((s) => s.seed).join(', ')} failed`);
+  const reproduced = failedSeeds.find((s) => s.rerun === 'reproduced');
+  if (reproduced)
     return {
       ...base,
-      tierMet: tier.met,
-      verdict: 'FAIL-nondeterministic',
+      verdict: 'FAIL-reproducible',
       step: 3,
-      reasons: [
-        ...what,
-        attempted
-          ? 'an identical re-run did not reproduce it'
-          : 'not reproduced: no identical re-run with the same seed',
-      ],
+      reasons: [...what, `reproduced on a re-run with seed ${reproduced.seed}`],
+    };
+  const attempted = failedSeeds.some((s) => s.rerun === 'not-reproduced');
+  return {
+    ...base,
+    verdict: 'FAIL-nondeterministic',
+    step: 3,
+    reasons: [
+      ...what,
+      attempted
+        ? 'an identical re-run did not reproduce it'
+        : 'not reproduced: no identical re-run with the same seed',
+    ],
+  };
+}
+
+/** 4. Fault proven to land? */
+function landingNotProven(ev: ScenarioEvidence, base: Base): Decision | null {
+  if (ev.faultsScheduled === 0 && ev.faults.length === 0) return null;
+  const gaps = landingProof(ev);
+  if (gaps.length === 0) return null;
+  return {
+    ...base,
+    verdict: 'INCONCLUSIVE-fault-not-proven',
+    step: 4,
+    reasons: [`landing not proven: ${gaps.join('; ')}`, 'the oracle result is irrelevant'],
+  };
+}
+
+/** 5–7 for a serious scenario: the declared §7.M checker ran, on a history with its fields, over every op. */
+function seriousChecker(
+  ev: ScenarioEvidence,
+  sc: ResolvedScenario,
+  base: Base,
+): Decision | { reasons: string[] } {
+  const declared = ev.oracles.filter((o) => o.ran && o.declared);
+  if (declared.length === 0) {
+    const which = ev.oracles
+      .filter((o) => o.declared)
+      .map((o) => `${o.checker}${o.error ? ` (${o.error})` : ''}`);
+    return {
+      ...base,
+      verdict: 'PARTIAL-surface',
+      step: 5,
+      reasons: [`the declared §7.M checker did not run${which.length ? `: ${which.join(', ')}` : ''}`],
     };
   }
-  // 4. Fault proven to land?
-  const faultPlanned = ev.faultsScheduled > 0 || ev.faults.length > 0;
-  if (faultPlanned) {
-    const gaps = landingProof(ev);
-    if (gaps.length > 0) {
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'INCONCLUSIVE-fault-not-proven',
-        step: 4,
-        reasons: [`landing not proven: ${gaps.join('; ')}`, 'the oracle result is irrelevant'],
-      };
-    }
-  }
-  const reasons: string[] = [];
+  const weak = weakHistory(ev, sc, declared);
+  if (weak.length > 0) return { ...base, verdict: 'INCONCLUSIVE-oracle-too-weak', step: 6, reasons: weak };
+  const total = ev.history!.ops;
+  const partial = declared.filter((o) => o.subset !== null || o.opsConsumed < total);
+  if (partial.length > 0)
+    return {
+      ...base,
+      verdict: 'PARTIAL-model',
+      step: 7,
+      reasons: partial.map(
+        (o) =>
+          `${o.checker} covered ${o.subset ?? `${o.opsConsumed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ops`}`,
+      ),
+    };
+  return { reasons: declared.map((o) => o.evidence || `${o.checker}: ${o.opsConsumed} ops, 0 anomalies`) };
+}
+
+/** Non-serious: steps 5–7 are skipped; the `Oracle` field decides. */
+function plainOracle(ev: ScenarioEvidence, base: Base): Decision | { reasons: string[] } {
   const ran = ev.oracles.filter((o) => o.ran);
-  if (sc.serious) {
-    // 5. The declared §7.M checker ran?
-    const declared = ran.filter((o) => o.declared);
-    if (declared.length === 0) {
-      const which = ev.oracles
-        .filter((o) => o.declared)
-        .map((o) => `${o.checker}${o.error ? ` (${o.error})` : ''}`);
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'PARTIAL-surface',
-        step: 5,
-        reasons: [`the declared §7.M checker did not run${which.length ? `: ${which.join(', ')}` : ''}`],
-      };
-    }
-    // 6. The history has the checker's required fields?
-    const weak = weakHistory(ev, sc, declared);
-    if (weak.length > 0) {
-      return { ...base, tierMet: tier.met, verdict: 'INCONCLUSIVE-oracle-too-weak', step: 6, reasons: weak };
-    }
-    // 7. The checker covered all ops produced?
-    const total = ev.history!.ops;
-    const partial = declared.filter((o) => o.subset !== null || o.opsConsumed < total);
-    if (partial.length > 0) {
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'PARTIAL-model',
-        step: 7,
-        reasons: partial.map(
-          (o) =>
-            `${o.checker} covered ${o.subset ?? `${o.opsConsumed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ops`}`,
-        ),
-      };
-    }
-    reasons.push(...declared.map((o) => o.evidence || `${o.checker}: ${o.opsConsumed} ops, 0 anomalies`));
-  } else {
-    // Non-serious: steps 5–7 are skipped; the `Oracle` field decides.
-    if (ran.length === 0) {
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'PARTIAL-surface',
-        step: 5,
-        reasons: ['the Oracle did not run'],
-      };
-    }
-    const undecided = ran.filter((o) => o.valid !== true);
-    if (undecided.length > 0) {
-      return {
-        ...base,
-        tierMet: tier.met,
-        verdict: 'INCONCLUSIVE-oracle-too-weak',
-        step: 6,
-        reasons: undecided.map((o) => `${o.checker} could not decide${o.error ? `: ${o.error}` : ''}`),
-      };
-    }
-    reasons.push(...ran.map((o) => o.evidence || `${o.checker}: passed`));
-  }
-  // 8. A fault active → hardening candidate, else smoke.
+  if (ran.length === 0)
+    return { ...base, verdict: 'PARTIAL-surface', step: 5, reasons: ['the Oracle did not run'] };
+  const undecided = ran.filter((o) => o.valid !== true);
+  if (undecided.length > 0)
+    return {
+      ...base,
+      verdict: 'INCONCLUSIVE-oracle-too-weak',
+      step: 6,
+      reasons: undecided.map((o) => `${o.checker} could not decide${o.error ? `: ${o.error}` : ''}`),
+    };
+  return { reasons: ran.map((o) => o.evidence || `${o.checker}: passed`) };
+}
+
+/** 8. A fault active → hardening candidate, else smoke; then seeds, budget tier and audits can only lower it. */
+function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: string[]): Decision {
+  const reasons = [...checked];
   const faultActive = ev.faults.some((f) => f.landed);
   let verdict: Verdict = faultActive ? 'PASS-hardening' : 'PASS-smoke';
   reasons.unshift(
@@ -224,15 +239,13 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decis
     cappedBy ??= by;
     reasons.push(why);
   };
-
   const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
-  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS) {
+  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS)
     lower(
       'PARTIAL-model',
       'seeds',
       `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
     );
-  }
   if (verdict === 'PASS-hardening' && tier.met !== 'hardening' && tier.met !== 'release') {
     const gap = tier.shortfalls.hardening?.join(', ') ?? 'no hardening budget declared';
     if (tier.met === 'smoke')
@@ -244,41 +257,47 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decis
         `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
       );
   }
-  if (verdict === 'PASS-smoke' && tier.met === null) {
+  if (verdict === 'PASS-smoke' && tier.met === null)
     lower(
       'PARTIAL-surface',
       'budget',
       `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
     );
-  }
-
-  const claim = verdict === 'PASS-hardening' ? 'hardening' : 'smoke';
-  const audits = runAudits(ev, sc, claim);
-  if (verdict === 'PASS-hardening') {
-    const rf = blocksHardening(audits.redFlags);
-    const wo = blocksHardening(audits.weakOracle);
-    if (rf.length > 0 || wo.length > 0) {
-      const onlySeeds = rf.every((i) => i.id === 'RF10') && wo.every((i) => i.id === 'WO11');
-      const items = [...rf, ...wo].map((i) => `${i.id} ${i.status} (${i.evidence})`).join('; ');
-      lower(
-        onlySeeds ? 'PARTIAL-model' : 'PARTIAL-surface',
-        rf.length > 0 ? 'red-flag' : 'weak-oracle',
-        `PASS-hardening blocked by the audits: ${items}`,
-      );
-    }
-  } else if (verdict === 'PASS-smoke') {
-    const failedFlags = audits.redFlags.filter((i) => i.status === 'failed');
-    if (failedFlags.length > 0) {
-      lower(
-        'PARTIAL-surface',
-        'red-flag',
-        `green-but-broken: ${failedFlags.map((i) => `${i.id} (${i.evidence})`).join('; ')}`,
-      );
-    }
-  }
+  const audits = runAudits(ev, sc, verdict === 'PASS-hardening' ? 'hardening' : 'smoke');
+  const capped = auditCap(verdict, audits);
+  if (capped) lower(capped.to, capped.by, capped.why);
   const release = verdict === 'PASS-hardening' && tier.met === 'release';
   if (release) reasons.push('release budget met');
   const d: Decision = { scenario: sc.id, verdict, reasons, step: 8, tierMet: tier.met, release, audits };
   if (cappedBy) d.cappedBy = cappedBy;
   return d;
+}
+
+/** What the audits do to a pass: any failed or unchecked item blocks hardening; a failed red flag blocks smoke. */
+function auditCap(
+  verdict: Verdict,
+  audits: ReturnType<typeof runAudits>,
+): { to: Verdict; by: string; why: string } | null {
+  if (verdict === 'PASS-hardening') {
+    const rf = blocksHardening(audits.redFlags);
+    const wo = blocksHardening(audits.weakOracle);
+    if (rf.length === 0 && wo.length === 0) return null;
+    const onlySeeds = rf.every((i) => i.id === 'RF10') && wo.every((i) => i.id === 'WO11');
+    const items = [...rf, ...wo].map((i) => `${i.id} ${i.status} (${i.evidence})`).join('; ');
+    return {
+      to: onlySeeds ? 'PARTIAL-model' : 'PARTIAL-surface',
+      by: rf.length > 0 ? 'red-flag' : 'weak-oracle',
+      why: `PASS-hardening blocked by the audits: ${items}`,
+    };
+  }
+  if (verdict === 'PASS-smoke') {
+    const failedFlags = audits.redFlags.filter((i) => i.status === 'failed');
+    if (failedFlags.length === 0) return null;
+    return {
+      to: 'PARTIAL-surface',
+      by: 'red-flag',
+      why: `green-but-broken: ${failedFlags.map((i) => `${i.id} (${i.evidence})`).join('; ')}`,
+    };
+  }
+  return null;
 }

@@ -156,6 +156,8 @@ export const scenarioEvidenceSchema = z.object({
       matches: z.array(
         z.object({ node: z.string(), file: z.string(), line: z.number().int(), text: z.string() }),
       ),
+      /** Why there was nothing to scan (the database declares no log files). */
+      unavailable: z.string().optional(),
     })
     .nullable()
     .default(null),

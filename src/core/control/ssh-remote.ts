@@ -3,6 +3,7 @@ import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { log } from '../util/log.ts';
+import { retry } from '../util/retry.ts';
 import { CommandLog, Redactor } from './command-log.ts';
 import {
   abbreviate,
@@ -189,20 +190,22 @@ class SshRemote implements Remote {
     const start = performance.now();
     try {
       let outcome: Promise<Collected> | undefined;
-      // A refused channel means nothing ran, so one fresh connection and a retry are safe.
-      for (let attempt = 0; ; attempt++) {
-        const client = await session.get();
-        try {
-          await openExec(client, wire, (stream) => {
-            outcome = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
-          });
-          break;
-        } catch (err) {
-          session.discard(client);
-          if (attempt >= 1)
+      // A refused channel means nothing ran, so one fresh connection and a second attempt are safe.
+      // Connect errors (auth, host key) come from session.get() and are never retried here.
+      await retry(
+        async () => {
+          const client = await session.get();
+          try {
+            await openExec(client, wire, (stream) => {
+              outcome = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
+            });
+          } catch (err) {
+            session.discard(client);
             throw new RemoteChannelError(node, `cannot open a channel: ${(err as Error).message}`);
-        }
-      }
+          }
+        },
+        { attempts: 2, retryable: (err) => err instanceof RemoteChannelError, delayMs: () => 0 },
+      );
       if (!outcome) throw new RemoteChannelError(node, 'channel opened without a stream');
       const out = await outcome;
       const durationMs = performance.now() - start;

@@ -13,17 +13,10 @@ import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
  * (a command sent twice would be one history entry for two effects). A command refused because the
  * connection is down was never sent: fail. A timeout after sending: info (reads: fail).
  *
- * Workloads: register, multi-register (GET / SET / a Lua compare-and-set), set (SADD / SMEMBERS), counter
- * (INCRBY / GET), list-append (one Lua script per transaction: atomic on the primary).
+ * Workloads (listed in ./registry.ts): register, multi-register (GET / SET / a Lua compare-and-set), set
+ * (SADD / SMEMBERS), counter (INCRBY / GET), list-append (one Lua script per transaction: atomic on the
+ * primary).
  */
-export const REDIS_WORKLOADS: readonly string[] = [
-  'register',
-  'multi-register',
-  'set',
-  'counter',
-  'list-append',
-];
-
 export interface RedisClientOptions {
   workload: string;
   db: RedisDb;

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/errors.ts';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
-import { log } from '../../core/util/log.ts';
+import { pollUntil, retry } from '../../core/util/retry.ts';
 
 /**
  * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
@@ -30,19 +30,14 @@ export async function execIdempotent(
   command: string,
   opts: ExecOptions = {},
 ): Promise<ExecResult> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await remote.exec(node, command, opts);
-    } catch (err) {
-      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
-      log().warn(
-        { node, attempt, err: err.message },
-        'SSH channel lost during an idempotent command; repeating it',
-      );
-      await new Promise((r) => setTimeout(r, 500 * attempt));
-    }
-  }
+  return retry(() => remote.exec(node, command, opts), {
+    attempts: 3,
+    retryable: lostChannel,
+    what: `${node}: SSH channel lost during an idempotent command`,
+  });
 }
+
+const lostChannel = (err: unknown) => err instanceof RemoteChannelError;
 
 /** Start unless already running. The daemon is detached (setsid) so it outlives the SSH channel. */
 export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
@@ -53,26 +48,14 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
     `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
     `{ setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
     `echo $! > ${shellQuote(d.pidFile)}`;
-  for (let attempt = 1; ; attempt++) {
-    try {
+  // Channel lost: the daemon may or may not have started. Start again only if it is not running.
+  await retry(
+    async (attempt) => {
+      if (attempt > 1 && (await daemonRunning(remote, node, d.pidFile, name))) return;
       await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
-      return;
-    } catch (err) {
-      // Channel lost: the daemon may or may not have started. Start again only if it is not running.
-      if (!(err instanceof RemoteChannelError) || attempt >= 3) throw err;
-      const name = d.processName ?? basename(d.binary);
-      if (await daemonRunning(remote, node, d.pidFile, name)) return;
-    }
-  }
-}
-
-export async function daemonPid(remote: Remote, node: string, pidFile: string): Promise<number | null> {
-  const r = await execIdempotent(remote, node, `cat ${shellQuote(pidFile)} 2>/dev/null || true`, {
-    sudo: true,
-    check: false,
-  });
-  const pid = Number.parseInt(r.stdout.trim(), 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
+    },
+    { attempts: 3, retryable: lostChannel, what: `${node}: SSH channel lost while starting ${name}` },
+  );
 }
 
 /**
@@ -139,4 +122,45 @@ export async function ensureDebianPackage(
     sudo: true,
     timeoutMs: 600_000,
   });
+}
+
+/**
+ * Install Debian packages that are not installed yet. Nodes of a local cluster share the host's package
+ * database, so concurrent installs wait for its lock instead of failing.
+ */
+export async function ensureDebianPackages(
+  remote: Remote,
+  node: string,
+  pkgs: readonly string[],
+): Promise<void> {
+  if (pkgs.length === 0) return;
+  const q = pkgs.map(shellQuote).join(' ');
+  const missing = `for p in ${q}; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done`;
+  const r = await execIdempotent(remote, node, missing, { check: false });
+  const need = r.stdout.split('\n').filter((l) => l.trim() !== '');
+  if (need.length === 0) return;
+  await execIdempotent(
+    remote,
+    node,
+    `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 ${need.map(shellQuote).join(' ')}`,
+    { sudo: true, timeoutMs: 600_000 },
+  );
+}
+
+/**
+ * Start a daemon that forks and writes its own pidfile (unless already running), then wait (bounded)
+ * until the pidfile names a live process of the right name.
+ */
+export async function startSelfDaemonizing(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
+  const name = d.processName ?? basename(d.binary);
+  if (await daemonRunning(remote, node, d.pidFile, name)) return;
+  const cmd =
+    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
+    `setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null`;
+  await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
+  const up = await pollUntil(
+    async () => ((await daemonRunning(remote, node, d.pidFile, name)) ? true : undefined),
+    { attempts: 100, delayMs: 100 },
+  );
+  if (!up) throw new Error(`${node}: ${name} did not write a live pid to ${d.pidFile}`);
 }

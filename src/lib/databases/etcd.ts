@@ -6,7 +6,7 @@ import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { EtcdHttp } from '../clients/etcd-http.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
-import type { DB, DbContext } from './types.ts';
+import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
 
 /**
  * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from a
@@ -28,23 +28,26 @@ export interface EtcdOptions {
 
 const DEFAULT_BASE = '/var/lib/faultline/etcd';
 
-export class EtcdDb implements DB {
+export class EtcdDb implements Database {
   readonly name = 'etcd';
-  readonly processName = 'etcd';
   /**
    * etcd's own wall clock: the Date header its HTTP gateway stamps on a response (Go's time.Now()), as
    * epoch seconds. Whole seconds only; bash's /dev/tcp, so nothing beyond coreutils is needed on the node.
    */
-  get timeCommand(): string {
+  private etcdTimeCommand(): string {
     const get = `exec 3<>/dev/tcp/127.0.0.1/${this.clientPort}; printf 'GET /version HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3; sed -n 's/^Date: \\(.*\\)\\r$/\\1/p' <&3`;
     return `date -d "$(bash -c ${shellQuote(get)})" +%s`;
   }
   private readonly wrappers = new Map<string, string>();
-
-  setWrapper(node: string, wrapperPath: string | null): void {
-    if (wrapperPath === null) this.wrappers.delete(node);
-    else this.wrappers.set(node, wrapperPath);
-  }
+  readonly process: ProcessControl = {
+    processName: 'etcd',
+    pidFile: (ctx, node) => this.pidFile(ctx, node),
+    start: (ctx, node) => this.start(ctx, node),
+    kill: (ctx, node) => this.kill(ctx, node),
+    pause: (ctx, node) => this.pause(ctx, node),
+    resume: (ctx, node) => this.resume(ctx, node),
+  };
+  readonly clock: ClockWrapper;
   private readonly base: string;
   private readonly clientPort: number;
   private readonly peerPort: number;
@@ -54,6 +57,15 @@ export class EtcdDb implements DB {
     this.base = opts.baseDir ?? DEFAULT_BASE;
     this.clientPort = opts.clientPort ?? 2379;
     this.peerPort = opts.peerPort ?? 2380;
+    this.clock = {
+      setWrapper: (node, wrapperPath) => {
+        if (wrapperPath === null) this.wrappers.delete(node);
+        else this.wrappers.set(node, wrapperPath);
+      },
+      binary: 'etcd',
+      // After the ports: the command names the client port.
+      timeCommand: this.etcdTimeCommand(),
+    };
   }
 
   private spec(ctx: DbContext, node: string): NodeSpec {
@@ -69,6 +81,10 @@ export class EtcdDb implements DB {
 
   pidFile(ctx: DbContext, node: string): string {
     return `${this.dir(ctx, node)}/etcd.pid`;
+  }
+
+  dataDir(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/data`;
   }
 
   private logFile(ctx: DbContext, node: string): string {
@@ -181,7 +197,7 @@ export class EtcdDb implements DB {
     const dir = this.dir(ctx, node);
     await startDaemon(ctx.remote, node, {
       binary: this.wrappers.get(node) ?? this.binary,
-      processName: this.processName,
+      processName: 'etcd',
       args: this.args(ctx, node),
       pidFile: this.pidFile(ctx, node),
       logFile: this.logFile(ctx, node),

@@ -5,7 +5,7 @@ import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
-import type { DB, DbContext } from './types.ts';
+import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
 
 /**
  * Redis from Debian's redis-server package: the first node is the primary, every other node a replica
@@ -21,18 +21,18 @@ export interface RedisOptions {
 
 const DEFAULT_BASE = '/var/lib/faultline/redis';
 
-export class RedisDb implements DB {
+export class RedisDb implements Database {
   readonly name = 'redis';
-  readonly processName = 'redis-server';
-  get timeCommand(): string {
-    return `redis-cli -h 127.0.0.1 -p ${this.port} TIME`;
-  }
   private readonly wrappers = new Map<string, string>();
-
-  setWrapper(node: string, wrapperPath: string | null): void {
-    if (wrapperPath === null) this.wrappers.delete(node);
-    else this.wrappers.set(node, wrapperPath);
-  }
+  readonly process: ProcessControl = {
+    processName: 'redis-server',
+    pidFile: (ctx, node) => this.pidFile(ctx, node),
+    start: (ctx, node) => this.start(ctx, node),
+    kill: (ctx, node) => this.kill(ctx, node),
+    pause: (ctx, node) => this.pause(ctx, node),
+    resume: (ctx, node) => this.resume(ctx, node),
+  };
+  readonly clock: ClockWrapper;
   private readonly base: string;
   readonly port: number;
   /** The node currently acting as primary (changed by failover). */
@@ -41,6 +41,15 @@ export class RedisDb implements DB {
   constructor(opts: RedisOptions = {}) {
     this.base = opts.baseDir ?? DEFAULT_BASE;
     this.port = opts.port ?? 6379;
+    this.clock = {
+      setWrapper: (node, wrapperPath) => {
+        if (wrapperPath === null) this.wrappers.delete(node);
+        else this.wrappers.set(node, wrapperPath);
+      },
+      binary: 'redis-server',
+      // Redis's own clock, so a clock fault's evidence is the database's time, not a probe's.
+      timeCommand: `redis-cli -h 127.0.0.1 -p ${this.port} TIME`,
+    };
   }
 
   private spec(ctx: DbContext, node: string): NodeSpec {
@@ -54,6 +63,10 @@ export class RedisDb implements DB {
 
   pidFile(ctx: DbContext, node: string): string {
     return `${this.dir(ctx, node)}/redis.pid`;
+  }
+
+  dataDir(ctx: DbContext, node: string): string {
+    return this.dir(ctx, node);
   }
 
   private logFile(ctx: DbContext, node: string): string {
@@ -176,7 +189,7 @@ export class RedisDb implements DB {
   async start(ctx: DbContext, node: string): Promise<void> {
     await startDaemon(ctx.remote, node, {
       binary: this.wrappers.get(node) ?? 'redis-server',
-      processName: this.processName,
+      processName: 'redis-server',
       args: this.args(ctx, node),
       pidFile: this.pidFile(ctx, node),
       logFile: this.logFile(ctx, node),

@@ -1,15 +1,16 @@
 import type { Remote } from '../../core/control/types.ts';
 
 /**
- * The DB protocol, shaped after Jepsen's `jepsen.db/DB` plus its optional Kill, Pause, Primary and
- * LogFiles protocols, in one interface. Every per-node method runs on the control node and acts on `node`
- * through `ctx.remote` (SSH); the runner calls them in Jepsen's order:
+ * The database protocol, split the way Jepsen's is: a small required core (`jepsen.db/DB`: set up, tear
+ * down, where clients connect, wait until it serves) plus optional capabilities (Jepsen's Kill, Pause,
+ * Primary, LogFiles …). A database declares only what it can do; a fault or audit that needs a capability
+ * the database lacks says so (the scenario is INCONCLUSIVE-env, naming the capability), never crashes.
  *
- *   teardown(all) → install(all) → setup(all, in parallel) → awaitReady → … workload + nemeses …
- *   → heal → logFiles/collect (after kill) → teardown(all)
+ * Every per-node method runs on the control node and acts on `node` through `ctx.remote` (SSH); the
+ * runner calls them in Jepsen's order:
  *
- * start/kill/pause/resume act on the daemon through its pidfile, so a nemesis (or `faultline heal`) can
- * always find the process it has to act on, and never touches another one.
+ *   teardown(all) → install?(all) → setup(all, in parallel) → awaitReady → … workload + nemeses …
+ *   → heal → logFiles?/collect → teardown(all)
  */
 export interface DbContext {
   remote: Remote;
@@ -17,41 +18,87 @@ export interface DbContext {
   nodes: readonly string[];
 }
 
-export interface DB {
+export interface Database {
   readonly name: string;
-  /** The daemon's executable name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
+  /** Configure and start the database on one node (setup runs on every node in parallel). */
+  setup(ctx: DbContext, node: string): Promise<void>;
+  /** Stop it and remove its data, config and logs. */
+  teardown(ctx: DbContext, node: string): Promise<void>;
+  /** Where clients connect, e.g. http://10.213.0.2:2379 or redis://…. */
+  clientAddress(ctx: DbContext, node: string): string;
+  /** After every node's setup: wait until the cluster serves clients (Jepsen's barrier + ready wait). */
+  awaitReady(ctx: DbContext, timeoutMs: number): Promise<void>;
+
+  // ---- optional capabilities
+
+  /** Make the software present on the node (e.g. apt-get install when missing). Idempotent. */
+  install?(ctx: DbContext, node: string): Promise<void>;
+  /** Process control: what kill, pause and restart faults act on. */
+  readonly process?: ProcessControl;
+  /** Nodes currently acting as primary / leader (may be empty during an election). */
+  primaries?(ctx: DbContext): Promise<string[]>;
+  /** Remote paths worth downloading into the run directory (the SUT log audit reads them). */
+  logFiles?(ctx: DbContext, node: string): string[];
+  /** Remove the data (the daemon must be stopped). */
+  wipe?(ctx: DbContext, node: string): Promise<void>;
+  /** The data directory on a node (disk faults). */
+  dataDir?(ctx: DbContext, node: string): string;
+  /** Starting the daemon through a wrapper: clock faults move the database's own clock this way. */
+  readonly clock?: ClockWrapper;
+}
+
+/** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */
+export interface ProcessControl {
+  /** The executable's name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
   readonly processName: string;
+  /** The daemon's pidfile on a node. */
+  pidFile(ctx: DbContext, node: string): string;
+  /** Start again with the existing data (after a kill). No-op when it is running. */
+  start(ctx: DbContext, node: string): Promise<void>;
+  /** SIGKILL by pidfile and wait until it is gone. */
+  kill(ctx: DbContext, node: string): Promise<void>;
+  /** SIGSTOP by pidfile. */
+  pause(ctx: DbContext, node: string): Promise<void>;
+  /** SIGCONT by pidfile. */
+  resume(ctx: DbContext, node: string): Promise<void>;
+}
+
+export interface ClockWrapper {
   /**
    * Start the daemon through this wrapper (an executable that execs the real binary, e.g. the clock
    * nemesis's libfaketime wrapper) instead of the binary itself; null goes back to the binary.
    */
   setWrapper(node: string, wrapperPath: string | null): void;
-  /** A command run on a node that prints the DB's own idea of the time (clock-fault evidence), if any. */
+  /** The binary the wrapper must exec, as found on the PATH of the nodes. */
+  readonly binary: string;
+  /** A command run on a node that prints the database's own idea of the time (clock-fault evidence). */
   readonly timeCommand?: string;
-  /** Make the software present on the node (e.g. apt-get install when missing). Idempotent. */
-  install(ctx: DbContext, node: string): Promise<void>;
-  /** Configure and start the daemon on one node (setup runs on every node in parallel). */
-  setup(ctx: DbContext, node: string): Promise<void>;
-  /** After every node's setup: wait until the cluster serves clients (Jepsen's barrier + ready wait). */
-  awaitReady(ctx: DbContext, timeoutMs: number): Promise<void>;
-  /** Stop the daemon and remove its data, config and logs. */
-  teardown(ctx: DbContext, node: string): Promise<void>;
-  /** Start the daemon again with its existing data (after a kill). No-op when it is running. */
-  start(ctx: DbContext, node: string): Promise<void>;
-  /** SIGKILL the daemon by pidfile and wait until it is gone. */
-  kill(ctx: DbContext, node: string): Promise<void>;
-  /** SIGSTOP the daemon by pidfile. */
-  pause(ctx: DbContext, node: string): Promise<void>;
-  /** SIGCONT the daemon by pidfile. */
-  resume(ctx: DbContext, node: string): Promise<void>;
-  /** Nodes currently acting as primary/leader (may be empty during an election). */
-  primaries(ctx: DbContext): Promise<string[]>;
-  /** Remote paths worth downloading into the run directory (logs). */
-  logFiles(ctx: DbContext, node: string): string[];
-  /** Remove the data directory (the daemon must be stopped). */
-  wipe(ctx: DbContext, node: string): Promise<void>;
-  /** The daemon's pidfile on a node: what process faults act on. */
-  pidFile(ctx: DbContext, node: string): string;
-  /** Where clients connect, e.g. http://10.213.0.2:2379 or redis://…. */
-  clientAddress(ctx: DbContext, node: string): string;
+}
+
+/** The older name of the protocol. */
+export type DB = Database;
+
+/** Names of the optional capabilities, as faults, audits and messages name them. */
+export const DB_CAPABILITIES = {
+  process: 'process control (pidfile; start, kill, pause, resume)',
+  primaries: 'primaries (the current leaders)',
+  logs: 'log files',
+  'data-dir': 'data directory',
+  clock: 'clock wrapper (start through libfaketime)',
+  wipe: 'wipe',
+  install: 'install',
+} as const;
+export type DbCapabilityName = keyof typeof DB_CAPABILITIES;
+
+/** Which optional capabilities a database declares. */
+export function capabilitiesOf(db: Database): DbCapabilityName[] {
+  const out: DbCapabilityName[] = [];
+  if (db.process) out.push('process');
+  if (db.primaries) out.push('primaries');
+  if (db.logFiles) out.push('logs');
+  if (db.dataDir) out.push('data-dir');
+  if (db.clock) out.push('clock');
+  if (db.wipe) out.push('wipe');
+  if (db.install) out.push('install');
+  return out;
 }

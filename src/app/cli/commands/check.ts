@@ -1,4 +1,8 @@
 import { type Command, Option } from 'commander';
+import { models } from '../../../../checkers/linearizability/models/index.ts';
+import { checkers } from '../../../../checkers/registry.ts';
+import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
+import { namesOf, registryOption } from '../choices.ts';
 
 /**
  * `faultline check HISTORY --checker NAME[,NAME…]`: run any registered oracle over a recorded history.
@@ -21,17 +25,9 @@ interface CheckFlags {
   anomalies?: string;
   cycleSearchTimeout?: string;
   options?: string;
+  independent?: boolean;
   out?: string;
   json?: boolean;
-}
-
-/** "30s", "1500ms", "2m", "1h" or a bare number of milliseconds → ms. */
-export function parseDuration(text: string, flag: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m) throw new Error(`${flag}: "${text}" is not a duration (e.g. 30s, 500ms, 2m)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  return Math.round(n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000));
 }
 
 function list(text: string): string[] {
@@ -55,14 +51,14 @@ export function register(program: Command): void {
     .command('check')
     .description('check a recorded history with one or more oracles (exit 0 valid, 1 invalid, 2 unknown)')
     .argument('[history]', 'history file (faultline JSONL, Jepsen EDN, elle-cli JSON, Porcupine logs)')
-    .option('-c, --checker <names>', 'comma-separated checker names (see --list)')
+    .option('-c, --checker <names>', `comma-separated checker names: ${namesOf(checkers)}`)
     .option('--list', 'list the checkers and exit')
     .addOption(
       new Option('--format <format>', 'history format')
         .choices(['auto', 'jsonl', 'json', 'edn', 'porcupine-etcd', 'porcupine-kv'])
         .default('auto'),
     )
-    .option('--model <model>', 'linearizable: model (register, cas-register, kv, set, queue …)')
+    .addOption(registryOption('--model <model>', 'linearizable: the sequential model', models))
     .option('--initial-value <value>', 'linearizable: initial value (JSON, or text)')
     .addOption(
       new Option(
@@ -83,7 +79,9 @@ export function register(program: Command): void {
     .option('--anomalies <anomalies>', 'elle: comma-separated extra anomaly types')
     .option('--cycle-search-timeout <duration>', 'elle: cycle search budget, e.g. 1s')
     .option('--options <file>', 'JSON file: {"<checker>": {options…}}; flags override it')
+    .option('--independent', "check each key's ops on their own and merge (Jepsen's independent checker)")
     .option('--out <dir>', 'directory for artifacts (plots, HTML, explanations)')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print the results as one JSON object')
     .action(async (history: string | undefined, flags: CheckFlags) => {
       process.exitCode = await runCheckCommand(history, flags);
@@ -121,7 +119,8 @@ async function readOptionsFile(file: string): Promise<OptionsMap> {
 }
 
 /** Options from the flags, per checker name; only flags the user gave appear. */
-function optionsFromFlags(flags: CheckFlags): OptionsMap {
+async function optionsFromFlags(flags: CheckFlags): Promise<OptionsMap> {
+  const { parseDuration } = await import('../../../core/util/duration.ts');
   const lin: Record<string, unknown> = {};
   if (flags.model !== undefined) lin.model = flags.model;
   if (flags.initialValue !== undefined) lin.initialValue = jsonOrText(flags.initialValue);
@@ -142,55 +141,44 @@ function optionsFromFlags(flags: CheckFlags): OptionsMap {
 const VERDICT = { true: 'VALID', false: 'INVALID', unknown: 'UNKNOWN' } as const;
 
 export async function runCheckCommand(historyFile: string | undefined, flags: CheckFlags): Promise<number> {
-  const { UserError, EXIT, errorMessage } = await import('../../../core/util/errors.ts');
-  const { findChecker, checkerNames, REGISTRY } = await import('../../../../checkers/registry.ts');
+  const { UserError, EXIT } = await import('../../../core/util/errors.ts');
   if (flags.list) {
-    process.stdout.write(`${REGISTRY.map((e) => `${e.name.padEnd(24)} ${e.summary}`).join('\n')}\n`);
+    const rows = checkers.names().map((n) => {
+      const origin = checkers.originOf(n);
+      return `${n.padEnd(24)} ${checkers.get(n)?.summary ?? ''}${origin === 'faultline' ? '' : ` (${origin})`}`;
+    });
+    process.stdout.write(`${rows.join('\n')}\n`);
     return EXIT.valid;
   }
   if (historyFile === undefined) throw new UserError('check: give a history file (or --list)');
   const names = list(flags.checker ?? '');
   if (names.length === 0) throw new UserError('check: give --checker NAME[,NAME…] (see --list)');
-  const entries = names.map((n) => {
-    const e = findChecker(n);
-    if (!e) throw new UserError(`--checker: unknown checker "${n}"; known: ${checkerNames().join(', ')}`);
-    return e;
-  });
-  let flagOptions: OptionsMap;
-  try {
-    flagOptions = optionsFromFlags(flags);
-  } catch (err) {
-    throw new UserError(errorMessage(err));
-  }
+  for (const n of names)
+    if (!checkers.has(n)) throw new UserError(`--checker: ${checkers.unknownMessage(n)}`);
+  const flagOptions = await optionsFromFlags(flags);
   const fileOptions = flags.options ? await readOptionsFile(flags.options) : {};
   const { loadHistory } = await import('../../../core/history/read.ts');
   const { pairEvents } = await import('../../../core/history/pair.ts');
   const events = await loadHistory(historyFile, { format: flags.format as 'auto' });
   const { ops } = pairEvents(events);
-  const { compose } = await import('../../../../checkers/compose.ts');
-  const composed: Record<string, { checker: never; options: unknown }> = {};
-  for (const e of entries) {
-    const loaded = await e.load();
-    const options = { ...(fileOptions[e.name] ?? {}), ...(flagOptions[e.name] ?? {}) };
-    if (loaded.schema) {
-      const r = loaded.schema.safeParse(options);
-      if (!r.success) {
-        const issue = r.error.issues[0];
-        const where = issue?.path.length ? issue.path.map(String).join('.') : 'options';
-        throw new UserError(`${e.name}: ${where}: ${issue?.message ?? 'invalid options'}`);
-      }
-    }
-    composed[e.name] = { checker: loaded.checker as never, options };
-  }
-  const ctx = flags.out ? { outDir: flags.out } : {};
-  const { valid, results } = await compose(composed, ops, ctx, {
-    rethrow: (err) => err instanceof UserError,
+  const { runCheckers } = await import('../../../../checkers/compose.ts');
+  const requests = names.map((n) => {
+    const name = checkers.canonical(n) as string;
+    return {
+      name,
+      options: { ...(fileOptions[name] ?? {}), ...(flagOptions[name] ?? {}) },
+      ...(flags.independent && { independent: true }),
+    };
   });
+  const ctx = flags.out ? { outDir: flags.out } : {};
+  const run = await runCheckers(requests, ops, ctx, { badOptions: 'throw' });
+  const valid = run.valid;
+  const results = Object.fromEntries(requests.map((r, i) => [r.name, run.results[i]]));
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ valid, history: historyFile, ops: ops.length, results })}\n`);
   } else {
     const lines: string[] = [];
-    for (const r of Object.values(results)) {
+    for (const r of run.results) {
       lines.push(`${r.checker}: ${VERDICT[String(r.valid) as keyof typeof VERDICT]}`);
       lines.push(`  evidence: ${r.evidence}`);
       lines.push(`  scope: ${r.scope}`);

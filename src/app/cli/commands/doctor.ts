@@ -13,20 +13,20 @@ export function register(program: Command): void {
     .option('--log-dir <dir>', 'write per-node command logs here');
   addSshOptions(cmd).action(
     async (o: SshCliOptions & { inventory: string; json?: boolean; logDir?: string }) => {
-      const { loadInventory } = await import('../../../core/control/inventory.ts');
-      const { remoteOptionsFor } = await import('../../../core/control/connect.ts');
-      const { connectRemote } = await import('../../../core/control/ssh-remote.ts');
+      const { connectCluster } = await import('../../../lib/clusters/connect.ts');
       const { runDoctor, renderDoctorTable } = await import('../../../core/control/doctor.ts');
-      const inventory = loadInventory(o.inventory);
       // Lazy connections: an unreachable node becomes a row in the report, not an abort.
-      const remote = await connectRemote(
-        inventory.nodes,
-        remoteOptionsFor(inventory, o, {
-          eager: false,
-          connectAttempts: 2,
-          connectTimeoutMs: 8000,
-          ...(o.logDir ? { logDir: o.logDir } : {}),
-        }),
+      const { remote } = await connectCluster(
+        { inventory: o.inventory },
+        {
+          ssh: o,
+          remote: {
+            eager: false,
+            connectAttempts: 2,
+            connectTimeoutMs: 8000,
+            ...(o.logDir ? { logDir: o.logDir } : {}),
+          },
+        },
       );
       try {
         const report = await runDoctor(remote);

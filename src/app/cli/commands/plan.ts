@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 
 /**
  * `faultline plan check PLAN [--json]`: load a Markdown or YAML/JSON plan and list every problem with
@@ -14,6 +15,7 @@ export function register(program: Command): void {
     .description('validate a plan: exit 3 if it must not run, 0 otherwise')
     .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON (.yaml, .yml, .json)')
     .option('--json', 'print one JSON object instead of text')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .action(async (path: string, flags: { json?: boolean }) => {
       const { runPlanCheck } = await import('../../plan/cli.ts');
       process.exitCode = await runPlanCheck(path, flags.json ?? false);
@@ -22,6 +24,7 @@ export function register(program: Command): void {
     .command('show')
     .description('print the resolved plan as JSON')
     .argument('<plan>', 'plan file')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .action(async (path: string) => {
       const { runPlanShow } = await import('../../plan/cli.ts');
       process.exitCode = await runPlanShow(path);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { addSshOptions } from '../../../core/control/connect.ts';
+import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 
 /**
  * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
@@ -44,6 +45,7 @@ export function register(program: Command): void {
     .option('--deadline <duration>', 'global deadline (e.g. 10m); scenarios not started by then are NOT-RUN')
     .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
     const { runCommand } = await import('../../session/run-command.ts');

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
+import { faultClasses } from '../../../../nemeses/registry.ts';
 import { addSshOptions } from '../../../core/control/connect.ts';
+import { clients } from '../../../lib/clients/registry.ts';
+import { databases } from '../../../lib/databases/registry.ts';
+import { workloads } from '../../../lib/workloads/index.ts';
+import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
+import { registryOption } from '../choices.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
@@ -8,17 +14,23 @@ import { addSshOptions } from '../../../core/control/connect.ts';
 export function register(program: Command): void {
   const cmd = program
     .command('test')
-    .description('run a workload against etcd or Redis under faults and check the history (exit 0/1/2)')
-    .option('--db <name>', 'etcd | redis', 'etcd')
-    .option(
-      '-w, --workload <name>',
-      'register | multi-register | set | list-append | counter | bank',
-      'register',
-    )
+    .description('run a workload against a database under faults and check the history (exit 0/1/2)')
+    .addOption(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd'))
+    .addOption(registryOption('--client <name>', "the client (default: the database's own)", clients))
+    .addOption(registryOption('-w, --workload <name>', 'the workload', workloads, 'register'))
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
-    .option('--nemesis <faults>', 'comma-separated: partition, kill, pause, clock; none; all', 'none')
+    .option(
+      '--nemesis <faults>',
+      `comma-separated fault classes: ${faultClasses()
+        .map((c) => c.name)
+        .join(', ')}; none; all (${faultClasses()
+        .filter((c) => c.inAll)
+        .map((c) => c.name)
+        .join(', ')})`,
+      'none',
+    )
     .option('--nemesis-interval <duration>', 'mean time between fault starts/stops', '10s')
     .option('--time-limit <duration>', 'how long the workload runs', '60s')
     .option('--concurrency <n>', 'client processes: a number, or Jepsen’s 3n (× node count)', '1n')
@@ -29,7 +41,9 @@ export function register(program: Command): void {
     .option('--recovery <duration>', 'wait between healing and the final reads', '10s')
     .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')
     .option('--replay <schedule>', 'replay a schedule.json from an earlier run instead of generating ops')
+    .option('--fault-schedule <file>', 'replay the faults of an earlier run (its fault-schedule.json)')
     .option('--leave-db-running', 'do not tear the DB down at the end')
+    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print results.json to stdout instead of the table');
   addSshOptions(cmd).action(async (flags: Record<string, unknown>) => {
     const { testCommand } = await import('../../run/test-command.ts');

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { readLedger } from '../../nemeses/ledger.ts';
-import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
+import { FaultPlane } from '../../nemeses/plane.ts';
+import type { FaultRecord, FaultSpec, Nemesis, SutHooks } from '../../nemeses/types.ts';
 import { faultCheck } from '../../src/app/run/checks.ts';
-import { FaultDriver } from '../../src/app/run/nemesis-driver.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { Rng } from '../../src/core/generator/index.ts';
-import type { DB, DbContext } from '../../src/lib/databases/types.ts';
 
 const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const remote = {
@@ -47,25 +46,26 @@ function fakeNemesis(
   };
 }
 
-function fakeDb(calls: string[]): DB {
-  const db: Partial<DB> = {
+function fakeSut(calls: string[]): SutHooks {
+  return {
     name: 'fake',
     primaries: async () => ['n3'],
-    pidFile: (_c: DbContext, n: string) => `/run/${n}.pid`,
-    start: async (_c: DbContext, n: string) => {
-      calls.push(`start ${n}`);
+    process: {
+      processName: 'fake',
+      pidFile: (n: string) => `/run/${n}.pid`,
+      start: async (n: string) => {
+        calls.push(`start ${n}`);
+      },
     },
   };
-  return db as DB;
 }
 
 function driver(calls: string[], opts: { failInject?: boolean; lands?: (s: FaultSpec) => boolean } = {}) {
   const ledgerPath = join(mkdtempSync(join(tmpdir(), 'faultline-driver-')), 'ledger.jsonl');
   const lands = opts.lands ?? (() => true);
-  const d = new FaultDriver({
+  const d = new FaultPlane({
     remote,
-    db: fakeDb(calls),
-    dbCtx: { remote, nodes },
+    sut: fakeSut(calls),
     lookup: async (kind) => fakeNemesis(kind, calls, lands, opts.failInject),
     rng: new Rng(1),
     ledgerPath,
@@ -136,7 +136,11 @@ test('healAll undoes whatever is still open', async (t) => {
   const { d } = driver(calls);
   await d.invoke({ f: 'start-partition', value: { targets: 'majority' } });
   await d.invoke({ f: 'bump-clock', value: { targets: 'one', deltaMs: 5000 } });
-  t.deepEqual(await d.healAll(), []);
+  const report = await d.healAll();
+  t.deepEqual(
+    report.faults.filter((f) => !f.healed),
+    [],
+  );
   t.is(d.activeWindows(), null);
   t.deepEqual(calls.filter((c) => c.startsWith('heal')).sort(), ['heal w1', 'heal w2']);
   // a majority partition isolates a minority (2 of 5)

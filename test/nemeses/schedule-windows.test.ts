@@ -1,6 +1,6 @@
 import test from 'ava';
+import { faultWindows, nemesisPlanFor, opsForStep } from '../../nemeses/schedule.ts';
 import { loadPlan, scheduledWindows } from '../../src/app/plan/index.ts';
-import { faultWindows, nemesisPlanFor, opsForStep } from '../../src/app/session/fault-windows.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 
@@ -77,11 +77,11 @@ test('ops use the runner vocabulary for every kind', (t) => {
     'kill',
   );
   t.is(
-    opsForStep({ kind: 'process', action: 'kill', targets: 'minority', startS: 0, durationS: 1 }).stop.f,
+    opsForStep({ kind: 'process', action: 'kill', targets: 'minority', startS: 0, durationS: 1 }).stop?.f,
     'start',
   );
   t.is(
-    opsForStep({ kind: 'process', action: 'pause', targets: 'one', startS: 0, durationS: 1 }).stop.f,
+    opsForStep({ kind: 'process', action: 'pause', targets: 'one', startS: 0, durationS: 1 }).stop?.f,
     'resume',
   );
   t.deepEqual(
@@ -96,7 +96,7 @@ test('ops use the runner vocabulary for every kind', (t) => {
     { f: 'start-packet', value: { action: 'loss', targets: 'all', params: { percent: 10 } } },
   );
   t.is(
-    opsForStep({ kind: 'disk', action: 'disk-full', targets: 'one', startS: 0, durationS: 1 }).stop.f,
+    opsForStep({ kind: 'disk', action: 'disk-full', targets: 'one', startS: 0, durationS: 1 }).stop?.f,
     'stop-disk',
   );
   const one = opsForStep({ kind: 'partition', topology: 'one', startS: 0, durationS: 1 }).start;

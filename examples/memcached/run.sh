@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# memcached end to end, through faultline's public API only: build faultline (the example imports the
+# package, which is its compiled dist/), install this example's dependencies, run the plan on a 3-node
+# local cluster at smoke tier, and check every scenario ends as the plan expects:
+#   S1 PASS-smoke, S2 FAIL-reproducible (a crash loses acknowledged writes), S3 FAIL-reproducible
+#   (servers do not replicate). Root on Debian 12 (the local cluster is network namespaces).
+set -uo pipefail
+cd "$(dirname "$0")"
+NAME=${FAULTLINE_EXAMPLE_CLUSTER:-example-memcached}
+OUT=${FAULTLINE_EXAMPLE_OUT:-./test-sessions}
+
+# Always rebuild: a dist/ left from older sources would run the example against stale code.
+(cd ../.. && npm run build >/dev/null) || exit 2
+npm install --prefer-offline --no-audit --no-fund --silent || exit 2
+fl() { npx --no-install faultline "$@"; }
+down() { fl cluster down --name "$NAME" >/dev/null 2>&1 || true; }
+trap down EXIT
+trap 'down; exit 130' INT TERM
+
+started=$(date +%s)
+table=$(mktemp)
+fl --log-level warn run memcached-register.md --local 3 --cluster-name "$NAME" --tier smoke --seed 7 \
+  --yes --max-reduction-runs 2 --deadline 10m --out "$OUT" | tee "$table"
+rc=${PIPESTATUS[0]}
+ok=1
+expect() {
+  if grep -Eq "^$1 +$2( |$)" "$table"; then echo "example: $1 $2 as the plan expects"
+  else echo "example: $1 did not end $2 (see the table above)" >&2; ok=0; fi
+}
+expect S1 PASS-smoke
+expect S2 FAIL-reproducible
+expect S3 FAIL-reproducible
+rm -f "$table"
+echo "example: $(( $(date +%s) - started ))s"
+# The session verdict is FAIL (exit 1): the negative controls must FAIL.
+if [ "$ok" = 1 ] && [ "$rc" = 1 ]; then echo "example: every scenario ended as the plan expects"; exit 0; fi
+echo "example: unexpected result (faultline run exit $rc)" >&2
+exit 1

@@ -1,0 +1,408 @@
+import { z } from 'zod';
+import { minoritySize } from './targets.ts';
+import { topologies } from './topology.ts';
+import {
+  type DbCapability,
+  DbCapabilityMissingError,
+  type FaultActionDefinition,
+  type FaultOp,
+  type FaultSpec,
+  type NemesisDefinition,
+  type NemesisStep,
+  type SpecContext,
+} from './types.ts';
+
+/**
+ * The nemeses faultline ships, as the registry knows them: their actions with Jepsen's op names, the
+ * schema of a plan step, the ops a step opens and closes its window with, and how a start op becomes a
+ * fault spec (targets resolved through the one selector, the SUT's pidfiles, leaders, clock wrapper or
+ * data directory filled in). The nemeses themselves load lazily.
+ */
+
+/** Where a nemesis acts: a Jepsen target selector, one node, or node names (checked against the cluster). */
+export const targets = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+/** When a fault window opens and how long it stays open, in seconds from the start of the workload. */
+export const timing = {
+  startS: z.number().nonnegative().default(10),
+  durationS: z.number().positive().default(20),
+  /** Repeat the window every intervalS seconds until the run ends (Jepsen's cycling nemesis). */
+  intervalS: z.number().positive().optional(),
+  /** Cap on the number of windows this entry opens. */
+  count: z.number().int().positive().optional(),
+};
+export const params = z.record(z.string(), z.unknown()).default({});
+
+const all = { targets: 'all' };
+const op = (f: string, value: Record<string, unknown>): FaultOp => ({ f, value });
+
+function needProcess(ctx: SpecContext, what: string) {
+  const p = ctx.sut.process;
+  if (!p)
+    throw new DbCapabilityMissingError(
+      'process',
+      ctx.sut.name ?? 'under test',
+      `${what} needs its pidfile and a way to start it`,
+    );
+  return p;
+}
+
+function selectorOf(value: Record<string, unknown>): unknown {
+  return value.targets;
+}
+
+// ---------------------------------------------------------------- partition
+
+/** Topologies that cut one side off: the targets (or the side selector) name that side. */
+const SIDE_TOPOLOGIES = new Set(['one', 'majority', 'minority-third', 'primaries']);
+
+export const partitionDefinition: NemesisDefinition = {
+  kind: 'partition',
+  summary: 'iptables DROP rules in faultline’s own chains; every registered topology',
+  load: async () => (await import('./partition.ts')).partitionNemesis,
+  actions: [
+    {
+      name: 'start',
+      cls: 'partition',
+      startOp: 'start-partition',
+      stopOp: 'stop-partition',
+      nodeNeeds: [{ name: 'iptables', hint: 'apt-get install -y iptables' }],
+    },
+  ],
+  classes: [
+    {
+      name: 'partition',
+      kind: 'partition',
+      defaultTargets: ['majority', 'primaries', 'one'],
+      inAll: true,
+      start: (choice) =>
+        op('start-partition', { topology: choice, ...(SIDE_TOPOLOGIES.has(choice) && { targets: choice }) }),
+      stop: op('stop-partition', all),
+    },
+  ],
+  step: z.strictObject({
+    kind: z.literal('partition'),
+    /** `asymmetric` drops one direction only (A→B); every other topology drops both directions. */
+    topology: z.string().refine((t) => topologies.has(t), {
+      error: () => `unknown partition topology (one of ${topologies.names().join(', ')})`,
+    }),
+    /** The side to cut off, for the topologies that cut one side (default: the topology's own choice). */
+    targets: targets.optional(),
+    params,
+    ...timing,
+  }),
+  stepOps(step) {
+    const topology = step.topology as string;
+    const side = step.targets ?? (SIDE_TOPOLOGIES.has(topology) ? topology : undefined);
+    return {
+      start: op('start-partition', {
+        topology,
+        ...(side !== undefined && { targets: side }),
+        ...(step.params && Object.keys(step.params).length > 0 && { params: step.params }),
+      }),
+      stop: op('stop-partition', all),
+    };
+  },
+  stepDbNeeds: (step) => (step.topology === 'primaries' ? ['primaries'] : []),
+  async toSpec(_action, value, ctx): Promise<FaultSpec> {
+    const sel = selectorOf(value);
+    const topology =
+      typeof value.topology === 'string' ? value.topology : typeof sel === 'string' ? sel : 'grudge';
+    let nodes: string[];
+    if (
+      sel === undefined ||
+      sel === 'all' ||
+      (typeof sel === 'string' && !SIDE_TOPOLOGIES.has(sel) && topologies.has(sel))
+    )
+      nodes = [...ctx.nodes];
+    else if (sel === 'majority')
+      // A majority partition cuts a minority off: the nodes listed are the isolated side.
+      nodes = await ctx.resolve(minoritySize(ctx.nodes.length) > 0 ? 'minority' : 'one');
+    else nodes = await ctx.resolve(sel);
+    return {
+      kind: 'partition',
+      action: 'start',
+      targets: nodes,
+      params: {
+        ...(value.params as Record<string, unknown> | undefined),
+        ...(typeof sel === 'string' && { selector: sel }),
+        allNodes: [...ctx.nodes],
+        topology,
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------- process
+
+const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
+const processNeeds: readonly DbCapability[] = ['process'];
+/** An action opened by `start-<kind>` (its name in the op's value) and closed by `stop-<kind>`. */
+export const generic = (kind: string, name: string, extra: Partial<FaultActionDefinition> = {}) =>
+  ({ name, cls: kind, startOp: `start-${kind}`, stopOp: `stop-${kind}`, ...extra }) as FaultActionDefinition;
+
+export const processDefinition: NemesisDefinition = {
+  kind: 'process',
+  summary: 'signals by pidfile: kill, terminate, pause, resume, restart',
+  load: async () => (await import('./process.ts')).processNemesis,
+  actions: [
+    { name: 'kill', cls: 'kill', startOp: 'kill', stopOp: 'start', restartsDb: true, dbNeeds: processNeeds },
+    { name: 'pause', cls: 'pause', startOp: 'pause', stopOp: 'resume', dbNeeds: processNeeds },
+    generic('process', 'terminate', { restartsDb: true, dbNeeds: processNeeds }),
+    generic('process', 'resume', { dbNeeds: processNeeds }),
+    generic('process', 'restart', { dbNeeds: processNeeds }),
+  ],
+  classes: [
+    {
+      name: 'kill',
+      kind: 'process',
+      defaultTargets: ['one', 'primaries', 'minority'],
+      inAll: true,
+      start: (choice) => op('kill', { targets: choice }),
+      stop: op('start', all),
+    },
+    {
+      name: 'pause',
+      kind: 'process',
+      defaultTargets: ['one', 'primaries'],
+      inAll: true,
+      start: (choice) => op('pause', { targets: choice }),
+      stop: op('resume', all),
+    },
+  ],
+  step: z.strictObject({
+    kind: z.literal('process'),
+    action: z.enum(PROCESS_ACTIONS),
+    targets: targets.default('one'),
+    params,
+    ...timing,
+  }),
+  stepOps(step) {
+    const p = step.params && Object.keys(step.params).length > 0 ? { params: step.params } : {};
+    if (step.action === 'kill')
+      return { start: op('kill', { targets: step.targets, ...p }), stop: op('start', all) };
+    if (step.action === 'pause')
+      return { start: op('pause', { targets: step.targets, ...p }), stop: op('resume', all) };
+    return {
+      start: op('start-process', { action: step.action, targets: step.targets, ...p }),
+      stop: op('stop-process', all),
+    };
+  },
+  async toSpec(action, value, ctx): Promise<FaultSpec> {
+    const proc = needProcess(ctx, `a process fault (${action})`);
+    const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
+    return {
+      kind: 'process',
+      action,
+      targets: nodes,
+      params: {
+        ...(value.params as Record<string, unknown> | undefined),
+        pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(n)])),
+        process: proc.processName,
+      },
+    };
+  },
+};
+
+// ---------------------------------------------------------------- clock
+
+export const clockDefinition: NemesisDefinition = {
+  kind: 'clock',
+  summary: 'libfaketime offsets for the database’s own clock, or settime on nodes with their own kernel',
+  load: async () => (await import('./clock.ts')).clockNemesis,
+  actions: [
+    {
+      name: 'bump',
+      cls: 'clock',
+      startOp: 'bump-clock',
+      stopOp: 'reset-clock',
+      nodeNeeds: [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }],
+    },
+    {
+      name: 'strobe',
+      cls: 'clock',
+      startOp: 'strobe-clock',
+      stopOp: 'reset-clock',
+      nodeNeeds: [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }],
+    },
+    generic('clock', 'reset', { stopOp: 'reset-clock' }),
+  ],
+  classes: [
+    {
+      name: 'clock',
+      kind: 'clock',
+      defaultTargets: ['one', 'minority'],
+      inAll: true,
+      start: (choice, rng) =>
+        op('bump-clock', {
+          targets: choice,
+          deltaMs: (rng.next() < 0.5 ? -1 : 1) * (1000 + rng.int(60_000)),
+        }),
+      stop: op('reset-clock', all),
+    },
+  ],
+  step: z.strictObject({
+    kind: z.literal('clock'),
+    action: z.enum(['bump', 'strobe', 'reset']),
+    targets: targets.default('one'),
+    /** Offset for bump/strobe, milliseconds. */
+    deltaMs: z.number().optional(),
+    params,
+    ...timing,
+  }),
+  stepOps(step) {
+    const f =
+      step.action === 'bump' ? 'bump-clock' : step.action === 'strobe' ? 'strobe-clock' : 'start-clock';
+    return {
+      start: op(f, {
+        targets: step.targets,
+        ...(f === 'start-clock' && { action: step.action }),
+        ...(step.deltaMs !== undefined && { deltaMs: step.deltaMs }),
+        ...(step.params && Object.keys(step.params).length > 0 && { params: step.params }),
+      }),
+      stop: op('reset-clock', all),
+    };
+  },
+  async toSpec(action, value, ctx): Promise<FaultSpec> {
+    const nodes = await ctx.resolve(selectorOf(value) ?? 'all');
+    const p: Record<string, unknown> = { ...(value.params as Record<string, unknown> | undefined) };
+    if (value.deltaMs !== undefined) p.deltaMs = value.deltaMs;
+    // The SUT's libfaketime wrapper (offset file, binary, the DB's own time) wins over the op's values.
+    Object.assign(p, ctx.sut.clock?.() ?? {});
+    return { kind: 'clock', action, targets: nodes, params: p };
+  },
+};
+
+// ---------------------------------------------------------------- packet
+
+const PACKET_BEHAVIOURS = ['delay', 'loss', 'corrupt', 'duplicate', 'reorder', 'rate'] as const;
+
+export const packetDefinition: NemesisDefinition = {
+  kind: 'packet',
+  summary: 'tc netem (or documented substitutes): delay, loss, corrupt, duplicate, reorder, rate',
+  load: async () => (await import('./packet.ts')).packetNemesis,
+  actions: [
+    {
+      name: 'start',
+      cls: 'packet',
+      startOp: 'start-packet',
+      stopOp: 'stop-packet',
+      nodeNeeds: [{ name: 'tc/netem', hint: 'apt-get install -y iproute2 (and the sch_netem module)' }],
+    },
+  ],
+  classes: [
+    {
+      name: 'packet',
+      kind: 'packet',
+      defaultTargets: ['one', 'minority', 'majority', 'all'],
+      inAll: false,
+      start: (choice) => op('start-packet', { targets: choice, behaviors: { loss: { percent: 20 } } }),
+      stop: op('stop-packet', all),
+    },
+  ],
+  step: z.strictObject({
+    kind: z.literal('packet'),
+    behaviour: z.enum(PACKET_BEHAVIOURS),
+    targets: targets.default('all'),
+    params,
+    ...timing,
+  }),
+  stepOps(step) {
+    return {
+      start: op('start-packet', { action: step.behaviour, targets: step.targets, params: step.params ?? {} }),
+      stop: op('stop-packet', all),
+    };
+  },
+  async toSpec(action, value, ctx): Promise<FaultSpec> {
+    const nodes = await ctx.resolve(selectorOf(value) ?? 'all');
+    const own = (value.params as Record<string, unknown> | undefined) ?? {};
+    // A plan step names one behaviour (its params are that behaviour's); a schedule op names several.
+    const behaviors =
+      (value.behaviors as Record<string, unknown> | undefined) ??
+      ((PACKET_BEHAVIOURS as readonly string[]).includes(action) ? { [action]: own } : {});
+    return { kind: 'packet', action: 'start', targets: nodes, params: { behaviors } };
+  },
+};
+
+// ---------------------------------------------------------------- disk
+
+const DISK_ACTIONS = ['disk-full', 'corrupt', 'flakey'] as const;
+
+export const diskDefinition: NemesisDefinition = {
+  kind: 'disk',
+  summary: 'fill the data directory, corrupt a file, dm-flakey',
+  load: async () => (await import('./disk.ts')).diskNemesis,
+  actions: [
+    generic('disk', 'disk-full'),
+    { name: 'corrupt', cls: 'disk', startOp: 'corrupt-file', stopOp: null },
+    generic('disk', 'flakey', {
+      nodeNeeds: [{ name: 'dm-flakey', hint: 'apt-get install -y dmsetup (kernel with device-mapper)' }],
+    }),
+  ],
+  classes: [
+    {
+      name: 'disk-full',
+      kind: 'disk',
+      defaultTargets: ['one', 'minority'],
+      inAll: false,
+      start: (choice) => op('start-disk', { action: 'disk-full', targets: choice }),
+      stop: op('stop-disk', all),
+    },
+    {
+      name: 'file-corruption',
+      kind: 'disk',
+      defaultTargets: ['one', 'minority'],
+      inAll: false,
+      // Corruption has no undo (as in Jepsen): single shots, no stop.
+      start: (choice) => op('corrupt-file', { targets: choice }),
+      stop: null,
+    },
+  ],
+  step: z.strictObject({
+    kind: z.literal('disk'),
+    action: z.enum(DISK_ACTIONS),
+    targets: targets.default('one'),
+    params,
+    ...timing,
+  }),
+  stepOps(step) {
+    const p = step.params && Object.keys(step.params).length > 0 ? { params: step.params } : {};
+    if (step.action === 'corrupt')
+      return { start: op('corrupt-file', { targets: step.targets, ...p }), stop: null };
+    return {
+      start: op('start-disk', { action: step.action, targets: step.targets, ...p }),
+      stop: op('stop-disk', all),
+    };
+  },
+  stepDbNeeds: (step) =>
+    step.action !== 'flakey' && !step.params?.dir && !step.params?.file ? ['data-dir'] : [],
+  async toSpec(action, value, ctx): Promise<FaultSpec> {
+    const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
+    const p: Record<string, unknown> = { ...(value.params as Record<string, unknown> | undefined) };
+    if (action !== 'flakey' && p.dir === undefined && p.file === undefined) {
+      const dataDir = ctx.sut.dataDir;
+      if (!dataDir)
+        throw new DbCapabilityMissingError(
+          'data-dir',
+          ctx.sut.name ?? 'under test',
+          `a ${action} fault needs the data directory (or params.dir)`,
+        );
+      p.dirs = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
+    }
+    return { kind: 'disk', action, targets: nodes, params: p };
+  },
+};
+
+export const BUILT_IN_NEMESES: readonly NemesisDefinition[] = [
+  partitionDefinition,
+  packetDefinition,
+  processDefinition,
+  clockDefinition,
+  diskDefinition,
+];
+
+/** Database capabilities one plan step needs: its action's, plus any its topology or params add. */
+export function dbNeedsOfStep(def: NemesisDefinition, step: NemesisStep): DbCapability[] {
+  const action = def.actions.find((a) => a.name === (step.action ?? 'start'));
+  return [...new Set([...(action?.dbNeeds ?? []), ...(def.stepDbNeeds?.(step) ?? [])])];
+}

@@ -1,0 +1,383 @@
+import type { Remote } from '../src/core/control/types.ts';
+import { Rng } from '../src/core/generator/rng.ts';
+import { errorMessage } from '../src/core/util/errors.ts';
+import { log } from '../src/core/util/log.ts';
+import { retry } from '../src/core/util/retry.ts';
+import { type HealReport, healRecords, sweepNodes } from './heal.ts';
+import { FaultLedger } from './ledger.ts';
+import { classifyFaultOp, nemeses } from './registry.ts';
+import { selectTargets, TargetError } from './targets.ts';
+import {
+  DbCapabilityMissingError,
+  type FaultEvidence,
+  type FaultOpMeaning,
+  type FaultRecord,
+  type FaultSpec,
+  type Nemesis,
+  type NemesisCompletion,
+  type NemesisDriver,
+  type SpecContext,
+  type SutHooks,
+} from './types.ts';
+
+/**
+ * The fault plane: the one way faults are injected, by `faultline test`, `faultline run` and `faultline
+ * heal`. It turns the nemesis thread's ops into fault specs (targets through the one selector, the SUT's
+ * pidfiles, leaders, clock wrapper and data directory filled in), and keeps the discipline every fault
+ * follows:
+ *
+ * - ledger before touch: the complete record (everything heal needs) is appended, fsynced, before a
+ *   node is touched, and each step after (injected, evidence, heal);
+ * - landing evidence: injector and victim signals before and during the fault, the same signals again
+ *   after heal;
+ * - heal: a stop op heals every window of its class (a kill window ends with the database's own start);
+ *   `healAll` heals what is still open, then sweeps every node with every nemesis used (`verifyClean`);
+ * - exit healing: `installExitHeal` heals everything on SIGINT, SIGTERM and uncaught errors.
+ */
+export interface FaultPlaneOptions {
+  remote: Remote;
+  /** ledger.jsonl of the run. */
+  ledgerPath: string;
+  /** Written to the ledger, so `faultline heal --ledger` can reconnect and verify host keys. */
+  reach?: { knownHostsFiles?: string[]; inventory?: string };
+  sut?: SutHooks;
+  /** Target choices (a seed fixes them). */
+  rng?: Rng;
+  /** Nemesis by kind (the registry's by default; tests pass fakes). */
+  lookup?: (kind: string) => Promise<Nemesis>;
+}
+
+interface Active {
+  cls: string;
+  record: FaultRecord;
+  restartsDb: boolean;
+}
+
+export class FaultPlane implements NemesisDriver {
+  readonly ledger: FaultLedger;
+  /** Every record, in injection order, with its evidence and heal time: the run's fault table. */
+  readonly records: FaultRecord[] = [];
+  private seq = 0;
+  private readonly active = new Map<string, Active>();
+  private readonly rng: Rng;
+  private readonly lookup: (kind: string) => Promise<Nemesis>;
+  private readonly kindsUsed = new Set<string>();
+  private exitHandlers: Array<[string, (...a: unknown[]) => void]> = [];
+  private healing: Promise<HealReport> | null = null;
+
+  constructor(private readonly o: FaultPlaneOptions) {
+    this.rng = (o.rng ?? new Rng(1)).fork('fault-targets');
+    this.lookup = o.lookup ?? ((kind) => nemeses.require(kind, 'nemesis').load());
+    this.ledger = new FaultLedger(o.ledgerPath);
+    this.ledger.cluster(o.remote.nodes, o.reach ?? {});
+  }
+
+  private get nodes(): string[] {
+    return this.o.remote.nodes.map((n) => n.name);
+  }
+
+  activeWindows(): string[] | null {
+    return this.active.size === 0 ? null : [...this.active.keys()];
+  }
+
+  /** The records still in force. */
+  activeFaults(): FaultRecord[] {
+    return [...this.active.values()].map((a) => a.record);
+  }
+
+  /** "partition:n1+n2" per open window, for the progress line. */
+  describeActive(): string[] {
+    return [...this.active.values()].map((a) => `${a.cls}:${a.record.nodes.join('+')}`);
+  }
+
+  /** The interpreter's nemesis thread: a start op opens a window, a stop op heals its class. */
+  async invoke(op: { f: string; value: unknown }): Promise<NemesisCompletion> {
+    const c = classifyFaultOp(op.f, op.value);
+    if (!c) return { value: op.value, error: `unknown nemesis op ${op.f}` };
+    const value = (op.value ?? {}) as Record<string, unknown>;
+    return c.starts ? this.startWindow(c, value) : this.stopClass(c.cls);
+  }
+
+  /** Resolve a target selector to node names; `primaries` asks the SUT (retried through an election). */
+  async resolveTargets(selector: unknown): Promise<string[]> {
+    let primaries: string[] | undefined;
+    if (selector === 'primaries') {
+      const ask = this.o.sut?.primaries;
+      if (!ask)
+        throw new DbCapabilityMissingError(
+          'primaries',
+          this.o.sut?.name ?? 'under test',
+          'target "primaries"',
+        );
+      primaries = await retry(
+        async () => {
+          const p = await ask();
+          if (p.length === 0) throw new TargetError('the database reports no primary (an election?)');
+          return p;
+        },
+        { attempts: 5, retryable: (e) => e instanceof TargetError, delayMs: () => 1000 },
+      );
+    }
+    return selectTargets(selector as string | string[] | undefined, this.nodes, this.rng, primaries);
+  }
+
+  private specContext(): SpecContext {
+    return {
+      nodes: this.nodes,
+      rng: this.rng,
+      sut: this.o.sut ?? {},
+      resolve: (sel) => this.resolveTargets(sel),
+    };
+  }
+
+  private async startWindow(c: FaultOpMeaning, value: Record<string, unknown>): Promise<NemesisCompletion> {
+    const id = `w${++this.seq}`;
+    let spec: FaultSpec = { kind: c.kind, action: c.action };
+    let record: FaultRecord;
+    try {
+      spec = await nemeses.require(c.kind, 'nemesis').toSpec(c.action, value, this.specContext());
+      const action = nemeses.get(c.kind)?.actions.find((a) => a.name === c.action);
+      record = await this.inject(spec, id, { cls: c.cls, restartsDb: action?.restartsDb === true });
+    } catch (err) {
+      return this.failed(id, c, spec, err);
+    }
+    const evidence = await this.evidence(record);
+    return {
+      value: {
+        id,
+        fault: c.cls,
+        nodes: record.nodes,
+        landed: evidence.landed,
+        ...(evidence.reason && { reason: evidence.reason }),
+      },
+      extras: { evidence },
+    };
+  }
+
+  /** An inject that failed: undo what was planned, and keep it in the table as not landed. */
+  private async failed(
+    id: string,
+    c: FaultOpMeaning,
+    spec: FaultSpec,
+    err: unknown,
+  ): Promise<NemesisCompletion> {
+    const planned = this.active.get(id);
+    if (planned) {
+      // Partly applied? Undo what the plan says, so nothing is left in force.
+      await this.healOne(planned.record).catch((e) => this.ledger.healFailed(id, errorMessage(e)));
+      this.active.delete(id);
+    }
+    const why =
+      err instanceof DbCapabilityMissingError
+        ? `capability missing: ${err.message}`
+        : `inject failed: ${errorMessage(err)}`;
+    const now = new Date().toISOString();
+    const nodes = Array.isArray(spec.targets) ? spec.targets : [];
+    this.records.push({
+      id,
+      spec,
+      nodes,
+      injectedAt: now,
+      undo: {},
+      evidence: { landed: false, reason: why, signals: [] },
+      healedAt: now,
+    });
+    return { value: { id, fault: c.cls, nodes, landed: false }, error: why };
+  }
+
+  /**
+   * Inject one fault spec (targets already resolved): the record reaches the ledger, and the plane's
+   * open windows, before the node is touched, so a partly applied fault can still be healed. Returns the
+   * record; landing evidence is taken separately (gate on it, never sleep).
+   */
+  async inject(
+    spec: FaultSpec,
+    id = `w${++this.seq}`,
+    window: { cls?: string; restartsDb?: boolean } = {},
+  ): Promise<FaultRecord> {
+    const nemesis = await this.lookup(spec.kind);
+    this.kindsUsed.add(spec.kind);
+    const open = (r: FaultRecord) =>
+      this.active.set(r.id, {
+        cls: window.cls ?? spec.kind,
+        record: r,
+        restartsDb: window.restartsDb === true,
+      });
+    let planned = false;
+    const record = await nemesis.inject(this.o.remote, spec, id, {
+      beforeApply: (r) => {
+        planned = true;
+        this.ledger.beforeInject(r);
+        open(r);
+      },
+    });
+    if (!planned) this.ledger.beforeInject(record);
+    this.ledger.afterInject(id, record.undo);
+    open(record);
+    this.records.push(record);
+    return record;
+  }
+
+  /** Landing evidence (injector and victim), recorded on the record and in the ledger. */
+  async evidence(record: FaultRecord): Promise<FaultEvidence> {
+    let ev: FaultEvidence;
+    try {
+      ev = await (await this.lookup(record.spec.kind)).evidence(this.o.remote, record);
+    } catch (err) {
+      ev = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
+    }
+    record.evidence = ev;
+    this.ledger.evidence(record.id, ev);
+    return ev;
+  }
+
+  /** Heal one fault, then measure its signals again (before / during / after). */
+  async heal(record: FaultRecord): Promise<void> {
+    await this.healOne(record);
+    const a = this.active.get(record.id);
+    this.active.delete(record.id);
+    if (a?.restartsDb) await this.restartDb();
+  }
+
+  private async healOne(record: FaultRecord): Promise<void> {
+    const nemesis = await this.lookup(record.spec.kind);
+    await nemesis.heal(this.o.remote, record);
+    record.healedAt = new Date().toISOString();
+    this.ledger.healed(record.id);
+    if (nemesis.evidenceAfterHeal) {
+      const after = await nemesis.evidenceAfterHeal(this.o.remote, record).catch(
+        (err): FaultEvidence => ({
+          landed: false,
+          reason: `after-heal evidence failed: ${errorMessage(err)}`,
+          signals: [],
+        }),
+      );
+      record.afterHeal = after;
+      mergeAfter(record, after);
+      this.ledger.afterHeal(record.id, after);
+    }
+  }
+
+  /** A killed database comes back through its own start (idempotent when it is running). */
+  private async restartDb(): Promise<string[]> {
+    const start = this.o.sut?.process?.start;
+    if (!start) return [];
+    const errors: string[] = [];
+    const results = await Promise.allSettled(this.nodes.map((n) => start(n)));
+    results.forEach((r, i) => {
+      if (r.status === 'rejected') errors.push(`start ${this.nodes[i]}: ${errorMessage(r.reason)}`);
+    });
+    return errors;
+  }
+
+  /** A stop op: heal every open window of the class. */
+  async stopClass(cls: string): Promise<NemesisCompletion> {
+    const healed: string[] = [];
+    const errors: string[] = [];
+    let restart = false;
+    for (const [id, a] of [...this.active]) {
+      if (a.cls !== cls) continue;
+      try {
+        await this.healOne(a.record);
+        healed.push(id);
+        restart ||= a.restartsDb;
+      } catch (err) {
+        errors.push(`${id}: ${errorMessage(err)}`);
+        this.ledger.healFailed(id, errorMessage(err));
+      }
+    }
+    // The window's end brings the database back even when its kill did not land (it may be half down).
+    if (restart || this.classRestartsDb(cls)) errors.push(...(await this.restartDb()));
+    // The windows stay open (ops keep their fault epoch) until the database is back.
+    for (const id of healed) this.active.delete(id);
+    return { value: { fault: cls, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
+  }
+
+  private classRestartsDb(cls: string): boolean {
+    return nemeses.values().some((d) => d.actions.some((a) => a.cls === cls && a.restartsDb));
+  }
+
+  /**
+   * Heal everything still open (class by class, as the stop ops do, so a killed database starts again),
+   * then sweep the nodes with `verifyClean`: of the nemeses this plane used (`used`), of every
+   * registered nemesis (`all`), or none. Concurrent calls share one run; never throws.
+   */
+  healAll(sweep: 'used' | 'all' | 'none' = 'used'): Promise<HealReport> {
+    this.healing ??= this.healEverything(sweep).finally(() => {
+      this.healing = null;
+    });
+    return this.healing;
+  }
+
+  private async healEverything(sweep: 'used' | 'all' | 'none'): Promise<HealReport> {
+    const faults: HealReport['faults'] = [];
+    for (const cls of new Set([...this.active.values()].map((a) => a.cls))) {
+      const ids = [...this.active]
+        .filter(([, a]) => a.cls === cls)
+        .map(([id, a]) => [id, a.record.spec.kind]);
+      const r = await this.stopClass(cls);
+      const healed = new Set((r.value as { healed: string[] }).healed);
+      for (const [id, kind] of ids)
+        faults.push({ id: id as string, kind: kind as string, healed: healed.has(id as string) });
+      if (r.error !== undefined) log().error({ cls, err: r.error }, 'heal failed');
+    }
+    // Whatever a stop could not heal (its class unknown to the plane) goes through the nemeses directly.
+    faults.push(...(await healRecords(this.o.remote, this.activeFaults(), this.ledger, this.lookup)));
+    this.active.clear();
+    const kinds = sweep === 'none' ? [] : sweep === 'used' ? [...this.kindsUsed] : undefined;
+    const swept = kinds?.length === 0 ? [] : await sweepNodes(this.o.remote, this.nodes, kinds);
+    return {
+      faults,
+      sweep: swept,
+      clean: faults.every((f) => f.healed) && swept.every((s) => s.clean),
+    };
+  }
+
+  /**
+   * SIGINT / SIGTERM / uncaughtException / unhandledRejection: heal everything, then exit (130, 143,
+   * 255). Returns a function that removes the handlers.
+   */
+  installExitHeal(): () => void {
+    const onSignal = (signal: string, code: number) => () => {
+      process.stderr.write(`faultline: ${signal}: healing ${this.active.size} active fault(s) before exit\n`);
+      void this.healAll('all')
+        .catch((err) => process.stderr.write(`faultline: heal failed: ${errorMessage(err)}\n`))
+        .finally(() => process.exit(code));
+    };
+    const onError = (err: unknown) => {
+      process.stderr.write(`faultline: uncaught error: ${errorMessage(err)}; healing before exit\n`);
+      void this.healAll('all')
+        .catch((e) => process.stderr.write(`faultline: heal failed: ${errorMessage(e)}\n`))
+        .finally(() => process.exit(255));
+    };
+    const handlers: Array<[string, (...a: unknown[]) => void]> = [
+      ['SIGINT', onSignal('SIGINT', 130)],
+      ['SIGTERM', onSignal('SIGTERM', 143)],
+      ['uncaughtException', onError],
+      ['unhandledRejection', onError],
+    ];
+    for (const [ev, fn] of handlers) process.on(ev as NodeJS.Signals, fn);
+    this.exitHandlers.push(...handlers);
+    return () => this.removeExitHeal();
+  }
+
+  removeExitHeal(): void {
+    for (const [ev, fn] of this.exitHandlers) process.off(ev as NodeJS.Signals, fn);
+    this.exitHandlers = [];
+  }
+
+  close(): void {
+    this.removeExitHeal();
+    this.ledger.close();
+  }
+}
+
+/** After-heal measurements joined to the landing signals they repeat, so each reads before → during → after. */
+function mergeAfter(record: FaultRecord, after: FaultEvidence): void {
+  const signals = record.evidence?.signals;
+  if (!signals) return;
+  for (const a of after.signals) {
+    const same = signals.find((s) => s.node === a.node && s.signal === a.signal && s.side === a.side);
+    if (same) same.after = a.after ?? a.during;
+  }
+}

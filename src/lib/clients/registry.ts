@@ -1,0 +1,79 @@
+import type { OptionsSchema } from '../../core/util/options.ts';
+import { BUILT_IN, Registry } from '../../core/util/registry.ts';
+import type { DB, DbContext } from '../databases/types.ts';
+import type { Client } from './types.ts';
+
+/**
+ * Every client faultline can drive a workload with: one registry. A client definition names the
+ * workloads whose ops it implements, whether it may retry behind the history's back (`hiddenRetries`,
+ * an audit input), and builds the client for one run from the database adapter, the workload and the
+ * options (the binding's `dbOptions` and `clientOptions`, and the workload's own, e.g. bank accounts).
+ * Plugins add clients with `defineClient`.
+ */
+export interface ClientContext {
+  db: DB;
+  ctx: DbContext;
+  workload: string;
+  /** The binding's `dbOptions`, already validated by the database's schema. */
+  dbOptions: Record<string, unknown>;
+  /** The binding's `clientOptions` (validated by this client's schema) plus the workload's own. */
+  options: Record<string, unknown>;
+}
+
+export interface ClientDefinition {
+  name: string;
+  summary: string;
+  /** Workloads whose ops this client implements. */
+  workloads: readonly string[];
+  /** Does the client ever repeat an op on its own? null = unknown. */
+  hiddenRetries: boolean | null;
+  /** Schema of the binding's `clientOptions`. */
+  options?: OptionsSchema;
+  create(c: ClientContext): Client | Promise<Client>;
+}
+
+export const clients = new Registry<ClientDefinition>('client');
+
+clients.register(
+  'etcd-http',
+  {
+    name: 'etcd-http',
+    summary: 'etcd v3 JSON gateway over fetch: one request per op, never retried',
+    workloads: ['register', 'multi-register', 'set', 'list-append', 'counter', 'bank'],
+    hiddenRetries: false,
+    async create(c) {
+      const { EtcdClient } = await import('./etcd.ts');
+      const urls = Object.fromEntries(c.ctx.nodes.map((n) => [n, c.db.clientAddress(c.ctx, n)]));
+      return new EtcdClient({
+        workload: c.workload,
+        urls,
+        serializableReads: c.dbOptions.serializableReads === true,
+        ...c.options,
+      });
+    },
+  },
+  BUILT_IN,
+);
+
+clients.register(
+  'redis',
+  {
+    name: 'redis',
+    summary: 'ioredis, no offline queue and no command retries; reads from replicas on request',
+    workloads: ['register', 'multi-register', 'set', 'counter', 'list-append'],
+    hiddenRetries: null,
+    async create(c) {
+      const { RedisClient } = await import('./redis.ts');
+      const { RedisDb } = await import('../databases/redis.ts');
+      if (!(c.db instanceof RedisDb)) throw new Error('the redis client needs the redis database');
+      return new RedisClient({
+        workload: c.workload,
+        db: c.db,
+        ctx: c.ctx,
+        readFromReplicas: c.dbOptions.readFrom === 'replicas',
+        ...c.options,
+      });
+    },
+  },
+  BUILT_IN,
+);

@@ -1,0 +1,113 @@
+import { hostKeyPolicyFrom, remoteOptionsFor, type SshCliOptions } from '../../core/control/connect.ts';
+import { type Inventory, loadInventory } from '../../core/control/inventory.ts';
+import { connectRemote, type RemoteOptions } from '../../core/control/ssh-remote.ts';
+import type { NodeSpec, Remote } from '../../core/control/types.ts';
+import { UserError } from '../../core/util/errors.ts';
+
+/**
+ * The one way a command reaches its nodes: an inventory file, a local cluster of N network namespaces
+ * (brought up when it does not exist yet), or the node list a fault ledger recorded. Host keys follow
+ * the inventory's `hostKeyCheck` unless the shared SSH flags say otherwise. `test`, `run`, `heal` and
+ * `doctor` all connect through here.
+ */
+export interface ClusterSource {
+  inventory?: string;
+  /** A local cluster of this many nodes, named `clusterName`. */
+  local?: number;
+  clusterName?: string;
+  /** Nodes recorded elsewhere (a fault ledger), with the known_hosts files that vouch for them. */
+  nodes?: { specs: NodeSpec[]; knownHostsFiles?: string[] };
+}
+
+export interface ConnectOptions {
+  ssh?: SshCliOptions;
+  /** Extra connection settings (lazy connects for doctor, a command log directory …). */
+  remote?: RemoteOptions;
+  /**
+   * A local cluster this call brings up: `session` takes it down again at close (unless kept), `keep`
+   * leaves it up for later runs.
+   */
+  localLifetime?: 'session' | 'keep';
+  log?: (line: string) => void;
+}
+
+export interface ConnectedCluster {
+  remote: Remote;
+  description: string;
+  /** The inventory file used, when there is one (a local cluster writes its own). */
+  inventoryPath?: string;
+  inventory?: Inventory;
+  /** Closes the connections and takes down a local cluster brought up for this session (idempotent). */
+  close(opts?: { keepCluster?: boolean }): Promise<void>;
+}
+
+export async function connectCluster(
+  source: ClusterSource,
+  o: ConnectOptions = {},
+): Promise<ConnectedCluster> {
+  const log = o.log ?? (() => {});
+  if (source.inventory && source.local) throw new UserError('--inventory and --local exclude each other');
+  let inventoryPath = source.inventory;
+  let createdLocal = false;
+  let description = `inventory ${source.inventory}`;
+  const name = source.clusterName ?? 'local';
+  if (source.local !== undefined) {
+    const { ensureLocalCluster } = await import('./local.ts');
+    const { cluster, created } = await ensureLocalCluster(name, source.local);
+    createdLocal = created;
+    inventoryPath = cluster.inventoryPath;
+    const lifetime = o.localLifetime ?? 'session';
+    description = `local cluster ${name} (${source.local} nodes, ${cluster.subnet}${created ? ', brought up for this session' : ', already up'})`;
+    log(
+      created && lifetime === 'keep'
+        ? `local cluster ${name} is up (${cluster.subnet}); it stays up for later runs: faultline cluster down --name ${name}`
+        : description,
+    );
+  }
+  const downIfCreated = async () => {
+    if (createdLocal && (o.localLifetime ?? 'session') === 'session') {
+      const { localClusterDown } = await import('./local.ts');
+      await localClusterDown(name);
+      log(`local cluster ${name} is down`);
+    }
+  };
+
+  let inventory: Inventory | undefined;
+  let specs: NodeSpec[];
+  let options: RemoteOptions;
+  if (inventoryPath) {
+    inventory = loadInventory(inventoryPath);
+    specs = inventory.nodes;
+    options = remoteOptionsFor(inventory, o.ssh ?? {}, o.remote ?? {});
+  } else if (source.nodes && source.nodes.specs.length > 0) {
+    specs = source.nodes.specs;
+    description = `${specs.length} node(s) recorded in the fault ledger`;
+    const known = source.nodes.knownHostsFiles;
+    options = {
+      ...o.remote,
+      hostKeyPolicy: hostKeyPolicyFrom(o.ssh ?? {}),
+      ...(known && { knownHostsFiles: known }),
+    };
+  } else throw new UserError('say where the nodes are: --inventory FILE or --local N');
+
+  let remote: Remote;
+  try {
+    remote = await connectRemote(specs, options);
+  } catch (err) {
+    await downIfCreated();
+    throw err;
+  }
+  let closed = false;
+  return {
+    remote,
+    description,
+    ...(inventoryPath && { inventoryPath }),
+    ...(inventory && { inventory }),
+    async close(c = {}) {
+      if (closed) return;
+      closed = true;
+      await remote.close().catch(() => undefined);
+      if (!c.keepCluster) await downIfCreated();
+    },
+  };
+}

@@ -1,0 +1,301 @@
+import { Socket } from 'node:net';
+import { posix } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { shellJoin, shellQuote } from '../../core/control/quote.ts';
+import { durationMsSchema } from '../../core/util/duration.ts';
+import { InputError, UserError } from '../../core/util/errors.ts';
+import {
+  daemonRunning,
+  ensureDebianPackages,
+  execIdempotent,
+  killDaemon,
+  signalDaemon,
+  startDaemon,
+  startSelfDaemonizing,
+} from './daemon.ts';
+import type { DatabaseDefinition } from './registry.ts';
+import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
+
+/**
+ * A database without code: a process with a port, described in YAML (a file, or a `daemon:` block in a
+ * plan binding). faultline installs its Debian packages, starts it detached with a pidfile, waits until
+ * it answers (a TCP port, or a command), kills, pauses and restarts it by pidfile, starts it through the
+ * libfaketime wrapper for clock faults, collects its logs, wipes and removes its directory.
+ *
+ * Text from the description never reaches a remote shell unquoted: `start`, `ready.command` and
+ * `timeCommand` are split into words on spaces (no shell syntax: no pipes, quotes or redirections), the
+ * placeholders `{node}`, `{address}`, `{port}`, `{peers}` and `{dataDir}` are substituted inside words,
+ * and every word is shell-quoted. Every path it names must stay inside the node's own directory under
+ * faultline's base directory (`/var/lib/faultline/<name>/<cluster>/<node>`).
+ */
+export const BASE_DIR = '/var/lib/faultline';
+
+const words = z
+  .string()
+  .min(1)
+  .transform((s) => s.trim().split(/\s+/));
+
+export const daemonDescriptionSchema = z.strictObject({
+  /** The database's name (`db:` in a binding, `--db` on the command line). */
+  name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and dashes'),
+  summary: z.string().optional(),
+  /** Debian packages installed on every node when missing. */
+  packages: z.array(z.string().regex(/^[a-z0-9][a-z0-9.+-]*$/, 'a Debian package name')).default([]),
+  /** The command that runs the daemon in the foreground: one word per argument, placeholders allowed. */
+  start: words,
+  /** What /proc/PID/comm shows; default: the start command's program name. */
+  processName: z.string().min(1).optional(),
+  /** The port clients use ({port}); also the default ready check. */
+  port: z.number().int().min(1).max(65535).optional(),
+  /** Where clients connect; default `{address}:{port}`. */
+  clientAddress: z.string().min(1).optional(),
+  ready: z
+    .strictObject({
+      /** Ready when this TCP port accepts a connection (from the control node). */
+      port: z.number().int().min(1).max(65535).optional(),
+      /** Ready when this command exits 0 on the node (words, placeholders allowed). */
+      command: words.optional(),
+      timeout: durationMsSchema().default(30_000),
+    })
+    .optional(),
+  /**
+   * For a daemon that forks and writes its own pidfile (a path under {dataDir}): faultline runs `start`,
+   * then reads this file. Absent: faultline keeps the daemon in the foreground and writes the pidfile.
+   */
+  pidfile: z.string().min(1).optional(),
+  /** Log files besides the daemon's console output (always collected). */
+  logs: z.array(z.string().min(1)).default([]),
+  /** What `wipe` removes, relative to the data directory; default: all of it. */
+  wipe: z.array(z.string().min(1)).default([]),
+  /** A command printing the database's own time (clock-fault evidence), words as `start`. */
+  timeCommand: words.optional(),
+  /** The client used when a binding names none. */
+  client: z.string().optional(),
+});
+export type DaemonDescription = z.output<typeof daemonDescriptionSchema>;
+
+/** Parse a description; problems are `file: field: reason` bad input. */
+export function parseDaemonDescription(raw: unknown, file: string): DaemonDescription {
+  const r = daemonDescriptionSchema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new InputError(file, null, issue?.path.join('.') || null, issue?.message ?? 'invalid description');
+  }
+  for (const w of [...r.data.start, ...(r.data.ready?.command ?? []), ...(r.data.timeCommand ?? [])])
+    for (const ph of w.match(/\{[^}]*\}/g) ?? [])
+      if (!PLACEHOLDERS.has(ph))
+        throw new InputError(file, null, null, `unknown placeholder ${ph} (${[...PLACEHOLDERS].join(', ')})`);
+  return r.data;
+}
+
+const PLACEHOLDERS = new Set(['{node}', '{address}', '{port}', '{peers}', '{dataDir}', '{name}']);
+
+/** The registry definition of a described daemon. */
+export function daemonDatabaseDefinition(d: DaemonDescription): DatabaseDefinition {
+  return {
+    name: d.name,
+    summary: d.summary ?? `${d.name} (daemon description)`,
+    defaultClient: d.client ?? '',
+    binary: d.start[0] as string,
+    create: () => new DaemonDatabase(d),
+  };
+}
+
+export class DaemonDatabase implements Database {
+  readonly name: string;
+  private readonly wrappers = new Map<string, string>();
+  readonly process: ProcessControl;
+  readonly clock: ClockWrapper;
+
+  constructor(private readonly d: DaemonDescription) {
+    this.name = d.name;
+    const processName = d.processName ?? posix.basename(d.start[0] as string);
+    this.process = {
+      processName,
+      pidFile: (ctx, node) => this.pidFile(ctx, node),
+      start: (ctx, node) => this.start(ctx, node),
+      kill: (ctx, node) => killDaemon(ctx.remote, node, this.pidFile(ctx, node), processName),
+      pause: (ctx, node) => signalDaemon(ctx.remote, node, this.pidFile(ctx, node), processName, 'STOP'),
+      resume: (ctx, node) => signalDaemon(ctx.remote, node, this.pidFile(ctx, node), processName, 'CONT'),
+    };
+    this.clock = {
+      setWrapper: (node, path) => {
+        if (path === null) this.wrappers.delete(node);
+        else this.wrappers.set(node, path);
+      },
+      binary: d.start[0] as string,
+      ...(d.timeCommand && { timeCommand: shellJoin(d.timeCommand) }),
+    };
+  }
+
+  /** The node's own directory: everything the daemon has lives under it. */
+  dir(ctx: DbContext, node: string): string {
+    const spec = ctx.remote.node(node);
+    const cluster = safeSegment(spec.labels?.cluster ?? spec.host, 'cluster');
+    return `${BASE_DIR}/${this.name}/${cluster}/${safeSegment(node, 'node')}`;
+  }
+
+  dataDir(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/data`;
+  }
+
+  pidFile(ctx: DbContext, node: string): string {
+    return this.d.pidfile
+      ? this.inside(ctx, node, this.fill(ctx, node, this.d.pidfile))
+      : `${this.dir(ctx, node)}/${this.name}.pid`;
+  }
+
+  private consoleLog(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/${this.name}.log`;
+  }
+
+  private address(ctx: DbContext, node: string): string {
+    return ctx.remote.node(node).labels?.privateAddress ?? ctx.remote.node(node).host;
+  }
+
+  clientAddress(ctx: DbContext, node: string): string {
+    return this.fill(ctx, node, this.d.clientAddress ?? (this.d.port ? '{address}:{port}' : '{address}'));
+  }
+
+  /** Placeholders substituted inside one word (quoting comes after, word by word). */
+  private fill(ctx: DbContext, node: string, word: string): string {
+    const values: Record<string, string> = {
+      '{node}': node,
+      '{address}': this.address(ctx, node),
+      '{port}': String(this.d.port ?? ''),
+      '{peers}': ctx.nodes
+        .filter((n) => n !== node)
+        .map((n) => this.address(ctx, n))
+        .join(','),
+      '{dataDir}': this.dataDir(ctx, node),
+      '{name}': this.name,
+    };
+    return word.replace(/\{[a-zA-Z]+\}/g, (ph) => values[ph] ?? ph);
+  }
+
+  /** A path from the description, refused unless it stays inside the node's directory. */
+  private inside(ctx: DbContext, node: string, path: string): string {
+    const dir = this.dir(ctx, node);
+    const abs = posix.normalize(posix.isAbsolute(path) ? path : `${this.dataDir(ctx, node)}/${path}`);
+    if (abs !== dir && !abs.startsWith(`${dir}/`))
+      throw new UserError(`${this.name}: ${path} is outside the node's directory ${dir}`);
+    return abs;
+  }
+
+  async install(ctx: DbContext, node: string): Promise<void> {
+    await ensureDebianPackages(ctx.remote, node, this.d.packages);
+  }
+
+  async setup(ctx: DbContext, node: string): Promise<void> {
+    await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dataDir(ctx, node))}`, { sudo: true });
+    await this.start(ctx, node);
+  }
+
+  async start(ctx: DbContext, node: string): Promise<void> {
+    const command = this.d.start.map((w) => this.fill(ctx, node, w));
+    const binary = this.wrappers.get(node) ?? (command[0] as string);
+    const spec = {
+      binary,
+      processName: this.process.processName,
+      args: command.slice(1),
+      pidFile: this.pidFile(ctx, node),
+      logFile: this.consoleLog(ctx, node),
+      cwd: this.dataDir(ctx, node),
+    };
+    if (this.d.pidfile) await startSelfDaemonizing(ctx.remote, node, spec);
+    else await startDaemon(ctx.remote, node, spec);
+  }
+
+  async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
+    const ready = this.d.ready;
+    const deadline = Date.now() + Math.min(timeoutMs, ready?.timeout ?? timeoutMs);
+    const port = ready?.port ?? (ready?.command ? undefined : this.d.port);
+    const pending = new Set(ctx.nodes);
+    let last = '';
+    for (;;) {
+      for (const node of [...pending]) {
+        const why = await this.notReady(ctx, node, port, ready?.command);
+        if (why === null) pending.delete(node);
+        else last = `${node}: ${why}`;
+      }
+      if (pending.size === 0) return;
+      if (Date.now() > deadline)
+        throw new UserError(
+          `${this.name} did not become ready on ${[...pending].join(', ')} (${last}); see ${this.consoleLog(ctx, [...pending][0] as string)} on the node`,
+        );
+      await sleep(250);
+    }
+  }
+
+  /** Why a node is not ready yet, or null when it is. */
+  private async notReady(
+    ctx: DbContext,
+    node: string,
+    port: number | undefined,
+    command: readonly string[] | undefined,
+  ): Promise<string | null> {
+    const pf = this.pidFile(ctx, node);
+    if (!(await daemonRunning(ctx.remote, node, pf, this.process.processName))) return 'not running';
+    if (command) {
+      const r = await ctx.remote.exec(node, shellJoin(command.map((w) => this.fill(ctx, node, w))), {
+        check: false,
+        timeoutMs: 10_000,
+      });
+      return r.code === 0 ? null : `ready command exited ${r.code}`;
+    }
+    if (port !== undefined) return tcpConnects(this.address(ctx, node), port, 1000);
+    return null;
+  }
+
+  async teardown(ctx: DbContext, node: string): Promise<void> {
+    await this.process.kill(ctx, node);
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${shellQuote(this.dir(ctx, node))} && { rmdir ${shellQuote(posix.dirname(this.dir(ctx, node)))} 2>/dev/null || true; }`,
+      { sudo: true },
+    );
+  }
+
+  logFiles(ctx: DbContext, node: string): string[] {
+    return [
+      this.consoleLog(ctx, node),
+      ...this.d.logs.map((l) => this.inside(ctx, node, this.fill(ctx, node, l))),
+    ];
+  }
+
+  async wipe(ctx: DbContext, node: string): Promise<void> {
+    const targets =
+      this.d.wipe.length > 0
+        ? this.d.wipe.map((w) => this.inside(ctx, node, this.fill(ctx, node, w)))
+        : [`${this.dataDir(ctx, node)}`];
+    await execIdempotent(
+      ctx.remote,
+      node,
+      `rm -rf ${targets.map(shellQuote).join(' ')} && mkdir -p ${shellQuote(this.dataDir(ctx, node))}`,
+      { sudo: true },
+    );
+  }
+}
+
+/** A path segment from the inventory (a node or cluster name) that cannot climb out of the base. */
+function safeSegment(s: string, what: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) || s.includes('..'))
+    throw new UserError(`${what} name ${JSON.stringify(s)} cannot be used in a path`);
+  return s;
+}
+
+/** null when host:port accepts a TCP connection within the timeout, else why not. */
+export function tcpConnects(host: string, port: number, timeoutMs: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (why: string | null) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.setTimeout(timeoutMs, () => done(`port ${port}: no answer within ${timeoutMs} ms`));
+    socket.once('error', (err) => done(`port ${port}: ${err.message}`));
+    socket.connect(port, host, () => done(null));
+  });
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { OptionsSchema } from '../../core/util/options.ts';
+import { BUILT_IN, Registry } from '../../core/util/registry.ts';
+import type { DB } from './types.ts';
+
+/**
+ * Every database faultline can set up by name (`--db`, a plan binding's `db:`): one registry. A
+ * definition says how to build the adapter, which options a binding may pass it (`dbOptions`, strict:
+ * a misspelt option must never silently run the safe configuration), which client talks to it when the
+ * binding names none, and which options give possibly-stale reads (`faultline test --serializable-reads`).
+ * Plugins add databases with `defineDatabase`; a daemon description (`daemon:`) adds one without code.
+ */
+export interface DatabaseDefinition {
+  name: string;
+  summary: string;
+  /** The client used when neither the binding nor `--client` names one. */
+  defaultClient: string;
+  /** Schema of `dbOptions`. Absent: the database takes none. */
+  options?: OptionsSchema;
+  /** The `dbOptions` that make reads possibly stale (the known-unsafe configuration), if any. */
+  staleReads?: Record<string, unknown>;
+  /** The executable the capability probe looks for on the nodes. */
+  binary?: string;
+  /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
+  create(options: Record<string, unknown>): DB | Promise<DB>;
+}
+
+export const databases = new Registry<DatabaseDefinition>('database');
+
+databases.register(
+  'etcd',
+  {
+    name: 'etcd',
+    summary: 'etcd from Debian etcd-server (or a release tarball), one member per node',
+    defaultClient: 'etcd-http',
+    options: z.strictObject({
+      /** Serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
+      serializableReads: z.boolean().optional(),
+    }),
+    staleReads: { serializableReads: true },
+    binary: 'etcd',
+    async create() {
+      const { EtcdDb } = await import('./etcd.ts');
+      return new EtcdDb();
+    },
+  },
+  BUILT_IN,
+);
+
+databases.register(
+  'redis',
+  {
+    name: 'redis',
+    summary: 'Redis from Debian redis-server: the first node primary, the others replicas',
+    defaultClient: 'redis',
+    options: z.strictObject({
+      /** Send reads to the replicas instead of the primary: possibly stale. */
+      readFrom: z.enum(['primary', 'replicas']).optional(),
+    }),
+    staleReads: { readFrom: 'replicas' },
+    binary: 'redis-server',
+    async create() {
+      const { RedisDb } = await import('./redis.ts');
+      return new RedisDb();
+    },
+  },
+  BUILT_IN,
+);

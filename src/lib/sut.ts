@@ -1,0 +1,66 @@
+import type { Remote } from '../core/control/types.ts';
+import { UserError } from '../core/util/errors.ts';
+import { parseOptions } from '../core/util/options.ts';
+import { clients } from './clients/registry.ts';
+import type { Client } from './clients/types.ts';
+import { databases } from './databases/registry.ts';
+import type { DB, DbContext } from './databases/types.ts';
+
+/**
+ * The one system-under-test factory: a database adapter and the client factory for a workload, built
+ * from the registries (`databases`, `clients`) for every command (`test`, `run`) and every binding.
+ * Options are validated by the definitions' own schemas; a client that does not implement the workload
+ * is refused before anything touches a node.
+ */
+export interface SutSpec {
+  db: string;
+  /** Client name; the database's default client when absent. */
+  client?: string;
+  workload: string;
+  dbOptions?: Record<string, unknown>;
+  clientOptions?: Record<string, unknown>;
+  /** Prefix for errors: a flag (`--db`) or a scenario (`S3: binding`). */
+  where: string;
+}
+
+export interface Sut {
+  db: DB;
+  dbName: string;
+  clientName: string;
+  dbOptions: Record<string, unknown>;
+  /** The workload's client, given the workload's own client options (bank accounts …). */
+  makeClient: (workloadOptions: Record<string, unknown>) => Promise<Client>;
+  /** Does the client record every attempt itself (no retries hidden in a library)? null = unknown. */
+  hiddenRetries: boolean | null;
+}
+
+export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
+  const dbDef = databases.require(spec.db, `${spec.where}: db`);
+  const clientName = spec.client ?? dbDef.defaultClient;
+  if (!clientName)
+    throw new UserError(`${spec.where}: database ${spec.db} has no default client; name one (client: …)`);
+  const clientDef = clients.require(clientName, `${spec.where}: client`);
+  if (!clientDef.workloads.includes(spec.workload))
+    throw new UserError(
+      `${spec.where}: workload ${spec.workload} is not supported by the ${clientName} client on ${spec.db} (one of ${clientDef.workloads.join(', ')})`,
+    );
+  const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
+  const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
+  const db = await dbDef.create(dbOptions);
+  const ctx: DbContext = { remote, nodes: remote.nodes.map((n) => n.name) };
+  return {
+    db,
+    dbName: dbDef.name,
+    clientName,
+    dbOptions,
+    hiddenRetries: clientDef.hiddenRetries,
+    makeClient: async (workloadOptions) =>
+      clientDef.create({
+        db,
+        ctx,
+        workload: spec.workload,
+        dbOptions,
+        options: { ...workloadOptions, ...clientOptions },
+      }),
+  };
+}

@@ -1,0 +1,85 @@
+import test from 'ava';
+import { formatDuration, parseDuration } from '../../src/core/util/duration.ts';
+import { UserError } from '../../src/core/util/errors.ts';
+import { BUILT_IN, Registry, RegistryError } from '../../src/core/util/registry.ts';
+import { retry } from '../../src/core/util/retry.ts';
+
+test('durations: every unit, one parser; a bare number names the flag and asks for a unit', (t) => {
+  t.is(parseDuration('250ms', 'x'), 250);
+  t.is(parseDuration('30s', 'x'), 30_000);
+  t.is(parseDuration('1.5s', 'x'), 1500);
+  t.is(parseDuration('5m', 'x'), 300_000);
+  t.is(parseDuration('1h', 'x'), 3_600_000);
+  t.is(parseDuration('30min', 'x'), 1_800_000);
+  const bare = t.throws(() => parseDuration('30', '--timeout'), { instanceOf: UserError });
+  t.is(bare?.message, '--timeout: "30" has no unit; write 30s, 30ms or 30m');
+  t.throws(() => parseDuration('soon', 'field'), { message: /^field: "soon" is not a duration/ });
+  t.throws(() => parseDuration('3 parsecs', 'f'), { message: /unknown unit "parsecs"/ });
+  t.is(formatDuration(90_000), '90s');
+  t.is(formatDuration(120_000), '2m');
+  t.is(formatDuration(250), '250ms');
+});
+
+test('registry: names once, duplicates name both origins, unknown names list the choices', (t) => {
+  const r = new Registry<{ v: number }>('widget');
+  r.register('alpha', { v: 1 });
+  r.register('beta', { v: 2 }, '/plugins/b.ts');
+  r.alias('a', 'alpha');
+  t.deepEqual(r.names(), ['alpha', 'beta']);
+  t.is(r.get('a')?.v, 1);
+  t.is(r.canonical('a'), 'alpha');
+  t.is(r.originOf('beta'), '/plugins/b.ts');
+  t.is(r.originOf('alpha'), BUILT_IN);
+  const dup = t.throws(() => r.register('beta', { v: 3 }, '/plugins/c.ts'), { instanceOf: RegistryError });
+  t.is(
+    dup?.message,
+    'widget "beta" is registered twice: by plugin /plugins/b.ts and by plugin /plugins/c.ts',
+  );
+  t.throws(() => r.register('alpha', { v: 3 }, '/p.ts'), {
+    message: /by faultline itself and by plugin \/p\.ts/,
+  });
+  t.throws(() => r.require('gamma', '--widget'), {
+    message: '--widget: unknown widget "gamma" (one of alpha, beta)',
+  });
+  t.throws(() => r.register('Bad Name', { v: 0 }), { message: /lower-case letters/ });
+  const before = r.version;
+  r.register('delta', { v: 4 });
+  t.true(r.version > before);
+});
+
+test('retry: bounded attempts, only retryable errors, the last error thrown', async (t) => {
+  let calls = 0;
+  const ok = await retry(
+    async (attempt) => {
+      calls++;
+      if (attempt < 3) throw new Error('flaky');
+      return 'done';
+    },
+    { attempts: 3, retryable: () => true, delayMs: () => 1 },
+  );
+  t.is(ok, 'done');
+  t.is(calls, 3);
+  calls = 0;
+  await t.throwsAsync(
+    retry(
+      async () => {
+        calls++;
+        throw new TypeError('not worth it');
+      },
+      { attempts: 5, retryable: (e) => !(e instanceof TypeError), delayMs: () => 1 },
+    ),
+    { instanceOf: TypeError },
+  );
+  t.is(calls, 1, 'a non-retryable error is thrown at once');
+  calls = 0;
+  await t.throwsAsync(
+    retry(
+      async () => {
+        calls++;
+        throw new Error(`attempt ${calls}`);
+      },
+      { attempts: 2, retryable: () => true, delayMs: () => 1 },
+    ),
+    { message: 'attempt 2' },
+  );
+});

@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
+import { UserError } from '../../src/core/util/errors.ts';
+import { DaemonDatabase, parseDaemonDescription } from '../../src/lib/databases/daemon-db.ts';
+import { readDaemonDescription } from '../../src/lib/databases/daemon-file.ts';
+import { capabilitiesOf, type DbContext } from '../../src/lib/databases/types.ts';
+
+/** A remote that records every command and answers "running" once the daemon was started. */
+function recordingRemote(names: string[]): {
+  remote: Remote;
+  commands: { node: string; cmd: string; opts?: ExecOptions }[];
+} {
+  const commands: { node: string; cmd: string; opts?: ExecOptions }[] = [];
+  const started = new Set<string>();
+  const specs: NodeSpec[] = names.map((name, i) => ({
+    name,
+    host: `10.9.0.${i + 2}`,
+    port: 22,
+    user: 'root',
+    labels: { cluster: 'lab' },
+  }));
+  const remote = {
+    nodes: specs,
+    node: (n: string) => specs.find((s) => s.name === n) as NodeSpec,
+    async exec(node: string, cmd: string, opts?: ExecOptions): Promise<ExecResult> {
+      commands.push({ node, cmd, ...(opts && { opts }) });
+      if (cmd.includes('setsid')) started.add(node);
+      const running = /test -n "\$p"$/.test(cmd) ? (started.has(node) ? 0 : 1) : 0;
+      return { node, command: cmd, stdout: '', stderr: '', code: running, durationMs: 1 };
+    },
+  } as unknown as Remote;
+  return { remote, commands };
+}
+
+const description = {
+  name: 'kv9',
+  packages: ['memcached'],
+  start: 'memcached -l {address} -p {port} --name={node} -c {peers}',
+  port: 11211,
+  ready: { command: 'check-ready {address} {dataDir}', timeout: '5s' },
+  logs: ['{dataDir}/extra.log'],
+  wipe: ['cache'],
+  timeCommand: 'date +%s%N',
+  client: 'kv9-text',
+};
+
+test('placeholders are substituted inside words and every word is shell-quoted', async (t) => {
+  const d = parseDaemonDescription(description, 'kv9.yaml');
+  const db = new DaemonDatabase(d);
+  const { remote, commands } = recordingRemote(['n1', 'n2', 'n3']);
+  const ctx: DbContext = { remote, nodes: ['n1', 'n2', 'n3'] };
+  for (const n of ctx.nodes) await db.setup(ctx, n);
+  const start = commands.find((c) => c.node === 'n2' && c.cmd.includes('setsid'))?.cmd ?? '';
+  t.true(
+    start.includes(
+      'setsid memcached -l 10.9.0.3 -p 11211 --name=n2 -c 10.9.0.2,10.9.0.4 >>/var/lib/faultline/kv9/lab/n2/kv9.log',
+    ),
+    start,
+  );
+  t.true(start.includes('echo $! > /var/lib/faultline/kv9/lab/n2/kv9.pid'));
+  t.is(db.clientAddress(ctx, 'n1'), '10.9.0.2:11211');
+  t.is(db.dataDir(ctx, 'n1'), '/var/lib/faultline/kv9/lab/n1/data');
+  t.deepEqual(db.logFiles(ctx, 'n1'), [
+    '/var/lib/faultline/kv9/lab/n1/kv9.log',
+    '/var/lib/faultline/kv9/lab/n1/data/extra.log',
+  ]);
+  t.is(db.clock.timeCommand, 'date +%s%N');
+  await db.awaitReady(ctx, 10_000);
+  t.true(commands.some((c) => c.cmd === 'check-ready 10.9.0.2 /var/lib/faultline/kv9/lab/n1/data'));
+  await db.wipe(ctx, 'n1');
+  t.true(commands.some((c) => c.cmd.startsWith('rm -rf /var/lib/faultline/kv9/lab/n1/data/cache &&')));
+  // Every optional capability a described daemon gets.
+  t.deepEqual(capabilitiesOf(db).sort(), ['clock', 'data-dir', 'install', 'logs', 'process', 'wipe']);
+});
+
+test('plan text stays data: shell syntax in a description is quoted, never run', async (t) => {
+  const d = parseDaemonDescription(
+    { ...description, start: 'sh -c $(reboot);rm -rf / `id` a|b {node}' },
+    'evil.yaml',
+  );
+  const db = new DaemonDatabase(d);
+  const { remote, commands } = recordingRemote(['n1']);
+  await db.start({ remote, nodes: ['n1'] }, 'n1');
+  const cmd = commands.find((c) => c.cmd.includes('setsid'))?.cmd ?? '';
+  t.true(cmd.includes("setsid sh -c '$(reboot);rm' -rf / '`id`' 'a|b' n1 >>"), cmd);
+  // The quoted words reach the program unchanged: a real shell gives back exactly these arguments.
+  const argv = execFileSync(
+    'sh',
+    ['-c', `printf '%s\\n' ${cmd.slice(cmd.indexOf('setsid sh') + 7, cmd.indexOf(' >>'))}`],
+    {
+      encoding: 'utf8',
+    },
+  );
+  t.deepEqual(argv.trim().split('\n'), ['sh', '-c', '$(reboot);rm', '-rf', '/', '`id`', 'a|b', 'n1']);
+});
+
+test('paths must stay inside the node directory; names, packages and placeholders are checked', (t) => {
+  const outside = new DaemonDatabase(
+    parseDaemonDescription({ ...description, logs: ['../../../etc/shadow'] }, 'x.yaml'),
+  );
+  const { remote } = recordingRemote(['n1']);
+  t.throws(() => outside.logFiles({ remote, nodes: ['n1'] }, 'n1'), {
+    instanceOf: UserError,
+    message:
+      /\.\.\/\.\.\/\.\.\/etc\/shadow is outside the node's directory \/var\/lib\/faultline\/kv9\/lab\/n1/,
+  });
+  const abs = new DaemonDatabase(parseDaemonDescription({ ...description, pidfile: '/run/x.pid' }, 'x.yaml'));
+  t.throws(() => abs.process.pidFile({ remote, nodes: ['n1'] }, 'n1'), {
+    message: /outside the node's directory/,
+  });
+  t.throws(() => parseDaemonDescription({ ...description, name: '../up' }, 'bad.yaml'), {
+    message: /^bad\.yaml: name: lower-case letters/,
+  });
+  t.throws(() => parseDaemonDescription({ ...description, packages: ['x; rm -rf /'] }, 'bad.yaml'), {
+    message: /packages\.0: a Debian package name/,
+  });
+  t.throws(() => parseDaemonDescription({ ...description, start: 'x {secret}' }, 'bad.yaml'), {
+    message: /unknown placeholder \{secret\}/,
+  });
+  t.throws(() => parseDaemonDescription({ ...description, ready: { timeout: '30' } }, 'bad.yaml'), {
+    message: /ready\.timeout: "30" has no unit; write 30s/,
+  });
+});
+
+test('a YAML file describes a daemon; a broken one is file: field: reason', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fl-daemon-'));
+  const ok = join(dir, 'kv9.yaml');
+  writeFileSync(ok, 'name: kv9\npackages: [memcached]\nstart: memcached -p {port}\nport: 11211\n');
+  t.like(readDaemonDescription(ok), { name: 'kv9', port: 11211, start: ['memcached', '-p', '{port}'] });
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'name: kv9\nstart: memcached\nports: 1\n');
+  t.throws(() => readDaemonDescription(bad), { message: new RegExp(`${bad}: .*ports`) });
+});

@@ -1,0 +1,195 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { FaultPlane } from '../../nemeses/plane.ts';
+import { classifyFaultOp } from '../../nemeses/registry.ts';
+import { buildSchedule, checkStepTargets, nemesisStepSchema } from '../../nemeses/schedule.ts';
+import type { FaultRecord, FaultSpec, Nemesis, SutHooks } from '../../nemeses/types.ts';
+import type { Remote } from '../../src/core/control/types.ts';
+import { Rng } from '../../src/core/generator/index.ts';
+
+const remoteOf = (n: number) =>
+  ({
+    nodes: Array.from({ length: n }, (_v, i) => ({
+      name: `n${i + 1}`,
+      host: `h${i + 1}`,
+      port: 22,
+      user: 'r',
+    })),
+  }) as unknown as Remote;
+
+/** A nemesis that records the specs it was given and proves landing (with after-heal signals). */
+function recorder(specs: FaultSpec[]): Nemesis {
+  return {
+    kind: 'any',
+    capabilities: async () => [],
+    async inject(_r, spec, id): Promise<FaultRecord> {
+      specs.push(spec);
+      return { id, spec, nodes: spec.targets as string[], injectedAt: new Date().toISOString(), undo: {} };
+    },
+    evidence: async (_r, rec) => ({
+      landed: true,
+      signals: rec.nodes.map((node) => ({
+        side: 'victim' as const,
+        node,
+        signal: 'probe',
+        before: 'ok',
+        during: 'cut',
+        landed: true,
+      })),
+    }),
+    heal: async () => {},
+    evidenceAfterHeal: async (_r, rec) => ({
+      landed: true,
+      signals: rec.nodes.map((node) => ({
+        side: 'victim' as const,
+        node,
+        signal: 'probe',
+        after: 'ok',
+        landed: true,
+      })),
+    }),
+    verifyClean: async () => ({ clean: true, fixed: [], found: [] }),
+  };
+}
+
+function plane(n: number, sut: SutHooks = {}) {
+  const specs: FaultSpec[] = [];
+  const p = new FaultPlane({
+    remote: remoteOf(n),
+    ledgerPath: join(mkdtempSync(join(tmpdir(), 'fl-plane-')), 'ledger.jsonl'),
+    sut,
+    rng: new Rng(3),
+    lookup: async () => recorder(specs),
+  });
+  return { p, specs };
+}
+
+test('minority-third resolves to nodes (a third of the cluster), never to an empty target list', async (t) => {
+  const { p, specs } = plane(7);
+  const r = await p.invoke({
+    f: 'start-partition',
+    value: { topology: 'minority-third', targets: 'minority-third' },
+  });
+  t.like(r.value as object, { landed: true });
+  t.is(specs[0]?.targets?.length, 2);
+  t.is(specs[0]?.params?.topology, 'minority-third');
+  // On 3 nodes there is no minority third: the fault is refused with the reason, not run on no node.
+  const small = plane(3);
+  const bad = await small.p.invoke({ f: 'start-partition', value: { targets: 'minority-third' } });
+  t.regex(String(bad.error), /no minority third/);
+  t.is(small.specs.length, 0);
+});
+
+test('unknown node names are refused: at inject time, and before a plan runs', async (t) => {
+  const { p, specs } = plane(3, {
+    process: { processName: 'db', pidFile: (n) => `/p/${n}`, start: async () => {} },
+  });
+  const r = await p.invoke({ f: 'kill', value: { targets: ['n1', 'n9'] } });
+  t.regex(String(r.error), /unknown target node\(s\): n9/);
+  t.is(specs.length, 0);
+  t.throws(
+    () =>
+      checkStepTargets(
+        [{ kind: 'process', action: 'kill', targets: ['n1', 'n9'], startS: 0, durationS: 1 }],
+        ['n1', 'n2', 'n3'],
+        'S1: binding',
+      ),
+    { message: /S1: binding: nemesis\[0\] \(process\): targets: unknown target node\(s\): n9/ },
+  );
+  t.throws(
+    () =>
+      checkStepTargets(
+        [{ kind: 'partition', topology: 'majorities-ring', startS: 0, durationS: 1 }],
+        ['n1', 'n2', 'n3'],
+        'S2: binding',
+      ),
+    { message: /majorities-ring" needs at least 4 nodes/ },
+  );
+});
+
+test('a fault needing a database capability the SUT lacks is not landed, naming the capability', async (t) => {
+  const { p, specs } = plane(3, { name: 'memcached' });
+  const kill = await p.invoke({ f: 'kill', value: { targets: 'one' } });
+  t.regex(
+    String(kill.error),
+    /capability missing: database memcached does not declare the process capability/,
+  );
+  const lead = await p.invoke({
+    f: 'start-partition',
+    value: { targets: 'primaries', topology: 'primaries' },
+  });
+  t.regex(String(lead.error), /does not declare the primaries capability/);
+  const disk = await p.invoke({ f: 'start-disk', value: { action: 'disk-full', targets: 'one' } });
+  t.regex(String(disk.error), /data-dir capability/);
+  t.is(specs.length, 0);
+  t.true(p.records.every((r) => r.evidence?.landed === false && r.healedAt !== undefined));
+});
+
+test('plan steps become the specs the nemeses expect (packet behaviours, disk data dirs, clock wrapper)', async (t) => {
+  const { p, specs } = plane(3, {
+    dataDir: (n) => `/data/${n}`,
+    clock: () => ({ mode: 'faketime', name: 'db', binary: '/usr/bin/db' }),
+  });
+  await p.invoke({ f: 'start-packet', value: { action: 'loss', targets: 'all', params: { percent: 10 } } });
+  t.deepEqual(specs[0]?.params, { behaviors: { loss: { percent: 10 } } });
+  await p.invoke({ f: 'start-disk', value: { action: 'disk-full', targets: ['n2'] } });
+  t.deepEqual(specs[1]?.params, { dirs: { n2: '/data/n2' } });
+  await p.invoke({ f: 'bump-clock', value: { targets: 'one', deltaMs: 5000 } });
+  t.like(specs[2]?.params, { deltaMs: 5000, mode: 'faketime', binary: '/usr/bin/db' });
+  // Evidence reads before → during → after: the after-heal signals join the landing signals.
+  await p.healAll('none');
+  const rec = p.records[0] as FaultRecord;
+  t.like(rec.evidence?.signals[0], { before: 'ok', during: 'cut', after: 'ok' });
+  t.is(rec.afterHeal?.landed, true);
+});
+
+test('op vocabulary: Jepsen names and generic start-<kind> / stop-<kind> from the registry', (t) => {
+  t.like(classifyFaultOp('kill'), { cls: 'kill', kind: 'process', action: 'kill', starts: true });
+  t.like(classifyFaultOp('start'), { cls: 'kill', starts: false });
+  t.like(classifyFaultOp('start-disk', { action: 'flakey' }), {
+    cls: 'disk',
+    kind: 'disk',
+    action: 'flakey',
+  });
+  t.like(classifyFaultOp('corrupt-file'), { kind: 'disk', action: 'corrupt', starts: true });
+  t.like(classifyFaultOp('stop-partition'), { cls: 'partition', starts: false });
+  t.is(classifyFaultOp('start-flood'), null);
+});
+
+test('random schedules leave out targets a small cluster cannot have', (t) => {
+  const s = buildSchedule({
+    faults: ['partition'],
+    intervalMs: 100,
+    durationMs: 20_000,
+    seed: 1,
+    nodeCount: 3,
+  });
+  const topologies = new Set(s.ops.filter((o) => o.f === 'start-partition').map((o) => o.value.topology));
+  t.true(topologies.size > 0);
+  t.false(topologies.has('majorities-ring'));
+  t.false(topologies.has('minority-third'));
+  const delayed = buildSchedule({
+    faults: ['kill'],
+    intervalMs: 100,
+    durationMs: 2000,
+    seed: 1,
+    delayMs: 1500,
+  });
+  t.true(delayed.ops.filter((o) => o.phase === 'main').every((o) => o.atMs >= 1500));
+});
+
+test('plan steps are validated by their nemesis: real actions only, unknown kinds named', (t) => {
+  const ok = nemesisStepSchema.safeParse({ kind: 'disk', action: 'disk-full' });
+  t.true(ok.success);
+  t.like(ok.data, { targets: 'one', startS: 10, durationS: 20 });
+  const slow = nemesisStepSchema.safeParse({ kind: 'disk', action: 'slow' });
+  t.false(slow.success);
+  t.deepEqual(slow.error?.issues[0]?.path, ['action']);
+  const kind = nemesisStepSchema.safeParse({ kind: 'flood' });
+  t.regex(
+    kind.error?.issues[0]?.message ?? '',
+    /unknown nemesis "flood" \(one of partition, packet, process, clock, disk\)/,
+  );
+});
