@@ -203,7 +203,7 @@ for (const [label, behaviors] of netemCases) {
 
 fx.test.serial('settime bump and strobe move a node clock and etcd’s own time, and reset', async (t) => {
   const remote = await fx.remote();
-  const params = { mode: 'settime', deltaMs: 300_000, timeCommand: etcd.timeCommand };
+  const params = { mode: 'settime', deltaMs: 300_000, timeCommand: etcd.clock.timeCommand };
   const bump = await faultRound(
     t,
     remote,

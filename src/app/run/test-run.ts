@@ -220,8 +220,7 @@ async function setUpDatabase(s: RunState): Promise<void> {
   await onAll(nodes, (n) => retryLostChannel('DB teardown', () => o.db.teardown(dbCtx, n)));
   const install = o.db.install?.bind(o.db);
   if (install) await onAll(nodes, (n) => retryLostChannel('DB install', () => install(dbCtx, n)));
-  const clockMode =
-    o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
+  const clockMode = o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
   if (
     clockMode === 'faketime' &&
     s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'clock')
