@@ -100,7 +100,8 @@ export async function installFaketimeWrapper(
   const report = await binaryReport(remote, node, opts.binary);
   const affectability = faketimeAffectability(report);
   const rcFile = faketimeFileFor(remote.node(node), opts.name);
-  const wrapperPath = opts.wrapperPath ?? `${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${opts.name}.wrapper`;
+  const wrapperPath =
+    opts.wrapperPath ?? `${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${opts.name}.wrapper`;
   const dir = nodeStateDir(remote.node(node), FAKETIME_AREA);
   const script = report.lib
     ? wrapperScript(opts.binary, report.lib, rcFile, affectability.mallocShim)
@@ -257,9 +258,13 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         const u = perNode[node] as NodeUndo;
         if (mode === 'faketime') {
           const rc = u.rcFile as string;
-          await remote.exec(node, writeMarkerCommand(nodeStateDir(remote.node(node), FAKETIME_AREA), `${id}.marker`, rc), {
-            sudo: true,
-          });
+          await remote.exec(
+            node,
+            writeMarkerCommand(nodeStateDir(remote.node(node), FAKETIME_AREA), `${id}.marker`, rc),
+            {
+              sudo: true,
+            },
+          );
           if (action === 'strobe') {
             const period = Number(p.periodMs ?? 200);
             const rounds = Math.max(1, Math.floor(Number(p.durationMs ?? 10_000) / (2 * period)));
@@ -404,10 +409,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           await remote.exec(node, setClockScript(Date.now()), { sudo: true });
           if (u.ntp)
             await remote.exec(node, restoreNtpScript(u.ntp.services, u.ntp.timedatectlNtp), { sudo: true });
-          await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${record.id}`)}`, {
-            sudo: true,
-            check: false,
-          });
+          await remote.exec(
+            node,
+            `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${record.id}`)}`,
+            {
+              sudo: true,
+              check: false,
+            },
+          );
         } else if (u.rcFile) {
           await writeRc(remote, node, u.rcFile, '+0');
         }
@@ -502,10 +511,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       }
     }
     for (const m of markers)
-      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${m.name}`)}`, {
-        sudo: true,
-        check: false,
-      });
+      await remote.exec(
+        node,
+        `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), FAKETIME_AREA)}/${m.name}`)}`,
+        {
+          sudo: true,
+          check: false,
+        },
+      );
     const settime = parseMarkers(
       (
         await remote.exec(node, listMarkersCommand(nodeStateDir(remote.node(node), SETTIME_AREA)), {
@@ -524,10 +537,14 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           `clock reset to the control node's and NTP restored (${ntp.services.join(', ') || 'none'})`,
         );
       }
-      await remote.exec(node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${m.name}`)}`, {
-        sudo: true,
-        check: false,
-      });
+      await remote.exec(
+        node,
+        `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), SETTIME_AREA)}/${m.name}`)}`,
+        {
+          sudo: true,
+          check: false,
+        },
+      );
     }
     const left: string[] = [];
     for (const rc of rcFiles) {

@@ -160,7 +160,11 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       const u = perNode[node] as DiskUndo['perNode'][string];
       if (action === 'disk-full') {
         const leave = Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
-        await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), JUNK), id, u.junk as string));
+        await run(
+          remote,
+          node,
+          writeMarkerCommand(nodeStateDir(remote.node(node), JUNK), id, u.junk as string),
+        );
         // Re-read free space right before allocating: the DB keeps writing meanwhile.
         const free = await freeBytes(remote, node, u.dir as string);
         await run(remote, node, fillCommand(u.junk as string, Math.max(0, free - leave)));
@@ -173,7 +177,11 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
             node,
             `mkdir -p ${shellQuote(nodeStateDir(remote.node(node), BACKUPS))} && cp -p ${shellQuote(file)} ${shellQuote(u.backup)}`,
           );
-          await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), BACKUPS), `${id}.target`, file));
+          await run(
+            remote,
+            node,
+            writeMarkerCommand(nodeStateDir(remote.node(node), BACKUPS), `${id}.target`, file),
+          );
         }
         const mode = String(p.mode ?? 'bitflip');
         const bytes = Math.max(1, Math.min(size, Math.floor(Number(p.bytes ?? 64))));
@@ -296,7 +304,12 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         );
       } else if (undo.action === 'flakey' && u.device && u.linearTable) {
         await run(remote, node, loadTableCommand(u.device, u.linearTable));
-        await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${record.id}`)}`, false);
+        await run(
+          remote,
+          node,
+          `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${record.id}`)}`,
+          false,
+        );
       }
     }
   },
@@ -376,7 +389,12 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         await run(remote, node, loadTableCommand(device, table), false);
         fixed.push(`loaded the linear table back on ${device}`);
       }
-      await run(remote, node, `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${m.name}`)}`, false);
+      await run(
+        remote,
+        node,
+        `rm -f ${shellQuote(`${nodeStateDir(remote.node(node), DM)}/${m.name}`)}`,
+        false,
+      );
     }
     const left = parseMarkers(
       (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), JUNK)), false)).stdout,

@@ -130,9 +130,13 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       nodes.map(async (node) => {
         const pid = pids[node] as number;
         const marker =
-          action === 'pause' ? ` && ${writeMarkerCommand(nodeStateDir(remote.node(node), PAUSED), String(pid), id)}` : '';
+          action === 'pause'
+            ? ` && ${writeMarkerCommand(nodeStateDir(remote.node(node), PAUSED), String(pid), id)}`
+            : '';
         const unmark =
-          action === 'resume' ? `; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}` : '';
+          action === 'resume'
+            ? `; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}`
+            : '';
         await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
           sudo: true,
           check: action !== 'restart',

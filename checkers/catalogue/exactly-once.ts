@@ -87,7 +87,7 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
       const i = slotOf(key, true);
       opsPerKey[i] = (opsPerKey[i] as number) + 1;
-      if (op.type === 'ok' && firstAck[i] === -1) firstAck[i] = op.id;
+      if (op.type === 'ok' && firstAck[i] === -1) firstAck[i] = op.invokeIndex;
     }
     if (keyedOps > 1 && mirrorsOpId === keyedOps) {
       throw new CheckerOptionsError(

@@ -97,7 +97,9 @@ export const setFullChecker: Checker<SetFullOptions> = {
     for (const op of readOps) {
       const items = collectionItems(op.output);
       if (items === null) {
-        throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
+        throw new Error(
+          `set-full: read op ${op.invokeIndex} returned ${JSON.stringify(op.output)}, not a set`,
+        );
       }
       const members = new Set<number>();
       let foreign: Set<number> | null = null;
@@ -107,7 +109,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
         if (i === -1) {
           // Never added: unexpected. Slots of a second index keep such values apart from elements.
           const u = unexpectedIndex.intern(v);
-          if (u === unexpected.length) unexpected.push({ value: v, op: op.id });
+          if (u === unexpected.length) unexpected.push({ value: v, op: op.invokeIndex });
           foreign ??= new Set();
           repeated = foreign.has(u);
           foreign.add(u);
@@ -118,7 +120,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
         if (repeated) {
           const k = valueKey(v);
           const d = duplicated.get(k);
-          if (d === undefined) duplicated.set(k, { value: v, count: 2, op: op.id });
+          if (d === undefined) duplicated.set(k, { value: v, count: 2, op: op.invokeIndex });
           else d.count++;
         }
       }
@@ -136,6 +138,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
     // Known point and last-present per element, from the reads' contents (total read size).
     const seenIdx = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
     const seenT = new Array<number>(n).fill(0);
+    const seenOp = new Array<number>(n).fill(-1);
     const lastPresent = new Array<Operation | null>(n).fill(null);
     for (const r of reads) {
       const ci = r.op.completeIndex as number;
@@ -144,6 +147,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
         if (ci < (seenIdx[i] as number)) {
           seenIdx[i] = ci;
           seenT[i] = r.op.completeTime ?? r.op.invokeTime;
+          seenOp[i] = r.op.invokeIndex;
         }
         const lp = lastPresent[i];
         if (lp == null || r.op.invokeIndex > lp.invokeIndex) lastPresent[i] = r.op;
@@ -193,8 +197,8 @@ export const setFullChecker: Checker<SetFullOptions> = {
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
             type: 'lost',
-            explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
-            ops: lp === undefined ? [la.id] : [lp.id, la.id],
+            explanation: `lost element ${JSON.stringify(value)}: added by op ${inv} and ${known?.index === ackIdx[k] ? 'acknowledged' : `seen by read op ${seenOp[k]}`} before read op ${la.invokeIndex} was invoked, which did not contain it${lp === undefined ? '' : `; the last read that contained it was op ${lp.invokeIndex}`}`,
+            ops: lp === undefined ? [la.invokeIndex, inv] : [la.invokeIndex, inv, lp.invokeIndex],
             element: value,
           });
       } else neverRead.push(value);
@@ -203,7 +207,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'duplicated',
-          explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
+          explanation: `read op ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
           ops: [d.op],
           element: d.value,
           count: d.count,
@@ -213,7 +217,7 @@ export const setFullChecker: Checker<SetFullOptions> = {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'unexpected',
-          explanation: `read ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
+          explanation: `read op ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
           ops: [u.op],
         });
     }

@@ -20,7 +20,7 @@ export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
   const mopCount = mopKind.length;
   const mopTxn = i32(mopCount);
   for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
-  const opId = (t: number) => h.ops[t]!.id;
+  const opId = (t: number) => h.ops[t]!.invokeIndex;
   const mopIndexIn = (m: number) => m - mopStart[mopTxn[m]!]!;
   const txnName = (t: number) => `op ${opId(t)}`;
 

@@ -34,7 +34,7 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
   const anomalies: WorkloadAnalysis['anomalies'] = new Map();
   const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
   const nKeys = h.keys.length;
-  const opId = (t: number) => h.ops[t]!.id;
+  const opId = (t: number) => h.ops[t]!.invokeIndex;
   const name = (t: number) => `op ${opId(t)}`;
   const ver = (v: unknown): Version => (v === null || v === undefined ? INIT : valueKey(v));
   const show = (v: Version, raw?: unknown) => (v === INIT ? 'nil' : renderValue(raw ?? v));

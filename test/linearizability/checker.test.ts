@@ -41,8 +41,8 @@ test('invalid history: failing key, longest prefix, blocked op and the states it
   if (!a) throw new Error('no anomaly');
   t.is(a.type, 'nonlinearizable');
   t.is(typeof a.key, 'string');
-  t.regex(a.explanation, /longest linearizable prefix has \d+ ops/);
-  t.regex(a.explanation, /cannot be linearized from/);
+  t.regex(a.explanation, /^key "[^"]+": .+ \(op \d+\) cannot be linearized: /);
+  t.regex(a.explanation, /longest linearizable prefix \(\d+ of \d+ ops\)/);
   const first = a.firstUnlinearizable as { op: number; description: string };
   t.is(a.ops?.[0], first.op);
   t.true(Array.isArray(a.statesSeen) && (a.statesSeen as string[]).length > 0);
@@ -64,7 +64,12 @@ test('the blocked op really cannot follow the reported prefix', async (t) => {
   const r = await linearizabilityChecker.check(ops, { model: 'register' });
   t.is(r.valid, false);
   const a = r.anomalies[0];
-  t.deepEqual(a?.ops, [2]);
+  // Ops are named by the event index of their invocation: the read (event 4), then write 2 (event 2).
+  t.deepEqual(a?.ops, [4, 2]);
+  t.is(
+    a?.explanation,
+    'read → 1 (op 4) cannot be linearized: the register could only hold 2 by then, last set by write(2) (op 2) in the longest linearizable prefix (2 of 3 ops)',
+  );
   t.deepEqual(a?.statesSeen, ['2']);
   t.is(a?.longestPrefixLength, 2);
 });

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { faultBands } from '../../../checkers/fault-bands.ts';
 import { findChecker, type LoadedChecker } from '../../../checkers/registry.ts';
-import type { Checker, CheckResult, Validity } from '../../../checkers/types.ts';
+import type { CheckContext, Checker, CheckResult, Validity } from '../../../checkers/types.ts';
 import { mergeValidity } from '../../../checkers/types.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import type { Operation, PairedHistory } from '../../core/history/operation.ts';
@@ -22,9 +23,11 @@ export async function runChecks(
   outDir: string,
 ): Promise<{ valid: Validity; results: CheckResult[] }> {
   const results: CheckResult[] = [];
+  // The fault windows once, from the whole history: per-key checkers never see the nemesis ops.
+  const ctx: CheckContext = { outDir, faults: faultBands(history.ops) };
   for (const spec of specs)
     results.push(
-      spec.independent ? await runPerKey(history, spec, outDir) : await runOne(history.ops, spec, outDir),
+      spec.independent ? await runPerKey(history, spec, ctx) : await runOne(history.ops, spec, ctx),
     );
   results.push(activityCheck(history));
   if (faults) results.push(faultCheck(faults));
@@ -39,7 +42,7 @@ const DIRECT: Record<string, () => Promise<LoadedChecker>> = {
   },
 };
 
-async function runOne(ops: readonly Operation[], spec: CheckerSpec, outDir: string): Promise<CheckResult> {
+async function runOne(ops: readonly Operation[], spec: CheckerSpec, ctx: CheckContext): Promise<CheckResult> {
   const direct = DIRECT[spec.name];
   const entry =
     findChecker(spec.name) ?? (direct ? { name: spec.name, summary: '', load: direct } : undefined);
@@ -61,7 +64,7 @@ async function runOne(ops: readonly Operation[], spec: CheckerSpec, outDir: stri
       if (!parsed.success) return fail(`options: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       options = parsed.data;
     }
-    return await loaded.checker.check(ops, options as never, { outDir });
+    return await loaded.checker.check(ops, options as never, ctx);
   } catch (err) {
     return fail(errorMessage(err));
   }
@@ -69,10 +72,11 @@ async function runOne(ops: readonly Operation[], spec: CheckerSpec, outDir: stri
 
 /**
  * Jepsen's independent checker: the client ops of each key checked on their own (renumbered densely, as
- * checkers expect), results merged: false beats unknown beats true. Anomalies carry their key and the
- * op ids of the whole history. Artifacts go to <outDir>/independent/<key>/.
+ * checkers expect), results merged: false beats unknown beats true. Anomalies carry their key; their ops
+ * are event indices, the same in the key's ops as in the whole history. Artifacts go to
+ * <outDir>/independent/<key>/.
  */
-async function runPerKey(history: PairedHistory, spec: CheckerSpec, outDir: string): Promise<CheckResult> {
+async function runPerKey(history: PairedHistory, spec: CheckerSpec, ctx: CheckContext): Promise<CheckResult> {
   const byKey = new Map<string, Operation[]>();
   for (const op of history.ops) {
     if (op.process === 'nemesis') continue;
@@ -84,13 +88,12 @@ async function runPerKey(history: PairedHistory, spec: CheckerSpec, outDir: stri
     }
     list.push(op);
   }
-  const perKey: { key: string; r: CheckResult; ids: number[] }[] = [];
+  const perKey: { key: string; r: CheckResult }[] = [];
   for (const [key, ops] of byKey) {
-    const ids = ops.map((o) => o.id);
     const renumbered = ops.map((o, i) => ({ ...o, id: i }));
-    const dir = join(outDir, 'independent', key.replace(/[^A-Za-z0-9_.-]/g, '_') || '_');
+    const dir = join(ctx.outDir as string, 'independent', key.replace(/[^A-Za-z0-9_.-]/g, '_') || '_');
     mkdirSync(dir, { recursive: true });
-    perKey.push({ key, r: await runOne(renumbered, spec, dir), ids });
+    perKey.push({ key, r: await runOne(renumbered, spec, { ...ctx, outDir: dir }) });
   }
   const valid = mergeValidity(perKey.map((p) => p.r.valid));
   const bad = perKey.filter((p) => p.r.valid === false);
@@ -104,13 +107,7 @@ async function runPerKey(history: PairedHistory, spec: CheckerSpec, outDir: stri
       (first ? `; key ${first.key}: ${first.r.evidence}` : ''),
     scope:
       `${perKey[0]?.r.scope ?? ''} Keys are checked independently: anomalies that span keys are invisible.`.trim(),
-    anomalies: perKey.flatMap((p) =>
-      p.r.anomalies.map((a) => ({
-        ...a,
-        key: p.key,
-        ...(a.ops && { ops: a.ops.map((i) => p.ids[i] ?? i) }),
-      })),
-    ),
+    anomalies: perKey.flatMap((p) => p.r.anomalies.map((a) => ({ ...a, key: p.key }))),
     stats: {
       opsConsumed: perKey.reduce((n, p) => n + p.r.stats.opsConsumed, 0),
       keys: perKey.length,

@@ -1,3 +1,4 @@
+import { describeFaultRecord } from '../../../nemeses/describe.ts';
 import { FaultLedger } from '../../../nemeses/ledger.ts';
 import type { FaultEvidence, FaultRecord, FaultSpec, Nemesis } from '../../../nemeses/types.ts';
 import type { Remote } from '../../core/control/types.ts';
@@ -58,9 +59,9 @@ export class FaultDriver implements NemesisDriver {
     return this.active.size === 0 ? null : [...this.active.keys()];
   }
 
-  /** Names of the faults active now (for the progress line). */
+  /** The faults active now, for the progress line: `n2 | n1 n3 n4 n5`, `kill n3`. */
   activeFaults(): string[] {
-    return [...this.active.values()].map((a) => `${a.cls}:${a.record.nodes.join('+')}`);
+    return [...this.active.values()].map((a) => describeFaultRecord(a.record).short);
   }
 
   async invoke(op: { f: string; value: unknown }): Promise<NemesisCompletion> {
@@ -166,6 +167,8 @@ export class FaultDriver implements NemesisDriver {
         id,
         fault: c.cls,
         nodes,
+        // What the fault did, so the history itself can label its windows (plots, pages, headlines).
+        what: describeFaultRecord(record).what,
         landed: evidence.landed,
         ...(evidence.reason && { reason: evidence.reason }),
       },

@@ -141,7 +141,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
         if (p.elapsedS - last < 5) return;
         last = p.elapsedS;
         o.print(
-          `  ${sc.id} ${label}: ${p.elapsedS.toFixed(0)}s ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s) faults: ${p.faults.join(' ') || 'none'}`,
+          `  ${sc.id} ${label}: ${p.elapsedS.toFixed(0)}s ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s) faults: ${p.faults.join('; ') || 'none'}`,
         );
       },
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
