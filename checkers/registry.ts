@@ -107,6 +107,14 @@ export const REGISTRY: readonly RegistryEntry[] = [
     const m = await import('./catalogue/perf.ts');
     return { checker: m.perfChecker as Checker<never>, schema: m.perfOptionsSchema };
   }),
+  entry(
+    'timeline',
+    'timeline.html: every op a bar per process, coloured by outcome, with fault windows',
+    async () => {
+      const m = await import('./timeline/index.ts');
+      return { checker: m.timelineChecker as Checker<never>, schema: m.timelineOptionsSchema };
+    },
+  ),
   entry('slo', 'p99, error rate and throughput floor fixed before the run', async () => {
     const m = await import('./catalogue/slo.ts');
     return { checker: m.sloChecker as Checker<never>, schema: m.sloOptionsSchema };

@@ -51,6 +51,8 @@ export interface CheckContext {
    * key's ops, without the nemesis): drawn from these instead of from the ops.
    */
   faults?: readonly FaultBand[];
+  /** Set for a per-key (independent) check: the key these ops belong to, for titles and pages. */
+  key?: string;
 }
 
 export interface Checker<Options = Record<string, unknown>> {

@@ -93,7 +93,7 @@ async function runPerKey(history: PairedHistory, spec: CheckerSpec, ctx: CheckCo
     const renumbered = ops.map((o, i) => ({ ...o, id: i }));
     const dir = join(ctx.outDir as string, 'independent', key.replace(/[^A-Za-z0-9_.-]/g, '_') || '_');
     mkdirSync(dir, { recursive: true });
-    perKey.push({ key, r: await runOne(renumbered, spec, { ...ctx, outDir: dir }) });
+    perKey.push({ key, r: await runOne(renumbered, spec, { ...ctx, outDir: dir, key }) });
   }
   const valid = mergeValidity(perKey.map((p) => p.r.valid));
   const bad = perKey.filter((p) => p.r.valid === false);

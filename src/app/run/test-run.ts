@@ -236,8 +236,17 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
     driver ? driver.records : null,
     runDir,
   );
-  const perf = await runChecks(history, [{ name: 'perf', options: {} }], null, runDir);
-  const perfResult = perf.results[0];
+  // What every run draws besides its verdict: latency and rate plots, and the timeline of every op.
+  const drawn = await runChecks(
+    history,
+    [
+      { name: 'perf', options: {} },
+      { name: 'timeline', options: {} },
+    ],
+    null,
+    runDir,
+  );
+  const perfResult = drawn.results[0];
   const elapsedS = (Date.now() - started) / 1000;
   const out: TestRunResult = {
     valid,

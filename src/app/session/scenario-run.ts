@@ -284,6 +284,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
       startedAt,
       endedAt,
       artifacts: artifactList(primary.runDir, o.sessionDir),
+      runDir: relative(o.sessionDir, primary.runDir),
       notes: [...notes, ...pre.notes.map((n) => `precondition: ${n}`)],
     },
     reduction,
