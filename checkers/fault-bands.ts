@@ -38,7 +38,7 @@ const endOf = (op: Operation) => op.completeTime ?? op.infoTime ?? op.invokeTime
 
 /** One label for a band: `w1 partition: n2 isolated from n1 n3 n4 n5`. */
 export function bandLabel(b: FaultBand): string {
-  const head = b.kind && b.kind !== b.id ? `${b.id} ${b.kind}` : b.id;
+  const head = b.kind && !b.id.includes(b.kind) ? `${b.id} ${b.kind}` : b.id;
   return `${head}${b.what ? `: ${b.what}` : ''}${b.landed ? '' : ' (did not land)'}`;
 }
 

@@ -62,7 +62,7 @@ export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
     }
     const anomalies: Anomaly[] = duplicated.slice(0, 48).map((d) => ({
       type: 'duplicated',
-      explanation: `duplicated id ${JSON.stringify(d.id)}: op ${d.secondOp} was acknowledged with it, but op ${d.firstOp} already had been${d.count > 2 ? ` (${d.count} ops in all)` : ''}`,
+      explanation: `duplicated id ${JSON.stringify(d.id)}: op ${d.firstOp} and op ${d.secondOp} were both acknowledged with it${d.count > 2 ? ` (${d.count} ops in all)` : ''}`,
       ops: [d.secondOp, d.firstOp],
       id: d.id,
       count: d.count,

@@ -81,7 +81,7 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
         throw new UserError(`${CHECKER_NAME} (${o.model}): ${err.message}`);
       throw err;
     }
-    const result = buildResult(model, outcome, timeoutMs);
+    const result = buildResult(model, outcome, timeoutMs, ctx?.key);
     const semantics = describeSemantics(o.model, o);
     if (semantics) {
       result.evidence += ` (${semantics})`;

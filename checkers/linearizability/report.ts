@@ -61,14 +61,12 @@ export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Ano
   const changed = lastChange(p, prefixOps);
   const prefix = `the longest linearizable prefix (${fmt(prefixOps.length)} of ${fmt(p.ops.length)} ops)`;
   const unchanged = p.prefixStatesFrom === 0 && changed === undefined;
-  const why = changed
-    ? `, last set by ${opRef(model, changed)} in ${prefix}`
-    : unchanged
-      ? `, its initial state, after ${prefix}`
-      : ` after ${prefix}`;
+  const setBy = changed ? `, last set by ${opRef(model, changed)}` : unchanged ? ', its initial state' : '';
   const where = p.key === null ? '' : `${partitionName(p)}: `;
+  // The search's finding, said as it is: the op must come next after every longest prefix, and no state
+  // those prefixes end in lets it return what it returned.
   const explanation = blocked
-    ? `${where}${opRef(model, blocked)} cannot be linearized: the ${model.name} could only hold ${either(p.statesSeen)} by then${why}`
+    ? `${where}${opRef(model, blocked)} cannot be linearized: it must come right after ${prefix}, where the ${model.name} can only hold ${either(p.statesSeen)}${setBy}`
     : `${where}no order of the ${fmt(p.ops.length)} ops fits the ${model.name} model`;
   const tail = prefixOps.slice(-PREFIX_TAIL);
   const ops = blocked ? [blocked.call, ...(changed ? [changed.call] : [])] : [];
@@ -94,8 +92,18 @@ export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Ano
   };
 }
 
-/** Turn a search outcome into faultline's CheckResult. */
-export function buildResult(model: AnyModel, outcome: CheckOutcome, timeoutMs: number): CheckResult {
+/**
+ * Turn a search outcome into faultline's CheckResult. `key` names the history of a per-key check (its
+ * one partition is otherwise "the history").
+ */
+export function buildResult(
+  model: AnyModel,
+  outcome: CheckOutcome,
+  timeoutMs: number,
+  key?: string,
+): CheckResult {
+  const name = (p: PartitionResult) =>
+    p.key === null && key !== undefined ? `key ${key}` : partitionName(p);
   const parts = outcome.partitions;
   const decided = parts.filter((p) => p.status === 'ok' || p.status === 'illegal');
   const undecided = parts.filter((p) => p.status === 'unknown');
@@ -108,12 +116,12 @@ export function buildResult(model: AnyModel, outcome: CheckOutcome, timeoutMs: n
   let evidence = `linearizability (${model.name}): ${fmt(outcome.opsConsumed)} ops over ${scopeWord}, ${fmt(anomalies.length)} ${anomalies.length === 1 ? 'anomaly' : 'anomalies'}`;
   if (outcome.opsIgnored > 0)
     evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
-  if (failing.length > 0) evidence += `; not linearizable: ${failing.map(partitionName).join(', ')}`;
+  if (failing.length > 0) evidence += `; not linearizable: ${failing.map(name).join(', ')}`;
   if (cancelled.length > 0)
     evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;
   if (undecided.length > 0) {
     const why = outcome.aborted ? 'the check was cancelled' : `the ${fmt(timeoutMs)} ms budget ran out`;
-    evidence += `; undecided (${why}): ${undecided.map(partitionName).join(', ')}`;
+    evidence += `; undecided (${why}): ${undecided.map(name).join(', ')}`;
   }
   const steps = parts.reduce((n, p) => n + p.steps, 0);
   return {

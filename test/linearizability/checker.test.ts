@@ -68,7 +68,7 @@ test('the blocked op really cannot follow the reported prefix', async (t) => {
   t.deepEqual(a?.ops, [4, 2]);
   t.is(
     a?.explanation,
-    'read → 1 (op 4) cannot be linearized: the register could only hold 2 by then, last set by write(2) (op 2) in the longest linearizable prefix (2 of 3 ops)',
+    'read → 1 (op 4) cannot be linearized: it must come right after the longest linearizable prefix (2 of 3 ops), where the register can only hold 2, last set by write(2) (op 2)',
   );
   t.deepEqual(a?.statesSeen, ['2']);
   t.is(a?.longestPrefixLength, 2);

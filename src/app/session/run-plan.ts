@@ -302,6 +302,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   refreshFindings(record, reductions);
   refreshPreconditions(record);
   record.artifacts = [
+    { label: 'findings report (page)', path: 'findings/report.html' },
     { label: 'findings report', path: 'findings/report.md' },
     { label: 'report data', path: 'findings/report.json' },
     { label: 'JUnit', path: 'junit.xml' },

@@ -82,8 +82,8 @@ export function anomalyHeadline(a: Anomaly, ctx: HeadlineContext): string {
 }
 
 /**
- * The headline of a checker's result: its first anomaly's sentence, plus how many more there are (as a
- * parenthesis inside the same sentence). Null when it found nothing.
+ * The headline of a checker's result: its first anomaly's sentence, plus how many more there are (a last
+ * clause of the same sentence). Null when it found nothing.
  */
 export function resultHeadline(anomalies: readonly Anomaly[], ctx: HeadlineContext): string | null {
   const first = anomalies[0];
@@ -95,5 +95,5 @@ export function resultHeadline(anomalies: readonly Anomaly[], ctx: HeadlineConte
     ...new Set(rest.map((a) => a.key).filter((k): k is string => typeof k === 'string' && k !== '')),
   ];
   const more = `${rest.length} more anomal${rest.length === 1 ? 'y' : 'ies'}${keys.length ? ` on key${keys.length === 1 ? '' : 's'} ${keys.slice(0, 8).map(keyName).join(', ')}${keys.length > 8 ? ` and ${keys.length - 8} others` : ''}` : ''}`;
-  return `${sentence.slice(0, -1)} (and ${more}).`;
+  return `${sentence.slice(0, -1)}; ${more}.`;
 }
