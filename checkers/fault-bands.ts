@@ -1,5 +1,6 @@
 import { describeFault, type FaultFacts } from '../nemeses/describe.ts';
 import type { Grudge } from '../nemeses/topology.ts';
+import type { HistoryEvent } from '../src/core/history/event.ts';
 import type { Operation } from '../src/core/history/operation.ts';
 
 /**
@@ -8,7 +9,9 @@ import type { Operation } from '../src/core/history/operation.ts';
  * (`w1 partition: n2 isolated from n1 n3 n4 n5`). Times are history times (ns since the run started).
  *
  * faultline's nemesis completes a start op with `{id, fault, nodes, what}` and a stop op with
- * `{healed: [ids]}`; Jepsen's nemeses are read by their op names (start-*, kill … / stop-*, heal …).
+ * `{healed: [ids]}`: those values are on the completion events (`events`; a paired op keeps only its
+ * invocation's value for an info completion). Without the events, or for Jepsen's nemeses, windows are
+ * read from the op names (start-*, kill … / stop-*, heal …).
  * Client ops' `faultEpoch` ids give windows only for a history without nemesis ops (a per-key slice):
  * an epoch already drawn from the nemesis ops is never drawn twice.
  */
@@ -42,7 +45,13 @@ export function bandLabel(b: FaultBand): string {
   return `${head}${b.what ? `: ${b.what}` : ''}${b.landed ? '' : ' (did not land)'}`;
 }
 
-export function faultBands(ops: readonly Operation[]): FaultBand[] {
+export function faultBands(ops: readonly Operation[], events?: readonly HistoryEvent[]): FaultBand[] {
+  // The nemesis's completion values, by completion event index.
+  const completion = (op: Operation): unknown => {
+    if (op.completeIndex === null || !events) return op.output;
+    const e = events[op.completeIndex];
+    return e && e.index === op.completeIndex ? e.value : op.output;
+  };
   let historyEnd = 0;
   const clientNodes = new Set<string>();
   for (const op of ops) {
@@ -55,7 +64,8 @@ export function faultBands(ops: readonly Operation[]): FaultBand[] {
   const open: FaultBand[] = [];
   for (const op of ops) {
     if (op.process !== 'nemesis') continue;
-    const out = asObject(op.output);
+    const done = completion(op);
+    const out = asObject(done);
     const healed = out?.healed;
     if (Array.isArray(healed)) {
       for (const id of healed) {
@@ -85,7 +95,7 @@ export function faultBands(ops: readonly Operation[]): FaultBand[] {
       const b: FaultBand = {
         id: op.f,
         kind: op.f.replace(/^(start|begin|inject)-?/, '') || op.f,
-        what: jepsenWhat(op.output ?? op.input, allNodes),
+        what: jepsenWhat(done ?? op.input, allNodes),
         start: op.invokeTime,
         end: Number.POSITIVE_INFINITY,
         healed: false,

@@ -43,12 +43,15 @@ function clip(s: string, n: number): string {
 }
 
 /** `read → 4`, `write 3`, `cas [1 2] → fail`: what the op was and what came back. */
-export function opLabel(op: Operation): string {
+export function opLabel(op: Operation, bands: readonly FaultBand[] = []): string {
   const input = op.input === null || op.input === undefined ? '' : ` ${show(op.input)}`;
   if (op.process === 'nemesis') {
-    const what = (op.output as { what?: unknown; id?: unknown } | null)?.what;
-    const id = (op.output as { id?: unknown } | null)?.id;
-    return `${op.f}${typeof id === 'string' ? ` ${id}` : ''}${typeof what === 'string' ? `: ${what}` : ''}`;
+    // A nemesis op is named by the window it opened or closed.
+    const end = op.completeTime ?? op.infoTime;
+    const opened = bands.find((b) => b.start === op.invokeTime);
+    if (opened) return `${op.f} ${bandLabel(opened)}`;
+    const closed = bands.filter((b) => b.healed && end !== null && b.end === end).map((b) => b.id);
+    return `${op.f}${closed.length ? ` (heals ${closed.join(', ')})` : input}`;
   }
   const key = op.key === undefined ? '' : `[${op.key}] `;
   const noInput = op.input === null || op.input === undefined;
@@ -93,6 +96,7 @@ export function laneBands(bands: readonly FaultBand[]): LaneBand[] {
 
 export function timelineData(ops: readonly Operation[], faults?: readonly FaultBand[]): LaneData {
   const { lanes, index } = lanesOf(ops);
+  const bands = faults ?? faultBands(ops);
   const d: LaneData = {
     lanes,
     lane: [],
@@ -103,7 +107,7 @@ export function timelineData(ops: readonly Operation[], faults?: readonly FaultB
     n: [],
     dt: {},
     classes: CLASSES,
-    bands: laneBands(faults ?? faultBands(ops)),
+    bands: laneBands(bands),
     end: 0,
     focus: -1,
   };
@@ -116,7 +120,7 @@ export function timelineData(ops: readonly Operation[], faults?: readonly FaultB
     d.s.push(toMicros(op.invokeTime));
     d.e.push(stop === null ? -1 : toMicros(stop));
     d.c.push(op.process === 'nemesis' ? NEMESIS : op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO);
-    const label = opLabel(op);
+    const label = opLabel(op, bands);
     d.t.push(clip(label, LABEL_CHARS));
     d.n.push(op.invokeIndex);
     const more: string[] = [];

@@ -24,7 +24,7 @@ export async function runChecks(
 ): Promise<{ valid: Validity; results: CheckResult[] }> {
   const results: CheckResult[] = [];
   // The fault windows once, from the whole history: per-key checkers never see the nemesis ops.
-  const ctx: CheckContext = { outDir, faults: faultBands(history.ops) };
+  const ctx: CheckContext = { outDir, faults: faultBands(history.ops, history.events) };
   for (const spec of specs)
     results.push(
       spec.independent ? await runPerKey(history, spec, ctx) : await runOne(history.ops, spec, ctx),

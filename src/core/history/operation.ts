@@ -15,7 +15,7 @@ export interface Operation {
   type: CompletionType;
   /** The invocation's value (what was sent). */
   input: unknown;
-  /** The completion's value (what was observed; for the nemesis, what it did); null when there is no ok completion. */
+  /** The completion's value (what was observed); null when there is no ok completion. */
   output: unknown;
   invokeIndex: number;
   /** Index of the completion event, or null if the history has none. */

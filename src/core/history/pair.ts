@@ -5,8 +5,7 @@ import type { Operation, PairedHistory } from './operation.ts';
 /**
  * Pairs each invocation with its process's next completion (Jepsen's model: a process is single-threaded).
  *
- * - `ok` / `fail` close the op with a completion time; `ok` also sets `output` (and so does a nemesis
- *   `info` completion: its value says what the nemesis did).
+ * - `ok` / `fail` close the op with a completion time; `ok` also sets `output`.
  * - `info`, or no completion before the history ends, leaves the op open forever: `type: 'info'`,
  *   `completeTime: null` (`infoTime` keeps when the client gave up) and the process is retired.
  * - The nemesis is the exception: Jepsen records its ops as an `info` "invocation" followed by an `info`
@@ -91,9 +90,6 @@ export class Pairer {
     } else {
       current.infoTime = ev.time;
       if (p !== 'nemesis') this.retiredSet.add(p);
-      // A nemesis completes with info by convention; its value says what it did (the fault window's
-      // id and what the fault was), which plots and explanations read.
-      else current.output = ev.value;
     }
     this.onClosed?.(current);
     return undefined;
