@@ -182,6 +182,14 @@ function visPartition(
     }
   }
   d.end = toMicros(end);
+  if (d.focus >= 0) {
+    // Keep in view with the blocked op what its explanation rests on: the prefix's last few ops.
+    const drawnIndex = new Map(ops.map(({ i }, j) => [i, j]));
+    d.context = p.prefix
+      .slice(-4)
+      .map((k) => drawnIndex.get(k))
+      .filter((j): j is number => j !== undefined);
+  }
   let note = '';
   if (original.status === 'cancelled' && p.status !== 'cancelled') {
     note = 'stopped by the check after another partition failed; decided within the visualization budget';
@@ -230,7 +238,7 @@ data.partitions.forEach(function (p) {
 });
 function go() {
   var n = faultlineHashOp();
-  if (n !== null) { for (var i = 0; i < charts.length; i++) if (charts[i].focusNumber(n)) return; }
+  if (n !== null) { for (var i = 0; i < charts.length; i++) if (charts[i].focusNumber(n, faultlineHashContext())) return; }
   for (var j = 0; j < charts.length; j++) if (data.partitions[j].data.focus >= 0) { charts[j].focus(data.partitions[j].data.focus, false); return; }
   charts.forEach(function (c) { c.draw(); });
 }

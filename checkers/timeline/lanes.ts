@@ -47,6 +47,8 @@ export interface LaneData {
   end: number;
   /** Index of the op to open at, or -1. */
   focus: number;
+  /** Ops to keep in view with the focus op (the ops its explanation rests on), by index. */
+  context?: number[];
 }
 
 /** Nanoseconds → the µs integers the data carries. */
@@ -203,25 +205,37 @@ export const LANES_SCRIPT = `
     el.style.width = (Math.max(b.w, 8) + 2) + 'px'; el.style.height = (BAR_H + 2) + 'px';
     el.setAttribute('data-op', String(this.d.n[i]));
   };
-  /** Focus op i: highlight it and scroll it into the middle of the view (and the page). */
-  Lanes.prototype.focus = function (i, smooth) {
+  // Focus op i: highlight it, zoom so that it and the ops of context (indices) are in view with it
+  // readable, and scroll it into the middle of the view (and of the page).
+  Lanes.prototype.focus = function (i, smooth, context) {
+    var d = this.d, sc = this.scroller;
     this.focusIndex = i;
+    var end = function (k) { return d.e[k] >= 0 ? d.e[k] : d.s[k]; };
+    var dur = Math.max(1, (d.e[i] >= 0 ? d.e[i] : this.tEnd) - d.s[i]);
+    var lo = d.s[i], hi = end(i) > lo ? end(i) : lo + dur;
+    (context || []).concat(i === d.focus ? d.context || [] : []).forEach(function (k) { if (k >= 0 && k < d.s.length) { lo = Math.min(lo, d.s[k]); hi = Math.max(hi, end(k)); } });
+    var viewW = Math.max(200, sc.clientWidth - LABEL_W - 40);
+    var want = Math.min(260, 24 + 6.2 * (d.t[i] || '').length);
+    // With context: all of it in view; alone: the op wide enough for its label, with room around it.
+    var s = hi - lo > dur ? viewW / ((hi - lo) * 1.3) : Math.min(want / dur, viewW / (6 * dur));
+    this.scale = clamp(Math.max(s, 24 / dur), this.fitScale(), this.maxScale());
+    this.layout();
     var b = this.barOf(i);
-    // Zoom in until the op is wide enough for its label (within the browser's limits).
-    var w = (this.d.e[i] >= 0 ? this.d.e[i] : this.tEnd) - this.d.s[i], want = Math.min(260, 24 + 6.2 * (this.d.t[i] || '').length);
-    if (b.w < want && w > 0) { this.scale = clamp(want / w, this.scale, this.maxScale()); this.layout(); b = this.barOf(i); }
     this.placeFocus();
-    var sc = this.scroller;
-    sc.scrollLeft = Math.max(0, b.x + b.w / 2 - LABEL_W - (sc.clientWidth - LABEL_W) / 2);
+    var mid = this.x((lo + hi) / 2);
+    if (b.x < mid - viewW / 2 || b.x + b.w > mid + viewW / 2) mid = b.x + b.w / 2;
+    sc.scrollLeft = Math.max(0, mid - LABEL_W - (sc.clientWidth - LABEL_W) / 2);
     sc.scrollTop = Math.max(0, b.y - AXIS_H - (sc.clientHeight - AXIS_H) / 2);
     var r = sc.getBoundingClientRect();
     if (r.top < 0 || r.bottom > window.innerHeight) window.scrollBy({ top: r.top - 60, behavior: smooth ? 'smooth' : 'auto' });
     this.draw();
   };
-  Lanes.prototype.focusNumber = function (num) {
-    var i = this.byNum.get(num);
+  // Focus the op numbered num (its event index), keeping the ops numbered in related in view.
+  Lanes.prototype.focusNumber = function (num, related) {
+    var i = this.byNum.get(num), self = this;
     if (i === undefined) return false;
-    this.focus(i, false);
+    var ctx = (related || []).map(function (n) { var k = self.byNum.get(n); return k === undefined ? -1 : k; });
+    this.focus(i, false, related && related.length ? ctx : undefined);
     return true;
   };
   Lanes.prototype.firstIn = function (list, t) {
@@ -334,6 +348,11 @@ export const LANES_SCRIPT = `
   window.faultlineHashOp = function () {
     var m = /(?:^#|&)op=(\\d+)/.exec(location.hash);
     return m ? Number(m[1]) : null;
+  };
+  /** Ops to show with it (#op=N&ctx=A,B), by number. */
+  window.faultlineHashContext = function () {
+    var m = /&ctx=([\\d,]+)/.exec(location.hash);
+    return m ? m[1].split(',').filter(Boolean).map(Number) : [];
   };
 })();
 `;

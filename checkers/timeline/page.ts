@@ -159,7 +159,7 @@ of the invoke line in history.jsonl); open <code>#op=N</code> to jump to one. Ct
 <script>
 var d = JSON.parse(document.getElementById('data').textContent);
 var chart = faultlineLanes(document.getElementById('chart'), d, { focusButton: 'linked op' });
-function go() { var n = faultlineHashOp(); if (n !== null) chart.focusNumber(n); else chart.draw(); }
+function go() { var n = faultlineHashOp(); if (n !== null) chart.focusNumber(n, faultlineHashContext()); else chart.draw(); }
 window.addEventListener('hashchange', go);
 go();
 </script>

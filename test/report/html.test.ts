@@ -43,8 +43,8 @@ test('report.html: verdicts, the FAIL headline, links to the failing op, fault w
     const escaped = SAMPLE_HEADLINE.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
     t.true(html.split(escaped).length - 1 >= 3, 'summary, table row and section');
     // The failing op on its key's page and on the timeline, relative to findings/.
-    t.true(html.includes('href="../artifacts/S2/01-run/independent/x/page.html#op=812"'));
-    t.true(html.includes('href="../artifacts/S2/01-run/timeline.html#op=812"'));
+    t.true(html.includes('href="../artifacts/S2/01-run/independent/x/page.html#op=812&amp;ctx=1203"'));
+    t.true(html.includes('href="../artifacts/S2/01-run/timeline.html#op=812&amp;ctx=1203"'));
     // Fault windows with what each did; the plot inlined; the per-key index with verdicts.
     t.regex(
       html,
@@ -53,7 +53,7 @@ test('report.html: verdicts, the FAIL headline, links to the failing op, fault w
     t.regex(html, /<div class="plots"><svg[^>]*><rect class="fault-band"\/><\/svg>/);
     t.regex(
       html,
-      /<td>x<\/td><td>INVALID<\/td><td><a href="\.\.\/artifacts\/S2\/01-run\/independent\/x\/page\.html#op=812">/,
+      /<td>x<\/td><td>INVALID<\/td><td><a href="\.\.\/artifacts\/S2\/01-run\/independent\/x\/page\.html#op=812&amp;ctx=1203">/,
     );
     t.regex(html, /<td>y<\/td><td>valid<\/td>/);
     // Every artifact is linked.
@@ -71,7 +71,7 @@ test('report.md and report.json carry the same headline, fault descriptions and 
     t.true(md.includes(`| FAIL-reproducible: ${SAMPLE_HEADLINE} |`), 'the scenario row');
     t.true(
       md.includes(
-        '[anomaly (no-lost-ack: key x, op 812)](../artifacts/S2/01-run/independent/x/page.html#op=812)',
+        '[anomaly (no-lost-ack: key x, op 812)](../artifacts/S2/01-run/independent/x/page.html#op=812&ctx=1203)',
       ),
     );
     t.true(md.includes('w1 partition one (n2 isolated from n1 n3 n4 n5): landed'));
@@ -84,8 +84,8 @@ test('report.md and report.json carry the same headline, fault descriptions and 
     t.deepEqual(s2?.anomaly, {
       op: 812,
       key: 'x',
-      page: 'artifacts/S2/01-run/independent/x/page.html#op=812',
-      timeline: 'artifacts/S2/01-run/timeline.html#op=812',
+      page: 'artifacts/S2/01-run/independent/x/page.html#op=812&ctx=1203',
+      timeline: 'artifacts/S2/01-run/timeline.html#op=812&ctx=1203',
     });
     t.deepEqual(s2?.faultWindows[0], {
       id: 'w1',

@@ -38,7 +38,7 @@ export async function sampleSession(sessionDir: string): Promise<SessionRecord> 
           anomalies: 3,
           opsConsumed: 5000,
           headline: SAMPLE_HEADLINE,
-          focus: { op: 812, key: 'x', page: 'independent/x/page.html' },
+          focus: { op: 812, related: [1203], key: 'x', page: 'independent/x/page.html' },
           pages: [
             { key: 'x', valid: false, path: 'independent/x/page.html' },
             { key: 'y', valid: true, path: 'independent/y/page.html' },

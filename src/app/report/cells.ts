@@ -54,13 +54,15 @@ export function anomalyLinks(
   if (!ev?.runDir) return null;
   const o = ev.oracles.find((x) => x.valid === false && x.focus !== null);
   if (!o?.focus) return null;
-  const { op, key, page } = o.focus;
+  const { op, key, page, related } = o.focus;
   const timeline = ev.artifacts.find((a) => /(^|\/)timeline\.html$/.test(a.path));
+  // `&ctx=` keeps the ops the explanation names in view with the failing op.
+  const at = `#op=${op}${related.length ? `&ctx=${related.join(',')}` : ''}`;
   return {
     label: `${o.checker}: ${key === null ? '' : `key ${key}, `}op ${op}`,
-    path: page ? `${ev.runDir}/${page}#op=${op}` : '',
+    path: page ? `${ev.runDir}/${page}${at}` : '',
     op,
     key,
-    timeline: timeline ? `${timeline.path}#op=${op}` : null,
+    timeline: timeline ? `${timeline.path}${at}` : null,
   };
 }

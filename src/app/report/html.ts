@@ -102,7 +102,10 @@ function pageIndex(ev: ScenarioEvidence): string {
   if (pages.length === 0 || !ev.runDir) return '';
   const word = (v: boolean | 'unknown') => (v === true ? 'valid' : v === false ? 'INVALID' : 'unknown');
   const rows = pages.map((p) => {
-    const at = p.focus && p.focus.key === p.key ? `#op=${p.focus.op}` : '';
+    const at =
+      p.focus && p.focus.key === p.key
+        ? `#op=${p.focus.op}${p.focus.related.length ? `&ctx=${p.focus.related.join(',')}` : ''}`
+        : '';
     const cls = p.valid === false ? ' style="background:#fff5f5;font-weight:600"' : '';
     return `<tr${cls}><td>${esc(p.checker)}</td><td>${esc(p.key ?? 'whole history')}</td><td>${esc(word(p.valid))}</td><td>${link(`${ev.runDir}/${p.path}${at}`, p.path)}</td></tr>`;
   });

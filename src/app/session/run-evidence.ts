@@ -229,6 +229,7 @@ function drawnBy(r: CheckResult, runDir: string): Pick<OracleResult, 'focus' | '
       ? null
       : {
           op,
+          related: (first?.ops ?? []).slice(1),
           key,
           page: (pages.find((p) => p.key === key) ?? pages.find((p) => p.key === null))?.path ?? null,
         };

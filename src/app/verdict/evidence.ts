@@ -39,6 +39,8 @@ export const oracleResultSchema = z.object({
   focus: z
     .object({
       op: z.number().int().nonnegative(),
+      /** The other ops the explanation names (event indices), to keep in view with it. */
+      related: z.array(z.number().int().nonnegative()).default([]),
       key: z.string().nullable(),
       /** Relative to the run directory (`ScenarioEvidence.runDir`). */
       page: z.string().nullable(),

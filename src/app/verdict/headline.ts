@@ -25,6 +25,12 @@ export function opsByEventIndex(ops: readonly Operation[]): Map<number, Operatio
 
 const secs = (ns: number) => `${(ns / 1e9).toFixed(2)} s`;
 
+/** `12.10–12.30 s`; with milliseconds when the op was shorter than the two figures can show. */
+function interval(from: number, to: number): string {
+  const digits = (from / 1e9).toFixed(2) === (to / 1e9).toFixed(2) ? 3 : 2;
+  return `${(from / 1e9).toFixed(digits)}–${(to / 1e9).toFixed(digits)} s`;
+}
+
 function keyName(key: string): string {
   return /^[\w.:-]+$/.test(key) ? key : JSON.stringify(key);
 }
@@ -33,10 +39,7 @@ function keyName(key: string): string {
 function failingOpContext(op: Operation, ctx: HeadlineContext): string {
   const who = `process ${String(op.process)}${op.node ? ` on ${op.node}` : ''}`;
   const end = op.completeTime ?? op.infoTime;
-  const when =
-    end === null
-      ? `invoked at ${secs(op.invokeTime)}`
-      : `${secs(op.invokeTime).replace(' s', '')}–${secs(end)}`;
+  const when = end === null ? `invoked at ${secs(op.invokeTime)}` : interval(op.invokeTime, end);
   const windows = (op.faultEpoch ?? []).map((id) => {
     const what = ctx.faults.get(id)?.what;
     return what ? `${id}: ${what}` : id;
