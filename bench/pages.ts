@@ -5,9 +5,9 @@
  * file size, the time to write it, the time from navigation to the load event (data parsed, first draw
  * done, scrolled to the failing op), and the time to redraw the view (what each scroll or zoom costs).
  *
- *   npm run bench:pages [-- --ops N] [--runs N] [--json]
+ *   npm run bench:pages [-- --ops N] [--runs N] [--json] [--keep DIR (keep the pages there)]
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -48,7 +48,8 @@ function generate(n: number): HistoryEvent[] {
   const rand = rng(7);
   type Ev = Omit<HistoryEvent, 'index' | 'time'> & { time: number };
   const evs: Ev[] = [];
-  let value = 0;
+  let value: number | null = null;
+  let first: number | null = null;
   const stale = Math.floor(n * 0.9);
   for (let k = 0; k < n; k++) {
     const at = (k + 10) * MS;
@@ -62,10 +63,11 @@ function generate(n: number): HistoryEvent[] {
     const epoch = faulty ? [`w${window + 1}`] : null;
     if (write) {
       value = k;
+      first ??= k;
       evs.push({ type: 'invoke', f: 'write', value: k, process, time: start, node, faultEpoch: epoch });
       evs.push({ type: 'ok', f: 'write', value: k, process, time: end, node, faultEpoch: epoch });
     } else {
-      const seen = k === stale ? 0 : value;
+      const seen = k === stale ? first : value;
       evs.push({ type: 'invoke', f: 'read', value: null, process, time: start, node, faultEpoch: epoch });
       evs.push({ type: 'ok', f: 'read', value: seen, process, time: end, node, faultEpoch: epoch });
     }
@@ -111,7 +113,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 async function main(): Promise<void> {
   const missing = browserMissing();
   if (missing) throw new Error(missing);
-  const dir = mkdtempSync(join(tmpdir(), 'faultline-bench-pages-'));
+  const keep = arg('--keep');
+  if (keep) mkdirSync(keep, { recursive: true });
+  const dir = keep ?? mkdtempSync(join(tmpdir(), 'faultline-bench-pages-'));
   try {
     const events = generate(N);
     const paired = pairEvents(events);
@@ -193,10 +197,10 @@ async function main(): Promise<void> {
     );
     for (const o of out)
       process.stdout.write(
-        `  ${String(o.page).padEnd(16)} ${((o.bytes as number) / 1e6).toFixed(1)} MB, written in ${o.writeMs} ms, loaded in ${o.loadMs} ms, redraw ${o.redrawMs} ms, opens at op ${o.focusOp} (failing op ${o.failingOp})\n`,
+        `  ${String(o.page).padEnd(16)} ${((o.bytes as number) / 1e6).toFixed(1)} MB, ${o.page === 'linearizability' ? 'checked and written' : 'written'} in ${o.writeMs} ms, loaded in ${o.loadMs} ms, redraw ${o.redrawMs} ms, opens at op ${o.focusOp} (failing op ${o.failingOp})\n`,
       );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -175,10 +175,10 @@ function visPartition(
       d.dt[j] =
         `CANNOT BE LINEARIZED next: the ${model.name} could only hold ${p.statesSeen.join(' or ')} here`;
     } else if (k >= 0) {
+      // States are rendered for the end of the prefix only (see summary.ts); the label has the order.
       const before = k === 0 ? p.initialState : stateAfter(k - 1);
       const after = stateAfter(k);
-      d.dt[j] =
-        `linearized #${k + 1}${before !== null && after !== null ? `: state ${before} → ${after}` : ''}`;
+      if (before !== null && after !== null) d.dt[j] = `state ${before} → ${after}`;
     }
   }
   d.end = toMicros(end);

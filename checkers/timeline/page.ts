@@ -127,7 +127,6 @@ export function timelineData(ops: readonly Operation[], faults?: readonly FaultB
     if (label.length > LABEL_CHARS) more.push(label);
     if (op.key !== undefined) more.push(`key ${op.key}`);
     if (op.error !== null && op.error !== undefined) more.push(`error: ${clip(show(op.error), 300)}`);
-    if (op.completeIndex !== null) more.push(`completion: history.jsonl index ${op.completeIndex}`);
     if (op.faultEpoch?.length) more.push(`invoked during ${op.faultEpoch.join(', ')}`);
     if (more.length) d.dt[i] = more.join('\n');
   }
