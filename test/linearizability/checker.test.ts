@@ -118,7 +118,7 @@ test('bad options and bad ops are UserErrors (exit 254)', async (t) => {
   ]);
   await t.throwsAsync(run(ops, { model: 'cas-register' }), {
     instanceOf: UserError,
-    message: /op 0 \(event 0, process 0, f "frobnicate"\)/,
+    message: /op 0 \(process 0, f "frobnicate"\)/,
   });
   t.false(linearizabilityOptionsSchema.safeParse({ model: 'kv', extra: 1 }).success);
 });
