@@ -110,7 +110,8 @@ export function composedChecker(
 /**
  * Jepsen's `independent` checker as a combinator: the client ops of each key checked on their own by
  * `inner` (renumbered densely, as checkers expect), results merged false > unknown > true. Anomalies carry
- * their key and the op ids of the whole history; artifacts go to <outDir>/independent/<key>/.
+ * their key; their ops are event indices, the same in the key's ops as in the whole history. Artifacts go
+ * to <outDir>/independent/<key>/.
  */
 export function independent(name: string, inner: Checker<never>): Checker<never> {
   return {
@@ -126,16 +127,15 @@ export function independent(name: string, inner: Checker<never>): Checker<never>
         if (list) list.push(op);
         else byKey.set(k, [op]);
       }
-      const perKey: { key: string; r: CheckResult; ids: number[] }[] = [];
+      const perKey: { key: string; r: CheckResult }[] = [];
       for (const [key, keyOps] of byKey) {
-        const ids = keyOps.map((o) => o.id);
         const renumbered = keyOps.map((o, i) => ({ ...o, id: i }));
         const outDir = ctx?.outDir
           ? join(ctx.outDir, 'independent', key.replace(/[^A-Za-z0-9_.-]/g, '_') || '_')
           : undefined;
         if (outDir) mkdirSync(outDir, { recursive: true });
-        const keyCtx: CheckContext = { ...ctx, ...(outDir && { outDir }) };
-        perKey.push({ key, r: await checkSafe(name, inner, renumbered, options, keyCtx), ids });
+        const keyCtx: CheckContext = { ...ctx, ...(outDir && { outDir }), key };
+        perKey.push({ key, r: await checkSafe(name, inner, renumbered, options, keyCtx) });
       }
       return mergePerKey(name, perKey, client);
     },
@@ -144,7 +144,7 @@ export function independent(name: string, inner: Checker<never>): Checker<never>
 
 function mergePerKey(
   name: string,
-  perKey: readonly { key: string; r: CheckResult; ids: number[] }[],
+  perKey: readonly { key: string; r: CheckResult }[],
   clientOps: number,
 ): CheckResult {
   const bad = perKey.filter((p) => p.r.valid === false);
@@ -158,13 +158,7 @@ function mergePerKey(
       (first ? `; key ${first.key}: ${first.r.evidence}` : ''),
     scope:
       `${perKey[0]?.r.scope ?? ''} Keys are checked independently: anomalies that span keys are invisible.`.trim(),
-    anomalies: perKey.flatMap((p) =>
-      p.r.anomalies.map((a) => ({
-        ...a,
-        key: p.key,
-        ...(a.ops && { ops: a.ops.map((i) => p.ids[i] ?? i) }),
-      })),
-    ),
+    anomalies: perKey.flatMap((p) => p.r.anomalies.map((a) => ({ ...a, key: p.key }))),
     stats: {
       opsConsumed: perKey.reduce((n, p) => n + p.r.stats.opsConsumed, 0),
       keys: perKey.length,

@@ -216,6 +216,15 @@ define({
 });
 
 define({
+  name: 'timeline',
+  summary: 'timeline.html: every op a bar per process, coloured by outcome, with fault windows',
+  load: async () => {
+    const m = await import('./timeline/index.ts');
+    return { checker: m.timelineChecker as Checker<never>, schema: m.timelineOptionsSchema };
+  },
+});
+
+define({
   name: 'slo',
   summary: 'p99, error rate and throughput floor fixed before the run',
   load: async () => {

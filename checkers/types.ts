@@ -1,4 +1,5 @@
 import type { Operation } from '../src/core/history/operation.ts';
+import type { FaultBand } from './fault-bands.ts';
 
 /**
  * The contract every faultline oracle follows. A checker never claims more than it saw: `evidence`
@@ -10,9 +11,15 @@ export type Validity = true | false | 'unknown';
 export interface Anomaly {
   /** Anomaly type, e.g. "lost", "stale-read", "G2-item", "nonlinearizable". */
   type: string;
-  /** One sentence a person can act on. */
+  /**
+   * One sentence a person can act on, never cut. It names ops as `op N`, N being the event index of the
+   * op's invocation (the `index` of its invoke line in history.jsonl), the one numbering everywhere.
+   */
   explanation: string;
-  /** Operation ids involved, when there are any. */
+  /**
+   * The ops involved, by the event index of their invocation: the op that shows the anomaly first,
+   * then the ops the explanation rests on.
+   */
   ops?: number[];
   key?: string;
   [detail: string]: unknown;
@@ -39,6 +46,13 @@ export interface CheckContext {
   outDir?: string;
   /** Abort long searches (Ctrl-C, global deadline). */
   signal?: AbortSignal;
+  /**
+   * The run's fault windows, for pages and plots of a checker that sees only part of the history (one
+   * key's ops, without the nemesis): drawn from these instead of from the ops.
+   */
+  faults?: readonly FaultBand[];
+  /** Set for a per-key (independent) check: the key these ops belong to, for titles and pages. */
+  key?: string;
 }
 
 export interface Checker<Options = Record<string, unknown>> {

@@ -3,6 +3,7 @@ import { Rng } from '../src/core/generator/rng.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import { log } from '../src/core/util/log.ts';
 import { retry } from '../src/core/util/retry.ts';
+import { describeFaultRecord } from './describe.ts';
 import { type HealReport, healRecords, sweepNodes } from './heal.ts';
 import { FaultLedger } from './ledger.ts';
 import { classifyFaultOp, nemeses } from './registry.ts';
@@ -85,9 +86,9 @@ export class FaultPlane implements NemesisDriver {
     return [...this.active.values()].map((a) => a.record);
   }
 
-  /** "partition:n1+n2" per open window, for the progress line. */
+  /** The faults active now, for the progress line: `n2 | n1 n3 n4 n5`, `kill n3`. */
   describeActive(): string[] {
-    return [...this.active.values()].map((a) => `${a.cls}:${a.record.nodes.join('+')}`);
+    return [...this.active.values()].map((a) => describeFaultRecord(a.record).short);
   }
 
   /** The interpreter's nemesis thread: a start op opens a window, a stop op heals its class. */
@@ -147,6 +148,8 @@ export class FaultPlane implements NemesisDriver {
         id,
         fault: c.cls,
         nodes: record.nodes,
+        // What the fault did, so the history itself can label its windows (plots, pages, headlines).
+        what: describeFaultRecord(record).what,
         landed: evidence.landed,
         ...(evidence.reason && { reason: evidence.reason }),
       },

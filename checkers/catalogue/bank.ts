@@ -55,12 +55,14 @@ export const bankChecker: Checker<BankOptions> = {
       if (op.type !== 'ok') continue;
       const bal = op.output;
       if (!isPlainMap(bal))
-        throw new Error(`bank: read op ${op.id} returned ${JSON.stringify(bal)}, not a map of balances`);
+        throw new Error(
+          `bank: read op ${op.invokeIndex} returned ${JSON.stringify(bal)}, not a map of balances`,
+        );
       reads++;
       const keys = Object.keys(bal);
       if (accounts === null) {
         accounts = new Set(keys);
-        inferred.push(`accounts from read ${op.id}`);
+        inferred.push(`accounts from read op ${op.invokeIndex}`);
       }
       let sum = 0;
       let nil = false;
@@ -73,14 +75,14 @@ export const bankChecker: Checker<BankOptions> = {
           continue;
         }
         if (typeof v !== 'number')
-          throw new Error(`bank: read op ${op.id}: balance of ${k} is ${JSON.stringify(v)}`);
+          throw new Error(`bank: read op ${op.invokeIndex}: balance of ${k} is ${JSON.stringify(v)}`);
         sum += v;
         if (v < 0 && !o.negativeBalances) problems.push('negative-value');
       }
       if (nil) problems.push('nil-balance');
       if (total === null && !nil) {
         total = sum;
-        inferred.push(`total ${sum} from read ${op.id}`);
+        inferred.push(`total ${sum} from read op ${op.invokeIndex}`);
       }
       if (!nil && sum !== total) {
         problems.push('wrong-total');
@@ -96,13 +98,13 @@ export const bankChecker: Checker<BankOptions> = {
             type: kind,
             explanation:
               kind === 'wrong-total'
-                ? `read op ${op.id} sums to ${sum}, expected ${total}`
+                ? `read op ${op.invokeIndex} sums to ${sum}, but every read must show the total ${total}`
                 : kind === 'negative-value'
-                  ? `read op ${op.id} shows a negative balance: ${JSON.stringify(bal)}`
+                  ? `read op ${op.invokeIndex} shows a negative balance: ${JSON.stringify(bal)}`
                   : kind === 'nil-balance'
-                    ? `read op ${op.id} has an account with no balance`
-                    : `read op ${op.id} shows accounts outside ${JSON.stringify([...accounts])}`,
-            ops: [op.id],
+                    ? `read op ${op.invokeIndex} has an account with no balance`
+                    : `read op ${op.invokeIndex} shows accounts outside ${JSON.stringify([...accounts])}`,
+            ops: [op.invokeIndex],
             balances: bal,
           });
       }

@@ -59,7 +59,7 @@ export const counterChecker: Checker<CounterOptions> = {
         if (op.type === 'fail') continue;
         const d = op.input;
         if (typeof d !== 'number')
-          throw new Error(`counter: add op ${op.id} has non-numeric delta ${JSON.stringify(d)}`);
+          throw new Error(`counter: add op ${op.invokeIndex} has non-numeric delta ${JSON.stringify(d)}`);
         if (!isCompletion) {
           adds++;
           if (d >= 0) upper += d;
@@ -95,8 +95,8 @@ export const counterChecker: Checker<CounterOptions> = {
           if (anomalies.length < MAX_ANOMALIES)
             pushCapped(anomalies, {
               type: 'out-of-bounds-read',
-              explanation: `read op ${op.id} returned ${JSON.stringify(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
-              ops: [op.id],
+              explanation: `read op ${op.invokeIndex} returned ${JSON.stringify(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
+              ops: [op.invokeIndex],
               lower: lo,
               value: v,
               upper: hi,

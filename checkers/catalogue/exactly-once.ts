@@ -95,7 +95,7 @@ function keyOps(ops: readonly Operation[], o: Options, counted: (op: Operation) 
     if (key === op.id || key === op.invokeIndex) mirrorsOpId++;
     const i = t.slotOf(key, true);
     t.opsPerKey[i] = (t.opsPerKey[i] as number) + 1;
-    if (op.type === 'ok' && t.firstAck[i] === -1) t.firstAck[i] = op.id;
+    if (op.type === 'ok' && t.firstAck[i] === -1) t.firstAck[i] = op.invokeIndex;
   }
   if (keyedOps > 1 && mirrorsOpId === keyedOps) {
     throw new CheckerOptionsError(

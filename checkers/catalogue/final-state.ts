@@ -84,14 +84,14 @@ export function finalStates(
         inDoubt++;
         continue;
       }
-      if (op.completeIndex !== null && op.completeIndex > firstFinalInvoke) notQuiescent.push(op.id);
+      if (op.completeIndex !== null && op.completeIndex > firstFinalInvoke) notQuiescent.push(op.invokeIndex);
     }
   }
   return {
     dumps: [...latest.values()].map((op) => ({
       replica: op.node ?? `process ${String(op.process)}`,
       state: op.output,
-      op: op.id,
+      op: op.invokeIndex,
     })),
     source: `${latest.size} ok "${o.finalReadF}" op${latest.size === 1 ? '' : 's'}`,
     notQuiescent,

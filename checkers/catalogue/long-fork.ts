@@ -90,7 +90,7 @@ export const longForkChecker: Checker<LongForkOptions> = {
         g = { ops: [], masks: [] };
         groups.set(group, g);
       }
-      g.ops.push(op.id);
+      g.ops.push(op.invokeIndex);
       g.masks.push(mask);
     }
     const multi = [...writesPerKey].filter(([, n]) => n > 1).map(([k]) => k);
@@ -117,7 +117,7 @@ export const longForkChecker: Checker<LongForkOptions> = {
         if (anomalies.length < MAX_ANOMALIES) {
           pushCapped(anomalies, {
             type: 'long-fork',
-            explanation: `reads ${g.ops[a]} and ${g.ops[b]} of keys [${group}] each saw a write the other missed: ${JSON.stringify(seenKeys(group, ma))} vs ${JSON.stringify(seenKeys(group, mb))}`,
+            explanation: `read ops ${g.ops[a]} and ${g.ops[b]} of keys [${group}] each saw a write the other missed: ${JSON.stringify(seenKeys(group, ma))} vs ${JSON.stringify(seenKeys(group, mb))}`,
             ops: [g.ops[a] as number, g.ops[b] as number],
           });
         }

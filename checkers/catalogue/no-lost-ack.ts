@@ -125,7 +125,7 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         const m = asMap as Record<string, unknown>;
         if (ref.key === null)
           throw new Error(
-            `no-lost-ack: write op ${op.id} has no key but ${d.replica}'s final state is a map`,
+            `no-lost-ack: write op ${op.invokeIndex} has no key but ${d.replica}'s final state is a map`,
           );
         if (!(ref.key in m)) return 'no';
         const cur = m[ref.key];
@@ -145,8 +145,8 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
             type: 'lost',
-            explanation: `${d.replica}: acknowledged ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) is missing from the final state`,
-            ops: d.op === null ? [op.id] : [op.id, d.op],
+            explanation: `${d.replica}: acknowledged ${op.f} of ${JSON.stringify(op.input)} (op ${op.invokeIndex}) is missing from the final state${d.op === null ? '' : ` read by op ${d.op}`}`,
+            ops: d.op === null ? [op.invokeIndex] : [op.invokeIndex, d.op],
             replica: d.replica,
           });
       }
@@ -158,8 +158,8 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
             type: 'rejected-present',
-            explanation: `${d.replica}: ${op.f} of ${JSON.stringify(op.input)} (op ${op.id}) failed, yet its value is in the final state`,
-            ops: [op.id],
+            explanation: `${d.replica}: ${op.f} of ${JSON.stringify(op.input)} (op ${op.invokeIndex}) failed, yet its value is in the final state`,
+            ops: [op.invokeIndex],
             replica: d.replica,
           });
       }

@@ -2,29 +2,24 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { bandLabel, type FaultBand, faultBands } from '../fault-bands.ts';
 import type { CheckContext, Checker } from '../types.ts';
 import { fmt, isClient, parseOptions, result } from './common.ts';
-import {
-  endTime,
-  F64Buffer,
-  type FaultWindow,
-  faultWindows,
-  type LatencySummary,
-  runSpan,
-  startTime,
-  summarise,
-} from './latency.ts';
-import { color, renderChart, type Series } from './svg.ts';
+import { endTime, F64Buffer, type LatencySummary, runSpan, startTime, summarise } from './latency.ts';
+import { type Band, color, renderChart, type Series } from './svg.ts';
 
 /**
  * Jepsen's `perf`, without gnuplot: latency percentiles (p50/p90/p99/p99.9/max, nearest rank) overall,
- * per f and per time window, measured from the recorded intended start (see latency.ts); throughput per
- * second; and, when the context has an output directory, `latency.svg` and `rate.svg` with fault windows
- * shaded (from nemesis ops, fault epochs, or the `faults` option, in seconds since the run started).
- * Informational: valid unless there was nothing to measure.
+ * per f and per time bucket, measured from the recorded intended start (see latency.ts); throughput per
+ * bucket and outcome; and, when the context has an output directory, `latency.svg` and `rate.svg` with
+ * each fault window shaded once and labelled with what it did (from the context's fault windows, the
+ * history's nemesis ops, or the `faults` option, in seconds since the run started). Buckets are sized
+ * to the run (at least ~24 per run) unless `windowS` fixes them. Times are seconds since the run
+ * started. Informational: valid unless there was nothing to measure.
  */
 export const perfOptionsSchema = z.strictObject({
-  windowS: z.number().positive().default(10),
+  /** Bucket width for percentiles and rates; default: a 1-2-5 width giving at least ~24 buckets. */
+  windowS: z.number().positive().optional(),
   plots: z.boolean().default(true),
   faults: z.array(z.strictObject({ name: z.string(), start: z.number(), end: z.number() })).optional(),
   /** Cap on dots in the latency scatter (the percentile lines always use every op). */
@@ -39,84 +34,108 @@ function ms(s: LatencySummary): string {
   return `p50 ${s.p50.toFixed(1)} / p99 ${s.p99.toFixed(1)} / max ${s.max.toFixed(1)} ms`;
 }
 
+/** The widest 1-2-5 bucket (in seconds) that still gives `min` buckets over `spanS`. */
+export function bucketSeconds(spanS: number, min = 24): number {
+  const raw = Math.max(spanS, 1e-3) / min;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [5, 2, 1].map((k) => k * mag).find((x) => x <= raw) ?? mag;
+  return Number(step.toPrecision(6));
+}
+
+const OUTCOME_COLOURS: Record<string, string[]> = {
+  ok: ['#2e7d32', '#66bb6a', '#1b5e20'],
+  fail: ['#c62828', '#ef5350', '#8e0000'],
+  info: ['#ef6c00', '#ffa726', '#b53d00'],
+};
+
 async function writePlots(
   outDir: string,
   ops: readonly Operation[],
-  start: number,
-  windowNs: number,
+  bucketS: number,
   perFWindow: Map<string, Map<number, LatencySummary>>,
-  perSecond: Map<string, Int32Array>,
-  faults: FaultWindow[],
+  perBucket: Map<string, Map<number, number>>,
+  faults: readonly FaultBand[],
   maxDots: number,
 ): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
-  const bands = faults.map((w) => ({
-    label: w.name,
-    start: (w.start - start) / 1e9,
-    end: (w.end - start) / 1e9,
+  const bands: Band[] = faults.map((w) => ({
+    label: bandLabel(w),
+    start: w.start / 1e9,
+    end: w.end / 1e9,
+    landed: w.landed,
   }));
+  const mid = (b: number) => (b + 0.5) * bucketS;
   const series: Series[] = [];
   let ci = 0;
   for (const [f, wins] of perFWindow) {
-    const sorted = [...wins].sort((a, b) => a[0] - b[0]);
-    const mid = (w: number) => ((w + 0.5) * windowNs) / 1e9;
+    const last = Math.max(...wins.keys());
+    const at = (b: number, q: 'p50' | 'p99'): [number, number | null] => [mid(b), wins.get(b)?.[q] ?? null];
+    const buckets = Array.from({ length: last + 1 }, (_, b) => b);
     series.push({
       name: `${f} p50`,
       color: color(ci),
       kind: 'line',
-      points: sorted.map(([w, s]) => [mid(w), s.p50]),
+      points: buckets.map((b) => at(b, 'p50')),
     });
     series.push({
       name: `${f} p99`,
-      color: color(ci + 1),
+      color: color(ci),
       kind: 'line',
-      points: sorted.map(([w, s]) => [mid(w), s.p99]),
+      dashed: true,
+      points: buckets.map((b) => at(b, 'p99')),
     });
-    ci += 2;
+    ci++;
   }
-  // A thinned scatter of raw latencies: every k-th client op keeps the picture of outliers readable.
+  // Raw latencies, thinned to `maxDots` (every k-th op) so outliers stay visible and the file small.
   const client = ops.filter((op) => isClient(op) && endTime(op) !== null);
   const stride = maxDots === 0 ? Number.POSITIVE_INFINITY : Math.max(1, Math.ceil(client.length / maxDots));
   const dots: Record<string, [number, number][]> = { ok: [], fail: [], info: [] };
   for (let i = 0; i < client.length; i += stride) {
     const op = client[i] as Operation;
     (dots[op.type] as [number, number][]).push([
-      (op.invokeTime - start) / 1e9,
+      op.invokeTime / 1e9,
       ((endTime(op) as number) - startTime(op)) / 1e6,
     ]);
   }
-  const dotColors: Record<string, string> = { ok: '#7fbf7f', fail: '#e07070', info: '#e0b050' };
   for (const t of ['ok', 'fail', 'info']) {
     if ((dots[t] as [number, number][]).length > 0) {
       series.push({
-        name: `${t} (sampled)`,
-        color: dotColors[t] as string,
+        name: `${t} op${stride > 1 ? ` (1 in ${stride})` : ''}`,
+        color: (OUTCOME_COLOURS[t] as string[])[1] as string,
         kind: 'dots',
         points: dots[t] as [number, number][],
       });
     }
   }
   const latency = renderChart({
-    title: 'Latency (from intended start)',
-    xLabel: 'time since run start (s)',
+    title: 'Latency',
+    subtitle: `p50 (solid) and p99 (dashed) per ${bucketS} s bucket, from each op's intended start; dots: single ops`,
+    xLabel: 'time since the run started (s)',
     yLabel: 'latency (ms)',
     series,
     bands,
     logY: true,
   });
   const rateSeries: Series[] = [];
-  let ri = 0;
-  for (const [name, counts] of perSecond) {
+  const seen = new Map<string, number>();
+  // Every series over the same buckets: a bucket with no completion of that kind is a real zero.
+  const last = Math.max(0, ...[...perBucket.values()].flatMap((c) => [...c.keys()]));
+  for (const [name, counts] of [...perBucket].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const outcome = name.split(' ').at(-1) as string;
+    const k = seen.get(outcome) ?? 0;
+    seen.set(outcome, k + 1);
     rateSeries.push({
       name,
-      color: color(ri++),
+      color: (OUTCOME_COLOURS[outcome] ?? PALETTE_FALLBACK)[k % 3] as string,
       kind: 'line',
-      points: Array.from(counts, (c, s) => [s + 0.5, c]),
+      dashed: k > 0,
+      points: Array.from({ length: last + 1 }, (_, b) => [mid(b), (counts.get(b) ?? 0) / bucketS]),
     });
   }
   const rate = renderChart({
-    title: 'Throughput',
-    xLabel: 'time since run start (s)',
+    title: 'Throughput by outcome',
+    subtitle: `completions per second, per ${bucketS} s bucket, by f and outcome (ok / fail / info)`,
+    xLabel: 'time since the run started (s)',
     yLabel: 'ops/s',
     series: rateSeries,
     bands,
@@ -127,6 +146,8 @@ async function writePlots(
   return files;
 }
 
+const PALETTE_FALLBACK = ['#555', '#888', '#333'];
+
 export const perfChecker: Checker<PerfOptions> = {
   name: 'perf',
   async check(ops: readonly Operation[], rawOptions: PerfOptions, ctx?: CheckContext) {
@@ -135,15 +156,26 @@ export const perfChecker: Checker<PerfOptions> = {
     if (span === null) {
       return result('perf', 'unknown', 'perf: no client ops to measure', SCOPE, [], { opsConsumed: 0 });
     }
-    const windowNs = o.windowS * 1e9;
+    const spanS = (span.end - span.start) / 1e9;
+    // Buckets on the run's clock (history times are ns since the run started), sized to the run.
+    const bucketS = o.windowS ?? bucketSeconds(span.end / 1e9 - Math.min(span.start, 0) / 1e9);
+    const bucketNs = bucketS * 1e9;
     const all = new F64Buffer();
     const byF = new Map<string, F64Buffer>();
     const byWindow = new Map<number, F64Buffer>();
     const byFWindow = new Map<string, Map<number, F64Buffer>>();
-    const seconds = Math.max(1, Math.ceil((span.end - span.start) / 1e9));
-    const perSecond = new Map<string, Int32Array>();
+    const perBucket = new Map<string, Map<number, number>>();
+    const okBySecond: number[] = [];
     let consumed = 0;
     let measured = 0;
+    const push = <K>(m: Map<K, F64Buffer>, k: K, v: number) => {
+      let b = m.get(k);
+      if (b === undefined) {
+        b = new F64Buffer();
+        m.set(k, b);
+      }
+      b.push(v);
+    };
     for (const op of ops) {
       if (!isClient(op)) continue;
       consumed++;
@@ -152,39 +184,28 @@ export const perfChecker: Checker<PerfOptions> = {
       measured++;
       const lat = (e - startTime(op)) / 1e6;
       all.push(lat);
-      let f = byF.get(op.f);
-      if (f === undefined) {
-        f = new F64Buffer();
-        byF.set(op.f, f);
-      }
-      f.push(lat);
-      const w = Math.floor((op.invokeTime - span.start) / windowNs);
-      let wb = byWindow.get(w);
-      if (wb === undefined) {
-        wb = new F64Buffer();
-        byWindow.set(w, wb);
-      }
-      wb.push(lat);
+      push(byF, op.f, lat);
+      const w = Math.floor(op.invokeTime / bucketNs);
+      push(byWindow, w, lat);
       let fw = byFWindow.get(op.f);
       if (fw === undefined) {
         fw = new Map();
         byFWindow.set(op.f, fw);
       }
-      let fwb = fw.get(w);
-      if (fwb === undefined) {
-        fwb = new F64Buffer();
-        fw.set(w, fwb);
-      }
-      fwb.push(lat);
-      // Throughput counts completions in the second they completed.
-      const rateKey = op.type === 'ok' ? `${op.f} ok` : `${op.f} ${op.type}`;
-      let counts = perSecond.get(rateKey);
+      push(fw, w, lat);
+      // Throughput counts completions in the bucket they completed in, per f and outcome.
+      const rateKey = `${op.f} ${op.type}`;
+      let counts = perBucket.get(rateKey);
       if (counts === undefined) {
-        counts = new Int32Array(seconds + 1);
-        perSecond.set(rateKey, counts);
+        counts = new Map();
+        perBucket.set(rateKey, counts);
       }
-      const sec = Math.min(seconds, Math.max(0, Math.floor((e - span.start) / 1e9)));
-      counts[sec] = (counts[sec] as number) + 1;
+      const b = Math.floor(e / bucketNs);
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+      if (op.type === 'ok') {
+        const sec = Math.max(0, Math.floor(e / 1e9));
+        okBySecond[sec] = (okBySecond[sec] ?? 0) + 1;
+      }
     }
     if (measured === 0) {
       return result('perf', 'unknown', `perf: ${fmt(consumed)} client ops, none completed`, SCOPE, [], {
@@ -195,36 +216,26 @@ export const perfChecker: Checker<PerfOptions> = {
     const perF = Object.fromEntries([...byF].map(([f, b]) => [f, summarise(b.view())]));
     const windows = [...byWindow]
       .sort((a, b) => a[0] - b[0])
-      .map(([w, b]) => ({ start: w * o.windowS, end: (w + 1) * o.windowS, ...summarise(b.view()) }));
+      .map(([w, b]) => ({ start: w * bucketS, end: (w + 1) * bucketS, ...summarise(b.view()) }));
     const perFWindow = new Map<string, Map<number, LatencySummary>>();
     for (const [f, m] of byFWindow)
       perFWindow.set(f, new Map([...m].map(([w, b]) => [w, summarise(b.view())])));
-    const okPerSecond = new Int32Array(seconds + 1);
-    for (const [k, c] of perSecond)
-      if (k.endsWith(' ok'))
-        for (let i = 0; i < c.length; i++) okPerSecond[i] = (okPerSecond[i] as number) + (c[i] as number);
-    const spanS = (span.end - span.start) / 1e9;
     let okTotal = 0;
-    for (const c of okPerSecond) okTotal += c;
-    const faults: FaultWindow[] = o.faults
+    for (const c of okBySecond) okTotal += c ?? 0;
+    const faults: readonly FaultBand[] = o.faults
       ? o.faults.map((w) => ({
-          name: w.name,
-          start: span.start + w.start * 1e9,
-          end: span.start + w.end * 1e9,
+          id: w.name,
+          kind: '',
+          what: '',
+          start: w.start * 1e9,
+          end: w.end * 1e9,
+          healed: true,
+          landed: true,
         }))
-      : faultWindows(ops, span);
+      : (ctx?.faults ?? faultBands(ops));
     let artifacts: string[] = [];
     if (o.plots && ctx?.outDir) {
-      artifacts = await writePlots(
-        ctx.outDir,
-        ops,
-        span.start,
-        windowNs,
-        perFWindow,
-        perSecond,
-        faults,
-        o.maxDots,
-      );
+      artifacts = await writePlots(ctx.outDir, ops, bucketS, perFWindow, perBucket, faults, o.maxDots);
     }
     return result(
       'perf',
@@ -238,13 +249,17 @@ export const perfChecker: Checker<PerfOptions> = {
         spanSeconds: spanS,
         latencyMs: overall,
         latencyMsByF: perF,
-        windowSeconds: o.windowS,
+        windowSeconds: bucketS,
         latencyMsByWindow: windows,
-        throughput: { okPerSecond: okTotal / Math.max(spanS, 1e-9), okBySecond: Array.from(okPerSecond) },
+        throughput: {
+          okPerSecond: okTotal / Math.max(spanS, 1e-9),
+          okBySecond: Array.from(okBySecond, (c) => c ?? 0),
+        },
         faultWindows: faults.map((w) => ({
-          name: w.name,
-          start: (w.start - span.start) / 1e9,
-          end: (w.end - span.start) / 1e9,
+          name: w.id,
+          what: bandLabel(w),
+          start: w.start / 1e9,
+          end: w.end / 1e9,
         })),
       },
       { artifacts },

@@ -67,9 +67,9 @@ export const queueChecker: Checker<QueueOptions> = {
             type: kind,
             explanation:
               kind === 'duplicated'
-                ? `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which was already dequeued as often as it was enqueued`
-                : `dequeue op ${op.id} returned ${JSON.stringify(op.output)}, which no enqueue invoked before it had sent`,
-            ops: [op.id],
+                ? `dequeue op ${op.invokeIndex} returned ${JSON.stringify(op.output)}, which was already dequeued as often as it was enqueued`
+                : `dequeue op ${op.invokeIndex} returned ${JSON.stringify(op.output)}, which no enqueue invoked before it had sent`,
+            ops: [op.invokeIndex],
             value: op.output,
           });
       }

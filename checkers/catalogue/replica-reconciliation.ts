@@ -158,7 +158,7 @@ export const replicaReconciliationChecker: Checker<ReplicaReconciliationOptions>
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'divergent',
-          explanation: `${a.replica} and ${b.replica} differ on ${keys.length} key${keys.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${keys.length > 10 ? ' …' : ''}`,
+          explanation: `${a.replica} and ${b.replica} differ on ${keys.length} key${keys.length === 1 ? '' : 's'}: ${sample(shown, 10).join(', ')}${keys.length > 10 ? ` (and ${keys.length - 10} more)` : ''}`,
           ops: [a.op, b.op].filter((x): x is number => x !== null),
           replicas: [a.replica, b.replica],
           keys: sample(shown, 100),

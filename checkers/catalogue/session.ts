@@ -133,7 +133,7 @@ export const sessionChecker: Checker<SessionOptions> = {
         writes++;
         if (version !== null && version > s.ownWriteVersion) {
           s.ownWriteVersion = version;
-          s.ownWriteOp = op.id;
+          s.ownWriteOp = op.invokeIndex;
         }
         // The version-less fallback needs the session's own write order; versioned writes do not.
         if (version === null) {
@@ -149,8 +149,8 @@ export const sessionChecker: Checker<SessionOptions> = {
           if (anomalies.length < MAX_ANOMALIES)
             pushCapped(anomalies, {
               type: 'non-monotonic-read',
-              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version} after reading version ${s.lastReadVersion}`,
-              ops: [s.lastReadOp, op.id],
+              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version} (op ${op.invokeIndex}) after reading version ${s.lastReadVersion} (op ${s.lastReadOp})`,
+              ops: [op.invokeIndex, s.lastReadOp],
               key,
             });
         }
@@ -159,14 +159,14 @@ export const sessionChecker: Checker<SessionOptions> = {
           if (anomalies.length < MAX_ANOMALIES)
             pushCapped(anomalies, {
               type: 'read-your-writes',
-              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version}, older than its own write at version ${s.ownWriteVersion}`,
-              ops: [s.ownWriteOp, op.id],
+              explanation: `process ${String(op.process)} read key ${JSON.stringify(key)} at version ${version} (op ${op.invokeIndex}), older than its own write at version ${s.ownWriteVersion} (op ${s.ownWriteOp})`,
+              ops: [op.invokeIndex, s.ownWriteOp],
               key,
             });
         }
         if (version > s.lastReadVersion) {
           s.lastReadVersion = version;
-          s.lastReadOp = op.id;
+          s.lastReadOp = op.invokeIndex;
         }
         continue;
       }
@@ -178,8 +178,8 @@ export const sessionChecker: Checker<SessionOptions> = {
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
             type: 'stale-own-write',
-            explanation: `process ${String(op.process)} read ${JSON.stringify(value)} for key ${JSON.stringify(key)}, its own write that it had already overwritten`,
-            ops: [op.id],
+            explanation: `process ${String(op.process)} read ${JSON.stringify(value)} for key ${JSON.stringify(key)} (op ${op.invokeIndex}), its own write that it had already overwritten`,
+            ops: [op.invokeIndex],
             key,
           });
       }

@@ -115,7 +115,7 @@ function readContents(a: Attempts): ReadContents {
   for (const op of a.readOps) {
     const items = collectionItems(op.output);
     if (items === null) {
-      throw new Error(`set-full: read op ${op.id} returned ${JSON.stringify(op.output)}, not a set`);
+      throw new Error(`set-full: read op ${op.invokeIndex} returned ${JSON.stringify(op.output)}, not a set`);
     }
     const members = new Set<number>();
     let foreign: Set<number> | null = null;
@@ -125,7 +125,7 @@ function readContents(a: Attempts): ReadContents {
       if (i === -1) {
         // Never added: unexpected. Slots of a second index keep such values apart from elements.
         const u = unexpectedIndex.intern(v);
-        if (u === out.unexpected.length) out.unexpected.push({ value: v, op: op.id });
+        if (u === out.unexpected.length) out.unexpected.push({ value: v, op: op.invokeIndex });
         foreign ??= new Set();
         repeated = foreign.has(u);
         foreign.add(u);
@@ -136,7 +136,7 @@ function readContents(a: Attempts): ReadContents {
       if (repeated) {
         const k = valueKey(v);
         const d = out.duplicated.get(k);
-        if (d === undefined) out.duplicated.set(k, { value: v, count: 2, op: op.id });
+        if (d === undefined) out.duplicated.set(k, { value: v, count: 2, op: op.invokeIndex });
         else d.count++;
       }
     }
@@ -152,6 +152,7 @@ function sightings(a: Attempts, reads: readonly ReadInfo[]) {
   const n = a.index.size;
   const seenIdx = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
   const seenT = new Array<number>(n).fill(0);
+  const seenOp = new Array<number>(n).fill(-1);
   const lastPresent = new Array<Operation | null>(n).fill(null);
   for (const r of reads) {
     const ci = r.op.completeIndex as number;
@@ -160,12 +161,13 @@ function sightings(a: Attempts, reads: readonly ReadInfo[]) {
       if (ci < (seenIdx[i] as number)) {
         seenIdx[i] = ci;
         seenT[i] = r.op.completeTime ?? r.op.invokeTime;
+        seenOp[i] = r.op.invokeIndex;
       }
       const lp = lastPresent[i];
       if (lp == null || r.op.invokeIndex > lp.invokeIndex) lastPresent[i] = r.op;
     }
   }
-  return { seenIdx, seenT, lastPresent };
+  return { seenIdx, seenT, seenOp, lastPresent };
 }
 
 /** Each element stable, lost or never read, with the latencies and the lost anomalies. */
@@ -197,7 +199,7 @@ function classify(a: Attempts, reads: readonly ReadInfo[]): Classified {
       (reads[i] as ReadInfo).op.completeIndex ?? -1,
     );
   }
-  const { seenIdx, seenT, lastPresent } = sightings(a, reads);
+  const { seenIdx, seenT, seenOp, lastPresent } = sightings(a, reads);
   for (let k = 0; k < a.index.size; k++) {
     const inv = a.addInv[k] as number;
     const value = a.index.values[k];
@@ -235,8 +237,8 @@ function classify(a: Attempts, reads: readonly ReadInfo[]): Classified {
       if (c.anomalies.length < MAX_ANOMALIES)
         pushCapped(c.anomalies, {
           type: 'lost',
-          explanation: `element ${JSON.stringify(value)} was known present but read ${la.id} (invoked after it) did not contain it`,
-          ops: lp === undefined ? [la.id] : [lp.id, la.id],
+          explanation: `lost element ${JSON.stringify(value)}: added by op ${inv} and ${known?.index === a.ackIdx[k] ? 'acknowledged' : `seen by read op ${seenOp[k]}`} before read op ${la.invokeIndex} was invoked, which did not contain it${lp === undefined ? '' : `; the last read that contained it was op ${lp.invokeIndex}`}`,
+          ops: lp === undefined ? [la.invokeIndex, inv] : [la.invokeIndex, inv, lp.invokeIndex],
           element: value,
         });
     } else c.neverRead.push(value);
@@ -252,7 +254,7 @@ function moreAnomalies(c: Classified, r: ReadContents, linearizable: boolean): v
     if (anomalies.length < MAX_ANOMALIES)
       pushCapped(anomalies, {
         type: 'duplicated',
-        explanation: `read ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
+        explanation: `read op ${d.op} contains element ${JSON.stringify(d.value)} ${d.count} times`,
         ops: [d.op],
         element: d.value,
         count: d.count,
@@ -262,7 +264,7 @@ function moreAnomalies(c: Classified, r: ReadContents, linearizable: boolean): v
     if (anomalies.length < MAX_ANOMALIES)
       pushCapped(anomalies, {
         type: 'unexpected',
-        explanation: `read ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
+        explanation: `read op ${u.op} contains ${JSON.stringify(u.value)}, which no add attempted`,
         ops: [u.op],
       });
   }

@@ -35,6 +35,8 @@ export const setChecker: Checker<SetOptions> = {
     // Per element slot: bit 1 = attempted, bit 2 = acknowledged.
     const index = new ValueIndex();
     const flags = new SlotArray();
+    /** Per slot: the op that first acknowledged the add (its event index). */
+    const ackOp: number[] = [];
     let acked = 0;
     let finalRead: Operation | null = null;
     let consumed = 0;
@@ -47,6 +49,7 @@ export const setChecker: Checker<SetOptions> = {
         const before = flags.get(i);
         if (op.type === 'ok' && (before & 2) === 0) {
           acked++;
+          ackOp[i] = op.invokeIndex;
           flags.set(i, before | 3);
         } else flags.set(i, before | 1);
       } else if (op.f === o.readF) {
@@ -78,10 +81,11 @@ export const setChecker: Checker<SetOptions> = {
     const items = collectionItems(finalRead.output);
     if (items === null) {
       throw new Error(
-        `set: final read (op ${finalRead.id}) returned ${JSON.stringify(finalRead.output)}, not a set`,
+        `set: final read (op ${finalRead.invokeIndex}) returned ${JSON.stringify(finalRead.output)}, not a set`,
       );
     }
     const lost: unknown[] = [];
+    let firstLostAck = -1;
     const unexpected: unknown[] = [];
     const recovered: unknown[] = [];
     let okCount = 0;
@@ -107,22 +111,25 @@ export const setChecker: Checker<SetOptions> = {
     }
     for (let i = 0; i < attempted; i++) {
       const f = flags.get(i);
-      if ((f & 2) !== 0 && (f & 4) === 0) lost.push(index.values[i]);
+      if ((f & 2) !== 0 && (f & 4) === 0) {
+        if (lost.length === 0) firstLostAck = ackOp[i] ?? -1;
+        lost.push(index.values[i]);
+      }
     }
     const anomalies: Anomaly[] = [];
     if (lost.length > 0) {
       anomalies.push({
         type: 'lost',
-        explanation: `${fmt(lost.length)} acknowledged adds are missing from the final read: ${intervalText(lost)}`,
-        ops: [finalRead.id],
+        explanation: `${fmt(lost.length)} acknowledged add${lost.length === 1 ? ' is' : 's are'} missing from the final read (op ${finalRead.invokeIndex}): ${intervalText(lost)}; ${JSON.stringify(lost[0])} was acknowledged by op ${firstLostAck}`,
+        ops: [finalRead.invokeIndex, firstLostAck],
         elements: sample(lost, 48),
       });
     }
     if (unexpected.length > 0) {
       anomalies.push({
         type: 'unexpected',
-        explanation: `the final read holds ${fmt(unexpected.length)} elements no add ever attempted: ${intervalText(unexpected)}`,
-        ops: [finalRead.id],
+        explanation: `the final read (op ${finalRead.invokeIndex}) holds ${fmt(unexpected.length)} element${unexpected.length === 1 ? '' : 's'} no add ever attempted: ${intervalText(unexpected)}`,
+        ops: [finalRead.invokeIndex],
         elements: sample(unexpected, 48),
       });
     }
@@ -130,7 +137,7 @@ export const setChecker: Checker<SetOptions> = {
     return result(
       'set',
       valid,
-      `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, final read of ${fmt(seenCount)} elements (op ${finalRead.id}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
+      `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, final read of ${fmt(seenCount)} elements (op ${finalRead.invokeIndex}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
       SCOPE,
       anomalies,
       {

@@ -44,6 +44,8 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     const acks = new SlotArray();
     const dequeued = new SlotArray();
     const crashedDrains: number[] = [];
+    /** Per slot: the op that first acknowledged an enqueue of the value (its event index). */
+    const ackOp: number[] = [];
     let consumed = 0;
     for (const op of ops) {
       if (!isClient(op)) continue;
@@ -51,24 +53,29 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         consumed++;
         const i = index.intern(op.input);
         attempts.add(i, 1);
-        if (op.type === 'ok') acks.add(i, 1);
+        if (op.type === 'ok') {
+          acks.add(i, 1);
+          ackOp[i] ??= op.invokeIndex;
+        }
       } else if (op.f === o.dequeueF) {
         consumed++;
         if (op.type !== 'ok' || op.output === null || op.output === undefined) continue;
         dequeued.add(index.intern(op.output), 1);
       } else if (op.f === o.drainF) {
         consumed++;
-        if (op.type === 'info') crashedDrains.push(op.id);
+        if (op.type === 'info') crashedDrains.push(op.invokeIndex);
         if (op.type !== 'ok') continue;
         const items = collectionItems(op.output);
         if (items === null)
-          throw new Error(`total-queue: drain op ${op.id} returned ${JSON.stringify(op.output)}, not a list`);
+          throw new Error(
+            `total-queue: drain op ${op.invokeIndex} returned ${JSON.stringify(op.output)}, not a list`,
+          );
         for (const v of items) {
           dequeued.add(index.intern(v), 1);
         }
       }
     }
-    const lost: unknown[] = [];
+    const lost: { value: unknown; ack: number }[] = [];
     const unexpected: unknown[] = [];
     const duplicated: unknown[] = [];
     const recovered: unknown[] = [];
@@ -89,7 +96,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       dequeuedTotal += d;
       if (d < ack) {
         lostCount += ack - d;
-        lost.push(v);
+        lost.push({ value: v, ack: ackOp[i] ?? -1 });
       }
       if (d === 0) continue;
       if (att === 0) {
@@ -107,12 +114,13 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       }
     }
     const anomalies: Anomaly[] = [];
-    for (const v of sample(lost, 50)) {
+    for (const { value, ack } of sample(lost, 50)) {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'lost',
-          explanation: `acknowledged enqueue of ${JSON.stringify(v)} was never dequeued`,
-          value: v,
+          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) but it was never dequeued`,
+          ops: [ack],
+          value,
         });
     }
     for (const v of sample(unexpected, 25)) {
@@ -154,7 +162,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         duplicatedCount,
         recoveredCount,
         crashedDrains: sample(crashedDrains, 16),
-        lost: sample(lost, 48),
+        lost: sample(lost, 48).map((l) => l.value),
         unexpected: sample(unexpected, 48),
         duplicated: sample(duplicated, 48),
         recovered: sample(recovered, 48),

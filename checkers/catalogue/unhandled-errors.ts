@@ -42,7 +42,7 @@ export const unhandledErrorsChecker: Checker<UnhandledErrorsOptions> = {
       const cls = errorClass(op.error);
       const g = groups.get(cls);
       if (g === undefined)
-        groups.set(cls, { count: 1, example: op.id, error: op.error ?? null, f: new Set([op.f]) });
+        groups.set(cls, { count: 1, example: op.invokeIndex, error: op.error ?? null, f: new Set([op.f]) });
       else {
         g.count++;
         g.f.add(op.f);

@@ -21,6 +21,7 @@ export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
     const index = new ValueIndex();
     const count = new SlotArray();
     const firstOp = new SlotArray();
+    const secondOp = new SlotArray();
     let attempted = 0;
     let acked = 0;
     let min = Number.POSITIVE_INFINITY;
@@ -39,21 +40,30 @@ export const uniqueIdsChecker: Checker<UniqueIdsOptions> = {
       const i = index.intern(id);
       const c = count.get(i);
       count.set(i, c + 1);
-      if (c === 0) firstOp.set(i, op.id);
-      else dupOccurrences++;
+      if (c === 0) firstOp.set(i, op.invokeIndex);
+      else {
+        if (c === 1) secondOp.set(i, op.invokeIndex);
+        dupOccurrences++;
+      }
     }
-    const duplicated: { id: unknown; count: number; firstOp: number }[] = [];
+    const duplicated: { id: unknown; count: number; firstOp: number; secondOp: number }[] = [];
     if (dupOccurrences > 0) {
       for (let i = 0; i < index.size; i++) {
         const c = count.get(i);
-        if (c > 1) duplicated.push({ id: index.values[i], count: c, firstOp: firstOp.get(i) });
+        if (c > 1)
+          duplicated.push({
+            id: index.values[i],
+            count: c,
+            firstOp: firstOp.get(i),
+            secondOp: secondOp.get(i),
+          });
       }
       duplicated.sort((a, b) => b.count - a.count);
     }
     const anomalies: Anomaly[] = duplicated.slice(0, 48).map((d) => ({
       type: 'duplicated',
-      explanation: `id ${JSON.stringify(d.id)} was acknowledged ${d.count} times`,
-      ops: [d.firstOp],
+      explanation: `duplicated id ${JSON.stringify(d.id)}: op ${d.firstOp} and op ${d.secondOp} were both acknowledged with it${d.count > 2 ? ` (${d.count} ops in all)` : ''}`,
+      ops: [d.secondOp, d.firstOp],
       id: d.id,
       count: d.count,
     }));

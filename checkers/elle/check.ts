@@ -361,6 +361,28 @@ function classify(lg: LocalGraph, nTxns: number, c: FoundCycle): string | null {
   return comp ? classifyRels(comp.rels) : null;
 }
 
+/** Plain words for the cycle classes (Adya's names; `-process` / `-realtime` add that order). */
+const CYCLE_WORDS: Record<string, string> = {
+  G0: 'write cycle',
+  G1c: 'circular information flow',
+  'G-single': 'read skew: one anti-dependency in the cycle',
+  'G-nonadjacent': 'anti-dependencies, none adjacent',
+  G2: 'write skew: anti-dependency cycle',
+};
+
+/** The cycle in one line with its type: `G1c cycle (circular information flow): op 3 –ww→ op 7 –wr→ op 3`. */
+export function cycleSummary(type: string, ops: readonly number[], rels: readonly string[]): string {
+  const base = type.replace(/-item|-process|-realtime/g, '');
+  const order = /-realtime$/.test(type)
+    ? ', with real-time order'
+    : /-process$/.test(type)
+      ? ', with process order'
+      : '';
+  const words = CYCLE_WORDS[base];
+  const path = ops.map((op, i) => `op ${op} –${rels[i]}→ `).join('');
+  return `${type} cycle${words ? ` (${words}${order})` : ''}: ${path}op ${ops[0]}`;
+}
+
 function explainCycle(
   analysis: WorkloadAnalysis,
   lg: LocalGraph,
@@ -370,9 +392,9 @@ function explainCycle(
 ): CycleAnomaly {
   const h = analysis.history;
   const comp = compress(lg, h.n, c)!;
-  const opIds = comp.txns.map((t) => h.ops[t]!.id);
+  const opIds = comp.txns.map((t) => h.ops[t]!.invokeIndex);
   const rels = comp.rels.map((r) => REL_NAMES[r] as CycleStep['rel']);
-  const summary = `${type} cycle over ops ${opIds.join(' → ')} → ${opIds[0]} (${rels.join(', ')})`;
+  const summary = cycleSummary(type, opIds, rels);
   if (!detailed) {
     return {
       type,
@@ -392,7 +414,7 @@ function explainCycle(
   comp.txns.forEach((t, i) => {
     names.set(t, `T${i + 1}`);
   });
-  const name = (t: number) => names.get(t) ?? `op ${h.ops[t]!.id}`;
+  const name = (t: number) => names.get(t) ?? `op ${h.ops[t]!.invokeIndex}`;
   const steps: CycleStep[] = [];
   const k = comp.txns.length;
   for (let i = 0; i < k; i++) {
@@ -410,8 +432,8 @@ function explainCycle(
     }
     steps.push({
       rel: REL_NAMES[rel] as CycleStep['rel'],
-      from: h.ops[a]!.id,
-      to: h.ops[b]!.id,
+      from: h.ops[a]!.invokeIndex,
+      to: h.ops[b]!.invokeIndex,
       explanation: text ?? `${name(a)} < ${name(b)} (${REL_NAMES[rel]})`,
     });
   }
@@ -420,7 +442,7 @@ function explainCycle(
     const mops: string[] = [];
     for (let m = h.mopStart[t]!; m < h.mopStart[t + 1]!; m++) mops.push(renderMop(h, m, analysis.writeF));
     lines.push(
-      `  ${name(t)} = op ${h.ops[t]!.id} (${h.ops[t]!.type}, process ${h.ops[t]!.process}): ${mops.join(' ')}`,
+      `  ${name(t)} = op ${h.ops[t]!.invokeIndex} (${h.ops[t]!.type}, process ${h.ops[t]!.process}): ${mops.join(' ')}`,
     );
   }
   lines.push('Then:');

@@ -52,7 +52,7 @@ function context(ops: readonly Operation[]): Context {
   const mopCount = mopKind.length;
   const mopTxn = i32(mopCount);
   for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
-  const opId = (t: number) => h.ops[t]!.id;
+  const opId = (t: number) => h.ops[t]!.invokeIndex;
   return {
     h,
     anomalies: new Map(),

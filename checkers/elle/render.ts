@@ -74,7 +74,7 @@ export function drawCycle(c: CycleAnomaly, analysis: WorkloadAnalysis): string {
   const cx = size / 2;
   const cy = size / 2;
   const byId = new Map<number, number>();
-  for (let t = 0; t < h.n; t++) if (ids.includes(h.ops[t]!.id)) byId.set(h.ops[t]!.id, t);
+  for (let t = 0; t < h.n; t++) if (ids.includes(h.ops[t]!.invokeIndex)) byId.set(h.ops[t]!.invokeIndex, t);
   const pos = ids.map((_, i) => {
     const angle = (2 * Math.PI * i) / k - Math.PI / 2;
     return [cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)] as const;

@@ -49,7 +49,7 @@ interface Context {
 
 function context(ops: readonly Operation[]): Context {
   const h = extractTxns(ops, 'w');
-  const opId = (t: number) => h.ops[t]!.id;
+  const opId = (t: number) => h.ops[t]!.invokeIndex;
   return { h, anomalies: new Map(), nKeys: h.keys.length, opId, name: (t) => `op ${opId(t)}` };
 }
 

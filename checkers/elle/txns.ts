@@ -83,7 +83,7 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
     mopStart[t] = m;
     for (const mop of values[t]!) {
       if (!Array.isArray(mop) || mop.length < 2 || mop.length > 3) {
-        throw new MicroOpError(`op ${op.id}: micro-op ${JSON.stringify(mop)} is not [f key value]`);
+        throw new MicroOpError(`op ${op.invokeIndex}: micro-op ${JSON.stringify(mop)} is not [f key value]`);
       }
       const f = mop[0];
       let kind: number;
@@ -91,7 +91,7 @@ export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): 
       else if (f === writeF) kind = WRITE;
       else {
         throw new MicroOpError(
-          `op ${op.id}: unexpected micro-op type ${JSON.stringify(f)} (this workload allows "r" and "${writeF}")`,
+          `op ${op.invokeIndex}: unexpected micro-op type ${JSON.stringify(f)} (this workload allows "r" and "${writeF}")`,
         );
       }
       const k = valueKey(mop[1]);

@@ -1,41 +1,27 @@
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { type FaultBand, faultBands } from '../fault-bands.ts';
+import {
+  embedJson,
+  escapeHtml,
+  LANES_SCRIPT,
+  LANES_STYLE,
+  type LaneClass,
+  type LaneData,
+  toMicros,
+} from '../timeline/lanes.ts';
+import { laneBands } from '../timeline/page.ts';
 import type { CheckOutcome, PartitionResult } from './check.ts';
 import type { AnyModel } from './model.ts';
-import type { EncodedOp } from './prepare.ts';
-import { describeOp, partitionName } from './report.ts';
+import { describeOp, nonlinearizableAnomaly, partitionName } from './report.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
 import { summarizeSearch } from './summary.ts';
 
 /** Default budget for the visualization's own extra search (undecided partitions). */
 export const DEFAULT_HTML_BUDGET_MS = 2_000;
-/** Ops drawn per partition; beyond this the page says it is truncated (browsers choke on huge SVGs). */
-const MAX_OPS_DRAWN = 5_000;
-
-interface VisOp {
-  id: number;
-  process: string;
-  /** Ordinal x positions (ranks of event positions); end = null when the op never completed. */
-  start: number;
-  end: number | null;
-  desc: string;
-  /** Position in the partial linearization, or -1. */
-  lin: number;
-  before: string | null;
-  after: string | null;
-}
-
-interface VisPartition {
-  name: string;
-  status: string;
-  note: string;
-  ops: VisOp[];
-  truncated: boolean;
-  blocked: number;
-  statesSeen: string[];
-  initialState: string;
-  width: number;
-}
+/** Ops drawn per partition; beyond this, a window around where the search stopped (canvas drawing stays fast far past 100k ops). */
+const MAX_OPS_DRAWN = 250_000;
 
 /**
  * The visualization gets its own budget: partitions the check left undecided (cancelled after another
@@ -71,7 +57,58 @@ export function refineForVisualization(
   return parts;
 }
 
-function visPartition(model: AnyModel, p: PartitionResult, original: PartitionResult): VisPartition {
+/** Bar classes of the linearizability page: where each op stands in the longest linearizable prefix. */
+const CLASSES: LaneClass[] = [
+  { name: 'lin', fill: '#c8e6c9', stroke: '#2e7d32', legend: 'linearized (#k: its place in the order)' },
+  {
+    name: 'blocked',
+    fill: '#ef9a9a',
+    stroke: '#b71c1c',
+    legend: 'cannot be linearized next (the op the search could not place)',
+  },
+  {
+    name: 'none',
+    fill: '#eeeeee',
+    stroke: '#888888',
+    legend: 'not reached by the longest linearizable prefix',
+  },
+  {
+    name: 'lin-open',
+    fill: '#c8e6c9',
+    stroke: '#2e7d32',
+    dashed: true,
+    legend: 'outcome unknown (may take effect any time after its call, or never)',
+  },
+  {
+    name: 'none-open',
+    fill: '#eeeeee',
+    stroke: '#888888',
+    dashed: true,
+    legend: 'outcome unknown, not reached',
+  },
+];
+const LIN = 0;
+const BLOCKED = 1;
+const NONE = 2;
+const OPEN = 3;
+
+interface VisPartition {
+  name: string;
+  status: string;
+  note: string;
+  /** The anomaly's sentence, for a partition proven not linearizable. */
+  explanation: string;
+  truncated: boolean;
+  data: LaneData;
+}
+
+function visPartition(
+  model: AnyModel,
+  p: PartitionResult,
+  original: PartitionResult,
+  byId: ReadonlyMap<number, Operation>,
+  bands: LaneData['bands'],
+): VisPartition {
   const linIndex = new Map<number, number>();
   p.prefix.forEach((opIndex, k) => {
     linIndex.set(opIndex, k);
@@ -86,23 +123,73 @@ function visPartition(model: AnyModel, p: PartitionResult, original: PartitionRe
   }
   const stateAfter = (k: number) =>
     k < p.prefixStatesFrom ? null : (p.prefixStates[k - p.prefixStatesFrom] ?? null);
-  const positions = [
-    ...new Set(ops.flatMap(({ o }) => (Number.isFinite(o.ret) ? [o.call, o.ret] : [o.call]))),
-  ].sort((a, b) => a - b);
-  const rank = new Map(positions.map((t, k) => [t, k]));
-  const vis: VisOp[] = ops.map(({ o, i }) => {
+  const blocked = p.blockedOp >= 0 && p.status !== 'ok' ? p.blockedOp : -1;
+  // Lanes: the partition's processes in numeric order, each with the node its ops went to.
+  const nodes = new Map<string, Set<string>>();
+  for (const { o } of ops) {
+    const proc = String(o.process);
+    const set = nodes.get(proc) ?? new Set<string>();
+    const node = byId.get(o.id)?.node;
+    if (node) set.add(node);
+    nodes.set(proc, set);
+  }
+  const procs = [...nodes.keys()].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
+  const laneOf = new Map(procs.map((q, i) => [q, i]));
+  const d: LaneData = {
+    lanes: procs.map((q) => ({ name: `process ${q}`, sub: [...(nodes.get(q) ?? [])].join('+') })),
+    lane: [],
+    s: [],
+    e: [],
+    c: [],
+    t: [],
+    n: [],
+    dt: {},
+    classes: CLASSES,
+    bands,
+    end: 0,
+    focus: -1,
+  };
+  let end = 0;
+  for (const { o, i } of ops) {
+    const op = byId.get(o.id);
+    // Without the recorded op (a hand-built outcome), fall back to event positions as times.
+    const start = op ? op.invokeTime : o.call * 1e6;
+    const stop = Number.isFinite(o.ret)
+      ? op
+        ? (op.completeTime ?? op.infoTime ?? start)
+        : o.ret * 1e6
+      : null;
+    end = Math.max(end, stop ?? start, op?.infoTime ?? 0);
     const k = linIndex.get(i) ?? -1;
-    return {
-      id: o.id,
-      process: String(o.process),
-      start: rank.get(o.call) as number,
-      end: Number.isFinite(o.ret) ? (rank.get(o.ret) as number) : null,
-      desc: describeOp(model, o as EncodedOp),
-      lin: k,
-      before: k < 0 ? null : k === 0 ? p.initialState : stateAfter(k - 1),
-      after: k < 0 ? null : stateAfter(k),
-    };
-  });
+    const open = stop === null;
+    const j = d.s.length;
+    d.lane.push(laneOf.get(String(o.process)) as number);
+    d.s.push(toMicros(start));
+    d.e.push(open ? -1 : toMicros(stop));
+    d.c.push(i === blocked ? BLOCKED : open ? (k >= 0 ? OPEN : OPEN + 1) : k >= 0 ? LIN : NONE);
+    const desc = describeOp(model, o);
+    d.t.push(k >= 0 ? `#${k + 1} ${desc}` : desc);
+    d.n.push(o.call);
+    if (i === blocked) {
+      d.focus = j;
+      d.dt[j] =
+        `CANNOT BE LINEARIZED next: the ${model.name} could only hold ${p.statesSeen.join(' or ')} here`;
+    } else if (k >= 0) {
+      // States are rendered for the end of the prefix only (see summary.ts); the label has the order.
+      const before = k === 0 ? p.initialState : stateAfter(k - 1);
+      const after = stateAfter(k);
+      if (before !== null && after !== null) d.dt[j] = `state ${before} → ${after}`;
+    }
+  }
+  d.end = toMicros(end);
+  if (d.focus >= 0) {
+    // Keep in view with the blocked op what its explanation rests on: the prefix's last few ops.
+    const drawnIndex = new Map(ops.map(({ i }, j) => [i, j]));
+    d.context = p.prefix
+      .slice(-4)
+      .map((k) => drawnIndex.get(k))
+      .filter((j): j is number => j !== undefined);
+  }
   let note = '';
   if (original.status === 'cancelled' && p.status !== 'cancelled') {
     note = 'stopped by the check after another partition failed; decided within the visualization budget';
@@ -116,119 +203,97 @@ function visPartition(model: AnyModel, p: PartitionResult, original: PartitionRe
     name: partitionName(p),
     status: p.status,
     note,
-    ops: vis,
+    explanation: p.status === 'illegal' ? nonlinearizableAnomaly(model, p).explanation : '',
     truncated,
-    blocked: p.blockedOp >= 0 && p.status !== 'ok' ? ops.findIndex(({ i }) => i === p.blockedOp) : -1,
-    statesSeen: p.statesSeen,
-    initialState: p.initialState,
-    width: positions.length + 1,
+    data: d,
   };
 }
 
 const STYLE = `
 body{font:13px system-ui,sans-serif;margin:16px;color:#222}
-h1{font-size:18px}h2{font-size:15px;margin:24px 0 4px}
+h1{font-size:18px;margin:0 0 4px}h2{font-size:15px;margin:22px 0 4px}
 .badge{display:inline-block;padding:1px 8px;border-radius:8px;color:#fff;font-size:12px;margin-left:6px}
-.ok{background:#2e7d32}.illegal{background:#c62828}.unknown,.cancelled{background:#777}
-.note{color:#555;margin:2px 0 6px}.legend span{margin-right:14px}
-.scroll{overflow-x:auto;border:1px solid #ddd;background:#fafafa}
-svg text{font-size:11px;pointer-events:none}
-rect.op{stroke:#555;stroke-width:1;cursor:pointer}rect.lin{fill:#c8e6c9}rect.none{fill:#eee}
-rect.blocked{fill:#ef9a9a;stroke:#b71c1c;stroke-width:2}rect.open{stroke-dasharray:4 3}
-rect.hl{stroke:#1565c0;stroke-width:2}
-#tip{position:fixed;display:none;background:#fff;border:1px solid #888;padding:6px 8px;max-width:480px;
-box-shadow:2px 2px 6px rgba(0,0,0,.2);font-size:12px;white-space:pre-wrap;pointer-events:none}
-`;
+.ok{background:#2e7d32}.illegal{background:#c62828}.unknown,.cancelled,.running{background:#777}
+.note{color:#555;margin:2px 0 6px;max-width:1100px}.why{margin:4px 0 6px;font-weight:600;max-width:1100px}
+${LANES_STYLE}`;
 
-// Draws each partition from the embedded JSON; no network access, no libraries.
+// Mounts one lane chart per partition and opens at #op=N, else at the first op that cannot be linearized.
 const SCRIPT = `
-const data = JSON.parse(document.getElementById('data').textContent);
-const tip = document.getElementById('tip');
-const NS = 'http://www.w3.org/2000/svg';
-const UNIT = 18, ROW = 26, LEFT = 90, TOP = 8;
-function el(tag, attrs, parent) { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); if (parent) parent.appendChild(e); return e; }
-function text(op, p) {
-  let s = 'op ' + op.id + ' (process ' + op.process + ')\\n' + op.desc + '\\nevents: ' + op.start + ' → ' + (op.end === null ? 'never completed (may take effect any time after its call, or never)' : op.end);
-  if (op.lin >= 0) s += '\\nlinearized #' + (op.lin + 1) + '\\nstate before: ' + op.before + '\\nstate after: ' + op.after;
-  else s += '\\nnot in the longest partial linearization';
-  if (p.ops.indexOf(op) === p.blocked) s += '\\nCANNOT BE LINEARIZED next; the state could have been: ' + p.statesSeen.join(', ');
-  return s;
-}
-const root = document.getElementById('parts');
-data.partitions.forEach((p) => {
-  const sec = document.createElement('section');
-  const h = document.createElement('h2');
-  h.textContent = p.name + ' — ' + p.ops.length + ' ops';
-  const b = document.createElement('span'); b.className = 'badge ' + p.status; b.textContent = p.status; h.appendChild(b);
+var data = JSON.parse(document.getElementById('data').textContent);
+var root = document.getElementById('parts'), charts = [];
+data.partitions.forEach(function (p) {
+  var sec = document.createElement('section');
+  var h = document.createElement('h2');
+  h.textContent = p.name + ' — ' + p.data.s.length + ' ops';
+  var b = document.createElement('span'); b.className = 'badge ' + p.status; b.textContent = p.status === 'illegal' ? 'not linearizable' : p.status; h.appendChild(b);
   sec.appendChild(h);
-  const note = document.createElement('div'); note.className = 'note';
-  const linCount = p.ops.filter((o) => o.lin >= 0).length;
-  note.textContent = (p.note ? p.note + '. ' : '') + 'Longest linearizable prefix: ' + linCount + ' ops, from initial state ' + p.initialState + '.' + (p.blocked >= 0 ? ' Red: the op that cannot be linearized next (it could have seen ' + p.statesSeen.join(', ') + ').' : '') + (p.truncated ? ' Only ' + p.ops.length + ' ops around that point are drawn.' : '');
+  if (p.explanation) { var w = document.createElement('div'); w.className = 'why'; w.textContent = p.explanation + '.'; sec.appendChild(w); }
+  var note = document.createElement('div'); note.className = 'note';
+  var linCount = p.data.c.filter(function (c) { return c === 0 || c === 3; }).length;
+  note.textContent = (p.note ? p.note + '. ' : '') + 'Longest linearizable prefix: ' + linCount + ' ops.' + (p.truncated ? ' Only ' + p.data.s.length + ' ops around where the search stopped are drawn.' : '');
   sec.appendChild(note);
-  const procs = [...new Set(p.ops.map((o) => o.process))].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
-  const rowOf = new Map(procs.map((q, i) => [q, i]));
-  const width = LEFT + (p.width + 1) * UNIT + 20, height = TOP + procs.length * ROW + 10;
-  const wrap = document.createElement('div'); wrap.className = 'scroll';
-  const svg = el('svg', { width, height });
-  procs.forEach((q, i) => { const t = el('text', { x: 4, y: TOP + i * ROW + 16 }, svg); t.textContent = 'process ' + q; });
-  const lin = [];
-  p.ops.forEach((op, idx) => {
-    const x0 = LEFT + op.start * UNIT, x1 = LEFT + (op.end === null ? p.width : op.end) * UNIT;
-    const y = TOP + rowOf.get(op.process) * ROW;
-    const cls = 'op ' + (idx === p.blocked ? 'blocked' : op.lin >= 0 ? 'lin' : 'none') + (op.end === null ? ' open' : '');
-    const r = el('rect', { x: x0, y, width: Math.max(6, x1 - x0), height: ROW - 6, rx: 3, class: cls }, svg);
-    const label = el('text', { x: x0 + 3, y: y + 14 }, svg);
-    label.textContent = (op.lin >= 0 ? '#' + (op.lin + 1) + ' ' : '') + op.desc;
-    r.addEventListener('mousemove', (ev) => { tip.style.display = 'block'; tip.style.left = ev.clientX + 12 + 'px'; tip.style.top = ev.clientY + 12 + 'px'; tip.textContent = text(op, p); r.classList.add('hl'); });
-    r.addEventListener('mouseleave', () => { tip.style.display = 'none'; r.classList.remove('hl'); });
-    if (op.lin >= 0) lin[op.lin] = { op, y };
-  });
-  // Linearization points: the earliest point in each op's interval after the previous point.
-  let px = -Infinity; const pts = [];
-  lin.forEach((l) => { if (!l) return; const s = LEFT + l.op.start * UNIT + 2; px = Math.max(px + 2, s); pts.push(px + ',' + (l.y + ROW / 2 - 3)); });
-  if (pts.length > 1) el('polyline', { points: pts.join(' '), fill: 'none', stroke: '#2e7d32', 'stroke-width': 1, opacity: 0.6 }, svg);
-  pts.forEach((pt) => { const [x, y] = pt.split(','); el('circle', { cx: x, cy: y, r: 2.5, fill: '#2e7d32' }, svg); });
-  wrap.appendChild(svg); sec.appendChild(wrap); root.appendChild(sec);
+  var div = document.createElement('div'); div.className = 'ln'; sec.appendChild(div);
+  root.appendChild(sec);
+  charts.push(faultlineLanes(div, p.data, { focusButton: 'first op that cannot be linearized' }));
 });
+function go() {
+  var n = faultlineHashOp();
+  if (n !== null) { for (var i = 0; i < charts.length; i++) if (charts[i].focusNumber(n, faultlineHashContext())) return; }
+  for (var j = 0; j < charts.length; j++) if (data.partitions[j].data.focus >= 0) { charts[j].focus(data.partitions[j].data.focus, false); return; }
+  charts.forEach(function (c) { c.draw(); });
+}
+window.addEventListener('hashchange', go);
+go();
 `;
 
-function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"]/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string,
-  );
+export interface HtmlOptions {
+  budgetMs?: number;
+  title?: string;
+  /** The checked ops: their times, nodes and processes place the bars on the run's clock. */
+  ops?: readonly Operation[];
+  faults?: readonly FaultBand[];
+  /** The key of a per-key check: names its one partition. */
+  key?: string;
 }
 
 /** Render the self-contained HTML page (CSS, script and data inline). */
-export function renderHtml(
-  model: AnyModel,
-  outcome: CheckOutcome,
-  opts: { budgetMs?: number; title?: string } = {},
-): string {
+export function renderHtml(model: AnyModel, outcome: CheckOutcome, opts: HtmlOptions = {}): string {
   const refined = refineForVisualization(model, outcome, opts.budgetMs ?? DEFAULT_HTML_BUDGET_MS);
-  // Failing partitions first, then undecided, then linearizable ones, each in key order.
-  const rank = { illegal: 0, unknown: 1, cancelled: 1, running: 1, ok: 2 } as const;
-  const order = refined
-    .map((_, i) => i)
-    .sort((a, b) => rank[refined[a]?.status ?? 'ok'] - rank[refined[b]?.status ?? 'ok'] || a - b);
-  const partitions = order.map((i) =>
-    visPartition(model, refined[i] as PartitionResult, outcome.partitions[i] as PartitionResult),
-  );
+  // The partitions the check reported failing first (the page opens on the op its anomaly names), then
+  // those the page's own search found failing, then undecided, then linearizable ones, in key order.
+  const rank = { illegal: 1, unknown: 2, cancelled: 2, running: 2, ok: 3 } as const;
+  const reported = new Set(outcome.failing);
+  const rankOf = (i: number) => (reported.has(i) ? 0 : rank[refined[i]?.status ?? 'ok']);
+  const order = refined.map((_, i) => i).sort((a, b) => rankOf(a) - rankOf(b) || a - b);
+  const byId = new Map((opts.ops ?? []).map((o) => [o.id, o]));
+  const bands = laneBands(opts.faults ?? faultBands(opts.ops ?? []));
+  const partitions = order.map((i) => {
+    const vis = visPartition(
+      model,
+      refined[i] as PartitionResult,
+      outcome.partitions[i] as PartitionResult,
+      byId,
+      bands,
+    );
+    return opts.key !== undefined && refined[i]?.key === null ? { ...vis, name: `key ${opts.key}` } : vis;
+  });
   const verdict =
     outcome.valid === true ? 'linearizable' : outcome.valid === false ? 'NOT linearizable' : 'unknown';
-  const json = JSON.stringify({ partitions }).replace(/</g, '\\u003c');
   const title = opts.title ?? 'faultline linearizability';
+  const axis =
+    byId.size > 0 ? "the run's own clock (time since the run started)" : 'event order (no times were given)';
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body>
 <h1>${escapeHtml(title)}: ${verdict}</h1>
-<div>model ${escapeHtml(model.name)}; ${outcome.opsConsumed} ops in ${outcome.partitions.length} partition(s).
-Each row is a process; a box spans an op from its call to its return (x axis: event order, not time).
-Dashed boxes never completed. Green boxes form the longest linearizable prefix, numbered in linearization order,
-with their linearization points joined; hover a box for its states.</div>
-<div class="legend"><span>■ green: linearized</span><span>■ red: cannot be linearized next</span><span>■ grey: not reached</span></div>
-<div id="parts"></div><div id="tip"></div>
-<script type="application/json" id="data">${json}</script>
+<div class="note">model ${escapeHtml(model.name)}; ${outcome.opsConsumed.toLocaleString('en-US')} ops in ${outcome.partitions.length} partition(s).
+Each lane is a process (with its node); a bar spans an op from its call to its return on ${axis}, with the fault windows
+shaded. Green bars form the longest linearizable prefix, numbered in linearization order; the red bar is the op that
+cannot be linearized next, and the page opens on it. Op numbers are the history's event indices (the <code>index</code>
+of the invoke line in history.jsonl); <code>#op=N</code> in the URL opens at op N. Ctrl+wheel or the buttons zoom; hover a bar for its states.</div>
+<div id="parts"></div>
+<script type="application/json" id="data">${embedJson({ partitions })}</script>
+<script>${LANES_SCRIPT}</script>
 <script>${SCRIPT}</script>
 </body></html>
 `;
@@ -238,7 +303,7 @@ export async function writeHtml(
   path: string,
   model: AnyModel,
   outcome: CheckOutcome,
-  opts: { budgetMs?: number; title?: string } = {},
+  opts: HtmlOptions = {},
 ): Promise<void> {
   await writeFile(path, renderHtml(model, outcome, opts));
 }

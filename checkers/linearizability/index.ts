@@ -81,7 +81,7 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
         throw new UserError(`${CHECKER_NAME} (${o.model}): ${err.message}`);
       throw err;
     }
-    const result = buildResult(model, outcome, timeoutMs);
+    const result = buildResult(model, outcome, timeoutMs, ctx?.key);
     const semantics = describeSemantics(o.model, o);
     if (semantics) {
       result.evidence += ` (${semantics})`;
@@ -93,7 +93,10 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
       const { writeHtml } = await import('./html.ts');
       await writeHtml(htmlPath, model, outcome, {
         ...(o.htmlBudgetMs === undefined ? {} : { budgetMs: o.htmlBudgetMs }),
-        title: `faultline linearizability (${model.name})`,
+        title: `faultline linearizability (${model.name})${ctx?.key === undefined ? '' : `, key ${ctx.key}`}`,
+        ...(ctx?.key !== undefined && { key: ctx.key }),
+        ops,
+        ...(ctx?.faults && { faults: ctx.faults }),
       });
       result.artifacts = [htmlPath];
     }

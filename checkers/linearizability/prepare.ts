@@ -37,9 +37,7 @@ export class OperationInputError extends Error {
     readonly op: Operation,
     reason: string,
   ) {
-    super(
-      `op ${op.id} (event ${op.invokeIndex}, process ${op.process}, f ${JSON.stringify(op.f)}): ${reason}`,
-    );
+    super(`op ${op.invokeIndex} (process ${op.process}, f ${JSON.stringify(op.f)}): ${reason}`);
   }
 }
 

@@ -25,8 +25,9 @@ export function describeOp(model: AnyModel, op: EncodedOp): string {
   return model.describeOperation(op.input, op.output);
 }
 
+/** An op as people see it everywhere: its description and the event index of its invocation. */
 function opRef(model: AnyModel, op: EncodedOp): string {
-  return `op ${op.id} (process ${op.process}, ${describeOp(model, op)})`;
+  return `${describeOp(model, op)} (op ${op.call})`;
 }
 
 /** The anomaly for a partition the model's quick refutation decided. */
@@ -39,8 +40,8 @@ function refutedAnomaly(model: AnyModel, p: PartitionResult, refutation: Refutat
   });
   return {
     type: 'nonlinearizable',
-    explanation: `${partitionName(p)}: not linearizable: ${reason}`,
-    ops: refs.map((o) => o.id),
+    explanation: `${p.key === null ? '' : `${partitionName(p)}: `}not linearizable: ${reason}`,
+    ops: refs.map((o) => o.call),
     ...(p.key === null ? {} : { key: p.key }),
     partitionOps: p.ops.length,
     longestPrefixLength: null,
@@ -48,59 +49,89 @@ function refutedAnomaly(model: AnyModel, p: PartitionResult, refutation: Refutat
     longestPrefixTruncated: false,
     longestPrefixSteps: [],
     firstUnlinearizable: {
-      op: blocked.id,
+      op: blocked.call,
       process: blocked.process,
       description: describeOp(model, blocked),
-      event: blocked.call,
     },
     statesSeen: [],
   };
 }
 
-/** The anomaly for one partition proven not linearizable. */
+/** "4", "4 or 2", "4, 2 or 7". */
+function either(states: readonly string[]): string {
+  if (states.length <= 1) return states[0] ?? '?';
+  return `${states.slice(0, -1).join(', ')} or ${states.at(-1)}`;
+}
+
+/**
+ * The last op of the prefix that changed the state (its state differs from the one before it), or
+ * undefined when no rendered step changed it (the state is the initial one).
+ */
+function lastChange(p: PartitionResult, prefixOps: readonly EncodedOp[]): EncodedOp | undefined {
+  const stateAt = (k: number) =>
+    k < 0 ? p.initialState : k < p.prefixStatesFrom ? undefined : p.prefixStates[k - p.prefixStatesFrom];
+  for (let k = prefixOps.length - 1; k >= p.prefixStatesFrom; k--) {
+    const before = stateAt(k - 1);
+    if (before === undefined || before !== stateAt(k)) return prefixOps[k];
+  }
+  return undefined;
+}
+
+/**
+ * The anomaly for one partition proven not linearizable. The explanation leads with the op that cannot
+ * be linearized and says what the model allowed instead: the states the longest linearizable prefixes
+ * end in, and the op that last changed the state.
+ */
 export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Anomaly {
   if (p.refutation) return refutedAnomaly(model, p, p.refutation);
   const prefixOps = p.prefix.map((i) => p.ops[i] as EncodedOp);
   const blocked = p.blockedOp >= 0 ? (p.ops[p.blockedOp] as EncodedOp) : undefined;
-  const last = prefixOps[prefixOps.length - 1];
-  const after = last
-    ? `after ${opRef(model, last)} the state was ${p.prefixStates.at(-1)}`
-    : `from ${p.initialState}`;
-  const seen =
-    p.statesSeen.length === 1 ? `state ${p.statesSeen[0]}` : `any of the states ${p.statesSeen.join(', ')}`;
+  const changed = lastChange(p, prefixOps);
+  const prefix = `the longest linearizable prefix (${fmt(prefixOps.length)} of ${fmt(p.ops.length)} ops)`;
+  const unchanged = p.prefixStatesFrom === 0 && changed === undefined;
+  const setBy = changed ? `, last set by ${opRef(model, changed)}` : unchanged ? ', its initial state' : '';
+  const where = p.key === null ? '' : `${partitionName(p)}: `;
+  // The search's finding, said as it is: the op must come next after every longest prefix, and no state
+  // those prefixes end in lets it return what it returned.
   const explanation = blocked
-    ? `${partitionName(p)}: no order of its ${fmt(p.ops.length)} ops fits the model; the longest linearizable prefix has ${fmt(prefixOps.length)} ops (${after}), and then ${opRef(model, blocked)} cannot be linearized from ${seen}`
-    : `${partitionName(p)}: no order of its ${fmt(p.ops.length)} ops fits the model`;
+    ? `${where}${opRef(model, blocked)} cannot be linearized: it must come right after ${prefix}, where the ${model.name} can only hold ${either(p.statesSeen)}${setBy}`
+    : `${where}no order of the ${fmt(p.ops.length)} ops fits the ${model.name} model`;
   const tail = prefixOps.slice(-PREFIX_TAIL);
+  const ops = blocked ? [blocked.call, ...(changed ? [changed.call] : [])] : [];
   return {
     type: 'nonlinearizable',
     explanation,
-    ops: blocked ? [blocked.id] : [],
+    ops,
     ...(p.key === null ? {} : { key: p.key }),
     partitionOps: p.ops.length,
     longestPrefixLength: prefixOps.length,
-    longestPrefix: tail.map((o) => o.id),
+    longestPrefix: tail.map((o) => o.call),
     longestPrefixTruncated: prefixOps.length > tail.length,
     longestPrefixSteps: tail.map((o, i) => ({
-      op: o.id,
+      op: o.call,
       process: o.process,
       description: describeOp(model, o),
       state: p.prefixStates[prefixOps.length - tail.length + i - p.prefixStatesFrom],
     })),
     firstUnlinearizable: blocked
-      ? {
-          op: blocked.id,
-          process: blocked.process,
-          description: describeOp(model, blocked),
-          event: blocked.call,
-        }
+      ? { op: blocked.call, process: blocked.process, description: describeOp(model, blocked) }
       : null,
     statesSeen: p.statesSeen,
   };
 }
 
-/** Turn a search outcome into faultline's CheckResult. */
-export function buildResult(model: AnyModel, outcome: CheckOutcome, timeoutMs: number): CheckResult {
+/**
+ * Turn a search outcome into faultline's CheckResult. `key` names the history of a per-key check (its
+ * one partition is otherwise "the history").
+ */
+export function buildResult(
+  model: AnyModel,
+  outcome: CheckOutcome,
+  timeoutMs: number,
+  key?: string,
+): CheckResult {
+  const name = (p: PartitionResult) =>
+    p.key === null && key !== undefined ? `key ${key}` : partitionName(p);
   const parts = outcome.partitions;
   const decided = parts.filter((p) => p.status === 'ok' || p.status === 'illegal');
   const undecided = parts.filter((p) => p.status === 'unknown');
@@ -113,12 +144,12 @@ export function buildResult(model: AnyModel, outcome: CheckOutcome, timeoutMs: n
   let evidence = `linearizability (${model.name}): ${fmt(outcome.opsConsumed)} ops over ${scopeWord}, ${fmt(anomalies.length)} ${anomalies.length === 1 ? 'anomaly' : 'anomalies'}`;
   if (outcome.opsIgnored > 0)
     evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
-  if (failing.length > 0) evidence += `; not linearizable: ${failing.map(partitionName).join(', ')}`;
+  if (failing.length > 0) evidence += `; not linearizable: ${failing.map(name).join(', ')}`;
   if (cancelled.length > 0)
     evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;
   if (undecided.length > 0) {
     const why = outcome.aborted ? 'the check was cancelled' : `the ${fmt(timeoutMs)} ms budget ran out`;
-    evidence += `; undecided (${why}): ${undecided.map(partitionName).join(', ')}`;
+    evidence += `; undecided (${why}): ${undecided.map(name).join(', ')}`;
   }
   const steps = parts.reduce((n, p) => n + p.steps, 0);
   return {

@@ -70,7 +70,7 @@ test('the refutation names the stale read, its writer and the overwrite', async 
   const a = r.anomalies[0];
   t.regex(
     a?.explanation ?? '',
-    /op \d+ \(process \d+, read → \d+\) saw \d+, which only op \d+ .* writes, but op \d+/,
+    /read → (\d+) \(op \d+\) saw \1, which only write\(\1\) \(op \d+\) writes, but write\(\d+\) \(op \d+\)/,
   );
   t.is(a?.ops?.length, 3);
 });

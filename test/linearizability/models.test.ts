@@ -312,5 +312,5 @@ test('an op the model does not know is bad input naming the op', async (t) => {
     [3, 'ok', 'cas', [1, 2]],
   ]);
   const err = await t.throwsAsync(checkOperations(m, ops));
-  t.regex(err?.message ?? '', /op 0 \(event 0, process 3, f "cas"\): model register has no function "cas"/);
+  t.regex(err?.message ?? '', /op 0 \(process 3, f "cas"\): model register has no function "cas"/);
 });

@@ -74,6 +74,11 @@ export class H {
   ops(): Operation[] {
     return pairEvents(this.events).ops;
   }
+
+  /** The events as written so far (a copy): what history.jsonl would hold. */
+  history(): HistoryEvent[] {
+    return [...this.events];
+  }
 }
 
 export function types(r: { anomalies: { type: string }[] }): string[] {

@@ -7,6 +7,10 @@ import { hardeningEvidence, smokeEvidence } from '../verdict/evidence-builders.t
 
 export const completePlan = fileURLToPath(new URL('../plan/fixtures/complete.md', import.meta.url));
 
+/** S2's FAIL headline, as the run would have built it. */
+export const SAMPLE_HEADLINE =
+  'On key x, acknowledged add of 7 (op 812, process 3 on n2, 5.10–5.20 s, during w1: n2 isolated from n1 n3 n4 n5) is missing from the final state read by op 1203 (process 1 on n1, ok at 30.10 s).';
+
 /**
  * A session over test/plan/fixtures/complete.md: S1 passes under faults, S2 fails reproducibly,
  * S3/api passes a smoke run while S3/watch and S3/snapshot never ran, S4 has no binding (NOT-RUN).
@@ -33,9 +37,44 @@ export async function sampleSession(sessionDir: string): Promise<SessionRecord> 
           evidence: 'no-lost-ack: 5,000 acked adds, 3 lost',
           anomalies: 3,
           opsConsumed: 5000,
+          headline: SAMPLE_HEADLINE,
+          focus: { op: 812, related: [1203], key: 'x', page: 'independent/x/page.html' },
+          pages: [
+            { key: 'x', valid: false, path: 'independent/x/page.html' },
+            { key: 'y', valid: true, path: 'independent/y/page.html' },
+          ],
         },
       ],
-      artifacts: [{ label: 'history', path: 'artifacts/S2/history.jsonl' }],
+      faults: [
+        {
+          id: 'w1',
+          kind: 'partition',
+          topology: 'one',
+          what: 'n2 isolated from n1 n3 n4 n5',
+          nodes: ['n2', 'n1', 'n3', 'n4', 'n5'],
+          startS: 4,
+          endS: 10.5,
+          landed: true,
+          signals: [
+            {
+              side: 'injector',
+              node: 'n2',
+              signal: 'FAULTLINE DROP packets',
+              before: 0,
+              during: 23,
+              landed: true,
+            },
+            { side: 'victim', node: 'n1', signal: 'tcp connect n1→n2:22', landed: true },
+          ],
+          healed: true,
+        },
+      ],
+      runDir: 'artifacts/S2/01-run',
+      artifacts: [
+        { label: 'history', path: 'artifacts/S2/01-run/history.jsonl' },
+        { label: 'timeline.html', path: 'artifacts/S2/01-run/timeline.html' },
+        { label: 'latency.svg', path: 'artifacts/S2/01-run/latency.svg' },
+      ],
     }),
     smokeEvidence({
       scenario: 'S3/api',

@@ -27,7 +27,7 @@ export function landingEvidence(ev: ScenarioEvidence | undefined, d: Decision): 
             `${s.side} ${s.node} ${s.signal}${s.before !== undefined ? ` ${String(s.before)}→${String(s.during ?? '?')}` : ''}${s.landed ? '' : ' (no effect)'}`,
         )
         .join(', ');
-      const what = `${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}`;
+      const what = `${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}${f.what ? ` (${f.what})` : ''}`;
       return `${f.id} ${what}: ${f.landed ? 'landed' : 'NOT landed'}${sig ? ` — ${sig}` : ''}${f.substitute ? ` (substitute: ${f.substitute})` : ''}`;
     })
     .join('; ');
@@ -36,4 +36,33 @@ export function landingEvidence(ev: ScenarioEvidence | undefined, d: Decision): 
 /** `S5/api` → `S5-api`: a file-name-safe scenario id. */
 export function fileId(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]+/g, '-');
+}
+
+/** A FAIL row's verdict with its headline; other rows' verdict alone. */
+export function verdictCell(d: Decision): string {
+  const v = `${d.verdict}${d.release ? ' (release)' : ''}`;
+  return d.verdict.startsWith('FAIL-') && d.reasons[0] ? `${v}: ${d.reasons[0]}` : v;
+}
+
+/**
+ * Where a FAIL is drawn: the failing op on its key's page and on the run's timeline, as paths relative
+ * to the session dir with `#op=N` (the pages open scrolled to that op). Null when nothing was drawn.
+ */
+export function anomalyLinks(
+  ev: ScenarioEvidence | undefined,
+): { label: string; path: string; op: number; key: string | null; timeline: string | null } | null {
+  if (!ev?.runDir) return null;
+  const o = ev.oracles.find((x) => x.valid === false && x.focus !== null);
+  if (!o?.focus) return null;
+  const { op, key, page, related } = o.focus;
+  const timeline = ev.artifacts.find((a) => /(^|\/)timeline\.html$/.test(a.path));
+  // `&ctx=` keeps the ops the explanation names in view with the failing op.
+  const at = `#op=${op}${related.length ? `&ctx=${related.join(',')}` : ''}`;
+  return {
+    label: `${o.checker}: ${key === null ? '' : `key ${key}, `}op ${op}`,
+    path: page ? `${ev.runDir}/${page}${at}` : '',
+    op,
+    key,
+    timeline: timeline ? `${timeline.path}${at}` : null,
+  };
 }

@@ -5,7 +5,7 @@ import { type AuditItem, type Audits, RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } 
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
 import { isFail, isPass } from '../verdict/states.ts';
-import { fileId, landingEvidence, oracleEvidence } from './cells.ts';
+import { anomalyLinks, fileId, landingEvidence, oracleEvidence, verdictCell } from './cells.ts';
 import { table, utc, writeAtomic } from './markdown.ts';
 import type { Finding, SessionRecord } from './types.ts';
 
@@ -112,8 +112,15 @@ function noneReason(row: Row): string {
 
 function artifactLink(row: Row): string {
   const own = `[findings/${fileId(row.sc.parentId ?? row.sc.id)}.md](${fileId(row.sc.parentId ?? row.sc.id)}.md)`;
+  const focus = anomalyLinks(row.ev);
+  const drawn = focus
+    ? [
+        ...(focus.path ? [`[anomaly (${focus.label})](../${focus.path})`] : []),
+        ...(focus.timeline ? [`[timeline at op ${focus.op}](../${focus.timeline})`] : []),
+      ]
+    : [];
   const extra = (row.ev?.artifacts ?? []).map((a) => `[${a.label}](../${a.path})`);
-  return [own, ...extra].join(', ');
+  return [own, '[report.html](report.html)', ...drawn, ...extra].join(', ');
 }
 
 export function renderScenarioFinding(
@@ -129,6 +136,7 @@ export function renderScenarioFinding(
     if (row !== head) out.push(`## Arm ${d.scenario}`, '');
     out.push(
       `- **Verdict:** ${d.verdict}${d.release ? ' (release)' : ''}${d.cappedBy ? ` (capped by ${d.cappedBy})` : ''}`,
+      ...(d.verdict.startsWith('FAIL-') && d.reasons[0] ? [`- **What failed:** ${d.reasons[0]}`] : []),
       `- **Budget tier met:** ${d.tierMet ?? '—'}`,
       `- **Falsifies:** ${sc.scenario.falsifies.join(', ') || '—'}`,
       `- **Oracle:** ${sc.oracle ?? '—'}`,
@@ -141,6 +149,10 @@ export function renderScenarioFinding(
       out.push(
         `- **Seeds:** ${ev.seeds.map((s) => `${s.seed}=${s.outcome}${s.rerun !== 'not-attempted' ? ` (re-run ${s.rerun})` : ''}`).join(', ') || '—'}`,
         `- **Ran:** ${ev.ran.nodes !== undefined ? `${ev.ran.nodes} nodes` : `${ev.ran.tenants ?? 0} tenants`}, ${ev.ran.durationS}s, ${ev.faults.filter((f) => f.landed).length} landed fault window(s)`,
+        ...ev.faults.map(
+          (f) =>
+            `- **Fault window ${f.id}:** ${f.what || `${f.kind} ${f.action}`} from ${f.startS.toFixed(1)} s to ${f.endS === null ? 'the end (never healed)' : `${f.endS.toFixed(1)} s`}${f.landed ? '' : ' (did not land)'}`,
+        ),
         '',
       );
     }
@@ -255,7 +267,7 @@ export function renderReport(r: SessionRecord): string {
       rows.map((row) => [
         row.d.scenario,
         row.sc.name,
-        `${row.d.verdict}${row.d.release ? ' (release)' : ''}`,
+        verdictCell(row.d),
         row.sc.oracle,
         isAggregate(row)
           ? `aggregate of ${row.sc.scenario.arms.length} arms (see the ${row.d.scenario}/… rows)`

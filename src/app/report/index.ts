@@ -1,5 +1,6 @@
 /** The report writers' public surface (spec §6 session layout). */
 export { renderReport, renderScenarioFinding, writeReport, writeScenarioFinding } from './findings.ts';
+export { renderReportHtml, writeReportHtml } from './html.ts';
 export { renderJunit, writeJunit } from './junit.ts';
 export { buildReportJson, reportJsonSchema, writeReportJson } from './report-json.ts';
 export { createSessionDir, SESSION_SUBDIRS, sessionTimestamp } from './session-dir.ts';

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
-import { landingEvidence, oracleEvidence } from './cells.ts';
+import { anomalyLinks, landingEvidence, oracleEvidence } from './cells.ts';
 import { auditsFor, confidenceDelta } from './findings.ts';
 import { writeAtomic } from './markdown.ts';
 import { findingSchema, type SessionRecord } from './types.ts';
@@ -37,6 +37,36 @@ export const reportJsonSchema = z.strictObject({
       cappedBy: z.string().nullable(),
       step: z.number().int().min(1).max(8),
       reasons: z.array(z.string()).min(1),
+      /** A FAIL's one-sentence headline (which op, where, when, during which fault, what was expected). */
+      headline: z.string().nullable(),
+      faultWindows: z.array(
+        z.strictObject({
+          id: z.string(),
+          kind: z.string(),
+          what: z.string(),
+          startS: z.number(),
+          endS: z.number().nullable(),
+          landed: z.boolean(),
+        }),
+      ),
+      /** Where the first anomaly is drawn (paths relative to the session dir, opening at the op). */
+      anomaly: z
+        .strictObject({
+          op: z.number().int(),
+          key: z.string().nullable(),
+          page: z.string().nullable(),
+          timeline: z.string().nullable(),
+        })
+        .nullable(),
+      /** Every page a checker drew (one per key for per-key checks), with its verdict. */
+      pages: z.array(
+        z.strictObject({
+          checker: z.string(),
+          key: z.string().nullable(),
+          valid: z.union([z.literal(true), z.literal(false), z.literal('unknown')]),
+          path: z.string(),
+        }),
+      ),
       oracle: z.string().nullable(),
       oracleEvidence: z.string(),
       landingEvidence: z.string(),
@@ -76,6 +106,26 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         cappedBy: d.cappedBy ?? null,
         step: d.step,
         reasons: d.reasons,
+        headline: d.verdict.startsWith('FAIL-') ? (d.reasons[0] ?? null) : null,
+        faultWindows: (ev?.faults ?? []).map((f) => ({
+          id: f.id,
+          kind: f.kind,
+          what: f.what,
+          startS: f.startS,
+          endS: f.endS,
+          landed: f.landed,
+        })),
+        anomaly: anomalyOf(ev),
+        pages: (ev?.oracles ?? []).flatMap((o) =>
+          ev?.runDir
+            ? o.pages.map((pg) => ({
+                checker: o.checker,
+                key: pg.key,
+                valid: pg.valid,
+                path: `${ev.runDir}/${pg.path}`,
+              }))
+            : [],
+        ),
         oracle: sc.oracle,
         oracleEvidence: oracleEvidence(ev),
         landingEvidence: landingEvidence(ev, d),
@@ -88,6 +138,11 @@ export function buildReportJson(r: SessionRecord): ReportJson {
       .map((sc) => ({ scenario: sc.id, ...sc.tiers.releaseDisclosure! })),
     confidenceDelta: confidenceDelta(p, r.verdicts.rows),
   });
+}
+
+function anomalyOf(ev: Parameters<typeof anomalyLinks>[0]): ReportJson['scenarios'][number]['anomaly'] {
+  const a = anomalyLinks(ev);
+  return a ? { op: a.op, key: a.key, page: a.path || null, timeline: a.timeline } : null;
 }
 
 export async function writeReportJson(r: SessionRecord): Promise<string> {

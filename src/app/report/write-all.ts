@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { writeReport, writeScenarioFinding } from './findings.ts';
+import { writeReportHtml } from './html.ts';
 import { writeJunit } from './junit.ts';
 import { writeReportJson } from './report-json.ts';
 import { writeSessionLog } from './session-log.ts';
@@ -10,6 +11,6 @@ export async function writeSessionReports(r: SessionRecord): Promise<string[]> {
   await mkdir(r.sessionDir, { recursive: true });
   const written = [await writeSessionLog(r)];
   for (const d of r.verdicts.topLevel) written.push(await writeScenarioFinding(r, d.scenario));
-  written.push(await writeReport(r), await writeReportJson(r), await writeJunit(r));
+  written.push(await writeReport(r), await writeReportHtml(r), await writeReportJson(r), await writeJunit(r));
   return written;
 }

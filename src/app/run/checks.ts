@@ -1,4 +1,5 @@
 import { runCheckers } from '../../../checkers/compose.ts';
+import { faultBands } from '../../../checkers/fault-bands.ts';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { mergeValidity } from '../../../checkers/types.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
@@ -18,10 +19,11 @@ export async function runChecks(
   faults: readonly FaultRecord[] | null,
   outDir: string,
 ): Promise<{ valid: Validity; results: CheckResult[] }> {
+  // The fault windows once, from the whole history: per-key checkers never see the nemesis ops.
   const { results } = await runCheckers(
     specs.map((s) => ({ name: s.name, options: s.options, ...(s.independent && { independent: true }) })),
     history.ops,
-    { outDir },
+    { outDir, faults: faultBands(history.ops, history.events) },
     { badOptions: 'unknown' },
   );
   results.push(activityCheck(history));

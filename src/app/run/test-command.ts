@@ -204,7 +204,7 @@ function progressPrinter(): (p: Progress) => void {
     const line =
       `  ${p.elapsedS.toFixed(0).padStart(4)}s  ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s)  ` +
       `ok ${p.stats.ok} fail ${p.stats.fail} info ${p.stats.info}  in flight ${p.stats.inFlight}  ` +
-      `faults: ${p.faults.length > 0 ? p.faults.join(' ') : 'none'}`;
+      `faults: ${p.faults.length > 0 ? p.faults.join('; ') : 'none'}`;
     if (tty) process.stderr.write(`\r\x1b[K${line}`);
     else if (p.elapsedS - last >= 5) {
       last = p.elapsedS;

@@ -312,7 +312,7 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
   return heal;
 }
 
-/** The declared checkers, the run's own checks (workload, faults) and perf; results.json. */
+/** The declared checkers, the run's own checks (workload, faults), perf and timeline; results.json. */
 async function checkRun(
   s: RunState,
   stats: InterpreterStats,
@@ -325,9 +325,18 @@ async function checkRun(
   const specs =
     typeof o.checkers === 'function' ? o.checkers(s.workload) : (o.checkers ?? s.workload.checkers);
   const { valid, results } = await runChecks(history, specs, records, runDir);
-  const perf = await runChecks(history, [{ name: 'perf', options: {} }], null, runDir);
+  // What every run draws besides its verdict: latency and rate plots, and the timeline of every op.
+  const drawn = await runChecks(
+    history,
+    [
+      { name: 'perf', options: {} },
+      { name: 'timeline', options: {} },
+    ],
+    null,
+    runDir,
+  );
   const elapsedS = (Date.now() - s.started) / 1000;
-  const resultsDoc = { valid, elapsedS, stats, results, perf: perf.results[0] ?? null };
+  const resultsDoc = { valid, elapsedS, stats, results, perf: drawn.results[0] ?? null };
   writeJson(join(runDir, 'results.json'), resultsDoc);
   // Jepsen's history.edn and results.edn beside the JSON files.
   await writeRunEdn(runDir, resultsDoc).catch((err) =>

@@ -68,7 +68,8 @@ export function verdictTable(r: RunPlanResult): string {
     x.scenario,
     x.verdict,
     x.tier,
-    x.reason.length > 100 ? `${x.reason.slice(0, 97)}...` : x.reason,
+    // Never cut: a FAIL's reason is the one sentence that says what failed.
+    x.reason,
   ]);
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
   const fmt = (cells: string[]) =>
@@ -80,7 +81,7 @@ export function verdictTable(r: RunPlanResult): string {
     ...rows.map(fmt),
     '',
     `session verdict: ${r.verdict ?? '—'} (exit ${r.exitCode})`,
-    `report: ${r.sessionDir}/findings/report.md`,
+    `report: ${r.sessionDir}/findings/report.html (also report.md, report.json)`,
     '',
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { checkers } from '../../../checkers/registry.ts';
 import type { CheckResult } from '../../../checkers/types.ts';
@@ -10,6 +10,7 @@ import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import type { Binding } from '../plan/binding.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
+import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
   faultEvidenceFromRecord,
   historyFacts,
@@ -81,7 +82,15 @@ export async function measureRun(
   const workloadS = lastInvoke >= durationS - 1 ? durationS : lastInvoke;
   const throughput = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
   const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
-  const oracles = results.map((r) => oracleFrom(r, binding));
+  const headlines = {
+    ops: opsByEventIndex(client),
+    faults: new Map(faults.map((f) => [f.id, { what: f.what }])),
+  };
+  const oracles = results.map((r) => ({
+    ...oracleFrom(r, binding),
+    ...drawnBy(r, runDir),
+    headline: resultHeadline(r.anomalies, headlines),
+  }));
   return {
     ops: client.length,
     faults,
@@ -185,8 +194,49 @@ function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
     subset: null,
     mismatch: null,
     error: r.error ?? null,
+    headline: null,
+    focus: null,
+    pages: [],
   };
 }
+
+/**
+ * The pages a checker drew (relative to the run dir), each with its key's verdict, and the op to open
+ * them at: the first anomaly's first op, on its key's page.
+ */
+function drawnBy(r: CheckResult, runDir: string): Pick<OracleResult, 'focus' | 'pages'> {
+  const sanitize = (k: string) => k.replace(/[^A-Za-z0-9_.-]/g, '_') || '_';
+  const byDir = new Map<string, string>();
+  for (const list of [r.stats.keys, r.stats.invalidKeys, r.stats.unknownKeys])
+    if (Array.isArray(list)) for (const k of list) byDir.set(sanitize(String(k)), String(k));
+  const invalid = new Set((r.stats.invalidKeys as unknown[] | undefined)?.map(String) ?? []);
+  const unknown = new Set((r.stats.unknownKeys as unknown[] | undefined)?.map(String) ?? []);
+  const pages = (r.artifacts ?? [])
+    .filter((a) => a.endsWith('.html'))
+    .map((a) => {
+      const path = relative(runDir, a);
+      const dir = /(?:^|\/)independent\/([^/]+)\//.exec(path)?.[1];
+      if (dir === undefined) return { key: null, valid: r.valid, path };
+      const key = byDir.get(dir) ?? dir;
+      return { key, valid: invalid.has(key) ? false : unknown.has(key) ? ('unknown' as const) : true, path };
+    })
+    .sort((a, b) => keyOrder.compare(a.key ?? '', b.key ?? ''));
+  const first = r.anomalies[0];
+  const op = first?.ops?.[0];
+  const key = first?.key === undefined ? null : String(first.key);
+  const focus =
+    op === undefined
+      ? null
+      : {
+          op,
+          related: (first?.ops ?? []).slice(1),
+          key,
+          page: (pages.find((p) => p.key === key) ?? pages.find((p) => p.key === null))?.path ?? null,
+        };
+  return { focus, pages };
+}
+
+const keyOrder = new Intl.Collator('en', { numeric: true });
 
 /** SUT logs the runner collected into <runDir>/<node>/. */
 function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<typeof scanSutLog> } {

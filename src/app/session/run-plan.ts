@@ -368,6 +368,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
   refreshFindings(record, s.reductions);
   refreshPreconditions(record);
   record.artifacts = [
+    { label: 'findings report (page)', path: 'findings/report.html' },
     { label: 'findings report', path: 'findings/report.md' },
     { label: 'report data', path: 'findings/report.json' },
     { label: 'JUnit', path: 'junit.xml' },

@@ -215,7 +215,7 @@ function runner(s: ScenarioState): RunOnce {
         if (p.elapsedS - last < 5) return;
         last = p.elapsedS;
         o.print(
-          `  ${sc.id} ${label}: ${p.elapsedS.toFixed(0)}s ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s) faults: ${p.faults.join(' ') || 'none'}`,
+          `  ${sc.id} ${label}: ${p.elapsedS.toFixed(0)}s ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s) faults: ${p.faults.join('; ') || 'none'}`,
         );
       },
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
@@ -385,6 +385,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     startedAt,
     endedAt,
     artifacts: artifactList(primary.runDir, o.sessionDir),
+    runDir: relative(o.sessionDir, primary.runDir),
     notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
   };
 }

@@ -29,7 +29,7 @@ export function aggregateArms(parentId: string, arms: readonly Decision[]): Deci
     return {
       ...base,
       verdict: fail.verdict,
-      reasons: [`arm ${fail.scenario}: ${fail.verdict}`],
+      reasons: [`arm ${fail.scenario} ${fail.verdict}: ${fail.reasons[0] ?? ''}`],
       cappedBy: 'arms',
     };
   if (arms.every((a) => a.verdict === 'NOT-RUN')) {
@@ -95,9 +95,11 @@ export function sessionVerdict(rows: readonly Decision[], blocked?: string): Ses
     ? `; FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}`
     : '';
   if (fails.length > 0) {
+    // Each FAIL's reason is a whole sentence (see ./headline.ts): never cut, never wrapped in brackets.
+    const sentence = (r: string) => (/[.!?]$/.test(r) ? r : `${r}.`);
     return {
       verdict: 'FAIL',
-      headline: `FAIL: ${fails.map((f) => `${f.scenario} ${f.verdict} (${f.reasons[0] ?? ''})`).join('; ')}${nd}`,
+      headline: `FAIL: ${fails.map((f) => `${f.scenario} ${f.verdict}: ${sentence(f.reasons[0] ?? 'see its findings')}`).join(' ')}${nd ? ` Also FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}.` : ''}`,
       nondeterministic,
     };
   }

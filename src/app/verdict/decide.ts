@@ -137,7 +137,10 @@ function failed(ev: ScenarioEvidence, base: Base): Decision | null {
   const failedOracles = ev.oracles.filter((o) => o.ran && o.valid === false);
   const failedSeeds = ev.seeds.filter((s) => s.outcome === 'fail');
   if (failedOracles.length === 0 && failedSeeds.length === 0) return null;
-  const what = failedOracles.map((o) => o.evidence || `${o.checker}: ${o.anomalies} anomalies`);
+  // The headline sentence (which op, where, when, during which fault, and what was expected) first.
+  const what = failedOracles.map(
+    (o) => o.headline ?? (o.evidence || `${o.checker}: ${o.anomalies} anomalies`),
+  );
   if (failedSeeds.length > 0) what.push(`seed(s) ${failedSeeds.map((s) => s.seed).join(', ')} failed`);
   const reproduced = failedSeeds.find((s) => s.rerun === 'reproduced');
   if (reproduced)

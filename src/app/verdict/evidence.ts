@@ -30,6 +30,34 @@ export const oracleResultSchema = z.object({
   /** Set when the checker cannot tell pass from fail on this model/history (e.g. linearizable on a session claim). */
   mismatch: z.string().nullable().default(null),
   error: z.string().nullable().default(null),
+  /**
+   * For a result with anomalies: one sentence naming the first one (which op, process, node, key, time,
+   * fault window, and what the checker expected instead); see ./headline.ts.
+   */
+  headline: z.string().nullable().default(null),
+  /** The op that shows the first anomaly (its event index), its key, and the page that draws it. */
+  focus: z
+    .object({
+      op: z.number().int().nonnegative(),
+      /** The other ops the explanation names (event indices), to keep in view with it. */
+      related: z.array(z.number().int().nonnegative()).default([]),
+      key: z.string().nullable(),
+      /** Relative to the run directory (`ScenarioEvidence.runDir`). */
+      page: z.string().nullable(),
+    })
+    .nullable()
+    .default(null),
+  /** Pages the checker drew (one per key for a per-key check), with that key's verdict. */
+  pages: z
+    .array(
+      z.object({
+        key: z.string().nullable(),
+        valid: validity,
+        /** Relative to the run directory. */
+        path: z.string(),
+      }),
+    )
+    .default([]),
 });
 export type OracleResult = z.infer<typeof oracleResultSchema>;
 
@@ -61,6 +89,8 @@ export const faultSchema = z.object({
   action: z.string().default(''),
   /** Partition topology (halves, majorities-ring, asymmetric …) when kind = partition. */
   topology: z.string().nullable().default(null),
+  /** What the fault did, e.g. `n2 isolated from n1 n3 n4 n5` (nemeses/describe.ts). */
+  what: z.string().default(''),
   nodes: z.array(z.string()).default([]),
   /** Seconds from the start of the workload. */
   startS: z.number().nonnegative(),
@@ -186,6 +216,8 @@ export const scenarioEvidenceSchema = z.object({
   startedAt: z.string().nullable().default(null),
   endedAt: z.string().nullable().default(null),
   artifacts: z.array(z.object({ label: z.string(), path: z.string() })).default([]),
+  /** The run directory the evidence (and the checkers' pages) came from, relative to the session dir. */
+  runDir: z.string().nullable().default(null),
   notes: z.array(z.string()).default([]),
 });
 export type ScenarioEvidence = z.infer<typeof scenarioEvidenceSchema>;

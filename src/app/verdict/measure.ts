@@ -1,3 +1,4 @@
+import { describeFaultRecord } from '../../../nemeses/describe.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import type { Operation } from '../../core/history/operation.ts';
 import type { FaultEvidenceRecord, HistoryFacts, ThroughputWindow } from './evidence.ts';
@@ -150,6 +151,7 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
     kind: record.spec.kind,
     action: record.spec.action,
     topology: typeof topology === 'string' ? topology : null,
+    what: describeFaultRecord(record).what,
     nodes: record.nodes,
     startS: sec(record.injectedAt) ?? 0,
     endS: sec(record.healedAt),
