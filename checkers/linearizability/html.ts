@@ -4,6 +4,7 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import { type FaultBand, faultBands } from '../fault-bands.ts';
 import {
   embedJson,
+  emptyLaneData,
   escapeHtml,
   LANES_SCRIPT,
   LANES_STYLE,
@@ -135,20 +136,11 @@ function visPartition(
   }
   const procs = [...nodes.keys()].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b));
   const laneOf = new Map(procs.map((q, i) => [q, i]));
-  const d: LaneData = {
-    lanes: procs.map((q) => ({ name: `process ${q}`, sub: [...(nodes.get(q) ?? [])].join('+') })),
-    lane: [],
-    s: [],
-    e: [],
-    c: [],
-    t: [],
-    n: [],
-    dt: {},
-    classes: CLASSES,
+  const d = emptyLaneData(
+    procs.map((q) => ({ name: `process ${q}`, sub: [...(nodes.get(q) ?? [])].join('+') })),
+    CLASSES,
     bands,
-    end: 0,
-    focus: -1,
-  };
+  );
   let end = 0;
   for (const { o, i } of ops) {
     const op = byId.get(o.id);

@@ -51,6 +51,11 @@ export interface LaneData {
   context?: number[];
 }
 
+/** Lane data with its rows, classes and bands, and no ops yet (the pages push them). */
+export function emptyLaneData(lanes: LaneData['lanes'], classes: LaneClass[], bands: LaneBand[]): LaneData {
+  return { lanes, lane: [], s: [], e: [], c: [], t: [], n: [], dt: {}, classes, bands, end: 0, focus: -1 };
+}
+
 /** Nanoseconds → the µs integers the data carries. */
 export const toMicros = (ns: number): number => Math.round(ns / 1000);
 

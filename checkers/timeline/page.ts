@@ -3,6 +3,7 @@ import { bandLabel, type FaultBand, faultBands } from '../fault-bands.ts';
 import { show } from '../linearizability/model.ts';
 import {
   embedJson,
+  emptyLaneData,
   escapeHtml,
   LANES_SCRIPT,
   LANES_STYLE,
@@ -97,20 +98,7 @@ export function laneBands(bands: readonly FaultBand[]): LaneBand[] {
 export function timelineData(ops: readonly Operation[], faults?: readonly FaultBand[]): LaneData {
   const { lanes, index } = lanesOf(ops);
   const bands = faults ?? faultBands(ops);
-  const d: LaneData = {
-    lanes,
-    lane: [],
-    s: [],
-    e: [],
-    c: [],
-    t: [],
-    n: [],
-    dt: {},
-    classes: CLASSES,
-    bands: laneBands(bands),
-    end: 0,
-    focus: -1,
-  };
+  const d = emptyLaneData(lanes, CLASSES, laneBands(bands));
   let end = 0;
   for (const op of ops) {
     const stop = op.completeTime ?? op.infoTime;
