@@ -198,7 +198,8 @@ fx.test('a wrong key fails fast with RemoteAuthError', async (t) => {
     connectRemote([{ ...node('n2'), identityFile: key }], { knownHostsFiles: [fx.cluster().knownHostsPath] }),
     { instanceOf: RemoteAuthError },
   );
-  t.true(Date.now() - start < 3000);
+  // Generous (a loaded 2-core host needs seconds for a handshake): it only rules out waiting for a timeout.
+  t.true(Date.now() - start < 15_000, `${Date.now() - start} ms`);
   t.regex(err?.message ?? '', /^n2: authentication failed/);
   t.false(err?.message.includes('PRIVATE KEY') ?? true);
 });

@@ -517,8 +517,9 @@ export function listLocalClusters(): string[] {
 }
 
 /**
- * The local cluster `name` with `nodes` nodes: reused when it is already up with that size, brought up
- * when absent. `created` tells the caller whether it owns the teardown.
+ * The local cluster `name` with `nodes` nodes: reused when it is already up with that size and every
+ * node's sshd answers, rebuilt when its sshds are gone, brought up when absent. `created` tells the caller
+ * whether it owns the teardown.
  */
 export async function ensureLocalCluster(
   name: string,
@@ -529,6 +530,14 @@ export async function ensureLocalCluster(
     throw new UserError(
       `local cluster ${name} has ${existing.nodes.length} nodes, not ${nodes}; run: faultline cluster down --name ${name}`,
     );
-  if (existing) return { cluster: localCluster(name), created: false };
+  if (existing) {
+    // A cluster whose sshds are gone (the host rebooted, or a killed run took its namespaces' processes
+    // with it) is rebuilt rather than handed out: every command on it would be refused.
+    const up = await Promise.all(existing.nodes.map((n) => tcpOpen(n.address, 22, 1000)));
+    if (up.every(Boolean)) return { cluster: localCluster(name), created: false };
+    const down = existing.nodes.filter((_, i) => !up[i]).map((n) => n.name);
+    log().warn({ cluster: name, sshdDown: down }, 'local cluster is not serving SSH; rebuilding it');
+    await localClusterDown(name);
+  }
   return { cluster: await localClusterUp({ nodes, name }), created: true };
 }
