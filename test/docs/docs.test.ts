@@ -166,11 +166,41 @@ test('every plan in the documentation passes plan check with no problem', async 
       plans++;
       const file = join(dir, `${plans}.md`);
       writeFileSync(file, `${b.body}\n`);
-      const problems = checkPlan(await loadPlan(file)).map(formatProblem);
+      const where = `${relative(root, doc.path)}, plan at line ${b.line}`;
+      const problems = checkPlan(await loadPlan(file)).map((p) => formatProblem(where, p));
       t.deepEqual(problems, [], `${relative(root, doc.path)}:${b.line}`);
     }
   }
   t.true(plans > 0, 'the plan reference has a complete example');
+});
+
+test('every documentation file the program or its scripts point users to exists', (t) => {
+  const sources: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules' && e.name !== 'store' && e.name !== 'test-sessions') walk(p);
+      } else if (/\.(ts|js|mjs|sh)$/.test(e.name)) sources.push(p);
+    }
+  };
+  for (const d of ['src', 'nemeses', 'checkers', 'bin', 'scripts', 'examples']) walk(join(root, d));
+  // The toolbox scan lists paths it looks for in the system under test's repository, not faultline's docs.
+  const sutPaths = join(root, 'src', 'app', 'session', 'toolbox.ts');
+  const missing: string[] = [];
+  let pointers = 0;
+  for (const file of sources.filter((f) => f !== sutPaths)) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/\b(README\.md|docs\/[\w./-]+\.(?:md|png))(#[\w-]+)?/g)) {
+      pointers++;
+      const target = join(root, m[1] as string);
+      if (!existsSync(target)) missing.push(`${relative(root, file)}: ${m[0]}`);
+      else if (m[2] && !docs.get(target)?.anchors.has(m[2].slice(1)))
+        missing.push(`${relative(root, file)}: ${m[0]}: no such heading`);
+    }
+  }
+  t.log(`${pointers} pointers into the documentation`);
+  t.deepEqual(missing, []);
 });
 
 /** `faultline` and `npx faultline` run this checkout from its sources; `import 'faultline'` resolves to them. */
