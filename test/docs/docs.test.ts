@@ -22,7 +22,7 @@ import { checkPlan, formatProblem, loadPlan } from '../../src/app/plan/index.ts'
  *   `<!-- file: NAME -->` blocks are written to its scratch directory.
  */
 const root = resolve(new URL('../..', import.meta.url).pathname);
-const BLOCK_TIMEOUT_MS = 90_000;
+const BLOCK_TIMEOUT_MS = 150_000;
 
 interface Block {
   line: number;
