@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -171,6 +172,7 @@ test('every plan in the documentation passes plan check with no problem', async 
       t.deepEqual(problems, [], `${relative(root, doc.path)}:${b.line}`);
     }
   }
+  rmSync(dir, { recursive: true, force: true });
   t.true(plans > 0, 'the plan reference has a complete example');
 });
 
@@ -274,6 +276,7 @@ for (const doc of docs.values()) {
           reject: false,
           env: { FAULTLINE_FROM_SOURCE: '1' },
         });
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 }
