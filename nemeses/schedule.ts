@@ -79,6 +79,11 @@ export interface ScheduleOptions {
   targets?: Readonly<Record<string, readonly string[]>>;
   /** Cluster size: default targets a cluster this small cannot have are left out. */
   nodeCount?: number;
+  /**
+   * Whether the database reports its leaders. When false, the default `primaries` choice is left out:
+   * a window aimed at leaders the database cannot name would never land.
+   */
+  hasPrimaries?: boolean;
 }
 
 /** Default choices a cluster of `n` nodes can take (majorities-ring needs 4, a minority third 4 …). */
@@ -98,7 +103,9 @@ export function buildSchedule(o: ScheduleOptions): Schedule {
     const c = faultClass(name);
     // One stream per class, derived from the seed: adding a class does not reshuffle the others.
     const rng = new Rng(o.seed).fork(`fault-class-${k}`);
-    const choices = o.targets?.[name] ?? c.defaultTargets.filter((t) => fits(t, o.nodeCount));
+    const choices =
+      o.targets?.[name] ??
+      c.defaultTargets.filter((t) => fits(t, o.nodeCount) && (o.hasPrimaries !== false || t !== 'primaries'));
     if (choices.length === 0) throw new UserError(`--nemesis ${name}: no target fits this cluster`);
     let t = delay;
     let starting = true;

@@ -180,6 +180,26 @@ test('random schedules leave out targets a small cluster cannot have', (t) => {
   t.true(delayed.ops.filter((o) => o.phase === 'main').every((o) => o.atMs >= 1500));
 });
 
+test('random schedules aim no fault at leaders a database cannot name', (t) => {
+  const targetsOf = (hasPrimaries: boolean | undefined) => {
+    const s = buildSchedule({
+      faults: ['pause', 'kill', 'partition'],
+      intervalMs: 100,
+      durationMs: 20_000,
+      seed: 1,
+      nodeCount: 3,
+      ...(hasPrimaries !== undefined && { hasPrimaries }),
+    });
+    const starts = s.ops.filter((o) => ['pause', 'kill', 'start-partition'].includes(o.f));
+    return new Set(starts.map((o) => String(o.value.targets ?? o.value.topology)));
+  };
+  t.true(targetsOf(undefined).has('primaries'));
+  t.true(targetsOf(true).has('primaries'));
+  const without = targetsOf(false);
+  t.false(without.has('primaries'));
+  t.true(without.has('one'));
+});
+
 test('plan steps are validated by their nemesis: real actions only, unknown kinds named', (t) => {
   const ok = nemesisStepSchema.safeParse({ kind: 'disk', action: 'disk-full' });
   t.true(ok.success);

@@ -260,13 +260,13 @@ test('faultline plan check: exit 3 with every problem listed; exit 0 for a runna
   t.regex(missing.stderr, /cannot read plan/);
 });
 
-test('the example plan in the README section "plans" loads and checks clean', async (t) => {
-  const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-  const m = readme.match(/<!-- section:plans -->[\s\S]*?````markdown\n([\s\S]*?)\n````/);
-  t.truthy(m, 'README plans section has a ````markdown example');
-  const p = parsePlanText(m![1]!, 'README-example.md');
+test('the complete example plan in docs/plans.md loads and checks clean', async (t) => {
+  const doc = await readFile(fileURLToPath(new URL('../../docs/plans.md', import.meta.url)), 'utf8');
+  const m = doc.match(/````markdown\n([\s\S]*?)\n````/);
+  t.truthy(m, 'docs/plans.md has a ````markdown example');
+  const p = parsePlanText(m![1]!, 'plans-example.md');
   t.deepEqual(checkPlan(p), []);
-  t.deepEqual(p.resolved[0]!.tiers.hardening, { nodes: 5, durationS: 1800, faultWindows: 5, seeds: 3 });
+  t.deepEqual(p.resolved[0]!.tiers.hardening, { nodes: 5, durationS: 600, faultWindows: 20, seeds: 3 });
 });
 
 test('arms from a multi-line "Scenario arms:" list and "#### Arm S5/api" headings with nested §7.M', async (t) => {

@@ -13,7 +13,7 @@ import { pluginArgs } from '../plugin/args.ts';
  */
 const here = dirname(fileURLToPath(import.meta.url));
 
-async function buildProgram(): Promise<Command> {
+export async function buildProgram(): Promise<Command> {
   const program = new Command('faultline')
     .description(
       'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',

@@ -197,7 +197,7 @@ function faultScheduleOf(
   o: Pick<
     TestRunOptions,
     'faultSchedule' | 'faults' | 'nemesisIntervalS' | 'timeLimitS' | 'nemesisDelayS' | 'seed' | 'faultTargets'
-  >,
+  > & { db?: Database },
   nodeCount?: number,
 ): Schedule | null {
   if (o.faultSchedule) return o.faultSchedule;
@@ -210,6 +210,7 @@ function faultScheduleOf(
     seed: o.seed,
     ...(nodeCount !== undefined && { nodeCount }),
     ...(o.faultTargets && { targets: o.faultTargets }),
+    ...(o.db && { hasPrimaries: o.db.primaries !== undefined }),
   });
 }
 

@@ -9,7 +9,9 @@ import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
  * bindings) as JSON, for scripts and for checking how a budget string was read.
  */
 export function register(program: Command): void {
-  const plan = program.command('plan').description('read and validate test plans (spec §1)');
+  const plan = program
+    .command('plan')
+    .description('read and validate test plans (the format: docs/plans.md)');
   plan
     .command('check')
     .description('validate a plan: exit 3 if it must not run, 0 otherwise')
