@@ -73,42 +73,14 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
   const started = performance.now();
   const models = options.consistencyModels ?? DEFAULT_MODELS;
   const prohibited = prohibitedAnomalies(models, options.anomalies ?? []);
-  const timeoutMs = options.cycleSearchTimeoutMs ?? DEFAULT_CYCLE_SEARCH_TIMEOUT_MS;
-
   const specs = CYCLE_SPECS.filter((s) => prohibited.has(s.type));
   const useRealtime = specs.some((s) => s.extra === REALTIME);
   const useProcess = !useRealtime && specs.some((s) => s.extra === PROCESS);
   const searched = specs.filter((s) => s.extra === 0 || (s.extra === REALTIME) === useRealtime);
 
-  let analysis: WorkloadAnalysis;
-  try {
-    analysis =
-      options.workload === 'list-append'
-        ? analyseListAppend(ops)
-        : analyseRwRegister(ops, {
-            sequentialKeys: options.sequentialKeys ?? false,
-            linearizableKeys: options.linearizableKeys ?? false,
-            wfrKeys: options.wfrKeys ?? false,
-          });
-  } catch (err) {
-    if (err instanceof WorkloadError || err instanceof MicroOpError) {
-      const type = err instanceof WorkloadError ? err.type : 'unexpected-txn-micro-op-types';
-      return {
-        checker: 'elle',
-        valid: 'unknown',
-        evidence: `elle ${options.workload}: analysis stopped: ${type}`,
-        scope: SCOPE,
-        anomalies: [{ type, explanation: err.message }],
-        stats: { opsConsumed: ops.length, txns: 0, anomalyTypes: [type], not: [], alsoNot: [] },
-        error: err.message,
-        anomalyTypes: [type],
-        not: [],
-        alsoNot: [],
-      };
-    }
-    throw err;
-  }
-
+  const analysed = analyse(ops, options);
+  if ('stopped' in analysed) return analysed.stopped;
+  const analysis = analysed.analysis;
   const phases: Record<string, number> = {};
   let mark = started;
   const phase = (name: string) => {
@@ -138,81 +110,14 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
   phase('graph');
   const { multi } = tarjan(graph, DATA | PROCESS | REALTIME, tarjanWorkspace(vertexCount));
   phase('scc');
-  const localId = i32(vertexCount).fill(-1);
-  let sccTxns = 0;
-  let largestScc = 0;
-  let timeouts = 0;
-  for (const verts of multi) {
-    let real = 0;
-    for (const v of verts) if (v < h.n) real++;
-    if (real < 2) continue;
-    sccTxns += real;
-    largestScc = Math.max(largestScc, real);
-    const lg = localGraph(graph, verts, localId);
-    const inScc = new Set<string>();
-    const impliedHere = new Set<string>();
-    const exhausted: string[] = [];
-    for (const spec of searched) {
-      if (impliedHere.has(spec.type)) continue;
-      const deadline = performance.now() + timeoutMs;
-      const outcome = ctx.signal?.aborted
-        ? ({ timeout: true } as const)
-        : searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type, ctx.signal);
-      if (outcome === null) {
-        exhausted.push(spec.type);
-        continue;
-      }
-      if ('timeout' in outcome) {
-        timeouts++;
-        addAnomaly(found, {
-          type: 'cycle-search-timeout',
-          explanation: ctx.signal?.aborted
-            ? `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions was cancelled`
-            : `the search for a ${spec.type} cycle in a strongly connected component of ${real} transactions ran out of its ${timeoutMs} ms budget`,
-          anomalySpecType: spec.type,
-          doesNotContain: [...exhausted],
-          sccSize: real,
-        });
-        // Fall back to any cycle of the type's relations, reported under whatever class its steps give.
-        const fallback = ctx.signal?.aborted ? null : anyCycle(lg, legalRels(spec));
-        const fallbackType = fallback ? classify(lg, h.n, fallback) : null;
-        if (fallback && fallbackType && prohibited.has(fallbackType) && !impliedHere.has(fallbackType)) {
-          inScc.add(fallbackType);
-          for (const t of impliedAnomalies(fallbackType)) impliedHere.add(t);
-          const detailed = (found.get(fallbackType)?.length ?? 0) < MAX_CASES_IN_RESULT;
-          addAnomaly(found, explainCycle(analysis, lg, fallback, fallbackType, detailed));
-        }
-        const exists = cycleExistsType(lg, spec);
-        if (exists && !inScc.has(exists)) {
-          inScc.add(exists);
-          addAnomaly(found, {
-            type: exists,
-            explanation: `a component of ${real} transactions has a cycle of the relations ${spec.type} is built from, but no specific cycle was named within the budget`,
-            sccSize: real,
-          });
-        }
-        continue;
-      }
-      inScc.add(spec.type);
-      for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
-      // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the
-      // result keeps get a one-line summary.
-      const detailed = (found.get(spec.type)?.length ?? 0) < MAX_CASES_IN_RESULT;
-      addAnomaly(found, explainCycle(analysis, lg, outcome.cycle, spec.type, detailed));
-    }
-  }
-
+  const search = searchComponents(analysis, graph, multi, vertexCount, {
+    searched,
+    prohibited,
+    timeoutMs: options.cycleSearchTimeoutMs ?? DEFAULT_CYCLE_SEARCH_TIMEOUT_MS,
+    signal: ctx.signal,
+  });
   phase('cycleSearch');
-  // cycle-exists entries are dropped when a concrete anomaly already rules out the same model.
-  const foundTypes = [...found.keys()];
-  const concreteNot = new Set(
-    boundary(foundTypes.filter((t) => !t.endsWith('-cycle-exists'))).not.concat(
-      boundary(foundTypes.filter((t) => !t.endsWith('-cycle-exists'))).alsoNot,
-    ),
-  );
-  for (const [model, name] of Object.entries(CYCLE_EXISTS_NAME)) {
-    if (found.has(name) && concreteNot.has(model)) found.delete(name);
-  }
+  dropImpliedCycleExists(found);
 
   const reportable = [...found.keys()].filter((t) => prohibited.has(t) || UNKNOWN_ANOMALIES.has(t)).sort();
   const invalid = reportable.some((t) => prohibited.has(t));
@@ -252,9 +157,9 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
       dependencyEdges: dataEdges,
       orderGraph: useRealtime ? 'realtime' : useProcess ? 'process' : 'none',
       cyclicComponents: multi.length,
-      txnsInCycles: sccTxns,
-      largestComponent: largestScc,
-      searchTimeouts: timeouts,
+      txnsInCycles: search.sccTxns,
+      largestComponent: search.largestScc,
+      searchTimeouts: search.timeouts,
       anomalyCounts,
       anomalyTypes: reportable,
       not,
@@ -267,6 +172,152 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
     not,
     alsoNot,
   };
+}
+
+type ElleOptions = ReturnType<typeof elleOptionsSchema.parse>;
+
+/** The workload's analysis, or the result that says why it stopped (a history it cannot read). */
+function analyse(
+  ops: readonly Operation[],
+  options: ElleOptions,
+): { analysis: WorkloadAnalysis } | { stopped: ElleCheckResult } {
+  try {
+    return {
+      analysis:
+        options.workload === 'list-append'
+          ? analyseListAppend(ops)
+          : analyseRwRegister(ops, {
+              sequentialKeys: options.sequentialKeys ?? false,
+              linearizableKeys: options.linearizableKeys ?? false,
+              wfrKeys: options.wfrKeys ?? false,
+            }),
+    };
+  } catch (err) {
+    if (!(err instanceof WorkloadError || err instanceof MicroOpError)) throw err;
+    const type = err instanceof WorkloadError ? err.type : 'unexpected-txn-micro-op-types';
+    return {
+      stopped: {
+        checker: 'elle',
+        valid: 'unknown',
+        evidence: `elle ${options.workload}: analysis stopped: ${type}`,
+        scope: SCOPE,
+        anomalies: [{ type, explanation: err.message }],
+        stats: { opsConsumed: ops.length, txns: 0, anomalyTypes: [type], not: [], alsoNot: [] },
+        error: err.message,
+        anomalyTypes: [type],
+        not: [],
+        alsoNot: [],
+      },
+    };
+  }
+}
+
+interface ComponentSearch {
+  searched: readonly CycleSpec[];
+  prohibited: ReadonlySet<string>;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Each strongly connected component with two or more transactions: search a cycle of each prohibited
+ * type (skipping types a found one already implies); on a timeout, fall back to any cycle of the type's
+ * relations. Anomalies go into the analysis's map.
+ */
+function searchComponents(
+  analysis: WorkloadAnalysis,
+  graph: ReturnType<typeof buildCsr>,
+  multi: readonly Int32Array[],
+  vertexCount: number,
+  o: ComponentSearch,
+): { sccTxns: number; largestScc: number; timeouts: number } {
+  const h = analysis.history;
+  const localId = i32(vertexCount).fill(-1);
+  let sccTxns = 0;
+  let largestScc = 0;
+  let timeouts = 0;
+  for (const verts of multi) {
+    let real = 0;
+    for (const v of verts) if (v < h.n) real++;
+    if (real < 2) continue;
+    sccTxns += real;
+    largestScc = Math.max(largestScc, real);
+    const lg = localGraph(graph, verts, localId);
+    const inScc = new Set<string>();
+    const impliedHere = new Set<string>();
+    const exhausted: string[] = [];
+    for (const spec of o.searched) {
+      if (impliedHere.has(spec.type)) continue;
+      const deadline = performance.now() + o.timeoutMs;
+      const outcome = o.signal?.aborted
+        ? ({ timeout: true } as const)
+        : searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type, o.signal);
+      if (outcome === null) {
+        exhausted.push(spec.type);
+        continue;
+      }
+      if ('timeout' in outcome) {
+        timeouts++;
+        searchTimedOut(analysis, lg, spec, { real, exhausted, inScc, impliedHere }, o);
+        continue;
+      }
+      inScc.add(spec.type);
+      for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
+      // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the
+      // result keeps get a one-line summary.
+      const detailed = (analysis.anomalies.get(spec.type)?.length ?? 0) < MAX_CASES_IN_RESULT;
+      addAnomaly(analysis.anomalies, explainCycle(analysis, lg, outcome.cycle, spec.type, detailed));
+    }
+  }
+  return { sccTxns, largestScc, timeouts };
+}
+
+/** A cycle search that ran out of budget: say so, then report any cycle of the type's relations. */
+function searchTimedOut(
+  analysis: WorkloadAnalysis,
+  lg: ReturnType<typeof localGraph>,
+  spec: CycleSpec,
+  scc: { real: number; exhausted: string[]; inScc: Set<string>; impliedHere: Set<string> },
+  o: ComponentSearch,
+): void {
+  const found = analysis.anomalies;
+  const n = analysis.history.n;
+  addAnomaly(found, {
+    type: 'cycle-search-timeout',
+    explanation: o.signal?.aborted
+      ? `the search for a ${spec.type} cycle in a strongly connected component of ${scc.real} transactions was cancelled`
+      : `the search for a ${spec.type} cycle in a strongly connected component of ${scc.real} transactions ran out of its ${o.timeoutMs} ms budget`,
+    anomalySpecType: spec.type,
+    doesNotContain: [...scc.exhausted],
+    sccSize: scc.real,
+  });
+  // Fall back to any cycle of the type's relations, reported under whatever class its steps give.
+  const fallback = o.signal?.aborted ? null : anyCycle(lg, legalRels(spec));
+  const fallbackType = fallback ? classify(lg, n, fallback) : null;
+  if (fallback && fallbackType && o.prohibited.has(fallbackType) && !scc.impliedHere.has(fallbackType)) {
+    scc.inScc.add(fallbackType);
+    for (const t of impliedAnomalies(fallbackType)) scc.impliedHere.add(t);
+    const detailed = (found.get(fallbackType)?.length ?? 0) < MAX_CASES_IN_RESULT;
+    addAnomaly(found, explainCycle(analysis, lg, fallback, fallbackType, detailed));
+  }
+  const exists = cycleExistsType(lg, spec);
+  if (exists && !scc.inScc.has(exists)) {
+    scc.inScc.add(exists);
+    addAnomaly(found, {
+      type: exists,
+      explanation: `a component of ${scc.real} transactions has a cycle of the relations ${spec.type} is built from, but no specific cycle was named within the budget`,
+      sccSize: scc.real,
+    });
+  }
+}
+
+/** cycle-exists entries are dropped when a concrete anomaly already rules out the same model. */
+function dropImpliedCycleExists(found: WorkloadAnalysis['anomalies']): void {
+  const concrete = boundary([...found.keys()].filter((t) => !t.endsWith('-cycle-exists')));
+  const concreteNot = new Set(concrete.not.concat(concrete.alsoNot));
+  for (const [model, name] of Object.entries(CYCLE_EXISTS_NAME)) {
+    if (found.has(name) && concreteNot.has(model)) found.delete(name);
+  }
 }
 
 function countStatuses(h: TxnHistory): { ok: number; info: number; fail: number } {

@@ -55,173 +55,194 @@ export function rng(seed: number): () => number {
 }
 
 export function simulate(o: SimOptions): Operation[] {
-  const rand = rng(o.seed);
-  const activeKeys = o.activeKeys ?? 10;
-  const maxWrites = o.maxWritesPerKey ?? 256;
-  const maxMops = o.maxMops ?? 4;
-  const infoRate = o.infoRate ?? 0;
-  const ops: Operation[] = [];
-  // Committed state: per key the list and each element's commit timestamp (append-only, so sorted).
-  const lists = new Map<number, number[]>();
-  const stamps = new Map<number, number[]>();
-  const lockOwner = new Map<number, Active>();
-  const pool: number[] = [];
-  const budget: number[] = [];
-  const nextValue: number[] = [];
-  let nextKey = 0;
-  const freshKey = () => {
-    const k = nextKey++;
-    budget[k] = 1 + Math.floor((maxWrites - 1) * rand() ** 3);
-    nextValue[k] = 1;
-    return k;
-  };
-  for (let i = 0; i < activeKeys; i++) pool.push(freshKey());
-  let clock = 0;
-  let index = 0;
-  const procs: (Active | null)[] = new Array(o.concurrency).fill(null);
-  const procId: number[] = Array.from({ length: o.concurrency }, (_, i) => i);
-  let invoked = 0;
-  let open = 0;
+  return new Simulation(o).run();
+}
 
-  const listOf = (k: number) => {
-    let l = lists.get(k);
+/** One simulated database and its clients; `run` drives them until every txn has completed. */
+class Simulation {
+  private readonly rand: () => number;
+  private readonly maxWrites: number;
+  private readonly maxMops: number;
+  private readonly infoRate: number;
+  private readonly ops: Operation[] = [];
+  // Committed state: per key the list and each element's commit timestamp (append-only, so sorted).
+  private readonly lists = new Map<number, number[]>();
+  private readonly stamps = new Map<number, number[]>();
+  private readonly lockOwner = new Map<number, Active>();
+  private readonly pool: number[] = [];
+  private readonly budget: number[] = [];
+  private readonly nextValue: number[] = [];
+  private nextKey = 0;
+  private clock = 0;
+  private index = 0;
+  private readonly procs: (Active | null)[];
+  private readonly procId: number[];
+  private invoked = 0;
+  private open = 0;
+
+  constructor(private readonly o: SimOptions) {
+    this.rand = rng(o.seed);
+    this.maxWrites = o.maxWritesPerKey ?? 256;
+    this.maxMops = o.maxMops ?? 4;
+    this.infoRate = o.infoRate ?? 0;
+    this.procs = new Array(o.concurrency).fill(null);
+    this.procId = Array.from({ length: o.concurrency }, (_, i) => i);
+    for (let i = 0; i < (o.activeKeys ?? 10); i++) this.pool.push(this.freshKey());
+  }
+
+  run(): Operation[] {
+    while (this.invoked < this.o.txns || this.open > 0) {
+      const p = Math.floor(this.rand() * this.o.concurrency);
+      const a = this.procs[p];
+      if (a) this.step(p, a);
+      else if (this.invoked < this.o.txns) this.invoke(p);
+    }
+    return this.ops;
+  }
+
+  private freshKey(): number {
+    const k = this.nextKey++;
+    this.budget[k] = 1 + Math.floor((this.maxWrites - 1) * this.rand() ** 3);
+    this.nextValue[k] = 1;
+    return k;
+  }
+
+  private listOf(k: number): number[] {
+    let l = this.lists.get(k);
     if (!l) {
       l = [];
-      lists.set(k, l);
-      stamps.set(k, []);
+      this.lists.set(k, l);
+      this.stamps.set(k, []);
     }
     return l;
-  };
-  const snapshotOf = (k: number, ts: number) => {
-    const l = listOf(k);
-    const s = stamps.get(k)!;
+  }
+
+  private snapshotOf(k: number, ts: number): number[] {
+    const l = this.listOf(k);
+    const s = this.stamps.get(k)!;
     let n = l.length;
     while (n > 0 && s[n - 1]! > ts) n--;
     return l.slice(0, n);
-  };
-  const genTxn = (): Mop[] => {
-    const count = 1 + Math.floor(rand() * maxMops);
+  }
+
+  private genTxn(): Mop[] {
+    const count = 1 + Math.floor(this.rand() * this.maxMops);
     const mops: Mop[] = [];
     for (let i = 0; i < count; i++) {
-      const slot = Math.floor(pool.length * rand() ** 2);
-      const k = pool[slot]!;
-      if (rand() < 0.5) mops.push(['r', k, null]);
+      const slot = Math.floor(this.pool.length * this.rand() ** 2);
+      const k = this.pool[slot]!;
+      if (this.rand() < 0.5) mops.push(['r', k, null]);
       else {
-        mops.push(['append', k, nextValue[k]!++]);
-        if (--budget[k]! <= 0) pool[slot] = freshKey();
+        mops.push(['append', k, this.nextValue[k]!++]);
+        if (--this.budget[k]! <= 0) this.pool[slot] = this.freshKey();
       }
     }
     return mops;
-  };
-  const read = (a: Active, k: number): number[] => {
-    const base = o.isolation === 'snapshot-isolation' ? snapshotOf(k, a.snapshot) : listOf(k).slice();
+  }
+
+  private read(a: Active, k: number): number[] {
+    const base =
+      this.o.isolation === 'snapshot-isolation' ? this.snapshotOf(k, a.snapshot) : this.listOf(k).slice();
     const own = a.writes.get(k);
     return own ? base.concat(own) : base;
-  };
-  const commit = (a: Active) => {
-    clock++;
+  }
+
+  private buffer(a: Active, k: number, v: number): void {
+    const own = a.writes.get(k);
+    if (own) own.push(v);
+    else a.writes.set(k, [v]);
+  }
+
+  private commit(a: Active): void {
+    this.clock++;
     for (const [k, vs] of a.writes) {
-      const l = listOf(k);
-      const s = stamps.get(k)!;
+      const l = this.listOf(k);
+      const s = this.stamps.get(k)!;
       for (const v of vs) {
         l.push(v);
-        s.push(clock);
+        s.push(this.clock);
       }
     }
-  };
-  const release = (a: Active) => {
-    for (const k of a.locks) if (lockOwner.get(k) === a) lockOwner.delete(k);
-  };
-  const complete = (p: number, a: Active, committed: boolean) => {
-    release(a);
+  }
+
+  private complete(p: number, a: Active, committed: boolean): void {
+    for (const k of a.locks) if (this.lockOwner.get(k) === a) this.lockOwner.delete(k);
     const op = a.op;
-    const info = rand() < infoRate;
-    if (info) {
+    if (this.rand() < this.infoRate) {
       // The client never learns the outcome: a coin decides whether the txn took effect.
-      if (committed && rand() < 0.5) commit(a);
+      if (committed && this.rand() < 0.5) this.commit(a);
       op.type = 'info';
-      op.completeIndex = index++;
+      op.completeIndex = this.index++;
       op.infoTime = op.completeIndex * 1000;
-      procId[p] = procId[p]! + o.concurrency;
+      this.procId[p] = this.procId[p]! + this.o.concurrency;
     } else {
-      if (committed) commit(a);
+      if (committed) this.commit(a);
       op.type = committed ? 'ok' : 'fail';
-      op.completeIndex = index++;
+      op.completeIndex = this.index++;
       op.completeTime = op.completeIndex * 1000;
       op.output = committed ? a.mops : null;
     }
-    procs[p] = null;
-    open--;
-  };
-  const step = (p: number, a: Active) => {
-    if (o.isolation === 'serializable') {
+    this.procs[p] = null;
+    this.open--;
+  }
+
+  /** One scheduling step of process p's txn: its next micro-op, or its commit. */
+  private step(p: number, a: Active): void {
+    const iso = this.o.isolation;
+    if (iso === 'serializable') {
       for (const m of a.mops) {
-        if (m[0] === 'r') m[2] = read(a, m[1]);
-        else {
-          const own = a.writes.get(m[1]);
-          if (own) own.push(m[2] as number);
-          else a.writes.set(m[1], [m[2] as number]);
-        }
+        if (m[0] === 'r') m[2] = this.read(a, m[1]);
+        else this.buffer(a, m[1], m[2] as number);
       }
-      complete(p, a, true);
+      this.complete(p, a, true);
       return;
     }
-    if (a.step === 0 && o.isolation === 'snapshot-isolation') a.snapshot = clock;
+    if (a.step === 0 && iso === 'snapshot-isolation') a.snapshot = this.clock;
     if (a.step < a.mops.length) {
       const m = a.mops[a.step++]!;
       const k = m[1];
       if (m[0] === 'r') {
-        m[2] = read(a, k);
+        m[2] = this.read(a, k);
         return;
       }
-      if (o.isolation === 'read-committed') {
-        const owner = lockOwner.get(k);
+      if (iso === 'read-committed') {
+        const owner = this.lockOwner.get(k);
         if (owner && owner !== a) {
-          complete(p, a, false);
+          this.complete(p, a, false);
           return;
         }
         if (!owner) {
-          lockOwner.set(k, a);
+          this.lockOwner.set(k, a);
           a.locks.push(k);
         }
       }
-      const own = a.writes.get(k);
-      if (own) own.push(m[2] as number);
-      else a.writes.set(k, [m[2] as number]);
+      this.buffer(a, k, m[2] as number);
       return;
     }
-    if (o.isolation === 'snapshot-isolation') {
-      for (const k of a.writes.keys()) {
-        const s = stamps.get(k);
-        if (s && s.length > 0 && s[s.length - 1]! > a.snapshot) {
-          complete(p, a, false);
-          return;
-        }
-      }
-    }
-    complete(p, a, true);
-  };
+    // First committer wins under snapshot isolation.
+    const conflict =
+      iso === 'snapshot-isolation' &&
+      [...a.writes.keys()].some((k) => {
+        const s = this.stamps.get(k);
+        return s !== undefined && s.length > 0 && s[s.length - 1]! > a.snapshot;
+      });
+    this.complete(p, a, !conflict);
+  }
 
-  while (invoked < o.txns || open > 0) {
-    const p = Math.floor(rand() * o.concurrency);
-    const a = procs[p];
-    if (a) {
-      step(p, a);
-      continue;
-    }
-    if (invoked >= o.txns) continue;
-    const mops = genTxn();
+  /** Process p invokes a new txn. */
+  private invoke(p: number): void {
+    const mops = this.genTxn();
     const input = mops.map((m) => [m[0], m[1], m[0] === 'r' ? null : m[2]]);
     const op: Operation = {
-      id: ops.length,
-      process: procId[p]!,
+      id: this.ops.length,
+      process: this.procId[p]!,
       f: 'txn',
       type: 'info',
       input,
       output: null,
-      invokeIndex: index,
+      invokeIndex: this.index,
       completeIndex: null,
-      invokeTime: index * 1000,
+      invokeTime: this.index * 1000,
       completeTime: null,
       node: null,
       key: undefined,
@@ -229,13 +250,12 @@ export function simulate(o: SimOptions): Operation[] {
       faultEpoch: null,
       infoTime: null,
     };
-    index++;
-    ops.push(op);
-    procs[p] = { op, mops, step: 0, snapshot: clock, writes: new Map(), locks: [] };
-    invoked++;
-    open++;
+    this.index++;
+    this.ops.push(op);
+    this.procs[p] = { op, mops, step: 0, snapshot: this.clock, writes: new Map(), locks: [] };
+    this.invoked++;
+    this.open++;
   }
-  return ops;
 }
 
 /** The history events (invocations and completions in index order) of simulated operations. */
