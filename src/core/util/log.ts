@@ -1,15 +1,27 @@
-import pino, { type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type { Logger } from 'pino';
 
 /**
  * One process-wide logger. Pretty on a terminal, JSON lines with --log-json or when stderr is not a TTY
  * (CI logs stay machine-readable). Logs go to stderr so stdout stays clean for results and --json output.
+ *
+ * pino is loaded on the first `log()` call, not when this module is imported: commands that never log
+ * (`faultline check`, `history stats`) start without paying for it.
  */
 let current: Logger | undefined;
+let settings: { json?: boolean; level?: string } = {};
 
-export function configureLogger(opts: { json?: boolean; level?: string } = {}): Logger {
+/** Sets how the logger will be built; a logger already built is rebuilt on its next use. */
+export function configureLogger(opts: { json?: boolean; level?: string } = {}): void {
+  settings = opts;
+  current = undefined;
+}
+
+function build(opts: { json?: boolean; level?: string }): Logger {
+  const pino = createRequire(import.meta.url)('pino') as typeof import('pino').default;
   const level = opts.level ?? process.env.FAULTLINE_LOG_LEVEL ?? 'info';
   const pretty = !opts.json && process.stderr.isTTY;
-  current = pretty
+  return pretty
     ? pino({
         level,
         transport: {
@@ -18,10 +30,9 @@ export function configureLogger(opts: { json?: boolean; level?: string } = {}): 
         },
       })
     : pino({ level }, pino.destination(2));
-  return current;
 }
 
 export function log(): Logger {
-  current ??= configureLogger();
+  current ??= build(settings);
   return current;
 }
