@@ -118,13 +118,18 @@ const peakRssMb = process.resourceUsage().maxRSS / 1024;
 const c50 = ['kv/c50-ok.txt', 'kv/c50-bad.txt'].map((p) => ({ path: p, ms: files[p]?.ms ?? Number.NaN }));
 
 const generated: GeneratedCase[] = await runGeneratedCases(sizes, process.argv.includes('--etcd'), withHard);
+/** Time ratios between consecutive sizes: wall, and CPU (steadier than wall on a shared machine). */
 const growth: Record<string, number> = {};
+const cpuGrowth: Record<string, number> = {};
+const rssGrowth: Record<string, number> = {};
 for (const format of ['jsonl', 'porcupine-etcd']) {
   const rows = generated.filter((g) => g.format === format).sort((a, b) => a.ops - b.ops);
   for (let k = 1; k < rows.length; k++) {
     const a = rows[k - 1] as GeneratedCase;
     const b = rows[k] as GeneratedCase;
     growth[`${format} ${a.ops}→${b.ops}`] = Number((b.wallSeconds / a.wallSeconds).toFixed(2));
+    cpuGrowth[`${format} ${a.ops}→${b.ops}`] = Number((b.cpuSeconds / a.cpuSeconds).toFixed(2));
+    rssGrowth[`${format} ${a.ops}→${b.ops}`] = Number((b.peakRssMB / a.peakRssMB).toFixed(2));
   }
 }
 
@@ -133,6 +138,8 @@ if (json) {
     `${JSON.stringify({
       generated,
       growth,
+      cpuGrowth,
+      rssGrowth,
       totalMs: Number(totalMs.toFixed(1)),
       goTotalMs: GO_TOTAL_MS,
       ratio: Number((totalMs / GO_TOTAL_MS).toFixed(3)),
@@ -154,7 +161,11 @@ if (json) {
         `wall ${g.wallSeconds.toFixed(2).padStart(6)} s  cpu ${g.cpuSeconds.toFixed(2).padStart(6)} s  peak RSS ${String(g.peakRssMB).padStart(5)} MB  cache ${g.cacheEntries}`,
     );
   }
-  if (Object.keys(growth).length > 0) console.log(`growth (wall): ${JSON.stringify(growth)}`);
+  if (Object.keys(growth).length > 0) {
+    console.log(`growth (wall): ${JSON.stringify(growth)}`);
+    console.log(`growth (cpu):  ${JSON.stringify(cpuGrowth)}`);
+    console.log(`growth (peak RSS): ${JSON.stringify(rssGrowth)}`);
+  }
   console.log(`1-minute load average at start: ${loadBefore.toFixed(2)}`);
 }
 

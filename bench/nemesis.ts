@@ -78,7 +78,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+    if (json) process.stdout.write(`${JSON.stringify({ ...result, peakRssMb })}\n`);
+    else process.stdout.write(`peak RSS ${peakRssMb} MB\n`);
   } finally {
     await remote.close();
     await localClusterDown(NAME);

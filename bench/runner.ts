@@ -145,9 +145,14 @@ async function realEtcd(): Promise<Record<string, unknown>> {
 
 const results: Record<string, unknown> = { inProcess: await inProcess() };
 if (!args.includes('--no-etcd')) results.etcd = await realEtcd();
+results.peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
 if (json) console.log(JSON.stringify(results));
 else {
   for (const [name, r] of Object.entries(results)) {
+    if (typeof r !== 'object' || r === null) {
+      console.log(`${name}: ${r}`);
+      continue;
+    }
     console.log(`${name}:`);
     for (const [k, v] of Object.entries(r as Record<string, unknown>)) console.log(`  ${k.padEnd(16)} ${v}`);
   }

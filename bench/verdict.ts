@@ -99,10 +99,11 @@ const result = {
   historyFactsS: (t2 - t1) / 1000,
   decideVerdictS: (t4 - t3) / 1000,
   verdict: d.verdict,
+  peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
 };
 if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(result)}\n`);
 else {
   process.stdout.write(
-    `${n.toLocaleString('en-US')} ops: throughputWindows ${result.throughputWindowsS.toFixed(3)}s, historyFacts ${result.historyFactsS.toFixed(3)}s, decideVerdict+audits ${(result.decideVerdictS * 1000).toFixed(2)}ms → ${d.verdict}\n`,
+    `${n.toLocaleString('en-US')} ops: throughputWindows ${result.throughputWindowsS.toFixed(3)}s, historyFacts ${result.historyFactsS.toFixed(3)}s, decideVerdict+audits ${(result.decideVerdictS * 1000).toFixed(2)}ms → ${d.verdict}, peak RSS ${result.peakRssMb} MB\n`,
   );
 }

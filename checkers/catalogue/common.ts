@@ -1,5 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { UserError } from '../../src/core/util/errors.ts';
+import { groupThousands } from '../../src/core/util/format.ts';
 import type { Anomaly, CheckResult, Validity } from '../types.ts';
 
 /**
@@ -9,11 +10,7 @@ import type { Anomaly, CheckResult, Validity } from '../types.ts';
  */
 
 /** Format a count the way evidence lines print it: 4217 → "4,217". */
-export function fmt(n: number): string {
-  return Number.isInteger(n)
-    ? n.toLocaleString('en-US')
-    : n.toLocaleString('en-US', { maximumFractionDigits: 3 });
-}
+export const fmt = groupThousands;
 
 /**
  * A Map key that identifies a history value. Numbers and strings stay themselves (Map keeps 1 and "1"

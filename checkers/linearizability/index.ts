@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../../src/core/util/errors.ts';
 import type { CheckContext, Checker, CheckResult } from '../types.ts';
 import { checkOperations } from './check.ts';
-import { createModel, describeSemantics, FAILED_CAS, models, NIL_READS } from './models/index.ts';
+import { createModel, describeSemantics } from './models/index.ts';
+import { type LinearizabilityOptions, linearizabilityOptionsSchema } from './options.ts';
 import { OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
 
@@ -13,31 +13,11 @@ export { checkOperations } from './check.ts';
 export type { AnyModel, Model } from './model.ts';
 export { ILLEGAL } from './model.ts';
 export { createModel, MODEL_NAMES, models } from './models/index.ts';
+export type { LinearizabilityOptions } from './options.ts';
+export { linearizabilityOptionsSchema } from './options.ts';
 
 /** Default search budget: generous, since Porcupine has none; `unknown` beats hanging. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
-
-export const linearizabilityOptionsSchema = z.strictObject({
-  model: z.string().refine((m) => models.has(m), {
-    error: () => `unknown model; known: ${models.names().join(', ')}`,
-  }),
-  /** Initial value for registers (nil or a value), counters (a number), kv strings, txn key maps. */
-  initialValue: z.unknown().optional(),
-  /** Registers: 'unknown' (default, Knossos) an ok nil read constrains nothing; 'value' nil was read. */
-  nilRead: z.enum(NIL_READS).optional(),
-  /** cas-register: 'ignored' (default, Knossos) a failed cas did not happen; 'mismatch' it saw another value. */
-  failedCas: z.enum(FAILED_CAS).optional(),
-  /** Search budget in ms; 0 means no limit. */
-  timeoutMs: z.number().int().nonnegative().optional(),
-  /** Write the HTML visualization here. */
-  htmlPath: z.string().min(1).optional(),
-  /** Budget of the visualization's own extra search, ms. */
-  htmlBudgetMs: z.number().int().nonnegative().optional(),
-  /** Worker threads for partitions (used only for large histories); 0 or 1: inline. */
-  workers: z.number().int().nonnegative().optional(),
-});
-
-export type LinearizabilityOptions = z.input<typeof linearizabilityOptionsSchema>;
 
 /**
  * Porcupine-class linearizability oracle: P-compositional Wing & Gong / Lowe search against a

@@ -41,7 +41,8 @@ export class OperationInputError extends Error {
   }
 }
 
-const keyOrder = new Intl.Collator('en', { numeric: true });
+/** Natural key order (k2 before k10); built on first use: creating a Collator loads ICU data (~20 ms). */
+let keyOrder: Intl.Collator | undefined;
 
 interface IoClass {
   io: number;
@@ -162,7 +163,12 @@ export class HistoryPreparer {
   }
 
   finish(): PreparedHistory {
-    const keys = [...this.byKey.keys()].sort((a, b) => keyOrder.compare(a ?? '', b ?? ''));
+    const keys = [...this.byKey.keys()];
+    if (keys.length > 1) {
+      keyOrder ??= new Intl.Collator('en', { numeric: true });
+      const order = keyOrder;
+      keys.sort((a, b) => order.compare(a ?? '', b ?? ''));
+    }
     const partitions = keys.map((key) => {
       const ops = this.byKey.get(key) as EncodedOp[];
       if (!this.sorted) ops.sort((a, b) => a.id - b.id);

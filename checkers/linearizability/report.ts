@@ -1,3 +1,4 @@
+import { groupThousands } from '../../src/core/util/format.ts';
 import type { Anomaly, CheckResult } from '../types.ts';
 import type { CheckOutcome, PartitionResult } from './check.ts';
 import type { AnyModel, Refutation } from './model.ts';
@@ -15,7 +16,7 @@ export const SCOPE =
 /** Longest prefixes are reported in full up to this many ops; beyond, only the tail is listed. */
 const PREFIX_TAIL = 50;
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = groupThousands;
 
 export function partitionName(p: PartitionResult): string {
   return p.key === null ? 'the history' : `key ${JSON.stringify(p.key)}`;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
-import { historyEventSchema } from '../../src/core/history/event.ts';
+import { historyEventSchema } from '../../src/core/history/event-schema.ts';
 import type { TornTail } from '../../src/core/history/jsonl.ts';
 import { loadHistory, readEvents } from '../../src/core/history/read.ts';
 import { checkEvent } from '../../src/core/history/validate.ts';

@@ -8,12 +8,30 @@ import { packageVersion } from '../../core/util/package-info.ts';
 import { pluginArgs } from '../plugin/args.ts';
 
 /**
- * faultline's command line. Each file in ./commands exports `register(program)`; commands import their
- * implementation lazily inside the action so `faultline history stats` never pays for loading ssh2.
+ * faultline's command line. Each file in ./commands exports `register(program)` and is named after the
+ * top-level command it registers; commands import their implementation lazily inside the action. Start-up
+ * is paid on every invocation (CI jobs check hundreds of histories), so a command line naming a command
+ * loads only that command's file: `faultline history stats` never loads ssh2, the cluster code or the
+ * other commands' option registries. Without a known command (`--help`, a typo) every file is loaded so
+ * help and commander's suggestions see them all; `--version` alone loads none.
  */
 const here = dirname(fileURLToPath(import.meta.url));
 
-export async function buildProgram(): Promise<Command> {
+/** Global options that take a value: the word after them is not the command. */
+const GLOBAL_VALUE_OPTIONS = new Set(['--log-level']);
+
+/** The first word of the command line that is not a global option (the command name), if any. */
+export function commandWord(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (GLOBAL_VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+/** The program with every command registered, or only the one `args` names (faster start-up). */
+export async function buildProgram(args: readonly string[] = []): Promise<Command> {
   const program = new Command('faultline')
     .description(
       'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
@@ -28,9 +46,13 @@ export async function buildProgram(): Promise<Command> {
       configureLogger({ json: o.logJson ?? false, level: o.logLevel ?? 'info' });
     });
   const dir = join(here, 'commands');
-  const files = readdirSync(dir)
+  const all = readdirSync(dir)
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
     .sort();
+  const word = commandWord(args);
+  const own = all.filter((f) => f.replace(/\.(ts|js)$/, '') === word);
+  const versionOnly = word === undefined && args.some((a) => a === '--version' || a === '-V');
+  const files = versionOnly ? [] : own.length === 1 ? own : all;
   for (const file of files) {
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as { register?: (p: Command) => void };
     mod.register?.(program);
@@ -46,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
       const { loadPlugin } = await import('../plugin/load.ts');
       for (const p of plugins) await loadPlugin(p);
     }
-    const program = await buildProgram();
+    const program = await buildProgram(argv.slice(2));
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {

@@ -1,3 +1,4 @@
+import { groupThousands } from '../../core/util/format.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
 
@@ -9,7 +10,7 @@ export function oracleEvidence(ev: ScenarioEvidence | undefined): string {
   return ev.oracles
     .map((o) =>
       o.ran
-        ? o.evidence || `${o.checker}: ${o.opsConsumed.toLocaleString('en-US')} ops, ${o.anomalies} anomalies`
+        ? o.evidence || `${o.checker}: ${groupThousands(o.opsConsumed)} ops, ${o.anomalies} anomalies`
         : `${o.checker}: did not run${o.error ? ` (${o.error})` : ''}`,
     )
     .join('; ');

@@ -1,3 +1,4 @@
+import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 
@@ -211,7 +212,7 @@ const ok = (e: string): [AuditStatus, string] => ['checked', e];
 const bad = (e: string): [AuditStatus, string] => ['failed', e];
 const na = (e: string): [AuditStatus, string] => ['n/a', e];
 const unchecked = (e: string): [AuditStatus, string] => ['unchecked', e];
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = groupThousands;
 const topologies = (fs: { topology: string | null }[]) =>
   [...new Set(fs.map((f) => f.topology ?? '?'))].join(', ');
 

@@ -1,3 +1,4 @@
+import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
@@ -206,7 +207,7 @@ function seriousChecker(
       step: 7,
       reasons: partial.map(
         (o) =>
-          `${o.checker} covered ${o.subset ?? `${o.opsConsumed.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ops`}`,
+          `${o.checker} covered ${o.subset ?? `${groupThousands(o.opsConsumed)} of ${groupThousands(total)} ops`}`,
       ),
     };
   return { reasons: declared.map((o) => o.evidence || `${o.checker}: ${o.opsConsumed} ops, 0 anomalies`) };

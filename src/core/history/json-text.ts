@@ -1,4 +1,4 @@
-import { parse as parseLossless } from 'lossless-json';
+import { createRequire } from 'node:module';
 
 /**
  * Parsing JSON history text without losing integers and without letting deep nesting crash a reader.
@@ -8,7 +8,8 @@ import { parse as parseLossless } from 'lossless-json';
  * read as `{"#bigint": "digits"}`, exactly as the EDN reader represents them (./values.ts), so every
  * checker compares them exactly and the EDN writer prints them back as `…N`. Only text holding a run of
  * 16 or more digits can hold such an integer, so the common path stays `JSON.parse`; only lines with a
- * long digit run go through lossless-json, which hands us each number's text.
+ * long digit run go through lossless-json, which hands us each number's text. It is loaded (one bundled
+ * file, synchronously) on the first such line, so reading an ordinary history never loads it.
  *
  * **Nesting.** `JSON.parse` itself is iterative, but checkers, writers and reports walk values
  * recursively, so values nested deeper than {@link MAX_NESTING} levels are rejected with an input
@@ -41,12 +42,15 @@ function numberValue(text: string): unknown {
   return { '#bigint': big.toString() };
 }
 
+let losslessJson: typeof import('lossless-json') | undefined;
+
 /**
  * Parse JSON text that `JSON.parse` already accepted (so it is valid and its nesting was checked),
  * keeping big integers. Duplicate keys keep the last value, as `JSON.parse` does.
  */
 export function parseJsonLossless(text: string): unknown {
-  return parseLossless(text, null, {
+  losslessJson ??= createRequire(import.meta.url)('lossless-json') as typeof import('lossless-json');
+  return losslessJson.parse(text, null, {
     parseNumber: numberValue,
     onDuplicateKey: ({ newValue }) => newValue,
   });

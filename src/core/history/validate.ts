@@ -1,7 +1,7 @@
 import type { HistoryEvent } from './event.ts';
 
 /**
- * A hand-rolled check equivalent to `historyEventSchema` (./event.ts), for the hot read path: zod's
+ * A hand-rolled check equivalent to `historyEventSchema` (./event-schema.ts), for the hot read path: zod's
  * per-object parse costs several microseconds, which would cap reading well below a million events per
  * second. It accepts exactly what the schema accepts (a property test keeps the two in step) and names
  * the first offending field. It does not copy the object: a valid input is returned as the event.

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { UserError } from './errors.ts';
 
 /**
@@ -59,19 +58,4 @@ export function formatDuration(ms: number): string {
   if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
   if (ms % 1000 === 0) return `${ms / 1000}s`;
   return `${ms}ms`;
-}
-
-/**
- * A zod field for a duration in a file (plan binding, daemon description): a string with a unit, read
- * as milliseconds. The error names the field through zod's path, so it reads `file:line: field: reason`.
- */
-export function durationMsSchema(): z.ZodType<number, string> {
-  return z.string().transform((text, ctx) => {
-    try {
-      return parseDuration(text, 'duration');
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message.replace(/^duration: /, '') });
-      return z.NEVER;
-    }
-  }) as unknown as z.ZodType<number, string>;
 }

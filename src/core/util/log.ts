@@ -1,5 +1,5 @@
-import pino, { type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type { Logger } from 'pino';
 
 /**
  * One process-wide logger, on stderr so stdout stays clean for results and --json output.
@@ -8,9 +8,14 @@ import { prettyFactory } from 'pino-pretty';
  * colour only on a terminal and never when NO_COLOR is set; JSON lines only when asked (`json: true`).
  * The same warning about several nodes, logged within a moment of each other (the parallel per-node
  * steps do that), is printed once: `on n1–n5: libfaketime cannot move this binary's clock`.
+ *
+ * pino (and pino-pretty) load on the first `log()` call, not when this module is imported: commands that
+ * never log (`faultline check`, `history stats`) start without paying for them.
  */
 let current: Logger | undefined;
+let settings: LoggerOptions = {};
 let human: HumanLines | undefined;
+const requireLazily = createRequire(import.meta.url);
 let exitHook = false;
 
 export interface LoggerOptions {
@@ -31,21 +36,28 @@ export function colorWanted(env: NodeJS.ProcessEnv = process.env, isTTY = proces
   return isTTY === true;
 }
 
-export function configureLogger(opts: LoggerOptions = {}): Logger {
-  const level = opts.level ?? process.env.FAULTLINE_LOG_LEVEL ?? 'info';
+/** Sets how the logger is built; a logger already built is rebuilt on its next use. */
+export function configureLogger(opts: LoggerOptions = {}): void {
   human?.flush();
+  settings = opts;
+  current = undefined;
+}
+
+function build(opts: LoggerOptions): Logger {
+  const pino = requireLazily('pino') as typeof import('pino').default;
+  const level = opts.level ?? process.env.FAULTLINE_LOG_LEVEL ?? 'info';
   human = opts.json ? undefined : new HumanLines(opts.out ?? process.stderr, opts.color ?? colorWanted());
-  current = human ? pino({ level }, human) : pino({ level }, pino.destination(2));
+  const logger = human ? pino({ level }, human) : pino({ level }, pino.destination(2));
   if (!exitHook) {
     // A warning still waiting for its group is written before the process ends.
     process.once('exit', () => human?.flush());
     exitHook = true;
   }
-  return current;
+  return logger;
 }
 
 export function log(): Logger {
-  current ??= configureLogger();
+  current ??= build(settings);
   return current;
 }
 
@@ -96,6 +108,7 @@ class HumanLines {
     private readonly out: { write(s: string): unknown },
     color: boolean,
   ) {
+    const { prettyFactory } = requireLazily('pino-pretty') as typeof import('pino-pretty');
     this.pretty = prettyFactory({
       colorize: color,
       translateTime: 'HH:MM:ss',

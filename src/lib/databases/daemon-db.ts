@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
-import { durationMsSchema } from '../../core/util/duration.ts';
+import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import {
   daemonRunning,

@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import test from 'ava';
+import { execa } from 'execa';
+import { commandWord } from '../../src/app/cli/main.ts';
+
+/**
+ * Start-up stays small because a command line loads only what its command needs. These tests record
+ * every module Node loads (a module-loader hook) and check that `history stats` and `check --checker
+ * linearizable` never load zod, ssh2, pino or another command's module. (How long start-up takes is
+ * measured by `npm run bench:startup`, not here.)
+ */
+const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'faultline-startup-'));
+const history = join(dir, 'history.jsonl');
+writeFileSync(
+  history,
+  [
+    { index: 0, type: 'invoke', f: 'write', value: 1, process: 0, time: 0, node: 'n1', faultEpoch: null },
+    { index: 1, type: 'ok', f: 'write', value: 1, process: 0, time: 1, node: 'n1', faultEpoch: null },
+    { index: 2, type: 'invoke', f: 'read', value: null, process: 1, time: 2, node: 'n1', faultEpoch: null },
+    { index: 3, type: 'ok', f: 'read', value: 1, process: 1, time: 3, node: 'n1', faultEpoch: null },
+  ]
+    .map((e) => JSON.stringify(e))
+    .join('\n'),
+);
+const hooks = join(dir, 'hooks.mjs');
+writeFileSync(
+  hooks,
+  `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(process.env.MODULE_LOG, url + '\\n');
+  return next(url, context);
+}
+`,
+);
+const register = join(dir, 'register.mjs');
+writeFileSync(
+  register,
+  `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+);
+
+async function modulesLoaded(name: string, args: string[]): Promise<{ exitCode: number; urls: string[] }> {
+  const log = join(dir, `${name}.log`);
+  writeFileSync(log, '');
+  const r = await execa('node', ['--import', register, bin, ...args], {
+    reject: false,
+    env: { FAULTLINE_FROM_SOURCE: '1', MODULE_LOG: log },
+  });
+  return { exitCode: r.exitCode ?? -1, urls: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+const heavy = /\/node_modules\/(zod|ssh2|pino|yaml|ioredis|lossless-json)\//;
+const otherCommand = (own: string) => new RegExp(`/cli/commands/(?!${own}\\.)[a-z-]+\\.(ts|js)$`);
+
+test('history stats loads neither zod, ssh2, pino, lossless-json nor other commands', async (t) => {
+  const r = await modulesLoaded('stats', ['history', 'stats', history]);
+  t.is(r.exitCode, 0);
+  t.true(
+    r.urls.some((u) => u.endsWith('/cli/commands/history.ts')),
+    'the command itself was loaded',
+  );
+  t.deepEqual(
+    r.urls.filter((u) => heavy.test(u) || otherCommand('history').test(u)),
+    [],
+  );
+});
+
+test('check --checker linearizable loads neither zod, ssh2, pino, lossless-json nor other commands', async (t) => {
+  const r = await modulesLoaded('check', [
+    '--log-level',
+    'warn',
+    'check',
+    history,
+    '--checker',
+    'linearizable',
+    '--model',
+    'register',
+  ]);
+  t.is(r.exitCode, 0);
+  t.true(
+    r.urls.some((u) => u.includes('/checkers/linearizability/')),
+    'the checker was loaded',
+  );
+  t.deepEqual(
+    r.urls.filter((u) => heavy.test(u) || otherCommand('check').test(u)),
+    [],
+  );
+});
+
+test('without a command word every command is registered (help lists them all)', async (t) => {
+  const r = await execa('node', [bin, '--help'], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
+  t.is(r.exitCode, 0);
+  for (const c of ['check', 'history', 'cluster', 'run', 'plan', 'doctor'])
+    t.regex(r.stdout, new RegExp(`\\n  ${c}\\b`));
+});
+
+test('commandWord skips global options and their values', (t) => {
+  t.is(commandWord(['check', 'h.jsonl']), 'check');
+  t.is(commandWord(['--log-level', 'debug', 'history', 'stats']), 'history');
+  t.is(commandWord(['--log-json', 'run', 'plan.md']), 'run');
+  t.is(commandWord(['--help']), undefined);
+  t.is(commandWord([]), undefined);
+});
+
+test('--version loads no command module', async (t) => {
+  const r = await modulesLoaded('version', ['--version']);
+  t.is(r.exitCode, 0);
+  t.deepEqual(
+    r.urls.filter((u) => /\/cli\/commands\//.test(u)),
+    [],
+  );
+});
