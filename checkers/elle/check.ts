@@ -240,7 +240,8 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
       (reportable.length
         ? `found ${reportable.map((t) => `${t} ×${anomalyCounts[t]}`).join(', ')}`
         : 'no anomalies') +
-      ` against ${models.length ? models.join(', ') : 'no models'}`,
+      ` against ${models.length ? models.join(', ') : 'no models'}` +
+      firstCase(anomalies),
     scope: SCOPE,
     anomalies,
     stats: {
@@ -427,12 +428,26 @@ function explainCycle(
   steps.forEach((s, i) => {
     lines.push(i === k - 1 ? `  - However, ${s.explanation}: a contradiction!` : `  - ${s.explanation}.`);
   });
+  const keys = [
+    ...new Set(steps.flatMap((s) => [...s.explanation.matchAll(/\bkey ([^\s,]+)/g)].map((m) => m[1]!))),
+  ];
   return {
     type,
     explanation: summary,
     ops: opIds,
+    ...(keys.length > 0 && { keys }),
     cycle: [...opIds, opIds[0]!],
     steps,
     text: lines.join('\n'),
   };
+}
+
+/** The first case of the first reportable anomaly, for the one-line evidence: its type, ops and keys. */
+function firstCase(anomalies: readonly Anomaly[]): string {
+  const a = anomalies[0];
+  if (!a) return '';
+  const keys = Array.isArray(a.keys) ? (a.keys as string[]) : a.key !== undefined ? [a.key] : [];
+  const ops = a.ops?.length ? ` ops ${a.ops.join(', ')}` : '';
+  const on = keys.length ? ` on key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}` : '';
+  return ops || on ? `; first ${a.type}:${ops}${on}` : '';
 }
