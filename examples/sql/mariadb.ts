@@ -59,8 +59,9 @@ export class MariaDb implements Database {
       // A lock wait longer than this fails the statement (1205), then the client rolls back: a definite
       // failure before the op's own timeout.
       '--innodb-lock-wait-timeout=1',
-      `--init-file=${dir}/init.sql`,
     ];
+    // The init file creates the user on a new server; a Galera joiner receives it by state transfer.
+    if (this.mode === 'single' || this.bootstrapping.has(node)) argv.push(`--init-file=${dir}/init.sql`);
     if (this.mode === 'galera') {
       const members = ctx.nodes.map((n) => nodeAddress(ctx, n)).join(',');
       argv.push(

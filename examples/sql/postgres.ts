@@ -51,6 +51,9 @@ const server = (name: string): ServerProcess => ({
         'lock_timeout=1s',
         '-c',
         'deadlock_timeout=200ms',
+        // Keep WAL for standbys that fall behind (and for a base backup's stream) instead of recycling it.
+        '-c',
+        'wal_keep_size=256MB',
       ],
     };
   },
@@ -93,10 +96,16 @@ export class Postgres implements Database {
       const primaryNode = this.primaryOf(ctx);
       const primary = nodeAddress(ctx, primaryNode);
       await waitUntil(`postgres primary ${primaryNode}`, 120_000, () => this.notServing(ctx, primaryNode));
-      await sh(
-        `${asPg} ${BIN}/pg_basebackup -h ${shellQuote(primary)} -p ${PG_PORT} -U postgres -D ${data} -R -X stream --no-sync`,
-        300_000,
-      );
+      // Two standbys copying at once each force a checkpoint; a copy cut short is retried from scratch.
+      const copy = `${asPg} ${BIN}/pg_basebackup -h ${shellQuote(primary)} -p ${PG_PORT} -U postgres -D ${data} -R -X stream --no-sync --checkpoint=fast`;
+      for (let attempt = 1; ; attempt++) {
+        const r = await ctx.remote.exec(node, `rm -rf ${data} && ${copy}`, {
+          sudo: true,
+          timeoutMs: 300_000,
+          check: attempt === 3,
+        });
+        if (r.code === 0) break;
+      }
     }
     await startServer(ctx, node, this.srv);
   }
