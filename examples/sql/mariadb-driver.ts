@@ -49,8 +49,13 @@ class MariaSession implements SqlSession {
     await this.conn.query('ROLLBACK').catch(() => {});
   }
 
+  /**
+   * Give the connection up without killing its query: the driver's destroy() kills an in-flight query
+   * from a second connection and leaves that KILL's failure (e.g. 1047 on a Galera node outside the
+   * primary component) as an unhandled rejection. end() sends QUIT once the query settles.
+   */
   destroy(): void {
-    this.conn.destroy();
+    this.conn.end().catch(() => {});
   }
 }
 
@@ -75,6 +80,8 @@ export const mariadbDriver: SqlDriver = {
       ),
     );
     const conn = await Promise.race([connecting, aborted]);
+    // An error on an idle connection is an event; unheard, it would end the process. The next query sees it.
+    conn.on('error', () => {});
     try {
       await conn.query(`SET SESSION TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[o.isolation]}`);
       if (o.snapshotIsolation !== null)
