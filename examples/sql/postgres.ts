@@ -134,7 +134,10 @@ export class Postgres implements Database {
 
   async teardown(ctx: DbContext, node: string): Promise<void> {
     await this.process.kill(ctx, node);
-    await ctx.remote.exec(node, `rm -rf ${shellQuote(nodeDir(ctx, this.name, node))}`, {
+    const dir = nodeDir(ctx, this.name, node);
+    // The cluster's directory goes with its last node.
+    const parent = shellQuote(dir.slice(0, dir.lastIndexOf('/')));
+    await ctx.remote.exec(node, `rm -rf ${shellQuote(dir)} && { rmdir ${parent} 2>/dev/null || true; }`, {
       sudo: true,
       timeoutMs: 60_000,
     });
