@@ -3,6 +3,7 @@
 // checkout without dist/ (or with FAULTLINE_FROM_SOURCE=1) it loads the TypeScript sources through tsx,
 // a development dependency, so a fresh `npm ci` is enough to run faultline.
 import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -22,6 +23,11 @@ if (existsSync(compiled) && !process.env.FAULTLINE_FROM_SOURCE) {
     process.exit(254);
   }
   api.register();
+  // A plugin that imports 'faultline' gets these same sources, not a compiled dist/: two copies of the
+  // registries, classes and generator symbols would not work together (or dist/ may not exist at all).
+  const self = pathToFileURL(join(root, 'src', 'index.ts')).href;
+  const hook = `export async function resolve(s, c, next) { return next(s === 'faultline' ? ${JSON.stringify(self)} : s, c); }`;
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
   entry = join(root, 'src', 'app', 'cli', 'main.ts');
 }
 const { main } = await import(pathToFileURL(entry).href);

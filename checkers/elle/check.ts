@@ -145,7 +145,8 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
       (reportable.length
         ? `found ${reportable.map((t) => `${t} ×${anomalyCounts[t]}`).join(', ')}`
         : 'no anomalies') +
-      ` against ${models.length ? models.join(', ') : 'no models'}`,
+      ` against ${models.length ? models.join(', ') : 'no models'}` +
+      firstCase(anomalies, ops),
     scope: SCOPE,
     anomalies,
     stats: {
@@ -500,12 +501,35 @@ function explainCycle(
   steps.forEach((s, i) => {
     lines.push(i === k - 1 ? `  - However, ${s.explanation}: a contradiction!` : `  - ${s.explanation}.`);
   });
+  const keys = [
+    ...new Set(steps.flatMap((s) => [...s.explanation.matchAll(/\bkey ([^\s,]+)/g)].map((m) => m[1]!))),
+  ];
   return {
     type,
     explanation: summary,
     ops: opIds,
+    ...(keys.length > 0 && { keys }),
     cycle: [...opIds, opIds[0]!],
     steps,
     text: lines.join('\n'),
   };
+}
+
+/**
+ * The first case of the first reportable anomaly, for the one-line evidence: its type, its ops (with
+ * the history event index of each op's invocation) and keys.
+ */
+function firstCase(anomalies: readonly Anomaly[], history: readonly Operation[]): string {
+  const a = anomalies[0];
+  if (!a) return '';
+  const keys = Array.isArray(a.keys) ? (a.keys as string[]) : a.key !== undefined ? [a.key] : [];
+  const byId = new Map<number, Operation>();
+  for (const id of a.ops ?? []) {
+    const op = history[id]?.id === id ? history[id] : history.find((o) => o.id === id);
+    if (op) byId.set(id, op);
+  }
+  const event = (id: number) => (byId.has(id) ? ` (event ${byId.get(id)!.invokeIndex})` : '');
+  const ops = a.ops?.length ? ` ops ${a.ops.map((id) => `${id}${event(id)}`).join(', ')}` : '';
+  const on = keys.length ? ` on key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}` : '';
+  return ops || on ? `; first ${a.type}:${ops}${on}` : '';
 }

@@ -382,3 +382,15 @@ test('bad options are rejected by the schema', (t) => {
   t.throws(() => elleChecker.check([], { workload: 'bank' as never }));
   t.throws(() => elleChecker.check([], { workload: la, consistencyModels: ['no-such-model'] }));
 });
+
+test('the evidence line names the first case: its type, ops and keys', (t) => {
+  const skew = concurrent(ok(['r', 'x', []], ['append', 'y', 1]), ok(['r', 'y', []], ['append', 'x', 1]));
+  const r = elleChecker.check(skew, { workload: la, consistencyModels: ['serializable'] });
+  t.regex(
+    r.evidence,
+    /found G2-item ×1 against serializable; first G2-item: ops [01] \(event \d+\), [01] \(event \d+\) on keys "[xy]", "[xy]"$/,
+  );
+  const lost = concurrent(ok(['r', 'x', []], ['append', 'x', 1]), ok(['r', 'x', []], ['append', 'x', 2]));
+  const l = elleChecker.check(lost, { workload: la, consistencyModels: ['repeatable-read'] });
+  t.regex(l.evidence, /first \S+: ops [01] \(event \d+\), [01] \(event \d+\) on key "?x"?$/);
+});

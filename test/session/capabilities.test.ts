@@ -25,6 +25,7 @@ test('probe keys: doctor items, SUT binaries, and any other tool by its first wo
   t.is(probeKey('libfaketime'), 'doctor:libfaketime');
   t.is(probeKey('tc/netem'), 'doctor:netem');
   t.is(probeKey('etcd'), 'bin:etcd');
+  t.is(probeKey('pg_ctlcluster (postgresql-15)'), 'bin:pg_ctlcluster', 'binaries may carry underscores');
   t.is(probeKey('Redis 7'), 'bin:redis-server');
   t.is(probeKey('toxiproxy-server 2.5'), 'bin:toxiproxy-server');
 });

@@ -82,7 +82,8 @@ export function probeKey(requirement: string): string {
   if (/\bfuse\b/.test(r)) return 'doctor:fuse';
   if (/\betcd\b/.test(r)) return 'bin:etcd';
   if (/\bredis\b/.test(r)) return 'bin:redis-server';
-  const word = r.match(/^[a-z0-9][a-z0-9._+-]*/)?.[0];
+  // Binaries may carry underscores (pg_ctlcluster, mysql_install_db).
+  const word = r.match(/^[a-z0-9][\w.+-]*/)?.[0];
   return word ? `bin:${word}` : `unknown:${r}`;
 }
 

@@ -1,0 +1,188 @@
+import { type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
+import {
+  ensurePackages,
+  nodeAddress,
+  nodeDir,
+  processControl,
+  running,
+  type ServerProcess,
+  startServer,
+  waitUntil,
+} from './node-process.ts';
+
+/**
+ * MariaDB 10.11 from Debian (`mariadb-server`, InnoDB), as one server (`mariadb`: on the first node; other
+ * nodes of the test stay idle) or as a Galera cluster (`galera`: every node a member, `galera-4`, rsync
+ * state transfer; the first node bootstraps the cluster, the others join it). The server runs with
+ * --no-defaults, so nothing from /etc/mysql applies; an init file creates the `faultline` database and
+ * user at every start.
+ */
+export const MARIADB_PORT = 3306;
+export const USER = { user: 'faultline', password: 'faultline', database: 'faultline' };
+const GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so';
+
+type Mode = 'single' | 'galera';
+
+export class MariaDb implements Database {
+  readonly process;
+  private readonly srv: ServerProcess;
+  /** Set while the first node bootstraps a new Galera cluster (cleared once it serves). */
+  private readonly bootstrapping = new Set<string>();
+
+  constructor(
+    readonly name: string,
+    private readonly mode: Mode,
+  ) {
+    this.srv = {
+      processName: 'mariadbd',
+      pidFile: (ctx, node) => `${nodeDir(ctx, name, node)}/mariadbd.pid`,
+      command: (ctx, node) => this.command(ctx, node),
+    };
+    this.process = processControl(this.srv);
+  }
+
+  private command(ctx: DbContext, node: string): { argv: string[]; log: string; cwd: string } {
+    const dir = nodeDir(ctx, this.name, node);
+    const address = nodeAddress(ctx, node);
+    const argv = [
+      '/usr/sbin/mariadbd',
+      '--no-defaults',
+      `--datadir=${dir}/data`,
+      `--socket=${dir}/mariadbd.sock`,
+      `--pid-file=${dir}/data/mariadbd.pid`,
+      `--port=${MARIADB_PORT}`,
+      `--bind-address=${address}`,
+      '--user=mysql',
+      '--skip-name-resolve',
+      '--max-connections=300',
+      '--innodb-buffer-pool-size=64M',
+      // A lock wait longer than this fails the statement (1205), then the client rolls back: a definite
+      // failure before the op's own timeout.
+      '--innodb-lock-wait-timeout=1',
+    ];
+    // The init file creates the user on a new server; a Galera joiner receives it by state transfer.
+    if (this.mode === 'single' || this.bootstrapping.has(node)) argv.push(`--init-file=${dir}/init.sql`);
+    if (this.mode === 'galera') {
+      const members = ctx.nodes.map((n) => nodeAddress(ctx, n)).join(',');
+      argv.push(
+        '--wsrep-on=ON',
+        `--wsrep-provider=${GALERA_PROVIDER}`,
+        `--wsrep-cluster-address=gcomm://${members}`,
+        '--wsrep-cluster-name=faultline',
+        `--wsrep-node-address=${address}`,
+        `--wsrep-node-name=${node}`,
+        '--wsrep-sst-method=rsync',
+        '--binlog-format=ROW',
+        '--default-storage-engine=InnoDB',
+        '--innodb-autoinc-lock-mode=2',
+      );
+      if (this.bootstrapping.has(node)) argv.push('--wsrep-new-cluster');
+    }
+    return { argv, log: `${dir}/mariadbd.log`, cwd: dir };
+  }
+
+  clientAddress(ctx: DbContext, node: string): string {
+    return `${nodeAddress(ctx, node)}:${MARIADB_PORT}`;
+  }
+
+  async install(ctx: DbContext, node: string): Promise<void> {
+    const pkgs = this.mode === 'galera' ? ['mariadb-server', 'galera-4', 'rsync'] : ['mariadb-server'];
+    await ensurePackages(ctx.remote, node, pkgs);
+  }
+
+  async setup(ctx: DbContext, node: string): Promise<void> {
+    // One server: it runs on the first node; other nodes of the test stay idle (use galera for a cluster).
+    if (!this.members(ctx).includes(node)) return;
+    const dir = nodeDir(ctx, this.name, node);
+    const q = shellQuote;
+    const init = [
+      'CREATE DATABASE IF NOT EXISTS faultline;',
+      `CREATE USER IF NOT EXISTS '${USER.user}'@'%' IDENTIFIED BY '${USER.password}';`,
+      `GRANT ALL ON *.* TO '${USER.user}'@'%';`,
+    ].join('\n');
+    await ctx.remote.exec(
+      node,
+      `mkdir -p ${q(`${dir}/data`)} && printf '%s\\n' ${q(init)} > ${q(`${dir}/init.sql`)} && chown -R mysql:mysql ${q(dir)} && ` +
+        `mariadb-install-db --no-defaults --datadir=${q(`${dir}/data`)} --user=mysql --auth-root-authentication-method=normal --skip-test-db >/dev/null`,
+      { sudo: true, timeoutMs: 180_000 },
+    );
+    const first = ctx.nodes[0] as string;
+    if (this.mode === 'galera' && node !== first) {
+      // A joiner needs a primary component to join: wait until the bootstrap node serves.
+      await waitUntil(`galera bootstrap node ${first}`, 120_000, () => this.notServing(ctx, first, node));
+    }
+    if (this.mode === 'galera' && node === first) this.bootstrapping.add(node);
+    try {
+      await startServer(ctx, node, this.srv);
+      if (this.mode === 'galera' && node === first)
+        await waitUntil(`galera bootstrap on ${node}`, 120_000, () => this.notServing(ctx, node, node));
+    } finally {
+      // Restarts after a kill rejoin the existing cluster instead of founding a new one.
+      this.bootstrapping.delete(node);
+    }
+  }
+
+  /** null when `node` answers a query as the faultline user (asked from `from`), else why not. */
+  private async notServing(ctx: DbContext, node: string, from: string): Promise<string | null> {
+    if (node === from && !(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node))))
+      return 'not running';
+    const sql = this.mode === 'galera' ? "SHOW STATUS LIKE 'wsrep_ready'" : 'SELECT 1';
+    const r = await ctx.remote.exec(
+      from,
+      `mariadb -N -B -h ${shellQuote(nodeAddress(ctx, node))} -P ${MARIADB_PORT} -u ${USER.user} -p${USER.password} -e ${shellQuote(sql)}`,
+      { check: false, timeoutMs: 10_000 },
+    );
+    if (r.code !== 0) return `query exited ${r.code}: ${r.stderr.trim().split('\n')[0] ?? ''}`;
+    if (this.mode === 'galera' && !/\bON\b/.test(r.stdout)) return `wsrep_ready: ${r.stdout.trim()}`;
+    return null;
+  }
+
+  /** The nodes running a server: the first (one server), or all (Galera). */
+  private members(ctx: DbContext): string[] {
+    return this.mode === 'single' ? [ctx.nodes[0] as string] : [...ctx.nodes];
+  }
+
+  async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
+    for (const node of this.members(ctx))
+      await waitUntil(`${this.name} on ${node}`, timeoutMs, () => this.notServing(ctx, node, node));
+  }
+
+  async primaries(ctx: DbContext): Promise<string[]> {
+    return this.members(ctx);
+  }
+
+  async teardown(ctx: DbContext, node: string): Promise<void> {
+    await this.process.kill(ctx, node);
+    const dir = nodeDir(ctx, this.name, node);
+    // The cluster's directory goes with its last node.
+    const parent = shellQuote(dir.slice(0, dir.lastIndexOf('/')));
+    await ctx.remote.exec(node, `rm -rf ${shellQuote(dir)} && { rmdir ${parent} 2>/dev/null || true; }`, {
+      sudo: true,
+      timeoutMs: 60_000,
+    });
+  }
+
+  logFiles(ctx: DbContext, node: string): string[] {
+    return [`${nodeDir(ctx, this.name, node)}/mariadbd.log`];
+  }
+
+  dataDir(ctx: DbContext, node: string): string {
+    return `${nodeDir(ctx, this.name, node)}/data`;
+  }
+}
+
+export const mariadbDatabase = defineDatabase({
+  name: 'mariadb',
+  summary: 'MariaDB 10.11 from Debian (InnoDB), one server on the first node (other nodes stay idle)',
+  defaultClient: 'mariadb-txn',
+  binary: 'mariadbd',
+  create: () => new MariaDb('mariadb', 'single'),
+});
+
+export const galeraDatabase = defineDatabase({
+  name: 'galera',
+  summary: 'MariaDB 10.11 Galera cluster (galera-4, rsync SST): every node a member, the first bootstraps',
+  defaultClient: 'mariadb-txn',
+  binary: 'mariadbd',
+  create: () => new MariaDb('galera', 'galera'),
+});
