@@ -1,5 +1,6 @@
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
+import { expectationCell } from '../verdict/expectation.ts';
 
 /** The evidence cells every report shares: what the oracle consumed, and how each fault proved it landed. */
 
@@ -36,4 +37,10 @@ export function landingEvidence(ev: ScenarioEvidence | undefined, d: Decision): 
 /** `S5/api` → `S5-api`: a file-name-safe scenario id. */
 export function fileId(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]+/g, '-');
+}
+
+/** `FAIL-reproducible — expected FAIL-reproducible (met)`: the verdict with the plan's expectation, if any. */
+export function verdictCell(d: Decision): string {
+  const v = `${d.verdict}${d.release ? ' (release)' : ''}`;
+  return d.expectation ? `${v} — expected ${expectationCell(d.expectation)}` : v;
 }

@@ -5,7 +5,7 @@ import { type AuditItem, type Audits, RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } 
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
 import { isFail, isPass } from '../verdict/states.ts';
-import { fileId, landingEvidence, oracleEvidence } from './cells.ts';
+import { fileId, landingEvidence, oracleEvidence, verdictCell } from './cells.ts';
 import { table, utc, writeAtomic } from './markdown.ts';
 import type { Finding, SessionRecord } from './types.ts';
 
@@ -255,7 +255,7 @@ export function renderReport(r: SessionRecord): string {
       rows.map((row) => [
         row.d.scenario,
         row.sc.name,
-        `${row.d.verdict}${row.d.release ? ' (release)' : ''}`,
+        verdictCell(row.d),
         row.sc.oracle,
         isAggregate(row)
           ? `aggregate of ${row.sc.scenario.arms.length} arms (see the ${row.d.scenario}/… rows)`

@@ -32,6 +32,10 @@ export const reportJsonSchema = z.strictObject({
       parent: z.string().nullable(),
       name: z.string(),
       verdict: z.enum(VERDICTS),
+      /** The plan's acceptable verdicts on this cluster; null when the row declares none. */
+      expected: z.array(z.string()).nullable(),
+      /** Whether the verdict met the expectation; null when none is declared. */
+      expectationMet: z.boolean().nullable(),
       tierMet: z.enum(['smoke', 'hardening', 'release']).nullable(),
       release: z.boolean(),
       cappedBy: z.string().nullable(),
@@ -71,6 +75,8 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         parent: sc.parentId,
         name: sc.name,
         verdict: d.verdict,
+        expected: d.expectation?.expected ?? null,
+        expectationMet: d.expectation?.met ?? null,
         tierMet: d.tierMet,
         release: d.release,
         cappedBy: d.cappedBy ?? null,

@@ -2,6 +2,7 @@ import { sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
+import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
 
 import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
 
@@ -42,6 +43,12 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
+  if (f.junitInconclusive !== undefined) {
+    const as = String(f.junitInconclusive);
+    if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))
+      throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
+    o.junitInconclusiveAs = as as JunitInconclusiveAs;
+  }
   return o;
 }
 
@@ -63,10 +70,11 @@ export async function runCommand(plan: string, flags: Record<string, unknown>): 
 /** The verdict table and where the report is. */
 export function verdictTable(r: RunPlanResult): string {
   if (r.sessionDir === null) return '';
-  const head = ['Scenario', 'Verdict', 'Tier met', 'Why'];
+  const head = ['Scenario', 'Verdict', 'Expected', 'Tier met', 'Why'];
   const rows = r.rows.map((x) => [
     x.scenario,
     x.verdict,
+    x.expected,
     x.tier,
     x.reason.length > 100 ? `${x.reason.slice(0, 97)}...` : x.reason,
   ]);

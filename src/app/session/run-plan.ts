@@ -15,11 +15,13 @@ import {
   createSessionDir,
   type Finding,
   findingSchema,
+  type JunitInconclusiveAs,
   SessionLogWriter,
   type SessionRecord,
   writeScenarioFinding,
   writeSessionReports,
 } from '../report/index.ts';
+import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
   decidePlan,
   parseEvidence,
@@ -60,6 +62,8 @@ export interface RunPlanOptions {
   deadlineS?: number;
   maxReductionRuns: number;
   replay?: string;
+  /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
+  junitInconclusiveAs?: JunitInconclusiveAs;
   /** Ask the operator (terminal on both ends, and no --yes). */
   interactive: boolean;
   print: (line: string) => void;
@@ -71,10 +75,13 @@ export interface RunPlanResult {
   exitCode: number;
   sessionDir: string | null;
   verdict: SessionVerdict | null;
-  rows: { scenario: string; verdict: string; tier: string; reason: string }[];
+  rows: { scenario: string; verdict: string; expected: string; tier: string; reason: string }[];
 }
 
-/** Exit codes: DONE 0, FAIL 1, INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED 2, plan must not run 3. */
+/**
+ * Exit codes: DONE 0 (every row passed or met its expected verdict), FAIL 1 (a reproducible FAIL nobody
+ * expected, or an unmet expectation), INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED 2, plan must not run 3.
+ */
 export function exitCodeFor(verdict: SessionVerdict): number {
   if (verdict === 'DONE') return EXIT.valid;
   if (verdict === 'FAIL') return EXIT.invalid;
@@ -95,6 +102,8 @@ interface Session {
   reductions: Map<string, Reduction | null>;
   /** Set when literally nothing could run (the cluster was unreachable). */
   blocked?: string;
+  /** What conditional expected verdicts can name about the cluster; unknown until connected. */
+  env: ExpectationEnv;
 }
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
@@ -166,6 +175,7 @@ async function startSession(
     log: new SessionLogWriter(record),
     abort: new AbortController(),
     reductions: new Map(),
+    env: { sharedClock: null },
   };
 }
 
@@ -228,6 +238,7 @@ async function connectPass(s: Session): Promise<ConnectedCluster | null> {
       { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'session', log: o.print },
     );
     record.preconditions.clusterUp = true;
+    s.env = { sharedClock: cluster.remote.nodes.some((n) => n.sharedKernelClock === true) };
     await done(`ok: ${cluster.description}`);
     return cluster;
   } catch (err) {
@@ -253,7 +264,7 @@ async function runScenarios(s: Session, cluster: ConnectedCluster): Promise<void
       record.evidence.push(parseEvidence(ev.evidence));
       s.reductions.set(row.id, ev.reduction);
     }
-    record.verdicts = decidePlan(plan, record.evidence);
+    record.verdicts = decidePlan(plan, record.evidence, undefined, s.env);
     refreshFindings(record, s.reductions);
     refreshPreconditions(record);
     await writeScenarioFinding(record, sc.id);
@@ -364,7 +375,10 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
       record.evidence.push(
         parseEvidence({ scenario: r.id, attempted: false, notRunReason: 'not selected (--scenario)' }),
       );
-  record.verdicts = decidePlan(plan, record.evidence, s.blocked);
+  const unselected = new Set(
+    plan.resolved.filter((r) => !s.selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
+  );
+  record.verdicts = decidePlan(plan, record.evidence, s.blocked, { ...s.env, unselected });
   refreshFindings(record, s.reductions);
   refreshPreconditions(record);
   record.artifacts = [
@@ -381,7 +395,9 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     record.verdicts.session.headline,
   );
   try {
-    await writeSessionReports(record);
+    await writeSessionReports(record, {
+      ...(o.junitInconclusiveAs && { junitInconclusiveAs: o.junitInconclusiveAs }),
+    });
   } catch (err) {
     const { renderReport } = await import('../report/index.ts');
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
@@ -390,6 +406,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
   const rows = record.verdicts.rows.map((d) => ({
     scenario: d.scenario,
     verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
+    expected: expectationCell(d.expectation),
     tier: d.tierMet ?? '—',
     reason: d.reasons[0] ?? '',
   }));
