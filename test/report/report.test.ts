@@ -136,7 +136,18 @@ test('report.json validates against its schema, and the schema rejects a broken 
   const json = JSON.parse(await read('findings/report.json'));
   t.notThrows(() => reportJsonSchema.parse(json));
   t.is(json.sessionVerdict, 'FAIL');
+  t.is(json.schemaVersion, 2);
   t.is(json.scenarios.length, 7);
+  const s2 = json.scenarios.find((s: { id: string }) => s.id === 'S2');
+  t.is(s2.outcome, 'failure');
+  t.regex(s2.headline, /^F1: /);
+  t.is(s2.counts.anomalies.total, 3);
+  t.deepEqual(s2.counts.faults, { scheduled: 3, injected: 3, landed: 3, healed: 3 });
+  t.true(
+    s2.artifacts.every((a: { path: string }) => !a.path.startsWith('/')),
+    'paths relative to the session',
+  );
+  t.true(s2.artifacts.some((a: { path: string }) => a.path === 'findings/S2.md'));
   const broken = structuredClone(json);
   broken.scenarios[0].verdict = 'PASS';
   t.throws(() => reportJsonSchema.parse(broken));

@@ -3,6 +3,7 @@ import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
+import { ControlLog } from '../report/session-dir.ts';
 
 import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
 
@@ -62,8 +63,9 @@ function nonNegativeInt(v: unknown, flag: string): number {
 export async function runCommand(plan: string, flags: Record<string, unknown>): Promise<number> {
   const o = parseRunFlags(plan, flags);
   const r = await runPlan(o);
-  if (flags.json === true) process.stdout.write(`${JSON.stringify(r)}\n`);
-  else process.stdout.write(verdictTable(r));
+  const out = flags.json === true ? `${JSON.stringify(r)}\n` : verdictTable(r);
+  process.stdout.write(out);
+  if (r.sessionDir) new ControlLog(r.sessionDir).write(out);
   return r.exitCode;
 }
 

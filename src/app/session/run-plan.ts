@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
+import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
@@ -21,6 +22,7 @@ import {
   writeScenarioFinding,
   writeSessionReports,
 } from '../report/index.ts';
+import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
 import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
   decidePlan,
@@ -122,17 +124,22 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
   const session = await startSession(o, plan, selected, replay);
-  await discoverToolboxPass(session);
-  const stopInterrupts = installInterrupts(session);
-  let cluster: ConnectedCluster | null = null;
+  const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   try {
-    cluster = await connectPass(session);
-    if (cluster) await runScenarios(session, cluster);
+    await discoverToolboxPass(session);
+    const stopInterrupts = installInterrupts(session);
+    let cluster: ConnectedCluster | null = null;
+    try {
+      cluster = await connectPass(session);
+      if (cluster) await runScenarios(session, cluster);
+    } finally {
+      stopInterrupts();
+      await cluster?.close({ keepCluster: o.keepCluster });
+    }
+    return await finishSession(session);
   } finally {
-    stopInterrupts();
-    await cluster?.close({ keepCluster: o.keepCluster });
+    untee();
   }
-  return finishSession(session);
 }
 
 /** The session directory and its record, with an empty timeline; the log is written on every event. */
@@ -144,6 +151,16 @@ async function startSession(
 ): Promise<Session> {
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
+  // Everything printed from here on is kept in the session too (logs/control.log).
+  const control = new ControlLog(sessionDir);
+  const print = o.print;
+  o = {
+    ...o,
+    print: (line) => {
+      print(line);
+      control.write(line);
+    },
+  };
   const record: SessionRecord = {
     plan,
     startedAt: started.toISOString(),
@@ -235,7 +252,12 @@ async function connectPass(s: Session): Promise<ConnectedCluster | null> {
         ...(o.local !== undefined && { local: o.local }),
         clusterName: o.clusterName,
       },
-      { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'session', log: o.print },
+      {
+        ...(o.ssh && { ssh: o.ssh }),
+        remote: { logDir: join(s.sessionDir, SSH_LOG_DIR) },
+        localLifetime: 'session',
+        log: o.print,
+      },
     );
     record.preconditions.clusterUp = true;
     s.env = { sharedClock: cluster.remote.nodes.some((n) => n.sharedKernelClock === true) };
