@@ -1,6 +1,7 @@
+import { appendFileSync } from 'node:fs';
 import { sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
-import { UserError } from '../../core/util/errors.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
 import { ControlLog } from '../report/session-dir.ts';
@@ -66,7 +67,47 @@ export async function runCommand(plan: string, flags: Record<string, unknown>): 
   const out = flags.json === true ? `${JSON.stringify(r)}\n` : verdictTable(r);
   process.stdout.write(out);
   if (r.sessionDir) new ControlLog(r.sessionDir).write(out);
+  const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+  if (summaryFile && r.sessionDir) {
+    try {
+      appendFileSync(summaryFile, stepSummary(r));
+    } catch (err) {
+      process.stderr.write(
+        `faultline: $GITHUB_STEP_SUMMARY (${summaryFile}) could not be written: ${errorMessage(err)}\n`,
+      );
+    }
+  }
   return r.exitCode;
+}
+
+/**
+ * The Markdown a GitHub Actions job shows on its summary page ($GITHUB_STEP_SUMMARY): the session
+ * verdict, one row per scenario with its expectation, and where the session is.
+ */
+export function stepSummary(r: RunPlanResult): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  const mark = (x: RunPlanResult['rows'][number]) =>
+    x.expected.endsWith('(UNMET)')
+      ? '❌'
+      : x.expected.endsWith('(met)') || x.verdict.startsWith('PASS-')
+        ? '✅'
+        : x.verdict.startsWith('FAIL-')
+          ? '❌'
+          : '⚠️';
+  return [
+    `### faultline: ${r.verdict ?? '—'} (exit ${r.exitCode})`,
+    '',
+    '| | Scenario | Verdict | Expected | Tier met | Why |',
+    '|---|---|---|---|---|---|',
+    ...r.rows.map(
+      (x) =>
+        `| ${mark(x)} | ${cell(x.scenario)} | ${cell(x.verdict)} | ${cell(x.expected)} | ${cell(x.tier)} | ${cell(x.reason)} |`,
+    ),
+    '',
+    `Session: \`${r.sessionDir}\` (report: \`findings/report.md\`, JUnit: \`junit.xml\`)`,
+    '',
+    '',
+  ].join('\n');
 }
 
 /** The verdict table and where the report is. */
