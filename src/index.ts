@@ -51,6 +51,12 @@ export {
   type Plugin,
   type WorkloadInput,
 } from './app/plugin/define.ts';
+export {
+  REPORT_JSON_SCHEMA_VERSION,
+  type ReportJson,
+  type ReportRow,
+  reportJsonSchema,
+} from './app/report/report-json.ts';
 export type { TestRunResult } from './app/run/test-run.ts';
 // ---- remote control (what database adapters run commands with)
 export { shellJoin, shellQuote } from './core/control/quote.ts';

@@ -48,9 +48,21 @@ fx.test.serial(
     t.is(r.exitCode, 0, r.stderr.slice(-2000));
     t.regex(r.stdout, /linearizable\s+valid/);
     t.regex(r.stdout, /verdict: valid/);
-    for (const f of ['history.jsonl', 'schedule.json', 'results.json', 'test.json', 'n1/etcd.log'])
-      t.true(existsSync(join(out, f)), `${f} in the run directory`);
-    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { valid: unknown };
+    // the store layout `run` uses too: <root>/<db>-<workload>/<UTC>/ and a `latest` link
+    const dir = join(out, 'etcd-register', 'latest');
+    for (const f of [
+      'history.jsonl',
+      'schedule.json',
+      'results.json',
+      'test.json',
+      'n1/etcd.log',
+      'logs/control.log',
+      'logs/control.debug.jsonl',
+      'logs/ssh/n1.commands.jsonl',
+    ])
+      t.true(existsSync(join(dir, f)), `${f} in the run directory`);
+    t.regex(readFileSync(join(dir, 'logs/control.log'), 'utf8'), /verdict: valid/);
+    const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as { valid: unknown };
     t.is(results.valid, true);
   },
 );

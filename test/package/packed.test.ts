@@ -142,6 +142,8 @@ export const run = () => check([], 'stats');
       'runTest',
       'check',
       'loadHistory',
+      'reportJsonSchema',
+      'REPORT_JSON_SCHEMA_VERSION',
     ])
       t.true(names.includes(n), `exports ${n}`);
   } finally {

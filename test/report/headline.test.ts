@@ -113,9 +113,11 @@ test('the FAIL reason, the session headline and the terminal table carry the hea
     exitCode: 1,
     sessionDir: '/tmp/s',
     verdict: 'FAIL',
-    rows: [{ scenario: 'S1', verdict: d.verdict, tier: 'smoke', reason: d.reasons[0] as string }],
+    rows: [
+      { scenario: 'S1', verdict: d.verdict, expected: '—', tier: 'smoke', reason: d.reasons[0] as string },
+    ],
   });
   t.true(table.includes(headline), 'the terminal shows the whole sentence');
-  t.regex(table, /^S1 +FAIL-reproducible +smoke +On key 1/m);
+  t.regex(table, /^S1 +FAIL-reproducible +— +smoke +On key 1/m);
   t.regex(table, /report: \/tmp\/s\/findings\/report\.html/);
 });

@@ -136,7 +136,18 @@ test('report.json validates against its schema, and the schema rejects a broken 
   const json = JSON.parse(await read('findings/report.json'));
   t.notThrows(() => reportJsonSchema.parse(json));
   t.is(json.sessionVerdict, 'FAIL');
+  t.is(json.schemaVersion, 2);
   t.is(json.scenarios.length, 7);
+  const s2 = json.scenarios.find((s: { id: string }) => s.id === 'S2');
+  t.is(s2.outcome, 'failure');
+  t.regex(s2.headline, /^F1: /);
+  t.is(s2.counts.anomalies.total, 3);
+  t.deepEqual(s2.counts.faults, { scheduled: 3, injected: 3, landed: 3, healed: 3 });
+  t.true(
+    s2.artifacts.every((a: { path: string }) => !a.path.startsWith('/')),
+    'paths relative to the session',
+  );
+  t.true(s2.artifacts.some((a: { path: string }) => a.path === 'findings/S2.md'));
   const broken = structuredClone(json);
   broken.scenarios[0].verdict = 'PASS';
   t.throws(() => reportJsonSchema.parse(broken));
@@ -149,15 +160,15 @@ async function xmllint(file: string) {
   return execa('xmllint', ['--noout', '--schema', xsd, file], { reject: false });
 }
 
-test('junit.xml validates against the JUnit XSD; FAIL → failure, NOT-RUN/PARTIAL → skipped', async (t) => {
+test('junit.xml validates against the JUnit XSD; FAIL → failure, NOT-RUN/PARTIAL → error, never skipped', async (t) => {
   const { read, dir } = await session();
   const r = await xmllint(join(dir, 'junit.xml'));
   t.is(r.exitCode, 0, r.stderr);
   const xml = await read('junit.xml');
-  t.regex(xml, /<testsuite name="kv-store-partitions" tests="7" failures="1" errors="0" skipped="4"/);
+  t.regex(xml, /<testsuite name="kv-store-partitions" tests="7" failures="1" errors="4" skipped="0"/);
   t.regex(xml, /name="S2 acked_put_survives_leader_kill"[^>]*>\n\s*<failure message="FAIL-reproducible: /);
-  t.regex(xml, /name="S3\/watch[^"]*"[^>]*>\n\s*<skipped message="NOT-RUN: /);
-  t.regex(xml, /name="S3 tenant_prefix_isolation"[^>]*>\n\s*<skipped message="PARTIAL-surface: capped/);
+  t.regex(xml, /name="S3\/watch[^"]*"[^>]*>\n\s*<error message="NOT-RUN: /);
+  t.regex(xml, /name="S3 tenant_prefix_isolation"[^>]*>\n\s*<error message="PARTIAL-surface: capped/);
   await rm(dir, { recursive: true });
 });
 

@@ -37,8 +37,10 @@ fx.test.serial(
     t.is(row('S2')?.verdict, 'INCONCLUSIVE-fault-not-proven');
     t.regex(row('S2')?.reason ?? '', /landing not proven: w1 \(clock/);
     t.is(row('S3')?.verdict, 'FAIL-reproducible');
-    t.is(r.verdict, 'FAIL');
-    t.is(r.exitCode, 1);
+    // every row as the plan's Expected verdict says (S3 is the negative control): exit 0
+    for (const id of ['S1', 'S2', 'S3']) t.regex(row(id)?.expected ?? '', /\(met\)$/, id);
+    t.is(r.verdict, 'DONE');
+    t.is(r.exitCode, 0);
 
     const dir = r.sessionDir as string;
     const report = readFileSync(join(dir, 'findings/report.md'), 'utf8');
@@ -87,8 +89,10 @@ fx.test.serial('a missing capability gives INCONCLUSIVE-env naming it; nothing r
   t.is(row('S2')?.verdict, 'INCONCLUSIVE-env');
   t.regex(row('S2')?.reason ?? '', /libfaketime \(skipped by the operator/);
   t.is(row('S3')?.verdict, 'NOT-RUN');
-  t.is(r.verdict, 'INCONCLUSIVE');
-  t.is(r.exitCode, 2);
+  t.is(row('S3')?.expected, '—', 'a scenario left out by --scenario is not judged');
+  // S1 and S2 declare expected verdicts an INCONCLUSIVE-env does not meet
+  t.is(r.verdict, 'FAIL');
+  t.is(r.exitCode, 1);
   const log = readFileSync(join(r.sessionDir as string, 'session-log.md'), 'utf8');
   t.regex(
     log,

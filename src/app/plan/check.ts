@@ -1,3 +1,4 @@
+import { parseExpectation } from '../verdict/expectation.ts';
 import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
 import {
   forbiddenBudgetReason,
@@ -197,6 +198,9 @@ function checkScenario(plan: Plan, r: ResolvedScenario, out: Problem[]): void {
     }
   }
   checkOracle(r.oracle, (reason, sev) => add('Oracle', reason, sev, 'oracle'));
+  checkExpectedVerdict(s.expectedVerdict, (reason) =>
+    add('Expected verdict', reason, 'error', 'expectedVerdict'),
+  );
   if (!s.workload) add('Workload', 'missing', 'warning');
   if (!s.faults)
     add('Faults', 'missing: name the nemesis schedule, or "none" for a smoke-only scenario', 'warning');
@@ -439,6 +443,14 @@ function checkArm(r: ResolvedScenario, out: Problem[]): void {
     if (r.oracle) add('Oracle', "no arm-specific oracle: using the parent scenario's", 'warning');
     else checkOracle(null, (reason) => add('Oracle', reason));
   } else checkOracle(r.arm.oracle, (reason, sev) => add('Oracle', reason, sev));
+  checkExpectedVerdict(r.arm?.expectedVerdict ?? null, (reason) => add('Expected verdict', reason));
+}
+
+/** An `Expected verdict:` that cannot be read would silently judge nothing: the plan must not run. */
+function checkExpectedVerdict(text: string | null, add: (reason: string) => void): void {
+  if (text === null) return;
+  const r = parseExpectation(text);
+  if ('error' in r) add(r.error);
 }
 
 function checkBinding(r: ResolvedScenario, add: Add): void {

@@ -29,6 +29,7 @@ type ScenarioField =
   | 'workload'
   | 'faults'
   | 'oracle'
+  | 'expectedVerdict'
   | 'observabilityRequired'
   | 'smokeBudget'
   | 'hardeningBudget'
@@ -54,6 +55,7 @@ const LABELS: [string, Target][] = (
     ['Faults', { block: 'scenario', field: 'faults' }],
     ['Nemesis', { block: 'scenario', field: 'faults' }],
     ['Oracle', { block: 'scenario', field: 'oracle' }],
+    ['Expected verdict', { block: 'scenario', field: 'expectedVerdict' }],
     ['Observability required', { block: 'scenario', field: 'observabilityRequired' }],
     ['Smoke budget', { block: 'scenario', field: 'smokeBudget' }],
     ['Hardening budget', { block: 'scenario', field: 'hardeningBudget' }],
@@ -362,7 +364,7 @@ function parseScenario(
   const armFor = (id: string, line: number): Arm => {
     let a = arms.find((x) => x.id === id);
     if (!a) {
-      a = { id, surface: id.split('/')[1]!, oracle: null, model: null, line };
+      a = { id, surface: id.split('/')[1]!, oracle: null, expectedVerdict: null, model: null, line };
       arms.push(a);
     }
     return a;
@@ -422,6 +424,11 @@ function parseScenario(
         if (target.field === 'oracle' && arm) {
           arm.oracle = value;
           open = { set: (v) => (arm!.oracle = v), get: () => arm!.oracle ?? '' };
+          continue;
+        }
+        if (target.field === 'expectedVerdict' && arm) {
+          arm.expectedVerdict = value;
+          open = null;
           continue;
         }
         const f = target.field;

@@ -1,3 +1,4 @@
+import { type Expectation, parseExpectation } from '../verdict/expectation.ts';
 import { armBinding, type Binding, type Tier } from './binding.ts';
 import { parseBudget, parseReleaseDisclosure, toTier } from './budget.ts';
 import {
@@ -88,6 +89,7 @@ export function resolveScenarios(plan: PlanData): ResolvedScenario[] {
       serious: categories.some((c) => GATED_CATEGORIES.has(c)),
       surfaceGated: categories.some((c) => SURFACE_CATEGORIES.has(c)),
       oracle: s.oracle,
+      expected: expectationOf(s.expectedVerdict),
       model: typeof s.model === 'object' ? s.model : null,
       tiers,
       binding: s.binding,
@@ -105,6 +107,7 @@ export function resolveScenarios(plan: PlanData): ResolvedScenario[] {
         serious: true,
         surfaceGated: false,
         oracle: arm.oracle ?? s.oracle,
+        expected: expectationOf(arm.expectedVerdict),
         model: arm.model,
         tiers: binding && binding !== s.binding ? tiersOf(s, binding) : tiers,
         binding,
@@ -112,6 +115,13 @@ export function resolveScenarios(plan: PlanData): ResolvedScenario[] {
     }
   }
   return out;
+}
+
+/** A malformed expectation resolves to none; `checkPlan` reports it as an error (the plan must not run). */
+function expectationOf(text: string | null): Expectation | null {
+  if (!text) return null;
+  const r = parseExpectation(text);
+  return 'expectation' in r ? r.expectation : null;
 }
 
 export function findResolved(plan: Plan, id: string): ResolvedScenario | undefined {

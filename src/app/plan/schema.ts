@@ -130,6 +130,8 @@ export const armSchema = z.object({
   id: z.string(),
   surface: z.string(),
   oracle: text,
+  /** `Expected verdict:` under the arm's heading (see src/app/verdict/expectation.ts). */
+  expectedVerdict: text,
   model: z.union([modelBlockSchema, z.null()]).default(null),
   line,
 });
@@ -145,6 +147,8 @@ export const scenarioSchema = z.strictObject({
   workload: text,
   faults: text,
   oracle: text,
+  /** `Expected verdict:` — what a run of this scenario should end as (a negative control: a FAIL). */
+  expectedVerdict: text,
   observabilityRequired: text,
   smokeBudget: text,
   hardeningBudget: text,
@@ -257,6 +261,8 @@ export interface ResolvedScenario {
   /** A boundary/fairness category is falsified: §7.M.S applies. */
   surfaceGated: boolean;
   oracle: string | null;
+  /** The declared expected verdict (an arm's own; a scenario's own), parsed; null when none. */
+  expected: import('../verdict/expectation.ts').Expectation | null;
   model: ModelBlock | null;
   tiers: ScenarioTiers;
   binding: import('./binding.ts').Binding | null;

@@ -1,6 +1,7 @@
 import { groupThousands } from '../../core/util/format.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
+import { expectationCell } from '../verdict/expectation.ts';
 
 /** The evidence cells every report shares: what the oracle consumed, and how each fault proved it landed. */
 
@@ -39,10 +40,14 @@ export function fileId(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]+/g, '-');
 }
 
-/** A FAIL row's verdict with its headline; other rows' verdict alone. */
+/**
+ * A row's verdict with the plan's expectation, if any (`FAIL-reproducible — expected FAIL-reproducible
+ * (met)`), and for a FAIL its headline.
+ */
 export function verdictCell(d: Decision): string {
   const v = `${d.verdict}${d.release ? ' (release)' : ''}`;
-  return d.verdict.startsWith('FAIL-') && d.reasons[0] ? `${v}: ${d.reasons[0]}` : v;
+  const withExpected = d.expectation ? `${v} — expected ${expectationCell(d.expectation)}` : v;
+  return d.verdict.startsWith('FAIL-') && d.reasons[0] ? `${withExpected}: ${d.reasons[0]}` : withExpected;
 }
 
 /**

@@ -1,14 +1,40 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { Decision } from '../verdict/decide.ts';
 import { isFail, isPass } from '../verdict/states.ts';
 import { writeAtomic } from './markdown.ts';
 import type { SessionRecord } from './types.ts';
 
 /**
- * `junit.xml` in the common Jenkins/Surefire JUnit dialect: one testcase per scenario and per arm.
- * FAIL-* → <failure>; INCONCLUSIVE-* / PARTIAL-* / NOT-RUN → <skipped> with the reason (never a pass);
- * PASS-* → a plain passed testcase. Readable by Jenkins, GitLab, GitHub test reporters.
+ * `junit.xml` in the common Jenkins/Surefire JUnit dialect: one testcase per scenario and per arm, and
+ * never a <skipped> (dashboards count skipped as green):
+ * - a row with an expected verdict: met → passed (whatever the verdict), unmet → <failure>;
+ * - otherwise PASS-* → passed, FAIL-* → <failure>;
+ * - INCONCLUSIVE-* / PARTIAL-* / NOT-RUN (and every row of a BLOCKED session) → <error> by default:
+ *   JUnit's error means "the test could not reach a judgement", which is what these verdicts say;
+ *   `inconclusiveAs: 'failure'` makes them failures for reporters that only show failures.
+ * Readable by Jenkins, GitLab, GitHub test reporters.
  */
+
+export type JunitInconclusiveAs = 'error' | 'failure';
+export const JUNIT_INCONCLUSIVE_AS: readonly JunitInconclusiveAs[] = ['error', 'failure'];
+
+type CaseOutcome = { kind: 'pass' } | { kind: 'failure' | 'error'; message: string; type: string };
+
+export function junitOutcome(d: Decision, inconclusiveAs: JunitInconclusiveAs = 'error'): CaseOutcome {
+  const why = d.reasons[0] ?? '';
+  if (d.expectation) {
+    if (d.expectation.met) return { kind: 'pass' };
+    return {
+      kind: 'failure',
+      type: 'unmet-expectation',
+      message: `${d.verdict} where the plan expects ${d.expectation.expected.join(' or ')}: ${why}`,
+    };
+  }
+  if (isPass(d.verdict)) return { kind: 'pass' };
+  if (isFail(d.verdict)) return { kind: 'failure', type: d.verdict, message: `${d.verdict}: ${why}` };
+  return { kind: inconclusiveAs, type: d.verdict, message: `${d.verdict}: ${why}` };
+}
 
 export function xmlEscape(s: string): string {
   return (
@@ -29,48 +55,33 @@ function durationOf(started: string | null, ended: string | null): number {
   return Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
 }
 
-export function renderJunit(r: SessionRecord): string {
+export function renderJunit(r: SessionRecord, inconclusiveAs: JunitInconclusiveAs = 'error'): string {
   const p = r.plan;
   const evs = new Map(r.evidence.map((e) => [e.scenario, e]));
   const classname = `faultline.${p.slug}`;
-  let failures = 0;
-  let skipped = 0;
-  let total = 0;
+  const counts = { failure: 0, error: 0 };
   const cases: string[] = [];
   for (const d of r.verdicts.rows) {
     const sc = p.resolved.find((s) => s.id === d.scenario);
     const ev = evs.get(d.scenario);
     const time = durationOf(ev?.startedAt ?? null, ev?.endedAt ?? null);
-    total += 1;
     const name = xmlEscape(`${d.scenario} ${sc?.name ?? ''}`.trim());
-    const reasons = xmlEscape(d.reasons.join('\n'));
-    const head = `    <testcase classname="${xmlEscape(classname)}" name="${name}" time="${time.toFixed(3)}">`;
-    if (isFail(d.verdict)) {
-      failures += 1;
+    const out = junitOutcome(d, inconclusiveAs);
+    const expected = d.expectation
+      ? `\nexpected: ${d.expectation.expected.join(' or ')} (${d.expectation.met ? 'met' : 'UNMET'})`
+      : '';
+    const summary = `verdict: ${d.verdict}${d.release ? ' (release)' : ''}${expected}\ntier met: ${d.tierMet ?? '—'}\n${d.reasons.join('\n')}`;
+    cases.push(`    <testcase classname="${xmlEscape(classname)}" name="${name}" time="${time.toFixed(3)}">`);
+    if (out.kind !== 'pass') {
+      counts[out.kind] += 1;
       cases.push(
-        head,
-        `      <failure message="${xmlEscape(`${d.verdict}: ${d.reasons[0] ?? ''}`)}" type="${d.verdict}">${reasons}</failure>`,
-        `      <system-out>${xmlEscape(`verdict: ${d.verdict}\ntier met: ${d.tierMet ?? '—'}`)}</system-out>`,
-        '    </testcase>',
-      );
-    } else if (!isPass(d.verdict)) {
-      skipped += 1;
-      cases.push(
-        head,
-        `      <skipped message="${xmlEscape(`${d.verdict}: ${d.reasons[0] ?? ''}`)}"/>`,
-        `      <system-out>${xmlEscape(`verdict: ${d.verdict}\n${d.reasons.join('\n')}`)}</system-out>`,
-        '    </testcase>',
-      );
-    } else {
-      cases.push(
-        head,
-        `      <system-out>${xmlEscape(`verdict: ${d.verdict}${d.release ? ' (release)' : ''}\ntier met: ${d.tierMet ?? '—'}\n${d.reasons.join('\n')}`)}</system-out>`,
-        '    </testcase>',
+        `      <${out.kind} message="${xmlEscape(out.message)}" type="${xmlEscape(out.type)}">${xmlEscape(d.reasons.join('\n'))}</${out.kind}>`,
       );
     }
+    cases.push(`      <system-out>${xmlEscape(summary)}</system-out>`, '    </testcase>');
   }
   const totalTime = r.evidence.reduce((s, e) => s + durationOf(e.startedAt, e.endedAt), 0).toFixed(3);
-  const attrs = `tests="${total}" failures="${failures}" errors="0" skipped="${skipped}" time="${totalTime}"`;
+  const attrs = `tests="${r.verdicts.rows.length}" failures="${counts.failure}" errors="${counts.error}" skipped="0" time="${totalTime}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="faultline" ${attrs}>`,
@@ -87,8 +98,11 @@ export function renderJunit(r: SessionRecord): string {
   ].join('\n');
 }
 
-export async function writeJunit(r: SessionRecord): Promise<string> {
+export async function writeJunit(
+  r: SessionRecord,
+  inconclusiveAs: JunitInconclusiveAs = 'error',
+): Promise<string> {
   const path = join(r.sessionDir, 'junit.xml');
-  await writeAtomic(path, renderJunit(r));
+  await writeAtomic(path, renderJunit(r, inconclusiveAs));
   return path;
 }

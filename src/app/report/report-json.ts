@@ -1,16 +1,23 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { Decision } from '../verdict/decide.ts';
+import type { ScenarioEvidence } from '../verdict/evidence.ts';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
-import { anomalyLinks, landingEvidence, oracleEvidence } from './cells.ts';
+import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
 import { auditsFor, confidenceDelta } from './findings.ts';
 import { writeAtomic } from './markdown.ts';
 import { findingSchema, type SessionRecord } from './types.ts';
 
 /**
- * `findings/report.json`: the machine-readable twin of report.md. Validated against its zod schema
- * before it is written, so a consumer can trust every field; the JSON Schema is written next to it.
+ * `findings/report.json`: the machine-readable twin of report.md, for CI, dashboards and
+ * `faultline sessions`. Validated against its zod schema before it is written, so a consumer can trust
+ * every field; the JSON Schema is written next to it, and the zod schema is exported by the package
+ * (`reportJsonSchema`, `REPORT_JSON_SCHEMA_VERSION`). Version 2 added, per row: the expected verdict,
+ * outcome, headline, counts, key figures and artifact paths (relative to the session directory).
  */
+export const REPORT_JSON_SCHEMA_VERSION = 2;
 
 const auditItem = z.object({
   id: z.string(),
@@ -19,62 +26,107 @@ const auditItem = z.object({
   evidence: z.string(),
 });
 
+const latency = z.object({ p50: z.number().nullable(), p99: z.number().nullable() });
+const phase = z.object({ seconds: z.number(), opsPerSec: z.number(), latencyMs: latency }).nullable();
+
+/** What a nightly comparison reads: throughput and latency overall, without and with a fault active. */
+export const figuresSchema = z.object({
+  opsPerSec: z.number(),
+  latencyMs: latency,
+  healthy: phase,
+  faulted: phase,
+});
+export type Figures = z.infer<typeof figuresSchema>;
+
+export const countsSchema = z.object({
+  /** Client operations invoked, and how they completed (null when no metrics were recorded). */
+  ops: z.number().int().nullable(),
+  ok: z.number().int().nullable(),
+  fail: z.number().int().nullable(),
+  info: z.number().int().nullable(),
+  /** Anomalies over every oracle; by type, null where the checker did not split its count by type. */
+  anomalies: z.object({
+    total: z.number().int(),
+    byType: z.record(z.string(), z.number().int().nullable()),
+  }),
+  faults: z.object({
+    scheduled: z.number().int(),
+    injected: z.number().int(),
+    landed: z.number().int(),
+    healed: z.number().int(),
+  }),
+});
+
+export const reportRowSchema = z.strictObject({
+  id: z.string(),
+  parent: z.string().nullable(),
+  name: z.string(),
+  verdict: z.enum(VERDICTS),
+  /** The plan's acceptable verdicts on this cluster; null when the row declares none. */
+  expected: z.array(z.string()).nullable(),
+  /** Whether the verdict met the expectation; null when none is declared. */
+  expectationMet: z.boolean().nullable(),
+  /** How the row counts toward the session: success (a pass or a met expectation), failure, or concern. */
+  outcome: z.enum(['success', 'failure', 'concern']),
+  tierMet: z.enum(['smoke', 'hardening', 'release']).nullable(),
+  release: z.boolean(),
+  cappedBy: z.string().nullable(),
+  step: z.number().int().min(1).max(8),
+  /**
+   * One sentence: for a FAIL, which op, where, when, during which fault and what was expected; otherwise
+   * the verdict and its deciding reason.
+   */
+  headline: z.string(),
+  reasons: z.array(z.string()).min(1),
+  faultWindows: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.string(),
+      what: z.string(),
+      startS: z.number(),
+      endS: z.number().nullable(),
+      landed: z.boolean(),
+    }),
+  ),
+  /** Where the first anomaly is drawn (paths relative to the session dir, opening at the op). */
+  anomaly: z
+    .strictObject({
+      op: z.number().int(),
+      key: z.string().nullable(),
+      page: z.string().nullable(),
+      timeline: z.string().nullable(),
+    })
+    .nullable(),
+  /** Every page a checker drew (one per key for per-key checks), with its verdict. */
+  pages: z.array(
+    z.strictObject({
+      checker: z.string(),
+      key: z.string().nullable(),
+      valid: z.union([z.literal(true), z.literal(false), z.literal('unknown')]),
+      path: z.string(),
+    }),
+  ),
+  oracle: z.string().nullable(),
+  oracleEvidence: z.string(),
+  landingEvidence: z.string(),
+  counts: countsSchema,
+  figures: figuresSchema.nullable(),
+  /** Paths relative to the session directory. */
+  artifacts: z.array(z.object({ label: z.string(), path: z.string() })),
+  audits: z
+    .object({ redFlags: z.array(auditItem).length(10), weakOracle: z.array(auditItem).length(14) })
+    .nullable(),
+});
+export type ReportRow = z.infer<typeof reportRowSchema>;
+
 export const reportJsonSchema = z.strictObject({
-  schemaVersion: z.literal(1),
+  schemaVersion: z.literal(REPORT_JSON_SCHEMA_VERSION),
   plan: z.object({ slug: z.string(), path: z.string() }),
   session: z.object({ dir: z.string(), startedAt: z.string(), commit: z.string(), operator: z.string() }),
   sessionVerdict: z.enum(SESSION_VERDICTS),
   headline: z.string(),
   nondeterministic: z.array(z.string()),
-  scenarios: z.array(
-    z.strictObject({
-      id: z.string(),
-      parent: z.string().nullable(),
-      name: z.string(),
-      verdict: z.enum(VERDICTS),
-      tierMet: z.enum(['smoke', 'hardening', 'release']).nullable(),
-      release: z.boolean(),
-      cappedBy: z.string().nullable(),
-      step: z.number().int().min(1).max(8),
-      reasons: z.array(z.string()).min(1),
-      /** A FAIL's one-sentence headline (which op, where, when, during which fault, what was expected). */
-      headline: z.string().nullable(),
-      faultWindows: z.array(
-        z.strictObject({
-          id: z.string(),
-          kind: z.string(),
-          what: z.string(),
-          startS: z.number(),
-          endS: z.number().nullable(),
-          landed: z.boolean(),
-        }),
-      ),
-      /** Where the first anomaly is drawn (paths relative to the session dir, opening at the op). */
-      anomaly: z
-        .strictObject({
-          op: z.number().int(),
-          key: z.string().nullable(),
-          page: z.string().nullable(),
-          timeline: z.string().nullable(),
-        })
-        .nullable(),
-      /** Every page a checker drew (one per key for per-key checks), with its verdict. */
-      pages: z.array(
-        z.strictObject({
-          checker: z.string(),
-          key: z.string().nullable(),
-          valid: z.union([z.literal(true), z.literal(false), z.literal('unknown')]),
-          path: z.string(),
-        }),
-      ),
-      oracle: z.string().nullable(),
-      oracleEvidence: z.string(),
-      landingEvidence: z.string(),
-      audits: z
-        .object({ redFlags: z.array(auditItem).length(10), weakOracle: z.array(auditItem).length(14) })
-        .nullable(),
-    }),
-  ),
+  scenarios: z.array(reportRowSchema),
   findings: z.array(findingSchema),
   releaseDisclosures: z.array(
     z.object({ scenario: z.string(), reason: z.string(), revisitWhen: z.string() }),
@@ -83,11 +135,62 @@ export const reportJsonSchema = z.strictObject({
 });
 export type ReportJson = z.infer<typeof reportJsonSchema>;
 
+/** The `summary` block `faultline run` writes into `metrics/<S>.json`, when there is one. */
+const metricsFileSchema = z.object({
+  summary: figuresSchema.extend({
+    ops: z.number().int(),
+    ok: z.number().int(),
+    fail: z.number().int(),
+    info: z.number().int(),
+  }),
+});
+type MetricsSummary = z.infer<typeof metricsFileSchema>['summary'];
+
+function readMetrics(sessionDir: string, id: string): MetricsSummary | null {
+  const path = join(sessionDir, 'metrics', `${fileId(id)}.json`);
+  if (!existsSync(path)) return null;
+  try {
+    const r = metricsFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return r.success ? r.data.summary : null;
+  } catch {
+    return null;
+  }
+}
+
+export function rowOutcome(d: Decision): ReportRow['outcome'] {
+  if (d.expectation) return d.expectation.met ? 'success' : 'failure';
+  if (d.verdict.startsWith('PASS-')) return 'success';
+  return d.verdict === 'FAIL-reproducible' ? 'failure' : 'concern';
+}
+
+function countsOf(ev: ScenarioEvidence | undefined, m: MetricsSummary | null): ReportRow['counts'] {
+  const byType: Record<string, number | null> = {};
+  for (const o of ev?.oracles ?? []) {
+    if (!o.ran || o.anomalies === 0) continue;
+    const types = o.anomalyTypes.length > 0 ? o.anomalyTypes : [o.checker];
+    for (const t of types) byType[t] = types.length === 1 ? (byType[t] ?? 0) + o.anomalies : null;
+  }
+  const faults = ev?.faults ?? [];
+  return {
+    ops: m?.ops ?? ev?.history?.ops ?? null,
+    ok: m?.ok ?? null,
+    fail: m?.fail ?? null,
+    info: m?.info ?? null,
+    anomalies: { total: (ev?.oracles ?? []).reduce((n, o) => n + (o.ran ? o.anomalies : 0), 0), byType },
+    faults: {
+      scheduled: ev?.faultsScheduled ?? 0,
+      injected: faults.length,
+      landed: faults.filter((f) => f.landed).length,
+      healed: faults.filter((f) => f.healed).length,
+    },
+  };
+}
+
 export function buildReportJson(r: SessionRecord): ReportJson {
   const evs = new Map(r.evidence.map((e) => [e.scenario, e]));
   const p = r.plan;
   return reportJsonSchema.parse({
-    schemaVersion: 1,
+    schemaVersion: REPORT_JSON_SCHEMA_VERSION,
     plan: { slug: p.slug, path: p.source.path },
     session: { dir: r.sessionDir, startedAt: r.startedAt, commit: r.commit, operator: r.operator },
     sessionVerdict: r.verdicts.session.verdict,
@@ -96,17 +199,24 @@ export function buildReportJson(r: SessionRecord): ReportJson {
     scenarios: r.verdicts.rows.map((d) => {
       const sc = p.resolved.find((s) => s.id === d.scenario)!;
       const ev = evs.get(d.scenario);
+      const m = readMetrics(r.sessionDir, d.scenario);
+      const finding = r.findings.find((f) => f.scenario === d.scenario);
       return {
         id: d.scenario,
         parent: sc.parentId,
         name: sc.name,
         verdict: d.verdict,
+        expected: d.expectation?.expected ?? null,
+        expectationMet: d.expectation?.met ?? null,
+        outcome: rowOutcome(d),
         tierMet: d.tierMet,
         release: d.release,
         cappedBy: d.cappedBy ?? null,
         step: d.step,
+        headline: d.verdict.startsWith('FAIL-')
+          ? (d.reasons[0] ?? (finding ? `${finding.id}: ${finding.title}` : d.verdict))
+          : `${d.verdict}: ${d.reasons[0] ?? ''}`,
         reasons: d.reasons,
-        headline: d.verdict.startsWith('FAIL-') ? (d.reasons[0] ?? null) : null,
         faultWindows: (ev?.faults ?? []).map((f) => ({
           id: f.id,
           kind: f.kind,
@@ -129,6 +239,11 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         oracle: sc.oracle,
         oracleEvidence: oracleEvidence(ev),
         landingEvidence: landingEvidence(ev, d),
+        counts: countsOf(ev, m),
+        figures: m
+          ? { opsPerSec: m.opsPerSec, latencyMs: m.latencyMs, healthy: m.healthy, faulted: m.faulted }
+          : null,
+        artifacts: artifactsOf(r.sessionDir, d.scenario, ev),
         audits: auditsFor({ d, sc, ev }),
       };
     }),
@@ -140,9 +255,27 @@ export function buildReportJson(r: SessionRecord): ReportJson {
   });
 }
 
-function anomalyOf(ev: Parameters<typeof anomalyLinks>[0]): ReportJson['scenarios'][number]['anomaly'] {
+function anomalyOf(ev: Parameters<typeof anomalyLinks>[0]): ReportRow['anomaly'] {
   const a = anomalyLinks(ev);
   return a ? { op: a.op, key: a.key, page: a.path || null, timeline: a.timeline } : null;
+}
+
+/** The row's own files, relative to the session directory, that exist. */
+function artifactsOf(
+  sessionDir: string,
+  id: string,
+  ev: ScenarioEvidence | undefined,
+): { label: string; path: string }[] {
+  const f = fileId(id);
+  const own = [
+    { label: 'finding', path: `findings/${f}.md` },
+    { label: 'metrics', path: `metrics/${f}.json` },
+    { label: 'node logs', path: `logs/${f}` },
+  ].filter((a) => existsSync(join(sessionDir, a.path)));
+  return [
+    ...own,
+    ...(ev?.artifacts ?? []).filter((a) => !a.path.startsWith('/') && !a.path.startsWith('..')),
+  ];
 }
 
 export async function writeReportJson(r: SessionRecord): Promise<string> {

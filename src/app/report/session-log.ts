@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { verdictCell } from './cells.ts';
 import { checkbox, table, utc, writeAtomic } from './markdown.ts';
 import type { SessionRecord } from './types.ts';
 
@@ -61,12 +62,7 @@ export function renderSessionLog(
   out.push(
     table(
       ['Scenario / arm', 'Budget tier met', 'Verdict', 'Notes'],
-      r.verdicts.rows.map((d) => [
-        d.scenario,
-        d.tierMet ?? '—',
-        `${d.verdict}${d.release ? ' (release)' : ''}`,
-        d.reasons.join('; '),
-      ]),
+      r.verdicts.rows.map((d) => [d.scenario, d.tierMet ?? '—', verdictCell(d), d.reasons.join('; ')]),
     ),
     '',
   );

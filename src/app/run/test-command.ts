@@ -5,23 +5,55 @@ import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
+import { teeLogToFile } from '../../core/util/log.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { createSut } from '../../lib/sut.ts';
 import { workloads } from '../../lib/workloads/index.ts';
+import {
+  ControlLog,
+  createSessionDir,
+  DEBUG_LOG,
+  DEFAULT_STORE_ROOT,
+  SSH_LOG_DIR,
+} from '../report/session-dir.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
 export async function testCommand(flags: Record<string, unknown>): Promise<number> {
   const o = parseFlags(flags);
+  // The same store layout as `faultline run`: <root>/<db>-<workload>/<UTC timestamp>/, a `latest` link.
+  const outDir = await createSessionDir(o.out ?? DEFAULT_STORE_ROOT, `${o.db}-${o.workload}`, new Date(), [
+    'logs',
+  ]);
+  const control = new ControlLog(outDir);
+  const say = (line: string) => {
+    process.stderr.write(`${line}\n`);
+    control.write(line);
+  };
+  const untee = teeLogToFile(join(outDir, DEBUG_LOG));
+  try {
+    return await testInSession(o, outDir, control, say);
+  } finally {
+    untee();
+  }
+}
+
+async function testInSession(
+  o: TestFlags,
+  outDir: string,
+  control: ControlLog,
+  say: (line: string) => void,
+): Promise<number> {
+  say(`session: ${outDir}`);
   const cluster = await connectCluster(
     {
       ...(o.inventory && { inventory: o.inventory }),
       ...(o.local && { local: o.local }),
       clusterName: o.clusterName,
     },
-    { ssh: o.ssh, localLifetime: 'keep', log: (line) => process.stderr.write(`${line}\n`) },
+    { ssh: o.ssh, remote: { logDir: join(outDir, SSH_LOG_DIR) }, localLifetime: 'keep', log: say },
   );
   const remote = cluster.remote;
   try {
@@ -38,10 +70,9 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
       remote,
     );
     const seed = o.seed ?? randomInt(1, 2 ** 31 - 1);
-    const outDir = o.out ?? join('store', `${o.db}-${o.workload}`, timestamp());
-    process.stderr.write(
+    say(
       `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
-        `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}\n`,
+        `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}`,
     );
     const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
     const result = await withInterrupt((signal) =>
@@ -62,14 +93,15 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
         leaveDbRunning: o.leaveDbRunning,
         ...(o.replay && { replay: o.replay }),
         ...(faultSchedule && { faultSchedule }),
-        onProgress: progressPrinter(),
+        onProgress: progressPrinter(control),
         meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
         signal,
       }),
     );
     if (process.stderr.isTTY) process.stderr.write('\n');
-    if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-    else process.stdout.write(summaryTable(result));
+    const out = o.json ? `${JSON.stringify(result)}\n` : summaryTable(result);
+    process.stdout.write(out);
+    control.write(out);
     return exitCode(result.valid);
   } finally {
     await cluster.close();
@@ -193,11 +225,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   return out;
 }
 
-function timestamp(): string {
-  return new Date().toISOString().replace(/[:.]/g, '').replace('T', 'T').slice(0, 17);
-}
-
-function progressPrinter(): (p: Progress) => void {
+function progressPrinter(control: ControlLog): (p: Progress) => void {
   const tty = process.stderr.isTTY;
   let last = 0;
   return (p) => {
@@ -206,9 +234,10 @@ function progressPrinter(): (p: Progress) => void {
       `ok ${p.stats.ok} fail ${p.stats.fail} info ${p.stats.info}  in flight ${p.stats.inFlight}  ` +
       `faults: ${p.faults.length > 0 ? p.faults.join('; ') : 'none'}`;
     if (tty) process.stderr.write(`\r\x1b[K${line}`);
-    else if (p.elapsedS - last >= 5) {
+    if (p.elapsedS - last >= 5) {
       last = p.elapsedS;
-      process.stderr.write(`${line}\n`);
+      if (!tty) process.stderr.write(`${line}\n`);
+      control.write(line);
     }
   };
 }

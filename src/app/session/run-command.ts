@@ -1,7 +1,10 @@
+import { appendFileSync } from 'node:fs';
 import { sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
-import { UserError } from '../../core/util/errors.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
+import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
+import { ControlLog } from '../report/session-dir.ts';
 
 import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
 
@@ -42,6 +45,12 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
+  if (f.junitInconclusive !== undefined) {
+    const as = String(f.junitInconclusive);
+    if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))
+      throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
+    o.junitInconclusiveAs = as as JunitInconclusiveAs;
+  }
   return o;
 }
 
@@ -55,18 +64,60 @@ function nonNegativeInt(v: unknown, flag: string): number {
 export async function runCommand(plan: string, flags: Record<string, unknown>): Promise<number> {
   const o = parseRunFlags(plan, flags);
   const r = await runPlan(o);
-  if (flags.json === true) process.stdout.write(`${JSON.stringify(r)}\n`);
-  else process.stdout.write(verdictTable(r));
+  const out = flags.json === true ? `${JSON.stringify(r)}\n` : verdictTable(r);
+  process.stdout.write(out);
+  if (r.sessionDir) new ControlLog(r.sessionDir).write(out);
+  const summaryFile = process.env.GITHUB_STEP_SUMMARY;
+  if (summaryFile && r.sessionDir) {
+    try {
+      appendFileSync(summaryFile, stepSummary(r));
+    } catch (err) {
+      process.stderr.write(
+        `faultline: $GITHUB_STEP_SUMMARY (${summaryFile}) could not be written: ${errorMessage(err)}\n`,
+      );
+    }
+  }
   return r.exitCode;
+}
+
+/**
+ * The Markdown a GitHub Actions job shows on its summary page ($GITHUB_STEP_SUMMARY): the session
+ * verdict, one row per scenario with its expectation, and where the session is.
+ */
+export function stepSummary(r: RunPlanResult): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+  const mark = (x: RunPlanResult['rows'][number]) =>
+    x.expected.endsWith('(UNMET)')
+      ? '❌'
+      : x.expected.endsWith('(met)') || x.verdict.startsWith('PASS-')
+        ? '✅'
+        : x.verdict.startsWith('FAIL-')
+          ? '❌'
+          : '⚠️';
+  return [
+    `### faultline: ${r.verdict ?? '—'} (exit ${r.exitCode})`,
+    '',
+    '| | Scenario | Verdict | Expected | Tier met | Why |',
+    '|---|---|---|---|---|---|',
+    ...r.rows.map(
+      (x) =>
+        `| ${mark(x)} | ${cell(x.scenario)} | ${cell(x.verdict)} | ${cell(x.expected)} | ${cell(x.tier)} | ${cell(x.reason)} |`,
+    ),
+    '',
+    `Session: \`${r.sessionDir}\` (report: \`findings/report.md\`, JUnit: \`junit.xml\`)`,
+    '',
+    '',
+  ].join('\n');
 }
 
 /** The verdict table and where the report is. */
 export function verdictTable(r: RunPlanResult): string {
   if (r.sessionDir === null) return '';
-  const head = ['Scenario', 'Verdict', 'Tier met', 'Why'];
+  const head = ['Scenario', 'Verdict', 'Expected', 'Tier met', 'Why'];
   const rows = r.rows.map((x) => [
     x.scenario,
     x.verdict,
+    x.expected,
     x.tier,
     // Never cut: a FAIL's reason is the one sentence that says what failed.
     x.reason,

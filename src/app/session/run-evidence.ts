@@ -34,6 +34,7 @@ export interface RunMeasurement {
   recovery: ReturnType<typeof recoveryAfterHeal>;
   sutLog: { filesScanned: number; matches: ReturnType<typeof scanSutLog> };
   metrics: MetricsWindow[];
+  summary: MetricsSummary;
   /** Did the declared checker find a violation (valid false)? */
   violation: boolean;
   /** Seconds the main (client) phase ran: its time limit when ops were still flowing at the end. */
@@ -48,6 +49,24 @@ export interface MetricsWindow {
   opsPerSec: number;
   errorRate: number;
   latencyMs: { p50: number | null; p99: number | null; max: number | null };
+}
+
+/** The figures a nightly comparison needs: counts, and throughput and latency with and without faults. */
+export interface MetricsSummary {
+  ops: number;
+  ok: number;
+  fail: number;
+  info: number;
+  opsPerSec: number;
+  latencyMs: { p50: number | null; p99: number | null };
+  /** Windows with no fault active, and windows with one (null when there were none). */
+  healthy: PhaseFigures | null;
+  faulted: PhaseFigures | null;
+}
+export interface PhaseFigures {
+  seconds: number;
+  opsPerSec: number;
+  latencyMs: { p50: number | null; p99: number | null };
 }
 
 const WINDOW_S = 2;
@@ -100,6 +119,7 @@ export async function measureRun(
     recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
     sutLog: scanLogs(runDir),
     metrics: metricsWindows(client, throughput),
+    summary: metricsSummary(client, throughput),
     violation: oracles.some((o) => o.declared && o.valid === false),
     workloadS,
   };
@@ -258,6 +278,43 @@ function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<t
 function percentile(sorted: readonly number[], q: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+const latencies = (ops: readonly Operation[]) =>
+  ops
+    .filter((o) => o.type === 'ok' && o.completeTime !== null)
+    .map((o) => ((o.completeTime as number) - o.invokeTime) / 1e6)
+    .sort((a, b) => a - b);
+
+function metricsSummary(client: readonly Operation[], windows: readonly ThroughputWindow[]): MetricsSummary {
+  const count = (t: string) => client.filter((o) => o.type === t).length;
+  const phase = (faulted: boolean): PhaseFigures | null => {
+    const ws = windows.filter((w) => w.faultActive === faulted);
+    if (ws.length === 0) return null;
+    const seconds = ws.reduce((n, w) => n + (w.endS - w.startS), 0);
+    const inPhase = client.filter((o) => {
+      const t = (o.completeTime ?? o.infoTime ?? -1) / 1e9;
+      return ws.some((w) => t >= w.startS && t < w.endS);
+    });
+    const lat = latencies(inPhase);
+    return {
+      seconds,
+      opsPerSec: ws.reduce((n, w) => n + w.ops, 0) / seconds,
+      latencyMs: { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) },
+    };
+  };
+  const lat = latencies(client);
+  const seconds = windows.reduce((n, w) => n + (w.endS - w.startS), 0);
+  return {
+    ops: client.length,
+    ok: count('ok'),
+    fail: count('fail'),
+    info: count('info'),
+    opsPerSec: seconds > 0 ? windows.reduce((n, w) => n + w.ops, 0) / seconds : 0,
+    latencyMs: { p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) },
+    healthy: phase(false),
+    faulted: phase(true),
+  };
 }
 
 /** Throughput, latency percentiles (ok ops) and error rate (fail + info) per window. */

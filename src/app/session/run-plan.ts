@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
+import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
@@ -15,11 +16,14 @@ import {
   createSessionDir,
   type Finding,
   findingSchema,
+  type JunitInconclusiveAs,
   SessionLogWriter,
   type SessionRecord,
   writeScenarioFinding,
   writeSessionReports,
 } from '../report/index.ts';
+import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
+import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
   decidePlan,
   parseEvidence,
@@ -60,6 +64,8 @@ export interface RunPlanOptions {
   deadlineS?: number;
   maxReductionRuns: number;
   replay?: string;
+  /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
+  junitInconclusiveAs?: JunitInconclusiveAs;
   /** Ask the operator (terminal on both ends, and no --yes). */
   interactive: boolean;
   print: (line: string) => void;
@@ -71,10 +77,13 @@ export interface RunPlanResult {
   exitCode: number;
   sessionDir: string | null;
   verdict: SessionVerdict | null;
-  rows: { scenario: string; verdict: string; tier: string; reason: string }[];
+  rows: { scenario: string; verdict: string; expected: string; tier: string; reason: string }[];
 }
 
-/** Exit codes: DONE 0, FAIL 1, INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED 2, plan must not run 3. */
+/**
+ * Exit codes: DONE 0 (every row passed or met its expected verdict), FAIL 1 (a reproducible FAIL nobody
+ * expected, or an unmet expectation), INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED 2, plan must not run 3.
+ */
 export function exitCodeFor(verdict: SessionVerdict): number {
   if (verdict === 'DONE') return EXIT.valid;
   if (verdict === 'FAIL') return EXIT.invalid;
@@ -95,6 +104,8 @@ interface Session {
   reductions: Map<string, Reduction | null>;
   /** Set when literally nothing could run (the cluster was unreachable). */
   blocked?: string;
+  /** What conditional expected verdicts can name about the cluster; unknown until connected. */
+  env: ExpectationEnv;
 }
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
@@ -113,17 +124,22 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
   const session = await startSession(o, plan, selected, replay);
-  await discoverToolboxPass(session);
-  const stopInterrupts = installInterrupts(session);
-  let cluster: ConnectedCluster | null = null;
+  const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   try {
-    cluster = await connectPass(session);
-    if (cluster) await runScenarios(session, cluster);
+    await discoverToolboxPass(session);
+    const stopInterrupts = installInterrupts(session);
+    let cluster: ConnectedCluster | null = null;
+    try {
+      cluster = await connectPass(session);
+      if (cluster) await runScenarios(session, cluster);
+    } finally {
+      stopInterrupts();
+      await cluster?.close({ keepCluster: o.keepCluster });
+    }
+    return await finishSession(session);
   } finally {
-    stopInterrupts();
-    await cluster?.close({ keepCluster: o.keepCluster });
+    untee();
   }
-  return finishSession(session);
 }
 
 /** The session directory and its record, with an empty timeline; the log is written on every event. */
@@ -135,6 +151,16 @@ async function startSession(
 ): Promise<Session> {
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
+  // Everything printed from here on is kept in the session too (logs/control.log).
+  const control = new ControlLog(sessionDir);
+  const print = o.print;
+  o = {
+    ...o,
+    print: (line) => {
+      print(line);
+      control.write(line);
+    },
+  };
   const record: SessionRecord = {
     plan,
     startedAt: started.toISOString(),
@@ -166,6 +192,7 @@ async function startSession(
     log: new SessionLogWriter(record),
     abort: new AbortController(),
     reductions: new Map(),
+    env: { sharedClock: null },
   };
 }
 
@@ -225,9 +252,15 @@ async function connectPass(s: Session): Promise<ConnectedCluster | null> {
         ...(o.local !== undefined && { local: o.local }),
         clusterName: o.clusterName,
       },
-      { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'session', log: o.print },
+      {
+        ...(o.ssh && { ssh: o.ssh }),
+        remote: { logDir: join(s.sessionDir, SSH_LOG_DIR) },
+        localLifetime: 'session',
+        log: o.print,
+      },
     );
     record.preconditions.clusterUp = true;
+    s.env = { sharedClock: cluster.remote.nodes.some((n) => n.sharedKernelClock === true) };
     await done(`ok: ${cluster.description}`);
     return cluster;
   } catch (err) {
@@ -253,7 +286,7 @@ async function runScenarios(s: Session, cluster: ConnectedCluster): Promise<void
       record.evidence.push(parseEvidence(ev.evidence));
       s.reductions.set(row.id, ev.reduction);
     }
-    record.verdicts = decidePlan(plan, record.evidence);
+    record.verdicts = decidePlan(plan, record.evidence, undefined, s.env);
     refreshFindings(record, s.reductions);
     refreshPreconditions(record);
     await writeScenarioFinding(record, sc.id);
@@ -364,7 +397,10 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
       record.evidence.push(
         parseEvidence({ scenario: r.id, attempted: false, notRunReason: 'not selected (--scenario)' }),
       );
-  record.verdicts = decidePlan(plan, record.evidence, s.blocked);
+  const unselected = new Set(
+    plan.resolved.filter((r) => !s.selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
+  );
+  record.verdicts = decidePlan(plan, record.evidence, s.blocked, { ...s.env, unselected });
   refreshFindings(record, s.reductions);
   refreshPreconditions(record);
   record.artifacts = [
@@ -382,7 +418,9 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     record.verdicts.session.headline,
   );
   try {
-    await writeSessionReports(record);
+    await writeSessionReports(record, {
+      ...(o.junitInconclusiveAs && { junitInconclusiveAs: o.junitInconclusiveAs }),
+    });
   } catch (err) {
     const { renderReport } = await import('../report/index.ts');
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
@@ -391,6 +429,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
   const rows = record.verdicts.rows.map((d) => ({
     scenario: d.scenario,
     verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
+    expected: expectationCell(d.expectation),
     tier: d.tierMet ?? '—',
     reason: d.reasons[0] ?? '',
   }));

@@ -400,6 +400,7 @@ function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: 
         windowS: 2,
         baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
+        summary: m.summary,
         windows: m.metrics,
       },
       null,

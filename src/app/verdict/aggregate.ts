@@ -86,24 +86,34 @@ export interface SessionOutcome {
  * `blocked` forces BLOCKED when the plan could not be loaded or the SUT could not be reached.
  */
 export function sessionVerdict(rows: readonly Decision[], blocked?: string): SessionOutcome {
-  const nondeterministic = rows.filter((r) => r.verdict === 'FAIL-nondeterministic').map((r) => r.scenario);
+  // A row's expected verdict, when declared, decides whether it counts as a success or a failure;
+  // without one a PASS is a success and a reproducible FAIL a failure.
+  const met = (r: Decision) => r.expectation?.met === true;
+  const unmet = (r: Decision) => r.expectation?.met === false;
+  const nondeterministic = rows
+    .filter((r) => r.verdict === 'FAIL-nondeterministic' && !r.expectation)
+    .map((r) => r.scenario);
   if (blocked) return { verdict: 'BLOCKED', headline: `BLOCKED: ${blocked}`, nondeterministic };
-  const fails = rows.filter((r) => r.verdict === 'FAIL-reproducible');
-  const passes = rows.filter((r) => r.verdict.startsWith('PASS-'));
-  const concerns = rows.filter((r) => !r.verdict.startsWith('PASS-'));
+  const fails = rows.filter((r) => unmet(r) || (!r.expectation && r.verdict === 'FAIL-reproducible'));
+  const passes = rows.filter((r) => met(r) || (!r.expectation && r.verdict.startsWith('PASS-')));
+  const concerns = rows.filter((r) => !passes.includes(r) && !fails.includes(r));
   const nd = nondeterministic.length
     ? `; FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}`
     : '';
+  const expectedNote = rows.some(met)
+    ? ` (${rows.filter(met).length} as the plan expects: ${rows
+        .filter(met)
+        .map((r) => `${r.scenario} ${r.verdict}`)
+        .join(', ')})`
+    : '';
   if (fails.length > 0) {
-    // Each FAIL's reason is a whole sentence (see ./headline.ts): never cut, never wrapped in brackets.
-    const sentence = (r: string) => (/[.!?]$/.test(r) ? r : `${r}.`);
     return {
       verdict: 'FAIL',
-      headline: `FAIL: ${fails.map((f) => `${f.scenario} ${f.verdict}: ${sentence(f.reasons[0] ?? 'see its findings')}`).join(' ')}${nd ? ` Also FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}.` : ''}`,
+      headline: `FAIL: ${fails.map(failureLine).join(' ')}${nd ? ` Also FAIL-nondeterministic (no reproducer): ${nondeterministic.join(', ')}.` : ''}`,
       nondeterministic,
     };
   }
-  if (rows.length === 0 || rows.every((r) => r.verdict === 'NOT-RUN')) {
+  if (rows.length === 0 || rows.every((r) => r.verdict === 'NOT-RUN' && !met(r))) {
     return {
       verdict: 'BLOCKED',
       headline: 'BLOCKED: nothing ran (every scenario NOT-RUN)',
@@ -114,13 +124,13 @@ export function sessionVerdict(rows: readonly Decision[], blocked?: string): Ses
     if (concerns.length === 0) {
       return {
         verdict: 'DONE',
-        headline: `DONE: ${passes.length} scenario(s) passed with cited evidence`,
+        headline: `DONE: ${passes.length} scenario(s) ${expectedNote ? 'met the plan' : 'passed with cited evidence'}${expectedNote}`,
         nondeterministic,
       };
     }
     return {
       verdict: 'DONE_WITH_CONCERNS',
-      headline: `DONE_WITH_CONCERNS: ${passes.length} passed; concerns: ${concerns.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
+      headline: `DONE_WITH_CONCERNS: ${passes.length} ${expectedNote ? 'met the plan' : 'passed'}${expectedNote}; concerns: ${concerns.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
       nondeterministic,
     };
   }
@@ -130,4 +140,14 @@ export function sessionVerdict(rows: readonly Decision[], blocked?: string): Ses
     headline: `INCONCLUSIVE: no PASS and no reproducible FAIL; ${open.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
     nondeterministic,
   };
+}
+
+/** `S3 FAIL-reproducible (why)`, or `S1 PASS-smoke where the plan expects FAIL-reproducible (why)`. */
+/** One FAIL row as a whole sentence (see ./headline.ts): never cut, never wrapped in brackets. */
+function failureLine(r: Decision): string {
+  const why = r.reasons[0] ?? 'see its findings';
+  const sentence = /[.!?]$/.test(why) ? why : `${why}.`;
+  if (r.expectation && !r.expectation.met)
+    return `${r.scenario} ${r.verdict} where the plan expects ${r.expectation.expected.join(' or ')}: ${sentence}`;
+  return `${r.scenario} ${r.verdict}: ${sentence}`;
 }

@@ -2,6 +2,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
+import type { ExpectationJudgement } from './expectation.ts';
 import type { TierMet, Verdict } from './states.ts';
 import { assessTier } from './tier.ts';
 
@@ -24,6 +25,8 @@ export interface Decision {
   /** PASS-hardening that met the release budget. */
   release: boolean;
   audits: Audits | null;
+  /** The row judged against the plan's expected verdict, when it declares one (./expectation.ts). */
+  expectation?: ExpectationJudgement;
 }
 
 /** Fields the checker of each model needs (spec: "Model → fields critical to its checker"). */

@@ -2,11 +2,14 @@ import type { Plan } from '../plan/schema.ts';
 import { aggregateArms, type SessionOutcome, sessionVerdict } from './aggregate.ts';
 import { type Decision, decideVerdict } from './decide.ts';
 import { parseEvidence, type ScenarioEvidence } from './evidence.ts';
+import { type ExpectationEnv, judge, judgeParent } from './expectation.ts';
 
 /**
  * Verdicts for a whole plan: one decision per scenario and per arm (in plan order, parent before its
  * arms), the parent rows aggregated from their arms, and the session verdict over the top-level rows.
- * A scenario or arm with no evidence record was not attempted: NOT-RUN.
+ * A scenario or arm with no evidence record was not attempted: NOT-RUN. Each row declaring an expected
+ * verdict is judged against it on this cluster (`env`); the session verdict counts a met expectation as
+ * a success and an unmet one as a failure.
  */
 export interface PlanVerdicts {
   /** Every row: `S1`, `S5`, `S5/api`, … */
@@ -20,6 +23,7 @@ export function decidePlan(
   plan: Plan,
   evidence: readonly ScenarioEvidence[],
   blocked?: string,
+  env: ExpectationEnv = { sharedClock: null },
 ): PlanVerdicts {
   const byId = new Map(evidence.map((e) => [e.scenario, e]));
   const rows: Decision[] = [];
@@ -27,7 +31,8 @@ export function decidePlan(
   for (const sc of plan.resolved) {
     if (sc.parentId !== null) continue;
     const armScs = plan.resolved.filter((r) => r.parentId === sc.id);
-    const decide = (id: string, r: typeof sc) => {
+    const decide = (id: string, r: typeof sc) => withExpectation(decideRow(id, r), r.expected, env);
+    const decideRow = (id: string, r: typeof sc) => {
       const ev = byId.get(id);
       return ev
         ? decideVerdict(ev, r)
@@ -47,9 +52,19 @@ export function decidePlan(
       continue;
     }
     const arms = armScs.map((a) => decide(a.id, a));
-    const parent = aggregateArms(sc.id, arms);
+    const parent = withExpectation(aggregateArms(sc.id, arms), sc.expected, env);
+    if (!parent.expectation) {
+      const derived = judgeParent(arms);
+      if (derived) parent.expectation = derived;
+    }
     rows.push(parent, ...arms);
     topLevel.push(parent);
   }
   return { rows, topLevel, session: sessionVerdict(topLevel, blocked) };
+}
+
+function withExpectation(d: Decision, e: Parameters<typeof judge>[1], env: ExpectationEnv): Decision {
+  if (env.unselected?.has(d.scenario)) return d;
+  const j = judge(d.verdict, e, env);
+  return j ? { ...d, expectation: j } : d;
 }

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { InputError } from '../util/errors.ts';
+import { readablePath } from '../util/gzip-file.ts';
 import { EdnSyntaxError, ednHistoryValues, lineAt } from './edn.ts';
 import { streamEdnHistory } from './edn-stream.ts';
 import type { HistoryEvent } from './event.ts';
@@ -80,7 +81,8 @@ export function detectFormatOf(head: string, file = '<input>'): HistoryFormat {
 }
 
 /** Reads a whole history into memory. For JSONL prefer {@link readEvents} on very large files. */
-export async function loadHistory(file: string, opts: LoadOptions = {}): Promise<HistoryEvent[]> {
+export async function loadHistory(given: string, opts: LoadOptions = {}): Promise<HistoryEvent[]> {
+  const file = readablePath(given);
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
   if (format === 'jsonl' || format === 'edn' || format === 'porcupine-kv' || format === 'porcupine-etcd') {
     const out: HistoryEvent[] = [];
@@ -117,9 +119,10 @@ export async function* readEvents(file: string, opts: LoadOptions = {}): AsyncGe
 
 /** Like {@link readEvents} but yields arrays of events: cheaper per event for large files. */
 export async function* readEventBatches(
-  file: string,
+  given: string,
   opts: LoadOptions = {},
 ): AsyncGenerator<HistoryEvent[]> {
+  const file = readablePath(given);
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
   if (format === 'jsonl') {
     yield* readJsonlBatches(file, opts);

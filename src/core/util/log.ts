@@ -160,3 +160,29 @@ class HumanLines {
     this.out.write(this.pretty(record));
   }
 }
+
+/**
+ * Also write the log, at debug level whatever the terminal shows, to `path` (a session's
+ * `logs/control.debug.jsonl`) until the returned function is called. The terminal keeps its level and form.
+ */
+export function teeLogToFile(path: string): () => void {
+  const previous = log();
+  const pino = requireLazily('pino') as typeof import('pino').default;
+  const file = pino.destination({ dest: path, sync: true, mkdir: true });
+  const consoleLevel = (settings.level ?? process.env.FAULTLINE_LOG_LEVEL ?? 'info') as import('pino').Level;
+  const consoleStream = human ?? pino.destination(2);
+  const fileLevel =
+    (pino.levels.values[consoleLevel] ?? 30) < (pino.levels.values.debug ?? 20) ? consoleLevel : 'debug';
+  current = pino(
+    { level: fileLevel },
+    pino.multistream([
+      { level: consoleLevel, stream: consoleStream },
+      { level: fileLevel, stream: file },
+    ]),
+  );
+  return () => {
+    current = previous;
+    file.flushSync();
+    file.end();
+  };
+}

@@ -4,8 +4,9 @@ import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 
 /**
  * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
- * session directory. Exit codes: 0 session DONE, 1 FAIL (a reproducible FAIL), 2 INCONCLUSIVE /
- * DONE_WITH_CONCERNS / BLOCKED, 3 the plan must not run, 254 bad input.
+ * session directory. Exit codes: 0 session DONE (every row passed or met the plan's expected verdict),
+ * 1 FAIL (an unexpected reproducible FAIL or an unmet expectation), 2 INCONCLUSIVE / DONE_WITH_CONCERNS /
+ * BLOCKED, 3 the plan must not run, 254 bad input.
  */
 const collect = (v: string, prev: string[]) => [
   ...prev,
@@ -45,6 +46,11 @@ export function register(program: Command): void {
     .option('--deadline <duration>', 'global deadline (e.g. 10m); scenarios not started by then are NOT-RUN')
     .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
+    .option(
+      '--junit-inconclusive <as>',
+      'how junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows: error | failure',
+      'error',
+    )
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {

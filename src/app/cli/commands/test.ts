@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .option('--concurrency <n>', 'client processes: a number, or Jepsen’s 3n (× node count)', '1n')
     .option('-r, --rate <hz>', 'target ops per second across all clients (open loop)', '100')
     .option('--seed <n>', 'seed for every random choice (ops and fault schedule)')
-    .option('--out <dir>', 'run directory (default store/<db>-<workload>/<timestamp>)')
+    .option('--out <root>', 'session root: the run goes to ROOT/<db>-<workload>/<UTC>/', './test-sessions/')
     .option('--op-timeout <duration>', 'an op still running after this completes as info (timeout)', '5s')
     .option('--recovery <duration>', 'wait between healing and the final reads', '10s')
     .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')

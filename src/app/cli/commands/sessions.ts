@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+
+/**
+ * `faultline sessions list|show|diff|prune|compress`: the session store across time (read-only except
+ * prune and compress, which take --dry-run).
+ */
+export function register(program: Command): void {
+  const sessions = program
+    .command('sessions')
+    .description('the session store across time: list, show, diff, prune, compress');
+  const root = '--root <dir>';
+  const rootHelp = 'session store root';
+  sessions
+    .command('list')
+    .description('every name in the store with its sessions and verdict summaries, newest last')
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'only this plan slug or test name')
+    .option('--last <n>', 'only the last N sessions of each name', '30')
+    .option('--json', 'print JSON')
+    .action(async (o: { root: string; name?: string; last: string; json?: boolean }) => {
+      const { listCommand } = await import('../../sessions/command.ts');
+      process.exitCode = listCommand(o);
+    });
+  sessions
+    .command('show')
+    .description('one session: its verdict, headline and rows (default: the latest)')
+    .argument('[session]', 'a session directory, <name>/<id>, an id, or latest', 'latest')
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'plan slug or test name, when the store holds several')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, o: { root: string; name?: string; json?: boolean }) => {
+      const { showCommand } = await import('../../sessions/command.ts');
+      process.exitCode = showCommand(ref, o);
+    });
+  sessions
+    .command('diff')
+    .description('new failures, fixed rows, flapping rows and moved figures between two sessions')
+    .argument('[a]', 'the older session (default: previous)', 'previous')
+    .argument('[b]', 'the newer session (default: latest)', 'latest')
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'plan slug or test name, when the store holds several')
+    .option('--threshold <percent>', 'report figures that moved more than this', '20')
+    .option('--flap-window <n>', 'sessions looked at for flapping rows', '10')
+    .option('--json', 'print JSON')
+    .action(async (a: string, b: string, o: Record<string, string | boolean | undefined>) => {
+      const { diffCommand } = await import('../../sessions/command.ts');
+      process.exitCode = diffCommand(a, b, o);
+    });
+  sessions
+    .command('prune')
+    .description('remove old sessions (never the newest of a name)')
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'only this plan slug or test name')
+    .option('--keep <n>', 'keep the newest N sessions of each name')
+    .option('--older-than <duration>', 'remove sessions older than this (30d, 12h)')
+    .option('--dry-run', 'say what would be removed, remove nothing')
+    .action(async (o: Record<string, string | boolean | undefined>) => {
+      const { pruneCommand } = await import('../../sessions/command.ts');
+      process.exitCode = await pruneCommand(o);
+    });
+  sessions
+    .command('compress')
+    .description('gzip large artifacts (histories, node logs) in place; every command still reads them')
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'only this plan slug or test name')
+    .option('--min-size <bytes>', 'compress files of at least this size (K, M suffixes)', '256K')
+    .option('--dry-run', 'say what would be compressed')
+    .action(async (o: Record<string, string | boolean | undefined>) => {
+      const { compressCommand } = await import('../../sessions/command.ts');
+      process.exitCode = await compressCommand(o);
+    });
+}

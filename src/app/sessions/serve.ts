@@ -1,0 +1,188 @@
+import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { extname, join, sep } from 'node:path';
+import { diffMarkdown, diffSessions, flappingRows } from './diff.ts';
+import { readSession, type SessionSummary, sessionIds, storeNames } from './store.ts';
+
+/**
+ * `faultline serve`: a read-only results browser over a session store, reading it as files. The index
+ * shows every name with its last sessions as a verdict grid and a throughput trend per row; each session
+ * has a page, its files are served as they are, and `/diff/<name>/<a>/<b>` compares two sessions.
+ * Summaries are cached per session directory (a finished session does not change), so only new sessions
+ * are read again. Only GET and HEAD; paths outside the root are refused.
+ */
+
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const COLOR = (r: { verdict: string; outcome: string | null }) =>
+  r.outcome === 'failure'
+    ? '#d9534f'
+    : r.outcome === 'success'
+      ? '#5cb85c'
+      : /^PASS|valid$/.test(r.verdict)
+        ? '#5cb85c'
+        : /^FAIL|INVALID/.test(r.verdict)
+          ? '#d9534f'
+          : '#f0ad4e';
+
+export class StoreIndex {
+  private readonly cache = new Map<string, SessionSummary>();
+  constructor(readonly root: string) {}
+
+  /** The sessions of a name, oldest first; only the last `last` when given (only those are read). */
+  sessions(name: string, last?: number): SessionSummary[] {
+    const ids = sessionIds(this.root, name);
+    return (last === undefined ? ids : ids.slice(-last)).map((id) => {
+      const key = `${name}/${id}`;
+      let s = this.cache.get(key);
+      // An unreadable session may still be running: read it again next time.
+      if (!s || s.verdict === 'unreadable') {
+        s = readSession(this.root, name, id);
+        this.cache.set(key, s);
+      }
+      return s;
+    });
+  }
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title><style>
+body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}
+.cell{display:inline-block;width:14px;height:14px;margin:1px}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
+</style></head><body><p><a href="/">all plans</a></p><h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+function trend(values: (number | null)[]): string {
+  const v = values.filter((x): x is number => x !== null);
+  if (v.length < 2) return '';
+  const max = Math.max(...v);
+  const min = Math.min(...v);
+  const pts = values
+    .map((x, i) =>
+      x === null ? null : `${(i / (values.length - 1)) * 120},${20 - ((x - min) / (max - min || 1)) * 18}`,
+    )
+    .filter(Boolean)
+    .join(' ');
+  return `<svg width="124" height="22" class="trend"><polyline fill="none" stroke="#0366d6" points="${pts}"/></svg>`;
+}
+
+export function renderIndex(index: StoreIndex, last: number): string {
+  const parts: string[] = [];
+  for (const name of storeNames(index.root)) {
+    const sessions = index.sessions(name, last);
+    if (sessions.length === 0) continue;
+    const rowIds = [...new Set(sessions.flatMap((s) => s.rows.map((r) => r.id)))];
+    const flapping = new Set(flappingRows(sessions).map((f) => f.row));
+    const newest = sessions.at(-1)!;
+    const prev = sessions.at(-2);
+    parts.push(
+      `<h2 id="${esc(name)}">${esc(name)}</h2><p>latest <a href="/session/${esc(name)}/${esc(newest.id)}">${esc(newest.id)}</a>: <b>${esc(newest.verdict)}</b>${prev ? ` · <a href="/diff/${esc(name)}/${esc(prev.id)}/${esc(newest.id)}">diff with previous</a>` : ''}</p>`,
+      '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th></tr>',
+      ...rowIds.map((id) => {
+        const cells = sessions
+          .map((s) => {
+            const r = s.rows.find((x) => x.id === id);
+            const title = `${s.id}: ${r ? r.verdict : 'absent'}`;
+            const color = r ? COLOR(r) : '#eee';
+            return `<a href="/session/${esc(name)}/${esc(s.id)}" title="${esc(title)}" class="cell" style="background:${color}"></a>`;
+          })
+          .join('');
+        const figures = sessions.map((s) => s.rows.find((x) => x.id === id));
+        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td></tr>`;
+      }),
+      '</table>',
+    );
+  }
+  return page('faultline sessions', parts.join('\n') || '<p>no sessions in this store</p>');
+}
+
+export function renderSession(s: SessionSummary): string {
+  const rows = s.rows
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.id)}</td><td style="color:${COLOR(r)}"><b>${esc(r.verdict)}</b></td><td>${esc(r.expected?.join(' or ') ?? '—')}</td><td>${esc(r.outcome ?? '—')}</td><td>${r.opsPerSec?.toFixed(1) ?? '—'}</td><td>${r.p99Ms?.toFixed(1) ?? '—'}</td></tr>`,
+    )
+    .join('');
+  const files = [
+    'findings/report.md',
+    'findings/report.json',
+    'junit.xml',
+    'session-log.md',
+    'results.json',
+    'logs/control.log',
+  ]
+    .filter((f) => existsSync(join(s.dir, f)))
+    .map((f) => `<li><a href="/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}">${esc(f)}</a></li>`)
+    .join('');
+  return page(
+    `${s.name} ${s.id}`,
+    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>
+<table><tr><th>row</th><th>verdict</th><th>expected</th><th>outcome</th><th>ops/s</th><th>p99 ms</th></tr>${rows}</table>
+<h2>files</h2><ul>${files}</ul>`,
+  );
+}
+
+const TYPES: Record<string, string> = {
+  '.json': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.gz': 'application/gzip',
+};
+
+export function startServer(root: string, o: { port: number; host: string; last: number }): Promise<Server> {
+  const index = new StoreIndex(root);
+  const realRoot = realpathSync(root);
+  const server = createServer((req, res) => {
+    const send = (code: number, body: string, type = 'text/html; charset=utf-8') => {
+      res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(405, 'read-only: GET and HEAD only', 'text/plain');
+    let path: string;
+    try {
+      path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    } catch {
+      return send(400, 'bad path', 'text/plain');
+    }
+    const parts = path.split('/').filter(Boolean);
+    if (parts.some((p) => p === '..' || p === '.' || p.includes('\0')))
+      return send(403, 'outside the store', 'text/plain');
+    try {
+      if (parts.length === 0) return send(200, renderIndex(index, o.last));
+      const [kind, name, id, ...rest] = parts;
+      const known = (n?: string, i?: string) =>
+        n !== undefined && i !== undefined && storeNames(root).includes(n) && sessionIds(root, n).includes(i);
+      if (kind === 'session' && known(name, id) && rest.length === 0)
+        return send(200, renderSession(index.sessions(name!).find((s) => s.id === id)!));
+      if (kind === 'diff' && known(name, id) && known(name, rest[0]) && rest.length === 1) {
+        const all = index.sessions(name!);
+        const a = all.find((s) => s.id === id)!;
+        const b = all.find((s) => s.id === rest[0])!;
+        const upTo = all.indexOf(b);
+        const d = diffSessions(a, b, all.slice(Math.max(0, upTo - 9), upTo + 1));
+        return send(
+          200,
+          page(`${name}: ${id} → ${rest[0]}`, `<pre class="diff">${esc(diffMarkdown(d))}</pre>`),
+        );
+      }
+      if (kind === 'files' && known(name, id) && rest.length > 0) {
+        const file = join(root, name!, id!, ...rest);
+        if (!existsSync(file) || !statSync(file).isFile()) return send(404, 'no such file', 'text/plain');
+        const real = realpathSync(file);
+        if (!real.startsWith(realRoot + sep)) return send(403, 'outside the store', 'text/plain');
+        res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'text/plain; charset=utf-8' });
+        if (req.method === 'HEAD') return res.end();
+        return createReadStream(real).pipe(res);
+      }
+      return send(404, 'not found', 'text/plain');
+    } catch (err) {
+      return send(500, `error: ${esc(String(err))}`, 'text/plain');
+    }
+  });
+  return new Promise((resolveStart, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => resolveStart(server));
+  });
+}

@@ -1,0 +1,138 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { execa } from 'execa';
+import { loadHistory } from '../../src/core/history/read.ts';
+import { generateStore } from '../helpers/store.ts';
+
+const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
+const fl = (...args: string[]) =>
+  execa('node', [bin, 'sessions', ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
+
+/** Five nights of `nightly`: S1 passes, then fails on night 4; S2 flips PASS/INCONCLUSIVE; S3 is a negative control. */
+function store(): string {
+  const root = mkdtempSync(join(tmpdir(), 'fl-sessions-'));
+  generateStore(root, {
+    names: ['nightly', 'other'],
+    perName: 5,
+    rowOf: (_name, night, row) => {
+      if (row === 'S1')
+        return night === 4 ? { verdict: 'FAIL-reproducible' } : { verdict: 'PASS-smoke', opsPerSec: 50 };
+      if (row === 'S2')
+        return { verdict: night % 2 === 0 ? 'PASS-smoke' : 'INCONCLUSIVE-env', p99: night === 4 ? 80 : 40 };
+      return { verdict: 'FAIL-reproducible', expected: ['FAIL-reproducible'] };
+    },
+  });
+  return root;
+}
+
+test('list and show read the store; show defaults to the latest session', async (t) => {
+  const root = store();
+  const list = await fl('list', '--root', root);
+  t.is(list.exitCode, 0, list.stderr);
+  t.regex(list.stdout, /^nightly \(5 session\(s\)\)/m);
+  t.regex(
+    list.stdout,
+    /2026-10-05T02-00-00Z {2}FAIL +S1 FAIL-reproducible ✗, S2 PASS-smoke, S3 FAIL-reproducible$/m,
+  );
+  const show = await fl('show', '--root', root, '--name', 'nightly');
+  t.regex(show.stdout, /^nightly 2026-10-05T02-00-00Z \(run\): FAIL/);
+  t.regex(show.stdout, /S3 +FAIL-reproducible +success +\(expected FAIL-reproducible/);
+  const ambiguous = await fl('show', '--root', root);
+  t.is(ambiguous.exitCode, 254);
+  t.regex(ambiguous.stderr, /holds 2 names \(nightly, other\): say which with --name/);
+});
+
+test('diff (latest vs previous): new failures, flapping rows and moved figures; a negative control is no news', async (t) => {
+  const root = store();
+  const r = await fl('diff', '--root', root, '--name', 'nightly');
+  t.is(r.exitCode, 1, 'a new failure makes diff exit 1');
+  t.regex(r.stdout, /new failures: \n {2}- S1: PASS-smoke → FAIL-reproducible/);
+  t.regex(r.stdout, /fixed: none/);
+  t.regex(
+    r.stdout,
+    /flapping \(verdict changed more than once over the last 5 sessions\): \n {2}- S2: PASS-smoke → INCONCLUSIVE-env → PASS-smoke → INCONCLUSIVE-env → PASS-smoke/,
+  );
+  t.regex(r.stdout, /S2 p99 ms: 40\.0 → 80\.0 \(\+100%\)/);
+  t.notRegex(r.stdout, /S3/);
+  const back = await fl(
+    'diff',
+    '--root',
+    root,
+    '--name',
+    'nightly',
+    'nightly/latest',
+    'nightly/2026-10-02T02-00-00Z',
+    '--json',
+  );
+  const d = JSON.parse(back.stdout);
+  t.deepEqual(d.fixed, [{ row: 'S1', before: 'FAIL-reproducible', after: 'PASS-smoke' }]);
+  t.is(back.exitCode, 0);
+});
+
+test('prune: --dry-run removes nothing; --keep and --older-than never remove the newest', async (t) => {
+  const root = store();
+  const dry = await fl('prune', '--root', root, '--keep', '2', '--dry-run');
+  t.regex(dry.stdout, /6 session\(s\) would be removed, 4 kept/);
+  t.is(readdirSync(join(root, 'nightly')).length, 6);
+  const r = await fl('prune', '--root', root, '--keep', '2', '--name', 'nightly');
+  t.regex(r.stdout, /3 session\(s\) removed, 2 kept/);
+  t.deepEqual(readdirSync(join(root, 'nightly')).sort(), [
+    '2026-10-04T02-00-00Z',
+    '2026-10-05T02-00-00Z',
+    'latest',
+  ]);
+  const old = await fl('prune', '--root', root, '--older-than', '1d');
+  t.regex(old.stdout, /5 session\(s\) removed, 2 kept/);
+  t.true(existsSync(join(root, 'other', 'latest', 'findings', 'report.json')), 'latest still resolves');
+  t.is((await fl('prune', '--root', root)).exitCode, 254);
+});
+
+test('compress: large artifacts become .gz, the reports stay plain, histories still load', async (t) => {
+  const root = store();
+  const dir = join(root, 'nightly', '2026-10-05T02-00-00Z', 'artifacts', 'S1');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(dir, { recursive: true });
+  const lines: string[] = [];
+  for (let i = 0; i < 4000; i++) {
+    const t0 = i * 1_000_000;
+    lines.push(
+      JSON.stringify({
+        index: 2 * i,
+        type: 'invoke',
+        f: 'write',
+        value: i,
+        process: i % 5,
+        time: t0,
+        node: 'n1',
+        faultEpoch: null,
+        key: 'r',
+      }),
+      JSON.stringify({
+        index: 2 * i + 1,
+        type: 'ok',
+        f: 'write',
+        value: i,
+        process: i % 5,
+        time: t0 + 500,
+        node: 'n1',
+        faultEpoch: null,
+        key: 'r',
+      }),
+    );
+  }
+  const history = join(dir, 'history.jsonl');
+  writeFileSync(history, `${lines.join('\n')}\n`);
+  const before = await loadHistory(history);
+  const size = statSync(history).size;
+  const r = await fl('compress', '--root', root, '--min-size', '64K');
+  t.is(r.exitCode, 0, r.stderr);
+  t.regex(r.stdout, /1 file\(s\) compressed: \d+ → \d+ bytes/);
+  t.false(existsSync(history));
+  t.true(statSync(`${history}.gz`).size < size / 4);
+  t.true(existsSync(join(root, 'nightly', '2026-10-05T02-00-00Z', 'findings', 'report.json')));
+  t.deepEqual(await loadHistory(history), before, 'the plain name still reads');
+  t.deepEqual(await loadHistory(`${history}.gz`), before);
+  t.regex(readFileSync(join(root, 'nightly', 'latest', 'findings', 'report.md'), 'utf8'), /Findings/);
+});

@@ -1,0 +1,154 @@
+import { readFile } from 'node:fs/promises';
+import test from 'ava';
+import { checkPlan } from '../../src/app/plan/check.ts';
+import { parsePlanText } from '../../src/app/plan/load.ts';
+import { junitOutcome } from '../../src/app/report/junit.ts';
+import { sessionVerdict } from '../../src/app/verdict/aggregate.ts';
+import type { Decision } from '../../src/app/verdict/decide.ts';
+import { parseEvidence } from '../../src/app/verdict/evidence.ts';
+import { judge, parseExpectation } from '../../src/app/verdict/expectation.ts';
+import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
+import type { Verdict } from '../../src/app/verdict/states.ts';
+import { completePlan } from '../report/session-record.ts';
+import { hardeningEvidence, smokeEvidence } from './evidence-builders.ts';
+
+const parsed = (text: string) => {
+  const r = parseExpectation(text);
+  if ('error' in r) throw new Error(r.error);
+  return r.expectation;
+};
+
+const row = (scenario: string, verdict: Verdict, expected?: string, sharedClock: boolean | null = true) => {
+  const d: Decision = {
+    scenario,
+    verdict,
+    reasons: ['why'],
+    step: 8,
+    tierMet: null,
+    release: false,
+    audits: null,
+  };
+  const j = expected ? judge(verdict, parsed(expected), { sharedClock }) : undefined;
+  return j ? { ...d, expectation: j } : d;
+};
+
+test('parse: lists, conditions, remarks; unknown verdicts and conditions are errors', (t) => {
+  const e = parsed(
+    'INCONCLUSIVE-fault-not-proven on shared-clock (a Go binary); PASS-smoke or PASS-hardening on own-clock',
+  );
+  t.deepEqual(e.clauses, [
+    { verdicts: ['INCONCLUSIVE-fault-not-proven'], on: 'shared-clock' },
+    { verdicts: ['PASS-smoke', 'PASS-hardening'], on: 'own-clock' },
+  ]);
+  t.deepEqual(parsed('`FAIL-reproducible`, FAIL-nondeterministic').clauses[0]!.verdicts, [
+    'FAIL-reproducible',
+    'FAIL-nondeterministic',
+  ]);
+  t.regex((parseExpectation('FAIL') as { error: string }).error, /"FAIL" is not a verdict/);
+  t.regex((parseExpectation('PASS-smoke on mars') as { error: string }).error, /on mars/);
+  t.regex((parseExpectation(' ; ') as { error: string }).error, /empty/);
+});
+
+test('judge: the clause for this cluster decides; PASS-hardening meets an expected PASS-smoke', (t) => {
+  const e = parsed('INCONCLUSIVE-fault-not-proven on shared-clock; PASS-smoke on own-clock');
+  t.true(judge('INCONCLUSIVE-fault-not-proven', e, { sharedClock: true })!.met);
+  t.false(
+    judge('PASS-smoke', e, { sharedClock: true })!.met,
+    'a PASS where the fault cannot land is a surprise',
+  );
+  t.true(judge('PASS-hardening', e, { sharedClock: false })!.met);
+  t.false(judge('INCONCLUSIVE-fault-not-proven', e, { sharedClock: false })!.met);
+  t.deepEqual(judge('PASS-smoke', e, { sharedClock: false })!.on, 'own-clock');
+  // an unknown cluster accepts every clause
+  t.true(judge('PASS-smoke', e, { sharedClock: null })!.met);
+  t.false(judge('PASS-smoke', parsed('PASS-hardening'), { sharedClock: null })!.met);
+  t.false(judge('FAIL-nondeterministic', parsed('FAIL-reproducible'), { sharedClock: null })!.met);
+  // only conditional clauses, none for this cluster: no expectation here
+  t.is(judge('PASS-smoke', parsed('PASS-smoke on own-clock'), { sharedClock: true }), undefined);
+});
+
+test('session: met expectations are successes, unmet ones failures, both named', (t) => {
+  const demo = [
+    row('S1', 'PASS-smoke', 'PASS-smoke'),
+    row(
+      'S2',
+      'INCONCLUSIVE-fault-not-proven',
+      'INCONCLUSIVE-fault-not-proven on shared-clock; PASS-smoke on own-clock',
+    ),
+    row('S3', 'FAIL-reproducible', 'FAIL-reproducible'),
+  ];
+  const ok = sessionVerdict(demo);
+  t.is(ok.verdict, 'DONE');
+  t.regex(ok.headline, /3 as the plan expects/);
+  const control = sessionVerdict([row('S1', 'PASS-smoke'), row('S3', 'PASS-smoke', 'FAIL-reproducible')]);
+  t.is(control.verdict, 'FAIL', 'a negative control that passes is a failure');
+  t.regex(control.headline, /S3 PASS-smoke where the plan expects FAIL-reproducible/);
+  t.is(sessionVerdict([row('S1', 'PASS-smoke'), row('S2', 'NOT-RUN')]).verdict, 'DONE_WITH_CONCERNS');
+  t.is(sessionVerdict([row('S1', 'INCONCLUSIVE-env', 'PASS-smoke')]).verdict, 'FAIL');
+  t.is(
+    sessionVerdict([row('S1', 'FAIL-reproducible')]).verdict,
+    'FAIL',
+    'no expectation: a FAIL still fails',
+  );
+});
+
+test('junit: met → passed, unmet → failure, inconclusive → error (or failure when asked), never skipped', (t) => {
+  t.deepEqual(junitOutcome(row('S3', 'FAIL-reproducible', 'FAIL-reproducible')), { kind: 'pass' });
+  t.is(junitOutcome(row('S3', 'PASS-smoke', 'FAIL-reproducible')).kind, 'failure');
+  t.is(junitOutcome(row('S2', 'INCONCLUSIVE-env')).kind, 'error');
+  t.is(junitOutcome(row('S2', 'NOT-RUN'), 'failure').kind, 'failure');
+  t.is(junitOutcome(row('S2', 'PARTIAL-surface')).kind, 'error');
+});
+
+test('plans: Expected verdict parses for scenarios and arms, and a bad one stops the plan', async (t) => {
+  const text = (await readFile(completePlan, 'utf8'))
+    .replace(
+      '- **Oracle:** no-lost-ack over the final read at quiescence',
+      '- **Oracle:** no-lost-ack over the final read at quiescence\n- **Expected verdict:** FAIL-reproducible',
+    )
+    .replace(
+      '- **Oracle:** invariant: no cross-tenant event on any watch',
+      '- **Oracle:** invariant: no cross-tenant event on any watch\n- **Expected verdict:** NOT-RUN',
+    );
+  const plan = parsePlanText(text, completePlan);
+  t.deepEqual(
+    plan.resolved.filter((r) => r.expected).map((r) => [r.id, r.expected!.text]),
+    [
+      ['S2', 'FAIL-reproducible'],
+      ['S3/watch', 'NOT-RUN'],
+    ],
+  );
+  t.deepEqual(
+    checkPlan(plan).filter((p) => p.field === 'Expected verdict'),
+    [],
+  );
+  const v = decidePlan(plan, [
+    hardeningEvidence({ scenario: 'S1' }),
+    hardeningEvidence({
+      scenario: 'S2',
+      seeds: [{ seed: 1, outcome: 'fail', rerun: 'reproduced', reproducer: 'faultline run --seed 1' }],
+      oracles: [
+        { checker: 'no-lost-ack', ran: true, valid: false, evidence: '3 lost', anomalies: 3, opsConsumed: 9 },
+      ],
+    }),
+    parseEvidence({
+      ...smokeEvidence(),
+      scenario: 'S3/api',
+      ran: { tenants: 2, durationS: 60, topologies: [] },
+    }),
+  ]);
+  const by = new Map(v.rows.map((d) => [d.scenario, d]));
+  t.is(by.get('S2')!.verdict, 'FAIL-reproducible');
+  t.true(by.get('S2')!.expectation!.met);
+  t.true(by.get('S3/watch')!.expectation!.met);
+  t.false(by.get('S3')!.expectation!.met, 'S3/snapshot did not run and declares nothing');
+  t.is(v.session.verdict, 'FAIL');
+  const bad = parsePlanText(
+    text.replace('Expected verdict:** FAIL-reproducible', 'Expected verdict:** FAILED'),
+    completePlan,
+  );
+  const problems = checkPlan(bad).filter((p) => p.field === 'Expected verdict');
+  t.is(problems.length, 1);
+  t.is(problems[0]!.severity, 'error');
+  t.true((problems[0]!.line ?? 0) > 0);
+});
