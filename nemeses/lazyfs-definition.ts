@@ -17,7 +17,9 @@ import {
  */
 const ACTIONS = ['lose-unfsynced', 'fsync-fail', 'fsync-delay', 'slow'] as const;
 const needs: readonly DbCapability[] = ['process', 'data-dir'];
-const nodeNeeds = [{ name: 'lazyfs', hint: 'apt-get install -y python3-fusepy fuse3' }];
+const nodeNeeds = [
+  { name: 'fuse (lazyfs: python3-fusepy)', hint: 'apt-get install -y fuse3 python3-fusepy' },
+];
 
 const action = (name: string): FaultActionDefinition => ({
   name,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages faultline's local cluster, nemeses, SUT adapters and examples need on this host. Idempotent.
 set -euo pipefail
-pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils)
+pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils fuse3 python3-fusepy zookeeperd nats-server)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -12,7 +12,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Debian starts packaged daemons on install; faultline runs its own per-node instances instead.
-for svc in etcd redis-server memcached ssh; do
+for svc in etcd redis-server memcached ssh zookeeper nats-server; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" || true
   fi
