@@ -29,7 +29,7 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
  * the control node), workload `register` (read / write / cas on one key): read is getData, write is
  * setData (create when missing), cas is getData then setData with the version read (a version mismatch
  * is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
- * Each client's session is bound to its own node's server.
+ * Each client's sessions are bound to its own node's server.
  *
  * ZooKeeper's own view (the `srvr` four-letter word: Mode leader/follower, Zxid) gives the database's
  * primaries and is what `zkView` prints.
@@ -190,20 +190,14 @@ function sync(client: ZkClient, path: string, signal: AbortSignal): Promise<unkn
   return call((cb) => cm.queue(request, cb), signal);
 }
 
-class ZkRegisterClient implements Client {
+/** One ZooKeeper session to one server, opened on first use and dropped when it expires. */
+class Session {
   private zk: ZkClient | null = null;
-  constructor(
-    private readonly c: ClientContext,
-    private readonly node: string | null = null,
-  ) {}
+  constructor(private readonly connectString: string) {}
 
-  async open(node: string): Promise<Client> {
-    return new ZkRegisterClient(this.c, node);
-  }
-
-  private async client(signal: AbortSignal): Promise<ZkClient> {
+  async get(signal: AbortSignal): Promise<ZkClient> {
     if (this.zk) return this.zk;
-    const zk = zookeeper.createClient(`${address(this.c.ctx, this.node as string)}:${CLIENT_PORT}`, {
+    const zk = zookeeper.createClient(this.connectString, {
       sessionTimeout: 10_000,
       spinDelay: 250,
       retries: 0,
@@ -228,11 +222,38 @@ class ZkRegisterClient implements Client {
     return zk;
   }
 
+  close(): void {
+    this.zk?.close();
+    this.zk = null;
+  }
+}
+
+/**
+ * A client bound to one node's server, with two sessions to it: ZooKeeper answers a session's requests
+ * in order, so a read sent after a write that hangs (its server cut off from the leader) would wait
+ * behind it. Reads (and their syncs) go through their own session, writes and cas through the other.
+ */
+class ZkRegisterClient implements Client {
+  private readonly reads: Session | null;
+  private readonly writes: Session | null;
+  constructor(
+    private readonly c: ClientContext,
+    node: string | null = null,
+  ) {
+    const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
+    this.reads = at === null ? null : new Session(at);
+    this.writes = at === null ? null : new Session(at);
+  }
+
+  async open(node: string): Promise<Client> {
+    return new ZkRegisterClient(this.c, node);
+  }
+
   async setup(): Promise<void> {
     const ac = new AbortController();
     const t = setTimeout(() => ac.abort(), 30_000);
     try {
-      const zk = await this.client(ac.signal);
+      const zk = await (this.writes as Session).get(ac.signal);
       await call((cb) => zk.create(ROOT, cb), ac.signal).catch((e) => {
         if (codeOf(e) !== NODE_EXISTS) throw e;
       });
@@ -244,15 +265,15 @@ class ZkRegisterClient implements Client {
   async teardown(): Promise<void> {}
 
   async close(): Promise<void> {
-    this.zk?.close();
-    this.zk = null;
+    this.reads?.close();
+    this.writes?.close();
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
     const path = `${ROOT}/${op.key ?? 'r'}`;
     let zk: ZkClient;
     try {
-      zk = await this.client(ctx.signal);
+      zk = await ((op.f === 'read' ? this.reads : this.writes) as Session).get(ctx.signal);
     } catch (err) {
       return { type: 'fail', error: `${NOT_APPLIED}: ${(err as Error).message}` };
     }
