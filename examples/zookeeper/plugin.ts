@@ -16,6 +16,7 @@ import {
   shellQuote,
 } from 'faultline';
 import zookeeper from 'node-zookeeper-client';
+import ConnectionManager from 'node-zookeeper-client/lib/ConnectionManager.js';
 import jute from 'node-zookeeper-client/lib/jute/index.js';
 
 /**
@@ -229,10 +230,33 @@ class Session {
 }
 
 /**
- * A client bound to one node's server, with two sessions to it: ZooKeeper answers a session's requests
- * in order, so a read sent after a write that hangs (its server cut off from the leader) would wait
- * behind it. Reads (and their syncs) go through their own session, writes and cas through the other.
+ * Read sessions, one per server, shared by every client bound to it and opened at setup. ZooKeeper
+ * answers a session's requests in order, so a read sent after a write that hangs (its server cut off
+ * from the leader) would wait behind it; and opening a session is itself a write through the leader, so
+ * a client reopened after a timeout could not open one on a cut-off server. Writes and cas go through
+ * the client's own session.
  */
+const readSessions = new Map<string, Session>();
+
+/** A client bound to one node's server: reads (and their syncs) on the server's read session. */
+/**
+ * node-zookeeper-client throws from its socket data handler when it cannot decode a reply (an error code
+ * it does not know, a reply out of step), which would end the whole test process. Such a connection is
+ * dropped instead: its requests in flight fail or time out, and the session reconnects.
+ */
+const onSocketData = ConnectionManager.prototype.onSocketData;
+ConnectionManager.prototype.onSocketData = function guarded(
+  this: { pendingBuffer: unknown; socket?: { destroy(): void } },
+  buffer: Buffer,
+) {
+  try {
+    onSocketData.call(this, buffer);
+  } catch {
+    this.pendingBuffer = null;
+    this.socket?.destroy();
+  }
+};
+
 class ZkRegisterClient implements Client {
   private readonly reads: Session | null;
   private readonly writes: Session | null;
@@ -241,7 +265,8 @@ class ZkRegisterClient implements Client {
     node: string | null = null,
   ) {
     const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
-    this.reads = at === null ? null : new Session(at);
+    if (at !== null && !readSessions.has(at)) readSessions.set(at, new Session(at));
+    this.reads = at === null ? null : (readSessions.get(at) as Session);
     this.writes = at === null ? null : new Session(at);
   }
 
@@ -253,6 +278,7 @@ class ZkRegisterClient implements Client {
     const ac = new AbortController();
     const t = setTimeout(() => ac.abort(), 30_000);
     try {
+      await (this.reads as Session).get(ac.signal);
       const zk = await (this.writes as Session).get(ac.signal);
       await call((cb) => zk.create(ROOT, cb), ac.signal).catch((e) => {
         if (codeOf(e) !== NODE_EXISTS) throw e;
@@ -262,11 +288,13 @@ class ZkRegisterClient implements Client {
     }
   }
 
-  async teardown(): Promise<void> {}
-
   async close(): Promise<void> {
-    this.reads?.close();
     this.writes?.close();
+  }
+
+  async teardown(): Promise<void> {
+    for (const s of readSessions.values()) s.close();
+    readSessions.clear();
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
