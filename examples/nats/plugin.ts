@@ -29,7 +29,7 @@ import { connect, type JetStreamClient, type JetStreamManager, type NatsConnecti
  *
  * Workload `jetstream-queue`: clients publish unique integers with acknowledgement (a PubAck is `ok`,
  * no answer is `info`, "no responders" is a definite `fail`) to an R3 stream; after the faults are
- * healed every client reads the whole stream (`final-read`, four times about a second apart). Checkers: set-full (reading the
+ * healed every client reads the whole stream (`final-read`, repeated until a read reaches the end). Checkers: set-full (reading the
  * final reads) and no-lost-ack (every acknowledged publish must be in the final stream).
  */
 const STREAM = 'FAULTLINE';
@@ -38,9 +38,11 @@ const CLIENT_PORT = 4222;
 const ROUTE_PORT = 6222;
 const MONITOR_PORT = 8222;
 /** Message reads in flight at once during the final read. */
-const READ_BATCH = 500;
+const READ_BATCH = 100;
+/** How long one final-read op reads before answering (the run's per-op timeout is 1.5 s). */
+const READ_BUDGET_MS = 900;
 /** Final reads per client. */
-const FINAL_READS = 4;
+const FINAL_READS = 12;
 
 const daemon = defineDaemonDatabase(fileURLToPath(new URL('./nats.yaml', import.meta.url)));
 
@@ -96,17 +98,21 @@ class JetStreamClientImpl implements Client {
   }
 
   private async conn(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
-    if (!this.nc) {
-      this.nc = await connect({
-        servers: `${address(this.c.ctx, this.node as string)}:${CLIENT_PORT}`,
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-        timeout: 3000,
-      });
-      this.js = this.nc.jetstream({ timeout: 5000 });
-      this.jsm = await this.nc.jetstreamManager({ timeout: 5000 });
+    if (!this.nc || !this.js || !this.jsm) {
+      const nc =
+        this.nc ??
+        (await connect({
+          servers: `${address(this.c.ctx, this.node as string)}:${CLIENT_PORT}`,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 250,
+          timeout: 3000,
+        }));
+      this.nc = nc;
+      // JetStream may not answer yet (no meta leader): the next op asks again.
+      this.jsm = await nc.jetstreamManager({ timeout: 5000 });
+      this.js = nc.jetstream({ timeout: 5000 });
     }
-    return { js: this.js as JetStreamClient, jsm: this.jsm as JetStreamManager };
+    return { js: this.js, jsm: this.jsm };
   }
 
   /** Create the R3 stream once (every client tries; "already in use" is fine), retried while JetStream elects. */
@@ -165,48 +171,66 @@ class JetStreamClientImpl implements Client {
 
   /**
    * Every message of the stream by sequence, through JetStream's direct get (answered by the stream's
-   * replicas without the API queue; the stream allows it), many requests in flight: the run's per-op
-   * timeout is short. Read at quiescence, after the faults are healed. A "stream not found" answer comes from JetStream's meta leader: the
-   * stream is gone, so the read is the empty stream, noted. Anything else is retried until the deadline.
+   * replicas without the API queue; the stream allows it). Reading a few thousand messages takes longer
+   * than the run's per-op timeout on a busy host, so the read goes on across final-read ops: each reads
+   * on from where the last stopped, for about a second, and answers a not-applied `fail` (a read changes
+   * nothing) until it reaches the end; a later read in the same state answers what that read found. The stream's state (first and last sequence, count) is asked at the start
+   * of each op: when it changed, the read starts over, so what `ok` returns is one state of the stream.
+   * A "stream not found" answer comes from JetStream's meta leader: the stream is gone, and the read is
+   * the empty stream, noted.
    */
+  private cursor: { state: string; next: number; values: number[] } | null = null;
+  /** The last complete read and the stream state it was read in. */
+  private complete: { state: string; values: number[] } | null = null;
+
   private async readAll(signal: AbortSignal): Promise<Completion> {
-    let lastError = '';
-    while (!signal.aborted) {
-      try {
-        const { jsm } = await this.conn();
-        const info = await jsm.streams.info(STREAM);
+    const budget = Date.now() + READ_BUDGET_MS;
+    try {
+      const { jsm } = await this.conn();
+      const info = await jsm.streams.info(STREAM);
+      const st = info.state;
+      const state = `${st.first_seq}:${st.last_seq}:${st.messages}`;
+      // The same state as a complete read already made: the same messages (nothing is ever deleted).
+      if (this.complete?.state === state)
+        return {
+          type: 'ok',
+          value: this.complete.values,
+          extras: { streamState: st, sameStateAsLastRead: true },
+        };
+      if (this.cursor?.state !== state) this.cursor = { state, next: st.first_seq, values: [] };
+      const cur = this.cursor;
+      const last = st.messages > 0 ? st.last_seq : cur.next - 1;
+      while (cur.next <= last && Date.now() < budget && !signal.aborted) {
         const seqs: number[] = [];
-        if (info.state.messages > 0)
-          for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) seqs.push(seq);
-        const values: number[] = [];
-        for (let i = 0; i < seqs.length; i += READ_BATCH) {
-          const got = await Promise.all(
-            seqs.slice(i, i + READ_BATCH).map((seq) =>
-              jsm.direct.getMessage(STREAM, { seq }).then(
-                (m) => Number(sc.decode(m.data)),
-                (err: Error) => {
-                  // A deleted or never-written sequence: nothing there.
-                  if (/no message found|10037/i.test(err.message)) return null;
-                  throw err;
-                },
-              ),
+        for (let q = cur.next; q <= last && seqs.length < READ_BATCH; q++) seqs.push(q);
+        const got = await Promise.all(
+          seqs.map((seq) =>
+            jsm.direct.getMessage(STREAM, { seq }).then(
+              (m) => Number(sc.decode(m.data)),
+              (err: Error) => {
+                // A deleted or never-written sequence: nothing there.
+                if (/no message found|404/i.test(err.message)) return null;
+                throw err;
+              },
             ),
-          );
-          for (const v of got) if (v !== null) values.push(v);
-        }
-        return { type: 'ok', value: values.sort((a, b) => a - b), extras: { streamState: info.state } };
-      } catch (err) {
-        lastError = (err as Error).message;
-        if (/stream not found|10059/i.test(lastError))
-          return {
-            type: 'ok',
-            value: [],
-            extras: { streamLost: `stream ${STREAM} not found: ${lastError}` },
-          };
-        await new Promise((r) => setTimeout(r, 100));
+          ),
+        );
+        for (const v of got) if (v !== null) cur.values.push(v);
+        cur.next += seqs.length;
       }
+      if (cur.next <= last)
+        return {
+          type: 'fail',
+          error: `${NOT_APPLIED}: partial read: ${cur.next - st.first_seq} of ${st.messages}, continuing`,
+        };
+      this.cursor = null;
+      return { type: 'ok', value: [...cur.values].sort((a, b) => a - b), extras: { streamState: st } };
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/stream not found|10059/i.test(msg))
+        return { type: 'ok', value: [], extras: { streamLost: `stream ${STREAM} not found: ${msg}` } };
+      return { type: 'fail', error: msg };
     }
-    return { type: 'fail', error: lastError || 'timeout' };
   }
 }
 
@@ -242,8 +266,8 @@ export default definePlugin({
         return {
           name: 'jetstream-queue',
           generator: () => repeat(() => ({ f: 'add', value: next++ })),
-          // Four reads per client, about a second apart: a cluster still electing stream leaders after a
-          // power failure may not answer the first within the run's per-op timeout.
+          // Reads per client, about a second apart: a whole read spans several ops (see readAll), and a
+          // cluster still electing stream leaders after a power failure may not answer the first.
           finalGenerator: () =>
             eachThread(() => stagger(SECOND, repeat({ f: 'final-read', value: null }, FINAL_READS))),
           checkers: [

@@ -197,7 +197,10 @@ class Session {
   constructor(private readonly connectString: string) {}
 
   async get(signal: AbortSignal): Promise<ZkClient> {
-    if (this.zk) return this.zk;
+    if (this.zk && this.zk.getState() === zookeeper.State.SYNC_CONNECTED) return this.zk;
+    // Disconnected or expired (its server restarted, or a previous run's server): a new session.
+    this.zk?.close();
+    this.zk = null;
     const zk = zookeeper.createClient(this.connectString, {
       sessionTimeout: 10_000,
       spinDelay: 250,
@@ -236,7 +239,17 @@ class Session {
  * a client reopened after a timeout could not open one on a cut-off server. Writes and cas go through
  * the client's own session.
  */
-const readSessions = new Map<string, Session>();
+const readSessionsByRun = new WeakMap<object, Map<string, Session>>();
+
+/** The read sessions of one run (one database adapter per run). */
+function readSessionsOf(c: ClientContext): Map<string, Session> {
+  let m = readSessionsByRun.get(c.db);
+  if (!m) {
+    m = new Map();
+    readSessionsByRun.set(c.db, m);
+  }
+  return m;
+}
 
 /** A client bound to one node's server: reads (and their syncs) on the server's read session. */
 /**
@@ -265,8 +278,9 @@ class ZkRegisterClient implements Client {
     node: string | null = null,
   ) {
     const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
-    if (at !== null && !readSessions.has(at)) readSessions.set(at, new Session(at));
-    this.reads = at === null ? null : (readSessions.get(at) as Session);
+    const pool = readSessionsOf(c);
+    if (at !== null && !pool.has(at)) pool.set(at, new Session(at));
+    this.reads = at === null ? null : (pool.get(at) as Session);
     this.writes = at === null ? null : new Session(at);
   }
 
@@ -293,8 +307,9 @@ class ZkRegisterClient implements Client {
   }
 
   async teardown(): Promise<void> {
-    for (const s of readSessions.values()) s.close();
-    readSessions.clear();
+    const pool = readSessionsOf(this.c);
+    for (const s of pool.values()) s.close();
+    pool.clear();
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
