@@ -41,12 +41,15 @@ run_plan() {
 }
 
 if [ "$WHICH" = all ] || [ "$WHICH" = zookeeper ]; then
-  run_plan zookeeper plans/zookeeper-reads.md crd-zk 'S1=FAIL-reproducible' 'S2=PASS-smoke' 'S3=PASS-smoke'
+  # S1 must FAIL (a stale read found); on this host its re-run does not always find one again.
+  run_plan zookeeper plans/zookeeper-reads.md crd-zk 'S1=FAIL-reproducible|FAIL-nondeterministic' 'S2=PASS-smoke' 'S3=PASS-smoke'
 fi
 if [ "$WHICH" = all ] || [ "$WHICH" = nats ]; then
-  # S4 (a truncated file on a minority) is reported as observed: which file the seed picks decides it.
-  run_plan nats plans/nats-durability.md crd-nats 'S1=FAIL-reproducible' 'S2=PASS-smoke|FAIL-reproducible' \
-    'S3=PASS-smoke' 'S4=PASS-smoke|FAIL-reproducible|FAIL-nondeterministic'
+  # The controls must not FAIL: PARTIAL-model when a seed's final reads did not all complete. S4 (a
+  # truncated file on a minority) is reported as observed: which file the seed picks decides it, and the
+  # file-corruption fault's landing evidence has a victim signal only.
+  run_plan nats plans/nats-durability.md crd-nats 'S1=FAIL-reproducible' 'S2=PASS-smoke|PARTIAL-model' \
+    'S3=PASS-smoke|PARTIAL-model' 'S4=PASS-smoke|PARTIAL-model|FAIL-reproducible|FAIL-nondeterministic|INCONCLUSIVE-fault-not-proven'
 fi
 if [ "$ok" = 1 ]; then echo "coord: every scenario ended as the plans expect"; exit 0; fi
 echo "coord: unexpected result" >&2
