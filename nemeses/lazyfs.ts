@@ -186,10 +186,32 @@ async function watchLanding(remote: Remote, node: string, u: NodeUndo) {
   for (;;) {
     onDir = (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim();
     s = await stats(remote, node, u);
-    if ((onDir !== 'none' && (s?.writes ?? 0) > 0) || Date.now() > end) break;
+    if ((onDir !== 'none' && (s?.writes ?? 0) > 0) || (s?.fsyncsFailed ?? 0) > 0 || Date.now() > end) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   return { onDir, stats: s };
+}
+
+/**
+ * The database on the mount: running there (pid, files open), or, under fsync-fail, gone after one of
+ * its fsyncs failed (a database may stop on EIO rather than go on with data it cannot make durable).
+ */
+function victimSignal(
+  node: string,
+  u: NodeUndo,
+  action: LazyfsAction,
+  seen: Awaited<ReturnType<typeof watchLanding>>,
+): EvidenceSignal {
+  const signal = `${u.processName} running on ${u.dir} (pid, files open there)`;
+  if (seen.onDir === 'none' && action === 'fsync-fail' && (seen.stats?.fsyncsFailed ?? 0) > 0)
+    return {
+      side: 'victim',
+      node,
+      signal,
+      during: `exited after ${seen.stats?.writes} writes through the mount; ${seen.stats?.fsyncsFailed} fsync(s) answered EIO`,
+      landed: true,
+    };
+  return { side: 'victim', node, signal, during: seen.onDir, landed: seen.onDir !== 'none' };
 }
 
 async function modeSignal(remote: Remote, node: string, action: LazyfsAction, u: NodeUndo, delayMs?: number) {
@@ -283,13 +305,7 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
               : 'no answer from the filesystem',
             landed: (seen.stats?.writes ?? 0) > 0,
           },
-          {
-            side: 'victim',
-            node,
-            signal: `${u.processName} running on ${u.dir} (pid, files open there)`,
-            during: seen.onDir,
-            landed: seen.onDir !== 'none',
-          },
+          victimSignal(node, u, undo.action, seen),
         ];
         if (undo.action !== 'lose-unfsynced')
           out.push(await modeSignal(remote, node, undo.action, u, delayMs));
