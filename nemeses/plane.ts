@@ -139,6 +139,10 @@ export class FaultPlane implements NemesisDriver {
       spec = await nemeses.require(c.kind, 'nemesis').toSpec(c.action, value, this.specContext());
       const action = nemeses.get(c.kind)?.actions.find((a) => a.name === c.action);
       record = await this.inject(spec, id, { cls: c.cls, restartsDb: action?.restartsDb === true });
+      if (action?.startsDbAfterInject) {
+        const errors = await this.restartDb();
+        if (errors.length > 0) throw new Error(errors.join('; '));
+      }
     } catch (err) {
       return this.failed(id, c, spec, err);
     }

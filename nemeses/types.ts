@@ -192,6 +192,11 @@ export interface FaultActionDefinition {
   stopOp: string | null;
   /** After healing a window of this action, start the database again (kill, terminate). */
   restartsDb?: boolean;
+  /**
+   * The inject stops the database on purpose (to move its data directory onto another filesystem): the
+   * plane starts it again right after the inject, before taking landing evidence.
+   */
+  startsDbAfterInject?: boolean;
   /** Database capabilities the action needs. */
   dbNeeds?: readonly DbCapability[];
   /** What the nodes need (capability probe rows), with the install hint. */

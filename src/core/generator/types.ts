@@ -18,7 +18,9 @@ import type { Rng } from './rng.ts';
 /** A worker slot: client threads are 0..concurrency-1; the nemesis has its own. */
 export type ThreadId = number | 'nemesis';
 
-export const PENDING: unique symbol = Symbol('pending');
+// Registered (Symbol.for), not private: a plugin's generators come from the copy of faultline the plugin
+// imports, which may not be the copy running it (a plugin with its own dependency on faultline).
+export const PENDING: unique symbol = Symbol.for('faultline.generator.pending');
 export type Pending = typeof PENDING;
 
 /** What an op does when dispatched: a client/nemesis invocation, or one of Jepsen's special ops. */

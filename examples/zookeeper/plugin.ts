@@ -1,0 +1,425 @@
+import { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import {
+  type Client,
+  type ClientContext,
+  type ClientOp,
+  type Completion,
+  type DB,
+  type DbContext,
+  defineClient,
+  defineDaemonDatabase,
+  defineDatabase,
+  definePlugin,
+  type InvokeContext,
+  NOT_APPLIED,
+  shellQuote,
+} from 'faultline';
+import zookeeper from 'node-zookeeper-client';
+import ConnectionManager from 'node-zookeeper-client/lib/ConnectionManager.js';
+import jute from 'node-zookeeper-client/lib/jute/index.js';
+
+/**
+ * ZooKeeper under faultline, through the public API only. The database is Debian's zookeeperd (3.8): a
+ * daemon description started with a zoo.cfg and myid written at setup (a 3-node ensemble, one server per
+ * node). ZooKeeper orders every write through the leader, but a read is answered by the server the
+ * session is connected to from its own state: a server cut off from the quorum (or behind it) answers
+ * stale reads until it notices. `sync()` before a read makes the server catch up with the leader first.
+ *
+ * Client `zookeeper` (node-zookeeper-client, a pure-JavaScript client: no native build on the nodes or
+ * the control node), workload `register` (read / write / cas on one key): read is getData, write is
+ * setData (create when missing), cas is getData then setData with the version read (a version mismatch
+ * is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
+ * Each client's sessions are bound to its own node's server.
+ *
+ * ZooKeeper's own view (the `srvr` four-letter word: Mode leader/follower, Zxid) gives the database's
+ * primaries and is what `zkView` prints.
+ */
+const CLIENT_PORT = 2181;
+const ROOT = '/faultline';
+
+const daemon = defineDaemonDatabase(fileURLToPath(new URL('./zookeeper.yaml', import.meta.url)));
+
+function address(ctx: DbContext, node: string): string {
+  const spec = ctx.remote.node(node);
+  return spec.labels?.privateAddress ?? spec.host;
+}
+
+/**
+ * zoo.cfg for one node. tickTime 2 s and syncLimit 10: a follower cut off from the leader notices after
+ * 20 s, and serves reads from its own state until then.
+ */
+export function zooConfig(ctx: DbContext, node: string, dataDir: string): string {
+  return [
+    'tickTime=2000',
+    'initLimit=10',
+    'syncLimit=10',
+    `dataDir=${dataDir}`,
+    `clientPort=${CLIENT_PORT}`,
+    `clientPortAddress=${address(ctx, node)}`,
+    'admin.enableServer=false',
+    '4lw.commands.whitelist=*',
+    'maxClientCnxns=0',
+    ...ctx.nodes.map((n, i) => `server.${i + 1}=${address(ctx, n)}:2888:3888`),
+    '',
+  ].join('\n');
+}
+
+/** One four-letter word (srvr, mntr, stat …) to one server: its reply text. */
+export function fourLetterWord(host: string, word: string, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = new Socket();
+    let out = '';
+    s.setTimeout(timeoutMs, () => s.destroy(new Error(`${word}: no answer from ${host} in ${timeoutMs} ms`)));
+    s.on('data', (d) => {
+      out += d.toString();
+    });
+    s.on('error', reject);
+    s.on('close', () => resolve(out));
+    s.connect(CLIENT_PORT, host, () => s.write(word));
+  });
+}
+
+/** `Mode: leader` and `Zxid: 0x…` from srvr's reply. */
+export function parseSrvr(text: string): { mode: string; zxid: string | null } {
+  return {
+    mode: /^Mode: (\S+)/m.exec(text)?.[1] ?? (/not currently serving/.test(text) ? 'not-serving' : 'unknown'),
+    zxid: /^Zxid: (\S+)/m.exec(text)?.[1] ?? null,
+  };
+}
+
+/** Every node's own view: mode and zxid from srvr. */
+export async function zkView(ctx: DbContext): Promise<Record<string, { mode: string; zxid: string | null }>> {
+  const out: Record<string, { mode: string; zxid: string | null }> = {};
+  for (const n of ctx.nodes)
+    out[n] = await fourLetterWord(address(ctx, n), 'srvr').then(parseSrvr, (e: Error) => ({
+      mode: `unreachable: ${e.message}`,
+      zxid: null,
+    }));
+  return out;
+}
+
+async function createDb(): Promise<DB> {
+  const inner = await daemon.create({});
+  const dataDir = (ctx: DbContext, node: string) => inner.dataDir?.(ctx, node) as string;
+  return Object.assign(Object.create(inner) as DB, {
+    async setup(ctx: DbContext, node: string) {
+      const dir = dataDir(ctx, node);
+      const myid = ctx.nodes.indexOf(node) + 1;
+      await ctx.remote.exec(
+        node,
+        `mkdir -p ${shellQuote(dir)} && printf '%s' ${shellQuote(zooConfig(ctx, node, dir))} > ${shellQuote(`${dir}/../zoo.cfg`)} && echo ${myid} > ${shellQuote(`${dir}/myid`)}`,
+        { sudo: true },
+      );
+      await inner.setup(ctx, node);
+    },
+    /** Ready when one server says it is the leader and every other a follower. */
+    async awaitReady(ctx: DbContext, timeoutMs: number) {
+      await inner.awaitReady(ctx, timeoutMs);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const view = await zkView(ctx);
+        const modes = Object.values(view).map((v) => v.mode);
+        if (
+          modes.filter((m) => m === 'leader').length === 1 &&
+          modes.every((m) => m === 'leader' || m === 'follower')
+        )
+          return;
+        if (Date.now() > deadline) throw new Error(`zookeeper ensemble not formed: ${JSON.stringify(view)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    },
+    async primaries(ctx: DbContext) {
+      const view = await zkView(ctx);
+      return Object.entries(view)
+        .filter(([, v]) => v.mode === 'leader')
+        .map(([n]) => n);
+    },
+  });
+}
+
+type ZkClient = ReturnType<typeof zookeeper.createClient>;
+interface ZkError {
+  getCode?: () => number;
+  code?: number;
+  message: string;
+}
+const NO_NODE = -101;
+const NODE_EXISTS = -110;
+const BAD_VERSION = -103;
+
+function codeOf(err: unknown): number | undefined {
+  const e = err as ZkError;
+  return typeof e?.getCode === 'function' ? e.getCode() : e?.code;
+}
+
+function call<T>(
+  fn: (cb: (err: unknown, ...r: unknown[]) => void) => void,
+  signal: AbortSignal,
+): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error('timeout'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    fn((err, ...r) => {
+      signal.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve(r as T[]);
+    });
+  });
+}
+
+/**
+ * ZooKeeper's sync (op 9, request and reply both one path). node-zookeeper-client has no sync(); its
+ * connection sends any request, and decodes a reply by the request's type: the request is written as
+ * a sync and read back as a create, whose reply is the same single path.
+ */
+function sync(client: ZkClient, path: string, signal: AbortSignal): Promise<unknown[]> {
+  const header = new jute.protocol.RequestHeader();
+  const payload = new jute.protocol.GetACLRequest();
+  payload.path = path;
+  const request = new jute.Request(header, payload);
+  const encode = request.toBuffer.bind(request);
+  request.toBuffer = () => {
+    header.type = jute.OP_CODES.SYNC;
+    const b = encode();
+    header.type = jute.OP_CODES.CREATE;
+    return b;
+  };
+  const cm = (
+    client as unknown as { connectionManager: { queue(r: unknown, cb: (e: unknown) => void): void } }
+  ).connectionManager;
+  return call((cb) => cm.queue(request, cb), signal);
+}
+
+/** One ZooKeeper session to one server, opened on first use and dropped when it expires. */
+class Session {
+  private zk: ZkClient | null = null;
+  constructor(private readonly connectString: string) {}
+
+  async get(signal: AbortSignal): Promise<ZkClient> {
+    if (this.zk && this.zk.getState() === zookeeper.State.SYNC_CONNECTED) return this.zk;
+    // Disconnected or expired (its server restarted, or a previous run's server): a new session.
+    this.zk?.close();
+    this.zk = null;
+    const zk = zookeeper.createClient(this.connectString, {
+      sessionTimeout: 10_000,
+      spinDelay: 250,
+      retries: 0,
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        zk.close();
+        reject(new Error('timeout connecting'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      zk.once('connected', () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      zk.connect();
+    });
+    zk.on('expired', () => {
+      if (this.zk === zk) this.zk = null;
+      zk.close();
+    });
+    this.zk = zk;
+    return zk;
+  }
+
+  close(): void {
+    this.zk?.close();
+    this.zk = null;
+  }
+}
+
+/**
+ * Read sessions, one per server, shared by every client bound to it and opened at setup. ZooKeeper
+ * answers a session's requests in order, so a read sent after a write that hangs (its server cut off
+ * from the leader) would wait behind it; and opening a session is itself a write through the leader, so
+ * a client reopened after a timeout could not open one on a cut-off server. Writes and cas go through
+ * the client's own session.
+ */
+const readSessionsByRun = new WeakMap<object, Map<string, Session>>();
+
+/** The read sessions of one run (one database adapter per run). */
+function readSessionsOf(c: ClientContext): Map<string, Session> {
+  let m = readSessionsByRun.get(c.db);
+  if (!m) {
+    m = new Map();
+    readSessionsByRun.set(c.db, m);
+  }
+  return m;
+}
+
+/** A client bound to one node's server: reads (and their syncs) on the server's read session. */
+/**
+ * node-zookeeper-client throws from its socket data handler when it cannot decode a reply (an error code
+ * it does not know, a reply out of step), which would end the whole test process. Such a connection is
+ * dropped instead: its requests in flight fail or time out, and the session reconnects.
+ */
+const onSocketData = ConnectionManager.prototype.onSocketData;
+ConnectionManager.prototype.onSocketData = function guarded(
+  this: { pendingBuffer: unknown; socket?: { destroy(): void } },
+  buffer: Buffer,
+) {
+  try {
+    onSocketData.call(this, buffer);
+  } catch {
+    this.pendingBuffer = null;
+    this.socket?.destroy();
+  }
+};
+
+class ZkRegisterClient implements Client {
+  private readonly reads: Session | null;
+  private readonly writes: Session | null;
+  constructor(
+    private readonly c: ClientContext,
+    node: string | null = null,
+  ) {
+    const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
+    const pool = readSessionsOf(c);
+    if (at !== null && !pool.has(at)) pool.set(at, new Session(at));
+    this.reads = at === null ? null : (pool.get(at) as Session);
+    this.writes = at === null ? null : new Session(at);
+  }
+
+  async open(node: string): Promise<Client> {
+    return new ZkRegisterClient(this.c, node);
+  }
+
+  async setup(): Promise<void> {
+    const ac = new AbortController();
+    const t = setTimeout(() => ac.abort(), 30_000);
+    try {
+      await (this.reads as Session).get(ac.signal);
+      const zk = await (this.writes as Session).get(ac.signal);
+      await call((cb) => zk.create(ROOT, cb), ac.signal).catch((e) => {
+        if (codeOf(e) !== NODE_EXISTS) throw e;
+      });
+    } finally {
+      clearTimeout(t);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.writes?.close();
+  }
+
+  async teardown(): Promise<void> {
+    const pool = readSessionsOf(this.c);
+    for (const s of pool.values()) s.close();
+    pool.clear();
+  }
+
+  async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
+    const path = `${ROOT}/${op.key ?? 'r'}`;
+    let zk: ZkClient;
+    try {
+      zk = await ((op.f === 'read' ? this.reads : this.writes) as Session).get(ctx.signal);
+    } catch (err) {
+      return { type: 'fail', error: `${NOT_APPLIED}: ${(err as Error).message}` };
+    }
+    try {
+      if (op.f === 'read') {
+        if (this.c.options.sync === true) await sync(zk, path, ctx.signal);
+        return { type: 'ok', value: (await this.get(zk, path, ctx.signal)).value };
+      }
+      if (op.f === 'write') {
+        await this.write(zk, path, op.value as number, ctx.signal);
+        return { type: 'ok' };
+      }
+      if (op.f === 'cas') {
+        const [from, to] = op.value as [number, number];
+        const cur = await this.get(zk, path, ctx.signal);
+        if (cur.value !== from) return { type: 'fail', error: `cas: value is ${cur.value}` };
+        try {
+          await call((cb) => zk.setData(path, Buffer.from(String(to)), cur.version, cb), ctx.signal);
+          return { type: 'ok' };
+        } catch (err) {
+          // Another write came between the read and the versioned set: nothing was written.
+          if (codeOf(err) === BAD_VERSION || codeOf(err) === NO_NODE)
+            return { type: 'fail', error: `${NOT_APPLIED}: cas version changed` };
+          throw err;
+        }
+      }
+      return { type: 'fail', error: `${NOT_APPLIED}: unknown op ${op.f}` };
+    } catch (err) {
+      const msg = (err as Error).message ?? String(err);
+      // A read changed nothing; a write without an answer may or may not have happened.
+      return { type: op.f === 'read' ? 'fail' : 'info', error: msg };
+    }
+  }
+
+  private async get(
+    zk: ZkClient,
+    path: string,
+    signal: AbortSignal,
+  ): Promise<{ value: number | null; version: number }> {
+    try {
+      const [data, stat] = await call<unknown>((cb) => zk.getData(path, cb), signal);
+      return { value: Number(String(data)), version: (stat as { version: number }).version };
+    } catch (err) {
+      if (codeOf(err) === NO_NODE) return { value: null, version: -1 };
+      throw err;
+    }
+  }
+
+  private async write(zk: ZkClient, path: string, value: number, signal: AbortSignal): Promise<void> {
+    const data = Buffer.from(String(value));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await call((cb) => zk.setData(path, data, -1, cb), signal);
+        return;
+      } catch (err) {
+        if (codeOf(err) !== NO_NODE) throw err;
+      }
+      try {
+        await call((cb) => zk.create(path, data, cb), signal);
+        return;
+      } catch (err) {
+        if (codeOf(err) !== NODE_EXISTS) throw err;
+      }
+    }
+    throw new Error('the key kept appearing and disappearing');
+  }
+}
+
+const options = {
+  safeParse(v: unknown) {
+    const o = (v ?? {}) as Record<string, unknown>;
+    const extra = Object.keys(o).filter((k) => k !== 'sync');
+    if (extra.length > 0)
+      return {
+        success: false as const,
+        error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
+      };
+    if (o.sync !== undefined && typeof o.sync !== 'boolean')
+      return { success: false as const, error: { issues: [{ path: ['sync'], message: 'true or false' }] } };
+    return { success: true as const, data: { sync: o.sync === true } };
+  },
+};
+
+export default definePlugin({
+  name: 'zookeeper',
+  databases: [
+    defineDatabase({
+      name: 'zookeeper',
+      summary: 'ZooKeeper 3.8 from Debian zookeeperd, a 3-node ensemble (one server per node)',
+      defaultClient: 'zookeeper',
+      binary: 'java',
+      create: () => createDb(),
+    }),
+  ],
+  clients: [
+    defineClient({
+      name: 'zookeeper',
+      summary:
+        'node-zookeeper-client: register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
+      workloads: ['register'],
+      hiddenRetries: false,
+      options,
+      create: (c) => new ZkRegisterClient(c),
+    }),
+  ],
+});

@@ -1,0 +1,190 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { healRecords, sweepNodes } from '../../nemeses/heal.ts';
+import { lazyfsNemesis } from '../../nemeses/lazyfs.ts';
+import { FaultPlane } from '../../nemeses/plane.ts';
+import type { FaultRecord, SutHooks } from '../../nemeses/types.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
+import type { Remote } from '../../src/core/control/types.ts';
+import { withCluster } from '../helpers/cluster.ts';
+
+// The lazyfs nemesis through the fault plane on a local cluster, against a tiny "database": a writer that
+// appends numbered lines to data/log, fsyncs after every tenth and records each fsync outside the data
+// directory. A power failure must cut the log back to an fsync boundary, and heal must leave no mount.
+
+const fx = withCluster(test, { nodes: 2, name: 'crd-lz' });
+const BASE = '/var/lib/faultline/lazyfs-test';
+const WRITER = `
+import os, sys, time
+d = sys.argv[1]
+fd = os.open(d + '/data/log', os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+n = len(open(d + '/data/log').read().splitlines())
+while True:
+    n += 1
+    os.write(fd, b'%d\\n' % n)
+    if n % 10 == 0:
+        os.fsync(fd)
+        with open(d + '/synced', 'w') as s: s.write(str(n))
+    time.sleep(0.005)
+`;
+
+const dir = (node: string) => `${BASE}/${node}`;
+const pidFile = (node: string) => `${dir(node)}/writer.pid`;
+
+function sut(remote: Remote): SutHooks {
+  return {
+    name: 'writer',
+    process: {
+      processName: 'python3',
+      pidFile,
+      async start(node) {
+        const d = dir(node);
+        await remote.exec(
+          node,
+          `if [ -e /proc/$(cat ${pidFile(node)} 2>/dev/null || echo none) ]; then exit 0; fi; cd ${d} && setsid /usr/bin/python3 ${d}/writer.py ${d} </dev/null >/dev/null 2>&1 & echo $! > ${pidFile(node)}`,
+          { sudo: true },
+        );
+      },
+    },
+    dataDir: (node) => `${dir(node)}/data`,
+  };
+}
+
+/** How many of the writer's lines ("1\\n", "2\\n" …) make exactly `bytes`, or null. */
+function linesIn(bytes: number): number | null {
+  let total = 0;
+  for (let i = 1; total < bytes; i++) {
+    total += String(i).length + 1;
+    if (total === bytes) return i;
+  }
+  return bytes === 0 ? 0 : null;
+}
+
+async function lines(remote: Remote, node: string) {
+  const r = await remote.exec(node, `wc -l < ${dir(node)}/data/log; cat ${dir(node)}/synced`);
+  const [n, synced] = r.stdout.trim().split('\n').map(Number);
+  return { n: n as number, synced: synced as number };
+}
+
+/** A fresh writer directory on every node, and everything undone when the test ends. */
+async function prepare(t: { teardown(fn: () => Promise<void>): void }, remote: Remote): Promise<void> {
+  for (const node of ['n1', 'n2']) {
+    const d = dir(node);
+    await remote.exec(
+      node,
+      `kill -9 $(cat ${pidFile(node)} 2>/dev/null) 2>/dev/null; rm -rf ${d} && mkdir -p ${d}/data && touch ${d}/data/log && printf '%s' ${shellQuote(WRITER)} > ${d}/writer.py`,
+      { sudo: true },
+    );
+  }
+  t.teardown(async () => {
+    await sweepNodes(remote, ['n1', 'n2'], ['lazyfs']);
+    for (const node of ['n1', 'n2'])
+      await remote.exec(node, `kill -9 $(cat ${pidFile(node)}) 2>/dev/null; rm -rf ${dir(node)}`, {
+        check: false,
+      });
+  });
+}
+
+fx.test.serial(
+  'lose-unfsynced: lands on the writer, the power failure cuts its log back to an fsync',
+  async (t) => {
+    const remote = await fx.remote();
+    await prepare(t, remote);
+    const hooks = sut(remote);
+    for (const n of ['n1', 'n2']) await hooks.process?.start(n);
+    const plane = new FaultPlane({
+      remote,
+      sut: hooks,
+      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
+    });
+    t.teardown(() => plane.close());
+    const started = await plane.invoke({
+      f: 'start-lazyfs',
+      value: { action: 'lose-unfsynced', targets: ['n1'] },
+    });
+    const value = started.value as { landed: boolean; reason?: string };
+    t.true(value.landed, value.reason);
+    const rec = plane.records[0] as FaultRecord;
+    t.deepEqual(rec.nodes, ['n1']);
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = await lines(remote, 'n1');
+    await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
+    const dropped = rec.afterHeal?.signals.find((s) => s.signal.startsWith('power failure'));
+    t.regex(String(dropped?.after), /^[1-9]\d* bytes in 1 files/);
+    const victim = rec.afterHeal?.signals.find((s) => s.side === 'victim');
+    t.regex(JSON.stringify(victim?.after), /\/log: \d+ -> \d+/);
+    t.true(rec.afterHeal?.landed, rec.afterHeal?.reason);
+    // What survived ends exactly at an fsync (every tenth line), at or after the last one recorded.
+    const survived = Number(/\/log: \d+ -> (\d+)/.exec(JSON.stringify(victim?.after))?.[1]);
+    const n = linesIn(survived);
+    t.not(n, null, `${survived} bytes is not a whole number of lines`);
+    t.is((n as number) % 10, 0, `${n} lines survived`);
+    t.true((n as number) >= before.synced, `${n} lines, ${before.synced} fsynced before`);
+    t.is((await remote.exec('n1', `awk '$3 == "fuse.faultline-lazyfs"' /proc/self/mounts`)).stdout, '');
+    // The writer runs again (the plane restarts the database at the window's end).
+    const alive = await remote.exec('n1', `kill -0 $(cat ${pidFile('n1')}) && echo alive`, { check: false });
+    t.is(alive.stdout.trim(), 'alive');
+  },
+);
+
+fx.test.serial(
+  'fsync-fail and slow land with probes; heal from the ledger alone unmounts and restores',
+  async (t) => {
+    const remote = await fx.remote();
+    await prepare(t, remote);
+    const hooks = sut(remote);
+    for (const n of ['n1', 'n2']) await hooks.process?.start(n);
+    const plane = new FaultPlane({
+      remote,
+      sut: hooks,
+      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
+    });
+    t.teardown(() => plane.close());
+    const failed = await plane.invoke({
+      f: 'start-lazyfs',
+      value: { action: 'fsync-fail', targets: ['n2'] },
+    });
+    t.true((failed.value as { landed: boolean }).landed, JSON.stringify(failed));
+    const probe = plane.records[0]?.evidence?.signals.find((s) => s.signal.startsWith('fsync of a probe'));
+    t.regex(String(probe?.during), /^EIO after/);
+    await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
+    const slow = await plane.invoke({
+      f: 'start-lazyfs',
+      value: { action: 'slow', targets: ['n2'], params: { delayMs: 100 } },
+    });
+    t.true((slow.value as { landed: boolean }).landed, JSON.stringify(slow));
+    // As `faultline heal --ledger` does: the nemesis heals from the record alone.
+    const outcome = await healRecords(remote, [plane.records[1] as FaultRecord]);
+    t.true(outcome[0]?.healed);
+    const clean = await lazyfsNemesis.verifyClean(remote, 'n2');
+    t.true(clean.clean, JSON.stringify(clean));
+    const restored = await remote.exec(
+      'n2',
+      `test -d ${dir('n2')}/data.lazyfs-backing || echo restored; test -s ${dir('n2')}/data/log && echo data`,
+    );
+    t.is(restored.stdout.trim(), 'restored\ndata');
+  },
+);
+
+fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker and undoes it', async (t) => {
+  const remote = await fx.remote();
+  await prepare(t, remote);
+  const hooks = sut(remote);
+  await hooks.process?.start('n1');
+  const rec = await lazyfsNemesis.inject(
+    remote,
+    {
+      kind: 'lazyfs',
+      action: 'lose-unfsynced',
+      targets: ['n1'],
+      params: { dirs: { n1: `${dir('n1')}/data` }, pidFiles: { n1: pidFile('n1') }, processName: 'python3' },
+    },
+    'sweep1',
+  );
+  t.deepEqual(rec.nodes, ['n1']);
+  const swept = await sweepNodes(remote, ['n1'], ['lazyfs']);
+  t.true(swept[0]?.clean, JSON.stringify(swept));
+  t.regex(JSON.stringify(swept[0]), /unmounted .*data and moved/);
+});
