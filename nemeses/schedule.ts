@@ -249,7 +249,7 @@ export function nemesisPlanFor(
 export function stepNodeNames(step: NemesisStep): { path: (string | number)[]; name: string }[] {
   const out: { path: (string | number)[]; name: string }[] = [];
   const t = step.targets;
-  if (Array.isArray(t)) t.forEach((name, i) => out.push({ path: ['targets', i], name }));
+  if (Array.isArray(t)) for (const [i, name] of t.entries()) out.push({ path: ['targets', i], name });
   else if (
     typeof t === 'string' &&
     !(TARGET_SELECTORS as readonly string[]).includes(t) &&
@@ -260,10 +260,11 @@ export function stepNodeNames(step: NemesisStep): { path: (string | number)[]; n
   const grudge = p.grudge as Record<string, string[]> | undefined;
   for (const [node, from] of Object.entries(grudge ?? {})) {
     out.push({ path: ['params', 'grudge', node], name: node });
-    from.forEach((name, i) => out.push({ path: ['params', 'grudge', node, i], name }));
+    for (const [i, name] of from.entries()) out.push({ path: ['params', 'grudge', node, i], name });
   }
   for (const side of ['from', 'to'] as const)
-    (p[side] as string[] | undefined)?.forEach((name, i) => out.push({ path: ['params', side, i], name }));
+    for (const [i, name] of ((p[side] as string[] | undefined) ?? []).entries())
+      out.push({ path: ['params', side, i], name });
   if (typeof p.node === 'string') out.push({ path: ['params', 'node'], name: p.node });
   return out;
 }
