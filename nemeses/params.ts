@@ -177,7 +177,12 @@ export const DISK_ACTIONS_MISSING: Readonly<Record<string, string>> = {
 
 export const diskParams = {
   'disk-full': z
-    .strictObject({ dir: absolutePath.optional(), leaveBytes: z.number().int().nonnegative().optional() })
+    .strictObject({
+      dir: absolutePath.optional(),
+      leaveBytes: z.number().int().nonnegative().optional(),
+      /** The most junk written (default 4 GiB): a fill beyond it is refused, never started. */
+      maxFillBytes: z.number().int().positive().optional(),
+    })
     .default({}),
   corrupt: z
     .strictObject({

@@ -9,6 +9,7 @@ import type { Operation } from '../../core/history/operation.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import type { Binding } from '../plan/binding.ts';
+import { countFailovers, readPrimariesSamples } from '../run/primaries-sampler.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
 import {
   faultEvidenceFromRecord,
@@ -37,6 +38,11 @@ export interface RunMeasurement {
   violation: boolean;
   /** Seconds the main (client) phase ran: its time limit when ops were still flowing at the end. */
   workloadS: number;
+  /**
+   * Failovers counted from the database's primaries sampled during the run (primaries.jsonl), with
+   * the leaders seen; null when the database reports no primaries (or nothing was sampled).
+   */
+  failovers: { count: number; samples: number; leaders: string[] } | null;
 }
 
 export interface MetricsWindow {
@@ -86,13 +92,30 @@ export async function measureRun(
     ops: client.length,
     faults,
     oracles,
-    history: { ...historyFacts(ops, times), path: historyPath },
+    history: { ...historyFacts(ops, times, recorderClock(runDir)), path: historyPath },
     throughput,
     recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
     sutLog: scanLogs(runDir),
     metrics: metricsWindows(client, throughput),
     violation: oracles.some((o) => o.declared && o.valid === false),
     workloadS,
+    failovers: failoversOf(join(runDir, 'primaries.jsonl')),
+  };
+}
+
+/** The clock the recorder says it read (test.json `historyClock`), or unknown. */
+function recorderClock(runDir: string): 'monotonic' | 'wall' | 'unknown' {
+  const kind = readJson<{ historyClock?: { kind?: unknown } }>(join(runDir, 'test.json'))?.historyClock?.kind;
+  return kind === 'monotonic' || kind === 'wall' ? kind : 'unknown';
+}
+
+function failoversOf(path: string): RunMeasurement['failovers'] {
+  const samples = readPrimariesSamples(path);
+  if (!samples || !samples.some((s) => s.primaries.length > 0)) return null;
+  return {
+    count: countFailovers(samples),
+    samples: samples.length,
+    leaders: [...new Set(samples.flatMap((s) => s.primaries))].sort(),
   };
 }
 
