@@ -111,7 +111,7 @@ function recorderClock(runDir: string): 'monotonic' | 'wall' | 'unknown' {
 
 function failoversOf(path: string): RunMeasurement['failovers'] {
   const samples = readPrimariesSamples(path);
-  if (!samples || !samples.some((s) => s.primaries.length > 0)) return null;
+  if (!samples?.some((s) => s.primaries.length > 0)) return null;
   return {
     count: countFailovers(samples),
     samples: samples.length,
