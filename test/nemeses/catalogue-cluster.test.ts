@@ -93,9 +93,9 @@ fx.test.serial(
       await remote.exec('n1', `umount ${DISK_DIR}; rmdir ${DISK_DIR}`, { sudo: true, check: false });
     });
     const steps = everyAction().map((raw, i) =>
-      nemesisStepSchema.parse({ ...raw, startS: 2 + i * 5, durationS: 3 }),
+      nemesisStepSchema.parse({ ...raw, startS: 2 + i * 6, durationS: 3 }),
     ) as NemesisStep[];
-    const durationS = 2 + steps.length * 5 + 1;
+    const durationS = 2 + steps.length * 6 + 1;
     const windows = faultWindows(steps, durationS);
     const db = new EtcdDb();
     const urls = Object.fromEntries(nodes.map((n) => [n, db.clientAddress({ remote, nodes }, n)]));
@@ -107,7 +107,9 @@ fx.test.serial(
       faults: [],
       faultSchedule: windowSchedule(windows, durationS, 1),
       nemesisIntervalS: 5,
-      timeLimitS: durationS,
+      // Slack after the last window: on a loaded host proving a fault can take seconds, and a window
+      // that starts late must still run rather than fall off the end of the workload.
+      timeLimitS: durationS + 90,
       concurrency: 5,
       rate: 20,
       seed: 1,

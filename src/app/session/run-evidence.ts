@@ -87,7 +87,9 @@ export async function measureRun(
   const workloadS = lastInvoke >= durationS - 1 ? durationS : lastInvoke;
   const throughput = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
   const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
-  const oracles = results.map((r) => oracleFrom(r, binding));
+  const opsByF = new Map<string, number>();
+  for (const o of client) opsByF.set(o.f, (opsByF.get(o.f) ?? 0) + 1);
+  const oracles = results.map((r) => oracleFrom(r, binding, opsByF));
   return {
     ops: client.length,
     faults,
@@ -192,7 +194,7 @@ function sameChecker(a: string, b: string): boolean {
   return (checkers.canonical(a) ?? a) === (checkers.canonical(b) ?? b);
 }
 
-function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
+function oracleFrom(r: CheckResult, binding: Binding, opsByF: ReadonlyMap<string, number>): OracleResult {
   const declared = binding.checkers.some((c) => sameChecker(c, r.checker));
   const types = [...new Set(r.anomalies.map((a) => String((a as { type?: unknown }).type ?? 'anomaly')))];
   return {
@@ -205,10 +207,36 @@ function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
     opsConsumed: Math.max(0, Math.round(Number(r.stats.opsConsumed) || 0)),
     anomalies: r.anomalies.length,
     anomalyTypes: types,
-    subset: null,
-    mismatch: null,
+    subset: subsetOf(r.checker, binding, opsByF),
+    mismatch: mismatchOf(r.checker, binding),
     error: r.error ?? null,
   };
+}
+
+/**
+ * The part of the history a checker saw, when it can see only part: it reads some op functions
+ * (`consumes`) and the history holds others, which it never looked at (decision tree step 7 names them).
+ */
+function subsetOf(checker: string, binding: Binding, opsByF: ReadonlyMap<string, number>): string | null {
+  const canonical = checkers.canonical(checker) ?? checker;
+  const options = binding.checkerOptions?.[checker] ?? binding.checkerOptions?.[canonical] ?? {};
+  const reads = checkers.get(canonical)?.consumes?.(options) ?? null;
+  if (!reads) return null;
+  const unread = [...opsByF].filter(([f]) => !reads.includes(f));
+  if (unread.length === 0) return null;
+  const n = unread.reduce((k, [, c]) => k + c, 0);
+  return `${reads.join('/')} ops only; ${n} ${unread.map(([f]) => f).join('/')} op(s) unchecked`;
+}
+
+/**
+ * A checker that cannot tell pass from fail for the plan's model (decision tree step 6): a
+ * linearizability checker on a session claim judges a stronger property than the one claimed.
+ */
+function mismatchOf(checker: string, binding: Binding): string | null {
+  const canonical = checkers.canonical(checker) ?? checker;
+  if (binding.model === 'session' && canonical === (checkers.canonical('linearizable') ?? 'linearizable'))
+    return 'a linearizability checker on a session claim: a stale read a session allows would fail it';
+  return null;
 }
 
 /** SUT logs the runner collected into <runDir>/<node>/. */
