@@ -1,4 +1,20 @@
 import { z } from 'zod';
+import {
+  CLOCK_ACTIONS,
+  checkPartitionParams,
+  clockParams,
+  DISK_ACTIONS,
+  DISK_ACTIONS_MISSING,
+  diskParams,
+  MAX_CLOCK_OFFSET_MS,
+  PACKET_BEHAVIOURS,
+  type PacketBehaviour,
+  packetParams,
+  parseParams,
+  partitionParams,
+  processParams,
+  signedDuration,
+} from './params.ts';
 import { minoritySize } from './targets.ts';
 import { topologies } from './topology.ts';
 import {
@@ -31,6 +47,7 @@ export const timing = {
   /** Cap on the number of windows this entry opens. */
   count: z.number().int().positive().optional(),
 };
+/** Untyped params, for plugin nemeses that check their own (built-in nemeses type theirs: params.ts). */
 export const params = z.record(z.string(), z.unknown()).default({});
 
 const all = { targets: 'all' };
@@ -80,17 +97,24 @@ export const partitionDefinition: NemesisDefinition = {
       stop: op('stop-partition', all),
     },
   ],
-  step: z.strictObject({
-    kind: z.literal('partition'),
-    /** `asymmetric` drops one direction only (A→B); every other topology drops both directions. */
-    topology: z.string().refine((t) => topologies.has(t), {
-      error: () => `unknown partition topology (one of ${topologies.names().join(', ')})`,
+  step: z
+    .strictObject({
+      kind: z.literal('partition'),
+      /** `asymmetric` drops one direction only (A→B); every other topology drops both directions. */
+      topology: z.string().refine((t) => topologies.has(t), {
+        error: () => `unknown partition topology (one of ${topologies.names().join(', ')})`,
+      }),
+      /** The side to cut off, for the topologies that cut one side (default: the topology's own choice). */
+      targets: targets.optional(),
+      /** grudge: {grudge: {n1: [n3]}}; asymmetric: {from: [n1], to: [n2, n3]}; one: {node: n2}. */
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform((step, ctx) => {
+      const p = parseParams(partitionParams, step.params ?? {}, ctx);
+      checkPartitionParams(step.topology, p, ctx);
+      return { ...step, params: p };
     }),
-    /** The side to cut off, for the topologies that cut one side (default: the topology's own choice). */
-    targets: targets.optional(),
-    params,
-    ...timing,
-  }),
   stepOps(step) {
     const topology = step.topology as string;
     const side = step.targets ?? (SIDE_TOPOLOGIES.has(topology) ? topology : undefined);
@@ -170,13 +194,16 @@ export const processDefinition: NemesisDefinition = {
       stop: op('resume', all),
     },
   ],
-  step: z.strictObject({
-    kind: z.literal('process'),
-    action: z.enum(PROCESS_ACTIONS),
-    targets: targets.default('one'),
-    params,
-    ...timing,
-  }),
+  step: z
+    .strictObject({
+      kind: z.literal('process'),
+      action: z.enum(PROCESS_ACTIONS),
+      targets: targets.default('one'),
+      /** {wait: 10s}: how long a restart waits for the old process to go and the new one to run. */
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform((step, ctx) => ({ ...step, params: parseParams(processParams, step.params ?? {}, ctx) })),
   stepOps(step) {
     const p = step.params && Object.keys(step.params).length > 0 ? { params: step.params } : {};
     if (step.action === 'kill')
@@ -225,6 +252,10 @@ export const clockDefinition: NemesisDefinition = {
       stopOp: 'reset-clock',
       nodeNeeds: [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }],
     },
+    generic('clock', 'scramble', {
+      stopOp: 'reset-clock',
+      nodeNeeds: [{ name: 'libfaketime', hint: 'apt-get install -y libfaketime faketime' }],
+    }),
     generic('clock', 'reset', { stopOp: 'reset-clock' }),
   ],
   classes: [
@@ -241,15 +272,41 @@ export const clockDefinition: NemesisDefinition = {
       stop: op('reset-clock', all),
     },
   ],
-  step: z.strictObject({
-    kind: z.literal('clock'),
-    action: z.enum(['bump', 'strobe', 'reset']),
-    targets: targets.default('one'),
-    /** Offset for bump/strobe, milliseconds. */
-    deltaMs: z.number().optional(),
-    params,
-    ...timing,
-  }),
+  step: z
+    .strictObject({
+      kind: z.literal('clock'),
+      action: z.enum(CLOCK_ACTIONS),
+      targets: targets.default('one'),
+      /** Offset for bump/strobe (scramble: the bound of each node's random offset): "-5s", "+250ms". */
+      delta: signedDuration.optional(),
+      /** The same offset as a number of milliseconds. */
+      deltaMs: z.number().int().min(-MAX_CLOCK_OFFSET_MS).max(MAX_CLOCK_OFFSET_MS).optional(),
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform(({ delta, ...step }, ctx) => {
+      const p = parseParams(clockParams, step.params ?? {}, ctx);
+      if (delta !== undefined && step.deltaMs !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['delta'], message: 'give delta or deltaMs, not both' });
+      const deltaMs = delta ?? step.deltaMs;
+      if (deltaMs !== undefined && Math.abs(deltaMs) > MAX_CLOCK_OFFSET_MS)
+        ctx.addIssue({ code: 'custom', path: ['delta'], message: 'a clock offset beyond ±10 years' });
+      if (step.action === 'reset' && deltaMs !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['delta'], message: 'reset takes no offset' });
+      if (step.action !== 'reset' && !deltaMs)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['delta'],
+          message: `clock ${step.action} needs a non-zero offset (delta: "-5s" or deltaMs: -5000)`,
+        });
+      if (step.action !== 'strobe' && (p.periodMs !== undefined || p.durationMs !== undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params'],
+          message: 'period and duration are only for strobe',
+        });
+      return { ...step, ...(deltaMs !== undefined && { deltaMs }), params: p };
+    }),
   stepOps(step) {
     const f =
       step.action === 'bump' ? 'bump-clock' : step.action === 'strobe' ? 'strobe-clock' : 'start-clock';
@@ -258,7 +315,13 @@ export const clockDefinition: NemesisDefinition = {
         targets: step.targets,
         ...(f === 'start-clock' && { action: step.action }),
         ...(step.deltaMs !== undefined && { deltaMs: step.deltaMs }),
-        ...(step.params && Object.keys(step.params).length > 0 && { params: step.params }),
+        // A strobe runs for its window unless the plan says otherwise.
+        ...((step.action === 'strobe' || (step.params && Object.keys(step.params).length > 0)) && {
+          params: {
+            ...(step.action === 'strobe' && { durationMs: Math.round(step.durationS * 1000) }),
+            ...step.params,
+          },
+        }),
       }),
       stop: op('reset-clock', all),
     };
@@ -274,8 +337,6 @@ export const clockDefinition: NemesisDefinition = {
 };
 
 // ---------------------------------------------------------------- packet
-
-const PACKET_BEHAVIOURS = ['delay', 'loss', 'corrupt', 'duplicate', 'reorder', 'rate'] as const;
 
 export const packetDefinition: NemesisDefinition = {
   kind: 'packet',
@@ -300,13 +361,19 @@ export const packetDefinition: NemesisDefinition = {
       stop: op('stop-packet', all),
     },
   ],
-  step: z.strictObject({
-    kind: z.literal('packet'),
-    behaviour: z.enum(PACKET_BEHAVIOURS),
-    targets: targets.default('all'),
-    params,
-    ...timing,
-  }),
+  step: z
+    .strictObject({
+      kind: z.literal('packet'),
+      behaviour: z.enum(PACKET_BEHAVIOURS as [PacketBehaviour, ...PacketBehaviour[]]),
+      targets: targets.default('all'),
+      /** The behaviour's own: delay {time, jitter, correlation, distribution}; loss … {percent, correlation}; rate {rate}. */
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform((step, ctx) => ({
+      ...step,
+      params: parseParams(packetParams[step.behaviour], step.params ?? {}, ctx),
+    })),
   stepOps(step) {
     return {
       start: op('start-packet', { action: step.behaviour, targets: step.targets, params: step.params ?? {} }),
@@ -316,17 +383,18 @@ export const packetDefinition: NemesisDefinition = {
   async toSpec(action, value, ctx): Promise<FaultSpec> {
     const nodes = await ctx.resolve(selectorOf(value) ?? 'all');
     const own = (value.params as Record<string, unknown> | undefined) ?? {};
-    // A plan step names one behaviour (its params are that behaviour's); a schedule op names several.
+    // A plan step names one behaviour (its params are that behaviour's; a rate is its string); a
+    // schedule op names several.
     const behaviors =
       (value.behaviors as Record<string, unknown> | undefined) ??
-      ((PACKET_BEHAVIOURS as readonly string[]).includes(action) ? { [action]: own } : {});
+      ((PACKET_BEHAVIOURS as readonly string[]).includes(action)
+        ? { [action]: action === 'rate' ? own.rate : own }
+        : {});
     return { kind: 'packet', action: 'start', targets: nodes, params: { behaviors } };
   },
 };
 
 // ---------------------------------------------------------------- disk
-
-const DISK_ACTIONS = ['disk-full', 'corrupt', 'flakey'] as const;
 
 export const diskDefinition: NemesisDefinition = {
   kind: 'disk',
@@ -358,13 +426,27 @@ export const diskDefinition: NemesisDefinition = {
       stop: null,
     },
   ],
-  step: z.strictObject({
-    kind: z.literal('disk'),
-    action: z.enum(DISK_ACTIONS),
-    targets: targets.default('one'),
-    params,
-    ...timing,
-  }),
+  step: z
+    .strictObject({
+      kind: z.literal('disk'),
+      action: z.string().refine((a) => (DISK_ACTIONS as readonly string[]).includes(a), {
+        error: (issue) =>
+          DISK_ACTIONS_MISSING[String(issue.input)] ??
+          `unknown disk action "${String(issue.input)}" (one of ${DISK_ACTIONS.join(', ')})`,
+      }),
+      targets: targets.default('one'),
+      /** disk-full {dir, leaveBytes}; corrupt {file | dir, mode, bytes, flips, seed, backup}; flakey {device, mode, up, down}. */
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform((step, ctx) => ({
+      ...step,
+      params: parseParams(
+        diskParams[step.action as (typeof DISK_ACTIONS)[number]] ?? z.unknown(),
+        step.params ?? {},
+        ctx,
+      ),
+    })),
   stepOps(step) {
     const p = step.params && Object.keys(step.params).length > 0 ? { params: step.params } : {};
     if (step.action === 'corrupt')

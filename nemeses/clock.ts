@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { NodeSpec, Remote } from '../src/core/control/types.ts';
+import { Rng } from '../src/core/generator/rng.ts';
 import {
   type Affectability,
   type BinaryReport,
@@ -20,6 +21,7 @@ import {
   strobeLoopScript,
 } from './commands/settime.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
+import { CLOCK_ACTIONS } from './params.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -44,12 +46,37 @@ import {
  * for the test and restored at heal; evidence is the node's offset against the control node. Refused on
  * nodes that share the control host's kernel clock (local-cluster nodes: `sharedKernelClock: true`).
  *
- * Actions: bump (deltaMs), strobe (deltaMs, periodMs, durationMs), reset. params.toleranceMs (default 250).
+ * Actions: bump (deltaMs), strobe (deltaMs, periodMs, durationMs), scramble (each target its own offset
+ * drawn uniformly from [-deltaMs, +deltaMs] by params.seed, as Jepsen's scramble-clock), reset.
+ * params.toleranceMs (default 250).
  */
 
 const FAKETIME_AREA = 'faketime';
 const STROBE_AREA = 'strobe';
 const SETTIME_AREA = 'settime';
+
+/**
+ * scramble: each node its own offset in [-deltaMs, +deltaMs] (never 0, so every node moves), drawn from
+ * a seed (a number, or the fault id), so a replay scrambles the same way. null for other actions.
+ */
+export function scrambleOffsets(
+  action: string,
+  nodes: readonly string[],
+  deltaMs: number,
+  seed: number | string,
+): Record<string, number> | null {
+  if (action !== 'scramble') return null;
+  let h = 2166136261;
+  for (const c of String(seed)) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+  const rng = new Rng(h >>> 0);
+  const span = Math.abs(deltaMs);
+  return Object.fromEntries(
+    nodes.map((n) => {
+      const v = Math.round((rng.next() * 2 - 1) * span);
+      return [n, v === 0 ? span : v];
+    }),
+  );
+}
 
 interface NodeUndo {
   rcFile?: string;
@@ -68,6 +95,8 @@ interface NodeUndo {
   probeBeforeMs?: number | null;
   dbBeforeMs?: number | null;
   affectability?: Affectability;
+  /** scramble: this node's own offset (the others' differ). */
+  deltaMs?: number;
 }
 
 interface ClockUndo extends Record<string, unknown> {
@@ -330,12 +359,13 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
     const p = spec.params ?? {};
     const mode = modeOf(p);
     const action = spec.action;
-    if (!['bump', 'strobe', 'reset'].includes(action))
-      throw new Error(`clock: unknown action "${action}" (expected bump, strobe, reset)`);
+    if (!(CLOCK_ACTIONS as readonly string[]).includes(action))
+      throw new Error(`clock: unknown action "${action}" (expected ${CLOCK_ACTIONS.join(', ')})`);
     const nodes = targetsOf(spec, remote);
     const deltaMs = action === 'reset' ? 0 : Math.round(Number(p.deltaMs ?? 0));
     if (action !== 'reset' && (!Number.isFinite(deltaMs) || deltaMs === 0))
-      throw new Error('clock: bump and strobe need a non-zero params.deltaMs');
+      throw new Error(`clock: ${action} needs a non-zero params.deltaMs`);
+    const offsets = scrambleOffsets(action, nodes, deltaMs, typeof p.seed === 'number' ? p.seed : id);
     if (mode === 'settime')
       for (const n of nodes)
         if (remote.node(n).sharedKernelClock)
@@ -348,7 +378,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
     const timeCommand = typeof p.timeCommand === 'string' ? p.timeCommand : undefined;
     await Promise.all(
       nodes.map(async (node) => {
-        const u: NodeUndo = {};
+        const u: NodeUndo = offsets ? { deltaMs: offsets[node] as number } : {};
         perNode[node] = u;
         if (mode === 'faketime') {
           u.rcFile = rcFileOf(remote.node(node), p);
@@ -392,7 +422,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             await startStrobe(remote, node, id, loop, u);
             u.written = offsetSpec(deltaMs);
           } else {
-            u.written = offsetSpec(deltaMs);
+            u.written = offsetSpec(u.deltaMs ?? deltaMs);
             await writeRc(remote, node, rc, u.written);
           }
         } else {
@@ -403,10 +433,10 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
             writeMarkerCommand(nodeStateDir(remote.node(node), SETTIME_AREA), id, JSON.stringify(u.ntp)),
             { sudo: true },
           );
-          if (action === 'bump') {
+          if (action === 'bump' || action === 'scramble') {
             // The clock `date -s` leaves, printed right after the shift, against this host's clock.
             const t0 = Date.now();
-            const r = await remote.exec(node, bumpClockScript(deltaMs), { sudo: true });
+            const r = await remote.exec(node, bumpClockScript(u.deltaMs ?? deltaMs), { sudo: true });
             const t1 = Date.now();
             u.setOffsetMs = Math.round(Number(r.stdout.trim().split('\n').pop()) * 1000 - (t0 + t1) / 2);
             u.setErrorMs = Math.ceil((t1 - t0) / 2);
@@ -432,9 +462,10 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
     const timeCommand = typeof p.timeCommand === 'string' ? p.timeCommand : undefined;
     const signals: EvidenceSignal[] = [];
     const reasons: string[] = [];
-    const expected = undo.action === 'reset' ? 0 : undo.deltaMs;
+    const expectedOf = (u: NodeUndo) => (undo.action === 'reset' ? 0 : (u.deltaMs ?? undo.deltaMs));
     for (const node of record.nodes) {
       const u = undo.perNode[node] as NodeUndo;
+      const expected = expectedOf(u);
       if (undo.mode === 'faketime') {
         const rep = await binaryReport(remote, node, typeof p.binary === 'string' ? p.binary : '/bin/true');
         const current = await readText(remote, node, u.rcFile as string);
@@ -492,7 +523,8 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
           });
         }
       } else {
-        signals.push(await settimeInjectorSignal(remote, record.id, undo.action, node, u, expected, tol));
+        const asAction = undo.action === 'scramble' ? 'bump' : undo.action;
+        signals.push(await settimeInjectorSignal(remote, record.id, asAction, node, u, expected, tol));
         // Both measurements' error bounds widen the tolerance: a slow node cannot be read more exactly.
         const slack = (m: { errorMs: number }) => tol + m.errorMs + (u.offsetBeforeErrorMs ?? 0);
         let m = await measureOffset(remote, node);
@@ -539,7 +571,10 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       reasons.push(
         `not landed: ${victims
           .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${String(s.during)} (expected ${expected}±${tol})`)
+          .map(
+            (s) =>
+              `${s.node} ${s.signal}=${String(s.during)} (expected ${expectedOf(undo.perNode[s.node] ?? {})}±${tol})`,
+          )
           .join('; ')}`,
       );
     return { landed, ...(reasons.length > 0 && { reason: reasons.join('; ') }), signals };

@@ -46,6 +46,8 @@ import {
  */
 
 const JUNK = 'junk';
+/** disk-full writes at most this much junk unless params.maxFillBytes says otherwise (4 GiB). */
+export const DEFAULT_MAX_FILL_BYTES = 4 * 1024 ** 3;
 const BACKUPS = 'backups';
 const DM = 'dm-flakey';
 
@@ -60,6 +62,8 @@ interface DiskUndo extends Record<string, unknown> {
       file?: string;
       before?: { sha256: string; size: number } | null;
       backup?: string;
+      /** corrupt: what the injector wrote (mode, where), once its command succeeded. */
+      applied?: string;
       device?: string;
       linearTable?: string;
     }
@@ -136,6 +140,16 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         u.dir = dir;
         u.junk = junkPath(dir, id);
         u.freeBefore = await freeBytes(remote, node, dir);
+        // A data directory on a big shared filesystem (a local-cluster node's is the host's own) would
+        // fill the host: refused, naming what is needed, unless the plan raises the cap knowingly.
+        const cap = Math.floor(Number(p.maxFillBytes ?? DEFAULT_MAX_FILL_BYTES));
+        const fill = u.freeBefore - Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
+        if (fill > cap)
+          throw new CapabilityMissingError(
+            node,
+            'disk-full',
+            `${dir} has ${fill} bytes to fill, over the ${cap}-byte cap: give the data directory its own small filesystem (a tmpfs or loop device), or raise params.maxFillBytes`,
+          );
       } else if (action === 'corrupt') {
         let file = typeof p.file === 'string' ? p.file : undefined;
         if (!file) {
@@ -189,15 +203,23 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         }
         const mode = String(p.mode ?? 'bitflip');
         const bytes = Math.max(1, Math.min(size, Math.floor(Number(p.bytes ?? 64))));
-        if (mode === 'truncate') await run(remote, node, truncateCommand(file, bytes));
-        else if (mode === 'zero')
-          await run(remote, node, zeroChunkCommand(file, rng.int(Math.max(1, size - bytes + 1)), bytes));
-        else if (mode === 'bitflip') {
+        if (mode === 'truncate') {
+          await run(remote, node, truncateCommand(file, bytes));
+          u.applied = `truncated ${bytes} byte(s) off the end`;
+        } else if (mode === 'zero') {
+          const at = rng.int(Math.max(1, size - bytes + 1));
+          await run(remote, node, zeroChunkCommand(file, at, bytes));
+          u.applied = `zeroed ${bytes} byte(s) at offset ${at}`;
+        } else if (mode === 'bitflip') {
           const flips: BitFlip[] = Array.from({ length: Math.max(1, Number(p.flips ?? 8)) }, () => ({
             offset: rng.int(size),
             bit: rng.int(8),
           }));
           await run(remote, node, bitflipCommand(file, flips));
+          u.applied = `flipped ${flips.length} bit(s) at offsets ${flips
+            .slice(0, 4)
+            .map((f) => f.offset)
+            .join(', ')}${flips.length > 4 ? ' …' : ''}`;
         } else throw new Error(`corrupt: unknown mode "${mode}" (expected truncate, bitflip, zero)`);
       } else {
         const mode = String(p.mode ?? 'drop_writes') as (typeof FLAKEY_MODES)[number];
@@ -257,6 +279,13 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           });
         }
       } else if (undo.action === 'corrupt') {
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `corruption written to ${u.file}`,
+          during: u.applied ?? 'not written',
+          landed: u.applied !== undefined,
+        });
         const during = await checksum(remote, node, u.file as string);
         signals.push({
           side: 'victim',

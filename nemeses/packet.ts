@@ -129,6 +129,38 @@ export function ackSinkCommand(port: number, nodeBin = 'node'): string {
   return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(js)} </dev/null >/dev/null 2>&1 &`;
 }
 
+/**
+ * A short-lived ack sink on `node` for one rate probe (when the plan gives no sinkPort): Node.js from the
+ * node's PATH, a port in the ephemeral range, stopped by the caller right after the probe, so nothing
+ * outlives the evidence. null when the node has no Node.js.
+ */
+async function startAckSink(
+  remote: Remote,
+  node: string,
+): Promise<{ port: number; stop(): Promise<void> } | null> {
+  const bin = (
+    await remote.exec(node, 'command -v node || command -v nodejs', { check: false })
+  ).stdout.trim();
+  if (!bin) return null;
+  const port = 40_000 + Math.floor(Math.random() * 20_000);
+  const r = await remote.exec(node, `${ackSinkCommand(port, bin)} echo $!`, { check: false });
+  const pid = Number.parseInt(r.stdout.trim(), 10);
+  if (!(pid > 1)) return null;
+  const stop = async () => {
+    await remote.exec(node, `kill ${pid} 2>/dev/null; true`, { check: false });
+  };
+  const up = await remote.exec(
+    node,
+    `for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && { echo up; exit 0; }; sleep 0.1; done; echo down`,
+    { check: false, timeoutMs: 15_000 },
+  );
+  if (!up.stdout.includes('up')) {
+    await stop();
+    return null;
+  }
+  return { port, stop };
+}
+
 /** Push `bytes` (a multiple of ACK_CHUNK) and wait for every ack: elapsed ms, or -1 on failure. */
 function pushScript(address: string, port: number, bytes: number): string {
   const acks = bytes / ACK_CHUNK;
@@ -379,20 +411,22 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       let victim: EvidenceSignal | null = null;
       // Under netem the ping victim above already times a large echo; the push probe needs a sink.
       if (undo.behaviors.rate && !(plan.method.includes('tc-netem') && typeof p.sinkPort !== 'number')) {
-        if (typeof p.sinkPort === 'number') {
+        const sink =
+          typeof p.sinkPort === 'number' ? null : await startAckSink(remote, dest).catch(() => null);
+        const sinkPort = typeof p.sinkPort === 'number' ? p.sinkPort : sink?.port;
+        if (typeof sinkPort === 'number') {
           const bps = parseRate(undo.behaviors.rate);
           // Enough bytes for ~1 s at the shaped rate: an unshaped local link moves them in milliseconds.
           const bytes = Math.max(2, Math.ceil(bps / 8 / ACK_CHUNK)) * ACK_CHUNK;
-          const r = await remote.exec(node, pushScript(address, p.sinkPort, bytes), {
-            check: false,
-            timeoutMs: 30_000,
-          });
+          const r = await remote
+            .exec(node, pushScript(address, sinkPort, bytes), { check: false, timeoutMs: 30_000 })
+            .finally(() => sink?.stop());
           const ms = Number(/ms=(-?\d+)/.exec(r.stdout)?.[1] ?? -1);
           const expectedMs = ((bytes * 8) / bps) * 1000;
           victim = {
             side: 'victim',
             node,
-            signal: `push ${bytes} bytes ${node}→${dest}:${p.sinkPort} (ms)`,
+            signal: `push ${bytes} bytes ${node}→${dest}:${sinkPort} (ms)`,
             during: ms,
             landed: ms >= expectedMs * 0.5,
             note: `expected ≥ ${Math.round(expectedMs * 0.5)} ms at ${undo.behaviors.rate}`,
@@ -403,7 +437,7 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
             node,
             signal: 'throughput probe',
             landed: false,
-            note: 'no params.sinkPort: nothing on the peer to push bytes to',
+            note: `no params.sinkPort, and no Node.js on ${dest} to start an ack sink with: nothing to push bytes to`,
           };
         }
       }

@@ -211,12 +211,14 @@ export class FaultPlane implements NemesisDriver {
         restartsDb: window.restartsDb === true,
       });
     let planned = false;
+    const start = this.o.sut?.process?.start;
     const record = await nemesis.inject(this.o.remote, spec, id, {
       beforeApply: (r) => {
         planned = true;
         this.ledger.beforeInject(r);
         open(r);
       },
+      ...(start && { startProcess: start }),
     });
     if (!planned) this.ledger.beforeInject(record);
     this.ledger.afterInject(id, record.undo);

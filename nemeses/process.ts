@@ -123,6 +123,10 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       before,
       ...(typeof p.startCommand === 'string' && { startCommand: p.startCommand }),
     };
+    if (action === 'restart' && !undo.startCommand && !opts?.startProcess)
+      throw new Error(
+        "restart needs the database's own start (the process capability) or params.startCommand",
+      );
     const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
     await opts?.beforeApply?.(record);
     const signal = { kill: 'KILL', terminate: 'TERM', pause: 'STOP', resume: 'CONT', restart: 'TERM' }[
@@ -148,9 +152,17 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
           undo.delivered[node] = `SIG${signal}`;
         }
         if (action === 'restart') {
-          await waitFor(async () => isGone(await stateOf(remote, node, pid)), Number(p.waitMs ?? 10_000));
-          if (!undo.startCommand) throw new Error(`${node}: restart needs params.startCommand`);
-          await remote.exec(node, startDetached(undo.startCommand), { sudo: true });
+          const gone = await waitFor(
+            async () => isGone(await stateOf(remote, node, pid)),
+            Number(p.waitMs ?? 10_000),
+          );
+          // TERM ignored for the whole wait: KILL, as a supervisor would, so the restart still happens.
+          if (!gone) {
+            await remote.exec(node, `kill -KILL ${pid}`, { sudo: true, check: false });
+            await waitFor(async () => isGone(await stateOf(remote, node, pid)), 5000);
+          }
+          if (undo.startCommand) await remote.exec(node, startDetached(undo.startCommand), { sudo: true });
+          else await opts?.startProcess?.(node);
           const file = pidFiles[node];
           let fresh: number | null = null;
           await waitFor(

@@ -4,7 +4,7 @@ import { Rng } from '../src/core/generator/rng.ts';
 import type { GenOp } from '../src/core/generator/types.ts';
 import { InputError, UserError } from '../src/core/util/errors.ts';
 import { classifyFaultOp, faultClasses, nemeses } from './registry.ts';
-import { checkSelector } from './targets.ts';
+import { checkSelector, TARGET_SELECTORS } from './targets.ts';
 import { topologies } from './topology.ts';
 import type { FaultClassDefinition, FaultOp, NemesisStep } from './types.ts';
 
@@ -250,8 +250,36 @@ export function nemesisPlanFor(
 }
 
 /**
+ * Every node a step names, with where it names it: explicit targets (a list, or one node's name), and
+ * in partition params the grudge map's nodes, from / to and node.
+ */
+export function stepNodeNames(step: NemesisStep): { path: (string | number)[]; name: string }[] {
+  const out: { path: (string | number)[]; name: string }[] = [];
+  const t = step.targets;
+  if (Array.isArray(t)) for (const [i, name] of t.entries()) out.push({ path: ['targets', i], name });
+  else if (
+    typeof t === 'string' &&
+    !(TARGET_SELECTORS as readonly string[]).includes(t) &&
+    !topologies.has(t)
+  )
+    out.push({ path: ['targets'], name: t });
+  const p = (step.params ?? {}) as Record<string, unknown>;
+  const grudge = p.grudge as Record<string, string[]> | undefined;
+  for (const [node, from] of Object.entries(grudge ?? {})) {
+    out.push({ path: ['params', 'grudge', node], name: node });
+    for (const [i, name] of from.entries()) out.push({ path: ['params', 'grudge', node, i], name });
+  }
+  for (const side of ['from', 'to'] as const)
+    for (const [i, name] of ((p[side] as string[] | undefined) ?? []).entries())
+      out.push({ path: ['params', side, i], name });
+  if (typeof p.node === 'string') out.push({ path: ['params', 'node'], name: p.node });
+  return out;
+}
+
+/**
  * Every explicit target of the steps checked against the cluster's nodes before anything runs: an
- * unknown node name, or a selector the cluster is too small for, is bad input naming the step.
+ * unknown node name (in targets or a partition's grudge, from, to), or a selector the cluster is too
+ * small for, is bad input naming the step.
  */
 export function checkStepTargets(
   steps: readonly NemesisStep[],
@@ -261,6 +289,11 @@ export function checkStepTargets(
   steps.forEach((step, i) => {
     const problem = checkSelector(step.targets, nodes);
     if (problem) throw new UserError(`${where}: nemesis[${i}] (${step.kind}): targets: ${problem}`);
+    for (const n of stepNodeNames(step))
+      if (!nodes.includes(n.name))
+        throw new UserError(
+          `${where}: nemesis[${i}] (${step.kind}): ${n.path.join('.')}: unknown node "${n.name}" (the cluster has ${nodes.join(', ')})`,
+        );
     const topology = step.topology ? topologies.get(step.topology) : undefined;
     if (topology && nodes.length < topology.minNodes)
       throw new UserError(

@@ -65,6 +65,8 @@ export interface FaultRecord {
 
 export interface InjectOptions {
   beforeApply?(record: FaultRecord): void | Promise<void>;
+  /** Start the system under test on a node (its own start): what a process restart brings back. */
+  startProcess?(node: string): Promise<void>;
 }
 
 export interface Nemesis {

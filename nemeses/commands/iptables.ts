@@ -59,7 +59,7 @@ export function dropRuleArgs(rule: DropRule, id: string): string[] {
   if (rule.source) args.push('-s', rule.source);
   if (rule.destination) args.push('-d', rule.destination);
   if (rule.probability !== undefined) {
-    if (!(rule.probability > 0 && rule.probability <= 1))
+    if (typeof rule.probability !== 'number' || !(rule.probability > 0 && rule.probability <= 1))
       throw new RangeError(`loss probability must be in (0, 1], got ${rule.probability}`);
     args.push('-m', 'statistic', '--mode', 'random', '--probability', String(rule.probability));
   }

@@ -41,23 +41,52 @@ export const DEFAULT_BEHAVIORS: Required<Omit<Behaviors, 'rate'>> & { rate: stri
   rate: '1mbit',
 };
 
-const pct = (p: PercentFault) => `${p.percent}%${p.correlation !== undefined ? ` ${p.correlation}%` : ''}`;
+/** A rate tc understands, with its unit: the only form a rate may take on a root command line. */
+export const RATE_PATTERN = /^\d+(?:\.\d+)?(?:bit|kbit|mbit|gbit|bps|kbps|mbps)$/i;
+
+/**
+ * A number for a tc argument, or a refusal: the schema already types plan params, and this guard keeps
+ * anything that is not a finite number in range (a string like "1; touch pwned") off a root command.
+ */
+export function tcNumber(value: unknown, what: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max)
+    throw new RangeError(`tc: ${what} must be a number in [${min}, ${max}], got ${JSON.stringify(value)}`);
+  return value;
+}
+
+export function tcRate(value: unknown): string {
+  if (typeof value !== 'string' || !RATE_PATTERN.test(value))
+    throw new RangeError(
+      `tc: rate must be a number with a unit (1mbit, 500kbit …), got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+const DISTRIBUTIONS = ['uniform', 'normal', 'pareto', 'paretonormal'];
+
+const pct = (p: PercentFault, what: string) =>
+  `${tcNumber(p.percent, `${what} percent`, 0, 100)}%${p.correlation !== undefined ? ` ${tcNumber(p.correlation, `${what} correlation`, 0, 100)}%` : ''}`;
 
 /** netem's argument list for the requested behaviours (reorder needs a delay: Jepsen adds one). */
 export function netemArgs(b: Behaviors): string {
   const parts: string[] = [];
   const delay = b.delay ?? (b.reorder ? DEFAULT_BEHAVIORS.delay : undefined);
   if (delay) {
-    parts.push(`delay ${delay.timeMs}ms`);
-    if (delay.jitterMs !== undefined) parts.push(`${delay.jitterMs}ms`);
-    if (delay.correlation !== undefined) parts.push(`${delay.correlation}%`);
-    if (delay.distribution && delay.jitterMs) parts.push(`distribution ${delay.distribution}`);
+    parts.push(`delay ${tcNumber(delay.timeMs, 'delay timeMs')}ms`);
+    if (delay.jitterMs !== undefined) parts.push(`${tcNumber(delay.jitterMs, 'delay jitterMs')}ms`);
+    if (delay.correlation !== undefined)
+      parts.push(`${tcNumber(delay.correlation, 'delay correlation', 0, 100)}%`);
+    if (delay.distribution && delay.jitterMs) {
+      if (!DISTRIBUTIONS.includes(delay.distribution))
+        throw new RangeError(`tc: unknown delay distribution ${JSON.stringify(delay.distribution)}`);
+      parts.push(`distribution ${delay.distribution}`);
+    }
   }
-  if (b.loss) parts.push(`loss ${pct(b.loss)}`);
-  if (b.corrupt) parts.push(`corrupt ${pct(b.corrupt)}`);
-  if (b.duplicate) parts.push(`duplicate ${pct(b.duplicate)}`);
-  if (b.reorder) parts.push(`reorder ${pct(b.reorder)}`);
-  if (b.rate) parts.push(`rate ${b.rate}`);
+  if (b.loss) parts.push(`loss ${pct(b.loss, 'loss')}`);
+  if (b.corrupt) parts.push(`corrupt ${pct(b.corrupt, 'corrupt')}`);
+  if (b.duplicate) parts.push(`duplicate ${pct(b.duplicate, 'duplicate')}`);
+  if (b.reorder) parts.push(`reorder ${pct(b.reorder, 'reorder')}`);
+  if (b.rate) parts.push(`rate ${tcRate(b.rate)}`);
   return parts.join(' ');
 }
 
@@ -97,7 +126,7 @@ export function tbfScript(
       ];
   return [
     ...root,
-    `tc qdisc add dev ${d} parent ${BAND} handle ${CHILD_HANDLE} tbf rate ${shellQuote(rate)} burst 16kb latency 2s`,
+    `tc qdisc add dev ${d} parent ${BAND} handle ${CHILD_HANDLE} tbf rate ${tcRate(rate)} burst 16kb latency 2s`,
     ...filters(dev, destinations),
   ].join(' && \\\n');
 }

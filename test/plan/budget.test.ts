@@ -70,6 +70,17 @@ test('hardening must be strictly stronger on every dimension', (t) => {
   ]);
 });
 
+test('a fault-free scenario has no fault dimension: its hardening need not add faults', (t) => {
+  const smoke = toTier(parseBudget('3 nodes × 30s × 0 faults × 1 seed'))!;
+  t.deepEqual(notStrongerOn(smoke, toTier(parseBudget('5 nodes × 5min × 0 faults × 3 seeds'))!), []);
+  t.deepEqual(notStrongerOn(smoke, toTier(parseBudget('5 nodes × 5min × 0 faults × 1 seed'))!), ['seeds']);
+  // A scenario with faults at smoke must grow them.
+  const faulty = toTier(parseBudget('3 nodes × 30s × 2 faults × 1 seed'))!;
+  t.deepEqual(notStrongerOn(faulty, toTier(parseBudget('5 nodes × 5min × 2 faults × 3 seeds'))!), [
+    'faultWindows',
+  ]);
+});
+
 test('release disclosure: exact form parsed, near misses flagged', (t) => {
   t.deepEqual(parseReleaseDisclosure('not provided — no soak rig. Revisit when: the lab exists.'), {
     reason: 'no soak rig',

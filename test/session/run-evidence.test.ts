@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -149,4 +149,23 @@ test('fault windows in workload seconds, anchored on the ledger; a complete hist
 test('ops invoked inside the marked window without fault_epoch make the history weak', async (t) => {
   const m = await measureRun(runDir({ unmarked: 3 }), binding, 10);
   t.deepEqual(m.history.weaknesses, ['3 op(s) invoked during a fault window lack fault_epoch']);
+});
+
+test('a checker that reads only some op kinds names the subset; linearizable on a session claim is a mismatch', async (t) => {
+  const dir = runDir();
+  const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
+    results: { checker: string }[];
+  };
+  results.results.push({ ...results.results[0], checker: 'elle' } as { checker: string });
+  writeFileSync(join(dir, 'results.json'), JSON.stringify(results));
+  const m = await measureRun(
+    dir,
+    { checkers: ['linearizable', 'elle'], model: 'session' } as unknown as Binding,
+    10,
+  );
+  const elle = m.oracles.find((o) => o.checker === 'elle');
+  t.regex(String(elle?.subset), /^txn ops only; 100 read op\(s\) unchecked$/);
+  const lin = m.oracles.find((o) => o.checker === 'linearizable');
+  t.is(lin?.subset, null);
+  t.regex(String(lin?.mismatch), /session claim/);
 });

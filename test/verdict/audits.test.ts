@@ -130,3 +130,35 @@ test('decidePlan: scenarios without evidence are NOT-RUN; arms roll up into thei
   const wrongUnit = decidePlan(testPlan, [parseEvidence({ ...smokeEvidence(), scenario: 'S3/api' })]);
   t.is(wrongUnit.rows.find((d) => d.scenario === 'S3/api')!.verdict, 'PARTIAL-surface');
 });
+
+test('WO10 counts topologies as cluster sizes × landed partition shapes', (t) => {
+  const wo10 = (ran: Record<string, unknown>) =>
+    item(
+      runAudits(
+        hardeningEvidence({ ran: { nodes: 5, durationS: 600, topologies: [], ...ran } }),
+        S1,
+        'hardening',
+      ).weakOracle,
+      'WO10',
+    );
+  t.is(wo10({ topologies: ['asymmetric'], clusterSizes: [5] }).status, 'failed');
+  t.regex(wo10({ topologies: ['asymmetric'], clusterSizes: [5] }).evidence, /5 nodes\/asymmetric/);
+  t.is(wo10({ topologies: ['asymmetric', 'majorities-ring'], clusterSizes: [5] }).status, 'checked');
+  t.is(wo10({ topologies: [], clusterSizes: [3, 5] }).status, 'checked');
+  t.is(wo10({ topologies: [], clusterSizes: [5] }).status, 'failed');
+});
+
+test('RF5/WO9: the clock comes from the recorder; unknown is unchecked, never assumed monotonic', (t) => {
+  const rf5 = (clock: string) =>
+    item(
+      runAudits(
+        hardeningEvidence({ history: { ops: 60000, clock: clock as 'monotonic', hiddenRetries: false } }),
+        S1,
+        'hardening',
+      ).redFlags,
+      'RF5',
+    ).status;
+  t.is(rf5('monotonic'), 'checked');
+  t.is(rf5('wall'), 'failed');
+  t.is(rf5('unknown'), 'unchecked');
+});

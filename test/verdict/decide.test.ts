@@ -267,7 +267,7 @@ const table: {
             subset: 'puts only',
           },
         ],
-        history: { ops: 60000, fieldsPresent: ['op_id'], hiddenRetries: false },
+        history: { ops: 60000, fieldsPresent: ['op_id'], clock: 'monotonic', hiddenRetries: false },
       }),
     verdict: 'PASS-hardening',
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkers } from '../../../checkers/registry.ts';
-import { nemesisStepSchema } from '../../../nemeses/schedule.ts';
+import { nemesisStepSchema, stepNodeNames } from '../../../nemeses/schedule.ts';
 import type { NemesisStep } from '../../../nemeses/types.ts';
 import type { Registry } from '../../core/util/registry.ts';
 import { clients } from '../../lib/clients/registry.ts';
@@ -129,6 +129,9 @@ export const bindingSchema = z
     const client = clientName ? clients.get(clientName) : undefined;
     if (client)
       checkOptions(client.options, b.clientOptions, ['clientOptions'], ctx, `${clientName} takes no options`);
+    checkStepNodes(b.nemesis, b.tiers, ['nemesis'], ctx);
+    for (const [surface, arm] of Object.entries(b.arms))
+      if (arm.nemesis) checkStepNodes(arm.nemesis, arm.tiers ?? b.tiers, ['arms', surface, 'nemesis'], ctx);
     for (const name of Object.keys(b.checkerOptions))
       if (!b.checkers.includes(name))
         ctx.addIssue({
@@ -139,6 +142,35 @@ export const bindingSchema = z
   });
 export type Binding = z.infer<typeof bindingSchema>;
 export type ArmBinding = z.infer<typeof armBindingSchema>;
+
+/**
+ * Node names a nemesis step gives (targets, grudge, from/to) against the clusters the tiers build: a
+ * local cluster of N nodes names them n1…nN, so `n5` in a plan whose smallest tier has 3 nodes cannot
+ * exist. Other names (an inventory's hosts) are checked against the cluster when the run starts.
+ */
+function checkStepNodes(
+  steps: readonly NemesisStep[],
+  tiers: Partial<Record<TierName, Tier>>,
+  at: (string | number)[],
+  ctx: z.RefinementCtx,
+): void {
+  const sizes = Object.entries(tiers).flatMap(([name, t]) =>
+    t?.nodes === undefined ? [] : [{ name, nodes: t.nodes }],
+  );
+  if (sizes.length === 0) return;
+  const smallest = sizes.reduce((a, b) => (b.nodes < a.nodes ? b : a));
+  steps.forEach((step, i) => {
+    for (const n of stepNodeNames(step)) {
+      const k = /^n(\d+)$/.exec(n.name);
+      if (k && (Number(k[1]) < 1 || Number(k[1]) > smallest.nodes))
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, i, ...n.path],
+          message: `node "${n.name}" does not exist in the ${smallest.name} tier's ${smallest.nodes}-node cluster (n1…n${smallest.nodes})`,
+        });
+    }
+  });
+}
 
 function checkOptions(
   schema:

@@ -115,9 +115,15 @@ export function dimensionValue(t: Tier, d: BudgetDimension): number {
   return d === 'size' ? tierSize(t) : t[d];
 }
 
-/** Dimensions on which `stronger` is not strictly greater than `weaker`. */
+/**
+ * Dimensions on which `stronger` is not strictly greater than `weaker`, among the dimensions the
+ * scenario has: a fault-free scenario (both tiers at 0 fault windows) has no fault dimension to grow.
+ */
 export function notStrongerOn(weaker: Tier, stronger: Tier): BudgetDimension[] {
-  return BUDGET_DIMENSIONS.filter((d) => !(dimensionValue(stronger, d) > dimensionValue(weaker, d)));
+  const faultFree = weaker.faultWindows === 0 && stronger.faultWindows === 0;
+  return BUDGET_DIMENSIONS.filter(
+    (d) => !(faultFree && d === 'faultWindows') && !(dimensionValue(stronger, d) > dimensionValue(weaker, d)),
+  );
 }
 
 /** Dimensions on which what ran falls short of what the tier requires. */

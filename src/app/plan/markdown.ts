@@ -1,5 +1,5 @@
 import { basename, extname } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument, parse as parseYaml } from 'yaml';
 import { bindingSchema, normaliseBindingInput } from './binding.ts';
 import {
   fenceAt,
@@ -502,11 +502,31 @@ function readBinding(id: string, body: string, line: number, problems: Problem[]
   }
   const r = bindingSchema.safeParse(normaliseBindingInput(raw));
   if (!r.success) {
+    const at = yamlLines(body);
     for (const issue of r.error.issues) {
       const field = ['binding', ...issue.path.map(String)].join('.');
-      problems.push(problem(id, field, issue.message, 'error', line));
+      problems.push(problem(id, field, issue.message, 'error', line + at(issue.path)));
     }
     return null;
   }
   return r.data;
+}
+
+/**
+ * The line (1-based inside the block, so fence line + n) of the deepest YAML node an issue's path
+ * reaches: `nemesis.0.params.timeMs` points at the `timeMs:` line, not at the block's fence.
+ */
+function yamlLines(body: string): (path: readonly PropertyKey[]) => number {
+  const counter = new LineCounter();
+  const doc = parseDocument(body, { lineCounter: counter });
+  return (path) => {
+    for (let k = path.length; k > 0; k--) {
+      const node = doc.getIn(path.slice(0, k) as (string | number)[], true) as
+        | { range?: number[] }
+        | undefined;
+      const start = node?.range?.[0];
+      if (typeof start === 'number') return counter.linePos(start).line;
+    }
+    return 0;
+  };
 }

@@ -4,7 +4,7 @@ import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
-import { EXIT, UserError } from '../../core/util/errors.ts';
+import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { teeLogToFile } from '../../core/util/log.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
@@ -109,8 +109,10 @@ async function testInSession(
 }
 
 /**
- * Ctrl-C stops the workload; the run then heals every fault, closes the history and checks what ran. A
- * second Ctrl-C exits at once (the fault ledger says what `faultline heal --ledger` must finish).
+ * Ctrl-C (or SIGTERM) stops the workload; the run then heals every fault, closes the history and checks
+ * what ran. A second one exits at once (the fault ledger says what `faultline heal --ledger` must
+ * finish). An uncaught error or unhandled rejection anywhere (a client's stray socket error) stops the
+ * workload the same way, so the run heals before the error is reported (exit 255).
  */
 async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const abort = new AbortController();
@@ -124,13 +126,26 @@ async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promi
     process.stderr.write('\ninterrupt: stopping the workload, healing faults (Ctrl-C again to quit now)\n');
     abort.abort(new Error('interrupted'));
   };
+  let uncaught: { err: unknown } | null = null;
+  const onError = (err: unknown) => {
+    if (uncaught) return;
+    uncaught = { err };
+    process.stderr.write(`\nuncaught error: ${errorMessage(err)}; stopping the workload, healing faults\n`);
+    abort.abort(err);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('uncaughtException', onError);
+  process.on('unhandledRejection', onError);
   try {
-    return await run(abort.signal);
+    const result = await run(abort.signal);
+    if (uncaught) throw (uncaught as { err: unknown }).err;
+    return result;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('uncaughtException', onError);
+    process.off('unhandledRejection', onError);
   }
 }
 

@@ -32,8 +32,10 @@ import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
+import { RunClock } from './clock.ts';
 import { openHistorySink } from './history-sink.ts';
 import { Interpreter, type InterpreterStats } from './interpreter.ts';
+import { startPrimariesSampler } from './primaries-sampler.ts';
 import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
 import { type ClockWrappers, installClockWrappers, sutHooks } from './sut-hooks.ts';
 
@@ -164,6 +166,7 @@ function prepareRun(o: TestRunOptions): RunState {
     opTimeoutMs: o.opTimeoutMs,
     recoveryS: o.recoveryS,
     ...(o.replay && { replay: o.replay }),
+    historyClock: RunClock.source,
     startedAt: new Date(started).toISOString(),
     ...o.meta,
   });
@@ -270,6 +273,12 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     schedule,
     ...(o.signal && { signal: o.signal }),
   });
+  // The database's own view of its primaries, sampled while faults run: what failovers are counted from.
+  const primaries = o.db.primaries?.bind(o.db);
+  const stopSampler =
+    primaries && s.plane
+      ? startPrimariesSampler(join(runDir, 'primaries.jsonl'), interp.clock, () => primaries(s.dbCtx))
+      : null;
   const progress = o.onProgress
     ? setInterval(() => {
         const elapsedS = interp.clock.now() / 1e9;
@@ -284,6 +293,7 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
   try {
     return await interp.run();
   } finally {
+    await stopSampler?.();
     if (progress) clearInterval(progress);
     await sink.close();
     await schedule.close();

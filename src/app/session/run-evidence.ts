@@ -9,6 +9,7 @@ import type { Operation } from '../../core/history/operation.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import type { Binding } from '../plan/binding.ts';
+import { countFailovers, readPrimariesSamples } from '../run/primaries-sampler.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
 import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
@@ -39,6 +40,11 @@ export interface RunMeasurement {
   violation: boolean;
   /** Seconds the main (client) phase ran: its time limit when ops were still flowing at the end. */
   workloadS: number;
+  /**
+   * Failovers counted from the database's primaries sampled during the run (primaries.jsonl), with
+   * the leaders seen; null when the database reports no primaries (or nothing was sampled).
+   */
+  failovers: { count: number; samples: number; leaders: string[] } | null;
 }
 
 export interface MetricsWindow {
@@ -101,12 +107,14 @@ export async function measureRun(
   const workloadS = lastInvoke >= durationS - 1 ? durationS : lastInvoke;
   const throughput = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
   const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
+  const opsByF = new Map<string, number>();
+  for (const o of client) opsByF.set(o.f, (opsByF.get(o.f) ?? 0) + 1);
   const headlines = {
     ops: opsByEventIndex(client),
     faults: new Map(faults.map((f) => [f.id, { what: f.what }])),
   };
   const oracles = results.map((r) => ({
-    ...oracleFrom(r, binding),
+    ...oracleFrom(r, binding, opsByF),
     ...drawnBy(r, runDir),
     headline: resultHeadline(r.anomalies, headlines),
   }));
@@ -114,7 +122,7 @@ export async function measureRun(
     ops: client.length,
     faults,
     oracles,
-    history: { ...historyFacts(ops, times), path: historyPath },
+    history: { ...historyFacts(ops, times, recorderClock(runDir)), path: historyPath },
     throughput,
     recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
     sutLog: scanLogs(runDir),
@@ -122,6 +130,23 @@ export async function measureRun(
     summary: metricsSummary(client, throughput),
     violation: oracles.some((o) => o.declared && o.valid === false),
     workloadS,
+    failovers: failoversOf(join(runDir, 'primaries.jsonl')),
+  };
+}
+
+/** The clock the recorder says it read (test.json `historyClock`), or unknown. */
+function recorderClock(runDir: string): 'monotonic' | 'wall' | 'unknown' {
+  const kind = readJson<{ historyClock?: { kind?: unknown } }>(join(runDir, 'test.json'))?.historyClock?.kind;
+  return kind === 'monotonic' || kind === 'wall' ? kind : 'unknown';
+}
+
+function failoversOf(path: string): RunMeasurement['failovers'] {
+  const samples = readPrimariesSamples(path);
+  if (!samples?.some((s) => s.primaries.length > 0)) return null;
+  return {
+    count: countFailovers(samples),
+    samples: samples.length,
+    leaders: [...new Set(samples.flatMap((s) => s.primaries))].sort(),
   };
 }
 
@@ -198,7 +223,7 @@ function sameChecker(a: string, b: string): boolean {
   return (checkers.canonical(a) ?? a) === (checkers.canonical(b) ?? b);
 }
 
-function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
+function oracleFrom(r: CheckResult, binding: Binding, opsByF: ReadonlyMap<string, number>): OracleResult {
   const declared = binding.checkers.some((c) => sameChecker(c, r.checker));
   const types = [...new Set(r.anomalies.map((a) => String((a as { type?: unknown }).type ?? 'anomaly')))];
   return {
@@ -211,8 +236,8 @@ function oracleFrom(r: CheckResult, binding: Binding): OracleResult {
     opsConsumed: Math.max(0, Math.round(Number(r.stats.opsConsumed) || 0)),
     anomalies: r.anomalies.length,
     anomalyTypes: types,
-    subset: null,
-    mismatch: null,
+    subset: subsetOf(r.checker, binding, opsByF),
+    mismatch: mismatchOf(r.checker, binding),
     error: r.error ?? null,
     headline: null,
     focus: null,
@@ -257,6 +282,32 @@ function drawnBy(r: CheckResult, runDir: string): Pick<OracleResult, 'focus' | '
 }
 
 const keyOrder = new Intl.Collator('en', { numeric: true });
+
+/**
+ * The part of the history a checker saw, when it can see only part: it reads some op functions
+ * (`consumes`) and the history holds others, which it never looked at (decision tree step 7 names them).
+ */
+function subsetOf(checker: string, binding: Binding, opsByF: ReadonlyMap<string, number>): string | null {
+  const canonical = checkers.canonical(checker) ?? checker;
+  const options = binding.checkerOptions?.[checker] ?? binding.checkerOptions?.[canonical] ?? {};
+  const reads = checkers.get(canonical)?.consumes?.(options) ?? null;
+  if (!reads) return null;
+  const unread = [...opsByF].filter(([f]) => !reads.includes(f));
+  if (unread.length === 0) return null;
+  const n = unread.reduce((k, [, c]) => k + c, 0);
+  return `${reads.join('/')} ops only; ${n} ${unread.map(([f]) => f).join('/')} op(s) unchecked`;
+}
+
+/**
+ * A checker that cannot tell pass from fail for the plan's model (decision tree step 6): a
+ * linearizability checker on a session claim judges a stronger property than the one claimed.
+ */
+function mismatchOf(checker: string, binding: Binding): string | null {
+  const canonical = checkers.canonical(checker) ?? checker;
+  if (binding.model === 'session' && canonical === (checkers.canonical('linearizable') ?? 'linearizable'))
+    return 'a linearizability checker on a session claim: a stale read a session allows would fail it';
+  return null;
+}
 
 /** SUT logs the runner collected into <runDir>/<node>/. */
 function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<typeof scanSutLog> } {

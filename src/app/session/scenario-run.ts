@@ -362,7 +362,12 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
   return {
     scenario: o.sc.id,
     attempted: true,
-    ran: { nodes: s.nodes.length, durationS: m.workloadS, topologies: landedTopologies },
+    ran: {
+      nodes: s.nodes.length,
+      durationS: m.workloadS,
+      topologies: landedTopologies,
+      clusterSizes: [s.nodes.length],
+    },
     seeds,
     faultsScheduled: windows.length,
     faults: m.faults,
@@ -371,6 +376,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     intendedOpsPerSec: o.binding.rate ?? null,
     throughput: m.throughput,
     recovery: m.recovery,
+    failovers: m.failovers?.count ?? null,
     sutLog: db.logFiles
       ? m.sutLog
       : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },

@@ -134,10 +134,10 @@ export function runAudits(ev: ScenarioEvidence, sc: ResolvedScenario, claim: Cla
     failoverFaults.length === 0
       ? na('no failover in the fault schedule')
       : ev.failovers === null
-        ? unchecked('failovers not counted')
+        ? unchecked('failovers not counted: the database reports no primaries (the primaries capability)')
         : ev.failovers >= 2
-          ? ok(`${ev.failovers} failovers`)
-          : bad(`${ev.failovers} failover(s): repeat failovers`),
+          ? ok(`${ev.failovers} failovers of the database's primaries, sampled during the run`)
+          : bad(`${ev.failovers} failover(s) of the database's primaries during the run: repeat failovers`),
     sloOnly
       ? na(slo)
       : ev.history?.fieldsPresent.includes('timeout_marker') && historyChecker
@@ -161,9 +161,7 @@ export function runAudits(ev: ScenarioEvidence, sc: ResolvedScenario, claim: Cla
         ? bad('client library retries behind the recorder')
         : unchecked('unknown whether the client library hides retries'),
     clockItem(ev),
-    new Set(ev.ran.topologies).size >= 2
-      ? ok(`topologies: ${[...new Set(ev.ran.topologies)].join(', ')}`)
-      : bad(`one topology${ev.ran.topologies[0] ? `: ${ev.ran.topologies[0]}` : ''}`),
+    topologyItem(ev),
     passingSeeds >= MIN_AGREEING_SEEDS
       ? ok(`${passingSeeds} seeds agree`)
       : bad(`${passingSeeds} passing seed(s) (< ${MIN_AGREEING_SEEDS})`),
@@ -303,10 +301,26 @@ function noSilentNoOpItem(ev: ScenarioEvidence): [AuditStatus, string] {
   );
 }
 
+/**
+ * WO10: topologies the run measured, as (cluster size, partition shape) pairs: two sizes, or two
+ * partition shapes that landed on one size, are two topologies.
+ */
+function topologyItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  const sizes = [...new Set(ev.ran.clusterSizes.length > 0 ? ev.ran.clusterSizes : [ev.ran.nodes ?? 0])];
+  const shapes = [...new Set(ev.ran.topologies)];
+  const seen = sizes.flatMap((n) =>
+    shapes.length === 0 ? [`${n} nodes`] : shapes.map((shape) => `${n} nodes/${shape}`),
+  );
+  return seen.length >= 2
+    ? ok(`${seen.length} topologies: ${seen.join(', ')}`)
+    : bad(`one topology: ${seen[0] ?? 'none measured'}`);
+}
+
 function clockItem(ev: ScenarioEvidence): [AuditStatus, string] {
   if (!ev.history) return unchecked('no history facts');
+  if (ev.history.clock === 'unknown') return unchecked('the recorder did not say which clock it read');
   return ev.history.clock === 'monotonic'
-    ? ok('timestamps from one monotonic clock per run')
+    ? ok('timestamps from one monotonic clock per run (as the recorder reports it)')
     : bad('wall-clock timestamps compared across processes');
 }
 

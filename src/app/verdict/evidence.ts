@@ -136,7 +136,7 @@ export const historyFactsSchema = z.object({
   /** Concrete weak-history findings: "12 ops with no response lack timeout_marker" … */
   weaknesses: z.array(z.string()).default([]),
   /** How timestamps were taken: monotonic per run (good) or wall clocks compared across processes. */
-  clock: z.enum(['monotonic', 'wall']).default('monotonic'),
+  clock: z.enum(['monotonic', 'wall', 'unknown']).default('unknown'),
   /** Did a client library retry behind the recorder's back (no network-side tap)? null = unknown. */
   hiddenRetries: z.boolean().nullable().default(null),
   path: z.string().nullable().default(null),
@@ -158,9 +158,12 @@ export const scenarioEvidenceSchema = z.object({
       nodes: z.number().int().nonnegative().optional(),
       tenants: z.number().int().nonnegative().optional(),
       durationS: z.number().nonnegative(),
+      /** Partition shapes that landed (halves, asymmetric …). */
       topologies: z.array(z.string()).default([]),
+      /** Cluster sizes the seeds ran on. */
+      clusterSizes: z.array(z.number().int().nonnegative()).default([]),
     })
-    .default({ durationS: 0, topologies: [] }),
+    .default({ durationS: 0, topologies: [], clusterSizes: [] }),
   seeds: z.array(seedRunSchema).default([]),
   /** Fault windows the schedule planned for this run. */
   faultsScheduled: z.number().int().nonnegative().default(0),

@@ -60,7 +60,11 @@ export function throughputWindows(
 }
 
 /** Which history fields are present on every op that needs them, and what makes the history weak. */
-export function historyFacts(ops: readonly Operation[], faults: readonly FaultWindowTimes[]): HistoryFacts {
+export function historyFacts(
+  ops: readonly Operation[],
+  faults: readonly FaultWindowTimes[],
+  clock: HistoryFacts['clock'] = 'unknown',
+): HistoryFacts {
   const client = ops.filter(isClient);
   const present = new Set<string>(HISTORY_FIELDS);
   const weaknesses: string[] = [];
@@ -86,7 +90,7 @@ export function historyFacts(ops: readonly Operation[], faults: readonly FaultWi
     ops: client.length,
     fieldsPresent: HISTORY_FIELDS.filter((f) => present.has(f)),
     weaknesses,
-    clock: 'monotonic',
+    clock,
     hiddenRetries: null,
     path: null,
   };

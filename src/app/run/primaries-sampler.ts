@@ -1,0 +1,68 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import type { RunClock } from './clock.ts';
+
+/**
+ * The database's primaries over time: asked about once a second while the workload runs (one question
+ * at a time, so a slow answer delays the next sample instead of piling them up), each answer a line of
+ * `primaries.jsonl` on the run's clock. Failovers are counted from it, never assumed from the schedule.
+ */
+export interface PrimariesSample {
+  /** Seconds from the start of the workload. */
+  atS: number;
+  primaries: string[];
+}
+
+export function startPrimariesSampler(
+  path: string,
+  clock: RunClock,
+  ask: () => Promise<string[]>,
+  everyMs = 1000,
+): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const started = Date.now();
+      const primaries = await ask().catch(() => [] as string[]);
+      if (stopped) break;
+      const sample: PrimariesSample = { atS: clock.now() / 1e9, primaries: [...primaries].sort() };
+      appendFileSync(path, `${JSON.stringify(sample)}\n`);
+      await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - started))));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+export function readPrimariesSamples(path: string): PrimariesSample[] | null {
+  if (!existsSync(path)) return null;
+  const out: PrimariesSample[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const s = JSON.parse(line) as PrimariesSample;
+      if (typeof s.atS === 'number' && Array.isArray(s.primaries)) out.push(s);
+    } catch {
+      // A torn last line (the run was killed mid-write) is skipped.
+    }
+  }
+  return out;
+}
+
+/**
+ * Failovers: how often the set of primaries changed to a different non-empty set. A sample with no
+ * primary (an election in progress, every member unreachable) is not a change by itself: A, none, A
+ * is no failover; A, none, B is one.
+ */
+export function countFailovers(samples: readonly PrimariesSample[]): number {
+  let last: string | null = null;
+  let n = 0;
+  for (const s of samples) {
+    if (s.primaries.length === 0) continue;
+    const key = s.primaries.join(',');
+    if (last !== null && key !== last) n++;
+    last = key;
+  }
+  return n;
+}
