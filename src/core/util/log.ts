@@ -151,7 +151,10 @@ class HumanLines {
     const p = this.pending;
     this.pending = null;
     if (!p) return;
-    if (p.nodes.length === 1) return this.print(p.record);
+    if (p.nodes.length === 1) {
+      this.print(p.record);
+      return;
+    }
     const { node: _n, ...record } = p.record;
     this.print({ ...record, msg: `on ${nodeSet(p.nodes)}: ${p.record.msg ?? ''}` } as LogRecord);
   }
