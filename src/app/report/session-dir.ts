@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { pathName, resolveInside } from '../../core/util/paths.ts';
 
 /**
  * The session directory of spec §6: `{{session_root}}/{{plan_slug}}/{{UTC_timestamp}}/` with `logs/`,
@@ -17,10 +18,10 @@ export function sessionTimestamp(d: Date): string {
 }
 
 export async function createSessionDir(root: string, slug: string, startedAt: Date): Promise<string> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(slug)) {
-    throw new Error(`plan slug "${slug}" cannot name a directory (letters, digits, . _ - only)`);
-  }
-  const dir = join(resolve(root), slug, sessionTimestamp(startedAt));
+  const dir = resolveInside(root, `${pathName('plan slug', slug)}/${sessionTimestamp(startedAt)}`, {
+    what: 'session directory',
+    local: true,
+  });
   for (const sub of SESSION_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
   return dir;
 }

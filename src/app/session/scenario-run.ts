@@ -12,6 +12,7 @@ import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
+import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
@@ -118,7 +119,7 @@ async function prepareScenario(
   const windows: FaultWindow[] = o.replay
     ? o.replay.windows
     : faultWindows(binding.nemesis, durationS, tierNums?.faultWindows ?? Number.POSITIVE_INFINITY);
-  const dirName = sc.id.replace(/\//g, '-');
+  const dirName = scenarioDirName(sc.id);
   const artifacts = join(o.sessionDir, 'artifacts', dirName);
   mkdirSync(artifacts, { recursive: true });
   const nodes = o.remote.nodes.map((n) => n.name);
