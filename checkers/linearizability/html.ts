@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import { writeFileAtomic } from '../../src/core/util/atomic-write.ts';
 import type { CheckOutcome, PartitionResult } from './check.ts';
 import type { AnyModel } from './model.ts';
 import type { EncodedOp } from './prepare.ts';
@@ -240,5 +240,5 @@ export async function writeHtml(
   outcome: CheckOutcome,
   opts: { budgetMs?: number; title?: string } = {},
 ): Promise<void> {
-  await writeFile(path, renderHtml(model, outcome, opts));
+  await writeFileAtomic(path, renderHtml(model, outcome, opts));
 }

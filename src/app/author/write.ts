@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
+import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { resolveInside } from '../../core/util/paths.ts';
 import { loadPlan } from '../plan/index.ts';
@@ -116,8 +117,8 @@ export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
       });
       continue;
     }
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, sk.text);
+    makeOutputDir(dirname(path));
+    writeFileAtomicSync(path, sk.text);
     out.push({
       scenario: sc.id,
       target,

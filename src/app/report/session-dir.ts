@@ -1,5 +1,5 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeOutputDir } from '../../core/util/atomic-write.ts';
 import { pathName, resolveInside } from '../../core/util/paths.ts';
 
 /**
@@ -22,6 +22,6 @@ export async function createSessionDir(root: string, slug: string, startedAt: Da
     what: 'session directory',
     local: true,
   });
-  for (const sub of SESSION_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
+  for (const sub of SESSION_SUBDIRS) makeOutputDir(join(dir, sub));
   return dir;
 }

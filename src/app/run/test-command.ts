@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { clients } from '../../lib/clients/registry.ts';
@@ -15,6 +16,10 @@ import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
 export async function testCommand(flags: Record<string, unknown>): Promise<number> {
   const o = parseFlags(flags);
+  // Every input file and the output directory are checked before anything touches the cluster.
+  if (o.out) checkOutputDir(o.out);
+  if (o.replay) await loadSchedule(o.replay);
+  const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
   const cluster = await connectCluster(
     {
       ...(o.inventory && { inventory: o.inventory }),
@@ -43,7 +48,6 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
       `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
         `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}\n`,
     );
-    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
     const result = await withInterrupt((signal) =>
       runTest({
         remote,
