@@ -40,6 +40,15 @@ export async function checkSafe(
   ctx?: CheckContext,
   opts?: ComposeOptions,
 ): Promise<CheckResult> {
+  if (!ops.some((op) => op.process !== 'nemesis'))
+    return {
+      checker: name,
+      valid: 'unknown',
+      evidence: `${name}: the history has no client operations (${ops.length} nemesis operation(s)): nothing to check`,
+      scope: 'nothing: an empty history supports no claim',
+      anomalies: [],
+      stats: { opsConsumed: 0 },
+    };
   try {
     const r = await (checker as Checker<unknown>).check(ops, options ?? {}, ctx);
     return { ...r, checker: r.checker || name };

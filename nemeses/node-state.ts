@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { NodeSpec } from '../src/core/control/types.ts';
+import { pathName } from '../src/core/util/paths.ts';
 
 /**
  * Per-node marker directory for what faultline changed on a node (paused pids, junk files, faketime
@@ -8,19 +9,16 @@ import type { NodeSpec } from '../src/core/control/types.ts';
  * host share one filesystem: one cluster's sweep must never touch another cluster's markers.
  */
 export const STATE_ROOT = '/run/faultline';
-const PATH_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
 /** The cluster a node belongs to (its inventory's `labels.cluster`), or `default` for an unlabelled lab node. */
 export function clusterKeyOf(spec: Pick<NodeSpec, 'name' | 'labels'>): string {
   const cluster = spec.labels?.cluster;
   if (cluster === undefined) return 'default';
-  if (!PATH_NAME.test(cluster)) throw new Error(`cluster label not usable in a path: ${cluster}`);
-  return cluster;
+  return pathName('cluster label', cluster);
 }
 
 export function nodeStateDir(spec: Pick<NodeSpec, 'name' | 'labels'>, area: string): string {
-  if (!PATH_NAME.test(spec.name)) throw new Error(`node name not usable in a path: ${spec.name}`);
-  return `${STATE_ROOT}/${clusterKeyOf(spec)}/${spec.name}/${area}`;
+  return `${STATE_ROOT}/${clusterKeyOf(spec)}/${pathName('node', spec.name)}/${area}`;
 }
 
 /** `mkdir -p DIR && printf VALUE > DIR/NAME` */

@@ -1,7 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { makeOutputDir, writeFileAtomic } from '../../src/core/util/atomic-write.ts';
 import { bandLabel, type FaultBand, faultBands } from '../fault-bands.ts';
 import type { CheckContext, Checker } from '../types.ts';
 import { fmt, isClient, parseOptions, result } from './common.ts';
@@ -57,7 +57,7 @@ async function writePlots(
   faults: readonly FaultBand[],
   maxDots: number,
 ): Promise<string[]> {
-  await mkdir(outDir, { recursive: true });
+  makeOutputDir(outDir);
   const bands: Band[] = faults.map((w) => ({
     label: bandLabel(w),
     start: w.start / 1e9,
@@ -141,8 +141,8 @@ async function writePlots(
     bands,
   });
   const files = [join(outDir, 'latency.svg'), join(outDir, 'rate.svg')];
-  await writeFile(files[0] as string, latency);
-  await writeFile(files[1] as string, rate);
+  await writeFileAtomic(files[0] as string, latency);
+  await writeFileAtomic(files[1] as string, rate);
   return files;
 }
 

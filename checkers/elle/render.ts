@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-write.ts';
 import type { Anomaly } from '../types.ts';
 import type { WorkloadAnalysis } from './analysis.ts';
 import type { CycleAnomaly, CycleStep } from './cycle-anomaly.ts';
@@ -26,7 +26,7 @@ export function writeArtifacts(
   found: ReadonlyMap<string, Anomaly[]>,
 ): string[] {
   const root = join(dir, 'elle');
-  mkdirSync(root, { recursive: true });
+  makeOutputDir(root);
   const written: string[] = [];
   const text: string[] = [];
   const html: string[] = [
@@ -44,9 +44,9 @@ export function writeArtifacts(
         html.push(`<h3>${escapeXml(type)} #${i}</h3><pre>${escapeXml(body)}</pre>`);
         if (isCycle(c)) {
           const svg = drawCycle(c, analysis);
-          mkdirSync(join(root, type), { recursive: true });
+          makeOutputDir(join(root, type));
           const file = join(root, type, `${i}.svg`);
-          writeFileSync(file, svg);
+          writeFileAtomicSync(file, svg);
           written.push(file);
           html.push(svg);
         }
@@ -54,9 +54,9 @@ export function writeArtifacts(
     });
   }
   const txt = join(root, 'anomalies.txt');
-  writeFileSync(txt, text.join('\n'));
+  writeFileAtomicSync(txt, text.join('\n'));
   const index = join(root, 'index.html');
-  writeFileSync(index, html.join('\n'));
+  writeFileAtomicSync(index, html.join('\n'));
   return [txt, index, ...written];
 }
 

@@ -1,6 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { writeFileAtomic } from '../../src/core/util/atomic-write.ts';
 import { type FaultBand, faultBands } from '../fault-bands.ts';
 import {
   embedJson,
@@ -297,5 +297,5 @@ export async function writeHtml(
   outcome: CheckOutcome,
   opts: HtmlOptions = {},
 ): Promise<void> {
-  await writeFile(path, renderHtml(model, outcome, opts));
+  await writeFileAtomic(path, renderHtml(model, outcome, opts));
 }

@@ -16,7 +16,7 @@ test('the session directory honours the root and lays out the §6 subdirectories
   t.deepEqual((await readdir(dir)).sort(), ['artifacts', 'findings', 'logs', 'metrics']);
   t.deepEqual(await readdir(join(dir, 'artifacts')), ['harness']);
   await t.throwsAsync(createSessionDir(root, '../escape', new Date()), {
-    message: /cannot name a directory/,
+    message: /plan slug name "..\/escape" cannot be used in a path/,
   });
   t.is(sessionTimestamp(new Date('2026-01-02T03:04:05Z')), '2026-01-02T03-04-05Z');
   await rm(root, { recursive: true });

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, extname, isAbsolute, join, resolve } from 'node:path';
-import { UserError } from '../../core/util/errors.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, extname } from 'node:path';
+import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
+import { resolveInside } from '../../core/util/paths.ts';
 import { loadPlan } from '../plan/index.ts';
 import { AUTO_HEADER, skeletonFor } from './skeleton.ts';
 
@@ -32,6 +34,17 @@ export function siblingPath(path: string): string {
   return ext ? `${path.slice(0, -ext.length)}.new${ext}` : `${path}.new`;
 }
 
+/** The scenario's `Target test file`, resolved under `--root` (null when the plan names none). */
+function targetOf(o: AuthorOptions, scenario: string, given: string | null | undefined): string | null {
+  const rel = given?.trim().replace(/^`|`$/g, '') ?? '';
+  if (!rel) return null;
+  try {
+    return resolveInside(o.root, rel, { what: 'Target test file', local: true });
+  } catch (err) {
+    throw new UserError(`${o.plan}: ${scenario}: ${errorMessage(err)}`);
+  }
+}
+
 export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
   const plan = await loadPlan(o.plan);
   const planSha = createHash('sha256').update(readFileSync(o.plan)).digest('hex');
@@ -45,10 +58,12 @@ export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
     o.scenarios.length === 0
       ? top
       : top.filter((s) => o.scenarios.some((w) => w.toLowerCase() === s.id.toLowerCase()));
+  // Every target is confined before anything is written: one hostile target refuses the whole run.
+  const targets = new Map(chosen.map((sc) => [sc.id, targetOf(o, sc.id, sc.scenario.targetTestFile)]));
   const out: AuthorOutcome[] = [];
   for (const sc of chosen) {
-    const targetRel = sc.scenario.targetTestFile?.trim().replace(/^`|`$/g, '') ?? '';
-    if (!targetRel) {
+    const target = targets.get(sc.id) ?? null;
+    if (!target) {
       out.push({
         scenario: sc.id,
         target: null,
@@ -58,7 +73,6 @@ export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
       });
       continue;
     }
-    const target = isAbsolute(targetRel) ? targetRel : join(resolve(o.root), targetRel);
     const sk = skeletonFor(
       plan,
       { ...sc, scenario: { ...sc.scenario, targetTestFile: target } },
@@ -103,8 +117,8 @@ export async function author(o: AuthorOptions): Promise<AuthorOutcome[]> {
       });
       continue;
     }
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, sk.text);
+    makeOutputDir(dirname(path));
+    writeFileAtomicSync(path, sk.text);
     out.push({
       scenario: sc.id,
       target,

@@ -1,3 +1,4 @@
+import { isPathName } from '../../core/util/paths.ts';
 import { parseExpectation } from '../verdict/expectation.ts';
 import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
 import {
@@ -11,7 +12,7 @@ import {
 } from './budget.ts';
 import type { LoadedPlan } from './load.ts';
 import { type Problem, problem } from './problem.ts';
-import { budgetText, normaliseCategory } from './resolve.ts';
+import { budgetText, isScenarioDirName, normaliseCategory } from './resolve.ts';
 import {
   CLAIM_CATEGORIES,
   MODEL_FIELDS,
@@ -53,6 +54,16 @@ export function checkPlan(plan: LoadedPlan | Plan): Problem[] {
       checkArm(r, out);
       continue;
     }
+    if (!isScenarioDirName(r.id))
+      out.push(
+        problem(
+          r.id,
+          'Scenario',
+          `scenario id ${JSON.stringify(r.id)} cannot name a directory: use letters, digits, _ . - /`,
+          'error',
+          r.scenario.line,
+        ),
+      );
     if (seen.has(r.id))
       out.push(problem(r.id, 'Scenario', `duplicate scenario id ${r.id}`, 'error', r.scenario.line));
     seen.add(r.id);
@@ -71,12 +82,12 @@ const HEADER_VALUES: [keyof Plan['header'], string, RegExp][] = [
 ];
 
 function checkHeader(plan: Plan, out: Problem[]): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(plan.slug)) {
+  if (!isPathName(plan.slug)) {
     out.push(
       problem(
         null,
         'slug',
-        `"${plan.slug}" cannot name the session directory: use letters, digits, . _ -`,
+        `"${plan.slug}" cannot name the session directory: use letters, digits, _ . - (not starting with . or -, no ..)`,
         'error',
         1,
       ),

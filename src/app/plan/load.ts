@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { optionsIssue } from '../../core/util/options.ts';
+import { parseYaml } from '../../core/util/yaml.ts';
 import { bindingCheckers, nominalWorkload } from './binding.ts';
 import { parseMarkdownPlan } from './markdown.ts';
 import type { Problem } from './problem.ts';
@@ -77,12 +77,12 @@ export async function loadBindingModules(text: string, path: string): Promise<st
   };
   const ext = extname(path).toLowerCase();
   if (ext === '.yaml' || ext === '.yml' || ext === '.json') {
-    const raw = skim(() => (ext === '.json' ? JSON.parse(text) : parseYaml(text)));
+    const raw = skim(() => (ext === '.json' ? JSON.parse(text) : parseYaml(text, path)));
     const scenarios = (raw as { scenarios?: unknown } | null)?.scenarios;
     if (Array.isArray(scenarios)) for (const sc of scenarios) add((sc as { binding?: unknown })?.binding);
   } else {
     for (const m of text.matchAll(/^(?:```|~~~)faultline[ \t]*\r?\n([\s\S]*?)^(?:```|~~~)/gm))
-      add(skim(() => parseYaml(m[1] as string)));
+      add(skim(() => parseYaml(m[1] as string, path)));
   }
   if (modules.size === 0 && daemons.length === 0) return [];
   const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load.ts');
@@ -122,16 +122,18 @@ export function parsePlanText(text: string, path: string): LoadedPlan {
 
 function parseNative(text: string, path: string, ext: string): LoadedPlan {
   let raw: unknown;
-  try {
-    raw = ext === '.json' ? JSON.parse(text) : parseYaml(text);
-  } catch (err) {
-    throw new InputError(
-      path,
-      lineOf(err),
-      null,
-      `not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${firstLine(err)}`,
-    );
-  }
+  if (ext !== '.json') raw = parseYaml(text, path);
+  else
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new InputError(
+        path,
+        lineOf(err),
+        null,
+        `not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${firstLine(err)}`,
+      );
+    }
   if (raw && typeof raw === 'object' && !Array.isArray(raw) && !('slug' in raw)) {
     (raw as Record<string, unknown>).slug = basename(path, ext);
   }

@@ -1,5 +1,6 @@
 import { basename, extname } from 'node:path';
-import { LineCounter, parseDocument, parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import { parseYaml } from '../../core/util/yaml.ts';
 import { bindingSchema, normaliseBindingInput } from './binding.ts';
 import {
   fenceAt,
@@ -493,7 +494,7 @@ function parseScenario(
 function readBinding(id: string, body: string, line: number, problems: Problem[]): unknown {
   let raw: unknown;
   try {
-    raw = parseYaml(body);
+    raw = parseYaml(body, 'faultline block', line);
   } catch (err) {
     problems.push(
       problem(id, 'binding', `faultline block is not YAML: ${(err as Error).message}`, 'error', line),

@@ -1,3 +1,4 @@
+import { isPathName, pathName } from '../../core/util/paths.ts';
 import { type Expectation, parseExpectation } from '../verdict/expectation.ts';
 import { armBinding, type Binding, type Tier } from './binding.ts';
 import { parseBudget, parseReleaseDisclosure, toTier } from './budget.ts';
@@ -126,4 +127,13 @@ function expectationOf(text: string | null): Expectation | null {
 
 export function findResolved(plan: Plan, id: string): ResolvedScenario | undefined {
   return plan.resolved.find((r) => r.id === id);
+}
+
+/** A scenario's directory under the session (`S1/a` → `S1-a`), refused unless it is a path name. */
+export function scenarioDirName(id: string): string {
+  return pathName('scenario', id.replace(/\//g, '-'));
+}
+
+export function isScenarioDirName(id: string): boolean {
+  return isPathName(id.replace(/\//g, '-'));
 }

@@ -1,5 +1,5 @@
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { UserError } from '../../core/util/errors.ts';
+import { writeFileAtomic } from '../../core/util/atomic-write.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
 
 /** Markdown helpers the writers share: escaped table cells, tables, atomic file writes. */
 
@@ -23,15 +23,11 @@ export function checkbox(done: boolean | null): string {
  * write fails, the caller prints the text and says so: a report is never claimed that was not written.
  */
 export async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
   try {
-    await writeFile(tmp, text, 'utf8');
-    await rename(tmp, path);
+    await writeFileAtomic(path, text);
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => {});
     process.stdout.write(`${text}\n`);
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new UserError(`${path}: could not be written (${code}); its text was printed to stdout instead`);
+    throw new UserError(`${errorMessage(err)}; its text was printed to stdout instead`);
   }
 }
 

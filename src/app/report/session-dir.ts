@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { mkdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { pathName } from '../../core/util/paths.ts';
 
 /**
  * The session store, one layout for `faultline run` and `faultline test`:
@@ -35,9 +36,7 @@ export async function createSessionDir(
   startedAt: Date,
   subdirs: readonly string[] = SESSION_SUBDIRS,
 ): Promise<string> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
-    throw new Error(`plan slug "${name}" cannot name a directory (letters, digits, . _ - only)`);
-  }
+  pathName('plan slug', name);
   const parent = join(resolve(root), name);
   await mkdir(parent, { recursive: true });
   const stamp = sessionTimestamp(startedAt);

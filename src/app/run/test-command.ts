@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { teeLogToFile } from '../../core/util/log.ts';
@@ -23,6 +24,10 @@ import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
 export async function testCommand(flags: Record<string, unknown>): Promise<number> {
   const o = parseFlags(flags);
+  // Every input file and the output directory are checked before anything touches the cluster.
+  if (o.out) checkOutputDir(o.out);
+  if (o.replay) await loadSchedule(o.replay);
+  if (o.faultSchedule) await loadSchedule(o.faultSchedule);
   // The same store layout as `faultline run`: <root>/<db>-<workload>/<UTC timestamp>/, a `latest` link.
   const outDir = await createSessionDir(o.out ?? DEFAULT_STORE_ROOT, `${o.db}-${o.workload}`, new Date(), [
     'logs',
@@ -70,11 +75,11 @@ async function testInSession(
       remote,
     );
     const seed = o.seed ?? randomInt(1, 2 ** 31 - 1);
+    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
     say(
       `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
         `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}`,
     );
-    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
     const result = await withInterrupt((signal) =>
       runTest({
         remote,

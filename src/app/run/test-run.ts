@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
@@ -24,6 +23,7 @@ import type { Generator, GenLike } from '../../core/generator/types.ts';
 import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
+import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { retry } from '../../core/util/retry.ts';
@@ -147,7 +147,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
 function prepareRun(o: TestRunOptions): RunState {
   const started = Date.now();
   const runDir = resolve(o.outDir);
-  mkdirSync(runDir, { recursive: true });
+  makeOutputDir(runDir);
   const nodes = o.remote.nodes.map((n) => n.name);
   const dbCtx: DbContext = { remote: o.remote, nodes };
   const workload = makeWorkload(o.workload, { nodes, concurrency: o.concurrency });
@@ -170,7 +170,7 @@ function prepareRun(o: TestRunOptions): RunState {
     startedAt: new Date(started).toISOString(),
     ...o.meta,
   });
-  if (schedule) writeFileSync(join(runDir, 'fault-schedule.json'), scheduleToJson(schedule));
+  if (schedule) writeFileAtomicSync(join(runDir, 'fault-schedule.json'), scheduleToJson(schedule));
   const state: RunState = {
     o,
     started,
@@ -420,7 +420,7 @@ async function collectLogs(db: Database, ctx: DbContext, runDir: string): Promis
   await Promise.all(
     ctx.nodes.map(async (node) => {
       const dir = join(runDir, node);
-      mkdirSync(dir, { recursive: true });
+      makeOutputDir(dir);
       for (const remotePath of logFiles(ctx, node)) {
         const name = remotePath.split('/').pop() as string;
         await ctx.remote
@@ -432,5 +432,5 @@ async function collectLogs(db: Database, ctx: DbContext, runDir: string): Promis
 }
 
 function writeJson(path: string, value: unknown): void {
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }

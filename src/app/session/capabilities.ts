@@ -161,8 +161,10 @@ export interface ReconciledNeed {
   need: Need;
   present: boolean;
   row: CapabilityRow;
-  /** Install command when missing and trivially installable. */
+  /** Install command when missing and trivially installable (rebuilt from validated package names). */
   install: string | null;
+  /** Why a missing need's install hint will not be run (not the allowed `apt-get install` form). */
+  installRefused: string | null;
   substitute: string | null;
 }
 
@@ -170,6 +172,29 @@ export interface ReconciledNeed {
 const SUBSTITUTES: Record<string, { needs: string; text: string }> = {
   'doctor:netem': { needs: 'doctor:iptables', text: 'iptables statistic-match drops instead of netem loss' },
 };
+
+/** A Debian package name (policy §5.6.1), optionally with an architecture qualifier. */
+const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?$/;
+
+/**
+ * The only install hint faultline runs: exactly `apt-get install [-y] PKG…` with package-name-shaped words.
+ * The command is rebuilt from the validated names, so nothing of the hint's text reaches the shell.
+ * null for a hint that does not try to install anything (free text for the operator); `refused` with the
+ * reason for an install-looking hint in any other form (other tools, options, `;`, `|`, `$(…)`, …).
+ */
+export function parseInstallHint(hint: string): { command: string } | { refused: string } | null {
+  const words = hint.trim().split(/\s+/);
+  if (!/^(apt-get|apt|dnf|yum|sudo|pip3?|npm)$/.test(words[0] ?? '') || !/\binstall\b/.test(hint))
+    return null;
+  if (words[0] !== 'apt-get' || words[1] !== 'install')
+    return { refused: `only "apt-get install [-y] PACKAGE…" is run, not ${JSON.stringify(hint.trim())}` };
+  const packages = words.slice(words[2] === '-y' ? 3 : 2);
+  if (packages.length === 0) return { refused: 'names no package' };
+  const bad = packages.find((w) => !PACKAGE_NAME.test(w));
+  if (bad !== undefined)
+    return { refused: `${JSON.stringify(bad)} is not a package name (only a-z 0-9 + . - are run)` };
+  return { command: `apt-get install -y ${packages.join(' ')}` };
+}
 
 /** Operator answers + probe → the matrix rows, with the install command or substitute where one exists. */
 export function reconcile(
@@ -199,7 +224,9 @@ export function reconcile(
       if (!present && named(answers.assume, need)) source += '; the operator assumed it, the probe overrides';
     }
     const hint = p.fix ?? need.installHint;
-    const install = !present && /^\s*(apt-get|apt|dnf|yum) install/.test(hint) ? hint.trim() : null;
+    const parsed = present ? null : parseInstallHint(hint);
+    const install = parsed && 'command' in parsed ? parsed.command : null;
+    const installRefused = parsed && 'refused' in parsed ? parsed.refused : null;
     let substitute: string | null = null;
     if (!present && onMissing === 'substitute') {
       const sub = SUBSTITUTES[key];
@@ -210,11 +237,13 @@ export function reconcile(
       } else source += '; no documented substitute';
     }
     if (!present && install) source += `; install: ${install}`;
+    if (!present && installRefused) source += `; install hint not run: ${installRefused}`;
     return {
       need,
       present,
       row: { requirement: need.name, present, version: p.version, source },
       install,
+      installRefused,
       substitute,
     };
   });

@@ -525,6 +525,9 @@ async function capabilityProbe(
   let probed = await probeNeeds(cluster.remote, needs);
   let reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   const installable = reconciled.filter((r) => !r.present && r.install && !skip.has(r.need.name));
+  for (const r of reconciled)
+    if (!r.present && r.installRefused)
+      o.print(`missing ${r.need.name}: install hint not run: ${r.installRefused}`);
   const installed = await installMissing(cluster.remote, installable, {
     install: o.install,
     yes: o.yes,

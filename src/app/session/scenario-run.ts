@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
@@ -9,9 +9,11 @@ import {
   windowSchedule,
 } from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
+import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
+import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
@@ -118,9 +120,9 @@ async function prepareScenario(
   const windows: FaultWindow[] = o.replay
     ? o.replay.windows
     : faultWindows(binding.nemesis, durationS, tierNums?.faultWindows ?? Number.POSITIVE_INFINITY);
-  const dirName = sc.id.replace(/\//g, '-');
+  const dirName = scenarioDirName(sc.id);
   const artifacts = join(o.sessionDir, 'artifacts', dirName);
-  mkdirSync(artifacts, { recursive: true });
+  makeOutputDir(artifacts);
   const nodes = o.remote.nodes.map((n) => n.name);
   const startedAt = new Date().toISOString();
   const inconclusive = (missing: { name: string; reason: string }[]) => ({
@@ -398,7 +400,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
 
 /** metrics/<S>.json: baseline and after-heal ops/s, and the per-window figures. */
 function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: RunMeasurement): void {
-  writeFileSync(
+  writeFileAtomicSync(
     join(sessionDir, 'metrics', `${dirName}.json`),
     `${JSON.stringify(
       {
@@ -531,7 +533,10 @@ async function reduce(
     windows: r.events.map((w) => ({ event: w.event, step: w.step, startS: w.startS, endS: w.endS })),
   };
   const path = join(artifacts, 'reduced-schedule.json');
-  writeFileSync(path, `${JSON.stringify({ ...file, reduction: reductionLine(r), log: r.log }, null, 2)}\n`);
+  writeFileAtomicSync(
+    path,
+    `${JSON.stringify({ ...file, reduction: reductionLine(r), log: r.log }, null, 2)}\n`,
+  );
   // The full op-level schedule of the smallest reproducing run, for `faultline test --replay`.
   if (lastReproducing && existsSync(join(lastReproducing, 'schedule.json')))
     copyFileSync(join(lastReproducing, 'schedule.json'), join(artifacts, 'reduced-ops-schedule.json'));

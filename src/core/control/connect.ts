@@ -48,10 +48,13 @@ export function remoteOptionsFor(
 ): RemoteOptions {
   const policy = hostKeyPolicyFrom(cli, inv);
   if (policy === 'insecure') {
-    // Warned on every run, by design: this must never become a silent default.
-    log().warn(
-      `${inv.path}: host key checking disabled; a machine in the middle could impersonate the nodes`,
-    );
+    // Warned on every run and at every log level, by design: this must never become a silent default.
+    const from = cli.insecureSkipHostKeyCheck
+      ? 'the --insecure-skip-host-key-check flag'
+      : `${inv.path}: hostKeyCheck: insecure`;
+    const text = `host key checking disabled by ${from}; a machine in the middle could impersonate the nodes`;
+    process.stderr.write(`faultline: warning: ${text}\n`);
+    log().warn(text);
   }
   const opts: RemoteOptions = { ...extra, hostKeyPolicy: policy };
   const extraKnown = [...inv.knownHostsFiles, ...(cli.knownHosts ?? [])];

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { type Document, isMap, LineCounter, parseDocument } from 'yaml';
+import { type Document, isMap, type LineCounter } from 'yaml';
 import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
+import { isPathName } from '../util/paths.ts';
+import { parseYamlDocument } from '../util/yaml.ts';
 import { jumpHostsFor, loadSshConfig, type SshConfigResolver } from './ssh-config.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
 import type { NodeSpec } from './types.ts';
@@ -23,7 +25,13 @@ import type { NodeSpec } from './types.ts';
  * Secrets are only ever *names of environment variables*; a literal password is rejected.
  */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const pathNameSchema = (what: string) =>
+  z
+    .string()
+    .refine(
+      isPathName,
+      `${what} cannot be used in a path: use letters, digits, _ . - (not starting with . or -, no ..)`,
+    );
 
 const NodeFields = z
   .object({
@@ -36,7 +44,10 @@ const NodeFields = z
     proxyJump: z.string().min(1).optional(),
     proxyCommand: z.string().min(1).optional(),
     sharedKernelClock: z.boolean().optional(),
-    labels: z.record(z.string(), z.string()).optional(),
+    labels: z
+      .record(z.string(), z.string())
+      .and(z.object({ cluster: pathNameSchema('cluster label').optional() }))
+      .optional(),
   })
   .strict();
 
@@ -46,10 +57,7 @@ const InventorySchema = z
     hostKeyCheck: z.enum(['strict', 'accept-new', 'insecure']).optional(),
     sshConfig: z.string().min(1).optional(),
     defaults: NodeFields.optional(),
-    nodes: z.record(
-      z.string().regex(NODE_NAME, 'invalid node name'),
-      z.union([z.string().min(1), NodeFields]),
-    ),
+    nodes: z.record(pathNameSchema('node name'), z.union([z.string().min(1), NodeFields])),
   })
   .strict();
 
@@ -119,14 +127,7 @@ function routeFor(
 }
 
 export function parseInventory(text: string, file: string): Inventory {
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
-  const firstError = doc.errors[0];
-  if (firstError) {
-    const line = counter.linePos(firstError.pos[0]).line;
-    throw new InputError(file, line, null, `YAML: ${firstError.message.split('\n')[0]}`);
-  }
-  const raw = doc.toJS() as unknown;
+  const { doc, counter, value: raw } = parseYamlDocument(text, file);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new InputError(file, 1, null, 'expected a mapping with a `nodes` section');
   }
@@ -164,7 +165,11 @@ export function parseInventory(text: string, file: string): Inventory {
       file,
       line,
       field,
-      issue?.code === 'unrecognized_keys' ? 'unknown field' : (issue?.message ?? 'invalid'),
+      issue?.code === 'unrecognized_keys'
+        ? 'unknown field'
+        : issue?.code === 'invalid_key'
+          ? (issue.issues[0]?.message ?? issue.message)
+          : (issue?.message ?? 'invalid'),
     );
   }
   const inv = parsed.data;

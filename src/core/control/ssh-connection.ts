@@ -143,7 +143,7 @@ export class SshConnector {
         if (!this.warnedInsecure) {
           this.warnedInsecure = true;
           log().warn(
-            'host key checking is disabled (--insecure-skip-host-key-check): connections can be intercepted',
+            'host key checking is disabled (host key policy insecure): connections can be intercepted',
           );
         }
         return true;

@@ -1,6 +1,6 @@
-import { createWriteStream, existsSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AtomicFile, openAtomic, outputError, writeFileAtomic } from '../util/atomic-write.ts';
 import { InputError, UserError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
 import { eventToEdn, resultsToEdn } from './jepsen.ts';
@@ -28,23 +28,20 @@ export async function convertHistory(
   opts: LoadOptions & { to?: OutputFormat } = {},
 ): Promise<ConvertResult> {
   if (output === '-') return convertTo(input, output, opts);
-  if (resolve(output) === resolve(input)) {
-    throw new UserError(`${output}: refusing to convert a history onto itself`);
-  }
-  // Write beside the target and rename at the end, so bad input never leaves half a history behind.
-  const partial = `${output}.partial`;
+  // Bad input, a kill or a full disk never leaves half a history at OUT: see openAtomic.
+  const out = await openAtomic(output, { input });
   try {
-    const r = await convertTo(input, partial, opts);
-    await rename(partial, output);
+    const r = await convertTo(input, out, opts);
+    await out.commit();
     return r;
   } finally {
-    await rm(partial, { force: true });
+    await out.abort();
   }
 }
 
 async function convertTo(
   input: string,
-  output: string,
+  output: AtomicFile | '-',
   opts: LoadOptions & { to?: OutputFormat },
 ): Promise<ConvertResult> {
   const to = opts.to ?? 'jsonl';
@@ -62,20 +59,17 @@ async function convertTo(
   }
   let count = 0;
   if (to === 'jsonl' && output !== '-') {
-    const writer = await HistoryWriter.open(output, {
-      mode: 'truncate',
+    const writer = HistoryWriter.onHandle(output.path, output.handle, {
       syncEvery: 50_000,
       syncIntervalMs: 1000,
+      fsync: false,
     });
-    try {
-      for await (const batch of readEventBatches(input, opts)) {
-        for (const ev of batch) writer.append(ev);
-        count += batch.length;
-        if (writer.needsDrain) await writer.drain();
-      }
-    } finally {
-      await writer.close();
+    for await (const batch of readEventBatches(input, opts)) {
+      for (const ev of batch) writer.append(ev);
+      count += batch.length;
+      if (writer.needsDrain) await writer.drain();
     }
+    await writer.flush();
     return { events: count, ops: null };
   }
   const line =
@@ -102,9 +96,7 @@ export async function writeRunEdn(runDir: string, results: unknown): Promise<voi
   const history = join(runDir, 'history.jsonl');
   if (existsSync(history))
     await convertHistory(history, join(runDir, 'history.edn'), { format: 'jsonl', to: 'edn' });
-  const out = join(runDir, 'results.edn');
-  await writeFile(`${out}.partial`, resultsToEdn(results));
-  await rename(`${out}.partial`, out);
+  await writeFileAtomic(join(runDir, 'results.edn'), resultsToEdn(results));
 }
 
 function pairOrExplain(events: HistoryEvent[], file: string) {
@@ -120,15 +112,16 @@ function pairOrExplain(events: HistoryEvent[], file: string) {
 /** Raised when stdout's reader went away (`convert … - | head`): the conversion just stops. */
 class ReaderGone extends Error {}
 
-/** Streams text to a file (or stdout for "-") with backpressure. */
+/** Streams text to an atomic output file, or to stdout (with backpressure) for "-". */
 async function writeText(
-  output: string,
+  output: AtomicFile | '-',
   body: (write: (s: string) => Promise<void>) => Promise<void>,
 ): Promise<void> {
-  const stream: NodeJS.WritableStream = output === '-' ? process.stdout : createWriteStream(output);
+  if (output !== '-') return body((s) => output.write(s));
+  const stream = process.stdout;
   const failed = new Promise<never>((_, reject) =>
     stream.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EPIPE' && output === '-' ? new ReaderGone() : fileError(output, err)),
+      reject(err.code === 'EPIPE' ? new ReaderGone() : outputError('-', err)),
     ),
   );
   failed.catch(() => {});
@@ -137,16 +130,8 @@ async function writeText(
   };
   try {
     await Promise.race([body(write), failed]);
-    if (output !== '-') await Promise.race([new Promise<void>((r) => stream.end(() => r())), failed]);
   } catch (err) {
     if (err instanceof ReaderGone) return;
     throw err;
   }
-}
-
-function fileError(file: string, err: NodeJS.ErrnoException): Error {
-  if (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'EISDIR' || err.code === 'ENOTDIR') {
-    return new UserError(`${file}: cannot write: ${err.code}`);
-  }
-  return err;
 }

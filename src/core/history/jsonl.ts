@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { InputError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
 import {
@@ -9,6 +8,7 @@ import {
   nestsDeeperThan,
   parseJsonValue,
 } from './json-text.ts';
+import { utf8Chunks } from './utf8.ts';
 import { checkEvent } from './validate.ts';
 
 /**
@@ -40,12 +40,11 @@ export async function* readJsonlBatches(
   file: string,
   opts: JsonlReadOptions = {},
 ): AsyncGenerator<HistoryEvent[]> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: opts.chunkSize ?? 1 << 16 });
   let carry = '';
   let lineNo = 0;
   let next = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<string>) {
+    for await (const chunk of utf8Chunks(file, opts.chunkSize ?? 1 << 16)) {
       const text = carry.length > 0 ? carry + chunk : chunk;
       const lastNl = text.lastIndexOf('\n');
       if (lastNl === -1) {

@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
 import { InputError } from '../util/errors.ts';
 import { EdnReader, EdnSyntaxError, END } from './edn.ts';
 import type { HistoryEvent } from './event.ts';
 import { ABSENT } from './jepsen.ts';
+import { utf8Chunks } from './utf8.ts';
 
 /**
  * Porcupine's Jepsen etcd logs: console lines `INFO  jepsen.util - <process> <type> <f> <value>`
@@ -37,12 +37,11 @@ export async function* readPorcupineEtcdBatches(
   file: string,
   chunkSize = 1 << 16,
 ): AsyncGenerator<HistoryEvent[]> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: chunkSize });
   let carry = '';
   let lineNo = 0;
   let index = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<string>) {
+    for await (const chunk of utf8Chunks(file, chunkSize)) {
       const text = carry + chunk;
       const batch: HistoryEvent[] = [];
       let start = 0;
@@ -58,7 +57,6 @@ export async function* readPorcupineEtcdBatches(
       if (batch.length > 0) yield batch;
     }
   } finally {
-    stream.destroy();
   }
   const last = carry.length > 0 ? etcdEvent(carry, file, ++lineNo, index) : undefined;
   if (last) yield [last];

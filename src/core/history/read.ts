@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { InputError } from '../util/errors.ts';
 import { readablePath } from '../util/gzip-file.ts';
 import { EdnSyntaxError, ednHistoryValues, lineAt } from './edn.ts';
@@ -15,6 +14,7 @@ import {
 } from './json-text.ts';
 import { type JsonlReadOptions, parseEventLine, readJsonlBatches } from './jsonl.ts';
 import { parsePorcupineEtcd, readPorcupineEtcdBatches } from './porcupine.ts';
+import { readUtf8, utf8Chunks } from './utf8.ts';
 
 /**
  * Reading histories in every supported format. `auto` (the default) looks at the start of the file:
@@ -150,10 +150,9 @@ async function* readEdnBatches(
   mode: 'plain' | 'lossless',
   chunkSize = 1 << 18,
 ): AsyncGenerator<HistoryEvent[]> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: chunkSize });
   let position = 0;
   try {
-    for await (const located of streamEdnHistory(stream as AsyncIterable<string>, mode)) {
+    for await (const located of streamEdnHistory(utf8Chunks(file, chunkSize), mode)) {
       const batch: HistoryEvent[] = new Array(located.length);
       for (let i = 0; i < located.length; i++) {
         const { value, line } = located[i]!;
@@ -169,14 +168,12 @@ async function* readEdnBatches(
   } catch (err) {
     if (err instanceof EdnSyntaxError) throw new InputError(file, err.line, null, `EDN: ${err.reason}`);
     throw fileError(file, err);
-  } finally {
-    stream.destroy();
   }
 }
 
 async function readText(file: string): Promise<string> {
   try {
-    return await readFile(file, 'utf8');
+    return await readUtf8(file);
   } catch (err) {
     throw fileError(file, err);
   }

@@ -58,6 +58,11 @@ export class HistoryWriter {
     this.maxBacklog = Math.max(this.syncEvery, opts.maxBacklog ?? 16 * this.syncEvery);
   }
 
+  /** Writes through a handle someone else opened (and will close), e.g. an atomic output file's. */
+  static onHandle(path: string, fh: FileHandle, opts: HistoryWriterOptions = {}): HistoryWriter {
+    return new HistoryWriter(path, fh, opts);
+  }
+
   static async open(path: string, opts: HistoryWriterOptions = {}): Promise<HistoryWriter> {
     const fh = await open(path, opts.mode === 'truncate' ? 'w' : 'wx');
     return new HistoryWriter(path, fh, opts);

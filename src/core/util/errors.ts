@@ -31,7 +31,13 @@ export class InputError extends UserError {
     readonly field: string | null,
     readonly reason: string,
   ) {
-    super(`${file}${line === null ? '' : `:${line}`}: ${field ? `${field}: ` : ''}${reason}`);
+    // One line whatever the input: a reason quoting the file's text keeps its newlines escaped.
+    super(
+      `${file}${line === null ? '' : `:${line}`}: ${field ? `${field}: ` : ''}${reason}`.replace(
+        /\r?\n/g,
+        '\\n',
+      ),
+    );
   }
 }
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
+import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import {
   daemonRunning,
   ensureDebianPackages,
@@ -132,8 +133,11 @@ export class DaemonDatabase implements Database {
   /** The node's own directory: everything the daemon has lives under it. */
   dir(ctx: DbContext, node: string): string {
     const spec = ctx.remote.node(node);
-    const cluster = safeSegment(spec.labels?.cluster ?? spec.host, 'cluster');
-    return `${BASE_DIR}/${this.name}/${cluster}/${safeSegment(node, 'node')}`;
+    const cluster = clusterSegment(spec);
+    return resolveInside(
+      `${BASE_DIR}/${pathName('database', this.name)}`,
+      `${cluster}/${pathName('node', node)}`,
+    );
   }
 
   dataDir(ctx: DbContext, node: string): string {
@@ -280,12 +284,6 @@ export class DaemonDatabase implements Database {
 }
 
 /** A path segment from the inventory (a node or cluster name) that cannot climb out of the base. */
-function safeSegment(s: string, what: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) || s.includes('..'))
-    throw new UserError(`${what} name ${JSON.stringify(s)} cannot be used in a path`);
-  return s;
-}
-
 /** null when host:port accepts a TCP connection within the timeout, else why not. */
 export function tcpConnects(host: string, port: number, timeoutMs: number): Promise<string | null> {
   return new Promise((resolve) => {

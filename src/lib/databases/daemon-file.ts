@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../core/util/errors.ts';
+import { parseYaml } from '../../core/util/yaml.ts';
 import { type DaemonDescription, parseDaemonDescription } from './daemon-db.ts';
 
 /** Read a daemon description from a YAML file; an unreadable or invalid file is `file: reason` bad input. */
 export function readDaemonDescription(file: string): DaemonDescription {
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new InputError(
       file,
@@ -16,5 +16,5 @@ export function readDaemonDescription(file: string): DaemonDescription {
       `cannot read the daemon description: ${(err as Error).message.split('\n')[0]}`,
     );
   }
-  return parseDaemonDescription(raw, file);
+  return parseDaemonDescription(parseYaml(text, file), file);
 }

@@ -4,6 +4,7 @@ import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { EtcdHttp } from '../clients/etcd-http.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
 import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
@@ -75,8 +76,8 @@ export class EtcdDb implements Database {
   /** Per cluster and node, so several local clusters (same node names) never share a directory. */
   dir(ctx: DbContext, node: string): string {
     const spec = this.spec(ctx, node);
-    const cluster = spec.labels?.cluster ?? spec.host;
-    return `${this.base}/${cluster}/${node}`;
+    const cluster = clusterSegment(spec);
+    return resolveInside(this.base, `${cluster}/${pathName('node', node)}`);
   }
 
   pidFile(ctx: DbContext, node: string): string {

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
 import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
 
@@ -58,7 +59,8 @@ export class RedisDb implements Database {
 
   private dir(ctx: DbContext, node: string): string {
     const spec = this.spec(ctx, node);
-    return `${this.base}/${spec.labels?.cluster ?? spec.host}/${node}`;
+    const cluster = clusterSegment(spec);
+    return resolveInside(this.base, `${cluster}/${pathName('node', node)}`);
   }
 
   pidFile(ctx: DbContext, node: string): string {

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UserError } from './errors.ts';
+
+/**
+ * The one way faultline writes a result file (converted histories, session files, reports, run files).
+ *
+ * The data goes to a fresh temporary file in OUT's own directory, created with O_EXCL|O_NOFOLLOW (so
+ * neither an existing file nor a planted symlink is ever opened), fsynced, and renamed over OUT only
+ * when OUT is missing or a regular file. So:
+ * - a reader (or a crash) sees the old OUT or the complete new one, never a prefix;
+ * - a device, directory, FIFO or symlink at OUT is refused (exit 254), never replaced;
+ * - IN and OUT naming the same file is refused before anything is written;
+ * - a killed write leaves at most a hidden `.OUT.<random>.tmp`, which nothing takes for a result.
+ * Every filesystem failure is a one-line {@link UserError} naming the path.
+ */
+export interface AtomicWriteOptions {
+  /** The file the output is derived from: writing onto it is refused. */
+  input?: string;
+  /** File mode of a new OUT (default 0o644, before the umask). */
+  mode?: number;
+}
+
+const TMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw outputError(path, err);
+  }
+}
+
+/** A one-line, exit-254 error for a filesystem failure on an output path. */
+export function outputError(path: string, err: unknown): UserError {
+  if (err instanceof UserError) return err;
+  const e = err as NodeJS.ErrnoException;
+  const why: Record<string, string> = {
+    ENOENT: 'its directory does not exist',
+    ENOTDIR: 'a parent is not a directory',
+    EISDIR: 'it is a directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only filesystem',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    ELOOP: 'it is a symbolic link',
+    EEXIST: 'a file appeared in the way',
+    ENAMETOOLONG: 'name too long',
+  };
+  return new UserError(`${path}: cannot write: ${why[e.code ?? ''] ?? e.code ?? e.message}`, { cause: err });
+}
+
+/** Refuses an OUT that is not a regular file (or missing), and an OUT that is the input itself. */
+export function checkOutputPath(out: string, opts: AtomicWriteOptions = {}): void {
+  const st = lstatOrNull(out);
+  if (st && !st.isFile())
+    throw new UserError(`${out}: refusing to write: it is ${kindOf(st)}, not a regular file`);
+  if (st && opts.input !== undefined) {
+    let inSt: Stats | null = null;
+    try {
+      inSt = statSync(opts.input);
+    } catch {
+      inSt = null;
+    }
+    if (inSt && inSt.dev === st.dev && inSt.ino === st.ino)
+      throw new UserError(`${out}: refusing to write: it is the input file ${opts.input}`);
+  }
+  if (opts.input !== undefined && resolve(opts.input) === resolve(out))
+    throw new UserError(`${out}: refusing to write: it is the input file ${opts.input}`);
+  const dir = dirname(resolve(out));
+  const d = lstatOrNull(dir);
+  if (!d) throw new UserError(`${out}: cannot write: directory ${dir} does not exist`);
+  const real = d.isSymbolicLink() ? statSync(dir) : d;
+  if (!real.isDirectory()) throw new UserError(`${out}: cannot write: ${dir} is not a directory`);
+}
+
+function tempPathFor(out: string): string {
+  const full = resolve(out);
+  return join(dirname(full), `.${basename(full)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename itself has happened.
+  }
+}
+
+/** Renames the finished temporary file over OUT, checking OUT once more right before. */
+function publish(tmp: string, out: string, opts: AtomicWriteOptions): void {
+  try {
+    checkOutputPath(out, opts);
+    renameSync(tmp, out);
+  } catch (err) {
+    unlinkQuiet(tmp);
+    throw outputError(out, err);
+  }
+  fsyncDir(dirname(resolve(out)));
+}
+
+/** Writes `data` to OUT atomically (see the module comment). */
+export function writeFileAtomicSync(
+  out: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): void {
+  checkOutputPath(out, opts);
+  const tmp = tempPathFor(out);
+  let fd: number;
+  try {
+    fd = openSync(tmp, TMP_FLAGS, opts.mode ?? 0o644);
+  } catch (err) {
+    throw outputError(out, err);
+  }
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    unlinkQuiet(tmp);
+    throw outputError(out, err);
+  }
+  closeSync(fd);
+  publish(tmp, out, opts);
+}
+
+export async function writeFileAtomic(
+  out: string,
+  data: string | Uint8Array,
+  opts: AtomicWriteOptions = {},
+): Promise<void> {
+  const f = await openAtomic(out, opts);
+  try {
+    await f.write(data);
+  } catch (err) {
+    await f.abort();
+    throw err;
+  }
+  await f.commit();
+}
+
+/** A streamed atomic write: `write` as often as needed, then `commit` (or `abort` on failure). */
+export interface AtomicFile {
+  readonly path: string;
+  readonly handle: FileHandle;
+  write(data: string | Uint8Array): Promise<void>;
+  commit(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+export async function openAtomic(out: string, opts: AtomicWriteOptions = {}): Promise<AtomicFile> {
+  checkOutputPath(out, opts);
+  const tmp = tempPathFor(out);
+  let handle: FileHandle;
+  try {
+    handle = await open(tmp, TMP_FLAGS, opts.mode ?? 0o644);
+  } catch (err) {
+    throw outputError(out, err);
+  }
+  let done = false;
+  const closeQuiet = () => handle.close().catch(() => undefined);
+  return {
+    path: out,
+    handle,
+    async write(data) {
+      try {
+        await handle.writeFile(data);
+      } catch (err) {
+        throw outputError(out, err);
+      }
+    },
+    async commit() {
+      if (done) return;
+      done = true;
+      try {
+        await handle.sync();
+      } catch (err) {
+        await closeQuiet();
+        unlinkQuiet(tmp);
+        throw outputError(out, err);
+      }
+      await closeQuiet();
+      publish(tmp, out, opts);
+    },
+    async abort() {
+      if (done) return;
+      done = true;
+      await closeQuiet();
+      unlinkQuiet(tmp);
+    },
+  };
+}
+
+/** `mkdir -p` for an output directory; a failure (a file in the way, no permission) is a 254 one-liner. */
+export function makeOutputDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why =
+      e.code === 'EEXIST' || e.code === 'ENOTDIR'
+        ? 'a file is in the way (not a directory)'
+        : e.code === 'EACCES' || e.code === 'EPERM'
+          ? 'permission denied'
+          : (e.code ?? e.message);
+    throw new UserError(`${dir}: cannot create the output directory: ${why}`, { cause: err });
+  }
+}
+
+/**
+ * Checks, before any work starts, that `dir` can become an output directory: it is a directory, or it
+ * is missing and its nearest existing ancestor is a directory. A 254 one-liner otherwise.
+ */
+export function checkOutputDir(dir: string): void {
+  let probe = resolve(dir);
+  for (;;) {
+    const st = lstatOrNull(probe);
+    if (st) {
+      const real = st.isSymbolicLink() ? statSync(probe) : st;
+      if (!real.isDirectory())
+        throw new UserError(`${dir}: cannot create the output directory: ${probe} is not a directory`);
+      return;
+    }
+    const up = dirname(probe);
+    if (up === probe) return;
+    probe = up;
+  }
+}

@@ -1,0 +1,74 @@
+import { type Document, LineCounter, parseDocument } from 'yaml';
+import { errorMessage, InputError } from './errors.ts';
+
+/**
+ * The one way faultline reads YAML (inventories, plans, plan bindings, daemon descriptions). A hostile
+ * file cannot exhaust memory or the stack: the text is capped at {@link YAML_MAX_BYTES}, aliases at
+ * {@link YAML_MAX_ALIASES} expansions (a "billion laughs" document is refused, not expanded), nesting at
+ * {@link YAML_MAX_DEPTH} levels; every failure is an {@link InputError} naming the file and, when known,
+ * the line.
+ */
+export const YAML_MAX_BYTES = 4 * 1024 * 1024;
+export const YAML_MAX_ALIASES = 100;
+export const YAML_MAX_DEPTH = 254;
+
+export interface ParsedYaml {
+  doc: Document;
+  counter: LineCounter;
+  value: unknown;
+}
+
+/** `lineOffset`: the text's first line number minus one in `file` (for a block inside a Markdown plan). */
+export function parseYamlDocument(text: string, file: string, lineOffset = 0): ParsedYaml {
+  if (Buffer.byteLength(text, 'utf8') > YAML_MAX_BYTES)
+    throw new InputError(file, null, null, `YAML larger than ${YAML_MAX_BYTES / 1024 / 1024} MiB`);
+  const counter = new LineCounter();
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+  } catch (err) {
+    throw new InputError(file, null, null, `YAML: ${firstLine(err)}`);
+  }
+  const firstError = doc.errors[0];
+  if (firstError) {
+    const line = counter.linePos(firstError.pos[0]).line + lineOffset;
+    throw new InputError(file, line, null, `YAML: ${firstLine(firstError)}`);
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: YAML_MAX_ALIASES });
+  } catch (err) {
+    const why = /alias/i.test(errorMessage(err))
+      ? `YAML: too many alias expansions (more than ${YAML_MAX_ALIASES}); aliases are limited to keep a small file from expanding without bound`
+      : `YAML: ${firstLine(err)}`;
+    throw new InputError(file, null, null, why);
+  }
+  const depth = depthExceeding(value, YAML_MAX_DEPTH);
+  if (depth) throw new InputError(file, null, null, `YAML nested deeper than ${YAML_MAX_DEPTH} levels`);
+  return { doc, counter, value };
+}
+
+/** Just the value; same limits and errors as {@link parseYamlDocument}. */
+export function parseYaml(text: string, file: string, lineOffset = 0): unknown {
+  return parseYamlDocument(text, file, lineOffset).value;
+}
+
+function firstLine(err: unknown): string {
+  if (err instanceof RangeError) return `nested too deeply to read (more than ${YAML_MAX_DEPTH} levels)`;
+  return (errorMessage(err).split('\n')[0] ?? '').trim();
+}
+
+/** True when `value` nests deeper than `limit` (checked without recursion). */
+function depthExceeding(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
+    if (d >= limit) return true;
+    seen.add(v);
+    const children = v instanceof Map ? [...v.values()] : Object.values(v as object);
+    for (const c of children) stack.push([c, d + 1]);
+  }
+  return false;
+}
