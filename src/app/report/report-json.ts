@@ -78,16 +78,19 @@ export const reportRowSchema = z.strictObject({
    */
   headline: z.string(),
   reasons: z.array(z.string()).min(1),
-  faultWindows: z.array(
-    z.strictObject({
-      id: z.string(),
-      kind: z.string(),
-      what: z.string(),
-      startS: z.number(),
-      endS: z.number().nullable(),
-      landed: z.boolean(),
-    }),
-  ),
+  faultWindows: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        kind: z.string(),
+        what: z.string(),
+        startS: z.number(),
+        endS: z.number().nullable(),
+        landed: z.boolean(),
+      }),
+    )
+    // Absent in report.json files written before these fields: read as empty.
+    .default([]),
   /** Where the first anomaly is drawn (paths relative to the session dir, opening at the op). */
   anomaly: z
     .strictObject({
@@ -96,16 +99,19 @@ export const reportRowSchema = z.strictObject({
       page: z.string().nullable(),
       timeline: z.string().nullable(),
     })
-    .nullable(),
+    .nullable()
+    .default(null),
   /** Every page a checker drew (one per key for per-key checks), with its verdict. */
-  pages: z.array(
-    z.strictObject({
-      checker: z.string(),
-      key: z.string().nullable(),
-      valid: z.union([z.literal(true), z.literal(false), z.literal('unknown')]),
-      path: z.string(),
-    }),
-  ),
+  pages: z
+    .array(
+      z.strictObject({
+        checker: z.string(),
+        key: z.string().nullable(),
+        valid: z.union([z.literal(true), z.literal(false), z.literal('unknown')]),
+        path: z.string(),
+      }),
+    )
+    .default([]),
   oracle: z.string().nullable(),
   oracleEvidence: z.string(),
   landingEvidence: z.string(),
