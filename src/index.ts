@@ -53,6 +53,7 @@ export {
 } from './app/plugin/define.ts';
 export type { TestRunResult } from './app/run/test-run.ts';
 // ---- remote control (what database adapters run commands with)
+export { clusterAddress } from './core/control/addresses.ts';
 export { shellJoin, shellQuote } from './core/control/quote.ts';
 export type { ExecOptions, ExecResult, NodeSpec, Remote } from './core/control/types.ts';
 // ---- generators, for workloads

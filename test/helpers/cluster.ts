@@ -34,6 +34,8 @@ export interface WithClusterOptions {
   nodes: number;
   name: string;
   subnet?: string;
+  /** Lab-like addressing: SSH through 127.0.0.1 forwards, cluster traffic on the namespace addresses. */
+  sshViaForward?: boolean;
 }
 
 function skippingTest(test: TestFn, reason: string): TestFn {
@@ -91,6 +93,7 @@ export function withCluster(test: TestFn, given: WithClusterOptions): ClusterFix
         nodes: opts.nodes,
         name: opts.name,
         ...(opts.subnet ? { subnet: opts.subnet } : {}),
+        ...(opts.sshViaForward && { sshViaForward: true }),
       });
     });
     test.after.always(async () => {

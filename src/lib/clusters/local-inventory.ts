@@ -24,7 +24,18 @@ export function renderLocalInventory(cluster: LocalCluster): string {
       // Namespace nodes run on this host's kernel: one clock for all, so clock-setting faults must refuse.
       sharedKernelClock: cluster.kind !== 'vm',
     },
-    nodes: Object.fromEntries(cluster.nodes.map((n) => [n.name, { host: n.host, labels: n.labels ?? {} }])),
+    nodes: Object.fromEntries(
+      cluster.nodes.map((n) => [
+        n.name,
+        {
+          host: n.host,
+          ...(n.port !== 22 && { port: n.port }),
+          // SSH through a forward: the namespace address is what peers, clients and faults use.
+          ...(n.address !== undefined && { address: n.address, clusterSshPort: n.clusterSshPort ?? 22 }),
+          labels: n.labels ?? {},
+        },
+      ]),
+    ),
   };
   const what = cluster.kind === 'vm' ? 'VM cluster' : 'local cluster';
   return `# faultline ${what} "${cluster.name}" (${cluster.subnet}), written by \`faultline cluster up\`.\n# Remove it with: faultline cluster down --name ${cluster.name}\n${stringify(doc)}`;

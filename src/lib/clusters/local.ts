@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { knownHostsName } from '../../core/control/known-hosts.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -28,6 +29,7 @@ import {
   vethHostName,
   vethPeerName,
 } from './local-names.ts';
+import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
 import { clusterDir, clustersDir, subnetClaimsDir } from './state-dir.ts';
 import { claimedSubnets, claimSubnet, releaseSubnet } from './subnet.ts';
 
@@ -57,6 +59,8 @@ const ClusterStateSchema = z.object({
   bridgeAddress: z.string(),
   createdAt: z.string(),
   nodes: z.array(NodeStateSchema),
+  /** Lab-like mode: SSH through 127.0.0.1 port forwards, cluster traffic on the namespace addresses. */
+  sshForward: z.object({ pid: z.number().int().nullable(), ports: z.record(z.string(), z.number()) }).optional(),
 });
 
 export type LocalClusterState = z.infer<typeof ClusterStateSchema>;
@@ -70,6 +74,11 @@ export interface LocalClusterUpOptions {
   subnet?: string;
   /** How long to wait for every sshd to accept connections. */
   readyTimeoutMs?: number;
+  /**
+   * Lab-like addressing: each node's sshd is reached through its own port forward on 127.0.0.1 (as
+   * through Vagrant's NAT), while peers, clients, partitions and probes use the namespace address.
+   */
+  sshViaForward?: boolean;
 }
 
 export const DEFAULT_CLUSTER_NAME = 'local';
@@ -93,10 +102,17 @@ export function readClusterState(name: string): LocalClusterState | null {
 }
 
 function nodeSpecs(state: LocalClusterState, identityFile: string): NodeSpec[] {
+  const forwarded = state.sshForward?.ports;
   return state.nodes.map((n) => ({
     name: n.name,
     host: n.address,
     port: 22,
+    ...(forwarded?.[n.name] !== undefined && {
+      host: '127.0.0.1',
+      port: forwarded[n.name] as number,
+      address: n.address,
+      clusterSshPort: 22,
+    }),
     user: 'root',
     identityFile,
     sharedKernelClock: true,
@@ -312,15 +328,31 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
         writeFileSync(join(nodeDir, 'root', '.profile'), '');
         writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address));
         const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
-        return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
+        return [n.name, pub.split(' ').slice(0, 2).join(' ')] as const;
       }),
     );
-    writeFileSync(join(dir, 'known_hosts'), `${hostKeys.join('\n')}\n`);
 
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
     for (const n of state.nodes) n.launcherPid = startNodeSshd(dir, n.name, n.netns);
     writeState(state);
     await waitForSshd(state, opts.readyTimeoutMs ?? 15_000);
+    if (opts.sshViaForward) {
+      state.sshForward = { pid: null, ports: {} };
+      writeState(state);
+      state.sshForward = await startSshForwards(
+        dir,
+        Object.fromEntries(state.nodes.map((n) => [n.name, n.address])),
+      );
+      writeState(state);
+      for (const [node, port] of Object.entries(state.sshForward.ports))
+        if (!(await tcpOpen('127.0.0.1', port, 5000)))
+          throw new Error(`the SSH forward 127.0.0.1:${port} does not reach ${node}'s sshd`);
+    }
+    const specs = nodeSpecs(state, identityFile);
+    writeFileSync(
+      join(dir, 'known_hosts'),
+      `${hostKeys.map(([node, key], i) => `${knownHostsName(specs[i]?.host ?? node, specs[i]?.port ?? 22)} ${key}`).join('\n')}\n`,
+    );
 
     const cluster = describe(state);
     writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
@@ -388,6 +420,7 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
     killedPids: [],
     existed: false,
   };
+  report.killedPids.push(...(await stopSshForwards(state?.sshForward?.pid)));
   const namespaces = (await listNetns()).filter((ns) => isClusterNetns(name, ns));
   for (const ns of namespaces) {
     const pids = await netnsPids(ns);
@@ -430,6 +463,8 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
 export interface NodeHealth {
   name: string;
   address: string;
+  /** Where the control host reaches sshd (`127.0.0.1:<port>` through a forward in lab-like mode). */
+  sshAddress: string;
   netns: boolean;
   processes: number;
   sshd: boolean;
@@ -465,11 +500,13 @@ export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): P
     connectTimeoutMs: 3000,
   });
   const nodes = await Promise.all(
-    state.nodes.map(async (n): Promise<NodeHealth> => {
+    state.nodes.map(async (n, i): Promise<NodeHealth> => {
       const has = namespaces.has(n.netns);
+      const spec = cluster.nodes[i];
       const health: NodeHealth = {
         name: n.name,
         address: n.address,
+        sshAddress: `${spec?.host}:${spec?.port}`,
         netns: has,
         processes: has ? (await netnsPids(n.netns)).length : 0,
         sshd: await tcpOpen(n.address, 22, 1000),

@@ -8,6 +8,7 @@ interface UpFlags {
   vm?: boolean;
   memory?: string;
   rebuildImage?: boolean;
+  sshViaForward?: boolean;
 }
 
 /** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
@@ -42,11 +43,20 @@ export function register(program: Command): void {
     .option('--vm', 'qemu VMs with their own kernels (netem, dm-flakey, settime) instead of namespaces')
     .option('--memory <size>', 'memory per VM node (--vm)', '512M')
     .option('--rebuild-image', 'rebuild the cached VM node image (--vm)')
+    .option(
+      '--ssh-via-forward',
+      'lab-like addressing: SSH through a 127.0.0.1 port forward per node, cluster traffic and faults on the namespace addresses',
+    )
     .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);
       if (o.vm) return vmUpAction(nodes, o);
       const { localClusterUp } = await import('../../../lib/clusters/local.ts');
-      const c = await localClusterUp({ nodes, name: o.name, ...(o.subnet ? { subnet: o.subnet } : {}) });
+      const c = await localClusterUp({
+        nodes,
+        name: o.name,
+        ...(o.subnet && { subnet: o.subnet }),
+        ...(o.sshViaForward && { sshViaForward: true }),
+      });
       if (o.json) process.stdout.write(`${JSON.stringify(c, null, 2)}\n`);
       else process.stdout.write(`${c.inventoryPath}\n`);
     });
@@ -90,7 +100,7 @@ export function register(program: Command): void {
           `inventory ${s.inventoryPath}`,
           ...s.nodes.map(
             (n) =>
-              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
+              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} ${n.sshAddress === `${n.address}:22` ? '' : `ssh ${n.sshAddress}  `}netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
           ),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
