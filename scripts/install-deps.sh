@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages faultline's local cluster, nemeses, SUT adapters and examples need on this host. Idempotent.
 set -euo pipefail
-pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils)
+pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils sudo openssl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -46,7 +46,12 @@ fx.test.serial(
   'a partition cuts cluster traffic on the namespace addresses while SSH keeps working',
   async (t) => {
     const remote = await fx.remote();
-    const spec = { kind: 'partition', action: 'start', targets: ['n1'], params: { topology: 'one', node: 'n1' } };
+    const spec = {
+      kind: 'partition',
+      action: 'start',
+      targets: ['n1'],
+      params: { topology: 'one', node: 'n1' },
+    };
     const record = await partitionNemesis.inject(remote, spec, 'w1');
     try {
       const rules = record.undo.rules as Record<string, string[]>;

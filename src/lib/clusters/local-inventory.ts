@@ -18,7 +18,8 @@ export function renderLocalInventory(cluster: LocalCluster): string {
   const doc = {
     knownHosts: cluster.knownHostsPath,
     defaults: {
-      user: 'root',
+      user: cluster.nodes[0]?.user ?? 'root',
+      ...(cluster.nodes[0]?.sudoPasswordEnv && { sudoPasswordEnv: cluster.nodes[0].sudoPasswordEnv }),
       port: 22,
       identityFile: cluster.identityFile,
       // Namespace nodes run on this host's kernel: one clock for all, so clock-setting faults must refuse.

@@ -9,6 +9,8 @@ interface UpFlags {
   memory?: string;
   rebuildImage?: boolean;
   sshViaForward?: boolean;
+  user?: string;
+  sudoPasswordEnv?: string;
 }
 
 /** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
@@ -47,6 +49,11 @@ export function register(program: Command): void {
       '--ssh-via-forward',
       'lab-like addressing: SSH through a 127.0.0.1 port forward per node, cluster traffic and faults on the namespace addresses',
     )
+    .option('--user <name>', 'nodes log in as this non-root user and reach root through sudo (NOPASSWD)')
+    .option(
+      '--sudo-password-env <var>',
+      'with --user: sudo asks for a password, read from this environment variable (here and at run time)',
+    )
     .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);
       if (o.vm) return vmUpAction(nodes, o);
@@ -56,6 +63,9 @@ export function register(program: Command): void {
         name: o.name,
         ...(o.subnet && { subnet: o.subnet }),
         ...(o.sshViaForward && { sshViaForward: true }),
+        ...(o.user && {
+          loginUser: { name: o.user, ...(o.sudoPasswordEnv && { sudoPasswordEnv: o.sudoPasswordEnv }) },
+        }),
       });
       if (o.json) process.stdout.write(`${JSON.stringify(c, null, 2)}\n`);
       else process.stdout.write(`${c.inventoryPath}\n`);
