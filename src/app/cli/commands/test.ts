@@ -21,6 +21,15 @@ export function register(program: Command): void {
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
+    .option('--nodes <hosts>', "Jepsen's node list: comma-separated hosts (host or host:port), named by host")
+    .option('--nodes-file <file>', "Jepsen's nodes file: one host per line (# comments)")
+    .option('--username <user>', 'login user for --nodes/--nodes-file (default root)')
+    .option('--ssh-private-key <file>', 'private key for --nodes/--nodes-file')
+    .option(
+      '--test-count <n>',
+      'run the test n times with seeds seed, seed+1, …; the exit code covers every run',
+      '1',
+    )
     .option(
       '--nemesis <faults>',
       `comma-separated fault classes: ${faultClasses()
