@@ -6,6 +6,7 @@ import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connec
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
+import { log } from '../../core/util/log.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
@@ -250,6 +251,8 @@ function timestamp(): string {
 }
 
 function progressPrinter(): (p: Progress) => void {
+  // --quiet (log level warn or above): no progress lines, only the results.
+  if (!log().isLevelEnabled('info')) return () => {};
   const tty = process.stderr.isTTY;
   let last = 0;
   return (p) => {

@@ -42,6 +42,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
+  if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
   return o;
 }
 

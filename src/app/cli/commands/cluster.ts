@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 interface UpFlags {
   nodes: string;
@@ -31,10 +32,28 @@ async function vmUpAction(nodes: number, o: UpFlags): Promise<void> {
 
 /** `faultline cluster up|down|status|list|vagrant`: local namespace or VM clusters and Vagrant imports. */
 export function register(program: Command): void {
-  const cluster = program.command('cluster').description('build, inspect and remove test clusters');
+  const cluster = program
+    .command('cluster')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster up --nodes 5 --name lab-a',
+        'faultline cluster status --name lab-a',
+        'faultline cluster down --name lab-a',
+      ]),
+    )
+    .description('build, inspect and remove test clusters');
 
   cluster
     .command('up')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster up --nodes 5 --name lab-a',
+        'faultline cluster up --nodes 3 --name lab-b --ssh-via-forward --user ops   # lab-like: forwards, sudo',
+        'faultline cluster up --vm --nodes 3 --name vm-a',
+      ]),
+    )
     .description(
       'build a local cluster of network namespaces with sshd on each node; prints the inventory path',
     )
@@ -73,6 +92,10 @@ export function register(program: Command): void {
 
   cluster
     .command('down')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline cluster down --name lab-a', 'faultline cluster down --name vm-a']),
+    )
     .description('remove every namespace, link, bridge, sshd and key of a local cluster (idempotent)')
     .option('--name <name>', 'cluster name', 'local')
     .option('--all', 'remove every local cluster faultline knows about')
@@ -87,6 +110,10 @@ export function register(program: Command): void {
 
   cluster
     .command('status')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline cluster status --name lab-a', 'faultline cluster status --name lab-a --json']),
+    )
     .description('show the nodes of a local cluster and their health')
     .option('--name <name>', 'cluster name', 'local')
     .option('--json', 'print JSON')
@@ -120,6 +147,7 @@ export function register(program: Command): void {
 
   cluster
     .command('list')
+    .addHelpText('after', helpEpilogue(['faultline cluster list']))
     .description('list local clusters')
     .action(async () => {
       const { listLocalClusters } = await import('../../../lib/clusters/local.ts');
@@ -130,6 +158,13 @@ export function register(program: Command): void {
 
   cluster
     .command('vagrant')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster vagrant --dir vagrant',
+        'faultline cluster vagrant --ssh-config recorded.txt --out nodes.yaml',
+      ]),
+    )
     .description('write an inventory for Vagrant VMs from `vagrant ssh-config`')
     .option('--dir <dir>', 'directory holding the Vagrantfile', 'vagrant')
     .option('--out <file>', 'inventory to write (default <dir>/inventory.yaml)')

@@ -6,6 +6,7 @@ import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { registryOption } from '../choices.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
@@ -14,6 +15,14 @@ import { registryOption } from '../choices.ts';
 export function register(program: Command): void {
   const cmd = program
     .command('test')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline test --local 5 --db etcd -w register --nemesis partition,kill --time-limit 60s',
+        'faultline test --nodes n1,n2,n3 --username admin --ssh-private-key ~/.ssh/id_ed25519 --test-count 5 --seed 100',
+        'faultline test --inventory nodes.yaml --db redis -w set --concurrency 2n',
+      ]),
+    )
     .description('run a workload against a database under faults and check the history (exit 0/1/2)')
     .addOption(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd'))
     .addOption(registryOption('--client <name>', "the client (default: the database's own)", clients))
