@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { SshCliOptions } from '../../core/control/connect.ts';
 import { shellJoin } from '../../core/control/quote.ts';
-import type { RunPlanOptions } from './run-plan.ts';
 
 /**
  * The command that re-runs a reproducible FAIL, as the user can paste it: `faultline run PLAN` with the
@@ -8,10 +8,17 @@ import type { RunPlanOptions } from './run-plan.ts';
  * flags, plugins and capability choices of the original run, then the scenario, its seed and the reduced
  * schedule. Paths are relative to the directory the original run was started from (`cwd`).
  */
-export type ReproducerOptions = Pick<
-  RunPlanOptions,
-  'plan' | 'inventory' | 'local' | 'clusterName' | 'tier' | 'ssh' | 'skip' | 'assume' | 'plugins'
->;
+export interface ReproducerOptions {
+  plan: string;
+  inventory?: string;
+  local?: number;
+  clusterName: string;
+  tier: string;
+  ssh?: SshCliOptions;
+  skip: readonly string[];
+  assume: readonly string[];
+  plugins?: readonly string[];
+}
 
 function rel(path: string, cwd: string): string {
   const abs = isAbsolute(path) ? path : resolve(cwd, path);
