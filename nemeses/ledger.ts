@@ -15,6 +15,8 @@ const nodeSpecSchema = z.looseObject({
   name: z.string().min(1),
   host: z.string().min(1),
   port: z.number().int(),
+  address: z.string().min(1).optional(),
+  clusterSshPort: z.number().int().optional(),
   user: z.string(),
   identityFile: z.string().optional(),
   passwordEnv: z.string().optional(),

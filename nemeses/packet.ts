@@ -1,3 +1,4 @@
+import { clusterSshPort } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import {
@@ -343,7 +344,7 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
     const [node, plan] = Object.entries(undo.perNode)[0] ?? [];
     if (!node || !plan) return { landed: false, reason: 'no node shapes any traffic', signals };
     const [dest, address] = Object.entries(plan.destinations)[0] as [string, string];
-    const probePort = typeof p.probePort === 'number' ? p.probePort : remote.node(dest).port;
+    const probePort = typeof p.probePort === 'number' ? p.probePort : clusterSshPort(remote.node(dest));
     if (plan.method.includes('iptables-statistic')) {
       let timeouts = 0;
       let tries = 0;

@@ -1,3 +1,4 @@
+import { clusterSshPort } from '../src/core/control/addresses.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import { Rng } from '../src/core/generator/rng.ts';
 import {
@@ -123,7 +124,8 @@ export const partitionNemesis: Nemesis & { kind: 'partition' } = {
     for (const [receiver, senders] of Object.entries(grudge))
       if (senders.length > 0) rules[receiver] = senders.map((s) => addresses[s] as string);
     const p = spec.params ?? {};
-    const probePort = (n: string) => (typeof p.probePort === 'number' ? p.probePort : remote.node(n).port);
+    const probePort = (n: string) =>
+      typeof p.probePort === 'number' ? p.probePort : clusterSshPort(remote.node(n));
     const probes: PartitionUndo['probes'] = chooseProbes(grudge, 3).map((x) => ({
       ...x,
       port: probePort(x.receiver),

@@ -1,3 +1,4 @@
+import { clusterAddress } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 
@@ -66,17 +67,16 @@ export function reachable(o: ConnectOutcome): boolean {
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
- * The address peers use to reach a node: its `labels.address` when the inventory gives one, else its
- * host when that is an IP literal, else the host resolved on the node itself (getent).
+ * The address peers use to reach a node (its cluster address, never the SSH address, which may be a port
+ * forward on the control host): as an IP literal when the inventory gives one, else resolved on the node
+ * itself (getent).
  */
 export async function nodeAddress(remote: Remote, node: string): Promise<string> {
-  const spec = remote.node(node);
-  const label = spec.labels?.address;
-  if (label) return label;
-  if (IPV4.test(spec.host) || spec.host.includes(':')) return spec.host;
-  const r = await remote.exec(node, `getent ahostsv4 ${shellQuote(spec.host)} | head -1`, { check: false });
+  const address = clusterAddress(remote.node(node));
+  if (IPV4.test(address) || address.includes(':')) return address;
+  const r = await remote.exec(node, `getent ahostsv4 ${shellQuote(address)} | head -1`, { check: false });
   const ip = r.stdout.trim().split(/\s+/)[0];
-  if (!ip || !IPV4.test(ip)) throw new Error(`${node}: cannot resolve ${spec.host} to an address`);
+  if (!ip || !IPV4.test(ip)) throw new Error(`${node}: cannot resolve ${address} to an address`);
   return ip;
 }
 

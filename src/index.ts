@@ -59,6 +59,7 @@ export {
 } from './app/report/report-json.ts';
 export type { TestRunResult } from './app/run/test-run.ts';
 // ---- remote control (what database adapters run commands with)
+export { clusterAddress } from './core/control/addresses.ts';
 export { shellJoin, shellQuote } from './core/control/quote.ts';
 export type { ExecOptions, ExecResult, NodeSpec, Remote } from './core/control/types.ts';
 // ---- generators, for workloads

@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { clusterAddress, clusterSshPort } from '../../src/core/control/addresses.ts';
 import { hostKeyPolicyFrom, remoteOptionsFor } from '../../src/core/control/connect.ts';
 import { loadInventory, parseInventory } from '../../src/core/control/inventory.ts';
+import type { NodeSpec } from '../../src/core/control/types.ts';
 import { InputError, UserError } from '../../src/core/util/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-inv-'));
@@ -116,4 +118,28 @@ test('host-key policy: CLI flags override the inventory, which overrides the str
     '/abs/b',
     '/extra',
   ]);
+});
+
+test('a node has an SSH address and a cluster address; the cluster address falls back to the host', (t) => {
+  const inv = parseInventory(
+    [
+      'nodes:',
+      '  n1: 10.0.0.11',
+      '  n2: { host: 127.0.0.1, port: 2201, address: 192.168.56.102 }',
+      '  n3: { host: 127.0.0.1, port: 2202, address: 192.168.56.103, clusterSshPort: 2022 }',
+    ].join('\n'),
+    'nodes.yaml',
+  );
+  const [n1, n2, n3] = inv.nodes;
+  t.is(clusterAddress(n1 as NodeSpec), '10.0.0.11');
+  t.is(clusterSshPort(n1 as NodeSpec), 22);
+  t.like(n2, { host: '127.0.0.1', port: 2201, address: '192.168.56.102' });
+  t.is(clusterAddress(n2 as NodeSpec), '192.168.56.102');
+  t.is(clusterSshPort(n2 as NodeSpec), 22, 'sshd at the cluster address is on 22, not the forward port');
+  t.is(clusterSshPort(n3 as NodeSpec), 2022);
+});
+
+test('a cluster address under defaults is refused at its line', (t) => {
+  fails(t, 'defaults:\n  address: 10.0.0.1\nnodes:\n  n1: a\n', 2, /belongs to one node/);
+  fails(t, 'nodes:\n  n1: { host: a, address: "bad address" }\n', 2, /IP address or host name/);
 });

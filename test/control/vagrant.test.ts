@@ -42,7 +42,8 @@ test('five machines become five nodes with forwarded ports, keys and private add
     ],
   );
   t.is(nodes[2]?.identityFile, '/home/me/faultline/vagrant/.vagrant/machines/n3/virtualbox/private_key');
-  t.is(nodes[4]?.labels?.privateAddress, '192.168.56.105');
+  t.is(nodes[4]?.address, '192.168.56.105');
+  t.is(nodes[4]?.clusterSshPort, 22);
   t.false(nodes[0]?.sharedKernelClock);
 });
 
@@ -53,7 +54,14 @@ test('the written inventory loads back through the inventory loader', async (t) 
   const inv = parseInventory(readFileSync(inventoryPath, 'utf8'), inventoryPath);
   t.is(inv.nodes.length, 5);
   t.is(inv.hostKeyCheck, 'accept-new');
-  t.like(inv.nodes[1], { name: 'n2', host: '127.0.0.1', port: 2200, user: 'vagrant' });
+  t.like(inv.nodes[1], {
+    name: 'n2',
+    host: '127.0.0.1',
+    port: 2200,
+    user: 'vagrant',
+    address: '192.168.56.102',
+    clusterSshPort: 22,
+  });
 });
 
 test('the CLI writes the inventory from recorded output', (t) => {
@@ -66,7 +74,7 @@ test('the CLI writes the inventory from recorded output', (t) => {
     { encoding: 'utf8', env: { ...process.env, FAULTLINE_FROM_SOURCE: '1' } },
   );
   t.is(printed.trim(), out);
-  t.regex(readFileSync(out, 'utf8'), /privateAddress: 192\.168\.56\.101/);
+  t.regex(readFileSync(out, 'utf8'), /address: 192\.168\.56\.101/);
 });
 
 test('malformed output is refused with file:line', (t) => {

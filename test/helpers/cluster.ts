@@ -4,6 +4,7 @@ import { connectRemote, type RemoteOptions } from '../../src/core/control/ssh-re
 import type { Remote } from '../../src/core/control/types.ts';
 import { localClusterUnavailableReason } from '../../src/lib/clusters/host-tools.ts';
 import { type LocalCluster, localClusterDown, localClusterUp } from '../../src/lib/clusters/local.ts';
+import type { LoginUserOptions } from '../../src/lib/clusters/local-login-user.ts';
 
 /**
  * A local cluster shared by the tests of one file:
@@ -34,6 +35,10 @@ export interface WithClusterOptions {
   nodes: number;
   name: string;
   subnet?: string;
+  /** Lab-like addressing: SSH through 127.0.0.1 forwards, cluster traffic on the namespace addresses. */
+  sshViaForward?: boolean;
+  /** Nodes log in as this non-root user with sudo. */
+  loginUser?: LoginUserOptions;
 }
 
 function skippingTest(test: TestFn, reason: string): TestFn {
@@ -91,6 +96,8 @@ export function withCluster(test: TestFn, given: WithClusterOptions): ClusterFix
         nodes: opts.nodes,
         name: opts.name,
         ...(opts.subnet ? { subnet: opts.subnet } : {}),
+        ...(opts.sshViaForward && { sshViaForward: true }),
+        ...(opts.loginUser && { loginUser: opts.loginUser }),
       });
     });
     test.after.always(async () => {

@@ -15,7 +15,7 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
     [['--local', '5', '--time-limit', 'soon'], /--time-limit: "soon" is not a duration/],
     [['--local', '5', '--time-limit', '30'], /--time-limit: "30" has no unit; write 30s/],
     [['--local', '5', '--client', 'telnet'], /--client: unknown client "telnet"/],
-    [['--workload', 'register'], /--inventory FILE or --local N/],
+    [['--workload', 'register'], /--inventory FILE, --local N or --nodes/],
     [['--inventory', '/no/such/inventory.yaml'], /inventory/i],
   ] as const) {
     const r = await run(...args);

@@ -1,11 +1,14 @@
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { packageVersion } from '../../core/util/package-info.ts';
 import { pluginArgs } from '../plugin/args.ts';
+import { helpEpilogue } from './help.ts';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
 /**
  * faultline's command line. Each file in ./commands exports `register(program)` and is named after the
@@ -37,13 +40,35 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
       'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
     )
     .option('--log-json', 'log JSON lines to stderr instead of pretty text')
-    .option('--log-level <level>', 'trace|debug|info|warn|error', 'info')
+    .addOption(
+      new Option('--log-level <level>', 'how much to log')
+        .choices(LOG_LEVELS)
+        .env('FAULTLINE_LOG_LEVEL')
+        .default('info'),
+    )
+    .option('--no-color', 'no colour in logs (also: the NO_COLOR environment variable)')
+    .option('-q, --quiet', 'only warnings, errors and results: no progress lines (log level warn)')
     .version(packageVersion)
     .showHelpAfterError()
     .exitOverride()
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline run plans/etcd-register.md --local 3      # a test plan on a local cluster',
+        'faultline test --nodes n1,n2,n3 --db etcd --nemesis partition --time-limit 60s',
+        'faultline check history.edn --checker linearizable --model cas-register',
+      ]),
+    )
     .hook('preAction', (cmd) => {
-      const o = cmd.optsWithGlobals() as { logJson?: boolean; logLevel?: string };
-      configureLogger({ json: o.logJson ?? false, level: o.logLevel ?? 'info' });
+      const o = cmd.optsWithGlobals() as {
+        logJson?: boolean;
+        logLevel?: string;
+        color?: boolean;
+        quiet?: boolean;
+      };
+      // NO_COLOR is the one switch the logger and any child process read.
+      if (o.color === false) process.env.NO_COLOR = '1';
+      configureLogger({ json: o.logJson ?? false, level: o.quiet ? 'warn' : (o.logLevel ?? 'info') });
     });
   const dir = join(here, 'commands');
   const all = readdirSync(dir)

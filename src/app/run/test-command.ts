@@ -1,14 +1,16 @@
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
-import { loadSchedule, parseFaults } from '../../../nemeses/schedule.ts';
+import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
+import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
-import { teeLogToFile } from '../../core/util/log.ts';
+import { log, teeLogToFile } from '../../core/util/log.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
+import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { createSut } from '../../lib/sut.ts';
 import { workloads } from '../../lib/workloads/index.ts';
@@ -56,6 +58,9 @@ async function testInSession(
     {
       ...(o.inventory && { inventory: o.inventory }),
       ...(o.local && { local: o.local }),
+      ...(o.nodeList && {
+        nodes: { specs: o.nodeList, description: `${o.nodeList.length} node(s) from --nodes` },
+      }),
       clusterName: o.clusterName,
     },
     { ssh: o.ssh, remote: { logDir: join(outDir, SSH_LOG_DIR) }, localLifetime: 'keep', log: say },
@@ -64,53 +69,104 @@ async function testInSession(
   try {
     const nodes = remote.nodes.map((n) => n.name);
     const concurrency = parseConcurrency(o.concurrency, nodes.length);
-    const sut = await createSut(
-      {
-        db: o.db,
-        ...(o.client && { client: o.client }),
-        workload: o.workload,
-        dbOptions: o.dbOptions,
-        where: '--db',
-      },
-      remote,
-    );
-    const seed = o.seed ?? randomInt(1, 2 ** 31 - 1);
+    const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
     const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
-    say(
-      `faultline test: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
-        `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${seed}`,
-    );
-    const result = await withInterrupt((signal) =>
-      runTest({
-        remote,
-        db: sut.db,
-        makeClient: sut.makeClient,
-        workload: o.workload,
-        faults: o.faults,
-        nemesisIntervalS: o.nemesisIntervalS,
-        timeLimitS: o.timeLimitS,
-        concurrency,
-        rate: o.rate,
+    const verdicts: Validity[] = [];
+    for (let i = 0; i < o.testCount; i++) {
+      const seed = baseSeed + i;
+      const result = await runOnce(o, remote, {
         seed,
-        outDir,
-        opTimeoutMs: o.opTimeoutMs,
-        recoveryS: o.recoveryS,
-        leaveDbRunning: o.leaveDbRunning,
-        ...(o.replay && { replay: o.replay }),
-        ...(faultSchedule && { faultSchedule }),
-        onProgress: progressPrinter(control),
-        meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
-        signal,
-      }),
-    );
-    if (process.stderr.isTTY) process.stderr.write('\n');
-    const out = o.json ? `${JSON.stringify(result)}\n` : summaryTable(result);
-    process.stdout.write(out);
-    control.write(out);
-    return exitCode(result.valid);
+        concurrency,
+        faultSchedule,
+        index: i,
+        sessionDir: outDir,
+        control,
+      });
+      verdicts.push(result.valid);
+      if (result.interrupted) break;
+    }
+    if (o.testCount > 1)
+      say(
+        `faultline test: ${verdicts.length} of ${o.testCount} runs (seeds ${baseSeed}…${baseSeed + verdicts.length - 1}): ` +
+          `${verdicts.map((v, i) => `${baseSeed + i} ${VALID_WORD(v)}`).join(', ')}`,
+      );
+    return combinedExitCode(verdicts);
   } finally {
     await cluster.close();
   }
+}
+
+/** One run of `faultline test` (of --test-count), printed as it ends. */
+async function runOnce(
+  o: TestFlags,
+  remote: Remote,
+  r: {
+    seed: number;
+    concurrency: number;
+    faultSchedule?: Schedule;
+    index: number;
+    sessionDir: string;
+    control: ControlLog;
+  },
+): Promise<{ valid: Validity; interrupted: boolean }> {
+  const nodes = remote.nodes.map((n) => n.name);
+  const sut = await createSut(
+    {
+      db: o.db,
+      ...(o.client && { client: o.client }),
+      workload: o.workload,
+      dbOptions: o.dbOptions,
+      where: '--db',
+    },
+    remote,
+  );
+  const many = o.testCount > 1;
+  // One session; with --test-count each run gets its own directory inside it.
+  const outDir = many ? join(r.sessionDir, `run-${r.index + 1}`) : r.sessionDir;
+  const line =
+    `faultline test${many ? ` ${r.index + 1}/${o.testCount}` : ''}: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${r.concurrency}, rate ${o.rate}/s, ` +
+    `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${r.seed}`;
+  process.stderr.write(`${line}\n`);
+  r.control.write(line);
+  let interrupted = false;
+  const result = await withInterrupt((signal) => {
+    signal.addEventListener('abort', () => {
+      interrupted = true;
+    });
+    return runTest({
+      remote,
+      db: sut.db,
+      makeClient: sut.makeClient,
+      workload: o.workload,
+      faults: o.faults,
+      nemesisIntervalS: o.nemesisIntervalS,
+      timeLimitS: o.timeLimitS,
+      concurrency: r.concurrency,
+      rate: o.rate,
+      seed: r.seed,
+      outDir,
+      opTimeoutMs: o.opTimeoutMs,
+      recoveryS: o.recoveryS,
+      leaveDbRunning: o.leaveDbRunning,
+      ...(o.replay && { replay: o.replay }),
+      ...(r.faultSchedule && { faultSchedule: r.faultSchedule }),
+      onProgress: progressPrinter(r.control),
+      meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
+      signal,
+    });
+  });
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  const out = o.json ? `${JSON.stringify(result)}\n` : summaryTable(result);
+  process.stdout.write(out);
+  r.control.write(out);
+  return { valid: result.valid, interrupted };
+}
+
+/** Every run counts: any invalid run exits 1, else any unknown one 2, else 0. */
+export function combinedExitCode(verdicts: readonly Validity[]): number {
+  if (verdicts.some((v) => v === false)) return EXIT.invalid;
+  if (verdicts.some((v) => v !== true)) return EXIT.unknown;
+  return EXIT.valid;
 }
 
 /**
@@ -155,7 +211,7 @@ async function withInterrupt<T>(run: (signal: AbortSignal) => Promise<T>): Promi
 }
 
 export function exitCode(valid: Validity): number {
-  return valid === true ? EXIT.valid : valid === false ? EXIT.invalid : EXIT.unknown;
+  return combinedExitCode([valid]);
 }
 
 interface TestFlags {
@@ -181,6 +237,10 @@ interface TestFlags {
   leaveDbRunning: boolean;
   json: boolean;
   ssh: SshCliOptions;
+  /** Jepsen-style `--nodes`/`--nodes-file`. */
+  nodeList?: NodeSpec[];
+  /** Run the test this many times, with seeds seed, seed+1, … */
+  testCount: number;
 }
 
 /** `10` or Jepsen's `3n` (× node count). */
@@ -208,8 +268,11 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   const serializableReads = f.serializableReads === true;
   if (serializableReads && !dbDef.staleReads)
     throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
-  if (f.inventory && f.local) throw new UserError('--inventory and --local exclude each other');
-  if (!f.inventory && !f.local) throw new UserError('say where the nodes are: --inventory FILE or --local N');
+  const nodeList = nodesFromFlags(f as NodeListFlags);
+  if ([f.inventory, f.local, nodeList].filter(Boolean).length > 1)
+    throw new UserError('--inventory, --local and --nodes/--nodes-file exclude each other');
+  if (!f.inventory && !f.local && !nodeList)
+    throw new UserError('say where the nodes are: --inventory FILE, --local N or --nodes n1,n2,…');
   const rate = Number(f.rate ?? 100);
   if (!(rate > 0))
     throw new UserError(`--rate: expected a positive number of ops per second (got ${String(f.rate)})`);
@@ -230,7 +293,9 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     leaveDbRunning: f.leaveDbRunning === true,
     json: f.json === true,
     ssh: sshCliOptionsFrom(f),
+    testCount: f.testCount === undefined ? 1 : positiveInt(f.testCount, '--test-count'),
   };
+  if (nodeList) out.nodeList = nodeList;
   if (f.inventory) out.inventory = String(f.inventory);
   if (f.local) out.local = positiveInt(f.local, '--local');
   if (f.seed !== undefined) {
@@ -246,6 +311,8 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
 }
 
 function progressPrinter(control: ControlLog): (p: Progress) => void {
+  // --quiet (log level warn or above): no progress lines, only the results.
+  if (!log().isLevelEnabled('info')) return () => {};
   const tty = process.stderr.isTTY;
   let last = 0;
   return (p) => {

@@ -51,6 +51,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
       throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
     o.junitInconclusiveAs = as as JunitInconclusiveAs;
   }
+  if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
   return o;
 }
 

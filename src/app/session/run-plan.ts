@@ -34,6 +34,7 @@ import type { SessionVerdict } from '../verdict/states.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
+import { reproducerCommand } from './reproducer.ts';
 import { runScenario } from './scenario-run.ts';
 import { discoverToolbox } from './toolbox.ts';
 
@@ -66,6 +67,10 @@ export interface RunPlanOptions {
   replay?: string;
   /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
   junitInconclusiveAs?: JunitInconclusiveAs;
+  /** `--plugin` paths, as given (they go into the reproducer). */
+  plugins?: string[];
+  /** Where the run was started from: the reproducer's paths are relative to it (default: the cwd). */
+  cwd?: string;
   /** Ask the operator (terminal on both ends, and no --yes). */
   interactive: boolean;
   print: (line: string) => void;
@@ -344,6 +349,7 @@ async function runRow(
     print: o.print,
     signal: budget.signal,
     maxReductionRuns: o.maxReductionRuns,
+    reproducer: (fail) => reproducerCommand(o, fail, o.cwd),
     ...(s.replay && s.replay.scenario === row.id && { replay: s.replay }),
     harnessVersion: `faultline ${packageVersion} ${s.record.commit}`,
   })

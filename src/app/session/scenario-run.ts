@@ -11,6 +11,7 @@ import {
 import type { Remote } from '../../core/control/types.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
+import { log } from '../../core/util/log.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
@@ -41,6 +42,8 @@ export interface ScenarioRunOptions {
   print: (line: string) => void;
   signal: AbortSignal;
   maxReductionRuns: number;
+  /** The command that re-runs a reproducible FAIL from its reduced schedule, as printed. */
+  reproducer: (fail: { scenario: string; seed: number; replayPath: string }) => string;
   /** A reduced schedule to run instead of the plan's windows. */
   replay?: ReplayFile;
   harnessVersion: string;
@@ -214,7 +217,8 @@ function runner(s: ScenarioState): RunOnce {
       recoveryS: RECOVERY_S,
       signal: o.signal,
       onProgress: (p) => {
-        if (p.elapsedS - last < 5) return;
+        // --quiet (log level warn or above) drops progress lines; verdicts still print.
+        if (p.elapsedS - last < 5 || !log().isLevelEnabled('info')) return;
         last = p.elapsedS;
         o.print(
           `  ${sc.id} ${label}: ${p.elapsedS.toFixed(0)}s ${p.stats.invoked} ops (${p.opsPerSec.toFixed(0)}/s) faults: ${p.faults.join('; ') || 'none'}`,
@@ -335,7 +339,7 @@ async function confirmFail(
   await o.log.event(id, `reduced: ${reduction.line}`, reduction.path);
   return {
     rerun,
-    reproducer: `faultline run ${o.planPath} --scenario ${id} --seed ${seed} --replay ${reduction.path}`,
+    reproducer: o.reproducer({ scenario: id, seed, replayPath: reduction.path }),
     reduction,
   };
 }

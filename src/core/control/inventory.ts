@@ -21,6 +21,8 @@ import type { NodeSpec } from './types.ts';
  *   nodes:
  *     n1: 10.0.0.11                    # just the host
  *     n2: { host: 10.0.0.12, port: 2222 }
+ *     n3: { host: 127.0.0.1, port: 2201, address: 192.168.56.103 }   # SSH through a forward; peers,
+ *                                      # clients, partitions and probes use `address`
  *
  * Secrets are only ever *names of environment variables*; a literal password is rejected.
  */
@@ -32,11 +34,15 @@ const pathNameSchema = (what: string) =>
       isPathName,
       `${what} cannot be used in a path: use letters, digits, _ . - (not starting with . or -, no ..)`,
     );
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const ADDRESS = /^(?:[A-Za-z0-9][A-Za-z0-9.-]*|[0-9A-Fa-f:.]+)$/;
 
 const NodeFields = z
   .object({
     host: z.string().min(1).optional(),
     port: z.number().int().min(1).max(65535).optional(),
+    address: z.string().regex(ADDRESS, 'must be an IP address or host name').optional(),
+    clusterSshPort: z.number().int().min(1).max(65535).optional(),
     user: z.string().min(1).optional(),
     identityFile: z.string().min(1).optional(),
     passwordEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
@@ -198,6 +204,13 @@ export function parseInventory(text: string, file: string): Inventory {
         'give proxyJump or proxyCommand, not both',
       );
   }
+  if (defaults.address)
+    throw new InputError(
+      file,
+      keyLine(doc, counter, ['defaults'], 'address'),
+      'defaults.address',
+      'a cluster address belongs to one node; give it under nodes.<name>.address',
+    );
   const nodes: NodeSpec[] = Object.entries(inv.nodes).map(([name, value]) => {
     const own = typeof value === 'string' ? { host: value } : value;
     const merged = { ...defaults, ...own, labels: { ...(defaults.labels ?? {}), ...(own.labels ?? {}) } };
@@ -211,6 +224,8 @@ export function parseInventory(text: string, file: string): Inventory {
     };
     const identity = own.identityFile ?? viaConfig?.identityFile ?? defaults.identityFile;
     if (identity) spec.identityFile = expandPath(identity, baseDir);
+    if (own.address) spec.address = own.address;
+    if (own.clusterSshPort !== undefined) spec.clusterSshPort = own.clusterSshPort;
     if (merged.passwordEnv) spec.passwordEnv = merged.passwordEnv;
     if (merged.sudoPasswordEnv) spec.sudoPasswordEnv = merged.sudoPasswordEnv;
     const route = routeFor(own, viaConfig, defaults);

@@ -6,8 +6,16 @@
 export interface NodeSpec {
   /** Logical name used everywhere else (n1, n2 …). */
   name: string;
+  /** The SSH address: how the control host reaches the node's sshd (possibly a port forward). */
   host: string;
   port: number;
+  /**
+   * The cluster address: what peers and clients use, what partitions and probes target. Absent when it
+   * is the SSH host; read it through `clusterAddress`.
+   */
+  address?: string;
+  /** The port sshd answers on at the cluster address, when `address` is set (default 22). */
+  clusterSshPort?: number;
   user: string;
   identityFile?: string;
   /** Name of an environment variable holding the SSH password (never the password itself). */

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { hostKeyPolicyFrom, remoteOptionsFor, type SshCliOptions } from '../../core/control/connect.ts';
 import { type Inventory, loadInventory } from '../../core/control/inventory.ts';
 import { connectRemote, type RemoteOptions } from '../../core/control/ssh-remote.ts';
@@ -15,8 +17,11 @@ export interface ClusterSource {
   /** A local cluster of this many nodes, named `clusterName`. */
   local?: number;
   clusterName?: string;
-  /** Nodes recorded elsewhere (a fault ledger), with the known_hosts files that vouch for them. */
-  nodes?: { specs: NodeSpec[]; knownHostsFiles?: string[] };
+  /**
+   * Nodes given directly (a fault ledger's record, Jepsen-style `--nodes`), with the known_hosts files
+   * that vouch for them and how to describe them.
+   */
+  nodes?: { specs: NodeSpec[]; knownHostsFiles?: string[]; description?: string };
 }
 
 export interface ConnectOptions {
@@ -47,6 +52,8 @@ export async function connectCluster(
 ): Promise<ConnectedCluster> {
   const log = o.log ?? (() => {});
   if (source.inventory && source.local) throw new UserError('--inventory and --local exclude each other');
+  if (source.nodes?.description && (source.inventory || source.local))
+    throw new UserError('--nodes/--nodes-file, --inventory and --local exclude each other');
   let inventoryPath = source.inventory;
   let createdLocal = false;
   let description = `inventory ${source.inventory}`;
@@ -81,12 +88,16 @@ export async function connectCluster(
     options = remoteOptionsFor(inventory, o.ssh ?? {}, o.remote ?? {});
   } else if (source.nodes && source.nodes.specs.length > 0) {
     specs = source.nodes.specs;
-    description = `${specs.length} node(s) recorded in the fault ledger`;
-    const known = source.nodes.knownHostsFiles;
+    description = source.nodes.description ?? `${specs.length} node(s) recorded in the fault ledger`;
+    // `--known-hosts` files add to the recorded ones (and to ~/.ssh/known_hosts), as for an inventory.
+    const cliKnown = o.ssh?.knownHosts ?? [];
+    const known = [...(source.nodes.knownHostsFiles ?? []), ...cliKnown];
     options = {
       ...o.remote,
       hostKeyPolicy: hostKeyPolicyFrom(o.ssh ?? {}),
-      ...(known && { knownHostsFiles: known }),
+      ...(known.length > 0 && {
+        knownHostsFiles: cliKnown.length > 0 ? [join(homedir(), '.ssh', 'known_hosts'), ...known] : known,
+      }),
     };
   } else throw new UserError('say where the nodes are: --inventory FILE or --local N');
 

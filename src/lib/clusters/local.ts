@@ -14,12 +14,21 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { knownHostsName } from '../../core/control/known-hosts.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
+import {
+  checkLoginUser,
+  type LoginUserOptions,
+  LoginUserSchema,
+  loginUserMounts,
+  writeAccountFiles,
+  writeNodeHome,
+} from './local-login-user.ts';
 import {
   bridgeName,
   isClusterNetns,
@@ -28,6 +37,7 @@ import {
   vethHostName,
   vethPeerName,
 } from './local-names.ts';
+import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
 import { clusterDir, clustersDir, subnetClaimsDir } from './state-dir.ts';
 import { claimedSubnets, claimSubnet, releaseSubnet } from './subnet.ts';
 
@@ -57,6 +67,12 @@ const ClusterStateSchema = z.object({
   bridgeAddress: z.string(),
   createdAt: z.string(),
   nodes: z.array(NodeStateSchema),
+  /** Lab-like mode: SSH through 127.0.0.1 port forwards, cluster traffic on the namespace addresses. */
+  sshForward: z
+    .object({ pid: z.number().int().nullable(), ports: z.record(z.string(), z.number()) })
+    .optional(),
+  /** Nodes log in as this user and reach root through sudo. */
+  loginUser: LoginUserSchema.optional(),
 });
 
 export type LocalClusterState = z.infer<typeof ClusterStateSchema>;
@@ -70,6 +86,13 @@ export interface LocalClusterUpOptions {
   subnet?: string;
   /** How long to wait for every sshd to accept connections. */
   readyTimeoutMs?: number;
+  /**
+   * Lab-like addressing: each node's sshd is reached through its own port forward on 127.0.0.1 (as
+   * through Vagrant's NAT), while peers, clients, partitions and probes use the namespace address.
+   */
+  sshViaForward?: boolean;
+  /** Log in as this non-root user with sudo (NOPASSWD, or a password from an environment variable). */
+  loginUser?: LoginUserOptions;
 }
 
 export const DEFAULT_CLUSTER_NAME = 'local';
@@ -93,11 +116,19 @@ export function readClusterState(name: string): LocalClusterState | null {
 }
 
 function nodeSpecs(state: LocalClusterState, identityFile: string): NodeSpec[] {
+  const forwarded = state.sshForward?.ports;
   return state.nodes.map((n) => ({
     name: n.name,
     host: n.address,
     port: 22,
-    user: 'root',
+    ...(forwarded?.[n.name] !== undefined && {
+      host: '127.0.0.1',
+      port: forwarded[n.name] as number,
+      address: n.address,
+      clusterSshPort: 22,
+    }),
+    user: state.loginUser?.name ?? 'root',
+    ...(state.loginUser?.sudoPasswordEnv && { sudoPasswordEnv: state.loginUser.sudoPasswordEnv }),
     identityFile,
     sharedKernelClock: true,
     labels: { cluster: state.name, netns: n.netns },
@@ -117,14 +148,15 @@ function describe(state: LocalClusterState): LocalCluster {
   };
 }
 
-function sshdConfig(dir: string, node: string, address: string): string {
+function sshdConfig(dir: string, node: string, address: string, loginUser: boolean): string {
   const nodeDir = join(dir, 'nodes', node);
   return [
     `# faultline local cluster node ${node}`,
     `ListenAddress ${address}:22`,
     `HostKey ${join(nodeDir, 'ssh_host_ed25519_key')}`,
     'PidFile none',
-    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    // A login user cannot read the cluster's 0700 directory; its key is in its own home.
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}${loginUser ? ' .ssh/authorized_keys' : ''}`,
     'PermitRootLogin prohibit-password',
     'PasswordAuthentication no',
     'KbdInteractiveAuthentication no',
@@ -145,7 +177,7 @@ function sshdConfig(dir: string, node: string, address: string): string {
  * The script run as PID 1's parent inside a node's fresh namespaces: set the hostname, give the node its
  * own /root, /tmp and /etc/hosts, then become sshd.
  */
-function nodeInitScript(dir: string, node: string, configPath: string): string {
+function nodeInitScript(dir: string, node: string, configPath: string, loginUser: boolean): string {
   const nodeDir = join(dir, 'nodes', node);
   return [
     'set -e',
@@ -153,11 +185,12 @@ function nodeInitScript(dir: string, node: string, configPath: string): string {
     `mount --bind ${join(nodeDir, 'root')} /root`,
     `mount --bind ${join(nodeDir, 'tmp')} /tmp`,
     `mount --bind ${join(dir, 'hosts')} /etc/hosts`,
+    ...(loginUser ? loginUserMounts(dir, nodeDir) : []),
     `exec ${sshdPath()} -D -f ${configPath} -E ${join(nodeDir, 'sshd.log')}`,
   ].join('\n');
 }
 
-function startNodeSshd(dir: string, node: string, netns: string): number {
+function startNodeSshd(dir: string, node: string, netns: string, loginUser: boolean): number {
   const nodeDir = join(dir, 'nodes', node);
   const configPath = join(nodeDir, 'sshd_config');
   const out = openSync(join(nodeDir, 'launcher.log'), 'a');
@@ -180,7 +213,7 @@ function startNodeSshd(dir: string, node: string, netns: string): number {
       '--',
       '/bin/sh',
       '-c',
-      nodeInitScript(dir, node, configPath),
+      nodeInitScript(dir, node, configPath, loginUser),
     ],
     { detached: true, stdio: ['ignore', out, out] },
   );
@@ -235,6 +268,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
   if (!Number.isInteger(opts.nodes) || opts.nodes < 1 || opts.nodes > MAX_NODES) {
     throw new UserError(`--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_NODES}`);
   }
+  if (opts.loginUser) checkLoginUser(opts.loginUser);
   const dir = clusterDir(name);
   if (existsSync(statePath(name))) {
     throw new UserError(
@@ -273,6 +307,10 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     const identityFile = join(dir, 'id_ed25519');
     const clusterPub = await keygen(identityFile, `faultline-cluster-${name}`);
     writeFileSync(join(dir, 'authorized_keys'), `${clusterPub}\n`, { mode: 0o600 });
+    if (opts.loginUser) {
+      state.loginUser = await writeAccountFiles(dir, opts.loginUser);
+      writeState(state);
+    }
     writeFileSync(
       join(dir, 'hosts'),
       `127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n${state.nodes.map((n) => `${n.address} ${n.name}`).join('\n')}\n`,
@@ -310,17 +348,34 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
         // Empty shell start-up files: commands on a node must not pay for the host's ~/.bashrc.
         writeFileSync(join(nodeDir, 'root', '.bashrc'), '');
         writeFileSync(join(nodeDir, 'root', '.profile'), '');
-        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address));
+        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address, !!state.loginUser));
+        if (state.loginUser) writeNodeHome(nodeDir, state.loginUser, clusterPub);
         const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
-        return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
+        return [n.name, pub.split(' ').slice(0, 2).join(' ')] as const;
       }),
     );
-    writeFileSync(join(dir, 'known_hosts'), `${hostKeys.join('\n')}\n`);
 
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
-    for (const n of state.nodes) n.launcherPid = startNodeSshd(dir, n.name, n.netns);
+    for (const n of state.nodes) n.launcherPid = startNodeSshd(dir, n.name, n.netns, !!state.loginUser);
     writeState(state);
     await waitForSshd(state, opts.readyTimeoutMs ?? 15_000);
+    if (opts.sshViaForward) {
+      state.sshForward = { pid: null, ports: {} };
+      writeState(state);
+      state.sshForward = await startSshForwards(
+        dir,
+        Object.fromEntries(state.nodes.map((n) => [n.name, n.address])),
+      );
+      writeState(state);
+      for (const [node, port] of Object.entries(state.sshForward.ports))
+        if (!(await tcpOpen('127.0.0.1', port, 5000)))
+          throw new Error(`the SSH forward 127.0.0.1:${port} does not reach ${node}'s sshd`);
+    }
+    const specs = nodeSpecs(state, identityFile);
+    writeFileSync(
+      join(dir, 'known_hosts'),
+      `${hostKeys.map(([node, key], i) => `${knownHostsName(specs[i]?.host ?? node, specs[i]?.port ?? 22)} ${key}`).join('\n')}\n`,
+    );
 
     const cluster = describe(state);
     writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
@@ -388,6 +443,7 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
     killedPids: [],
     existed: false,
   };
+  report.killedPids.push(...(await stopSshForwards(state?.sshForward?.pid)));
   const namespaces = (await listNetns()).filter((ns) => isClusterNetns(name, ns));
   for (const ns of namespaces) {
     const pids = await netnsPids(ns);
@@ -430,6 +486,8 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
 export interface NodeHealth {
   name: string;
   address: string;
+  /** Where the control host reaches sshd (`127.0.0.1:<port>` through a forward in lab-like mode). */
+  sshAddress: string;
   netns: boolean;
   processes: number;
   sshd: boolean;
@@ -465,11 +523,13 @@ export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): P
     connectTimeoutMs: 3000,
   });
   const nodes = await Promise.all(
-    state.nodes.map(async (n): Promise<NodeHealth> => {
+    state.nodes.map(async (n, i): Promise<NodeHealth> => {
       const has = namespaces.has(n.netns);
+      const spec = cluster.nodes[i];
       const health: NodeHealth = {
         name: n.name,
         address: n.address,
+        sshAddress: `${spec?.host}:${spec?.port}`,
         netns: has,
         processes: has ? (await netnsPids(n.netns)).length : 0,
         sshd: await tcpOpen(n.address, 22, 1000),

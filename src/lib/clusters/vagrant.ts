@@ -9,8 +9,8 @@ import { InputError, UserError } from '../../core/util/errors.ts';
 /**
  * Nodes from `vagrant ssh-config`: one `Host <machine>` block per VM with HostName 127.0.0.1, a NAT
  * forwarded Port, User vagrant and a per-machine IdentityFile. SSH goes over the forward, but database
- * traffic and partitions must use the private network, so each node also gets `labels.privateAddress`
- * (our Vagrantfile gives n<i> the address <privateBase>+i).
+ * traffic and partitions must use the private network, so each node also gets its cluster `address`
+ * (our Vagrantfile gives n<i> the address <privateBase>+i), with sshd on port 22 there.
  */
 export interface VagrantImportOptions {
   /** First address of the private network minus one; n1 gets base+1. Default 192.168.56.100. */
@@ -52,7 +52,10 @@ export function parseVagrantSshConfig(
       labels: { provider: 'vagrant' },
     };
     const priv = privateAddress(base, alias);
-    if (priv && spec.labels) spec.labels.privateAddress = priv;
+    if (priv) {
+      spec.address = priv;
+      spec.clusterSshPort = 22;
+    }
     if (r.proxyJump) spec.proxyJump = r.proxyJump;
     if (r.proxyCommand) spec.proxyCommand = r.proxyCommand;
     return spec;
@@ -70,6 +73,8 @@ export function renderVagrantInventory(nodes: readonly NodeSpec[], source: strin
         {
           host: n.host,
           port: n.port,
+          ...(n.address && { address: n.address }),
+          ...(n.clusterSshPort !== undefined && { clusterSshPort: n.clusterSshPort }),
           user: n.user,
           identityFile: n.identityFile,
           ...(n.proxyJump && { proxyJump: n.proxyJump }),

@@ -165,7 +165,6 @@ function describe(s: VmClusterState): LocalCluster {
     labels: {
       cluster: s.name,
       vm: 'qemu',
-      address: n.address,
       dataDevice: DATA_DEVICE,
       dataMount: DATA_MOUNT,
     },

@@ -2,6 +2,7 @@ import { Socket } from 'node:net';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
@@ -155,7 +156,7 @@ export class DaemonDatabase implements Database {
   }
 
   private address(ctx: DbContext, node: string): string {
-    return ctx.remote.node(node).labels?.privateAddress ?? ctx.remote.node(node).host;
+    return clusterAddress(ctx.remote.node(node));
   }
 
   clientAddress(ctx: DbContext, node: string): string {

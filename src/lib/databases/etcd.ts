@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -93,11 +94,11 @@ export class EtcdDb implements Database {
   }
 
   clientAddress(ctx: DbContext, node: string): string {
-    return `http://${this.spec(ctx, node).host}:${this.clientPort}`;
+    return `http://${clusterAddress(this.spec(ctx, node))}:${this.clientPort}`;
   }
 
   private peerUrl(ctx: DbContext, node: string): string {
-    return `http://${this.spec(ctx, node).host}:${this.peerPort}`;
+    return `http://${clusterAddress(this.spec(ctx, node))}:${this.peerPort}`;
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -76,11 +77,12 @@ export class RedisDb implements Database {
   }
 
   clientAddress(ctx: DbContext, node: string): string {
-    return `redis://${this.spec(ctx, node).host}:${this.port}`;
+    return `redis://${this.host(ctx, node)}:${this.port}`;
   }
 
+  /** The node's cluster address: replicas and clients use it, never the SSH address. */
   host(ctx: DbContext, node: string): string {
-    return this.spec(ctx, node).host;
+    return clusterAddress(this.spec(ctx, node));
   }
 
   private currentPrimary(ctx: DbContext): string {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline author PLAN [--scenario S3] [--overwrite | --sibling]`: write scenario skeletons to their
@@ -16,6 +17,13 @@ const collect = (v: string, prev: string[]) => [
 export function register(program: Command): void {
   program
     .command('author')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline author plans/etcd-register.md',
+        'faultline author plans/etcd-register.md --force   # overwrite skeletons that exist',
+      ]),
+    )
     .description("write each scenario's skeleton to its Target test file (never overwriting silently)")
     .argument('<plan>', 'plan file')
     .option('--scenario <id>', 'only this scenario (repeatable)', collect, [])

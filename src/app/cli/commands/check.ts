@@ -3,6 +3,7 @@ import { models } from '../../../../checkers/linearizability/models/index.ts';
 import { checkers } from '../../../../checkers/registry.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { namesOf, registryOption } from '../choices.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline check HISTORY --checker NAME[,NAME…]`: run any registered oracle over a recorded history.
@@ -49,6 +50,14 @@ function jsonOrText(text: string): unknown {
 export function register(program: Command): void {
   program
     .command('check')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline check run/history.jsonl --checker linearizable --model register',
+        'faultline check history.edn --checker elle --workload list-append',
+        'faultline check etcd.log --checker linearizable --model cas-register --html out/lin.html',
+      ]),
+    )
     .description('check a recorded history with one or more oracles (exit 0 valid, 1 invalid, 2 unknown)')
     .argument('[history]', 'history file (faultline JSONL, Jepsen EDN, elle-cli JSON, Porcupine logs)')
     .option('-c, --checker <names>', `comma-separated checker names: ${namesOf(checkers)}`)

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 interface UpFlags {
   nodes: string;
@@ -8,6 +9,9 @@ interface UpFlags {
   vm?: boolean;
   memory?: string;
   rebuildImage?: boolean;
+  sshViaForward?: boolean;
+  user?: string;
+  sudoPasswordEnv?: string;
 }
 
 /** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
@@ -28,10 +32,28 @@ async function vmUpAction(nodes: number, o: UpFlags): Promise<void> {
 
 /** `faultline cluster up|down|status|list|vagrant`: local namespace or VM clusters and Vagrant imports. */
 export function register(program: Command): void {
-  const cluster = program.command('cluster').description('build, inspect and remove test clusters');
+  const cluster = program
+    .command('cluster')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster up --nodes 5 --name lab-a',
+        'faultline cluster status --name lab-a',
+        'faultline cluster down --name lab-a',
+      ]),
+    )
+    .description('build, inspect and remove test clusters');
 
   cluster
     .command('up')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster up --nodes 5 --name lab-a',
+        'faultline cluster up --nodes 3 --name lab-b --ssh-via-forward --user ops   # lab-like: forwards, sudo',
+        'faultline cluster up --vm --nodes 3 --name vm-a',
+      ]),
+    )
     .description(
       'build a local cluster of network namespaces with sshd on each node; prints the inventory path',
     )
@@ -42,17 +64,38 @@ export function register(program: Command): void {
     .option('--vm', 'qemu VMs with their own kernels (netem, dm-flakey, settime) instead of namespaces')
     .option('--memory <size>', 'memory per VM node (--vm)', '512M')
     .option('--rebuild-image', 'rebuild the cached VM node image (--vm)')
+    .option(
+      '--ssh-via-forward',
+      'lab-like addressing: SSH through a 127.0.0.1 port forward per node, cluster traffic and faults on the namespace addresses',
+    )
+    .option('--user <name>', 'nodes log in as this non-root user and reach root through sudo (NOPASSWD)')
+    .option(
+      '--sudo-password-env <var>',
+      'with --user: sudo asks for a password, read from this environment variable (here and at run time)',
+    )
     .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);
       if (o.vm) return vmUpAction(nodes, o);
       const { localClusterUp } = await import('../../../lib/clusters/local.ts');
-      const c = await localClusterUp({ nodes, name: o.name, ...(o.subnet ? { subnet: o.subnet } : {}) });
+      const c = await localClusterUp({
+        nodes,
+        name: o.name,
+        ...(o.subnet && { subnet: o.subnet }),
+        ...(o.sshViaForward && { sshViaForward: true }),
+        ...(o.user && {
+          loginUser: { name: o.user, ...(o.sudoPasswordEnv && { sudoPasswordEnv: o.sudoPasswordEnv }) },
+        }),
+      });
       if (o.json) process.stdout.write(`${JSON.stringify(c, null, 2)}\n`);
       else process.stdout.write(`${c.inventoryPath}\n`);
     });
 
   cluster
     .command('down')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline cluster down --name lab-a', 'faultline cluster down --name vm-a']),
+    )
     .description('remove every namespace, link, bridge, sshd and key of a local cluster (idempotent)')
     .option('--name <name>', 'cluster name', 'local')
     .option('--all', 'remove every local cluster faultline knows about')
@@ -67,6 +110,10 @@ export function register(program: Command): void {
 
   cluster
     .command('status')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline cluster status --name lab-a', 'faultline cluster status --name lab-a --json']),
+    )
     .description('show the nodes of a local cluster and their health')
     .option('--name <name>', 'cluster name', 'local')
     .option('--json', 'print JSON')
@@ -90,7 +137,7 @@ export function register(program: Command): void {
           `inventory ${s.inventoryPath}`,
           ...s.nodes.map(
             (n) =>
-              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
+              `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} ${n.sshAddress === `${n.address}:22` ? '' : `ssh ${n.sshAddress}  `}netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
           ),
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
@@ -100,6 +147,7 @@ export function register(program: Command): void {
 
   cluster
     .command('list')
+    .addHelpText('after', helpEpilogue(['faultline cluster list']))
     .description('list local clusters')
     .action(async () => {
       const { listLocalClusters } = await import('../../../lib/clusters/local.ts');
@@ -110,6 +158,13 @@ export function register(program: Command): void {
 
   cluster
     .command('vagrant')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster vagrant --dir vagrant',
+        'faultline cluster vagrant --ssh-config recorded.txt --out nodes.yaml',
+      ]),
+    )
     .description('write an inventory for Vagrant VMs from `vagrant ssh-config`')
     .option('--dir <dir>', 'directory holding the Vagrantfile', 'vagrant')
     .option('--out <file>', 'inventory to write (default <dir>/inventory.yaml)')

@@ -1,10 +1,18 @@
 import type { Command } from 'commander';
 import { addSshOptions, type SshCliOptions } from '../../../core/control/connect.ts';
+import { helpEpilogue } from '../help.ts';
 
 /** `faultline doctor`: per-node preflight report (SSH, sudo, fault tooling, clock ownership, disk). */
 export function register(program: Command): void {
   const cmd = program
     .command('doctor')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline doctor --inventory nodes.yaml',
+        'faultline doctor --inventory nodes.yaml --json',
+      ]),
+    )
     .description(
       'check every node of an inventory: SSH, sudo, iptables, tc/netem, libfaketime, dm-flakey, FUSE, clock, disk',
     )

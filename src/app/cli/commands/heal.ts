@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { addSshOptions } from '../../../core/control/connect.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline heal --ledger FILE | --inventory FILE`: undo what a killed run left behind and sweep every
@@ -8,6 +9,13 @@ import { addSshOptions } from '../../../core/control/connect.ts';
 export function register(program: Command): void {
   const cmd = program
     .command('heal')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline heal --ledger store/etcd-register/20260101T120000/ledger.jsonl',
+        'faultline heal --inventory nodes.yaml   # sweep every node',
+      ]),
+    )
     .description(
       'heal every fault a fault ledger still has in force, then sweep every node and verify it is clean (exit 0 clean, 1 not clean)',
     )

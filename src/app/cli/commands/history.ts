@@ -1,8 +1,18 @@
 import { type Command, Option } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 /** `faultline history convert|stats`: move histories between formats and describe them. */
 export function register(program: Command): void {
-  const history = program.command('history').description('convert and describe operation histories');
+  const history = program
+    .command('history')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline history convert history.jsonl history.edn --to edn',
+        'faultline history stats history.jsonl',
+      ]),
+    )
+    .description('convert and describe operation histories');
   const fromOption = () =>
     new Option('--from <format>', 'input format (auto detects it from the content)')
       .choices(['auto', 'jsonl', 'json', 'edn', 'porcupine-etcd', 'porcupine-kv'])
@@ -10,6 +20,13 @@ export function register(program: Command): void {
 
   history
     .command('convert')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline history convert history.jsonl history.edn --to edn',
+        'faultline history convert etcd.log - --from porcupine-etcd --to jsonl',
+      ]),
+    )
     .description('convert a history: Jepsen EDN, Porcupine logs, JSON → faultline JSONL, EDN, or ops-json')
     .argument('<in>', 'input history file')
     .argument('<out>', 'output file ("-" for stdout)')
@@ -42,6 +59,10 @@ export function register(program: Command): void {
 
   history
     .command('stats')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline history stats history.jsonl', 'faultline history stats history.edn --json']),
+    )
     .description('events and ops by type and f, processes, retired processes, open ops, time span, ops/s')
     .argument('<file>', 'history file')
     .addOption(fromOption())

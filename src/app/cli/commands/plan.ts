@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline plan check PLAN [--json]`: load a Markdown or YAML/JSON plan and list every problem with
@@ -11,9 +12,23 @@ import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 export function register(program: Command): void {
   const plan = program
     .command('plan')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline plan check plans/etcd-register.md',
+        'faultline plan show plans/etcd-register.md',
+      ]),
+    )
     .description('read and validate test plans (the format: docs/plans.md)');
   plan
     .command('check')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline plan check plans/etcd-register.md',
+        'faultline plan check plans/etcd-register.md --json',
+      ]),
+    )
     .description('validate a plan: exit 3 if it must not run, 0 otherwise')
     .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON (.yaml, .yml, .json)')
     .option('--json', 'print one JSON object instead of text')
@@ -24,6 +39,7 @@ export function register(program: Command): void {
     });
   plan
     .command('show')
+    .addHelpText('after', helpEpilogue(['faultline plan show plans/etcd-register.md']))
     .description('print the resolved plan as JSON')
     .argument('<plan>', 'plan file')
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])

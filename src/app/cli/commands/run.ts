@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { addSshOptions } from '../../../core/control/connect.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
@@ -19,6 +20,14 @@ const collect = (v: string, prev: string[]) => [
 export function register(program: Command): void {
   const cmd = program
     .command('run')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline run plans/etcd-register.md --local 3',
+        'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening',
+        'faultline run plans/etcd-register.md --local 3 --scenario S3 --seed 7 --replay test-sessions/<id>/artifacts/S3/reduced-schedule.json',
+      ]),
+    )
     .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
     .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON')
     .option('--inventory <file>', 'inventory of the cluster nodes')

@@ -6,6 +6,7 @@ import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { registryOption } from '../choices.ts';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
@@ -14,6 +15,14 @@ import { registryOption } from '../choices.ts';
 export function register(program: Command): void {
   const cmd = program
     .command('test')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline test --local 5 --db etcd -w register --nemesis partition,kill --time-limit 60s',
+        'faultline test --nodes n1,n2,n3 --username admin --ssh-private-key ~/.ssh/id_ed25519 --test-count 5 --seed 100',
+        'faultline test --inventory nodes.yaml --db redis -w set --concurrency 2n',
+      ]),
+    )
     .description('run a workload against a database under faults and check the history (exit 0/1/2)')
     .addOption(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd'))
     .addOption(registryOption('--client <name>', "the client (default: the database's own)", clients))
@@ -21,6 +30,15 @@ export function register(program: Command): void {
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
+    .option('--nodes <hosts>', "Jepsen's node list: comma-separated hosts (host or host:port), named by host")
+    .option('--nodes-file <file>', "Jepsen's nodes file: one host per line (# comments)")
+    .option('--username <user>', 'login user for --nodes/--nodes-file (default root)')
+    .option('--ssh-private-key <file>', 'private key for --nodes/--nodes-file')
+    .option(
+      '--test-count <n>',
+      'run the test n times with seeds seed, seed+1, …; the exit code covers every run',
+      '1',
+    )
     .option(
       '--nemesis <faults>',
       `comma-separated fault classes: ${faultClasses()

@@ -1,0 +1,117 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { FaultRecord } from '../../nemeses/types.ts';
+import { runTest } from '../../src/app/run/test-run.ts';
+import { loadInventory } from '../../src/core/control/inventory.ts';
+import { EtcdClient } from '../../src/lib/clients/etcd.ts';
+import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import { withCluster } from '../helpers/cluster.ts';
+
+/**
+ * Nodes that log in as a non-root user and reach root through sudo, as on Vagrant boxes and most labs:
+ * one cluster whose sudo asks for a password (given through an environment variable), one with NOPASSWD.
+ * The password cluster runs the whole path: install, start, partitions and kills, uploads to root-owned
+ * paths, heal.
+ */
+const PASSWORD_ENV = 'FAULTLINE_TEST_SUDO_PW';
+process.env[PASSWORD_ENV] = 'correct horse $battery';
+const withPassword = withCluster(test, {
+  nodes: 3,
+  name: 'lab-e2e-sudo',
+  loginUser: { name: 'fltops', sudoPasswordEnv: PASSWORD_ENV },
+});
+const noPassword = withCluster(test, { nodes: 1, name: 'lab-e2e-nopw', loginUser: { name: 'fltlab' } });
+const tmp = mkdtempSync(join(tmpdir(), 'faultline-non-root-'));
+
+withPassword.test.serial('the inventory logs in as the user, sudo takes the password', async (t) => {
+  const inv = loadInventory(withPassword.cluster().inventoryPath);
+  for (const n of inv.nodes) t.like(n, { user: 'fltops', sudoPasswordEnv: PASSWORD_ENV });
+  const remote = await withPassword.remote();
+  t.is((await remote.exec('n1', 'id -un')).stdout.trim(), 'fltops');
+  t.is((await remote.exec('n1', 'id -u', { sudo: true })).stdout.trim(), '0');
+  // Without the password sudo refuses: the password really is required.
+  const bare = await remote.exec('n1', 'sudo -n true', { check: false });
+  t.not(bare.code, 0);
+});
+
+withPassword.test.serial('uploads and downloads reach root-owned paths through sudo', async (t) => {
+  const remote = await withPassword.remote();
+  const local = join(tmp, 'payload.txt');
+  writeFileSync(local, 'root-owned payload\n');
+  const target = '/root/faultline-upload.txt';
+  await t.throwsAsync(remote.upload('n2', local, target), undefined, 'plain SFTP cannot write /root');
+  await remote.upload('n2', local, target, { sudo: true });
+  const stat = await remote.exec('n2', `stat -c '%U %a' ${target}`, { sudo: true });
+  t.is(stat.stdout.trim().split(' ')[0], 'root');
+  await remote.exec('n2', `chmod 600 ${target}`, { sudo: true });
+  const back = join(tmp, 'back.txt');
+  await remote.download('n2', target, back, { sudo: true });
+  t.is(readFileSync(back, 'utf8'), 'root-owned payload\n');
+});
+
+withPassword.test.serial(
+  'etcd installs, starts, survives partitions and kills, and heals as a non-root user',
+  async (t) => {
+    const remote = await withPassword.remote();
+    const nodes = remote.nodes.map((n) => n.name);
+    const db = new EtcdDb();
+    const urls = Object.fromEntries(nodes.map((n) => [n, db.clientAddress({ remote, nodes }, n)]));
+    const started = Date.now();
+    const r = await runTest({
+      remote,
+      db,
+      makeClient: (opts) => new EtcdClient({ workload: 'multi-register', urls, ...opts }),
+      workload: 'multi-register',
+      faults: ['partition', 'kill'],
+      nemesisIntervalS: 4,
+      nemesisDelayS: 2,
+      timeLimitS: 15,
+      concurrency: 6,
+      rate: 60,
+      seed: 3,
+      outDir: mkdtempSync(join(tmp, 'run-')),
+      opTimeoutMs: 3000,
+      recoveryS: 3,
+    });
+    t.log(`etcd run as a non-root user: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const byName = Object.fromEntries(r.results.map((c) => [c.checker, c]));
+    t.is(byName.linearizable?.valid, true, byName.linearizable?.evidence);
+    t.is(byName.faults?.valid, true, byName.faults?.evidence);
+    const faults = JSON.parse(readFileSync(join(r.runDir, 'faults.json'), 'utf8')) as FaultRecord[];
+    t.true(faults.length >= 2, `${faults.length} faults`);
+    for (const f of faults) {
+      t.true(f.evidence?.landed, `${f.id} ${f.spec.kind}: ${f.evidence?.reason ?? ''}`);
+      t.truthy(f.healedAt, `${f.id} healed`);
+    }
+    // Healed: no FAULTLINE rule is left on any node.
+    for (const n of nodes) {
+      const rules = await remote.exec(n, 'iptables -w -S | grep -c FAULTLINE || true', { sudo: true });
+      t.is(rules.stdout.trim(), '0', `${n} has no fault rules left`);
+    }
+    const files = readdirSync(r.runDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    for (const f of files)
+      t.false(
+        readFileSync(join(f.parentPath, f.name), 'utf8').includes(process.env[PASSWORD_ENV] as string),
+        `${f.name} never holds the sudo password`,
+      );
+    t.is(r.valid, true);
+  },
+);
+
+noPassword.test.serial(
+  'NOPASSWD sudo: root rights without a password, uploads to root-owned paths',
+  async (t) => {
+    const inv = loadInventory(noPassword.cluster().inventoryPath);
+    t.like(inv.nodes[0], { user: 'fltlab' });
+    t.is(inv.nodes[0]?.sudoPasswordEnv, undefined);
+    const remote = await noPassword.remote();
+    t.is((await remote.exec('n1', 'id -un')).stdout.trim(), 'fltlab');
+    t.is((await remote.exec('n1', 'sudo -n id -u')).stdout.trim(), '0');
+    const local = join(tmp, 'nopw.txt');
+    writeFileSync(local, 'x');
+    await remote.upload('n1', local, '/root/faultline-nopw.txt', { sudo: true });
+    t.is((await remote.exec('n1', 'cat /root/faultline-nopw.txt', { sudo: true })).stdout, 'x');
+  },
+);
