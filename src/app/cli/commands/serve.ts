@@ -1,10 +1,15 @@
 import type { Command } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 /** `faultline serve`: the read-only results browser over a session store. */
 export function register(program: Command): void {
   program
     .command('serve')
     .description('browse a session store: verdict grid, trends, session pages, diffs (read-only)')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline serve', 'faultline serve --root /srv/nightly --port 8080 --last 60']),
+    )
     .option('--root <dir>', 'session store root', './test-sessions/')
     .option('--port <n>', 'port (0 picks a free one)', '8080')
     .option('--host <addr>', 'address to bind; other than 127.0.0.1 exposes the store', '127.0.0.1')

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { helpEpilogue } from '../help.ts';
 
 /**
  * `faultline sessions list|show|diff|prune|compress`: the session store across time (read-only except
@@ -7,12 +8,24 @@ import type { Command } from 'commander';
 export function register(program: Command): void {
   const sessions = program
     .command('sessions')
-    .description('the session store across time: list, show, diff, prune, compress');
+    .description('the session store across time: list, show, diff, prune, compress')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline sessions list',
+        'faultline sessions diff',
+        'faultline sessions prune --keep 30 --dry-run',
+      ]),
+    );
   const root = '--root <dir>';
   const rootHelp = 'session store root';
   sessions
     .command('list')
     .description('every name in the store with its sessions and verdict summaries, newest last')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline sessions list', 'faultline sessions list --root /srv/nightly']),
+    )
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'only this plan slug or test name')
     .option('--last <n>', 'only the last N sessions of each name', '30')
@@ -24,6 +37,7 @@ export function register(program: Command): void {
   sessions
     .command('show')
     .description('one session: its verdict, headline and rows (default: the latest)')
+    .addHelpText('after', helpEpilogue(['faultline sessions show', 'faultline sessions show etcd-register']))
     .argument('[session]', 'a session directory, <name>/<id>, an id, or latest', 'latest')
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'plan slug or test name, when the store holds several')
@@ -35,6 +49,7 @@ export function register(program: Command): void {
   sessions
     .command('diff')
     .description('new failures, fixed rows, flapping rows and moved figures between two sessions')
+    .addHelpText('after', helpEpilogue(['faultline sessions diff', 'faultline sessions diff etcd-register']))
     .argument('[a]', 'the older session (default: previous)', 'previous')
     .argument('[b]', 'the newer session (default: latest)', 'latest')
     .option(root, rootHelp, './test-sessions/')
@@ -49,6 +64,13 @@ export function register(program: Command): void {
   sessions
     .command('prune')
     .description('remove old sessions (never the newest of a name)')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline sessions prune --keep 30 --dry-run',
+        'faultline sessions prune --older-than 30d',
+      ]),
+    )
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'only this plan slug or test name')
     .option('--keep <n>', 'keep the newest N sessions of each name')
@@ -61,6 +83,10 @@ export function register(program: Command): void {
   sessions
     .command('compress')
     .description('gzip large artifacts (histories, node logs) in place; every command still reads them')
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline sessions compress', 'faultline sessions compress --min-size 16K']),
+    )
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'only this plan slug or test name')
     .option('--min-size <bytes>', 'compress files of at least this size (K, M suffixes)', '256K')
