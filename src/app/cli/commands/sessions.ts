@@ -37,7 +37,10 @@ export function register(program: Command): void {
   sessions
     .command('show')
     .description('one session: its verdict, headline and rows (default: the latest)')
-    .addHelpText('after', helpEpilogue(['faultline sessions show', 'faultline sessions show etcd-register']))
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline sessions show', 'faultline sessions show --name etcd-register']),
+    )
     .argument('[session]', 'a session directory, <name>/<id>, an id, or latest', 'latest')
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'plan slug or test name, when the store holds several')
@@ -49,7 +52,13 @@ export function register(program: Command): void {
   sessions
     .command('diff')
     .description('new failures, fixed rows, flapping rows and moved figures between two sessions')
-    .addHelpText('after', helpEpilogue(['faultline sessions diff', 'faultline sessions diff etcd-register']))
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline sessions diff',
+        'faultline sessions diff --name etcd-register --threshold 10',
+      ]),
+    )
     .argument('[a]', 'the older session (default: previous)', 'previous')
     .argument('[b]', 'the newer session (default: latest)', 'latest')
     .option(root, rootHelp, './test-sessions/')
