@@ -25,7 +25,8 @@ const throwing: Checker = {
 };
 
 test('compose merges false > unknown > true', async (t) => {
-  const ops = new H().ops();
+  // One client op: an empty history is unknown for every checker, whatever it would say.
+  const ops = new H().call(0, 'add', 1).ops();
   t.is((await compose({ a: fixed('a', true), b: fixed('b', true) }, ops)).valid, true);
   t.is((await compose({ a: fixed('a', true), b: fixed('b', 'unknown') }, ops)).valid, 'unknown');
   t.is(
@@ -35,21 +36,26 @@ test('compose merges false > unknown > true', async (t) => {
 });
 
 test('a checker that throws yields unknown with the error, never a crash', async (t) => {
-  const r = await compose({ ok: fixed('ok', true), boom: throwing }, new H().ops());
+  const r = await compose({ ok: fixed('ok', true), boom: throwing }, new H().call(0, 'add', 1).ops());
   t.is(r.valid, 'unknown');
   t.is(r.results.boom?.valid, 'unknown');
   t.is(r.results.boom?.error, 'kaboom');
   t.is(r.results.ok?.valid, true);
   // Bad options are thrown by the checker and caught the same way.
-  const bad = await checkSafe('set', setChecker as Checker<never>, [], { nope: 1 });
+  const bad = await checkSafe('set', setChecker as Checker<never>, new H().call(0, 'add', 1).ops(), {
+    nope: 1,
+  });
   t.is(bad.valid, 'unknown');
   t.regex(bad.error ?? '', /set: /);
 });
 
 test('rethrow lets chosen errors escape', async (t) => {
-  await t.throwsAsync(() => compose({ boom: throwing }, [], undefined, { rethrow: () => true }), {
-    message: 'kaboom',
-  });
+  await t.throwsAsync(
+    () => compose({ boom: throwing }, new H().call(0, 'add', 1).ops(), undefined, { rethrow: () => true }),
+    {
+      message: 'kaboom',
+    },
+  );
 });
 
 test('real checkers compose with options, and compositions nest', async (t) => {

@@ -99,9 +99,16 @@ fx.test.serial(
       { reject: false, env: { ...process.env, FAULTLINE_FROM_SOURCE: '1' } },
     );
     t.is(r.exitCode, 0, r.stderr);
-    t.deepEqual(readdirSync(out).sort(), ['run-1', 'run-2']);
+    // One session in the store (<out>/<db>-<workload>/latest), each run in its own directory inside it.
+    const session = join(out, 'etcd-register', 'latest');
+    t.deepEqual(
+      readdirSync(session)
+        .filter((d) => d.startsWith('run-'))
+        .sort(),
+      ['run-1', 'run-2'],
+    );
     const seeds = ['run-1', 'run-2'].map(
-      (d) => (JSON.parse(readFileSync(join(out, d, 'schedule.json'), 'utf8')) as { seed: number }).seed,
+      (d) => (JSON.parse(readFileSync(join(session, d, 'schedule.json'), 'utf8')) as { seed: number }).seed,
     );
     t.deepEqual(seeds, [7, 8]);
     t.regex(r.stderr, /2 of 2 runs \(seeds 7…8\): 7 valid, 8 valid/);
