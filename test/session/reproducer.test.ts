@@ -72,7 +72,7 @@ maybe(
     const env = { ...process.env, FAULTLINE_FROM_SOURCE: '1', PATH: `${bin}:${process.env.PATH}` };
     const out = relative(repo, join(tmp, 'sessions'));
     // The negative control finds its stale read on most seeds, not all (the scheduler decides): a few tries.
-    let first: { exitCode?: number; stderr: unknown } = { stderr: '' };
+    let first: { exitCode?: number; stdout: unknown; stderr: unknown } = { stdout: '', stderr: '' };
     for (const seed of ['7', '8', '9']) {
       first = await execa(
         'faultline',
