@@ -146,7 +146,7 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
         ? `found ${reportable.map((t) => `${t} ×${anomalyCounts[t]}`).join(', ')}`
         : 'no anomalies') +
       ` against ${models.length ? models.join(', ') : 'no models'}` +
-      firstCase(anomalies, ops),
+      firstCase(anomalies),
     scope: SCOPE,
     anomalies,
     stats: {
@@ -516,20 +516,14 @@ function explainCycle(
 }
 
 /**
- * The first case of the first reportable anomaly, for the one-line evidence: its type, its ops (with
- * the history event index of each op's invocation) and keys.
+ * The first case of the first reportable anomaly, for the one-line evidence: its type, its ops (by the
+ * history event index of each op's invocation, the numbering every report uses) and keys.
  */
-function firstCase(anomalies: readonly Anomaly[], history: readonly Operation[]): string {
+function firstCase(anomalies: readonly Anomaly[]): string {
   const a = anomalies[0];
   if (!a) return '';
   const keys = Array.isArray(a.keys) ? (a.keys as string[]) : a.key !== undefined ? [a.key] : [];
-  const byId = new Map<number, Operation>();
-  for (const id of a.ops ?? []) {
-    const op = history[id]?.id === id ? history[id] : history.find((o) => o.id === id);
-    if (op) byId.set(id, op);
-  }
-  const event = (id: number) => (byId.has(id) ? ` (event ${byId.get(id)!.invokeIndex})` : '');
-  const ops = a.ops?.length ? ` ops ${a.ops.map((id) => `${id}${event(id)}`).join(', ')}` : '';
+  const ops = a.ops?.length ? ` ops ${a.ops.join(', ')}` : '';
   const on = keys.length ? ` on key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}` : '';
   return ops || on ? `; first ${a.type}:${ops}${on}` : '';
 }
