@@ -23,6 +23,7 @@ import {
   writeSessionReports,
 } from '../report/index.ts';
 import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
+import { NOT_SELECTED } from '../verdict/aggregate.ts';
 import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
   decidePlan,
@@ -400,9 +401,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
   const { plan, record, log, o } = s;
   for (const r of plan.resolved)
     if (!s.selected.some((x) => x.id === (r.parentId ?? r.id)))
-      record.evidence.push(
-        parseEvidence({ scenario: r.id, attempted: false, notRunReason: 'not selected (--scenario)' }),
-      );
+      record.evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
   const unselected = new Set(
     plan.resolved.filter((r) => !s.selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
   );

@@ -85,7 +85,11 @@ export interface SessionOutcome {
  * The session verdict over the top-level rows (scenarios without arms, and aggregated parents).
  * `blocked` forces BLOCKED when the plan could not be loaded or the SUT could not be reached.
  */
-export function sessionVerdict(rows: readonly Decision[], blocked?: string): SessionOutcome {
+/** The reason of a scenario left out with `--scenario`: it is not judged, not even as a concern. */
+export const NOT_SELECTED = 'not selected (--scenario)';
+
+export function sessionVerdict(allRows: readonly Decision[], blocked?: string): SessionOutcome {
+  const rows = allRows.filter((r) => !(r.verdict === 'NOT-RUN' && r.reasons[0] === NOT_SELECTED));
   // A row's expected verdict, when declared, decides whether it counts as a success or a failure;
   // without one a PASS is a success and a reproducible FAIL a failure.
   const met = (r: Decision) => r.expectation?.met === true;
