@@ -46,9 +46,16 @@ export function withVmCluster(
       });
     });
     test.after.always(async () => {
-      if (shared) await (await shared).close().catch(() => undefined);
+      // Bounded: the connections may point at VMs a test already removed (`cluster down --all`).
+      const within = <T>(p: Promise<T>, ms: number) =>
+        Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
+      if (shared)
+        await within(
+          shared.then((r) => r.close()),
+          10_000,
+        );
       if (!process.env.FAULTLINE_KEEP_CLUSTER) {
-        await vmClusterDown(opts.name).catch(() => undefined);
+        await within(vmClusterDown(opts.name), 120_000);
         rmSync(stateDir, { recursive: true, force: true });
       }
     });

@@ -34,7 +34,6 @@ const pathNameSchema = (what: string) =>
       isPathName,
       `${what} cannot be used in a path: use letters, digits, _ . - (not starting with . or -, no ..)`,
     );
-const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const ADDRESS = /^(?:[A-Za-z0-9][A-Za-z0-9.-]*|[0-9A-Fa-f:.]+)$/;
 
 const NodeFields = z

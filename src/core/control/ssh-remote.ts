@@ -87,13 +87,23 @@ class NodeSession {
   /** Drop a connection that misbehaves (e.g. refuses channels) so the next use reconnects. */
   discard(c: Client): void {
     if (this.client === c) this.client = undefined;
-    c.end();
+    endSoon(c);
   }
 
   close(): void {
-    this.client?.end();
+    if (this.client) endSoon(this.client);
     this.client = undefined;
   }
+}
+
+/**
+ * A clean SSH disconnect, then the socket destroyed after a short grace: a peer that vanished (a killed VM,
+ * a namespace torn down) never answers the FIN, and its half-closed socket would hold the process open
+ * until TCP gives up minutes later.
+ */
+function endSoon(c: Client): void {
+  c.end();
+  setTimeout(() => c.destroy(), 2000).unref();
 }
 
 /**
