@@ -186,10 +186,22 @@ const table: {
     cappedBy: 'budget',
   },
   {
-    name: 'single-seed rule: serious pass under faults on one seed → PARTIAL-model',
+    // A hardening budget that asks for one seed is met by one seed; the seed rule still forbids the pass.
+    name: 'single-seed rule: serious pass under faults, hardening budget met on one seed → PARTIAL-model',
     ev: () => hardeningEvidence({ seeds: [{ seed: 1, outcome: 'pass' }] }),
+    sc: {
+      ...S1,
+      tiers: { ...S1.tiers, hardening: { ...S1.tiers.hardening!, seeds: 1 } },
+    },
     verdict: 'PARTIAL-model',
     cappedBy: 'seeds',
+  },
+  {
+    // Budget gating comes first: a run that met only the smoke budget (one seed) is at most PASS-smoke.
+    name: 'single-seed rule after budget gating: one seed under faults at smoke tier → PASS-smoke',
+    ev: () => hardeningEvidence({ seeds: [{ seed: 1, outcome: 'pass' }] }),
+    verdict: 'PASS-smoke',
+    cappedBy: 'budget',
   },
   {
     name: 'weak-oracle downgrade: symmetric partitions only → PARTIAL-surface',

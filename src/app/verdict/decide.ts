@@ -246,13 +246,6 @@ function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: s
     cappedBy ??= by;
     reasons.push(why);
   };
-  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
-  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS)
-    lower(
-      'PARTIAL-model',
-      'seeds',
-      `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
-    );
   if (verdict === 'PASS-hardening' && tier.met !== 'hardening' && tier.met !== 'release') {
     const gap = tier.shortfalls.hardening?.join(', ') ?? 'no hardening budget declared';
     if (tier.met === 'smoke')
@@ -264,6 +257,15 @@ function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: s
         `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
       );
   }
+  // The seed rule guards PASS-hardening only: budget gating comes first (§2 "a run that met only the smoke
+  // budget … one seed … gets at most PASS-smoke"), so a one-seed smoke run with a landed fault is PASS-smoke.
+  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
+  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS)
+    lower(
+      'PARTIAL-model',
+      'seeds',
+      `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
+    );
   if (verdict === 'PASS-smoke' && tier.met === null)
     lower(
       'PARTIAL-surface',
