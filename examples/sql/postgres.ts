@@ -61,6 +61,19 @@ const server = (name: string): ServerProcess => ({
 
 export class Postgres implements Database {
   readonly process;
+  /**
+   * PostgreSQL logs a refused or ended *connection* at level FATAL: a client arriving while the server
+   * starts, recovers after a kill or shuts down; a replica losing its WAL stream to a partition. These
+   * are its documented reaction to the faults, not a crash (a crash is PANIC, or "server process …
+   * was terminated by signal", which stay matches).
+   */
+  readonly logNoise = [
+    /FATAL: {2}the database system is (?:starting up|in recovery mode|shutting down|not yet accepting connections)/,
+    /FATAL: {2}terminating connection due to administrator command/,
+    /FATAL: {2}could not (?:connect to the primary server|receive data from WAL stream)/,
+    /FATAL: {2}terminating walreceiver (?:process due to administrator command|due to timeout)/,
+    /FATAL: {2}connection to client lost/,
+  ];
   private readonly srv: ServerProcess;
   constructor(readonly name: string) {
     this.srv = server(name);

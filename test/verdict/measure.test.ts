@@ -86,10 +86,26 @@ test('scanSutLog finds panics, fatals and internal errors with their line number
   const log =
     'ok\nINFO raft: elected\npanic: runtime error: index out of range\nE | rpc error: Internal error\nlevel=FATAL msg=x\n';
   t.deepEqual(
-    scanSutLog(log, 'n2', 'etcd.log').map((m) => m.line),
+    scanSutLog(log, 'n2', 'etcd.log').matches.map((m) => m.line),
     [3, 4, 5],
   );
-  t.deepEqual(scanSutLog('all good\nstill good\n', 'n1', 'x.log'), []);
+  t.deepEqual(scanSutLog('all good\nstill good\n', 'n1', 'x.log'), { matches: [], expected: 0 });
+});
+
+test('scanSutLog counts the database’s declared log noise as expected, never as a match', (t) => {
+  const log = [
+    '2026-12-01 FATAL:  the database system is in recovery mode',
+    '2026-12-01 FATAL:  the database system is in recovery mode',
+    '2026-12-01 PANIC:  could not write to file "pg_wal/xlogtemp.42": No space left on device',
+  ].join('\n');
+  const noise = [/FATAL: {2}the database system is (?:starting up|in recovery mode|shutting down)/];
+  const r = scanSutLog(log, 'n1', 'postgresql.log', noise);
+  t.is(r.expected, 2);
+  t.deepEqual(
+    r.matches.map((m) => m.line),
+    [3],
+    'a real PANIC still counts',
+  );
 });
 
 test('on a real Jepsen etcd history (Porcupine fixture): counts agree with the pairing', async (t) => {

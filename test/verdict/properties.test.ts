@@ -53,7 +53,11 @@ const DAMAGE: Record<string, Damage> = {
     e.recovery = null;
   },
   panicInLogs: (e) => {
-    e.sutLog = { filesScanned: 5, matches: [{ node: 'n1', file: 'etcd.log', line: 1, text: 'panic: x' }] };
+    e.sutLog = {
+      filesScanned: 5,
+      matches: [{ node: 'n1', file: 'etcd.log', line: 1, text: 'panic: x' }],
+      expected: 0,
+    };
   },
   logsNotScanned: (e) => {
     e.sutLog = null;

@@ -16,6 +16,7 @@ import {
   faultEvidenceFromRecord,
   historyFacts,
   recoveryAfterHeal,
+  type SutLogMatch,
   scanSutLog,
   throughputWindows,
 } from '../verdict/index.ts';
@@ -33,7 +34,7 @@ export interface RunMeasurement {
   history: ReturnType<typeof historyFacts> & { path: string };
   throughput: ThroughputWindow[];
   recovery: ReturnType<typeof recoveryAfterHeal>;
-  sutLog: { filesScanned: number; matches: ReturnType<typeof scanSutLog> };
+  sutLog: { filesScanned: number; matches: SutLogMatch[]; expected: number };
   metrics: MetricsWindow[];
   summary: MetricsSummary;
   /** Did the declared checker find a violation (valid false)? */
@@ -82,6 +83,7 @@ export async function measureRun(
   runDir: string,
   binding: Binding,
   durationS: number,
+  logNoise: readonly RegExp[] = [],
 ): Promise<RunMeasurement> {
   const historyPath = join(runDir, 'history.jsonl');
   const paired = pairEvents(await loadHistory(historyPath, { format: 'jsonl' }));
@@ -125,7 +127,7 @@ export async function measureRun(
     history: { ...historyFacts(ops, times, recorderClock(runDir)), path: historyPath },
     throughput,
     recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
-    sutLog: scanLogs(runDir),
+    sutLog: scanLogs(runDir, logNoise),
     metrics: metricsWindows(client, throughput),
     summary: metricsSummary(client, throughput),
     violation: oracles.some((o) => o.declared && o.valid === false),
@@ -310,9 +312,10 @@ function mismatchOf(checker: string, binding: Binding): string | null {
 }
 
 /** SUT logs the runner collected into <runDir>/<node>/. */
-function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<typeof scanSutLog> } {
+function scanLogs(runDir: string, noise: readonly RegExp[]): RunMeasurement['sutLog'] {
   let filesScanned = 0;
-  const matches: ReturnType<typeof scanSutLog> = [];
+  let expected = 0;
+  const matches: SutLogMatch[] = [];
   for (const node of readdirSync(runDir)) {
     const dir = join(runDir, node);
     if (!statSync(dir).isDirectory()) continue;
@@ -320,10 +323,12 @@ function scanLogs(runDir: string): { filesScanned: number; matches: ReturnType<t
       const path = join(dir, f);
       if (!statSync(path).isFile()) continue;
       filesScanned++;
-      matches.push(...scanSutLog(readFileSync(path, 'utf8'), node, path));
+      const found = scanSutLog(readFileSync(path, 'utf8'), node, path, noise);
+      matches.push(...found.matches);
+      expected += found.expected;
     }
   }
-  return { filesScanned, matches };
+  return { filesScanned, matches, expected };
 }
 
 function percentile(sorted: readonly number[], q: number): number | null {

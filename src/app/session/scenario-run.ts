@@ -226,7 +226,7 @@ function runner(s: ScenarioState): RunOnce {
       },
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
     });
-    const m = await measureRun(result.runDir, binding, durationS);
+    const m = await measureRun(result.runDir, binding, durationS, s.sut.db.logNoise);
     if (result.heal) await logQuiesce(o, result.heal);
     await logRun(o, m);
     await done(`${m.violation ? 'violation' : 'no violation'}, ${m.ops} ops`);

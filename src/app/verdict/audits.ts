@@ -334,7 +334,12 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
       `${m.length} match(es) for panic|fatal|internal error, first ${first.node} ${first.file}:${first.line}: ${first.text}`,
     );
   }
-  return ok(`${ev.sutLog.filesScanned} SUT log file(s) scanned, 0 matches for panic|fatal|internal error`);
+  const expected = ev.sutLog.expected
+    ? ` (${ev.sutLog.expected} line(s) the database declares as its normal reaction to faults)`
+    : '';
+  return ok(
+    `${ev.sutLog.filesScanned} SUT log file(s) scanned, 0 matches for panic|fatal|internal error${expected}`,
+  );
 }
 
 function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {

@@ -189,6 +189,8 @@ export const scenarioEvidenceSchema = z.object({
       matches: z.array(
         z.object({ node: z.string(), file: z.string(), line: z.number().int(), text: z.string() }),
       ),
+      /** Lines that matched but are the database's declared reaction to faults (`logNoise`). */
+      expected: z.number().int().nonnegative().default(0),
       /** Why there was nothing to scan (the database declares no log files). */
       unavailable: z.string().optional(),
     })

@@ -24,6 +24,7 @@ export {
   faultEvidenceFromRecord,
   historyFacts,
   recoveryAfterHeal,
+  type SutLogMatch,
   scanSutLog,
   throughputWindows,
 } from './measure.ts';

@@ -126,18 +126,33 @@ export const SUT_LOG_PATTERN = /\bpanic(ked)?\b|\bfatal\b|internal error|unhandl
 /** Matches kept per file: enough to cite, bounded for huge logs. */
 const MAX_MATCHES = 50;
 
+export interface SutLogMatch {
+  node: string;
+  file: string;
+  line: number;
+  text: string;
+}
+
+/**
+ * The lines of one SUT log that match SUT_LOG_PATTERN: `matches` (at most MAX_MATCHES kept) and
+ * `expected`, how many matched one of the database's declared `logNoise` patterns instead.
+ */
 export function scanSutLog(
   text: string,
   node: string,
   file: string,
-): { node: string; file: string; line: number; text: string }[] {
-  const out: { node: string; file: string; line: number; text: string }[] = [];
+  noise: readonly RegExp[] = [],
+): { matches: SutLogMatch[]; expected: number } {
+  const matches: SutLogMatch[] = [];
+  let expected = 0;
   const lines = text.split('\n');
-  for (let i = 0; i < lines.length && out.length < MAX_MATCHES; i++) {
+  for (let i = 0; i < lines.length && matches.length < MAX_MATCHES; i++) {
     const l = lines[i]!;
-    if (SUT_LOG_PATTERN.test(l)) out.push({ node, file, line: i + 1, text: l.trim().slice(0, 300) });
+    if (!SUT_LOG_PATTERN.test(l)) continue;
+    if (noise.some((re) => re.test(l))) expected++;
+    else matches.push({ node, file, line: i + 1, text: l.trim().slice(0, 300) });
   }
-  return out;
+  return { matches, expected };
 }
 
 /**

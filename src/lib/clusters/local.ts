@@ -38,8 +38,8 @@ import {
   vethPeerName,
 } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
-import { clusterDir, clustersDir, subnetClaimsDir } from './state-dir.ts';
-import { claimedSubnets, claimSubnet, releaseSubnet } from './subnet.ts';
+import { clusterDir, clustersDir } from './state-dir.ts';
+import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 
 /**
  * A cluster of N "nodes" on this host. Each node is a network namespace joined to a private bridge by a
@@ -470,12 +470,7 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
     if ((await linkExists(link)) && (await runQuiet('ip', ['link', 'del', 'dev', link])))
       report.removedLinks.push(link);
   }
-  if (state) releaseSubnet(state.prefix);
-  for (const prefix of claimedSubnets()) {
-    try {
-      if (readFileSync(join(subnetClaimsDir(), prefix), 'utf8').trim() === name) releaseSubnet(prefix);
-    } catch {}
-  }
+  releaseSubnetsOf(name);
   const dir = clusterDir(name);
   report.existed =
     state !== null || namespaces.length > 0 || report.removedLinks.length > 0 || existsSync(dir);

@@ -18,6 +18,12 @@ export function clusterDir(name: string): string {
   return join(clustersDir(), name);
 }
 
+/**
+ * Subnet claims are host-wide, whatever FAULTLINE_STATE_DIR says: the /24s are addresses on this host's
+ * network stack, so two faultlines with different state directories (a test suite's private one and the
+ * default) must see each other's claims, or both can take the same /24 between one's claim and its bridge
+ * address. Under /run (tmpfs) because the bridges they stand for do not survive a reboot either.
+ */
 export function subnetClaimsDir(): string {
-  return join(stateDir(), 'subnets');
+  return process.getuid?.() === 0 ? '/run/faultline/subnets' : join(stateDir(), 'subnets');
 }

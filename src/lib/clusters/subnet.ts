@@ -1,8 +1,8 @@
-import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/util/errors.ts';
 import { run } from './host-tools.ts';
-import { subnetClaimsDir } from './state-dir.ts';
+import { stateDir, subnetClaimsDir } from './state-dir.ts';
 
 /** Local clusters take /24s from 10.213.0.0/16 unless told otherwise. Nothing routes it off the host. */
 export const DEFAULT_POOL_PREFIX = '10.213';
@@ -37,9 +37,12 @@ async function prefixesInUse(): Promise<Set<string>> {
   return used;
 }
 
+/** Who holds a claim: the cluster's name and its state directory (names are unique per state directory). */
+const claimOwner = (cluster: string) => `${cluster}\t${stateDir()}`;
+
 /**
- * Claim a /24 for a cluster by creating `<state>/subnets/<prefix>` exclusively: two `cluster up`s racing
- * each other cannot both win the same file. The file holds the cluster name.
+ * Claim a /24 for a cluster by creating `<claims>/<prefix>` exclusively: two `cluster up`s racing
+ * each other cannot both win the same file. The file names the owner (cluster and state directory).
  */
 export async function claimSubnet(cluster: string, requested?: string): Promise<Subnet> {
   mkdirSync(subnetClaimsDir(), { recursive: true, mode: 0o755 });
@@ -57,7 +60,7 @@ export async function claimSubnet(cluster: string, requested?: string): Promise<
     }
     try {
       const fd = openSync(join(subnetClaimsDir(), s.prefix), 'wx');
-      writeSync(fd, `${cluster}\n`);
+      writeSync(fd, `${claimOwner(cluster)}\n`);
       closeSync(fd);
       return s;
     } catch (err) {
@@ -70,7 +73,7 @@ export async function claimSubnet(cluster: string, requested?: string): Promise<
   );
 }
 
-export function releaseSubnet(prefix: string): void {
+function releaseSubnet(prefix: string): void {
   try {
     unlinkSync(join(subnetClaimsDir(), prefix));
   } catch {}
@@ -81,5 +84,15 @@ export function claimedSubnets(): string[] {
     return readdirSync(subnetClaimsDir());
   } catch {
     return [];
+  }
+}
+
+/** Release every claim this cluster holds (a crashed `cluster up` may have left one without state). */
+export function releaseSubnetsOf(cluster: string): void {
+  for (const prefix of claimedSubnets()) {
+    try {
+      if (readFileSync(join(subnetClaimsDir(), prefix), 'utf8').trim() === claimOwner(cluster))
+        releaseSubnet(prefix);
+    } catch {}
   }
 }

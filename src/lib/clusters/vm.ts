@@ -23,8 +23,8 @@ import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import { bridgeName, clusterId, validateClusterName } from './local-names.ts';
-import { clusterDir, clustersDir, subnetClaimsDir } from './state-dir.ts';
-import { claimedSubnets, claimSubnet, releaseSubnet } from './subnet.ts';
+import { clusterDir, clustersDir } from './state-dir.ts';
+import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
 import {
@@ -575,12 +575,7 @@ export async function vmClusterDown(name: string): Promise<VmClusterDownReport> 
     if ((await linkExists(link)) && (await runQuiet('ip', ['link', 'del', 'dev', link])))
       report.removedLinks.push(link);
   }
-  if (state) releaseSubnet(state.prefix);
-  for (const prefix of claimedSubnets()) {
-    try {
-      if (readFileSync(join(subnetClaimsDir(), prefix), 'utf8').trim() === name) releaseSubnet(prefix);
-    } catch {}
-  }
+  releaseSubnetsOf(name);
   const dir = clusterDir(name);
   report.existed =
     state !== null || report.killedQemu.length > 0 || report.removedLinks.length > 0 || existsSync(dir);

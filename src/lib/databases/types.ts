@@ -39,6 +39,13 @@ export interface Database {
   primaries?(ctx: DbContext): Promise<string[]>;
   /** Remote paths worth downloading into the run directory (the SUT log audit reads them). */
   logFiles?(ctx: DbContext, node: string): string[];
+  /**
+   * Log lines that look alarming to the SUT log audit (RF7: panic, fatal, internal error) but are the
+   * database's documented reaction to a fault, e.g. PostgreSQL's per-connection `FATAL:  the database system
+   * is in recovery mode` after a kill. They are counted and shown as expected, not as swallowed errors.
+   * Keep them narrow: a pattern that matches a real crash hides it.
+   */
+  readonly logNoise?: readonly RegExp[];
   /** Remove the data (the daemon must be stopped). */
   wipe?(ctx: DbContext, node: string): Promise<void>;
   /** The data directory on a node (disk faults). */
