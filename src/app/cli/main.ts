@@ -85,7 +85,19 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
   return program;
 }
 
+/**
+ * `faultline … | head`: the reader went away. Output stops, the command does not: a run still heals its
+ * faults and writes its session (dying on EPIPE here could leave a partition in place).
+ */
+function ignoreClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    });
+}
+
 export async function main(argv: string[]): Promise<number> {
+  ignoreClosedOutput();
   try {
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
