@@ -52,6 +52,9 @@ class NodeSession {
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
   readonly channels: Semaphore;
+  /** Channels open per connection, and connections to end once their last channel closes. */
+  private readonly openChannels = new Map<Client, number>();
+  private readonly retiring = new Set<Client>();
 
   constructor(
     readonly spec: NodeSpec,
@@ -71,6 +74,8 @@ class NodeSession {
         c.setNoDelay(true);
         c.on('close', () => {
           if (this.client === c) this.client = undefined;
+          this.openChannels.delete(c);
+          this.retiring.delete(c);
         });
         // After ready, errors (keepalive timeout, reset) are followed by 'close'; just note them.
         c.on('error', (err) =>
@@ -84,14 +89,35 @@ class NodeSession {
     return this.connecting;
   }
 
-  /** Drop a connection that misbehaves (e.g. refuses channels) so the next use reconnects. */
+  /** Count a channel on `c` until it closes. */
+  hold(c: Client, channel: { once(event: 'close', listener: () => void): unknown }): void {
+    this.openChannels.set(c, (this.openChannels.get(c) ?? 0) + 1);
+    channel.once('close', () => {
+      const left = (this.openChannels.get(c) ?? 1) - 1;
+      if (left > 0) {
+        this.openChannels.set(c, left);
+        return;
+      }
+      this.openChannels.delete(c);
+      if (this.retiring.delete(c)) endSoon(c);
+    });
+  }
+
+  /**
+   * Stop using a connection that misbehaves (e.g. refuses a channel) so the next use reconnects. Commands
+   * still running on it finish first: ending it now would turn each of them into "connection lost, it may
+   * or may not have run", an indeterminate result the harness itself caused.
+   */
   discard(c: Client): void {
     if (this.client === c) this.client = undefined;
-    endSoon(c);
+    if ((this.openChannels.get(c) ?? 0) > 0) this.retiring.add(c);
+    else endSoon(c);
   }
 
   close(): void {
-    if (this.client) endSoon(this.client);
+    for (const c of new Set([...this.retiring, ...(this.client ? [this.client] : [])])) endSoon(c);
+    this.retiring.clear();
+    this.openChannels.clear();
     this.client = undefined;
   }
 }
@@ -207,6 +233,7 @@ class SshRemote implements Remote {
           const client = await session.get();
           try {
             await openExec(client, wire, (stream) => {
+              session.hold(client, stream);
               outcome = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
             });
           } catch (err) {
@@ -373,6 +400,7 @@ class SshRemote implements Remote {
       const client = await session.get();
       try {
         sftp = await openSftp(client);
+        session.hold(client, sftp);
       } catch (err) {
         session.discard(client);
         throw new RemoteChannelError(node, `cannot open SFTP: ${(err as Error).message}`);
