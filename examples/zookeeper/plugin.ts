@@ -27,9 +27,9 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
  * stale reads until it notices. `sync()` before a read makes the server catch up with the leader first.
  *
  * Client `zookeeper` (node-zookeeper-client, a pure-JavaScript client: no native build on the nodes or
- * the control node), workload `register` (read / write / cas on one key): read is getData, write is
- * setData (create when missing), cas is getData then setData with the version read (a version mismatch
- * is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
+ * the control node), workloads `register` (read / write / cas on one key) and `multi-register` (the
+ * same ops on independent keys, one znode each): read is getData, write is setData (create when
+ * missing), cas is getData then setData with the version read (a version mismatch is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
  * Each client's sessions are bound to its own node's server.
  *
  * ZooKeeper's own view (the `srvr` four-letter word: Mode leader/follower, Zxid) gives the database's
@@ -415,8 +415,8 @@ export default definePlugin({
     defineClient({
       name: 'zookeeper',
       summary:
-        'node-zookeeper-client: register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
-      workloads: ['register'],
+        'node-zookeeper-client: register and multi-register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
+      workloads: ['register', 'multi-register'],
       hiddenRetries: false,
       options,
       create: (c) => new ZkRegisterClient(c),
