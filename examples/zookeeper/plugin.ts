@@ -148,6 +148,12 @@ const NO_NODE = -101;
 const NODE_EXISTS = -110;
 const BAD_VERSION = -103;
 
+/** A znode's mzxid (the zxid of the write that last set it, 8 bytes big-endian) as ZooKeeper prints it. */
+function zxidOf(stat: unknown): string | null {
+  const z = (stat as { mzxid?: unknown } | undefined)?.mzxid;
+  return Buffer.isBuffer(z) ? `0x${z.toString('hex').replace(/^0+(?=.)/, '')}` : null;
+}
+
 function codeOf(err: unknown): number | undefined {
   const e = err as ZkError;
   return typeof e?.getCode === 'function' ? e.getCode() : e?.code;
@@ -323,19 +329,22 @@ class ZkRegisterClient implements Client {
     try {
       if (op.f === 'read') {
         if (this.c.options.sync === true) await sync(zk, path, ctx.signal);
-        return { type: 'ok', value: (await this.get(zk, path, ctx.signal)).value };
+        const got = await this.get(zk, path, ctx.signal);
+        return { type: 'ok', value: got.value, extras: { zxid: got.zxid } };
       }
       if (op.f === 'write') {
-        await this.write(zk, path, op.value as number, ctx.signal);
-        return { type: 'ok' };
+        return { type: 'ok', extras: { zxid: await this.write(zk, path, op.value as number, ctx.signal) } };
       }
       if (op.f === 'cas') {
         const [from, to] = op.value as [number, number];
         const cur = await this.get(zk, path, ctx.signal);
         if (cur.value !== from) return { type: 'fail', error: `cas: value is ${cur.value}` };
         try {
-          await call((cb) => zk.setData(path, Buffer.from(String(to)), cur.version, cb), ctx.signal);
-          return { type: 'ok' };
+          const [stat] = await call(
+            (cb) => zk.setData(path, Buffer.from(String(to)), cur.version, cb),
+            ctx.signal,
+          );
+          return { type: 'ok', extras: { zxid: zxidOf(stat) } };
         } catch (err) {
           // Another write came between the read and the versioned set: nothing was written.
           if (codeOf(err) === BAD_VERSION || codeOf(err) === NO_NODE)
@@ -355,28 +364,38 @@ class ZkRegisterClient implements Client {
     zk: ZkClient,
     path: string,
     signal: AbortSignal,
-  ): Promise<{ value: number | null; version: number }> {
+  ): Promise<{ value: number | null; version: number; zxid: string | null }> {
     try {
       const [data, stat] = await call<unknown>((cb) => zk.getData(path, cb), signal);
-      return { value: Number(String(data)), version: (stat as { version: number }).version };
+      return {
+        value: Number(String(data)),
+        version: (stat as { version: number }).version,
+        zxid: zxidOf(stat),
+      };
     } catch (err) {
-      if (codeOf(err) === NO_NODE) return { value: null, version: -1 };
+      if (codeOf(err) === NO_NODE) return { value: null, version: -1, zxid: null };
       throw err;
     }
   }
 
-  private async write(zk: ZkClient, path: string, value: number, signal: AbortSignal): Promise<void> {
+  /** setData, or create when the key is missing: the zxid of the write when ZooKeeper says it (setData). */
+  private async write(
+    zk: ZkClient,
+    path: string,
+    value: number,
+    signal: AbortSignal,
+  ): Promise<string | null> {
     const data = Buffer.from(String(value));
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await call((cb) => zk.setData(path, data, -1, cb), signal);
-        return;
+        const [stat] = await call((cb) => zk.setData(path, data, -1, cb), signal);
+        return zxidOf(stat);
       } catch (err) {
         if (codeOf(err) !== NO_NODE) throw err;
       }
       try {
         await call((cb) => zk.create(path, data, cb), signal);
-        return;
+        return null;
       } catch (err) {
         if (codeOf(err) !== NODE_EXISTS) throw err;
       }
