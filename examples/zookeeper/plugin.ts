@@ -29,7 +29,7 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
  * Client `zookeeper` (node-zookeeper-client, a pure-JavaScript client: no native build on the nodes or
  * the control node), workloads `register` (read / write / cas on one key) and `multi-register` (the
  * same ops on independent keys, one znode each): read is getData, write is setData (create when
- * missing), cas is getData then setData with the version read (a version mismatch is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
+ * missing), cas is getData then setData with the version read (a version mismatch is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read, the cas's read included.
  * Each client's sessions are bound to its own node's server.
  *
  * ZooKeeper's own view (the `srvr` four-letter word: Mode leader/follower, Zxid) gives the database's
@@ -337,6 +337,14 @@ class ZkRegisterClient implements Client {
       }
       if (op.f === 'cas') {
         const [from, to] = op.value as [number, number];
+        // The compare reads too: with sync on, it reads only after the server caught up with the leader
+        // (a stale compare would fail a cas whose value was there). Nothing is written before it answers.
+        if (this.c.options.sync === true)
+          try {
+            await sync(zk, path, ctx.signal);
+          } catch (err) {
+            return { type: 'fail', error: `${NOT_APPLIED}: sync before cas: ${(err as Error).message}` };
+          }
         const cur = await this.get(zk, path, ctx.signal);
         if (cur.value !== from) return { type: 'fail', error: `cas: value is ${cur.value}` };
         try {
