@@ -129,6 +129,15 @@ async function createDb(): Promise<DB> {
         await new Promise((r) => setTimeout(r, 500));
       }
     },
+    /**
+     * The read session to this node's server is shared by its clients and outlives each of them:
+     * closed with the server, so nothing keeps reconnecting to a cluster that is gone (which kept the
+     * run's process alive after its report).
+     */
+    async teardown(ctx: DbContext, node: string) {
+      closeReadSession(`${address(ctx, node)}:${CLIENT_PORT}`);
+      await inner.teardown(ctx, node);
+    },
     async primaries(ctx: DbContext) {
       const view = await zkView(ctx);
       return Object.entries(view)
@@ -245,19 +254,27 @@ class Session {
  * a client reopened after a timeout could not open one on a cut-off server. Writes and cas go through
  * the client's own session.
  */
-const readSessionsByRun = new WeakMap<object, Map<string, Session>>();
+const readSessions = new Map<string, Session>();
 
-/** The read sessions of one run (one database adapter per run). */
-function readSessionsOf(c: ClientContext): Map<string, Session> {
-  let m = readSessionsByRun.get(c.db);
-  if (!m) {
-    m = new Map();
-    readSessionsByRun.set(c.db, m);
+/** The read session to one server (host:port), created on first use. */
+function readSessionOf(at: string): Session {
+  let s = readSessions.get(at);
+  if (!s) {
+    s = new Session(at);
+    readSessions.set(at, s);
   }
-  return m;
+  return s;
 }
 
-/** A client bound to one node's server: reads (and their syncs) on the server's read session. */
+/**
+ * Close and forget the read session to one server: the database's teardown, at the start and the end of
+ * every run (the runner closes clients, never the pool, so a run's last clients cannot close it).
+ */
+function closeReadSession(at: string): void {
+  readSessions.get(at)?.close();
+  readSessions.delete(at);
+}
+
 /**
  * node-zookeeper-client throws from its socket data handler when it cannot decode a reply (an error code
  * it does not know, a reply out of step), which would end the whole test process. Such a connection is
@@ -284,9 +301,7 @@ class ZkRegisterClient implements Client {
     node: string | null = null,
   ) {
     const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
-    const pool = readSessionsOf(c);
-    if (at !== null && !pool.has(at)) pool.set(at, new Session(at));
-    this.reads = at === null ? null : (pool.get(at) as Session);
+    this.reads = at === null ? null : readSessionOf(at);
     this.writes = at === null ? null : new Session(at);
   }
 
@@ -313,9 +328,7 @@ class ZkRegisterClient implements Client {
   }
 
   async teardown(): Promise<void> {
-    const pool = readSessionsOf(this.c);
-    for (const s of pool.values()) s.close();
-    pool.clear();
+    for (const at of [...readSessions.keys()]) closeReadSession(at);
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
