@@ -209,21 +209,24 @@ function sync(client: ZkClient, path: string, signal: AbortSignal): Promise<unkn
 /** One ZooKeeper session to one server, opened on first use and dropped when it expires. */
 class Session {
   private zk: ZkClient | null = null;
+  /** Every client this session opened and has not shut: concurrent gets may open more than one. */
+  private readonly opened = new Set<ZkClient>();
   constructor(private readonly connectString: string) {}
 
   async get(signal: AbortSignal): Promise<ZkClient> {
     if (this.zk && this.zk.getState() === zookeeper.State.SYNC_CONNECTED) return this.zk;
     // Disconnected or expired (its server restarted, or a previous run's server): a new session.
-    this.zk?.close();
+    if (this.zk) this.shut(this.zk);
     this.zk = null;
     const zk = zookeeper.createClient(this.connectString, {
       sessionTimeout: 10_000,
       spinDelay: 250,
       retries: 0,
     });
+    this.opened.add(zk);
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        zk.close();
+        this.shut(zk);
         reject(new Error('timeout connecting'));
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -235,15 +238,37 @@ class Session {
     });
     zk.on('expired', () => {
       if (this.zk === zk) this.zk = null;
-      zk.close();
+      this.shut(zk);
     });
     this.zk = zk;
     return zk;
   }
 
   close(): void {
-    this.zk?.close();
+    for (const zk of [...this.opened]) this.shut(zk);
     this.zk = null;
+  }
+
+  /**
+   * close() only queues the close-session request: a client that is not connected keeps trying to
+   * reconnect (its retry loop sets CONNECTING again), which would keep the run's process alive once the
+   * cluster is gone. Its reconnects are switched off and its socket dropped.
+   */
+  private shut(zk: ZkClient): void {
+    this.opened.delete(zk);
+    zk.close();
+    const cm = (
+      zk as unknown as {
+        connectionManager: {
+          connect(): void;
+          connectTimeoutHandler?: NodeJS.Timeout;
+          socket?: { destroy(): void };
+        };
+      }
+    ).connectionManager;
+    cm.connect = () => {};
+    clearTimeout(cm.connectTimeoutHandler);
+    setTimeout(() => cm.socket?.destroy(), 1000).unref();
   }
 }
 
