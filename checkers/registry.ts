@@ -57,10 +57,15 @@ define({
   },
 });
 
+/** The set checkers read their add and read ops under the names the options give (`addF`, `readF`). */
+function setOps(o: Record<string, unknown>): string[] {
+  return [typeof o.addF === 'string' ? o.addF : 'add', typeof o.readF === 'string' ? o.readF : 'read'];
+}
+
 define({
   name: 'set',
   summary: 'adds + a final read: lost, unexpected, recovered',
-  consumes: () => ['add', 'read'],
+  consumes: (o) => setOps(o),
   load: async () => {
     const m = await import('./catalogue/set.ts');
     return { checker: m.setChecker as Checker<never>, schema: m.setOptionsSchema };
@@ -70,7 +75,7 @@ define({
 define({
   name: 'set-full',
   summary: 'adds + reads throughout: stable, lost, never-read, stale, duplicated',
-  consumes: () => ['add', 'read'],
+  consumes: (o) => setOps(o),
   load: async () => {
     const m = await import('./catalogue/set-full.ts');
     return { checker: m.setFullChecker as Checker<never>, schema: m.setFullOptionsSchema };

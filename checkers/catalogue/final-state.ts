@@ -43,6 +43,8 @@ export interface FinalStates {
   notQuiescent: number[];
   /** Ops still open or timed out when the dumps were taken. */
   inDoubt: number;
+  /** Final-read ops in the history (every outcome: each was looked at), 0 when the dumps came from options. */
+  finalReads: number;
 }
 
 export function finalStates(
@@ -55,6 +57,7 @@ export function finalStates(
       source: 'replica dumps given in options',
       notQuiescent: [],
       inDoubt: 0,
+      finalReads: 0,
     };
   }
   if (o.finalState !== undefined) {
@@ -63,12 +66,15 @@ export function finalStates(
       source: 'final state given in options',
       notQuiescent: [],
       inDoubt: 0,
+      finalReads: 0,
     };
   }
   const latest = new Map<string, Operation>();
   let firstFinalInvoke = Number.POSITIVE_INFINITY;
+  let finalReads = 0;
   for (const op of ops) {
     if (!isClient(op) || op.f !== o.finalReadF) continue;
+    finalReads++;
     if (op.invokeIndex < firstFinalInvoke) firstFinalInvoke = op.invokeIndex;
     if (op.type !== 'ok') continue;
     const replica = op.node ?? `process ${String(op.process)}`;
@@ -96,6 +102,7 @@ export function finalStates(
     source: `${latest.size} ok "${o.finalReadF}" op${latest.size === 1 ? '' : 's'}`,
     notQuiescent,
     inDoubt,
+    finalReads,
   };
 }
 

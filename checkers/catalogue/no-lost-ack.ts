@@ -77,7 +77,8 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         nonFailedValues.add(valueKey(ref.key === null ? ref.value : [ref.key, ref.value]));
       }
     }
-    const consumed = acked.length + failed.length + timedOut;
+    // The writes judged and the final reads looked at (a read that did not answer ok is no dump, but was read).
+    const consumed = acked.length + failed.length + timedOut + fs.finalReads;
     if (fs.dumps.length === 0) {
       return result(
         'no-lost-ack',

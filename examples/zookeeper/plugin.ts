@@ -27,9 +27,9 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
  * stale reads until it notices. `sync()` before a read makes the server catch up with the leader first.
  *
  * Client `zookeeper` (node-zookeeper-client, a pure-JavaScript client: no native build on the nodes or
- * the control node), workload `register` (read / write / cas on one key): read is getData, write is
- * setData (create when missing), cas is getData then setData with the version read (a version mismatch
- * is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read.
+ * the control node), workloads `register` (read / write / cas on one key) and `multi-register` (the
+ * same ops on independent keys, one znode each): read is getData, write is setData (create when
+ * missing), cas is getData then setData with the version read (a version mismatch is a definite failure). clientOptions.sync: true sends ZooKeeper's sync request before every read, the cas's read included.
  * Each client's sessions are bound to its own node's server.
  *
  * ZooKeeper's own view (the `srvr` four-letter word: Mode leader/follower, Zxid) gives the database's
@@ -129,6 +129,15 @@ async function createDb(): Promise<DB> {
         await new Promise((r) => setTimeout(r, 500));
       }
     },
+    /**
+     * The read session to this node's server is shared by its clients and outlives each of them:
+     * closed with the server, so nothing keeps reconnecting to a cluster that is gone (which kept the
+     * run's process alive after its report).
+     */
+    async teardown(ctx: DbContext, node: string) {
+      closeReadSession(`${address(ctx, node)}:${CLIENT_PORT}`);
+      await inner.teardown(ctx, node);
+    },
     async primaries(ctx: DbContext) {
       const view = await zkView(ctx);
       return Object.entries(view)
@@ -147,6 +156,12 @@ interface ZkError {
 const NO_NODE = -101;
 const NODE_EXISTS = -110;
 const BAD_VERSION = -103;
+
+/** A znode's mzxid (the zxid of the write that last set it, 8 bytes big-endian) as ZooKeeper prints it. */
+function zxidOf(stat: unknown): string | null {
+  const z = (stat as { mzxid?: unknown } | undefined)?.mzxid;
+  return Buffer.isBuffer(z) ? `0x${z.toString('hex').replace(/^0+(?=.)/, '')}` : null;
+}
 
 function codeOf(err: unknown): number | undefined {
   const e = err as ZkError;
@@ -194,21 +209,24 @@ function sync(client: ZkClient, path: string, signal: AbortSignal): Promise<unkn
 /** One ZooKeeper session to one server, opened on first use and dropped when it expires. */
 class Session {
   private zk: ZkClient | null = null;
+  /** Every client this session opened and has not shut: concurrent gets may open more than one. */
+  private readonly opened = new Set<ZkClient>();
   constructor(private readonly connectString: string) {}
 
   async get(signal: AbortSignal): Promise<ZkClient> {
     if (this.zk && this.zk.getState() === zookeeper.State.SYNC_CONNECTED) return this.zk;
     // Disconnected or expired (its server restarted, or a previous run's server): a new session.
-    this.zk?.close();
+    if (this.zk) this.shut(this.zk);
     this.zk = null;
     const zk = zookeeper.createClient(this.connectString, {
       sessionTimeout: 10_000,
       spinDelay: 250,
       retries: 0,
     });
+    this.opened.add(zk);
     await new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        zk.close();
+        this.shut(zk);
         reject(new Error('timeout connecting'));
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -220,15 +238,37 @@ class Session {
     });
     zk.on('expired', () => {
       if (this.zk === zk) this.zk = null;
-      zk.close();
+      this.shut(zk);
     });
     this.zk = zk;
     return zk;
   }
 
   close(): void {
-    this.zk?.close();
+    for (const zk of [...this.opened]) this.shut(zk);
     this.zk = null;
+  }
+
+  /**
+   * close() only queues the close-session request: a client that is not connected keeps trying to
+   * reconnect (its retry loop sets CONNECTING again), which would keep the run's process alive once the
+   * cluster is gone. Its reconnects are switched off and its socket dropped.
+   */
+  private shut(zk: ZkClient): void {
+    this.opened.delete(zk);
+    zk.close();
+    const cm = (
+      zk as unknown as {
+        connectionManager: {
+          connect(): void;
+          connectTimeoutHandler?: NodeJS.Timeout;
+          socket?: { destroy(): void };
+        };
+      }
+    ).connectionManager;
+    cm.connect = () => {};
+    clearTimeout(cm.connectTimeoutHandler);
+    setTimeout(() => cm.socket?.destroy(), 1000).unref();
   }
 }
 
@@ -239,19 +279,27 @@ class Session {
  * a client reopened after a timeout could not open one on a cut-off server. Writes and cas go through
  * the client's own session.
  */
-const readSessionsByRun = new WeakMap<object, Map<string, Session>>();
+const readSessions = new Map<string, Session>();
 
-/** The read sessions of one run (one database adapter per run). */
-function readSessionsOf(c: ClientContext): Map<string, Session> {
-  let m = readSessionsByRun.get(c.db);
-  if (!m) {
-    m = new Map();
-    readSessionsByRun.set(c.db, m);
+/** The read session to one server (host:port), created on first use. */
+function readSessionOf(at: string): Session {
+  let s = readSessions.get(at);
+  if (!s) {
+    s = new Session(at);
+    readSessions.set(at, s);
   }
-  return m;
+  return s;
 }
 
-/** A client bound to one node's server: reads (and their syncs) on the server's read session. */
+/**
+ * Close and forget the read session to one server: the database's teardown, at the start and the end of
+ * every run (the runner closes clients, never the pool, so a run's last clients cannot close it).
+ */
+function closeReadSession(at: string): void {
+  readSessions.get(at)?.close();
+  readSessions.delete(at);
+}
+
 /**
  * node-zookeeper-client throws from its socket data handler when it cannot decode a reply (an error code
  * it does not know, a reply out of step), which would end the whole test process. Such a connection is
@@ -278,9 +326,7 @@ class ZkRegisterClient implements Client {
     node: string | null = null,
   ) {
     const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
-    const pool = readSessionsOf(c);
-    if (at !== null && !pool.has(at)) pool.set(at, new Session(at));
-    this.reads = at === null ? null : (pool.get(at) as Session);
+    this.reads = at === null ? null : readSessionOf(at);
     this.writes = at === null ? null : new Session(at);
   }
 
@@ -307,9 +353,7 @@ class ZkRegisterClient implements Client {
   }
 
   async teardown(): Promise<void> {
-    const pool = readSessionsOf(this.c);
-    for (const s of pool.values()) s.close();
-    pool.clear();
+    for (const at of [...readSessions.keys()]) closeReadSession(at);
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
@@ -323,19 +367,30 @@ class ZkRegisterClient implements Client {
     try {
       if (op.f === 'read') {
         if (this.c.options.sync === true) await sync(zk, path, ctx.signal);
-        return { type: 'ok', value: (await this.get(zk, path, ctx.signal)).value };
+        const got = await this.get(zk, path, ctx.signal);
+        return { type: 'ok', value: got.value, extras: { zxid: got.zxid } };
       }
       if (op.f === 'write') {
-        await this.write(zk, path, op.value as number, ctx.signal);
-        return { type: 'ok' };
+        return { type: 'ok', extras: { zxid: await this.write(zk, path, op.value as number, ctx.signal) } };
       }
       if (op.f === 'cas') {
         const [from, to] = op.value as [number, number];
+        // The compare reads too: with sync on, it reads only after the server caught up with the leader
+        // (a stale compare would fail a cas whose value was there). Nothing is written before it answers.
+        if (this.c.options.sync === true)
+          try {
+            await sync(zk, path, ctx.signal);
+          } catch (err) {
+            return { type: 'fail', error: `${NOT_APPLIED}: sync before cas: ${(err as Error).message}` };
+          }
         const cur = await this.get(zk, path, ctx.signal);
         if (cur.value !== from) return { type: 'fail', error: `cas: value is ${cur.value}` };
         try {
-          await call((cb) => zk.setData(path, Buffer.from(String(to)), cur.version, cb), ctx.signal);
-          return { type: 'ok' };
+          const [stat] = await call(
+            (cb) => zk.setData(path, Buffer.from(String(to)), cur.version, cb),
+            ctx.signal,
+          );
+          return { type: 'ok', extras: { zxid: zxidOf(stat) } };
         } catch (err) {
           // Another write came between the read and the versioned set: nothing was written.
           if (codeOf(err) === BAD_VERSION || codeOf(err) === NO_NODE)
@@ -355,28 +410,38 @@ class ZkRegisterClient implements Client {
     zk: ZkClient,
     path: string,
     signal: AbortSignal,
-  ): Promise<{ value: number | null; version: number }> {
+  ): Promise<{ value: number | null; version: number; zxid: string | null }> {
     try {
       const [data, stat] = await call<unknown>((cb) => zk.getData(path, cb), signal);
-      return { value: Number(String(data)), version: (stat as { version: number }).version };
+      return {
+        value: Number(String(data)),
+        version: (stat as { version: number }).version,
+        zxid: zxidOf(stat),
+      };
     } catch (err) {
-      if (codeOf(err) === NO_NODE) return { value: null, version: -1 };
+      if (codeOf(err) === NO_NODE) return { value: null, version: -1, zxid: null };
       throw err;
     }
   }
 
-  private async write(zk: ZkClient, path: string, value: number, signal: AbortSignal): Promise<void> {
+  /** setData, or create when the key is missing: the zxid of the write when ZooKeeper says it (setData). */
+  private async write(
+    zk: ZkClient,
+    path: string,
+    value: number,
+    signal: AbortSignal,
+  ): Promise<string | null> {
     const data = Buffer.from(String(value));
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await call((cb) => zk.setData(path, data, -1, cb), signal);
-        return;
+        const [stat] = await call((cb) => zk.setData(path, data, -1, cb), signal);
+        return zxidOf(stat);
       } catch (err) {
         if (codeOf(err) !== NO_NODE) throw err;
       }
       try {
         await call((cb) => zk.create(path, data, cb), signal);
-        return;
+        return null;
       } catch (err) {
         if (codeOf(err) !== NODE_EXISTS) throw err;
       }
@@ -415,8 +480,8 @@ export default definePlugin({
     defineClient({
       name: 'zookeeper',
       summary:
-        'node-zookeeper-client: register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
-      workloads: ['register'],
+        'node-zookeeper-client: register and multi-register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
+      workloads: ['register', 'multi-register'],
       hiddenRetries: false,
       options,
       create: (c) => new ZkRegisterClient(c),

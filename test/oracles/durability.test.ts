@@ -23,6 +23,17 @@ test('no-lost-ack: acked writes present on every replica is valid; timed-out wri
   t.is(r.stats.timedOut, 1);
 });
 
+test('no-lost-ack: consumes every write and every final read, also a final read that did not answer ok', async (t) => {
+  const h = new H().call(0, 'append', 1).call(1, 'append', 2);
+  h.invoke(99, 'final-read', null, { node: 'n1' }).fail(99, 'final-read', null, { node: 'n1' });
+  finalReads(h, { n1: [1, 2], n2: [2, 1] });
+  const r = await run(noLostAckChecker, h.ops(), {});
+  t.is(r.valid, true);
+  // 2 writes + 3 final reads: the whole history, so a verdict does not call the check partial.
+  t.is(r.stats.opsConsumed, 5);
+  t.is(h.ops().length, 5);
+});
+
 test('no-lost-ack: an acked write missing from one replica is lost, naming the replica', async (t) => {
   const h = finalReads(new H().call(0, 'append', 1).call(1, 'append', 2), { n1: [1, 2], n2: [1] });
   const r = await run(noLostAckChecker, h.ops(), {});

@@ -169,3 +169,23 @@ test('a checker that reads only some op kinds names the subset; linearizable on 
   t.is(lin?.subset, null);
   t.regex(String(lin?.mismatch), /session claim/);
 });
+
+test('a set checker reads the ops its options name: set-full with readF final-read leaves the plain reads unchecked', async (t) => {
+  const dir = runDir();
+  const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
+    results: { checker: string }[];
+  };
+  results.results.push({ ...results.results[0], checker: 'set-full' } as { checker: string });
+  writeFileSync(join(dir, 'results.json'), JSON.stringify(results));
+  const m = await measureRun(
+    dir,
+    {
+      checkers: ['linearizable', 'set-full'],
+      model: 'register',
+      checkerOptions: { 'set-full': { readF: 'final-read' } },
+    } as unknown as Binding,
+    10,
+  );
+  const setFull = m.oracles.find((o) => o.checker === 'set-full');
+  t.regex(String(setFull?.subset), /^add\/final-read ops only; 100 read op\(s\) unchecked$/);
+});
