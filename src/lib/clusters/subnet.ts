@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { OutputExistsError, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { run } from './host-tools.ts';
 import { subnetClaimsDir } from './state-dir.ts';
@@ -38,7 +39,7 @@ async function prefixesInUse(): Promise<Set<string>> {
 }
 
 /**
- * Claim a /24 for a cluster by creating `<state>/subnets/<prefix>` exclusively: two `cluster up`s racing
+ * Claim a /24 for a cluster by creating `<state>/subnets/<prefix>` exclusively (the one atomic writer): two `cluster up`s racing
  * each other cannot both win the same file. The file holds the cluster name.
  */
 export async function claimSubnet(cluster: string, requested?: string): Promise<Subnet> {
@@ -56,12 +57,11 @@ export async function claimSubnet(cluster: string, requested?: string): Promise<
       continue;
     }
     try {
-      const fd = openSync(join(subnetClaimsDir(), s.prefix), 'wx');
-      writeSync(fd, `${cluster}\n`);
-      closeSync(fd);
+      // Published whole and only if absent: a claim file always names its cluster.
+      writeFileAtomicSync(join(subnetClaimsDir(), s.prefix), `${cluster}\n`, { exclusive: true });
       return s;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (!(err instanceof OutputExistsError)) throw err;
       if (requested) throw new UserError(`--subnet ${requested} is claimed by another faultline cluster`);
     }
   }
