@@ -11,9 +11,15 @@ import { setChecker } from '../../checkers/catalogue/set.ts';
 import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
 import { totalQueueChecker } from '../../checkers/catalogue/total-queue.ts';
 import { uniqueIdsChecker } from '../../checkers/catalogue/unique-ids.ts';
+import { linearizabilityChecker } from '../../checkers/linearizability/index.ts';
 import type { CheckResult } from '../../checkers/types.ts';
+import { renderReport } from '../../src/app/report/findings.ts';
+import { renderReportHtml } from '../../src/app/report/html.ts';
+import { buildReportJson } from '../../src/app/report/report-json.ts';
+import { opsByEventIndex, resultHeadline } from '../../src/app/verdict/headline.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
+import { SAMPLE_HEADLINE, sampleSession } from '../report/session-record.ts';
 
 /**
  * Integers beyond 2^53 through the catalogue checkers: 9007199254740993 read back as 9007199254740992
@@ -212,3 +218,54 @@ test('the CLI check of a counter read wrong only beyond 2^53 exits 1 and prints 
   t.regex(r.stdout, new RegExp(B));
   t.regex(r.stdout, new RegExp(A));
 });
+
+/** Replace every string equal to `from` anywhere in `v` (the sample session's S2 oracle and verdict). */
+function replaceStrings(v: unknown, from: string, to: string): unknown {
+  if (typeof v === 'string') return v === from ? to : v;
+  if (Array.isArray(v)) return v.map((x) => replaceStrings(x, from, to));
+  if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) (v as Record<string, unknown>)[k] = replaceStrings(x, from, to);
+  }
+  return v;
+}
+
+for (const c of [
+  {
+    name: 'counter',
+    check: (o: Awaited<ReturnType<typeof ops>>) => counterChecker.check(o, {}),
+    bad: CASES[0],
+  },
+  {
+    name: 'linearizable register',
+    check: (o: Awaited<ReturnType<typeof ops>>) => linearizabilityChecker.check(o, { model: 'register' }),
+    bad: {
+      bad: (a: string, b: string): Step[] => [
+        ['write', a, a],
+        ['read', 'null', b, 1],
+      ],
+    },
+  },
+]) {
+  test(`report.md, report.json and report.html carry the ${c.name} finding's numbers exactly`, async (t) => {
+    const history = await ops(c.bad?.bad(A, B) ?? []);
+    const result = await c.check(history);
+    t.is(result.valid, false);
+    const headline = resultHeadline(result.anomalies, { ops: opsByEventIndex(history), faults: new Map() });
+    t.truthy(headline);
+    t.regex(headline ?? '', new RegExp(B), 'the headline names the value read');
+    const rec = await sampleSession(mkdtempSync(join(tmpdir(), 'fl-sec-big-report-')));
+    replaceStrings(rec, SAMPLE_HEADLINE, headline as string);
+    replaceStrings(rec, 'no-lost-ack: 5,000 acked adds, 3 lost', result.evidence);
+    const texts = {
+      'report.md': renderReport(rec),
+      'report.json': JSON.stringify(buildReportJson(rec)),
+      'report.html': renderReportHtml(rec),
+    };
+    for (const [file, text] of Object.entries(texts)) {
+      t.true(text.includes(B), `${file} names ${B}`);
+      t.true(text.includes(A) || !(headline ?? '').includes(A), `${file} names ${A} where the headline does`);
+      for (const digits of text.match(/\d{16,}/g) ?? [])
+        t.true([A, B].includes(digits), `${file} prints ${digits}, a rounded neighbour`);
+    }
+  });
+}
