@@ -14,6 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { STATE_ROOT as NODE_STATE_ROOT } from '../../../nemeses/node-state.ts';
 import { knownHostsName } from '../../core/control/known-hosts.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
@@ -475,6 +476,8 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
   report.existed =
     state !== null || namespaces.length > 0 || report.removedLinks.length > 0 || existsSync(dir);
   rmSync(dir, { recursive: true, force: true });
+  // The nodes' marker directories are on this host's /run (shared by every node): they go with the nodes.
+  rmSync(join(NODE_STATE_ROOT, name), { recursive: true, force: true });
   return report;
 }
 
