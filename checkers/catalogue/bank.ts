@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { addIntegers, exactInteger, integerValue } from '../../src/core/history/values.ts';
 import type { Anomaly, Checker } from '../types.ts';
 import { fmt, isClient, isPlainMap, MAX_ANOMALIES, parseOptions, pushCapped, result } from './common.ts';
 
@@ -30,7 +31,8 @@ export const bankChecker: Checker<BankOptions> = {
   check(ops: readonly Operation[], rawOptions: BankOptions) {
     const o = parseOptions('bank', bankOptionsSchema, rawOptions);
     let accounts: Set<string> | null = o.accounts ? new Set(o.accounts.map(String)) : null;
-    let total: number | null = o.totalAmount ?? null;
+    // Sums are exact integers at any size: a balance past 2^53 is a bigint, never a rounded double.
+    let total: number | bigint | null = o.totalAmount ?? null;
     const inferred: string[] = [];
     let reads = 0;
     let consumed = 0;
@@ -42,8 +44,8 @@ export const bankChecker: Checker<BankOptions> = {
     };
     const anomalies: Anomaly[] = [];
     let erroneousReads = 0;
-    let lowestTotal = Number.POSITIVE_INFINITY;
-    let highestTotal = Number.NEGATIVE_INFINITY;
+    let lowestTotal: number | bigint | null = null;
+    let highestTotal: number | bigint | null = null;
     // Ops come in invocation order, so "the first ok read" is the first one invoked.
     for (const op of ops) {
       if (!isClient(op)) continue;
@@ -64,7 +66,7 @@ export const bankChecker: Checker<BankOptions> = {
         accounts = new Set(keys);
         inferred.push(`accounts from read op ${op.invokeIndex}`);
       }
-      let sum = 0;
+      let sum: number | bigint = 0;
       let nil = false;
       const problems: ErrorKind[] = [];
       for (const k of keys) {
@@ -74,10 +76,14 @@ export const bankChecker: Checker<BankOptions> = {
           nil = true;
           continue;
         }
-        if (typeof v !== 'number')
+        const exact = typeof v === 'number' && !Number.isInteger(v) ? v : exactInteger(v);
+        if (exact === null)
           throw new Error(`bank: read op ${op.invokeIndex}: balance of ${k} is ${JSON.stringify(v)}`);
-        sum += v;
-        if (v < 0 && !o.negativeBalances) problems.push('negative-value');
+        sum =
+          typeof exact === 'number' && !Number.isInteger(exact)
+            ? Number(sum) + exact
+            : addIntegers(sum, exact);
+        if (exact < 0 && !o.negativeBalances) problems.push('negative-value');
       }
       if (nil) problems.push('nil-balance');
       if (total === null && !nil) {
@@ -86,8 +92,8 @@ export const bankChecker: Checker<BankOptions> = {
       }
       if (!nil && sum !== total) {
         problems.push('wrong-total');
-        if (sum < lowestTotal) lowestTotal = sum;
-        if (sum > highestTotal) highestTotal = sum;
+        if (lowestTotal === null || sum < lowestTotal) lowestTotal = sum;
+        if (highestTotal === null || sum > highestTotal) highestTotal = sum;
       }
       const distinct = [...new Set(problems)];
       if (distinct.length > 0) erroneousReads++;
@@ -125,10 +131,12 @@ export const bankChecker: Checker<BankOptions> = {
         readCount: reads,
         errorCount: erroneousReads,
         errors: counts,
-        totalAmount: total,
+        totalAmount: total === null ? null : integerValue(total),
         accounts: accounts ? [...accounts] : null,
         inferred,
-        ...(counts['wrong-total'] > 0 ? { lowestTotal, highestTotal } : {}),
+        ...(counts['wrong-total'] > 0 && lowestTotal !== null && highestTotal !== null
+          ? { lowestTotal: integerValue(lowestTotal), highestTotal: integerValue(highestTotal) }
+          : {}),
       },
     );
   },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { addIntegers, compareIntegers, exactInteger, integerValue } from '../../src/core/history/values.ts';
+import { UserError } from '../../src/core/util/errors.ts';
 import type { Anomaly, Checker } from '../types.ts';
 import {
   eventOrder,
@@ -18,7 +20,9 @@ import {
  * history in event order, a read's lower bound is the sum of ok adds completed before the read was
  * invoked, its upper bound the sum of every add not known to have failed that was invoked before the read
  * completed. Each ok read must lie within [lower, upper]. Negative deltas are supported by widening the
- * other side (an uncertain decrement lowers the lower bound until acknowledged).
+ * other side (an uncertain decrement lowers the lower bound until acknowledged). Bounds are exact
+ * integers at any size (bigints past 2^53), so a read that differs from them only beyond a double's
+ * precision is still out of bounds.
  */
 export const counterOptionsSchema = z.strictObject({
   addF: z.string().default('add'),
@@ -30,6 +34,9 @@ export const counterOptionsSchema = z.strictObject({
 });
 export type CounterOptions = z.input<typeof counterOptionsSchema>;
 
+type Int = number | bigint;
+type JsonInt = ReturnType<typeof integerValue>;
+
 const SCOPE =
   'Checks bounds only: a read inside [acked, attempted] passes even if it is not linearizable (e.g. a decrease between two reads of in-flight adds); lost increments never read are invisible.';
 
@@ -39,12 +46,14 @@ export const counterChecker: Checker<CounterOptions> = {
     const o = parseOptions('counter', counterOptionsSchema, rawOptions);
     const byId = opsById(ops);
     const order = eventOrder(ops);
-    let lower = o.initial;
-    let upper = o.initial;
+    if (!Number.isSafeInteger(o.initial))
+      throw new UserError(`counter: initial ${o.initial} is not an integer within ±(2^53 − 1)`);
+    let lower: Int = o.initial;
+    let upper: Int = o.initial;
     // Lower bound captured at each read's invocation, by op id.
-    const lowerAtInvoke = new Map<number, number>();
+    const lowerAtInvoke = new Map<number, Int>();
     const anomalies: Anomaly[] = [];
-    const readsSample: [number, unknown, number][] = [];
+    const readsSample: [JsonInt, unknown, JsonInt][] = [];
     let reads = 0;
     let adds = 0;
     let errors = 0;
@@ -57,16 +66,19 @@ export const counterChecker: Checker<CounterOptions> = {
       if (!isClient(op)) continue;
       if (op.f === o.addF) {
         if (op.type === 'fail') continue;
-        const d = op.input;
-        if (typeof d !== 'number')
-          throw new Error(`counter: add op ${op.invokeIndex} has non-numeric delta ${JSON.stringify(d)}`);
+        const d = exactInteger(op.input);
+        if (d === null)
+          throw new Error(
+            `counter: add op ${op.invokeIndex} has a delta that is not an integer: ${JSON.stringify(op.input)}`,
+          );
+        const up = compareIntegers(d, 0) >= 0;
         if (!isCompletion) {
           adds++;
-          if (d >= 0) upper += d;
-          else lower += d;
+          if (up) upper = addIntegers(upper, d);
+          else lower = addIntegers(lower, d);
         } else if (op.type === 'ok') {
-          if (d >= 0) lower += d;
-          else upper += d;
+          if (up) lower = addIntegers(lower, d);
+          else upper = addIntegers(upper, d);
         }
       } else if (op.f === o.readF) {
         if (!isCompletion) {
@@ -81,25 +93,26 @@ export const counterChecker: Checker<CounterOptions> = {
         const lo = lowerAtInvoke.get(op.id) ?? lower;
         lowerAtInvoke.delete(op.id);
         const hi = upper;
-        const v = op.output;
-        if (readsSample.length < 16) readsSample.push([lo, v, hi]);
-        if (typeof v !== 'number' || v < lo || v > hi) {
+        const v = exactInteger(op.output);
+        if (readsSample.length < 16) readsSample.push([integerValue(lo), op.output, integerValue(hi)]);
+        if (v === null || compareIntegers(v, lo) < 0 || compareIntegers(v, hi) > 0) {
           errors++;
-          let err = Number.NaN;
-          if (typeof v === 'number') {
-            err = v < lo ? lo - v : v - hi;
+          if (v !== null) {
+            const below = compareIntegers(v, lo) < 0;
+            // Error sizes are statistics: a double is precise enough for them.
+            const err = Number(below ? BigInt(lo) - BigInt(v) : BigInt(v) - BigInt(hi));
             if (err > maxAbsError) maxAbsError = err;
-            const rel = err / Math.max(1, Math.abs(v < lo ? lo : hi));
+            const rel = err / Math.max(1, Math.abs(Number(below ? lo : hi)));
             if (rel > maxRelError) maxRelError = rel;
           }
           if (anomalies.length < MAX_ANOMALIES)
             pushCapped(anomalies, {
               type: 'out-of-bounds-read',
-              explanation: `read op ${op.invokeIndex} returned ${JSON.stringify(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
+              explanation: `read op ${op.invokeIndex} returned ${v === null ? JSON.stringify(op.output) : String(v)}, outside [${lo}, ${hi}] (acked sum before it began, attempted sum before it ended)`,
               ops: [op.invokeIndex],
-              lower: lo,
-              value: v,
-              upper: hi,
+              lower: integerValue(lo),
+              value: op.output,
+              upper: integerValue(hi),
             });
         }
       }
@@ -119,7 +132,7 @@ export const counterChecker: Checker<CounterOptions> = {
         maxAbsoluteError: maxAbsError,
         maxRelativeError: maxRelError,
         readsSample: sample(readsSample, 16),
-        finalBounds: [lower, upper],
+        finalBounds: [integerValue(lower), integerValue(upper)],
       },
     );
   },

@@ -182,6 +182,22 @@ export const UNKNOWN_ANOMALIES: ReadonlySet<string> = new Set([
   'cycle-search-timeout',
 ]);
 
+/** Every anomaly name this Elle knows: what it can report, imply or forbid under some model. */
+const ALL_ANOMALIES: ReadonlySet<string> = new Set([
+  ...Object.keys(ANOMALY_IMPLIES),
+  ...Object.values(ANOMALY_IMPLIES).flat(),
+  ...Object.values(DIRECT_PROSCRIBED).flat(),
+  ...Object.values(CYCLE_EXISTS_NAME),
+  ...UNKNOWN_ANOMALIES,
+  ...['G1a', 'G1b', 'internal', 'lost-update', 'incompatible-order', 'future-read'],
+  ...['duplicate-elements', 'dirty-update', 'cyclic-versions'],
+]);
+
+/** True for an anomaly name Elle knows (`--anomalies G9` is a typo, not a request). */
+export function isKnownAnomaly(name: string): boolean {
+  return ALL_ANOMALIES.has(name);
+}
+
 export function canonicalModel(name: string): string {
   return MODEL_ALIASES[name] ?? name;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKnownModel } from './lattice.ts';
+import { isKnownAnomaly, isKnownModel } from './lattice.ts';
 
 const modelName = z.string().refine(isKnownModel, { message: 'unknown consistency model' });
 
@@ -8,7 +8,13 @@ export const elleOptionsSchema = z.strictObject({
   /** Models the history must satisfy; absent means ["strict-serializable"], [] means none. */
   consistencyModels: z.array(modelName).optional(),
   /** Extra anomaly types to treat as violations (with every anomaly that implies them). */
-  anomalies: z.array(z.string().min(1)).optional(),
+  anomalies: z
+    .array(
+      z.string().refine(isKnownAnomaly, {
+        error: (iss) => `unknown anomaly type ${JSON.stringify(iss.input)}`,
+      }),
+    )
+    .optional(),
   /** Budget per (strongly connected component, anomaly type), in ms. */
   cycleSearchTimeoutMs: z.number().int().positive().optional(),
   /** Where to write explanations and drawings (overrides the check context's outDir). */

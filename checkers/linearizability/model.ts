@@ -1,5 +1,8 @@
 import type { Operation } from '../../src/core/history/operation.ts';
-import { tagOf } from '../../src/core/history/values.ts';
+import { exactInteger, tagOf } from '../../src/core/history/values.ts';
+
+// The exact-integer helpers live with the history values they read; models import them from here.
+export { addIntegers, canonicalInteger, exactInteger } from '../../src/core/history/values.ts';
 
 /**
  * A sequential specification in Porcupine's spirit. The checker never looks inside states, inputs or
@@ -146,34 +149,6 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
-}
-
-/**
- * An integer as an exact JS value: a number within ±(2^53 − 1), a bigint beyond (from a JSON/EDN
- * `{"#bigint": "…"}` or from arithmetic), so equal integers are `===`. Null when `v` is not an integer.
- */
-export function exactInteger(v: unknown): number | bigint | null {
-  if (typeof v === 'number') return Number.isInteger(v) ? v : null;
-  if (typeof v === 'bigint') return canonicalInteger(v);
-  if (tagOf(v) === '#bigint') {
-    const digits = (v as { '#bigint': unknown })['#bigint'];
-    if (typeof digits === 'string' && /^-?\d+$/.test(digits)) return canonicalInteger(BigInt(digits));
-  }
-  return null;
-}
-
-/** A bigint within the safe range as a number, so each integer has one representation. */
-export function canonicalInteger(b: bigint): number | bigint {
-  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
-}
-
-/** Exact integer sum (falls back to bigint arithmetic beyond the safe range). */
-export function addIntegers(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const s = a + b;
-    if (Number.isSafeInteger(s)) return s;
-  }
-  return canonicalInteger(BigInt(a) + BigInt(b));
 }
 
 /** Short human rendering of a value (EDN-ish: nil for null; big integers as their digits). */

@@ -119,7 +119,7 @@ t_(title('the CLI builds, reports and removes a cluster; bad input exits 254'), 
     t.true((JSON.parse(doctor.stdout) as { ok: boolean }).ok);
     const bad = cli('cluster', 'up', '--nodes', '2', '--name', 'Bad Name');
     t.is(bad.status, 254);
-    t.regex(bad.stderr, /invalid cluster name/);
+    t.regex(bad.stderr, /cluster name "Bad Name" cannot be used in a path/);
     const down = cli('cluster', 'down', '--name', name);
     t.is(down.status, 0, down.stderr);
     t.deepEqual(leftovers(name), []);

@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import fc from 'fast-check';
-import { readLedger } from '../../nemeses/ledger.ts';
 import { checkPlan, parsePlanText } from '../../src/app/plan/index.ts';
-import { parseInventory } from '../../src/core/control/inventory.ts';
-import { loadHistory } from '../../src/core/history/read.ts';
 import { UserError } from '../../src/core/util/errors.ts';
+import { CASE_TIMEOUT_MS, type FuzzCase, FuzzRunner } from './fixtures/fuzz-runner.ts';
 
 /**
  * Abuse suite: malformed histories (every format), plans, inventories and ledgers, generated with a fixed
  * seed and bounded counts. Every case must end in a result or a UserError (exit 254) — never another
  * exception (exit 255) — and nothing may be written outside the case's own directory. A few generated
- * cases also go through the CLI, which must exit in {0,1,2,3,254}, with no stack trace.
+ * cases also go through the CLI, which must exit in {0,1,2,3,254}, with no stack trace. Each in-process
+ * case runs on a worker thread with a hang timeout (./fixtures/fuzz-runner.ts): one that never settles
+ * fails the test with its input instead of hanging the suite.
  */
 const SEED = 1515;
 const RUNS = Number(process.env.FAULTLINE_FUZZ_RUNS ?? 150);
@@ -92,17 +92,19 @@ function tally(cls: string): Tally {
   return t;
 }
 
-/** Runs `f`; a normal return or a UserError is handled, anything else is a crash. */
-async function classify(cls: string, input: string, f: () => unknown): Promise<void> {
+const runner = new FuzzRunner();
+test.after.always(() => runner.close());
+
+/**
+ * Runs one case on the worker: a normal return or a one-line UserError is handled; any other exception,
+ * or no answer within the hang timeout, is a crash reported with the input.
+ */
+async function classify(cls: string, input: string, c: FuzzCase): Promise<void> {
   const t = tally(cls);
   t.cases++;
-  try {
-    await f();
-    t.handled++;
-  } catch (err) {
-    if (err instanceof UserError && !err.message.includes('\n')) t.handled++;
-    else t.crashes.push(`${String(err).slice(0, 200)} on ${JSON.stringify(input).slice(0, 200)}`);
-  }
+  const r = await runner.run(c);
+  if (r.outcome === 'ok' || r.outcome === 'input-error') t.handled++;
+  else t.crashes.push(`${r.outcome}: ${r.message} on ${JSON.stringify(input).slice(0, 200)}`);
 }
 
 let n = 0;
@@ -117,7 +119,7 @@ for (const [format, seed] of Object.entries(SEEDS)) {
     const ext = format === 'porcupine' ? 'log' : format;
     await fc.assert(
       fc.asyncProperty(mutated(seed), async (text) => {
-        await classify(`history ${format}`, text, () => loadHistory(file(ext, text)));
+        await classify(`history ${format}`, text, { kind: 'history', input: file(ext, text) });
       }),
       { seed: SEED, numRuns: RUNS },
     );
@@ -137,7 +139,7 @@ test('plans (Markdown, YAML, JSON): every mutation loads or is a one-line input 
         mutated(JSON.stringify({ slug: 'p', scenarios: [], claims: [] })).map((s) => ['json', s] as const),
       ),
       async ([ext, text]) => {
-        await classify('plan', text, () => checkPlan(parsePlanText(text, `p.${ext}`)));
+        await classify('plan', text, { kind: 'plan', input: text, name: `p.${ext}` });
       },
     ),
     { seed: SEED, numRuns: RUNS },
@@ -152,7 +154,7 @@ test('inventories: every mutation loads or is a one-line input error', async (t)
     'hostKeyCheck: strict\ndefaults: { user: root, port: 22 }\nnodes:\n  n1: 127.0.0.1\n  n2: { host: 127.0.0.2, labels: { cluster: sec-a } }\n';
   await fc.assert(
     fc.asyncProperty(mutated(inv), async (text) => {
-      await classify('inventory', text, () => parseInventory(text, 'inv.yaml'));
+      await classify('inventory', text, { kind: 'inventory', input: text, name: 'inv.yaml' });
     }),
     { seed: SEED, numRuns: RUNS },
   );
@@ -166,7 +168,7 @@ test('ledgers: every mutation reads or is a one-line input error', async (t) => 
     '{"event":"inject","id":"f1","kind":"partition","at":"2026-01-01T00:00:00Z","heal":{"kind":"partition"}}\n{"event":"healed","id":"f1","at":"2026-01-01T00:00:01Z"}\n';
   await fc.assert(
     fc.asyncProperty(mutated(ledger), async (text) => {
-      await classify('ledger', text, () => readLedger(file('jsonl', text)));
+      await classify('ledger', text, { kind: 'ledger', input: file('jsonl', text) });
     }),
     { seed: SEED, numRuns: RUNS },
   );
@@ -251,4 +253,24 @@ test('regression: plan packet params cannot reach a shell (the binding refuses n
     problems.some((p) => /timeMs|percent|number/i.test(p)),
     `packet params with shell text must be a plan error; got: ${problems.join(' | ')}`,
   );
+});
+
+test('a fuzz case that never settles fails with its input, and the next case still runs', async (t) => {
+  const quick = new FuzzRunner(3000);
+  t.teardown(() => quick.close());
+  for (const kind of ['never-settles', 'spin'] as const) {
+    await quick.warm();
+    const started = Date.now();
+    const r = await quick.run({ kind, input: `the ${kind} input` });
+    t.is(r.outcome, 'hang', kind);
+    t.true(Date.now() - started < 30_000, `${kind}: the timeout ended it`);
+    const c = tally(`hang ${kind}`);
+    c.cases++;
+    if (r.outcome === 'hang') c.crashes.push(`${r.outcome}: ${r.message} on the ${kind} input`);
+    t.regex(c.crashes[0] ?? '', new RegExp(`hang: did not settle within 3000 ms on the ${kind} input`));
+    await quick.warm();
+    const next = await quick.run({ kind: 'inventory', input: 'nodes:\n  n1: 127.0.0.1\n', name: 'inv.yaml' });
+    t.is(next.outcome, 'ok', JSON.stringify(next));
+  }
+  t.true(CASE_TIMEOUT_MS >= 1000, 'the suite runs with a real per-case limit');
 });

@@ -8,6 +8,7 @@ import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { log, teeLogToFile } from '../../core/util/log.ts';
+import { pathName } from '../../core/util/paths.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
@@ -297,7 +298,10 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   };
   if (nodeList) out.nodeList = nodeList;
   if (f.inventory) out.inventory = String(f.inventory);
-  if (f.local) out.local = positiveInt(f.local, '--local');
+  if (f.local) {
+    out.local = positiveInt(f.local, '--local');
+    pathName('cluster', out.clusterName);
+  }
   if (f.seed !== undefined) {
     const s = Number(f.seed);
     if (!Number.isSafeInteger(s) || s < 0)

@@ -2,6 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { sshCliOptionsFrom } from '../../core/control/connect.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
+import { pathName } from '../../core/util/paths.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
 import { ControlLog } from '../report/session-dir.ts';
@@ -40,6 +41,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
     const n = nonNegativeInt(f.local, '--local');
     if (n < 1) throw new UserError('--local: at least 1 node');
     o.local = n;
+    pathName('cluster', o.clusterName);
   }
   if (f.sutRepo) o.sutRepo = String(f.sutRepo);
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { errorMessage } from '../util/errors.ts';
+import { EXIT, errorMessage } from '../util/errors.ts';
 import { parseProbe, ROOT_PROBE, USER_PROBE } from './doctor-probe.ts';
 import type { NodeSpec, Remote } from './types.ts';
 
@@ -224,6 +224,17 @@ export async function runDoctor(remote: Remote, opts: { timeoutMs?: number } = {
     };
   });
   return { nodes, ok: nodes.every((n) => n.checks.every((c) => !c.required || c.status === 'ok')) };
+}
+
+/**
+ * doctor's exit code: 254 when a node cannot be reached at all (wrong host, port, user or identity file
+ * in the inventory: bad input), 1 when every node answers but one fails another required check (sudo),
+ * 0 when every required check passed.
+ */
+export function doctorExitCode(report: DoctorReport): number {
+  if (report.ok) return EXIT.valid;
+  const unreachable = report.nodes.some((n) => n.checks.some((c) => c.item === 'ssh' && c.status !== 'ok'));
+  return unreachable ? EXIT.badInput : EXIT.invalid;
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '', missing: '✗ ', warn: '! ', unknown: '? ' };

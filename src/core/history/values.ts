@@ -156,3 +156,43 @@ function isKeywordChar(c: number): boolean {
 export function looksLikeIntegerKey(s: string): boolean {
   return /^-?(?:0|[1-9][0-9]{0,14})$/.test(s);
 }
+
+/**
+ * An integer as an exact JS value: a number within ±(2^53 − 1), a bigint beyond (from a JSON/EDN
+ * `{"#bigint": "…"}` or from arithmetic), so equal integers are `===`. Null when `v` is not an integer.
+ */
+export function exactInteger(v: unknown): number | bigint | null {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : null;
+  if (typeof v === 'bigint') return canonicalInteger(v);
+  if (tagOf(v) === '#bigint') {
+    const digits = (v as { '#bigint': unknown })['#bigint'];
+    if (typeof digits === 'string' && /^-?\d+$/.test(digits)) return canonicalInteger(BigInt(digits));
+  }
+  return null;
+}
+
+/** A bigint within the safe range as a number, so each integer has one representation. */
+export function canonicalInteger(b: bigint): number | bigint {
+  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
+}
+
+/** Exact integer sum (falls back to bigint arithmetic beyond the safe range). */
+export function addIntegers(a: number | bigint, b: number | bigint): number | bigint {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const s = a + b;
+    if (Number.isSafeInteger(s)) return s;
+  }
+  return canonicalInteger(BigInt(a) + BigInt(b));
+}
+
+/** Compare two exact integers (numbers or bigints): negative, zero or positive. */
+export function compareIntegers(a: number | bigint, b: number | bigint): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const d = BigInt(a) - BigInt(b);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+/** An exact integer as JSON can hold it: a number when safe, else `{"#bigint": "digits"}`. */
+export function integerValue(i: number | bigint): number | { '#bigint': string } {
+  return typeof i === 'bigint' ? { '#bigint': i.toString() } : i;
+}

@@ -3,6 +3,7 @@ import {
   closeSync,
   constants,
   fsyncSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -33,6 +34,19 @@ export interface AtomicWriteOptions {
   input?: string;
   /** File mode of a new OUT (default 0o644, before the umask). */
   mode?: number;
+  /**
+   * Publish only if OUT does not exist yet (a hard link instead of a rename): the claim of a name, such
+   * as a subnet, by whichever writer gets there first. An existing OUT is a {@link OutputExistsError}.
+   */
+  exclusive?: boolean;
+}
+
+/** OUT already existed under {@link AtomicWriteOptions.exclusive}: nothing was written. */
+export class OutputExistsError extends UserError {
+  override readonly name: string = 'OutputExistsError';
+  constructor(readonly path: string) {
+    super(`${path}: cannot write: it exists already`);
+  }
 }
 
 const TMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -129,9 +143,14 @@ function fsyncDir(dir: string): void {
 function publish(tmp: string, out: string, opts: AtomicWriteOptions): void {
   try {
     checkOutputPath(out, opts);
-    renameSync(tmp, out);
+    if (opts.exclusive) {
+      // link(2) fails with EEXIST instead of replacing: of two racing writers exactly one wins.
+      linkSync(tmp, out);
+      unlinkQuiet(tmp);
+    } else renameSync(tmp, out);
   } catch (err) {
     unlinkQuiet(tmp);
+    if (opts.exclusive && (err as NodeJS.ErrnoException).code === 'EEXIST') throw new OutputExistsError(out);
     throw outputError(out, err);
   }
   fsyncDir(dirname(resolve(out)));

@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto';
-import { UserError } from '../../core/util/errors.ts';
 
 /**
  * Names of everything a local cluster creates, derived from the cluster name alone, so `cluster down`
  * can find leftovers even if the state file never got written. Interface names are limited to 15
- * characters, hence a short hash instead of the cluster name.
+ * characters, hence a short hash instead of the cluster name. The name itself is checked by the one
+ * path-name validator (`pathName('cluster', …)` in core/util/paths.ts) wherever it enters.
  */
-export const CLUSTER_NAME = /^[a-z0-9][a-z0-9-]{0,30}$/;
-
-export function validateClusterName(name: string): void {
-  if (!CLUSTER_NAME.test(name)) {
-    throw new UserError(
-      `invalid cluster name ${JSON.stringify(name)}: use 1-31 of a-z 0-9 -, starting with a letter or digit`,
-    );
-  }
-}
 
 export function clusterId(name: string): string {
   return createHash('sha256').update(name).digest('hex').slice(0, 7);

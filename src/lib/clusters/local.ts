@@ -14,11 +14,14 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { STATE_ROOT as NODE_STATE_ROOT } from '../../../nemeses/node-state.ts';
 import { knownHostsName } from '../../core/control/known-hosts.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
+import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { pathName } from '../../core/util/paths.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
@@ -29,16 +32,9 @@ import {
   writeAccountFiles,
   writeNodeHome,
 } from './local-login-user.ts';
-import {
-  bridgeName,
-  isClusterNetns,
-  netnsName,
-  validateClusterName,
-  vethHostName,
-  vethPeerName,
-} from './local-names.ts';
+import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
-import { clusterDir, clustersDir } from './state-dir.ts';
+import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 
 /**
@@ -101,13 +97,13 @@ const MAX_NODES = 64;
 const statePath = (name: string) => join(clusterDir(name), 'state.json');
 
 function writeState(state: LocalClusterState): void {
-  writeFileSync(statePath(state.name), `${JSON.stringify(state, null, 2)}\n`);
+  writeFileAtomicSync(statePath(state.name), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 export function readClusterState(name: string): LocalClusterState | null {
   const p = statePath(name);
   if (!existsSync(p)) return null;
-  const parsed = ClusterStateSchema.safeParse(JSON.parse(readFileSync(p, 'utf8')));
+  const parsed = ClusterStateSchema.safeParse(readJsonOrNull(p));
   if (!parsed.success)
     throw new UserError(
       `${p}: corrupt cluster state (${parsed.error.issues[0]?.message ?? 'invalid'}); run cluster down --name ${name}`,
@@ -264,7 +260,7 @@ export async function keygen(path: string, comment: string): Promise<string> {
 export async function localClusterUp(opts: LocalClusterUpOptions): Promise<LocalCluster> {
   assertLocalClusterPossible();
   const name = opts.name ?? DEFAULT_CLUSTER_NAME;
-  validateClusterName(name);
+  pathName('cluster', name);
   if (!Number.isInteger(opts.nodes) || opts.nodes < 1 || opts.nodes > MAX_NODES) {
     throw new UserError(`--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_NODES}`);
   }
@@ -372,13 +368,13 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
           throw new Error(`the SSH forward 127.0.0.1:${port} does not reach ${node}'s sshd`);
     }
     const specs = nodeSpecs(state, identityFile);
-    writeFileSync(
+    writeFileAtomicSync(
       join(dir, 'known_hosts'),
       `${hostKeys.map(([node, key], i) => `${knownHostsName(specs[i]?.host ?? node, specs[i]?.port ?? 22)} ${key}`).join('\n')}\n`,
     );
 
     const cluster = describe(state);
-    writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
+    writeFileAtomicSync(cluster.inventoryPath, renderLocalInventory(cluster));
     log().info(
       { cluster: name, nodes: opts.nodes, subnet: subnet.cidr, inventory: cluster.inventoryPath },
       'local cluster up',
@@ -427,7 +423,7 @@ async function linkExists(link: string): Promise<boolean> {
  * works without a state file and running it twice is harmless.
  */
 export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Promise<LocalClusterDownReport> {
-  validateClusterName(name);
+  pathName('cluster', name);
   assertLocalClusterPossible();
   const state = (() => {
     try {
@@ -475,6 +471,8 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
   report.existed =
     state !== null || namespaces.length > 0 || report.removedLinks.length > 0 || existsSync(dir);
   rmSync(dir, { recursive: true, force: true });
+  // The nodes' marker directories are on this host's /run (shared by every node): they go with the nodes.
+  rmSync(join(NODE_STATE_ROOT, name), { recursive: true, force: true });
   return report;
 }
 
@@ -503,7 +501,7 @@ export interface LocalClusterStatus {
 }
 
 export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): Promise<LocalClusterStatus> {
-  validateClusterName(name);
+  pathName('cluster', name);
   const state = readClusterState(name);
   if (!state) return { name, exists: false, nodes: [], healthy: false };
   const namespaces = new Set(which('ip') ? await listNetns() : []);

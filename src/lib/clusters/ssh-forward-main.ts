@@ -1,5 +1,6 @@
-import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Server } from 'node:net';
+import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 
 /**
  * The SSH port forwards of a lab-like local cluster as their own process (started detached by
@@ -39,9 +40,8 @@ function forward(node: string, address: string): Promise<[string, number]> {
 
 Promise.all(Object.entries(args.targets).map(([node, address]) => forward(node, address)))
   .then((ports) => {
-    // Written whole and renamed, so the parent never reads half a file.
-    writeFileSync(`${args.portsFile}.tmp`, JSON.stringify(Object.fromEntries(ports)));
-    renameSync(`${args.portsFile}.tmp`, args.portsFile);
+    // Written whole (the one atomic writer), so the parent never reads half a file.
+    writeFileAtomicSync(args.portsFile, JSON.stringify(Object.fromEntries(ports)));
     log(`forwarding ${ports.map(([n, p]) => `127.0.0.1:${p} -> ${args.targets[n]}:22`).join(', ')}`);
   })
   .catch((err: Error) => {

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { pathName } from '../../core/util/paths.ts';
 
 /**
  * Where faultline keeps what it built, so `cluster down` can undo it after a crash: FAULTLINE_STATE_DIR,
@@ -14,16 +16,30 @@ export function clustersDir(): string {
   return join(stateDir(), 'clusters');
 }
 
+/** Every path built from a cluster name goes through here, so a name can never leave clustersDir(). */
 export function clusterDir(name: string): string {
-  return join(clustersDir(), name);
+  return join(clustersDir(), pathName('cluster', name));
+}
+
+/**
+ * A state file's JSON, or null when it is not JSON (a truncated or foreign file): the caller's schema then
+ * reports it as corrupt state in one line, instead of a parser's stack trace.
+ */
+export function readJsonOrNull(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
 }
 
 /**
  * Subnet claims are host-wide, whatever FAULTLINE_STATE_DIR says: the /24s are addresses on this host's
  * network stack, so two faultlines with different state directories (a test suite's private one and the
  * default) must see each other's claims, or both can take the same /24 between one's claim and its bridge
- * address. Under /run (tmpfs) because the bridges they stand for do not survive a reboot either.
+ * address. Under /run (tmpfs) because the bridges they stand for do not survive a reboot either; a dot name
+ * because per-cluster directories live beside it and no cluster name may start with a dot.
  */
 export function subnetClaimsDir(): string {
-  return process.getuid?.() === 0 ? '/run/faultline/subnets' : join(stateDir(), 'subnets');
+  return process.getuid?.() === 0 ? '/run/faultline/.subnets' : join(stateDir(), 'subnets');
 }

@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { OutputExistsError, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { run } from './host-tools.ts';
 import { stateDir, subnetClaimsDir } from './state-dir.ts';
@@ -41,8 +42,9 @@ async function prefixesInUse(): Promise<Set<string>> {
 const claimOwner = (cluster: string) => `${cluster}\t${stateDir()}`;
 
 /**
- * Claim a /24 for a cluster by creating `<claims>/<prefix>` exclusively: two `cluster up`s racing
- * each other cannot both win the same file. The file names the owner (cluster and state directory).
+ * Claim a /24 for a cluster by creating `<claims>/<prefix>` exclusively (the one atomic writer): two
+ * `cluster up`s racing each other cannot both win the same file. The file names the owner (cluster and
+ * state directory).
  */
 export async function claimSubnet(cluster: string, requested?: string): Promise<Subnet> {
   mkdirSync(subnetClaimsDir(), { recursive: true, mode: 0o755 });
@@ -59,12 +61,11 @@ export async function claimSubnet(cluster: string, requested?: string): Promise<
       continue;
     }
     try {
-      const fd = openSync(join(subnetClaimsDir(), s.prefix), 'wx');
-      writeSync(fd, `${claimOwner(cluster)}\n`);
-      closeSync(fd);
+      // Published whole and only if absent: a claim file always names its owner.
+      writeFileAtomicSync(join(subnetClaimsDir(), s.prefix), `${claimOwner(cluster)}\n`, { exclusive: true });
       return s;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (!(err instanceof OutputExistsError)) throw err;
       if (requested) throw new UserError(`--subnet ${requested} is claimed by another faultline cluster`);
     }
   }

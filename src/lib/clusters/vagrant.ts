@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { concreteHosts, parseSshConfig, resolveSshHost } from '../../core/control/ssh-config.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
+import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 
 /**
@@ -138,6 +139,6 @@ export async function importVagrant(opts: {
     opts.privateBase ? { privateBase: opts.privateBase } : {},
   );
   const inventoryPath = resolve(opts.out ?? join(dir, 'inventory.yaml'));
-  writeFileSync(inventoryPath, renderVagrantInventory(nodes, source));
+  writeFileAtomicSync(inventoryPath, renderVagrantInventory(nodes, source));
   return { inventoryPath, nodes };
 }

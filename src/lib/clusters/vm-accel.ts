@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { stateDir } from './state-dir.ts';
 
 /**
@@ -167,6 +168,6 @@ export async function chooseAccel(
       choice.reason = `/dev/kvm exists but a KVM test guest does not run (${tries.join('; ')}): software emulation (TCG)`;
   }
   mkdirSync(stateDir(), { recursive: true });
-  writeFileSync(cachePath(), `${JSON.stringify(choice, null, 2)}\n`);
+  writeFileAtomicSync(cachePath(), `${JSON.stringify(choice, null, 2)}\n`);
   return choice;
 }

@@ -50,7 +50,7 @@ export async function downAnyCluster(name: string): Promise<string> {
     const r = await vmClusterDown(name);
     return r.existed
       ? `${name}: removed ${r.killedQemu.length} qemu processes, ${r.removedLinks.length} links${r.killedProxy ? ', the apt proxy' : ''}`
-      : `$name: nothing to remove`;
+      : `${name}: nothing to remove`;
   }
   const r = await localClusterDown(name);
   return r.existed

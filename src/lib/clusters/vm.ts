@@ -17,13 +17,15 @@ import { z } from 'zod';
 import { alignClock } from '../../../nemeses/clock.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
+import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { pathName } from '../../core/util/paths.ts';
 import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
-import { bridgeName, clusterId, validateClusterName } from './local-names.ts';
-import { clusterDir, clustersDir } from './state-dir.ts';
+import { bridgeName, clusterId } from './local-names.ts';
+import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
@@ -123,7 +125,7 @@ const macOf = (name: string, i: number) => {
 };
 
 function writeState(s: VmClusterState): void {
-  writeFileSync(statePath(s.name), `${JSON.stringify(s, null, 2)}\n`);
+  writeFileAtomicSync(statePath(s.name), `${JSON.stringify(s, null, 2)}\n`);
 }
 
 export function isVmCluster(name: string): boolean {
@@ -138,7 +140,7 @@ export async function hasVmLeftovers(name: string): Promise<boolean> {
 export function readVmState(name: string): VmClusterState | null {
   const p = statePath(name);
   if (!existsSync(p)) return null;
-  const parsed = VmStateSchema.safeParse(JSON.parse(readFileSync(p, 'utf8')));
+  const parsed = VmStateSchema.safeParse(readJsonOrNull(p));
   if (!parsed.success)
     throw new UserError(`${p}: corrupt VM cluster state; run: faultline cluster down --name ${name}`);
   return parsed.data;
@@ -356,7 +358,7 @@ async function writeKeys(s: VmClusterState): Promise<void> {
       return `${n.address} ${pub.split(' ').slice(0, 2).join(' ')}`;
     }),
   );
-  writeFileSync(join(dir, 'known_hosts'), `${known.join('\n')}\n`);
+  writeFileAtomicSync(join(dir, 'known_hosts'), `${known.join('\n')}\n`);
 }
 
 /** The bridge with the host's address on the cluster subnet, and a tap per node on it. */
@@ -387,11 +389,10 @@ async function memoryUse(s: VmClusterState, remote: Remote): Promise<VmClusterUp
 /** Build (or reuse) the image, then boot the cluster. Anything half-built is torn down if a step fails. */
 export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUpReport> {
   const t0 = Date.now();
+  const name = pathName('cluster', opts.name);
   const print = opts.print ?? (() => undefined);
   const unavailable = vmImageUnavailableReason();
   if (unavailable) throw new UserError(unavailable);
-  validateClusterName(opts.name);
-  const name = opts.name;
   if (!Number.isInteger(opts.nodes) || opts.nodes < 1 || opts.nodes > MAX_VM_NODES)
     throw new UserError(
       `--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_VM_NODES} for VM clusters`,
@@ -496,7 +497,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
       { parallel, timeoutMs: opts.bootTimeoutMs ?? 300_000, print, clockOffsets },
     );
     const memoryReport = await memoryUse(s, remote);
-    writeFileSync(cluster.inventoryPath, renderLocalInventory(cluster));
+    writeFileAtomicSync(cluster.inventoryPath, renderLocalInventory(cluster));
     log().info({ cluster: name, nodes: opts.nodes, subnet: s.subnet, accel: accel.accel }, 'VM cluster up');
     return {
       cluster,
@@ -543,7 +544,7 @@ async function linkExists(link: string): Promise<boolean> {
  * keys). Running it twice is harmless.
  */
 export async function vmClusterDown(name: string): Promise<VmClusterDownReport> {
-  validateClusterName(name);
+  pathName('cluster', name);
   let state: VmClusterState | null = null;
   try {
     state = readVmState(name);
@@ -627,7 +628,7 @@ export interface VmClusterStatus {
 }
 
 export async function vmClusterStatus(name: string): Promise<VmClusterStatus> {
-  validateClusterName(name);
+  pathName('cluster', name);
   const s = readVmState(name);
   if (!s) return { name, exists: false, nodes: [], healthy: false };
   const bridgeUp = (await run('ip', ['-o', 'link', 'show', 'dev', s.bridge]).catch(() => '')).includes('UP');

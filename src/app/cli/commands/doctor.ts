@@ -22,7 +22,9 @@ export function register(program: Command): void {
   addSshOptions(cmd).action(
     async (o: SshCliOptions & { inventory: string; json?: boolean; logDir?: string }) => {
       const { connectCluster } = await import('../../../lib/clusters/connect.ts');
-      const { runDoctor, renderDoctorTable } = await import('../../../core/control/doctor.ts');
+      const { runDoctor, renderDoctorTable, doctorExitCode } = await import(
+        '../../../core/control/doctor.ts'
+      );
       // Lazy connections: an unreachable node becomes a row in the report, not an abort.
       const { remote } = await connectCluster(
         { inventory: o.inventory },
@@ -39,7 +41,8 @@ export function register(program: Command): void {
       try {
         const report = await runDoctor(remote);
         process.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : renderDoctorTable(report));
-        if (!report.ok) process.exitCode = 1;
+        // 254 for an unreachable node (the inventory is wrong), 1 for a failed required check.
+        process.exitCode = doctorExitCode(report);
       } finally {
         await remote.close();
       }
