@@ -2,13 +2,14 @@ import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { extname, join, sep } from 'node:path';
 import { diffMarkdown, diffSessions, flappingRows } from './diff.ts';
-import { readSession, type SessionSummary, sessionIds, storeNames } from './store.ts';
+import { StoreIndex } from './index-file.ts';
+import { type SessionSummary, sessionIds, storeNames } from './store.ts';
 
 /**
  * `faultline serve`: a read-only results browser over a session store, reading it as files. The index
  * shows every name with its last sessions as a verdict grid and a throughput trend per row; each session
  * has a page, its files are served as they are, and `/diff/<name>/<a>/<b>` compares two sessions.
- * Summaries are cached per session directory (a finished session does not change), so only new sessions
+ * Summaries come from the store's index (./index-file.ts) and are kept in memory, so only new sessions
  * are read again. Only GET and HEAD; paths outside the root are refused.
  */
 
@@ -25,26 +26,6 @@ const COLOR = (r: { verdict: string; outcome: string | null }) =>
         : /^FAIL|INVALID/.test(r.verdict)
           ? '#d9534f'
           : '#f0ad4e';
-
-export class StoreIndex {
-  private readonly cache = new Map<string, SessionSummary>();
-  constructor(readonly root: string) {}
-
-  /** The sessions of a name, oldest first; only the last `last` when given (only those are read). */
-  sessions(name: string, last?: number): SessionSummary[] {
-    const ids = sessionIds(this.root, name);
-    return (last === undefined ? ids : ids.slice(-last)).map((id) => {
-      const key = `${name}/${id}`;
-      let s = this.cache.get(key);
-      // An unreadable session may still be running: read it again next time.
-      if (!s || s.verdict === 'unreadable') {
-        s = readSession(this.root, name, id);
-        this.cache.set(key, s);
-      }
-      return s;
-    });
-  }
-}
 
 function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title><style>
@@ -155,13 +136,13 @@ export function startServer(root: string, o: { port: number; host: string; last:
       const known = (n?: string, i?: string) =>
         n !== undefined && i !== undefined && storeNames(root).includes(n) && sessionIds(root, n).includes(i);
       if (kind === 'session' && known(name, id) && rest.length === 0)
-        return send(200, renderSession(index.sessions(name!).find((s) => s.id === id)!));
+        return send(200, renderSession(index.summaries(name!, [id!])[0]!));
       if (kind === 'diff' && known(name, id) && known(name, rest[0]) && rest.length === 1) {
-        const all = index.sessions(name!);
-        const a = all.find((s) => s.id === id)!;
-        const b = all.find((s) => s.id === rest[0])!;
-        const upTo = all.indexOf(b);
-        const d = diffSessions(a, b, all.slice(Math.max(0, upTo - 9), upTo + 1));
+        const ids = sessionIds(root, name!);
+        const upTo = ids.indexOf(rest[0]!);
+        const [a] = index.summaries(name!, [id!]);
+        const window = index.summaries(name!, ids.slice(Math.max(0, upTo - 9), upTo + 1));
+        const d = diffSessions(a!, window.at(-1)!, window);
         return send(
           200,
           page(`${name}: ${id} → ${rest[0]}`, `<pre class="diff">${esc(diffMarkdown(d))}</pre>`),
