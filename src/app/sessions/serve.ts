@@ -85,7 +85,12 @@ export function renderSession(s: SessionSummary): string {
         `<tr><td>${esc(r.id)}</td><td style="color:${COLOR(r)}"><b>${esc(r.verdict)}</b></td><td>${esc(r.expected?.join(' or ') ?? '—')}</td><td>${esc(r.outcome ?? '—')}</td><td>${r.opsPerSec?.toFixed(1) ?? '—'}</td><td>${r.p99Ms?.toFixed(1) ?? '—'}</td></tr>`,
     )
     .join('');
+  const href = (f: string) => `/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}`;
+  const report = existsSync(join(s.dir, 'findings/report.html'))
+    ? `<p class="report"><a href="${href('findings/report.html')}">open the report page</a> (every scenario, its fault windows, plots and per-key checker pages)</p>`
+    : '';
   const files = [
+    'findings/report.html',
     'findings/report.md',
     'findings/report.json',
     'junit.xml',
@@ -94,11 +99,11 @@ export function renderSession(s: SessionSummary): string {
     'logs/control.log',
   ]
     .filter((f) => existsSync(join(s.dir, f)))
-    .map((f) => `<li><a href="/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}">${esc(f)}</a></li>`)
+    .map((f) => `<li><a href="${href(f)}">${esc(f)}</a></li>`)
     .join('');
   return page(
     `${s.name} ${s.id}`,
-    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>
+    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>${report}
 <table><tr><th>row</th><th>verdict</th><th>expected</th><th>outcome</th><th>ops/s</th><th>p99 ms</th></tr>${rows}</table>
 <h2>files</h2><ul>${files}</ul>`,
   );
@@ -145,7 +150,10 @@ export function startServer(root: string, o: { port: number; host: string; last:
         const d = diffSessions(a!, window.at(-1)!, window);
         return send(
           200,
-          page(`${name}: ${id} → ${rest[0]}`, `<pre class="diff">${esc(diffMarkdown(d))}</pre>`),
+          page(
+            `${name}: ${id} → ${rest[0]}`,
+            `<p class="sessions">from <a href="/session/${esc(name!)}/${esc(id!)}">${esc(id!)}</a> to <a href="/session/${esc(name!)}/${esc(rest[0]!)}">${esc(rest[0]!)}</a></p><pre class="diff">${esc(diffMarkdown(d))}</pre>`,
+          ),
         );
       }
       if (kind === 'files' && known(name, id) && rest.length > 0) {
