@@ -37,8 +37,7 @@ export async function writeFailingSession(
     out,
   );
   const lin = results.find((r) => r.checker === 'linearizable');
-  if (lin?.valid !== false)
-    throw new Error(`the fixture history should not linearize: ${lin?.evidence}`);
+  if (lin?.valid !== false) throw new Error(`the fixture history should not linearize: ${lin?.evidence}`);
   const drawn = drawnBy(lin, out);
   if (!drawn.focus?.page) throw new Error('the checker drew no page for the failing key');
   writeFileSync(join(out, 'history.jsonl'), `${history.events.map((e) => JSON.stringify(e)).join('\n')}\n`);
