@@ -30,7 +30,7 @@ const COLOR = (r: { verdict: string; outcome: string | null }) =>
 function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title><style>
 body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}
-.cell{display:inline-block;width:14px;height:14px;margin:1px}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
+.cell{display:inline-block;width:14px;height:14px;margin:1px}.range{font-size:11px;color:#555}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
 </style></head><body><p><a href="/">all plans</a></p><h1>${esc(title)}</h1>${body}</body></html>`;
 }
 
@@ -45,7 +45,10 @@ function trend(values: (number | null)[]): string {
     )
     .filter(Boolean)
     .join(' ');
-  return `<svg width="124" height="22" class="trend"><polyline fill="none" stroke="#0366d6" points="${pts}"/></svg>`;
+  const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  const range = min === max ? fmt(min) : `${fmt(min)}–${fmt(max)}`;
+  // The range beside the line: a sparkline alone shows a change but not whether it matters.
+  return `<svg width="124" height="22" class="trend"><title>${range}, last ${fmt(v.at(-1)!)}</title><polyline fill="none" stroke="#0366d6" points="${pts}"/></svg> <span class="range">${range}</span>`;
 }
 
 export function renderIndex(index: StoreIndex, last: number): string {
@@ -59,7 +62,7 @@ export function renderIndex(index: StoreIndex, last: number): string {
     const prev = sessions.at(-2);
     parts.push(
       `<h2 id="${esc(name)}">${esc(name)}</h2><p>latest <a href="/session/${esc(name)}/${esc(newest.id)}">${esc(newest.id)}</a>: <b>${esc(newest.verdict)}</b>${prev ? ` · <a href="/diff/${esc(name)}/${esc(prev.id)}/${esc(newest.id)}">diff with previous</a>` : ''}</p>`,
-      '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th></tr>',
+      '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th><th>anomalies trend</th></tr>',
       ...rowIds.map((id) => {
         const cells = sessions
           .map((s) => {
@@ -70,7 +73,7 @@ export function renderIndex(index: StoreIndex, last: number): string {
           })
           .join('');
         const figures = sessions.map((s) => s.rows.find((x) => x.id === id));
-        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td></tr>`;
+        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td><td>${trend(figures.map((r) => r?.anomalies ?? null))}</td></tr>`;
       }),
       '</table>',
     );
@@ -116,6 +119,8 @@ const TYPES: Record<string, string> = {
   '.gz': 'application/gzip',
 };
 
+const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
+
 export function startServer(root: string, o: { port: number; host: string; last: number }): Promise<Server> {
   const index = new StoreIndex(root);
   const realRoot = realpathSync(root);
@@ -157,11 +162,18 @@ export function startServer(root: string, o: { port: number; host: string; last:
         );
       }
       if (kind === 'files' && known(name, id) && rest.length > 0) {
-        const file = join(root, name!, id!, ...rest);
-        if (!existsSync(file) || !statSync(file).isFile()) return send(404, 'no such file', 'text/plain');
+        const asked = join(root, name!, id!, ...rest);
+        // A file `sessions compress` gzipped is served under its plain name, for the browser to inflate:
+        // the report pages keep linking to the plain names.
+        const gzipped = !isFile(asked) && isFile(`${asked}.gz`);
+        const file = gzipped ? `${asked}.gz` : asked;
+        if (!isFile(file)) return send(404, 'no such file', 'text/plain');
         const real = realpathSync(file);
         if (!real.startsWith(realRoot + sep)) return send(403, 'outside the store', 'text/plain');
-        res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'text/plain; charset=utf-8' });
+        res.writeHead(200, {
+          'content-type': TYPES[extname(asked)] ?? 'text/plain; charset=utf-8',
+          ...(gzipped && { 'content-encoding': 'gzip' }),
+        });
         if (req.method === 'HEAD') return res.end();
         return createReadStream(real).pipe(res);
       }
