@@ -8,8 +8,9 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
  * Headless Chromium for page tests: Debian's `chromium` package (scripts/install-deps.sh installs it),
  * driven by playwright-core; no browser is downloaded. Every launch gets a fresh profile, and the flags
  * below keep Chromium from reaching out on its own (on a closed network its background connections are
- * refused and slow it down). Pages are opened from file:// URLs; any other request is blocked and
- * recorded, so a test can assert that a page needs no network.
+ * refused and slow it down). Pages are opened from file:// URLs, or from the origins a test allows (a
+ * `faultline serve` on 127.0.0.1); any other request is blocked and recorded, so a test can assert that
+ * a page needs no network. Errors a page throws or logs to its console are recorded too.
  */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -33,13 +34,15 @@ export function browserMissing(): string | null {
 
 export interface BrowserSession {
   context: BrowserContext;
-  /** Requests to anything but file:// (each one was blocked). */
+  /** Requests to anything but file:// and the allowed origins (each one was blocked). */
   blocked: string[];
+  /** Uncaught page errors and console.error messages, each prefixed with its page's URL. */
+  errors: string[];
   open(url: string, viewport?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<BrowserSession> {
+export async function launchBrowser(o: { allowOrigins?: readonly string[] } = {}): Promise<BrowserSession> {
   const profile = await mkdtemp(join(tmpdir(), 'faultline-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
@@ -48,15 +51,28 @@ export async function launchBrowser(): Promise<BrowserSession> {
     viewport: { width: 1400, height: 900 },
   });
   const blocked: string[] = [];
+  const allowed = (url: string) =>
+    url.startsWith('file:') ||
+    url.startsWith('data:') ||
+    url === 'about:blank' ||
+    (o.allowOrigins ?? []).some((origin) => new URL(url).origin === origin);
   await context.route('**/*', (route) => {
     const url = route.request().url();
-    if (url.startsWith('file:') || url.startsWith('data:') || url === 'about:blank') return route.continue();
+    if (allowed(url)) return route.continue();
     blocked.push(url);
     return route.abort();
+  });
+  const errors: string[] = [];
+  context.on('page', (p) => {
+    p.on('pageerror', (e) => errors.push(`${p.url()}: ${e.message}`));
+    p.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`${p.url()}: console: ${m.text()}`);
+    });
   });
   return {
     context,
     blocked,
+    errors,
     async open(url, viewport) {
       const page = await context.newPage();
       if (viewport) await page.setViewportSize(viewport);

@@ -6,6 +6,7 @@ import {
   reportJsonSchema,
 } from '../../src/app/report/report-json.ts';
 import { sessionTimestamp } from '../../src/app/report/session-dir.ts';
+import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
 
 /**
  * A generated session store for the `sessions` and `serve` tests and `bench:serve`: `names` plans, each
@@ -26,6 +27,8 @@ export function generateStore(
     perName: number;
     rowOf?: (name: string, night: number, row: string) => GeneratedRow;
     start?: Date;
+    /** Append each session's line to the store's summary index, as `faultline run` does (default). */
+    index?: boolean;
   },
 ): void {
   const start = (o.start ?? new Date('2026-10-01T02:00:00Z')).getTime();
@@ -75,8 +78,19 @@ export function generateStore(
             healthy: null,
             faulted: null,
           },
+          pages: Array.from({ length: 12 }, (_, k) => ({
+            checker: 'linearizable',
+            key: String(k),
+            valid: !(g.verdict.startsWith('FAIL') && k === 1),
+            path: `artifacts/${row}/01-run-seed-7/independent/${k}/linearizability.html`,
+          })),
           artifacts: [{ label: 'finding', path: `findings/${row}.md` }],
-          audits: null,
+          // Audits as long as a real run's: a nightly report.json is tens of KB, which is what makes
+          // reading hundreds of them slow.
+          audits: {
+            redFlags: auditItems('RF', 10),
+            weakOracle: auditItems('WO', 14),
+          },
         };
       });
       const failing = rows.filter((r) => r.outcome === 'failure');
@@ -103,8 +117,19 @@ export function generateStore(
         `# Findings: ${name} @ ${id}\n\n${report.headline}\n`,
       );
       for (const r of rows) writeFileSync(join(dir, 'findings', `${r.id}.md`), `# ${r.id}\n\n${r.verdict}\n`);
+      // What `faultline run` does once its reports are written.
+      if (o.index !== false) recordSessionIndex(dir);
       last = id;
     }
     symlinkSync(last, join(root, name, 'latest'));
   }
+}
+
+function auditItems(prefix: string, n: number) {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `${prefix}${i + 1}`,
+    title: `Audit question ${i + 1}: whether the workload, the oracle and the faults did what the verdict relies on, with the evidence cited.`,
+    status: 'checked' as const,
+    evidence: `w1: n1 FAULTLINE DROP packets (2 rule(s) for w1) 0→19 / n2 tcp connect n2→n1:22 connected→timeout; linearizable consumed 1,800/1,800 ops (${prefix}${i + 1})`,
+  }));
 }

@@ -1,7 +1,8 @@
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import test from 'ava';
 import { startServer } from '../../src/app/sessions/serve.ts';
 import { generateStore } from '../helpers/store.ts';
@@ -33,6 +34,8 @@ test('serve: index grid, session page, diff view, files; read-only, nothing outs
       /title="2026-10-04T02-00-00Z: FAIL-reproducible" class="cell" style="background:#d9534f"/,
     );
     t.regex(index.text, /<svg width="124"/);
+    t.regex(index.text, /<th>anomalies trend<\/th>/);
+    t.regex(index.text, /<title>0–1, last 1<\/title>/, 'S1 anomalies: none, then one on the FAIL night');
     const session = await get('/session/nightly/2026-10-04T02-00-00Z');
     t.regex(session.text, /session verdict: <b>FAIL<\/b>/);
     t.regex(session.text, /href="\/files\/nightly\/2026-10-04T02-00-00Z\/findings\/report.json"/);
@@ -40,6 +43,14 @@ test('serve: index grid, session page, diff view, files; read-only, nothing outs
     t.regex(diff.text, /New failures:\*\* \n\n- S1: PASS-smoke → FAIL-reproducible/);
     const file = await get('/files/nightly/2026-10-04T02-00-00Z/findings/report.json');
     t.is(JSON.parse(file.text).sessionVerdict, 'FAIL');
+    // A file `sessions compress` gzipped is still served under its plain name.
+    const plain = join(root, 'nightly', '2026-10-04T02-00-00Z', 'findings', 'S1.md');
+    writeFileSync(`${plain}.gz`, gzipSync(readFileSync(plain)));
+    rmSync(plain);
+    const gz = await fetch(`${base}/files/nightly/2026-10-04T02-00-00Z/findings/S1.md`);
+    t.is(gz.status, 200);
+    t.is(gz.headers.get('content-encoding'), 'gzip');
+    t.is(await gz.text(), '# S1\n\nFAIL-reproducible\n');
     t.is((await get('/files/nightly/2026-10-04T02-00-00Z/../../../etc/passwd')).status, 404);
     t.true([403, 404].includes((await get('/files/nightly/2026-10-04T02-00-00Z/%2e%2e/%2e%2e/x')).status));
     t.is(

@@ -71,18 +71,30 @@ test('diff (latest vs previous): new failures, flapping rows and moved figures; 
   t.is(back.exitCode, 0);
 });
 
+const indexIds = (root: string, name: string) =>
+  readFileSync(join(root, name, '.index.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { id: string }).id);
+
 test('prune: --dry-run removes nothing; --keep and --older-than never remove the newest', async (t) => {
   const root = store();
   const dry = await fl('prune', '--root', root, '--keep', '2', '--dry-run');
   t.regex(dry.stdout, /6 session\(s\) would be removed, 4 kept/);
-  t.is(readdirSync(join(root, 'nightly')).length, 6);
+  t.is(readdirSync(join(root, 'nightly')).length, 7, '5 sessions, latest, .index.jsonl');
   const r = await fl('prune', '--root', root, '--keep', '2', '--name', 'nightly');
   t.regex(r.stdout, /3 session\(s\) removed, 2 kept/);
   t.deepEqual(readdirSync(join(root, 'nightly')).sort(), [
+    '.index.jsonl',
     '2026-10-04T02-00-00Z',
     '2026-10-05T02-00-00Z',
     'latest',
   ]);
+  t.deepEqual(
+    indexIds(root, 'nightly'),
+    ['2026-10-04T02-00-00Z', '2026-10-05T02-00-00Z'],
+    'the index drops the removed sessions',
+  );
   const old = await fl('prune', '--root', root, '--older-than', '1d');
   t.regex(old.stdout, /5 session\(s\) removed, 2 kept/);
   t.true(existsSync(join(root, 'other', 'latest', 'findings', 'report.json')), 'latest still resolves');
@@ -135,4 +147,30 @@ test('compress: large artifacts become .gz, the reports stay plain, histories st
   t.deepEqual(await loadHistory(history), before, 'the plain name still reads');
   t.deepEqual(await loadHistory(`${history}.gz`), before);
   t.regex(readFileSync(join(root, 'nightly', 'latest', 'findings', 'report.md'), 'utf8'), /Findings/);
+});
+
+test('the summary index: list reads it; a line whose report changed is not trusted; index rebuilds it', async (t) => {
+  const root = store();
+  t.is(indexIds(root, 'nightly').length, 5, 'one line per generated session, as run writes them');
+  // A line that says something else than its report shows the index is what list read…
+  const path = join(root, 'nightly', '.index.jsonl');
+  const lines = readFileSync(path, 'utf8').trim().split('\n');
+  const last = JSON.parse(lines.at(-1)!);
+  last.verdict = 'DONE_WITH_CONCERNS';
+  writeFileSync(path, `${[...lines.slice(0, -1), JSON.stringify(last)].join('\n')}\n`);
+  t.regex(
+    (await fl('list', '--root', root, '--name', 'nightly')).stdout,
+    /05T02-00-00Z {2}DONE_WITH_CONCERNS/,
+  );
+  // …and once the report is rewritten (new size and mtime), the line is ignored and the report read.
+  const report = join(root, 'nightly', '2026-10-05T02-00-00Z', 'findings', 'report.json');
+  writeFileSync(report, `${readFileSync(report, 'utf8')}\n`);
+  t.regex((await fl('list', '--root', root, '--name', 'nightly')).stdout, /05T02-00-00Z {2}FAIL /);
+  // A line cut short and a store without an index still list every session.
+  writeFileSync(path, `${lines[0]}\n{"v":1,"id":"2026-10-0`);
+  t.regex((await fl('list', '--root', root, '--name', 'nightly')).stdout, /^nightly \(5 session\(s\)\)/m);
+  const rebuilt = await fl('index', '--root', root);
+  t.is(rebuilt.exitCode, 0, rebuilt.stderr);
+  t.regex(rebuilt.stdout, /^nightly: 5 of 5 session\(s\) indexed$/m);
+  t.is(indexIds(root, 'nightly').length, 5);
 });

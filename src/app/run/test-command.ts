@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
@@ -22,6 +23,7 @@ import {
   DEFAULT_STORE_ROOT,
   SSH_LOG_DIR,
 } from '../report/session-dir.ts';
+import { recordSessionIndex } from '../sessions/index-file.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
 /** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
@@ -45,6 +47,11 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
     return await testInSession(o, outDir, control, say);
   } finally {
     untee();
+    // The store's summary line, so `sessions` and `serve` need not parse results.json again.
+    if (existsSync(join(outDir, 'results.json'))) {
+      const unindexed = recordSessionIndex(outDir);
+      if (unindexed) say(unindexed);
+    }
   }
 }
 

@@ -251,7 +251,7 @@ function oracleFrom(r: CheckResult, binding: Binding, opsByF: ReadonlyMap<string
  * The pages a checker drew (relative to the run dir), each with its key's verdict, and the op to open
  * them at: the first anomaly's first op, on its key's page.
  */
-function drawnBy(r: CheckResult, runDir: string): Pick<OracleResult, 'focus' | 'pages'> {
+export function drawnBy(r: CheckResult, runDir: string): Pick<OracleResult, 'focus' | 'pages'> {
   const sanitize = (k: string) => k.replace(/[^A-Za-z0-9_.-]/g, '_') || '_';
   const byDir = new Map<string, string>();
   for (const list of [r.stats.keys, r.stats.invalidKeys, r.stats.unknownKeys])

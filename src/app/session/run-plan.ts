@@ -23,6 +23,7 @@ import {
   writeSessionReports,
 } from '../report/index.ts';
 import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
+import { recordSessionIndex } from '../sessions/index-file.ts';
 import { NOT_SELECTED } from '../verdict/aggregate.ts';
 import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
@@ -426,6 +427,9 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     await writeSessionReports(record, {
       ...(o.junitInconclusiveAs && { junitInconclusiveAs: o.junitInconclusiveAs }),
     });
+    // The store's summary line, so `sessions` and `serve` need not parse report.json again.
+    const unindexed = recordSessionIndex(s.sessionDir);
+    if (unindexed) o.print(unindexed);
   } catch (err) {
     const { renderReport } = await import('../report/index.ts');
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);

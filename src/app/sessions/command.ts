@@ -1,6 +1,7 @@
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { diffSessions, renderDiff } from './diff.ts';
+import { rewriteIndex, StoreIndex } from './index-file.ts';
 import { compress, compressible, planPrune, prune } from './maintain.ts';
 import {
   readSession,
@@ -29,12 +30,8 @@ export function listCommand(o: { root: string; name?: string; last: string; json
   const root = storeRoot(o.root);
   const last = positiveInt(o.last, '--last');
   const names = o.name ? [o.name] : storeNames(root);
-  const all = names.map((name) => ({
-    name,
-    sessions: sessionIds(root, name)
-      .slice(-last)
-      .map((id) => readSession(root, name, id)),
-  }));
+  const index = new StoreIndex(root);
+  const all = names.map((name) => ({ name, sessions: index.sessions(name, last) }));
   if (o.json) {
     out(JSON.stringify(all));
     return 0;
@@ -106,7 +103,10 @@ export async function pruneCommand(o: Record<string, string | boolean | undefine
     ...(o.name !== undefined && { name: String(o.name) }),
   });
   for (const s of plan.remove) out(`${o.dryRun ? 'would remove' : 'removing'} ${s.name}/${s.id}`);
-  if (!o.dryRun) await prune(plan);
+  if (!o.dryRun) {
+    await prune(plan);
+    for (const name of new Set(plan.remove.map((s) => s.name))) rewriteIndex(root, name);
+  }
   out(`${plan.remove.length} session(s) ${o.dryRun ? 'would be removed' : 'removed'}, ${plan.keep} kept`);
   return 0;
 }
@@ -132,5 +132,14 @@ export async function compressCommand(o: Record<string, string | boolean | undef
   }
   const r = await compress(items);
   out(`${items.length} file(s) compressed: ${r.before} → ${r.after} bytes`);
+  return 0;
+}
+
+export function indexCommand(o: { root: string; name?: string }): number {
+  const root = storeRoot(o.root);
+  for (const name of o.name ? [o.name] : storeNames(root)) {
+    const n = rewriteIndex(root, name, { rebuild: true });
+    out(`${name}: ${n} of ${sessionIds(root, name).length} session(s) indexed`);
+  }
   return 0;
 }

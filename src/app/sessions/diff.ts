@@ -59,7 +59,12 @@ export function diffSessions(
   for (const [id, rb] of after) {
     const ra = before.get(id);
     if (!ra) continue;
-    const pair = { row: id, before: ra.verdict, after: rb.verdict };
+    // The same verdict on both sides can still flip the outcome (an expectation declared or met since):
+    // name the outcomes then, or the line would read `FAIL-reproducible → FAIL-reproducible`.
+    const same = ra.verdict === rb.verdict;
+    const outcome = (r: typeof ra) => r.outcome ?? (failing(r) ? 'failure' : 'not judged');
+    const word = (r: typeof ra) => (same ? `${r.verdict} (${outcome(r)})` : r.verdict);
+    const pair = { row: id, before: word(ra), after: word(rb) };
     if (failing(rb) && !failing(ra)) out.newFailures.push(pair);
     else if (failing(ra) && !failing(rb)) out.fixed.push(pair);
     else if (ra.verdict !== rb.verdict) out.changed.push(pair);

@@ -2,13 +2,14 @@ import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { extname, join, sep } from 'node:path';
 import { diffMarkdown, diffSessions, flappingRows } from './diff.ts';
-import { readSession, type SessionSummary, sessionIds, storeNames } from './store.ts';
+import { StoreIndex } from './index-file.ts';
+import { type SessionSummary, sessionIds, storeNames } from './store.ts';
 
 /**
  * `faultline serve`: a read-only results browser over a session store, reading it as files. The index
  * shows every name with its last sessions as a verdict grid and a throughput trend per row; each session
  * has a page, its files are served as they are, and `/diff/<name>/<a>/<b>` compares two sessions.
- * Summaries are cached per session directory (a finished session does not change), so only new sessions
+ * Summaries come from the store's index (./index-file.ts) and are kept in memory, so only new sessions
  * are read again. Only GET and HEAD; paths outside the root are refused.
  */
 
@@ -26,30 +27,10 @@ const COLOR = (r: { verdict: string; outcome: string | null }) =>
           ? '#d9534f'
           : '#f0ad4e';
 
-export class StoreIndex {
-  private readonly cache = new Map<string, SessionSummary>();
-  constructor(readonly root: string) {}
-
-  /** The sessions of a name, oldest first; only the last `last` when given (only those are read). */
-  sessions(name: string, last?: number): SessionSummary[] {
-    const ids = sessionIds(this.root, name);
-    return (last === undefined ? ids : ids.slice(-last)).map((id) => {
-      const key = `${name}/${id}`;
-      let s = this.cache.get(key);
-      // An unreadable session may still be running: read it again next time.
-      if (!s || s.verdict === 'unreadable') {
-        s = readSession(this.root, name, id);
-        this.cache.set(key, s);
-      }
-      return s;
-    });
-  }
-}
-
 function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title><style>
 body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}
-.cell{display:inline-block;width:14px;height:14px;margin:1px}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
+.cell{display:inline-block;width:14px;height:14px;margin:1px}.range{font-size:11px;color:#555}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
 </style></head><body><p><a href="/">all plans</a></p><h1>${esc(title)}</h1>${body}</body></html>`;
 }
 
@@ -64,7 +45,10 @@ function trend(values: (number | null)[]): string {
     )
     .filter(Boolean)
     .join(' ');
-  return `<svg width="124" height="22" class="trend"><polyline fill="none" stroke="#0366d6" points="${pts}"/></svg>`;
+  const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+  const range = min === max ? fmt(min) : `${fmt(min)}–${fmt(max)}`;
+  // The range beside the line: a sparkline alone shows a change but not whether it matters.
+  return `<svg width="124" height="22" class="trend"><title>${range}, last ${fmt(v.at(-1)!)}</title><polyline fill="none" stroke="#0366d6" points="${pts}"/></svg> <span class="range">${range}</span>`;
 }
 
 export function renderIndex(index: StoreIndex, last: number): string {
@@ -78,7 +62,7 @@ export function renderIndex(index: StoreIndex, last: number): string {
     const prev = sessions.at(-2);
     parts.push(
       `<h2 id="${esc(name)}">${esc(name)}</h2><p>latest <a href="/session/${esc(name)}/${esc(newest.id)}">${esc(newest.id)}</a>: <b>${esc(newest.verdict)}</b>${prev ? ` · <a href="/diff/${esc(name)}/${esc(prev.id)}/${esc(newest.id)}">diff with previous</a>` : ''}</p>`,
-      '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th></tr>',
+      '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th><th>anomalies trend</th></tr>',
       ...rowIds.map((id) => {
         const cells = sessions
           .map((s) => {
@@ -89,7 +73,7 @@ export function renderIndex(index: StoreIndex, last: number): string {
           })
           .join('');
         const figures = sessions.map((s) => s.rows.find((x) => x.id === id));
-        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td></tr>`;
+        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td><td>${trend(figures.map((r) => r?.anomalies ?? null))}</td></tr>`;
       }),
       '</table>',
     );
@@ -104,7 +88,12 @@ export function renderSession(s: SessionSummary): string {
         `<tr><td>${esc(r.id)}</td><td style="color:${COLOR(r)}"><b>${esc(r.verdict)}</b></td><td>${esc(r.expected?.join(' or ') ?? '—')}</td><td>${esc(r.outcome ?? '—')}</td><td>${r.opsPerSec?.toFixed(1) ?? '—'}</td><td>${r.p99Ms?.toFixed(1) ?? '—'}</td></tr>`,
     )
     .join('');
+  const href = (f: string) => `/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}`;
+  const report = existsSync(join(s.dir, 'findings/report.html'))
+    ? `<p class="report"><a href="${href('findings/report.html')}">open the report page</a> (every scenario, its fault windows, plots and per-key checker pages)</p>`
+    : '';
   const files = [
+    'findings/report.html',
     'findings/report.md',
     'findings/report.json',
     'junit.xml',
@@ -113,11 +102,11 @@ export function renderSession(s: SessionSummary): string {
     'logs/control.log',
   ]
     .filter((f) => existsSync(join(s.dir, f)))
-    .map((f) => `<li><a href="/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}">${esc(f)}</a></li>`)
+    .map((f) => `<li><a href="${href(f)}">${esc(f)}</a></li>`)
     .join('');
   return page(
     `${s.name} ${s.id}`,
-    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>
+    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>${report}
 <table><tr><th>row</th><th>verdict</th><th>expected</th><th>outcome</th><th>ops/s</th><th>p99 ms</th></tr>${rows}</table>
 <h2>files</h2><ul>${files}</ul>`,
   );
@@ -129,6 +118,8 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.gz': 'application/gzip',
 };
+
+const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
 
 export function startServer(root: string, o: { port: number; host: string; last: number }): Promise<Server> {
   const index = new StoreIndex(root);
@@ -155,24 +146,34 @@ export function startServer(root: string, o: { port: number; host: string; last:
       const known = (n?: string, i?: string) =>
         n !== undefined && i !== undefined && storeNames(root).includes(n) && sessionIds(root, n).includes(i);
       if (kind === 'session' && known(name, id) && rest.length === 0)
-        return send(200, renderSession(index.sessions(name!).find((s) => s.id === id)!));
+        return send(200, renderSession(index.summaries(name!, [id!])[0]!));
       if (kind === 'diff' && known(name, id) && known(name, rest[0]) && rest.length === 1) {
-        const all = index.sessions(name!);
-        const a = all.find((s) => s.id === id)!;
-        const b = all.find((s) => s.id === rest[0])!;
-        const upTo = all.indexOf(b);
-        const d = diffSessions(a, b, all.slice(Math.max(0, upTo - 9), upTo + 1));
+        const ids = sessionIds(root, name!);
+        const upTo = ids.indexOf(rest[0]!);
+        const [a] = index.summaries(name!, [id!]);
+        const window = index.summaries(name!, ids.slice(Math.max(0, upTo - 9), upTo + 1));
+        const d = diffSessions(a!, window.at(-1)!, window);
         return send(
           200,
-          page(`${name}: ${id} → ${rest[0]}`, `<pre class="diff">${esc(diffMarkdown(d))}</pre>`),
+          page(
+            `${name}: ${id} → ${rest[0]}`,
+            `<p class="sessions">from <a href="/session/${esc(name!)}/${esc(id!)}">${esc(id!)}</a> to <a href="/session/${esc(name!)}/${esc(rest[0]!)}">${esc(rest[0]!)}</a></p><pre class="diff">${esc(diffMarkdown(d))}</pre>`,
+          ),
         );
       }
       if (kind === 'files' && known(name, id) && rest.length > 0) {
-        const file = join(root, name!, id!, ...rest);
-        if (!existsSync(file) || !statSync(file).isFile()) return send(404, 'no such file', 'text/plain');
+        const asked = join(root, name!, id!, ...rest);
+        // A file `sessions compress` gzipped is served under its plain name, for the browser to inflate:
+        // the report pages keep linking to the plain names.
+        const gzipped = !isFile(asked) && isFile(`${asked}.gz`);
+        const file = gzipped ? `${asked}.gz` : asked;
+        if (!isFile(file)) return send(404, 'no such file', 'text/plain');
         const real = realpathSync(file);
         if (!real.startsWith(realRoot + sep)) return send(403, 'outside the store', 'text/plain');
-        res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'text/plain; charset=utf-8' });
+        res.writeHead(200, {
+          'content-type': TYPES[extname(asked)] ?? 'text/plain; charset=utf-8',
+          ...(gzipped && { 'content-encoding': 'gzip' }),
+        });
         if (req.method === 'HEAD') return res.end();
         return createReadStream(real).pipe(res);
       }

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
@@ -92,8 +92,11 @@ export function storeNames(root: string): string[] {
 export function sessionIds(root: string, name: string): string[] {
   const dir = join(root, name);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((n) => n !== LATEST && SESSION_NAME.test(n) && !lstatSync(join(dir, n)).isSymbolicLink())
+  // The directory entries' own types: no stat per session (a store holds thousands), and `latest` and
+  // other symlinks are not directories here.
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== LATEST && SESSION_NAME.test(d.name))
+    .map((d) => d.name)
     .sort(compareIds);
 }
 

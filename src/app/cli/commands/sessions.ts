@@ -2,13 +2,13 @@ import type { Command } from 'commander';
 import { helpEpilogue } from '../help.ts';
 
 /**
- * `faultline sessions list|show|diff|prune|compress`: the session store across time (read-only except
- * prune and compress, which take --dry-run).
+ * `faultline sessions list|show|diff|prune|compress|index`: the session store across time (read-only
+ * except prune and compress, which take --dry-run, and index, which rebuilds the summary index).
  */
 export function register(program: Command): void {
   const sessions = program
     .command('sessions')
-    .description('the session store across time: list, show, diff, prune, compress')
+    .description('the session store across time: list, show, diff, prune, compress, index')
     .addHelpText(
       'after',
       helpEpilogue([
@@ -103,5 +103,20 @@ export function register(program: Command): void {
     .action(async (o: Record<string, string | boolean | undefined>) => {
       const { compressCommand } = await import('../../sessions/command.ts');
       process.exitCode = await compressCommand(o);
+    });
+  sessions
+    .command('index')
+    .description(
+      'rebuild the summary index (<name>/.index.jsonl) that list and serve read instead of every report',
+    )
+    .addHelpText(
+      'after',
+      helpEpilogue(['faultline sessions index', 'faultline sessions index --root /srv/nightly']),
+    )
+    .option(root, rootHelp, './test-sessions/')
+    .option('--name <name>', 'only this plan slug or test name')
+    .action(async (o: { root: string; name?: string }) => {
+      const { indexCommand } = await import('../../sessions/command.ts');
+      process.exitCode = indexCommand(o);
     });
 }
