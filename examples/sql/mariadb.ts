@@ -67,20 +67,10 @@ export class MariaDb implements Database {
     const dir = nodeDir(ctx, this.name, node);
     const q = shellQuote;
     const log = `${dir}/wsrep-recover.log`;
-    const recover = [
-      '/usr/sbin/mariadbd',
-      '--no-defaults',
-      `--datadir=${dir}/data`,
-      `--socket=${dir}/recover.sock`,
-      `--pid-file=${dir}/recover.pid`,
-      '--user=mysql',
-      '--skip-networking',
-      '--innodb-buffer-pool-size=64M',
-      '--wsrep-on=ON',
-      `--wsrep-provider=${GALERA_PROVIDER}`,
-      '--wsrep-recover',
-      `--log-error=${log}`,
-    ];
+    // The server's own options (the provider refuses to load without its cluster address, ROW binlog …),
+    // without a start position, plus the recovery switch; it exits once InnoDB has recovered.
+    this.startPosition.delete(node);
+    const recover = [...this.command(ctx, node).argv, '--wsrep-recover', `--log-error=${log}`];
     const cmd =
       `g=${q(`${dir}/data/grastate.dat`)}; test -f "$g" && grep -Eq '^seqno:[[:space:]]*-1' "$g" || exit 0; ` +
       `rm -f ${q(log)}; ${recover.map(q).join(' ')} >/dev/null 2>&1; ` +
