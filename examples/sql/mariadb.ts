@@ -149,8 +149,11 @@ export class MariaDb implements Database {
     );
     const first = ctx.nodes[0] as string;
     if (this.mode === 'galera' && node !== first) {
-      // A joiner needs a primary component to join: wait until the bootstrap node serves.
-      await waitUntil(`galera bootstrap node ${first}`, 120_000, () => this.notServing(ctx, first, node));
+      // Members join one at a time, as Galera's documentation asks: a joiner needs a primary component,
+      // and joiners transferring state at the same time from one donor have failed here ("IST didn't
+      // contain all write sets", the joiner then leaves). Each waits until every earlier node serves.
+      for (const earlier of ctx.nodes.slice(0, ctx.nodes.indexOf(node)))
+        await waitUntil(`galera member ${earlier}`, 180_000, () => this.notServing(ctx, earlier, node));
     }
     if (this.mode === 'galera' && node === first) this.bootstrapping.add(node);
     try {
