@@ -62,35 +62,43 @@ class MariaSession implements SqlSession {
 export const mariadbDriver: SqlDriver = {
   async connect(address, o: TxnOptions, signal) {
     const [host, port] = address.split(':') as [string, string];
-    const connecting = mariadb.createConnection({
-      host,
-      port: Number(port),
-      ...USER,
-      connectTimeout: 3000,
+    const ready = (async () => {
+      const conn = await mariadb.createConnection({
+        host,
+        port: Number(port),
+        ...USER,
+        connectTimeout: 3000,
+      });
+      // An error on an idle connection is an event; unheard, it would end the process. The next query sees it.
+      conn.on('error', () => {});
+      try {
+        await conn.query(`SET SESSION TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[o.isolation]}`);
+        if (o.snapshotIsolation !== null)
+          await conn.query(`SET SESSION innodb_snapshot_isolation = ${o.snapshotIsolation ? 'ON' : 'OFF'}`);
+      } catch (err) {
+        conn.end().catch(() => {});
+        throw err;
+      }
+      return conn;
+    })();
+    // The op may give up while connecting or while the session is set up (a paused node, a Galera node
+    // still receiving its state transfer). The connection is then closed with end() once it settles, never
+    // destroy(): that KILLs an in-flight statement from a second connection and leaves the KILL's own
+    // failure (1047 on a node not yet synced) unhandled.
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_r, reject) => {
+      onAbort = () => {
+        ready.then((c) => c.end()).catch(() => {});
+        reject(new Error('connect aborted'));
+      };
     });
-    const aborted = new Promise<never>((_r, reject) =>
-      signal.addEventListener(
-        'abort',
-        () => {
-          // A connection that completes after the op gave up is closed, not leaked.
-          connecting.then((c) => c.destroy()).catch(() => {});
-          reject(new Error('connect aborted'));
-        },
-        { once: true },
-      ),
-    );
-    const conn = await Promise.race([connecting, aborted]);
-    // An error on an idle connection is an event; unheard, it would end the process. The next query sees it.
-    conn.on('error', () => {});
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await conn.query(`SET SESSION TRANSACTION ISOLATION LEVEL ${ISOLATION_SQL[o.isolation]}`);
-      if (o.snapshotIsolation !== null)
-        await conn.query(`SET SESSION innodb_snapshot_isolation = ${o.snapshotIsolation ? 'ON' : 'OFF'}`);
-    } catch (err) {
-      conn.destroy();
-      throw err;
+      return new MariaSession(await Promise.race([ready, aborted]));
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
-    return new MariaSession(conn);
   },
 
   async createTables(session) {

@@ -28,6 +28,8 @@ export class MariaDb implements Database {
   private readonly srv: ServerProcess;
   /** Set while the first node bootstraps a new Galera cluster (cleared once it serves). */
   private readonly bootstrapping = new Set<string>();
+  /** A Galera member's last committed position (uuid:seqno), recovered before a restart after a crash. */
+  private readonly startPosition = new Map<string, string>();
 
   constructor(
     readonly name: string,
@@ -38,7 +40,44 @@ export class MariaDb implements Database {
       pidFile: (ctx, node) => `${nodeDir(ctx, name, node)}/mariadbd.pid`,
       command: (ctx, node) => this.command(ctx, node),
     };
-    this.process = processControl(this.srv);
+    this.process = {
+      ...processControl(this.srv),
+      start: (ctx: DbContext, node: string) => this.start(ctx, node),
+    };
+  }
+
+  private async start(ctx: DbContext, node: string): Promise<void> {
+    if (this.mode === 'galera' && !(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node)))) {
+      const position = await this.recoverPosition(ctx, node);
+      if (position) this.startPosition.set(node, position);
+      else this.startPosition.delete(node);
+    }
+    await startServer(ctx, node, this.srv);
+  }
+
+  /**
+   * A Galera member killed while running leaves `seqno: -1` in grastate.dat: started as it is, it no longer
+   * knows how far it got and asks for a full state transfer (SST). Debian's systemd unit runs
+   * galera_recovery first: `mariadbd --wsrep-recover` reads the last committed position from InnoDB and
+   * the server starts with `--wsrep-start-position`, so it rejoins by incremental state transfer (IST)
+   * from a donor's write-set cache. Done the same way here; null when there is nothing to recover (a new
+   * node, a clean shutdown) or InnoDB reports no position.
+   */
+  private async recoverPosition(ctx: DbContext, node: string): Promise<string | null> {
+    const dir = nodeDir(ctx, this.name, node);
+    const q = shellQuote;
+    const log = `${dir}/wsrep-recover.log`;
+    // The server's own options (the provider refuses to load without its cluster address, ROW binlog …),
+    // without a start position, plus the recovery switch; it exits once InnoDB has recovered.
+    this.startPosition.delete(node);
+    const recover = [...this.command(ctx, node).argv, '--wsrep-recover', `--log-error=${log}`];
+    const cmd =
+      `g=${q(`${dir}/data/grastate.dat`)}; test -f "$g" && grep -Eq '^seqno:[[:space:]]*-1' "$g" || exit 0; ` +
+      `rm -f ${q(log)}; ${recover.map(q).join(' ')} >/dev/null 2>&1; ` +
+      `sed -n 's/.*WSREP: Recovered position: *//p' ${q(log)} | tail -n 1`;
+    const r = await ctx.remote.exec(node, cmd, { sudo: true, check: false, timeoutMs: 120_000 });
+    const position = r.stdout.trim();
+    return /^[0-9a-f-]{36}:\d+$/.test(position) && !position.endsWith(':-1') ? position : null;
   }
 
   private command(ctx: DbContext, node: string): { argv: string[]; log: string; cwd: string } {
@@ -77,6 +116,8 @@ export class MariaDb implements Database {
         '--innodb-autoinc-lock-mode=2',
       );
       if (this.bootstrapping.has(node)) argv.push('--wsrep-new-cluster');
+      const position = this.startPosition.get(node);
+      if (position) argv.push(`--wsrep-start-position=${position}`);
     }
     return { argv, log: `${dir}/mariadbd.log`, cwd: dir };
   }
@@ -108,8 +149,11 @@ export class MariaDb implements Database {
     );
     const first = ctx.nodes[0] as string;
     if (this.mode === 'galera' && node !== first) {
-      // A joiner needs a primary component to join: wait until the bootstrap node serves.
-      await waitUntil(`galera bootstrap node ${first}`, 120_000, () => this.notServing(ctx, first, node));
+      // Members join one at a time, as Galera's documentation asks: a joiner needs a primary component,
+      // and joiners transferring state at the same time from one donor have failed here ("IST didn't
+      // contain all write sets", the joiner then leaves). Each waits until every earlier node serves.
+      for (const earlier of ctx.nodes.slice(0, ctx.nodes.indexOf(node)))
+        await waitUntil(`galera member ${earlier}`, 180_000, () => this.notServing(ctx, earlier, node));
     }
     if (this.mode === 'galera' && node === first) this.bootstrapping.add(node);
     try {

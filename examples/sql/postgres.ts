@@ -63,12 +63,14 @@ export class Postgres implements Database {
   readonly process;
   /**
    * PostgreSQL logs a refused or ended *connection* at level FATAL: a client arriving while the server
-   * starts, recovers after a kill or shuts down; a replica losing its WAL stream to a partition. These
-   * are its documented reaction to the faults, not a crash (a crash is PANIC, or "server process …
-   * was terminated by signal", which stay matches).
+   * starts, recovers after a kill or shuts down; a backend that outlives its killed postmaster (each
+   * backend checks for postmaster death and ends its session); a replica losing its WAL stream to a
+   * partition. These are its documented reaction to the faults, not a crash (a crash is PANIC, or
+   * "server process … was terminated by signal", which stay matches).
    */
   readonly logNoise = [
     /FATAL: {2}the database system is (?:starting up|in recovery mode|shutting down|not yet accepting connections)/,
+    /FATAL: {2}terminating connection due to unexpected postmaster exit/,
     /FATAL: {2}terminating connection due to administrator command/,
     /FATAL: {2}could not (?:connect to the primary server|receive data from WAL stream)/,
     /FATAL: {2}terminating walreceiver (?:process due to administrator command|due to timeout)/,
