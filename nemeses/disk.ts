@@ -62,6 +62,8 @@ interface DiskUndo extends Record<string, unknown> {
       file?: string;
       before?: { sha256: string; size: number } | null;
       backup?: string;
+      /** corrupt: the file's sha256 and size as the injector read them right after writing. */
+      written?: { sha256: string; size: number } | null;
       /** corrupt: what the injector wrote (mode, where), once its command succeeded. */
       applied?: string;
       device?: string;
@@ -221,6 +223,8 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
             .map((f) => f.offset)
             .join(', ')}${flips.length > 4 ? ' …' : ''}`;
         } else throw new Error(`corrupt: unknown mode "${mode}" (expected truncate, bitflip, zero)`);
+        // The injector's own reading of what it wrote: size and hash before → after.
+        u.written = await checksum(remote, node, file);
       } else {
         const mode = String(p.mode ?? 'drop_writes') as (typeof FLAKEY_MODES)[number];
         if (!FLAKEY_MODES.includes(mode)) throw new Error(`flakey: unknown mode ${mode}`);
@@ -279,12 +283,16 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           });
         }
       } else if (undo.action === 'corrupt') {
+        const changed = (x: { sha256: string; size: number } | null | undefined) =>
+          x != null && (x.sha256 !== u.before?.sha256 || x.size !== u.before?.size);
         signals.push({
           side: 'injector',
           node,
-          signal: `corruption written to ${u.file}`,
-          during: u.applied ?? 'not written',
-          landed: u.applied !== undefined,
+          signal: `sha256/size of ${u.file} as written by the injector`,
+          before: u.before,
+          during: u.written ?? 'not written',
+          landed: u.applied !== undefined && changed(u.written),
+          ...(u.applied && { note: u.applied }),
         });
         const during = await checksum(remote, node, u.file as string);
         signals.push({
@@ -293,7 +301,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           signal: `sha256/size of ${u.file}`,
           before: u.before,
           during,
-          landed: during !== null && (during.sha256 !== u.before?.sha256 || during.size !== u.before?.size),
+          landed: changed(during),
         });
       } else {
         const st = await run(remote, node, `dmsetup status ${shellQuote(u.device as string)}`, false);
@@ -372,15 +380,27 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           // Within 1 MiB of the start: the DB may have written a little meanwhile.
           landed: after >= (u.freeBefore ?? 0) - 1048576,
         });
-      } else if (undo.action === 'corrupt' && u.backup) {
+      } else if (undo.action === 'corrupt') {
         const after = await checksum(remote, node, u.file as string);
         signals.push({
           side: 'victim',
           node,
-          signal: `sha256 of ${u.file}`,
+          signal: `sha256/size of ${u.file}`,
           before: u.before,
           after,
-          landed: after?.sha256 === u.before?.sha256,
+          // Without a backup corruption is permanent (as in Jepsen): the after reading records it.
+          landed: u.backup ? after?.sha256 === u.before?.sha256 : true,
+          ...(!u.backup && { note: 'no backup: the corruption stays (permanent by design)' }),
+        });
+      } else if (undo.action === 'flakey' && u.device) {
+        const table = await run(remote, node, `dmsetup table ${shellQuote(u.device)}`, false);
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `dmsetup status ${u.device}`,
+          before: u.linearTable,
+          after: table.stdout.trim(),
+          landed: table.stdout.trim() === u.linearTable,
         });
       }
     }

@@ -219,6 +219,7 @@ export class FaultPlane implements NemesisDriver {
         open(r);
       },
       ...(start && { startProcess: start }),
+      ...(this.o.sut && { sut: this.o.sut }),
     });
     if (!planned) this.ledger.beforeInject(record);
     this.ledger.afterInject(id, record.undo);
@@ -231,7 +232,11 @@ export class FaultPlane implements NemesisDriver {
   async evidence(record: FaultRecord): Promise<FaultEvidence> {
     let ev: FaultEvidence;
     try {
-      ev = await (await this.lookup(record.spec.kind)).evidence(this.o.remote, record);
+      ev = await (await this.lookup(record.spec.kind)).evidence(
+        this.o.remote,
+        record,
+        this.evidenceContext(),
+      );
     } catch (err) {
       ev = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
     }
@@ -240,12 +245,17 @@ export class FaultPlane implements NemesisDriver {
     return ev;
   }
 
-  /** Heal one fault, then measure its signals again (before / during / after). */
+  private evidenceContext() {
+    return this.o.sut ? { sut: this.o.sut } : {};
+  }
+
+  /** Heal one fault (the database started again if it stopped it), then measure its signals again. */
   async heal(record: FaultRecord): Promise<void> {
     await this.healOne(record);
     const a = this.active.get(record.id);
     this.active.delete(record.id);
     if (a?.restartsDb) await this.restartDb();
+    await this.measureAfterHeal(record);
   }
 
   private async healOne(record: FaultRecord): Promise<void> {
@@ -253,18 +263,26 @@ export class FaultPlane implements NemesisDriver {
     await nemesis.heal(this.o.remote, record);
     record.healedAt = new Date().toISOString();
     this.ledger.healed(record.id);
-    if (nemesis.evidenceAfterHeal) {
-      const after = await nemesis.evidenceAfterHeal(this.o.remote, record).catch(
-        (err): FaultEvidence => ({
-          landed: false,
-          reason: `after-heal evidence failed: ${errorMessage(err)}`,
-          signals: [],
-        }),
-      );
-      record.afterHeal = after;
-      mergeAfter(record, after);
-      this.ledger.afterHeal(record.id, after);
-    }
+  }
+
+  /**
+   * The landing signals measured again once the fault is undone (and a stopped database started again),
+   * so each reads before → during → after. A kind with nothing to re-measure says so in the record.
+   */
+  private async measureAfterHeal(record: FaultRecord): Promise<void> {
+    const nemesis = await this.lookup(record.spec.kind);
+    const after: FaultEvidence = nemesis.evidenceAfterHeal
+      ? await nemesis.evidenceAfterHeal(this.o.remote, record, this.evidenceContext()).catch(
+          (err): FaultEvidence => ({
+            landed: false,
+            reason: `after-heal evidence failed: ${errorMessage(err)}`,
+            signals: [],
+          }),
+        )
+      : { landed: true, reason: `${record.spec.kind}: no after-heal measurement`, signals: [] };
+    record.afterHeal = after;
+    mergeAfter(record, after);
+    this.ledger.afterHeal(record.id, after);
   }
 
   /** A killed database comes back through its own start (idempotent when it is running). */
@@ -279,7 +297,7 @@ export class FaultPlane implements NemesisDriver {
     return errors;
   }
 
-  /** A stop op: heal every open window of the class. */
+  /** A stop op: heal every open window of the class, start the database if it was stopped, re-measure. */
   async stopClass(cls: string): Promise<NemesisCompletion> {
     const healed: string[] = [];
     const errors: string[] = [];
@@ -297,6 +315,11 @@ export class FaultPlane implements NemesisDriver {
     }
     // The window's end brings the database back even when its kill did not land (it may be half down).
     if (restart || this.classRestartsDb(cls)) errors.push(...(await this.restartDb()));
+    // After the database is back: what heal left, as the same signals (a killed member serving again).
+    for (const id of healed) {
+      const a = this.active.get(id);
+      if (a) await this.measureAfterHeal(a.record);
+    }
     // The windows stay open (ops keep their fault epoch) until the database is back.
     for (const id of healed) this.active.delete(id);
     return { value: { fault: cls, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };

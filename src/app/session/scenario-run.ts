@@ -16,6 +16,7 @@ import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
+import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
@@ -450,15 +451,10 @@ async function logQuiesce(o: ScenarioRunOptions, heal: HealReport): Promise<void
 /** The landing signals, injector side first: "injector n1 FAULTLINE DROP packets 0→19 ✓; victim …". */
 function signalSummary(signals: readonly FaultEvidenceRecord['signals'][number][]): string {
   if (signals.length === 0) return 'no landing signal';
-  const show = (v: unknown) => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   return [...signals]
     .sort((a, b) => (a.side === b.side ? 0 : a.side === 'injector' ? -1 : 1))
     .slice(0, 4)
-    .map((x) => {
-      const change =
-        x.before !== undefined || x.during !== undefined ? ` ${show(x.before)}→${show(x.during)}` : '';
-      return `${x.side} ${x.node} ${x.signal}${change} ${x.landed ? '✓' : '✗'}`.slice(0, 160);
-    })
+    .map((x) => `${x.side} ${x.node} ${x.signal}${signalChange(x)} ${x.landed ? '✓' : '✗'}`.slice(0, 200))
     .join('; ');
 }
 

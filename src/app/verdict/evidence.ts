@@ -101,6 +101,11 @@ export const faultSchema = z.object({
   substitute: z.string().nullable().default(null),
   signals: z.array(signalSchema).default([]),
   healed: z.boolean().default(false),
+  /** The same signals measured again after heal: back to normal (landed) or not, and why. */
+  afterHeal: z
+    .object({ landed: z.boolean(), reason: z.string().nullable().default(null) })
+    .nullable()
+    .default(null),
 });
 export type FaultEvidenceRecord = z.infer<typeof faultSchema>;
 
