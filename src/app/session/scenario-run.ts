@@ -1,5 +1,6 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { z } from 'zod';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
   checkStepTargets,
@@ -362,7 +363,10 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     };
   const m = primary.m;
   copyRunFiles(primary.runDir, o.sessionDir, s.dirName);
-  writeMetrics(o.sessionDir, s.dirName, o.sc.id, m);
+  const metricsPath = writeMetrics(o.sessionDir, s.dirName, o.sc.id, m, {
+    harnessVersion: o.harnessVersion,
+    capturedAt: startedAt,
+  });
   const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
   if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
   const db = s.sut.db;
@@ -387,11 +391,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     sutLog: db.logFiles
       ? m.sutLog
       : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },
-    baseline: {
-      harnessVersion: o.harnessVersion,
-      currentHarnessVersion: o.harnessVersion,
-      capturedAt: startedAt,
-    },
+    baseline: baselineFrom(metricsPath, o.sessionDir, o.harnessVersion),
     declarations: s.faultPlaneOk
       ? {}
       : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
@@ -403,16 +403,28 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
   };
 }
 
-/** metrics/<S>.json: baseline and after-heal ops/s, and the per-window figures. */
-function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: RunMeasurement): void {
+/**
+ * metrics/<S>.json, the scenario's baseline file: baseline and after-heal ops/s, the per-window figures,
+ * and which harness captured the baseline and when. Returns its path.
+ */
+function writeMetrics(
+  sessionDir: string,
+  dirName: string,
+  scenario: string,
+  m: RunMeasurement,
+  captured: { harnessVersion: string; capturedAt: string },
+): string {
+  const path = join(sessionDir, 'metrics', `${dirName}.json`);
   writeFileAtomicSync(
-    join(sessionDir, 'metrics', `${dirName}.json`),
+    path,
     `${JSON.stringify(
       {
         scenario,
         windowS: 2,
         baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
+        baselineHarness: captured.harnessVersion,
+        baselineCapturedAt: captured.capturedAt,
         summary: m.summary,
         windows: m.metrics,
       },
@@ -420,6 +432,39 @@ function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: 
       2,
     )}\n`,
   );
+  return path;
+}
+
+const baselineFileSchema = z.looseObject({
+  baselineOpsPerSec: z.number().nullable().optional(),
+  baselineHarness: z.string().min(1),
+  baselineCapturedAt: z.string().min(1),
+});
+
+/**
+ * RF9's facts, read back from the baseline file (never the running harness compared with itself): the
+ * harness that captured the baseline, against the one running now. Null when the file names no
+ * harness or holds no baseline figure (RF9 then says no baseline was recorded).
+ */
+export function baselineFrom(
+  path: string,
+  sessionDir: string,
+  currentHarnessVersion: string,
+): ScenarioEvidenceInput['baseline'] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+  const b = baselineFileSchema.safeParse(raw);
+  if (!b.success || b.data.baselineOpsPerSec == null) return null;
+  return {
+    harnessVersion: b.data.baselineHarness,
+    currentHarnessVersion,
+    capturedAt: b.data.baselineCapturedAt,
+    source: relative(sessionDir, path),
+  };
 }
 
 /**

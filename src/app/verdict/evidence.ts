@@ -203,7 +203,13 @@ export const scenarioEvidenceSchema = z.object({
   failovers: z.number().int().nonnegative().nullable().default(null),
   /** The baseline compared with: when and against which harness version it was taken. */
   baseline: z
-    .object({ harnessVersion: z.string(), currentHarnessVersion: z.string(), capturedAt: z.string() })
+    .object({
+      harnessVersion: z.string(),
+      currentHarnessVersion: z.string(),
+      capturedAt: z.string(),
+      /** The baseline file the harness version was read from (relative to the session dir). */
+      source: z.string().optional(),
+    })
     .nullable()
     .default(null),
   /** Boundary/fairness facts: surfaces exercised, negative controls run, per-group breakdown present. */
