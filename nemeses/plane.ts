@@ -3,6 +3,7 @@ import { Rng } from '../src/core/generator/rng.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import { log } from '../src/core/util/log.ts';
 import { retry } from '../src/core/util/retry.ts';
+import { appliesTo, type DeclaredSignal, moved, type Reading, readDeclared } from './declared-signal.ts';
 import { describeFaultRecord } from './describe.ts';
 import { type HealReport, healRecords, sweepNodes } from './heal.ts';
 import { FaultLedger } from './ledger.ts';
@@ -10,6 +11,7 @@ import { classifyFaultOp, nemeses } from './registry.ts';
 import { selectTargets, TargetError } from './targets.ts';
 import {
   DbCapabilityMissingError,
+  type EvidenceSignal,
   type FaultEvidence,
   type FaultOpMeaning,
   type FaultRecord,
@@ -46,6 +48,8 @@ export interface FaultPlaneOptions {
   rng?: Rng;
   /** Nemesis by kind (the registry's by default; tests pass fakes). */
   lookup?: (kind: string) => Promise<Nemesis>;
+  /** The landing signals the plan declares (read before, during and after each fault they apply to). */
+  declaredSignals?: readonly DeclaredSignal[];
 }
 
 interface Active {
@@ -65,6 +69,11 @@ export class FaultPlane implements NemesisDriver {
   private readonly kindsUsed = new Set<string>();
   private exitHandlers: Array<[string, (...a: unknown[]) => void]> = [];
   private healing: Promise<HealReport> | null = null;
+  /** Declared signals read before each window's inject, by window id. */
+  private readonly declaredBefore = new Map<
+    string,
+    { signal: DeclaredSignal; nodes: string[]; before: Record<string, Reading> }[]
+  >();
 
   constructor(private readonly o: FaultPlaneOptions) {
     this.rng = (o.rng ?? new Rng(1)).fork('fault-targets');
@@ -138,6 +147,7 @@ export class FaultPlane implements NemesisDriver {
     try {
       spec = await nemeses.require(c.kind, 'nemesis').toSpec(c.action, value, this.specContext());
       const action = nemeses.get(c.kind)?.actions.find((a) => a.name === c.action);
+      await this.readDeclaredBefore(id, spec);
       record = await this.inject(spec, id, { cls: c.cls, restartsDb: action?.restartsDb === true });
       if (action?.startsDbAfterInject) {
         const errors = await this.restartDb();
@@ -240,6 +250,7 @@ export class FaultPlane implements NemesisDriver {
     } catch (err) {
       ev = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
     }
+    ev = await this.withDeclared(record, ev);
     record.evidence = ev;
     this.ledger.evidence(record.id, ev);
     return ev;
@@ -280,9 +291,65 @@ export class FaultPlane implements NemesisDriver {
           }),
         )
       : { landed: true, reason: `${record.spec.kind}: no after-heal measurement`, signals: [] };
+    const declared = this.declaredBefore.get(record.id) ?? [];
+    this.declaredBefore.delete(record.id);
+    for (const d of declared) {
+      const now = await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {});
+      after.signals.push({ ...declaredSignalOf(d.signal, d.before, {}), after: perNode(now), landed: true });
+    }
     record.afterHeal = after;
     mergeAfter(record, after);
     this.ledger.afterHeal(record.id, after);
+  }
+
+  /** The plan's declared signals that apply to this fault, read on its nodes before it is injected. */
+  private async readDeclaredBefore(id: string, spec: FaultSpec): Promise<void> {
+    const applicable = (this.o.declaredSignals ?? []).filter((s) => appliesTo(s, { spec }));
+    if (applicable.length === 0) return;
+    const nodes = Array.isArray(spec.targets) && spec.targets.length > 0 ? spec.targets : this.nodes;
+    const sut = this.o.sut ?? {};
+    this.declaredBefore.set(
+      id,
+      await Promise.all(
+        applicable.map(async (signal) => ({
+          signal,
+          nodes,
+          before: await readDeclared(this.o.remote, signal, nodes, sut),
+        })),
+      ),
+    );
+  }
+
+  /**
+   * The declared signals read again while the fault holds: each one must move on some node of the
+   * fault, or the fault is not proven (the plan said what landing looks like).
+   */
+  private async withDeclared(record: FaultRecord, ev: FaultEvidence): Promise<FaultEvidence> {
+    const declared = this.declaredBefore.get(record.id) ?? [];
+    if (declared.length === 0) return ev;
+    const signals = await Promise.all(
+      declared.map(async (d) =>
+        declaredSignalOf(
+          d.signal,
+          d.before,
+          await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {}),
+        ),
+      ),
+    );
+    const still = signals.filter((s) => !s.landed);
+    return {
+      ...ev,
+      signals: [...ev.signals, ...signals],
+      landed: ev.landed && still.length === 0,
+      ...(still.length > 0 && {
+        reason: [
+          ev.reason,
+          ...still.map((s) => `the plan's declared landing signal did not move: ${s.signal}`),
+        ]
+          .filter(Boolean)
+          .join('; '),
+      }),
+    };
   }
 
   /** A killed database comes back through its own start (idempotent when it is running). */
@@ -402,6 +469,30 @@ export class FaultPlane implements NemesisDriver {
     this.removeExitHeal();
     this.ledger.close();
   }
+}
+
+/** Readings per node as one value when there is one node, else `{node: reading}`. */
+function perNode(r: Record<string, Reading>): unknown {
+  const values = Object.values(r);
+  return values.length === 1 ? values[0] : r;
+}
+
+/** One declared signal over the fault's nodes: landed when it moved on at least one of them. */
+function declaredSignalOf(
+  s: DeclaredSignal,
+  before: Record<string, Reading>,
+  during: Record<string, Reading>,
+): EvidenceSignal {
+  const nodes = Object.keys(before);
+  return {
+    side: 'victim',
+    node: nodes.join(' '),
+    signal: `declared: ${s.text}`,
+    before: perNode(before),
+    ...(Object.keys(during).length > 0 && { during: perNode(during) }),
+    landed: nodes.some((n) => moved(s, before[n], during[n])),
+    note: 'the landing signal the plan declares',
+  };
 }
 
 /** After-heal measurements joined to the landing signals they repeat, so each reads before → during → after. */

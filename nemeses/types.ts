@@ -139,6 +139,8 @@ export interface SutHooks {
   clock?: () => Record<string, unknown>;
   /** The data directory on a node (disk faults). */
   dataDir?: (node: string) => string;
+  /** The database's log files on a node (a declared log-pattern landing signal counts lines there). */
+  logFiles?: (node: string) => string[];
   /** How `observer` (a peer) sees `node`: the victim side of process faults. */
   peerView?: (observer: string, node: string) => Promise<PeerView>;
 }

@@ -1,6 +1,7 @@
 import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
+import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
   checkStepTargets,
@@ -15,6 +16,7 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
+import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { signalChange } from '../report/cells.ts';
@@ -218,6 +220,7 @@ function runner(s: ScenarioState): RunOnce {
       opTimeoutMs: OP_TIMEOUT_MS,
       recoveryS: RECOVERY_S,
       signal: o.signal,
+      declaredSignals: declaredSignalsOf(sc),
       onProgress: (p) => {
         // --quiet (log level warn or above) drops progress lines; verdicts still print.
         if (p.elapsedS - last < 5 || !log().isLevelEnabled('info')) return;
@@ -234,6 +237,11 @@ function runner(s: ScenarioState): RunOnce {
     await done(`${m.violation ? 'violation' : 'no violation'}, ${m.ops} ops`);
     return { runDir: result.runDir, m };
   };
+}
+
+/** The landing signals the scenario's (or arm's) §7.M declares in a form the engine reads. */
+function declaredSignalsOf(sc: ResolvedScenario): DeclaredSignal[] {
+  return parseLandingSignals(sc.model?.nemesisLandingEvidence ?? null).signals;
 }
 
 /** The timeline lines of one run: each fault with its landing signals, then the oracles. */
