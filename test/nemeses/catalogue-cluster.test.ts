@@ -162,6 +162,10 @@ async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, u
           `${name}: size/sha256 before → after`,
         );
       }
+    } else if (name === 'lazyfs fsync-fail') {
+      // Known gap: etcd on the lazy filesystem stops writing once an fsync fails with EIO, so the
+      // filesystem's own counters see no write in the window; reported not proven, naming why.
+      t.regex(String(ev?.reason), /lazy filesystem/, `${name}: not proven, and says why`);
     } else if (name === 'packet rate') {
       // Known gap: the tbf substitute is applied, but its victim probe needs an ack sink on the peer;
       // when none can be started the window is reported not proven, naming why (never a silent pass).
