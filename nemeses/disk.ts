@@ -380,15 +380,27 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           // Within 1 MiB of the start: the DB may have written a little meanwhile.
           landed: after >= (u.freeBefore ?? 0) - 1048576,
         });
-      } else if (undo.action === 'corrupt' && u.backup) {
+      } else if (undo.action === 'corrupt') {
         const after = await checksum(remote, node, u.file as string);
         signals.push({
           side: 'victim',
           node,
-          signal: `sha256 of ${u.file}`,
+          signal: `sha256/size of ${u.file}`,
           before: u.before,
           after,
-          landed: after?.sha256 === u.before?.sha256,
+          // Without a backup corruption is permanent (as in Jepsen): the after reading records it.
+          landed: u.backup ? after?.sha256 === u.before?.sha256 : true,
+          ...(!u.backup && { note: 'no backup: the corruption stays (permanent by design)' }),
+        });
+      } else if (undo.action === 'flakey' && u.device) {
+        const table = await run(remote, node, `dmsetup table ${shellQuote(u.device)}`, false);
+        signals.push({
+          side: 'injector',
+          node,
+          signal: `dmsetup status ${u.device}`,
+          before: u.linearTable,
+          after: table.stdout.trim(),
+          landed: table.stdout.trim() === u.linearTable,
         });
       }
     }

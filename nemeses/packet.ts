@@ -486,6 +486,88 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
     );
   },
 
+  /**
+   * After heal: the faultline qdisc (or statistic rules) gone from the shaped node, and the victim's
+   * probe back to normal (every echo answered, no connect timing out).
+   */
+  async evidenceAfterHeal(remote, record): Promise<FaultEvidence> {
+    const undo = record.undo as PacketUndo;
+    const signals: EvidenceSignal[] = [];
+    const [node, plan] = Object.entries(undo.perNode)[0] ?? [];
+    if (!node || !plan) return { landed: true, reason: 'no node shaped any traffic', signals };
+    const [dest, address] = Object.entries(plan.destinations)[0] as [string, string];
+    const p = record.spec.params ?? {};
+    const probePort = typeof p.probePort === 'number' ? p.probePort : clusterSshPort(remote.node(dest));
+    if (plan.method.includes('iptables-statistic')) {
+      const counters = parseCounters(
+        (await remote.exec(node, countersScript(record.id), { sudo: true, check: false })).stdout,
+      );
+      signals.push({
+        side: 'injector',
+        node,
+        signal: `iptables statistic DROP packets (substitute for netem loss ${undo.behaviors.loss?.percent}%)`,
+        after: counters.length === 0 ? 'rules removed' : `${counters.length} rule(s) left`,
+        landed: counters.length === 0,
+      });
+      const r = await remote.exec(node, connectBurstScript(address, probePort, 20, 1000), {
+        check: false,
+        timeoutMs: 60_000,
+      });
+      const timeouts = Number(/timeouts=(\d+)/.exec(r.stdout)?.[1] ?? -1);
+      signals.push({
+        side: 'victim',
+        node,
+        signal: `tcp connects ${node}→${dest}:${probePort} timed out`,
+        after: `${timeouts}/20`,
+        landed: timeouts === 0,
+      });
+    }
+    if (plan.method.includes('tc-netem')) {
+      const r = await remote.exec(node, pingCommand(address, 10, 0.1), {
+        sudo: true,
+        check: false,
+        timeoutMs: 60_000,
+      });
+      const after = parsePing(r.stdout);
+      const base = undo.baselinePing?.avgMs ?? null;
+      const delayMs = undo.behaviors.delay?.timeMs ?? null;
+      // Back to normal: every echo answered, and no longer carrying the configured delay.
+      const back =
+        after !== null &&
+        after.lossPercent === 0 &&
+        after.duplicates === 0 &&
+        (delayMs === null || after.avgMs === null || after.avgMs < (base ?? 0) + delayMs / 2);
+      signals.push({
+        side: 'victim',
+        node,
+        signal: `ping ${node}→${dest} (${address}): RTT and loss`,
+        after: after ?? 'no ping output',
+        landed: back,
+      });
+    }
+    if (plan.dev && plan.method.some((m) => m.startsWith('tc'))) {
+      const left = await qdiscStats(remote, node, plan.dev);
+      signals.push({
+        side: 'injector',
+        node,
+        signal: `tc -s qdisc ${CHILD_HANDLE} on ${plan.dev}`,
+        after: left ? `still present (${left.kind})` : 'removed',
+        landed: left === undefined,
+      });
+    }
+    const ok = signals.every((s) => s.landed);
+    return {
+      landed: ok,
+      ...(!ok && {
+        reason: `not back after heal: ${signals
+          .filter((s) => !s.landed)
+          .map((s) => `${s.signal}=${JSON.stringify(s.after)}`)
+          .join('; ')}`,
+      }),
+      signals,
+    };
+  },
+
   async verifyClean(remote, node): Promise<CleanReport> {
     const list = async () =>
       (await remote.exec(node, listFaultlineQdiscsScript(), { sudo: true, check: false })).stdout

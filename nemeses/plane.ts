@@ -3,6 +3,7 @@ import { Rng } from '../src/core/generator/rng.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import { log } from '../src/core/util/log.ts';
 import { retry } from '../src/core/util/retry.ts';
+import { appliesTo, type DeclaredSignal, moved, type Reading, readDeclared } from './declared-signal.ts';
 import { describeFaultRecord } from './describe.ts';
 import { type HealReport, healRecords, sweepNodes } from './heal.ts';
 import { FaultLedger } from './ledger.ts';
@@ -10,6 +11,7 @@ import { classifyFaultOp, nemeses } from './registry.ts';
 import { selectTargets, TargetError } from './targets.ts';
 import {
   DbCapabilityMissingError,
+  type EvidenceSignal,
   type FaultEvidence,
   type FaultOpMeaning,
   type FaultRecord,
@@ -46,6 +48,8 @@ export interface FaultPlaneOptions {
   rng?: Rng;
   /** Nemesis by kind (the registry's by default; tests pass fakes). */
   lookup?: (kind: string) => Promise<Nemesis>;
+  /** The landing signals the plan declares (read before, during and after each fault they apply to). */
+  declaredSignals?: readonly DeclaredSignal[];
 }
 
 interface Active {
@@ -65,6 +69,11 @@ export class FaultPlane implements NemesisDriver {
   private readonly kindsUsed = new Set<string>();
   private exitHandlers: Array<[string, (...a: unknown[]) => void]> = [];
   private healing: Promise<HealReport> | null = null;
+  /** Declared signals read before each window's inject, by window id. */
+  private readonly declaredBefore = new Map<
+    string,
+    { signal: DeclaredSignal; nodes: string[]; before: Record<string, Reading> }[]
+  >();
 
   constructor(private readonly o: FaultPlaneOptions) {
     this.rng = (o.rng ?? new Rng(1)).fork('fault-targets');
@@ -138,6 +147,7 @@ export class FaultPlane implements NemesisDriver {
     try {
       spec = await nemeses.require(c.kind, 'nemesis').toSpec(c.action, value, this.specContext());
       const action = nemeses.get(c.kind)?.actions.find((a) => a.name === c.action);
+      await this.readDeclaredBefore(id, spec);
       record = await this.inject(spec, id, { cls: c.cls, restartsDb: action?.restartsDb === true });
       if (action?.startsDbAfterInject) {
         const errors = await this.restartDb();
@@ -219,6 +229,7 @@ export class FaultPlane implements NemesisDriver {
         open(r);
       },
       ...(start && { startProcess: start }),
+      ...(this.o.sut && { sut: this.o.sut }),
     });
     if (!planned) this.ledger.beforeInject(record);
     this.ledger.afterInject(id, record.undo);
@@ -231,21 +242,31 @@ export class FaultPlane implements NemesisDriver {
   async evidence(record: FaultRecord): Promise<FaultEvidence> {
     let ev: FaultEvidence;
     try {
-      ev = await (await this.lookup(record.spec.kind)).evidence(this.o.remote, record);
+      ev = await (await this.lookup(record.spec.kind)).evidence(
+        this.o.remote,
+        record,
+        this.evidenceContext(),
+      );
     } catch (err) {
       ev = { landed: false, reason: `evidence failed: ${errorMessage(err)}`, signals: [] };
     }
+    ev = await this.withDeclared(record, ev);
     record.evidence = ev;
     this.ledger.evidence(record.id, ev);
     return ev;
   }
 
-  /** Heal one fault, then measure its signals again (before / during / after). */
+  private evidenceContext() {
+    return this.o.sut ? { sut: this.o.sut } : {};
+  }
+
+  /** Heal one fault (the database started again if it stopped it), then measure its signals again. */
   async heal(record: FaultRecord): Promise<void> {
     await this.healOne(record);
     const a = this.active.get(record.id);
     this.active.delete(record.id);
     if (a?.restartsDb) await this.restartDb();
+    await this.measureAfterHeal(record);
   }
 
   private async healOne(record: FaultRecord): Promise<void> {
@@ -253,18 +274,82 @@ export class FaultPlane implements NemesisDriver {
     await nemesis.heal(this.o.remote, record);
     record.healedAt = new Date().toISOString();
     this.ledger.healed(record.id);
-    if (nemesis.evidenceAfterHeal) {
-      const after = await nemesis.evidenceAfterHeal(this.o.remote, record).catch(
-        (err): FaultEvidence => ({
-          landed: false,
-          reason: `after-heal evidence failed: ${errorMessage(err)}`,
-          signals: [],
-        }),
-      );
-      record.afterHeal = after;
-      mergeAfter(record, after);
-      this.ledger.afterHeal(record.id, after);
+  }
+
+  /**
+   * The landing signals measured again once the fault is undone (and a stopped database started again),
+   * so each reads before → during → after. A kind with nothing to re-measure says so in the record.
+   */
+  private async measureAfterHeal(record: FaultRecord): Promise<void> {
+    const nemesis = await this.lookup(record.spec.kind);
+    const after: FaultEvidence = nemesis.evidenceAfterHeal
+      ? await nemesis.evidenceAfterHeal(this.o.remote, record, this.evidenceContext()).catch(
+          (err): FaultEvidence => ({
+            landed: false,
+            reason: `after-heal evidence failed: ${errorMessage(err)}`,
+            signals: [],
+          }),
+        )
+      : { landed: true, reason: `${record.spec.kind}: no after-heal measurement`, signals: [] };
+    const declared = this.declaredBefore.get(record.id) ?? [];
+    this.declaredBefore.delete(record.id);
+    for (const d of declared) {
+      const now = await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {});
+      after.signals.push({ ...declaredSignalOf(d.signal, d.before, {}), after: perNode(now), landed: true });
     }
+    record.afterHeal = after;
+    mergeAfter(record, after);
+    this.ledger.afterHeal(record.id, after);
+  }
+
+  /** The plan's declared signals that apply to this fault, read on its nodes before it is injected. */
+  private async readDeclaredBefore(id: string, spec: FaultSpec): Promise<void> {
+    const applicable = (this.o.declaredSignals ?? []).filter((s) => appliesTo(s, { spec }));
+    if (applicable.length === 0) return;
+    const nodes = Array.isArray(spec.targets) && spec.targets.length > 0 ? spec.targets : this.nodes;
+    const sut = this.o.sut ?? {};
+    this.declaredBefore.set(
+      id,
+      await Promise.all(
+        applicable.map(async (signal) => ({
+          signal,
+          nodes,
+          before: await readDeclared(this.o.remote, signal, nodes, sut),
+        })),
+      ),
+    );
+  }
+
+  /**
+   * The declared signals read again while the fault holds: each one must move on some node of the
+   * fault, or the fault is not proven (the plan said what landing looks like).
+   */
+  private async withDeclared(record: FaultRecord, ev: FaultEvidence): Promise<FaultEvidence> {
+    const declared = this.declaredBefore.get(record.id) ?? [];
+    if (declared.length === 0) return ev;
+    const signals = await Promise.all(
+      declared.map(async (d) =>
+        declaredSignalOf(
+          d.signal,
+          d.before,
+          await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {}),
+        ),
+      ),
+    );
+    const still = signals.filter((s) => !s.landed);
+    return {
+      ...ev,
+      signals: [...ev.signals, ...signals],
+      landed: ev.landed && still.length === 0,
+      ...(still.length > 0 && {
+        reason: [
+          ev.reason,
+          ...still.map((s) => `the plan's declared landing signal did not move: ${s.signal}`),
+        ]
+          .filter(Boolean)
+          .join('; '),
+      }),
+    };
   }
 
   /** A killed database comes back through its own start (idempotent when it is running). */
@@ -279,7 +364,7 @@ export class FaultPlane implements NemesisDriver {
     return errors;
   }
 
-  /** A stop op: heal every open window of the class. */
+  /** A stop op: heal every open window of the class, start the database if it was stopped, re-measure. */
   async stopClass(cls: string): Promise<NemesisCompletion> {
     const healed: string[] = [];
     const errors: string[] = [];
@@ -297,6 +382,11 @@ export class FaultPlane implements NemesisDriver {
     }
     // The window's end brings the database back even when its kill did not land (it may be half down).
     if (restart || this.classRestartsDb(cls)) errors.push(...(await this.restartDb()));
+    // After the database is back: what heal left, as the same signals (a killed member serving again).
+    for (const id of healed) {
+      const a = this.active.get(id);
+      if (a) await this.measureAfterHeal(a.record);
+    }
     // The windows stay open (ops keep their fault epoch) until the database is back.
     for (const id of healed) this.active.delete(id);
     return { value: { fault: cls, healed }, ...(errors.length > 0 && { error: errors.join('; ') }) };
@@ -379,6 +469,30 @@ export class FaultPlane implements NemesisDriver {
     this.removeExitHeal();
     this.ledger.close();
   }
+}
+
+/** Readings per node as one value when there is one node, else `{node: reading}`. */
+function perNode(r: Record<string, Reading>): unknown {
+  const values = Object.values(r);
+  return values.length === 1 ? values[0] : r;
+}
+
+/** One declared signal over the fault's nodes: landed when it moved on at least one of them. */
+function declaredSignalOf(
+  s: DeclaredSignal,
+  before: Record<string, Reading>,
+  during: Record<string, Reading>,
+): EvidenceSignal {
+  const nodes = Object.keys(before);
+  return {
+    side: 'victim',
+    node: nodes.join(' '),
+    signal: `declared: ${s.text}`,
+    before: perNode(before),
+    ...(Object.keys(during).length > 0 && { during: perNode(during) }),
+    landed: nodes.some((n) => moved(s, before[n], during[n])),
+    note: 'the landing signal the plan declares',
+  };
 }
 
 /** After-heal measurements joined to the landing signals they repeat, so each reads before → during → after. */

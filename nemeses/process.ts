@@ -9,6 +9,8 @@ import type {
   FaultRecord,
   InjectOptions,
   Nemesis,
+  PeerView,
+  SutHooks,
 } from './types.ts';
 
 /**
@@ -31,6 +33,75 @@ interface ProcessUndo extends Record<string, unknown> {
   delivered?: Record<string, string>;
   /** After restart: the new pid per node. */
   newPids?: Record<string, number>;
+  /** The peer each target is watched from, and how it saw the target before the fault. */
+  peers?: Record<string, { observer: string; before: string }>;
+}
+
+/** How a peer should see the victim while the fault holds: down, or (restart, resume) serving. */
+const PEER_EXPECT: Record<string, boolean> = {
+  kill: false,
+  terminate: false,
+  pause: false,
+  restart: true,
+  resume: true,
+};
+/** How long after heal a peer may take to see the member serving again (an etcd member rejoining). */
+const PEER_BACK_MS = 20_000;
+
+function peerText(v: PeerView): string {
+  return `${v.up === null ? 'unknown' : v.up ? 'up' : 'down'}: ${v.detail}`;
+}
+
+/**
+ * Ask the peer until it sees `want` (bounded): a kill is seen at once, a paused member after the probe's
+ * own timeout, a restarted one once it serves again.
+ */
+async function peerSees(
+  sut: SutHooks,
+  observer: string,
+  node: string,
+  want: boolean,
+  ms: number,
+): Promise<PeerView> {
+  const ask = sut.peerView as NonNullable<SutHooks['peerView']>;
+  let view = await ask(observer, node);
+  await waitFor(
+    async () => {
+      if (view.up === want) return true;
+      view = await ask(observer, node);
+      return view.up === want;
+    },
+    ms,
+    250,
+  );
+  return view;
+}
+
+/** A peer for each target: the first node of the cluster that is not itself a target. */
+function observersFor(remote: Remote, targets: readonly string[]): string | null {
+  return remote.nodes.map((n) => n.name).find((n) => !targets.includes(n)) ?? null;
+}
+
+async function peerSignal(
+  sut: SutHooks | undefined,
+  undo: ProcessUndo,
+  node: string,
+  phase: 'during' | 'after',
+  ms: number,
+): Promise<EvidenceSignal | null> {
+  const peer = undo.peers?.[node];
+  if (!peer || !sut?.peerView) return null;
+  const want = phase === 'after' ? true : (PEER_EXPECT[undo.action] ?? false);
+  const view = await peerSees(sut, peer.observer, node, want, ms);
+  return {
+    side: 'victim',
+    node,
+    signal: `${sut.name ?? 'database'} member ${node} as peer ${peer.observer} sees it`,
+    before: peer.before,
+    [phase]: peerText(view),
+    landed: view.up === want,
+    ...(view.up === null && { note: 'the peer could not tell (never read as down)' }),
+  };
 }
 
 const PAUSED = 'paused';
@@ -127,6 +198,14 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       throw new Error(
         "restart needs the database's own start (the process capability) or params.startCommand",
       );
+    const observer = opts?.sut?.peerView ? observersFor(remote, nodes) : null;
+    if (observer && opts?.sut?.peerView) {
+      const ask = opts.sut.peerView;
+      const views = await Promise.all(nodes.map((n) => ask(observer, n)));
+      undo.peers = Object.fromEntries(
+        nodes.map((n, i) => [n, { observer, before: peerText(views[i] as PeerView) }]),
+      );
+    }
     const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
     await opts?.beforeApply?.(record);
     const signal = { kill: 'KILL', terminate: 'TERM', pause: 'STOP', resume: 'CONT', restart: 'TERM' }[
@@ -182,7 +261,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
     return record;
   },
 
-  async evidence(remote, record): Promise<FaultEvidence> {
+  async evidence(remote, record, ctx): Promise<FaultEvidence> {
     const undo = record.undo as ProcessUndo;
     const waitMs = Number(record.spec.params?.waitMs ?? 5000);
     const signals: EvidenceSignal[] = await Promise.all(
@@ -232,6 +311,9 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         during: undo.delivered?.[node] ? `${undo.delivered[node]} delivered` : 'not delivered',
         landed: undo.delivered?.[node] !== undefined,
       });
+    // The database's own members: a peer sees the victim down (or, after a restart, serving again).
+    const peers = await Promise.all(record.nodes.map((n) => peerSignal(ctx?.sut, undo, n, 'during', waitMs)));
+    signals.push(...peers.filter((x): x is EvidenceSignal => x !== null));
     const landed = signals.length > 0 && signals.every((s) => s.landed);
     return {
       landed,
@@ -267,25 +349,61 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
     );
   },
 
-  async evidenceAfterHeal(remote, record): Promise<FaultEvidence> {
+  /**
+   * After heal (and after the database's own start for kill and terminate): a paused pid running again,
+   * a killed member back under a new pid, and its peer seeing it serve again.
+   */
+  async evidenceAfterHeal(remote, record, ctx): Promise<FaultEvidence> {
     const undo = record.undo as ProcessUndo;
-    if (undo.action !== 'pause')
-      return { landed: true, signals: [], reason: `${undo.action}: nothing to re-measure` };
-    const signals: EvidenceSignal[] = await Promise.all(
+    const signals: EvidenceSignal[] = [];
+    await Promise.all(
       Object.entries(undo.pids).map(async ([node, pid]) => {
-        const after = await stateOf(remote, node, pid);
-        return {
-          side: 'victim' as const,
-          node,
-          signal: `/proc/${pid}/status State`,
-          before: undo.before[node],
-          after,
-          landed: !after.startsWith('T') && !isGone(after),
-        };
+        if (undo.action === 'pause' || undo.action === 'resume') {
+          const after = await stateOf(remote, node, pid);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `/proc/${pid}/status State`,
+            before: undo.before[node],
+            after,
+            landed: !after.startsWith('T') && !isGone(after),
+          });
+        } else {
+          // kill / terminate / restart: the pidfile names a live process that is not the one signalled.
+          const file = undo.pidFiles[node];
+          if (!file) return;
+          let fresh: number | null = null;
+          let state = 'gone';
+          await waitFor(async () => {
+            fresh = file ? await readPid(remote, node, file) : null;
+            state = fresh ? await stateOf(remote, node, fresh) : 'gone';
+            return fresh !== null && fresh !== pid && !isGone(state);
+          }, PEER_BACK_MS);
+          signals.push({
+            side: 'injector',
+            node,
+            signal: `kill -${undo.delivered?.[node]?.slice(3) ?? '?'} ${pid}`,
+            before: undo.before[node],
+            after:
+              fresh && fresh !== pid ? `new pid ${fresh}: ${state}` : `no new pid in ${file ?? 'pidfile'}`,
+            landed: fresh !== null && fresh !== pid && !isGone(state),
+          });
+        }
+        const peer = await peerSignal(ctx?.sut, undo, node, 'after', PEER_BACK_MS);
+        if (peer) signals.push(peer);
       }),
     );
     const ok = signals.every((s) => s.landed);
-    return { landed: ok, ...(!ok && { reason: 'a paused process is still stopped or gone' }), signals };
+    return {
+      landed: ok,
+      ...(!ok && {
+        reason: `not back after heal: ${signals
+          .filter((s) => !s.landed)
+          .map((s) => `${s.node} ${s.signal}=${String(s.after)}`)
+          .join('; ')}`,
+      }),
+      signals,
+    };
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

@@ -67,6 +67,13 @@ export interface InjectOptions {
   beforeApply?(record: FaultRecord): void | Promise<void>;
   /** Start the system under test on a node (its own start): what a process restart brings back. */
   startProcess?(node: string): Promise<void>;
+  /** The system under test (its peers' view of a member: the victim side of process faults). */
+  sut?: SutHooks;
+}
+
+/** What evidence may read besides the nodes: the system under test's own views. */
+export interface EvidenceContext {
+  sut?: SutHooks;
 }
 
 export interface Nemesis {
@@ -77,7 +84,7 @@ export interface Nemesis {
    * planning and before the node is touched: the fault session appends it to the ledger there.
    */
   inject(remote: Remote, spec: FaultSpec, id: string, opts?: InjectOptions): Promise<FaultRecord>;
-  evidence(remote: Remote, record: FaultRecord): Promise<FaultEvidence>;
+  evidence(remote: Remote, record: FaultRecord, ctx?: EvidenceContext): Promise<FaultEvidence>;
   heal(remote: Remote, record: FaultRecord): Promise<void>;
   /** Sweep one node for anything this nemesis may have left behind; returns what was found and fixed. */
   verifyClean(remote: Remote, node: string): Promise<CleanReport>;
@@ -85,7 +92,7 @@ export interface Nemesis {
    * After heal: the same signals again, so evidence reads before / during / after (a cut link reachable
    * again, a paused pid running, a clock back in step). Optional: kinds with nothing to re-measure omit it.
    */
-  evidenceAfterHeal?(remote: Remote, record: FaultRecord): Promise<FaultEvidence>;
+  evidenceAfterHeal?(remote: Remote, record: FaultRecord, ctx?: EvidenceContext): Promise<FaultEvidence>;
 }
 
 export interface CleanReport {
@@ -132,6 +139,20 @@ export interface SutHooks {
   clock?: () => Record<string, unknown>;
   /** The data directory on a node (disk faults). */
   dataDir?: (node: string) => string;
+  /** The database's log files on a node (a declared log-pattern landing signal counts lines there). */
+  logFiles?: (node: string) => string[];
+  /** How `observer` (a peer) sees `node`: the victim side of process faults. */
+  peerView?: (observer: string, node: string) => Promise<PeerView>;
+}
+
+/**
+ * One member as a peer sees it (etcd's /health of the member asked from another node, Redis's PING from
+ * a replica). `up: null` when the peer could not tell (its probe tool missing): never read as down.
+ */
+export interface PeerView {
+  up: boolean | null;
+  /** What the peer saw, e.g. `{"health":"true"}`, `connection refused`, `no answer in 2 s`. */
+  detail: string;
 }
 
 /** The database capabilities faults and audits can ask for. */

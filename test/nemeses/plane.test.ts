@@ -105,7 +105,10 @@ test('start/stop open and close fault windows; primaries resolve through the DB;
     'injected',
     'evidence',
     'heal',
+    // every heal is followed by the signals measured again (or the kind saying it has none)
+    'after-heal',
     'heal',
+    'after-heal',
   ]);
   // the nemeses' own ledger reader sees nothing left in force
   t.deepEqual(readLedger(ledgerPath).unhealed, []);

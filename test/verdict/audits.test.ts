@@ -1,5 +1,11 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
+import { parsePlanText } from '../../src/app/plan/load.ts';
+import { baselineFrom } from '../../src/app/session/scenario-run.ts';
 import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/app/verdict/audits.ts';
+import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import { parseEvidence } from '../../src/app/verdict/evidence.ts';
 import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
 import { hardeningEvidence, scenario, smokeEvidence, testPlan } from './evidence-builders.ts';
@@ -161,4 +167,113 @@ test('RF5/WO9: the clock comes from the recorder; unknown is unchecked, never as
   t.is(rf5('monotonic'), 'checked');
   t.is(rf5('wall'), 'failed');
   t.is(rf5('unknown'), 'unchecked');
+});
+
+test('WO13 measures the plan’s negative controls: each one run must have FAILed', (t) => {
+  const wo13 = (negativeControls?: { id: string; verdict: string }[]) =>
+    item(runAudits(hardeningEvidence(), S1, 'hardening', { negativeControls }).weakOracle, 'WO13');
+  t.is(wo13().status, 'n/a');
+  t.regex(wo13().evidence, /declares no negative control/);
+  const caught = wo13([{ id: 'S9', verdict: 'FAIL-reproducible' }]);
+  t.is(caught.status, 'checked');
+  t.regex(caught.evidence, /S9 FAIL-reproducible/);
+  const missed = wo13([{ id: 'S9', verdict: 'PASS-smoke' }]);
+  t.is(missed.status, 'failed');
+  t.regex(missed.evidence, /did not FAIL: S9 PASS-smoke/);
+  const notRun = wo13([{ id: 'S9', verdict: 'NOT-RUN' }]);
+  t.is(notRun.status, 'unchecked');
+  t.regex(notRun.evidence, /S9 not run/);
+  // A negative control that missed blocks PASS-hardening like any failed weak-oracle item.
+  const capped = decideVerdict(hardeningEvidence(), S1, {
+    negativeControls: [{ id: 'S9', verdict: 'PASS-smoke' }],
+  });
+  t.not(capped.verdict, 'PASS-hardening');
+  t.is(capped.cappedBy, 'weak-oracle');
+  t.is(decideVerdict(hardeningEvidence(), S1).verdict, 'PASS-hardening');
+});
+
+test('WO13 in a plan: the negative control is decided first and read by the other rows', (t) => {
+  const plan = parsePlanText(
+    `# Test Plan: controls
+
+## 1b. Claims under test
+
+| ID | Claim | Category | Source | Inferred? |
+|---|---|---|---|---|
+| C1 | registers are linearizable | safety | docs | no |
+
+## 7. Scenarios
+
+### Scenario S1: linearizable_register
+
+- Falsifies if it FAILs: C1
+- Oracle: linearizability per key
+- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
+- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
+- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
+
+§7.M: not applicable (no gated claim category falsified)
+
+### Scenario S2: stale_reads_negative_control
+
+- Falsifies if it FAILs: C1
+- Expected verdict: FAIL-reproducible
+- Oracle: linearizability per key
+- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
+- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
+- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
+
+§7.M: not applicable (no gated claim category falsified)
+`,
+    'controls.md',
+  );
+  const s1 = hardeningEvidence();
+  const wo13Of = (s2: ReturnType<typeof hardeningEvidence>) =>
+    item(decidePlan(plan, [s1, s2]).rows.find((r) => r.scenario === 'S1')?.audits?.weakOracle ?? [], 'WO13');
+  const failed = hardeningEvidence({
+    scenario: 'S2',
+    seeds: [{ seed: 1, outcome: 'fail', rerun: 'reproduced', reproducer: 'faultline run …' }],
+  });
+  t.is(wo13Of(failed).status, 'checked');
+  const passed = hardeningEvidence({ scenario: 'S2' });
+  t.is(wo13Of(passed).status, 'failed');
+});
+
+test('RF9 reads the baseline’s harness from the baseline file and compares it with the running one', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-baseline-'));
+  const file = join(dir, 'metrics', 'S1.json');
+  mkdirSync(join(dir, 'metrics'));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      baselineOpsPerSec: 98,
+      baselineHarness: 'faultline 0.9.0 abc',
+      baselineCapturedAt: 'T0',
+    }),
+  );
+  const same = baselineFrom(file, dir, 'faultline 0.9.0 abc');
+  t.deepEqual(same, {
+    harnessVersion: 'faultline 0.9.0 abc',
+    currentHarnessVersion: 'faultline 0.9.0 abc',
+    capturedAt: 'T0',
+    source: 'metrics/S1.json',
+  });
+  const rf9 = (baseline: typeof same) =>
+    item(runAudits(hardeningEvidence({ baseline }), S1, 'hardening').redFlags, 'RF9');
+  t.is(rf9(same).status, 'checked');
+  t.regex(rf9(same).evidence, /read from metrics\/S1\.json/);
+  const changed = baselineFrom(file, dir, 'faultline 1.0.0 def');
+  t.is(rf9(changed).status, 'failed');
+  t.regex(
+    rf9(changed).evidence,
+    /captured by harness faultline 0\.9\.0 abc .* run with faultline 1\.0\.0 def: re-baseline/,
+  );
+  // A file that names no harness, or holds no baseline figure, is no baseline.
+  writeFileSync(file, JSON.stringify({ baselineOpsPerSec: 98 }));
+  t.is(baselineFrom(file, dir, 'x'), null);
+  writeFileSync(
+    file,
+    JSON.stringify({ baselineOpsPerSec: null, baselineHarness: 'h', baselineCapturedAt: 'T0' }),
+  );
+  t.is(baselineFrom(file, dir, 'x'), null);
 });

@@ -1,3 +1,4 @@
+import { nemeses } from '../../../nemeses/registry.ts';
 import { isPathName } from '../../core/util/paths.ts';
 import { parseExpectation } from '../verdict/expectation.ts';
 import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
@@ -10,6 +11,7 @@ import {
   parseReleaseDisclosure,
   toTier,
 } from './budget.ts';
+import { parseLandingSignals } from './landing-signal.ts';
 import type { LoadedPlan } from './load.ts';
 import { type Problem, problem } from './problem.ts';
 import { budgetText, isScenarioDirName, normaliseCategory } from './resolve.ts';
@@ -379,6 +381,19 @@ function checkModelBlock(block: ModelBlock, prefix: string, add: Add): void {
     );
   }
   const landing = block.nemesisLandingEvidence;
+  const declared = parseLandingSignals(landing);
+  for (const e of declared.errors)
+    add(`${prefix} Nemesis + landing evidence`, e, 'error', undefined, block.line);
+  const names = new Set(nemeses.values().flatMap((d) => [d.kind, ...d.actions.map((a) => a.name)]));
+  for (const sig of declared.signals)
+    if (sig.only !== null && !names.has(sig.only))
+      add(
+        `${prefix} Nemesis + landing evidence`,
+        `\`${sig.text}\`: "${sig.only}" is no fault kind or action (one of ${[...names].join(', ')})`,
+        'error',
+        undefined,
+        block.line,
+      );
   if (
     landing &&
     INJECTOR_ONLY.test(landing) &&

@@ -24,15 +24,27 @@ export function landingEvidence(ev: ScenarioEvidence | undefined, d: Decision): 
   return ev.faults
     .map((f) => {
       const sig = f.signals
-        .map(
-          (s) =>
-            `${s.side} ${s.node} ${s.signal}${s.before !== undefined ? ` ${String(s.before)}→${String(s.during ?? '?')}` : ''}${s.landed ? '' : ' (no effect)'}`,
-        )
+        .map((s) => `${s.side} ${s.node} ${s.signal}${signalChange(s)}${s.landed ? '' : ' (no effect)'}`)
         .join(', ');
       const what = `${f.kind}${f.topology ? ` ${f.topology}` : f.action ? ` ${f.action}` : ''}${f.what ? ` (${f.what})` : ''}`;
-      return `${f.id} ${what}: ${f.landed ? 'landed' : 'NOT landed'}${sig ? ` — ${sig}` : ''}${f.substitute ? ` (substitute: ${f.substitute})` : ''}`;
+      const after = !f.healed
+        ? '; not healed'
+        : f.afterHeal === null
+          ? ''
+          : f.afterHeal.landed
+            ? '; after heal: back to normal'
+            : `; after heal: NOT back (${f.afterHeal.reason ?? 'no reason given'})`;
+      return `${f.id} ${what}: ${f.landed ? 'landed' : 'NOT landed'}${sig ? ` — ${sig}` : ''}${f.substitute ? ` (substitute: ${f.substitute})` : ''}${after}`;
     })
     .join('; ');
+}
+
+/** A signal's readings before → during → after heal (the phases it has), ` 0→19→0`; '' when none. */
+export function signalChange(s: { before?: unknown; during?: unknown; after?: unknown }): string {
+  const show = (v: unknown) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+  const phases = [s.before, s.during, s.after];
+  if (phases.every((v) => v === undefined)) return '';
+  return ` ${phases.map((v) => (v === undefined ? '?' : show(v))).join('→')}`;
 }
 
 /** `S5/api` → `S5-api`: a file-name-safe scenario id. */

@@ -28,6 +28,11 @@ export function sutHooks(db: Database, ctx: DbContext, clock: () => ClockWrapper
     }),
     ...(db.primaries && { primaries: () => db.primaries?.(ctx) ?? Promise.resolve([]) }),
     ...(dataDir && { dataDir: (node: string) => dataDir(ctx, node) }),
+    ...(db.logFiles && { logFiles: (node: string) => db.logFiles?.(ctx, node) ?? [] }),
+    ...(db.peerView && {
+      peerView: (observer: string, node: string) =>
+        db.peerView?.(ctx, observer, node) ?? Promise.resolve({ up: null, detail: 'no peer view' }),
+    }),
     clock: () => {
       const w = clock();
       // Clock faults act on the DB's own clock through the libfaketime wrapper when one is installed.

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
+import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import { FaultPlane } from '../../../nemeses/plane.ts';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
@@ -86,6 +87,8 @@ export interface TestRunOptions {
   replay?: string;
   /** Nemesis by kind (tests pass fakes); the registry's by default. */
   lookupNemesis?: (kind: string) => Promise<Nemesis>;
+  /** The landing signals the plan declares (§7.M), read before, during and after each fault. */
+  declaredSignals?: readonly DeclaredSignal[];
   /** Called about once a second with the live figures. */
   onProgress?: (p: Progress) => void;
   /** Extra fields for test.json (the argv, the DB options …). */
@@ -191,6 +194,7 @@ function prepareRun(o: TestRunOptions): RunState {
       sut: sutHooks(o.db, dbCtx, () => state.clock),
       rng,
       ...(o.lookupNemesis && { lookup: o.lookupNemesis }),
+      ...(o.declaredSignals && { declaredSignals: o.declaredSignals }),
     });
   return state;
 }

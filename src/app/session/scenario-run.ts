@@ -1,5 +1,7 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { z } from 'zod';
+import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
   checkStepTargets,
@@ -14,8 +16,10 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
+import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
+import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
@@ -216,6 +220,7 @@ function runner(s: ScenarioState): RunOnce {
       opTimeoutMs: OP_TIMEOUT_MS,
       recoveryS: RECOVERY_S,
       signal: o.signal,
+      declaredSignals: declaredSignalsOf(sc),
       onProgress: (p) => {
         // --quiet (log level warn or above) drops progress lines; verdicts still print.
         if (p.elapsedS - last < 5 || !log().isLevelEnabled('info')) return;
@@ -232,6 +237,11 @@ function runner(s: ScenarioState): RunOnce {
     await done(`${m.violation ? 'violation' : 'no violation'}, ${m.ops} ops`);
     return { runDir: result.runDir, m };
   };
+}
+
+/** The landing signals the scenario's (or arm's) §7.M declares in a form the engine reads. */
+function declaredSignalsOf(sc: ResolvedScenario): DeclaredSignal[] {
+  return parseLandingSignals(sc.model?.nemesisLandingEvidence ?? null).signals;
 }
 
 /** The timeline lines of one run: each fault with its landing signals, then the oracles. */
@@ -361,7 +371,10 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     };
   const m = primary.m;
   copyRunFiles(primary.runDir, o.sessionDir, s.dirName);
-  writeMetrics(o.sessionDir, s.dirName, o.sc.id, m);
+  const metricsPath = writeMetrics(o.sessionDir, s.dirName, o.sc.id, m, {
+    harnessVersion: o.harnessVersion,
+    capturedAt: startedAt,
+  });
   const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
   if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
   const db = s.sut.db;
@@ -386,11 +399,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     sutLog: db.logFiles
       ? m.sutLog
       : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },
-    baseline: {
-      harnessVersion: o.harnessVersion,
-      currentHarnessVersion: o.harnessVersion,
-      capturedAt: startedAt,
-    },
+    baseline: baselineFrom(metricsPath, o.sessionDir, o.harnessVersion),
     declarations: s.faultPlaneOk
       ? {}
       : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
@@ -402,16 +411,28 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
   };
 }
 
-/** metrics/<S>.json: baseline and after-heal ops/s, and the per-window figures. */
-function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: RunMeasurement): void {
+/**
+ * metrics/<S>.json, the scenario's baseline file: baseline and after-heal ops/s, the per-window figures,
+ * and which harness captured the baseline and when. Returns its path.
+ */
+function writeMetrics(
+  sessionDir: string,
+  dirName: string,
+  scenario: string,
+  m: RunMeasurement,
+  captured: { harnessVersion: string; capturedAt: string },
+): string {
+  const path = join(sessionDir, 'metrics', `${dirName}.json`);
   writeFileAtomicSync(
-    join(sessionDir, 'metrics', `${dirName}.json`),
+    path,
     `${JSON.stringify(
       {
         scenario,
         windowS: 2,
         baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
+        baselineHarness: captured.harnessVersion,
+        baselineCapturedAt: captured.capturedAt,
         summary: m.summary,
         windows: m.metrics,
       },
@@ -419,6 +440,39 @@ function writeMetrics(sessionDir: string, dirName: string, scenario: string, m: 
       2,
     )}\n`,
   );
+  return path;
+}
+
+const baselineFileSchema = z.looseObject({
+  baselineOpsPerSec: z.number().nullable().optional(),
+  baselineHarness: z.string().min(1),
+  baselineCapturedAt: z.string().min(1),
+});
+
+/**
+ * RF9's facts, read back from the baseline file (never the running harness compared with itself): the
+ * harness that captured the baseline, against the one running now. Null when the file names no
+ * harness or holds no baseline figure (RF9 then says no baseline was recorded).
+ */
+export function baselineFrom(
+  path: string,
+  sessionDir: string,
+  currentHarnessVersion: string,
+): ScenarioEvidenceInput['baseline'] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+  const b = baselineFileSchema.safeParse(raw);
+  if (!b.success || b.data.baselineOpsPerSec == null) return null;
+  return {
+    harnessVersion: b.data.baselineHarness,
+    currentHarnessVersion,
+    capturedAt: b.data.baselineCapturedAt,
+    source: relative(sessionDir, path),
+  };
 }
 
 /**
@@ -450,15 +504,10 @@ async function logQuiesce(o: ScenarioRunOptions, heal: HealReport): Promise<void
 /** The landing signals, injector side first: "injector n1 FAULTLINE DROP packets 0→19 ✓; victim …". */
 function signalSummary(signals: readonly FaultEvidenceRecord['signals'][number][]): string {
   if (signals.length === 0) return 'no landing signal';
-  const show = (v: unknown) => (v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   return [...signals]
     .sort((a, b) => (a.side === b.side ? 0 : a.side === 'injector' ? -1 : 1))
     .slice(0, 4)
-    .map((x) => {
-      const change =
-        x.before !== undefined || x.during !== undefined ? ` ${show(x.before)}→${show(x.during)}` : '';
-      return `${x.side} ${x.node} ${x.signal}${change} ${x.landed ? '✓' : '✗'}`.slice(0, 160);
-    })
+    .map((x) => `${x.side} ${x.node} ${x.signal}${signalChange(x)} ${x.landed ? '✓' : '✗'}`.slice(0, 200))
     .join('; ');
 }
 

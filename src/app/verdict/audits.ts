@@ -1,6 +1,7 @@
 import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
+import { isNegativeControl } from './expectation.ts';
 
 /**
  * Spec §3: the 10 green-but-broken red flags and the 14-item weak-oracle audit, per scenario or arm.
@@ -81,7 +82,21 @@ const FAILOVER_ACTIONS = new Set(['kill', 'terminate', 'restart', 'pause']);
 
 export type Claim = 'smoke' | 'hardening';
 
-export function runAudits(ev: ScenarioEvidence, sc: ResolvedScenario, claim: Claim): Audits {
+/** What one row's audits need from the rest of the plan's session. */
+export interface AuditContext {
+  /**
+   * The plan's negative controls (rows whose expected verdict is a FAIL) and what they ended as in this
+   * session (WO13 measures them: each one run must have FAILed).
+   */
+  negativeControls?: readonly { id: string; verdict: string }[];
+}
+
+export function runAudits(
+  ev: ScenarioEvidence,
+  sc: ResolvedScenario,
+  claim: Claim,
+  ctx: AuditContext = {},
+): Audits {
   const ran = ev.oracles.filter((o) => o.ran);
   const sloOnly = ran.length > 0 && ran.every((o) => SLO_CHECKERS.has(o.checker)) && !sc.serious;
   const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
@@ -172,13 +187,7 @@ export function runAudits(ev: ScenarioEvidence, sc: ResolvedScenario, claim: Cla
         : sc.scenario.arms.length >= 2
           ? ok(`${sc.scenario.arms.length} surfaces: ${sc.scenario.arms.map((a) => a.surface).join(', ')}`)
           : bad(`${sc.scenario.arms.length} surface arm(s)`),
-    !cats.has('boundary')
-      ? na('no boundary claim')
-      : ev.negativeControls && ev.negativeControls.run > 0 && ev.negativeControls.leakChecked
-        ? ok(
-            `${ev.negativeControls.run} negative controls, ${ev.negativeControls.denied} denied, leak check done`,
-          )
-        : bad('no negative control with a leak check'),
+    negativeControlItem(ev, sc, ctx),
     !cats.has('fairness')
       ? na('no fairness claim')
       : ev.perGroupBreakdown || ran.some((o) => o.checker === 'fairness')
@@ -255,6 +264,37 @@ function oracleCycleItem(ev: ScenarioEvidence, ran: OracleResult[]): [AuditStatu
   const short = ran.filter((o) => o.declared && o.opsConsumed < total);
   const cite = ran.map((o) => `${o.checker} consumed ${fmt(o.opsConsumed)}/${fmt(total)} ops`).join('; ');
   return short.length > 0 ? bad(cite) : ok(cite);
+}
+
+/**
+ * WO13: negative controls measured. A boundary claim's own controls (denied, leak-checked) when it has
+ * them; otherwise the plan's negative-control scenarios (an `Expected verdict:` that is a FAIL): each
+ * one this session ran must have FAILed, or the oracle was never shown to catch what it must.
+ */
+function negativeControlItem(
+  ev: ScenarioEvidence,
+  sc: ResolvedScenario,
+  ctx: AuditContext,
+): [AuditStatus, string] {
+  if (isNegativeControl(sc.expected)) return na('this scenario is itself a negative control (it must FAIL)');
+  const nc = ev.negativeControls;
+  if (nc && nc.run > 0 && nc.leakChecked)
+    return ok(`${nc.run} negative controls, ${nc.denied} denied, leak check done`);
+  const controls = (ctx.negativeControls ?? []).filter((c) => c.id !== sc.id);
+  if (controls.length === 0)
+    return sc.categories.includes('boundary')
+      ? bad('no negative control with a leak check')
+      : na('no boundary claim, and the plan declares no negative control (a scenario expected to FAIL)');
+  const ran = controls.filter((c) => c.verdict !== 'NOT-RUN');
+  const notRun = controls.filter((c) => c.verdict === 'NOT-RUN').map((c) => c.id);
+  const skipped = notRun.length > 0 ? `; not run: ${notRun.join(', ')}` : '';
+  if (ran.length === 0) return unchecked(`negative control(s) ${notRun.join(', ')} not run in this session`);
+  const missed = ran.filter((c) => !c.verdict.startsWith('FAIL-'));
+  const list = (cs: readonly { id: string; verdict: string }[]) =>
+    cs.map((c) => `${c.id} ${c.verdict}`).join(', ');
+  return missed.length > 0
+    ? bad(`negative control(s) did not FAIL: ${list(missed)}: the oracle is not shown to catch a violation`)
+    : ok(`negative control(s) FAILed as they must: ${list(ran)}${skipped}`);
 }
 
 function signalsOf(ev: ScenarioEvidence) {
@@ -358,9 +398,14 @@ function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus,
       ? unchecked('the oracle compares with a baseline but none was recorded')
       : na('the oracle compares with no baseline');
   }
+  const from = b.source ? ` (read from ${b.source})` : '';
   return b.harnessVersion === b.currentHarnessVersion
-    ? ok(`baseline from harness ${b.harnessVersion} (${b.capturedAt})`)
-    : bad(`baseline from harness ${b.harnessVersion}, run with ${b.currentHarnessVersion}: re-baseline`);
+    ? ok(
+        `baseline captured by harness ${b.harnessVersion} at ${b.capturedAt}${from}; run with the same harness`,
+      )
+    : bad(
+        `baseline captured by harness ${b.harnessVersion}${from}, run with ${b.currentHarnessVersion}: re-baseline`,
+      );
 }
 
 export function blocksHardening(items: readonly AuditItem[]): AuditItem[] {

@@ -1,6 +1,6 @@
 import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
-import { type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
+import { type AuditContext, type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 import type { ExpectationJudgement } from './expectation.ts';
 import type { TierMet, Verdict } from './states.ts';
@@ -101,7 +101,7 @@ type Base = Pick<Decision, 'scenario' | 'tierMet' | 'release' | 'audits'>;
  * The spec's 8 steps in order; each of steps 1–7 may decide (and stop), step 8 is the pass with the
  * rules that can only lower it.
  */
-export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decision {
+export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: AuditContext = {}): Decision {
   const base: Base = { scenario: sc.id, tierMet: null, release: false, audits: null };
   const early = notAttempted(ev, base) ?? environmentMissing(ev, base);
   if (early) return early;
@@ -111,7 +111,7 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario): Decis
   if (decided) return decided;
   const checked = sc.serious ? seriousChecker(ev, sc, withTier) : plainOracle(ev, withTier);
   if (isDecision(checked)) return checked;
-  return pass(ev, sc, tier, checked.reasons);
+  return pass(ev, sc, tier, checked.reasons, ctx);
 }
 
 function isDecision(x: Decision | { reasons: string[] }): x is Decision {
@@ -233,7 +233,13 @@ function plainOracle(ev: ScenarioEvidence, base: Base): Decision | { reasons: st
 }
 
 /** 8. A fault active → hardening candidate, else smoke; then seeds, budget tier and audits can only lower it. */
-function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: string[]): Decision {
+function pass(
+  ev: ScenarioEvidence,
+  sc: ResolvedScenario,
+  tier: Tier,
+  checked: string[],
+  ctx: AuditContext,
+): Decision {
   const reasons = [...checked];
   const faultActive = ev.faults.some((f) => f.landed);
   let verdict: Verdict = faultActive ? 'PASS-hardening' : 'PASS-smoke';
@@ -272,7 +278,7 @@ function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: s
       'budget',
       `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
     );
-  const audits = runAudits(ev, sc, verdict === 'PASS-hardening' ? 'hardening' : 'smoke');
+  const audits = runAudits(ev, sc, verdict === 'PASS-hardening' ? 'hardening' : 'smoke', ctx);
   const capped = auditCap(verdict, audits);
   if (capped) lower(capped.to, capped.by, capped.why);
   const release = verdict === 'PASS-hardening' && tier.met === 'release';

@@ -101,6 +101,11 @@ export const faultSchema = z.object({
   substitute: z.string().nullable().default(null),
   signals: z.array(signalSchema).default([]),
   healed: z.boolean().default(false),
+  /** The same signals measured again after heal: back to normal (landed) or not, and why. */
+  afterHeal: z
+    .object({ landed: z.boolean(), reason: z.string().nullable().default(null) })
+    .nullable()
+    .default(null),
 });
 export type FaultEvidenceRecord = z.infer<typeof faultSchema>;
 
@@ -200,7 +205,13 @@ export const scenarioEvidenceSchema = z.object({
   failovers: z.number().int().nonnegative().nullable().default(null),
   /** The baseline compared with: when and against which harness version it was taken. */
   baseline: z
-    .object({ harnessVersion: z.string(), currentHarnessVersion: z.string(), capturedAt: z.string() })
+    .object({
+      harnessVersion: z.string(),
+      currentHarnessVersion: z.string(),
+      capturedAt: z.string(),
+      /** The baseline file the harness version was read from (relative to the session dir). */
+      source: z.string().optional(),
+    })
     .nullable()
     .default(null),
   /** Boundary/fairness facts: surfaces exercised, negative controls run, per-group breakdown present. */

@@ -98,6 +98,11 @@ export function applicableClauses(
   return { verdicts, on: !unknown && matching.length > 0 ? matching[0]!.on : null };
 }
 
+/** A negative control: every verdict its expectation accepts, on any cluster, is a FAIL. */
+export function isNegativeControl(e: Expectation | null): boolean {
+  return e !== null && e.clauses.every((c) => c.verdicts.every((v) => v.startsWith('FAIL-')));
+}
+
 export function meets(verdict: Verdict, expected: Verdict): boolean {
   return verdict === expected || (expected === 'PASS-smoke' && verdict === 'PASS-hardening');
 }

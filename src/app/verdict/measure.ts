@@ -179,5 +179,8 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
     substitute: null,
     signals: ev?.signals ?? [],
     healed: record.healedAt !== undefined,
+    afterHeal: record.afterHeal
+      ? { landed: record.afterHeal.landed, reason: record.afterHeal.reason ?? null }
+      : null,
   };
 }

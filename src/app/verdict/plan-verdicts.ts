@@ -1,8 +1,9 @@
-import type { Plan } from '../plan/schema.ts';
+import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import { aggregateArms, type SessionOutcome, sessionVerdict } from './aggregate.ts';
+import type { AuditContext } from './audits.ts';
 import { type Decision, decideVerdict } from './decide.ts';
 import { parseEvidence, type ScenarioEvidence } from './evidence.ts';
-import { type ExpectationEnv, judge, judgeParent } from './expectation.ts';
+import { type ExpectationEnv, isNegativeControl, judge, judgeParent } from './expectation.ts';
 
 /**
  * Verdicts for a whole plan: one decision per scenario and per arm (in plan order, parent before its
@@ -28,23 +29,28 @@ export function decidePlan(
   const byId = new Map(evidence.map((e) => [e.scenario, e]));
   const rows: Decision[] = [];
   const topLevel: Decision[] = [];
+  const decideRow = (id: string, r: ResolvedScenario, ctx: AuditContext = {}) => {
+    const ev = byId.get(id);
+    return ev
+      ? decideVerdict(ev, r, ctx)
+      : decideVerdict(
+          parseEvidence({
+            scenario: id,
+            attempted: false,
+            notRunReason: r.binding ? 'no evidence record: not attempted' : 'no executable binding',
+          }),
+          r,
+        );
+  };
+  // The negative controls first: every other row's WO13 audit reads what they ended as.
+  const negativeControls = plan.resolved
+    .filter((r) => isNegativeControl(r.expected) && !hasArms(plan, r.id))
+    .map((r) => ({ id: r.id, verdict: decideRow(r.id, r).verdict }));
   for (const sc of plan.resolved) {
     if (sc.parentId !== null) continue;
     const armScs = plan.resolved.filter((r) => r.parentId === sc.id);
-    const decide = (id: string, r: typeof sc) => withExpectation(decideRow(id, r), r.expected, env);
-    const decideRow = (id: string, r: typeof sc) => {
-      const ev = byId.get(id);
-      return ev
-        ? decideVerdict(ev, r)
-        : decideVerdict(
-            parseEvidence({
-              scenario: id,
-              attempted: false,
-              notRunReason: r.binding ? 'no evidence record: not attempted' : 'no executable binding',
-            }),
-            r,
-          );
-    };
+    const decide = (id: string, r: typeof sc) =>
+      withExpectation(decideRow(id, r, { negativeControls }), r.expected, env);
     if (armScs.length === 0) {
       const d = decide(sc.id, sc);
       rows.push(d);
@@ -61,6 +67,10 @@ export function decidePlan(
     topLevel.push(parent);
   }
   return { rows, topLevel, session: sessionVerdict(topLevel, blocked) };
+}
+
+function hasArms(plan: Plan, id: string): boolean {
+  return plan.resolved.some((r) => r.parentId === id);
 }
 
 function withExpectation(d: Decision, e: Parameters<typeof judge>[1], env: ExpectationEnv): Decision {

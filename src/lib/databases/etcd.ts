@@ -8,7 +8,8 @@ import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { EtcdHttp } from '../clients/etcd-http.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
-import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
+import { curlProbeCommand, parseEtcdHealth, peerProbe } from './peer-view.ts';
+import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
 
 /**
  * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from a
@@ -244,6 +245,16 @@ export class EtcdDb implements Database {
     } catch {
       return [];
     }
+  }
+
+  /** The member's /health asked from a peer node (no answer: the peer sees it down). */
+  peerView(ctx: DbContext, observer: string, node: string): Promise<PeerView> {
+    return peerProbe(
+      ctx,
+      observer,
+      curlProbeCommand(`${this.clientAddress(ctx, node)}/health`),
+      parseEtcdHealth,
+    );
   }
 
   logFiles(ctx: DbContext, node: string): string[] {

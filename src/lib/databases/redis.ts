@@ -7,7 +7,8 @@ import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
-import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
+import { parseRedisPing, peerProbe, redisPingCommand } from './peer-view.ts';
+import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
 
 /**
  * Redis from Debian's redis-server package: the first node is the primary, every other node a replica
@@ -211,6 +212,12 @@ export class RedisDb implements Database {
 
   async resume(ctx: DbContext, node: string): Promise<void> {
     await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server', 'CONT');
+  }
+
+  /** PING of the member from a peer node (refused or no answer: the peer sees it down). */
+  peerView(ctx: DbContext, observer: string, node: string): Promise<PeerView> {
+    const address = clusterAddress(ctx.remote.node(node));
+    return peerProbe(ctx, observer, redisPingCommand(address, this.port), parseRedisPing);
   }
 
   /** Nodes that report role:master (more than one after a failover with the old primary cut off). */

@@ -52,6 +52,17 @@ export interface Database {
   dataDir?(ctx: DbContext, node: string): string;
   /** Starting the daemon through a wrapper: clock faults move the database's own clock this way. */
   readonly clock?: ClockWrapper;
+  /**
+   * How `observer`, a peer, sees `node` (probed on the observer across the cluster network): the victim
+   * side of process faults, the database's own members seeing one of them down, then back.
+   */
+  peerView?(ctx: DbContext, observer: string, node: string): Promise<PeerView>;
+}
+
+/** A member as a peer sees it; `up: null` when the peer could not tell (never read as down). */
+export interface PeerView {
+  up: boolean | null;
+  detail: string;
 }
 
 /** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */

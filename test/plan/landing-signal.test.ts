@@ -1,0 +1,92 @@
+import test from 'ava';
+import { metricValue, moved } from '../../nemeses/declared-signal.ts';
+import { checkPlan } from '../../src/app/plan/check.ts';
+import { parseLandingSignals } from '../../src/app/plan/landing-signal.ts';
+import { parsePlanText } from '../../src/app/plan/load.ts';
+
+test('a §7.M landing field: backquoted command/metric/log spans are typed signals, prose is left alone', (t) => {
+  const r = parseLandingSignals(
+    'kill: pid gone (`/proc/PID/status`), then `log(kill): lost leader|no leader`; the leader count ' +
+      '`metric: etcd_server_leader_changes_seen_total at http://{address}:2379/metrics` and `command: etcdctl endpoint health`',
+  );
+  t.deepEqual(r.errors, []);
+  t.deepEqual(
+    r.signals.map((s) => [s.type, s.only]),
+    [
+      ['log', 'kill'],
+      ['metric', null],
+      ['command', null],
+    ],
+  );
+  t.like(r.signals[1], {
+    name: 'etcd_server_leader_changes_seen_total',
+    url: 'http://{address}:2379/metrics',
+  });
+  t.like(r.signals[0], { pattern: 'lost leader|no leader' });
+  t.deepEqual(parseLandingSignals('FAULTLINE chain DROP counter 0→N').signals, []);
+});
+
+test('an unreadable declared signal is named', (t) => {
+  const r = parseLandingSignals('`metric: leader_changes` and `log: (unclosed` and `command:`');
+  t.is(r.signals.length, 0);
+  t.is(r.errors.length, 3);
+  t.regex(r.errors[0] as string, /metric: NAME at http/);
+  t.regex(r.errors[1] as string, /not a regular expression/);
+  t.regex(r.errors[2] as string, /names nothing to read/);
+});
+
+test('plan check: an unreadable declared signal, or one for an unknown fault, is an error at the §7.M line', (t) => {
+  const plan = (landing: string) =>
+    parsePlanText(
+      `# Test Plan: declared
+
+## 1b. Claims under test
+
+| ID | Claim | Category | Source | Inferred? |
+|---|---|---|---|---|
+| C1 | registers are linearizable | safety | docs | no |
+
+## 7. Scenarios
+
+### Scenario S1: linearizable_register
+
+- Falsifies if it FAILs: C1
+- Oracle: linearizability per key
+- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
+- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
+- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
+
+#### §7.M — Model / history / checker discipline
+
+- Model under test: register
+- Operation history: 11 fields
+- Checker: linearizable
+- Nemesis + landing evidence: ${landing}
+- Ambiguous outcomes: default
+- Reduction plan: minimise
+`,
+      'declared.md',
+    );
+  const landingErrors = (landing: string) =>
+    checkPlan(plan(landing)).filter((p) => p.severity === 'error' && /landing evidence/.test(p.field));
+  t.deepEqual(landingErrors('partition: iptables counter 0→N and `log(partition): lost leader`'), []);
+  const bad = landingErrors('partition counter and `log: (unclosed`');
+  t.is(bad.length, 1);
+  t.is(bad[0]?.line, 19, "the §7.M heading's line");
+  t.regex(bad[0]?.reason ?? '', /not a regular expression/);
+  const unknown = landingErrors('partition counter and `log(explode): lost leader`');
+  t.regex(unknown[0]?.reason ?? '', /"explode" is no fault kind or action/);
+});
+
+test('readings: a metric sums its samples; a log count must grow, a metric or output must change', (t) => {
+  const text = '# HELP x\nleader_changes{a="1"} 2\nleader_changes{a="2"} 3\nleader_changes_total 9\n';
+  t.is(metricValue(text, 'leader_changes'), 5);
+  t.is(metricValue(text, 'missing'), null);
+  const log = { type: 'log', pattern: 'x', only: null, text: 'log: x' } as const;
+  t.true(moved(log, 1, 3));
+  t.false(moved(log, 3, 3));
+  t.false(moved(log, 'unreadable', 3));
+  const cmd = { type: 'command', command: 'x', only: null, text: 'command: x' } as const;
+  t.true(moved(cmd, 'exit 0: healthy', 'exit 1: unhealthy'));
+  t.false(moved(cmd, 'exit 0: healthy', 'exit 0: healthy'));
+});
