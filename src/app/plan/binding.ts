@@ -83,6 +83,11 @@ const bindingBody = {
    */
   checkerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
   nemesis: z.array(nemesisStepSchema).default([]),
+  /**
+   * Recovery budget (red flag 8): after each heal, every key in use serves an ok op within this many
+   * seconds. Absent: before the next fault window opens (after the last one, before the history ends).
+   */
+  recoveryBudgetS: z.number().positive().optional(),
   tiers: z
     .strictObject({
       smoke: tierSchema.optional(),
@@ -105,6 +110,7 @@ export const armBindingSchema = z.strictObject({
   checkers: bindingBody.checkers.optional(),
   checkerOptions: bindingBody.checkerOptions.optional(),
   nemesis: z.array(nemesisStepSchema).optional(),
+  recoveryBudgetS: bindingBody.recoveryBudgetS,
   tiers: bindingBody.tiers.optional(),
 });
 

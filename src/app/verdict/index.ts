@@ -23,9 +23,11 @@ export {
 export {
   faultEvidenceFromRecord,
   historyFacts,
+  markRecovering,
   recoveryAfterHeal,
   scanSutLog,
   throughputWindows,
+  windowRate,
 } from './measure.ts';
 export { decidePlan, type PlanVerdicts } from './plan-verdicts.ts';
 export { SESSION_VERDICTS, type SessionVerdict, VERDICTS, type Verdict } from './states.ts';
