@@ -132,10 +132,18 @@ export interface SutHooks {
   clock?: () => Record<string, unknown>;
   /** The data directory on a node (disk faults). */
   dataDir?: (node: string) => string;
+  /** Membership faults: the shell commands that list, remove and add members (the DB protocol's `MembershipControl`). */
+  membership?: {
+    list(peers: readonly string[]): string;
+    remove(node: string, peers: readonly string[]): string;
+    retire(node: string): string;
+    add(node: string, peers: readonly string[]): string;
+    join(node: string, peers: readonly string[]): string;
+  };
 }
 
 /** The database capabilities faults and audits can ask for. */
-export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs';
+export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs' | 'membership';
 
 /** A fault (or audit) needs a database capability the system under test does not declare. */
 export class DbCapabilityMissingError extends Error {
