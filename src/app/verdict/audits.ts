@@ -347,7 +347,7 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
  * use served an ok op within the recovery budget (measured from the heal, per key). Nominal: the rate
  * after the last recovery is at least RECOVERY_FRACTION of the rate before the first fault. A run whose
  * last recovery left no whole window before the workload ended has no rate to compare: the per-key
- * recovery is then the whole evidence, and says so.
+ * recovery is then the whole evidence, and says so (a plan leaves a quiet tail to have one).
  */
 function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const r = ev.recovery;

@@ -137,8 +137,8 @@ export interface Recovery {
  * completed after it (a key the workload retired during the fault has nothing to recover). The budget
  * is the plan's `recoveryBudgetS`, else the time until the next fault window opens (recovered before the
  * next fault) or, after the last one, until the history ends (`endS`: the final reads included). Then the rate: the median of the windows before the first fault
- * (baseline) against the mean of the whole windows after the last recovery, each over the seconds the
- * workload was serving. Null when nothing was healed.
+ * (baseline) against the mean of the whole windows after the last recovery, each over the seconds the workload was
+ * serving. Null when nothing was healed.
  */
 export function recoveryAfterHeal(
   ops: readonly Operation[],
@@ -156,6 +156,8 @@ export function recoveryAfterHeal(
     ws.map(windowRate).filter((r): r is number => r !== null);
   const before = rates(windows.filter((w) => w.endS <= first));
   const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
+  // Settled: the whole windows after the last recovery (between faults, clients still finishing the
+  // ops that timed out under the last one would make a recovered system look degraded).
   const afterWindows = windows.filter((w) => w.startS >= lastBack && !w.faultActive && whole(w));
   const after = rates(afterWindows);
   const sorted = [...before].sort((a, b) => a - b);
