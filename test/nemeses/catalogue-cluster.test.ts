@@ -49,6 +49,7 @@ function everyAction(): Record<string, unknown>[] {
           : { device: 'flt-catalogue-dm' };
     steps.push({ kind: 'disk', action, targets: ['n1'], params });
   }
+  for (const action of actionsOf('membership')) steps.push({ kind: 'membership', action, targets: 'one' });
   return steps;
 }
 
@@ -119,7 +120,7 @@ fx.test.serial(
     });
     t.is(r.faults.length, windows.length, 'one record per window');
     const table: string[] = [];
-    const mustLand = new Set(['partition', 'process']);
+    const mustLand = new Set(['partition', 'process', 'membership']);
     r.faults.forEach((rec, i) => {
       const step = windows[i]?.step as NemesisStep;
       const name = `${step.kind} ${step.topology ?? step.behaviour ?? step.action}`;

@@ -247,7 +247,14 @@ function pass(ev: ScenarioEvidence, sc: ResolvedScenario, tier: Tier, checked: s
     reasons.push(why);
   };
   const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
-  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS)
+  // The single-seed rule judges a hardening-sized run short of seeds; a run that met only the smoke
+  // budget (config, duration or fault count short too) makes a smoke claim, one seed by definition,
+  // and the budget cap below gives it at most PASS-smoke, faults that landed or not.
+  const hardeningSized =
+    tier.met === 'hardening' ||
+    tier.met === 'release' ||
+    (tier.shortfalls.hardening ?? []).every((g) => g === 'seeds');
+  if (sc.serious && verdict === 'PASS-hardening' && hardeningSized && passingSeeds < MIN_AGREEING_SEEDS)
     lower(
       'PARTIAL-model',
       'seeds',
