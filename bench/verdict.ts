@@ -65,7 +65,7 @@ const windows = throughputWindows(ops, { windowS: 1, durationS, faults });
 const t1 = performance.now();
 const facts = historyFacts(ops, faults);
 const t2 = performance.now();
-const recovery = recoveryAfterHeal(windows, faults);
+const recovery = recoveryAfterHeal(ops, windows, faults, { endS: durationS });
 const evidence = parseEvidence({
   scenario: 'S1',
   attempted: true,

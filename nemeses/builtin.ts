@@ -7,6 +7,8 @@ import {
   DISK_ACTIONS_MISSING,
   diskParams,
   MAX_CLOCK_OFFSET_MS,
+  MEMBERSHIP_ACTIONS,
+  membershipParams,
   PACKET_BEHAVIOURS,
   type PacketBehaviour,
   packetParams,
@@ -475,12 +477,89 @@ export const diskDefinition: NemesisDefinition = {
   },
 };
 
+// ---------------------------------------------------------------- membership
+
+const membershipNeeds: readonly DbCapability[] = ['membership'];
+
+export const membershipDefinition: NemesisDefinition = {
+  kind: 'membership',
+  summary: 'remove members through the database’s own reconfiguration and add them back (shrink / grow)',
+  load: async () => (await import('./membership.ts')).membershipNemesis,
+  // Jepsen's etcd membership nemesis: shrink removes a member, grow adds it back.
+  actions: [
+    { name: 'remove', cls: 'membership', startOp: 'shrink', stopOp: 'grow', dbNeeds: membershipNeeds },
+  ],
+  classes: [
+    {
+      name: 'member',
+      kind: 'membership',
+      defaultTargets: ['one', 'primaries'],
+      // Only databases with the membership capability can take it: never part of `--nemesis all`.
+      inAll: false,
+      start: (choice) => op('shrink', { targets: choice }),
+      stop: op('grow', all),
+    },
+  ],
+  step: z
+    .strictObject({
+      kind: z.literal('membership'),
+      action: z.enum(MEMBERSHIP_ACTIONS).default('remove'),
+      /** The members to remove: a minority at most, so the rest keep a quorum. */
+      targets: targets.default('one'),
+      /** {wait: 60s, observer: n1} */
+      params: z.unknown().optional(),
+      ...timing,
+    })
+    .transform((step, ctx) => ({ ...step, params: parseParams(membershipParams, step.params ?? {}, ctx) })),
+  stepOps(step) {
+    const p = step.params && Object.keys(step.params).length > 0 ? { params: step.params } : {};
+    return { start: op('shrink', { targets: step.targets, ...p }), stop: op('grow', all) };
+  },
+  async toSpec(action, value, ctx): Promise<FaultSpec> {
+    const m = ctx.sut.membership;
+    if (!m)
+      throw new DbCapabilityMissingError(
+        'membership',
+        ctx.sut.name ?? 'under test',
+        'a membership fault removes a member through the database and adds it back',
+      );
+    const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
+    const peers = ctx.nodes.filter((n) => !nodes.includes(n));
+    if (nodes.length >= ctx.nodes.length / 2)
+      throw new Error(
+        `removing ${nodes.join(', ')} leaves ${peers.length} of ${ctx.nodes.length} members: a membership fault removes a minority, so the rest keep a quorum`,
+      );
+    const p = { ...(value.params as Record<string, unknown> | undefined) };
+    const observer = typeof p.observer === 'string' && peers.includes(p.observer) ? p.observer : peers[0]!;
+    const each = (f: (n: string) => string) => Object.fromEntries(nodes.map((n) => [n, f(n)]));
+    return {
+      kind: 'membership',
+      action,
+      targets: nodes,
+      params: {
+        ...p,
+        peers,
+        observer,
+        commands: {
+          list: m.list(peers),
+          observe: m.list([observer]),
+          remove: each((n) => m.remove(n, peers)),
+          retire: each((n) => m.retire(n)),
+          add: each((n) => m.add(n, peers)),
+          join: each((n) => m.join(n, peers)),
+        },
+      },
+    };
+  },
+};
+
 export const BUILT_IN_NEMESES: readonly NemesisDefinition[] = [
   partitionDefinition,
   packetDefinition,
   processDefinition,
   clockDefinition,
   diskDefinition,
+  membershipDefinition,
 ];
 
 /** Database capabilities one plan step needs: its action's, plus any its topology or params add. */

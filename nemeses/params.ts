@@ -135,6 +135,20 @@ export const processParams = z
   .default({})
   .transform(foldDurations(['wait']));
 
+// ---------------------------------------------------------------- membership
+
+export const MEMBERSHIP_ACTIONS = ['remove'] as const;
+
+export const membershipParams = z
+  .strictObject({
+    /** How long the heal waits for each member added back to be listed as running. */
+    ...duration('wait', 1),
+    /** The member whose own member list is the victim evidence (default: the first that stays). */
+    observer: nodeName.optional(),
+  })
+  .default({})
+  .transform(foldDurations(['wait']));
+
 // ---------------------------------------------------------------- clock
 
 export const CLOCK_ACTIONS = ['bump', 'strobe', 'scramble', 'reset'] as const;

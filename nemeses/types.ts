@@ -143,6 +143,14 @@ export interface SutHooks {
   logFiles?: (node: string) => string[];
   /** How `observer` (a peer) sees `node`: the victim side of process faults. */
   peerView?: (observer: string, node: string) => Promise<PeerView>;
+  /** Membership faults: the shell commands that list, remove and add members (the DB protocol's `MembershipControl`). */
+  membership?: {
+    list(peers: readonly string[]): string;
+    remove(node: string, peers: readonly string[]): string;
+    retire(node: string): string;
+    add(node: string, peers: readonly string[]): string;
+    join(node: string, peers: readonly string[]): string;
+  };
 }
 
 /**
@@ -156,7 +164,7 @@ export interface PeerView {
 }
 
 /** The database capabilities faults and audits can ask for. */
-export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs';
+export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs' | 'membership';
 
 /** A fault (or audit) needs a database capability the system under test does not declare. */
 export class DbCapabilityMissingError extends Error {

@@ -1,5 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
-import { exactInteger, tagOf } from '../../src/core/history/values.ts';
+import { exactInteger } from '../../src/core/history/values.ts';
 
 // The exact-integer helpers live with the history values they read; models import them from here.
 export { addIntegers, canonicalInteger, exactInteger } from '../../src/core/history/values.ts';

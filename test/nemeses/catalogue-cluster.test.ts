@@ -49,6 +49,7 @@ function everyAction(): Record<string, unknown>[] {
           : { device: 'flt-catalogue-dm' };
     steps.push({ kind: 'disk', action, targets: ['n1'], params });
   }
+  for (const action of actionsOf('membership')) steps.push({ kind: 'membership', action, targets: 'one' });
   return steps;
 }
 
@@ -132,7 +133,7 @@ async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, u
   });
   t.is(r.faults.length, windows.length, 'one record per window');
   const table: string[] = [];
-  const mustLand = new Set(['partition', 'process']);
+  const mustLand = new Set(['partition', 'process', 'membership']);
   // Process faults on etcd: the database's own peers see the victim down (then serving again).
   const peerSeen = (rec: FaultRecord) =>
     rec.evidence?.signals.some(

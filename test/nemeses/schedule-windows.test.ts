@@ -31,7 +31,12 @@ test('the tier caps the number of windows, earliest first, across steps', async 
   const plan = await loadPlan(planPath);
   const s1 = plan.resolved.find((r) => r.id === 'S1');
   const steps = s1?.binding?.nemesis ?? [];
-  t.is(faultWindows(steps, 30, 0).length, 0, 'smoke tier of S1: no fault');
+  const smoke = faultWindows(steps, 30, s1?.tiers.smoke?.faultWindows);
+  t.deepEqual(
+    smoke.map((x) => `${x.step.kind} ${x.step.topology ?? x.step.action}`),
+    ['partition asymmetric', 'process kill'],
+    'smoke tier of S1: one partition and one kill',
+  );
   const all = faultWindows(steps, 600);
   t.is(all.length, scheduledWindows(steps, 600), 'same count as the plan layer computes');
   const three = faultWindows(steps, 600, 3);

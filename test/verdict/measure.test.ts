@@ -2,9 +2,11 @@ import test from 'ava';
 import {
   faultEvidenceFromRecord,
   historyFacts,
+  markRecovering,
   recoveryAfterHeal,
   scanSutLog,
   throughputWindows,
+  windowRate,
 } from '../../src/app/verdict/measure.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
@@ -69,17 +71,75 @@ test('historyFacts: missing node_seen, fault_epoch during a fault, completion wi
   t.is(good.fieldsPresent.length, 11);
 });
 
-test('recoveryAfterHeal compares post-heal rate with the pre-fault median', (t) => {
-  const windows = [10, 10, 12, 0, 0, 9, 11].map((ops, i) => ({
-    startS: i,
-    endS: i + 1,
-    ops,
-    faultActive: i === 3 || i === 4,
-  }));
-  const r = recoveryAfterHeal(windows, [{ id: 'w1', startS: 3, endS: 5 }]);
-  t.deepEqual(r, { baselineOpsPerSec: 10, afterHealOpsPerSec: 10, measuredAfterS: 0 });
-  t.is(recoveryAfterHeal(windows, []), null);
-  t.is(recoveryAfterHeal(windows, [{ id: 'w1', startS: 3, endS: null }]), null);
+test('throughputWindows: the seconds served start at the first completion and end with the workload', (t) => {
+  // The clients' first op completes at 1.5 s (start-up), the workload ends at 3.5 s.
+  const ops = [op(0, 0.1, 1.5), op(1, 1.6, 1.9), op(2, 2.1, 2.5), op(3, 3.0, 3.4)];
+  const w = throughputWindows(ops, { windowS: 1, durationS: 3.5, faults: [] });
+  t.deepEqual(
+    w.map((x) => [x.startS, x.ops, x.seconds]),
+    [
+      [0, 0, 0],
+      [1, 2, 0.5],
+      [2, 1, 1],
+      [3, 1, 0.5],
+    ],
+  );
+  t.is(windowRate(w[0]!), null, 'before the first op: no rate, no collapse');
+  t.is(windowRate(w[1]!), 4);
+  t.is(windowRate(w[3]!), 2, 'the partial last window over its half second');
+});
+
+test('recoveryAfterHeal: per key, from the heal to its first ok op, against the budget', (t) => {
+  // Keys a and b in use across a fault 2–4 s; a serves at 4.3 s, b only at 5.5 s (its op invoked under
+  // the fault timed out); key c was retired during the fault and has nothing to recover.
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 0.3, 0.4, { key: 'b' }),
+    op(2, 0.5, 0.6, { key: 'c' }),
+    op(3, 2.5, null, { key: 'c', type: 'info', infoTime: 4.5 * S }),
+    op(4, 3.0, null, { key: 'b', type: 'info', infoTime: 4.8 * S }),
+    op(5, 4.1, 4.3, { key: 'a' }),
+    op(6, 4.9, 5.5, { key: 'b' }),
+    op(7, 6.1, 6.2, { key: 'a' }),
+    op(8, 7.1, 7.2, { key: 'b' }),
+  ];
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 8, budgetS: 2 });
+  t.deepEqual(r?.windows, [
+    {
+      id: 'w1',
+      healS: 4,
+      keys: 2,
+      recoveredAfterS: 1.5,
+      budgetS: 2,
+      budgetFrom: "the plan's recoveryBudgetS",
+      slowestKey: 'b',
+    },
+  ]);
+  // Without a plan budget: until the history ends, after the last window.
+  const open = recoveryAfterHeal(ops, windows, faults, { endS: 8 });
+  t.is(open?.windows[0]?.budgetS, 4);
+  t.is(open?.windows[0]?.budgetFrom, 'the end of the history');
+  // Windows from 5.5 s on are whole and after the recovery: 6–7 and 7–8 s, one op each.
+  t.is(r?.afterHealOpsPerSec, 1);
+  const marked = markRecovering(windows, r);
+  t.deepEqual(
+    marked.filter((w) => w.recovering).map((w) => w.startS),
+    [4, 5],
+  );
+  t.is(recoveryAfterHeal(ops, windows, [], { endS: 8 }), null);
+  t.is(recoveryAfterHeal(ops, windows, [{ id: 'w1', startS: 2, endS: null }], { endS: 8 }), null);
+});
+
+test('recoveryAfterHeal: a key that never serves an ok op again is not recovered', (t) => {
+  const ops = [op(0, 0.1, 0.2, { key: 'a' }), op(1, 4.5, null, { key: 'a', type: 'info', infoTime: 6 * S })];
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const r = recoveryAfterHeal(ops, throughputWindows(ops, { windowS: 1, durationS: 7, faults }), faults, {
+    endS: 7,
+  });
+  t.is(r?.windows[0]?.recoveredAfterS, null);
+  t.is(r?.windows[0]?.slowestKey, 'a');
 });
 
 test('scanSutLog finds panics, fatals and internal errors with their line numbers', (t) => {

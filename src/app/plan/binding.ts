@@ -83,6 +83,11 @@ const bindingBody = {
    */
   checkerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
   nemesis: z.array(nemesisStepSchema).default([]),
+  /**
+   * Recovery budget (red flag 8): after each heal, every key in use serves an ok op within this many
+   * seconds. Absent: before the next fault window opens (after the last one, before the history ends).
+   */
+  recoveryBudgetS: z.number().positive().optional(),
   tiers: z
     .strictObject({
       smoke: tierSchema.optional(),
@@ -105,6 +110,7 @@ export const armBindingSchema = z.strictObject({
   checkers: bindingBody.checkers.optional(),
   checkerOptions: bindingBody.checkerOptions.optional(),
   nemesis: z.array(nemesisStepSchema).optional(),
+  recoveryBudgetS: bindingBody.recoveryBudgetS,
   tiers: bindingBody.tiers.optional(),
 });
 
@@ -130,8 +136,12 @@ export const bindingSchema = z
     if (client)
       checkOptions(client.options, b.clientOptions, ['clientOptions'], ctx, `${clientName} takes no options`);
     checkStepNodes(b.nemesis, b.tiers, ['nemesis'], ctx);
-    for (const [surface, arm] of Object.entries(b.arms))
+    checkStepDbCapabilities(b.db, b.nemesis, ['nemesis'], ctx);
+    for (const [surface, arm] of Object.entries(b.arms)) {
       if (arm.nemesis) checkStepNodes(arm.nemesis, arm.tiers ?? b.tiers, ['arms', surface, 'nemesis'], ctx);
+      if (arm.nemesis)
+        checkStepDbCapabilities(arm.db ?? b.db, arm.nemesis, ['arms', surface, 'nemesis'], ctx);
+    }
     for (const name of Object.keys(b.checkerOptions))
       if (!b.checkers.includes(name))
         ctx.addIssue({
@@ -169,6 +179,25 @@ function checkStepNodes(
           message: `node "${n.name}" does not exist in the ${smallest.name} tier's ${smallest.nodes}-node cluster (n1…n${smallest.nodes})`,
         });
     }
+  });
+}
+
+/** A membership fault needs a database that declares membership (etcd does; Redis and others do not). */
+function checkStepDbCapabilities(
+  dbName: string,
+  steps: readonly NemesisStep[],
+  at: (string | number)[],
+  ctx: z.RefinementCtx,
+): void {
+  const db = databases.get(dbName);
+  if (!db) return;
+  steps.forEach((step, i) => {
+    if (step.kind === 'membership' && !db.capabilities?.includes('membership'))
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, i, 'kind'],
+        message: `database ${dbName} does not support membership faults (it declares no membership capability: remove and add members)`,
+      });
   });
 }
 

@@ -1,6 +1,6 @@
 import { DbCapabilityMissingError, type SutHooks } from '../../../nemeses/types.ts';
 import { log } from '../../core/util/log.ts';
-import type { Database, DbContext } from '../../lib/databases/types.ts';
+import type { Database, DbContext, MembershipControl } from '../../lib/databases/types.ts';
 
 /**
  * The database as the fault plane sees it: only the capabilities it declares (process control for
@@ -33,6 +33,7 @@ export function sutHooks(db: Database, ctx: DbContext, clock: () => ClockWrapper
       peerView: (observer: string, node: string) =>
         db.peerView?.(ctx, observer, node) ?? Promise.resolve({ up: null, detail: 'no peer view' }),
     }),
+    ...(db.membership && { membership: membershipHooks(db.membership, ctx) }),
     clock: () => {
       const w = clock();
       // Clock faults act on the DB's own clock through the libfaketime wrapper when one is installed.
@@ -54,6 +55,16 @@ export function sutHooks(db: Database, ctx: DbContext, clock: () => ClockWrapper
       // binary such as etcd; the database's own time is evidence either way.
       return { mode: 'settime', ...(db.clock?.timeCommand && { timeCommand: db.clock.timeCommand }) };
     },
+  };
+}
+
+function membershipHooks(m: MembershipControl, ctx: DbContext): NonNullable<SutHooks['membership']> {
+  return {
+    list: (peers) => m.listCommand(ctx, peers),
+    remove: (node, peers) => m.removeCommand(ctx, node, peers),
+    retire: (node) => m.retireCommand(ctx, node),
+    add: (node, peers) => m.addCommand(ctx, node, peers),
+    join: (node, peers) => m.joinCommand(ctx, node, peers),
   };
 }
 

@@ -49,5 +49,7 @@ function declares(db: Database, cap: DbCapability): boolean {
       return typeof db.dataDir === 'function';
     case 'logs':
       return typeof db.logFiles === 'function';
+    case 'membership':
+      return db.membership !== undefined;
   }
 }

@@ -15,6 +15,7 @@ import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
   faultEvidenceFromRecord,
   historyFacts,
+  markRecovering,
   recoveryAfterHeal,
   type SutLogMatch,
   scanSutLog,
@@ -107,7 +108,13 @@ export async function measureRun(
   const mainInvokes = client.map((o) => o.invokeTime / 1e9).filter((t) => t < durationS);
   const lastInvoke = mainInvokes.length > 0 ? Math.max(...mainInvokes) : 0;
   const workloadS = lastInvoke >= durationS - 1 ? durationS : lastInvoke;
-  const throughput = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
+  const windows = throughputWindows(ops, { windowS: WINDOW_S, durationS, faults: times });
+  const historyEnd = Math.max(0, ...client.map((o) => (o.completeTime ?? o.infoTime ?? 0) / 1e9));
+  const recovery = recoveryAfterHeal(ops, windows, times, {
+    endS: historyEnd,
+    budgetS: binding.recoveryBudgetS ?? null,
+  });
+  const throughput = markRecovering(windows, recovery);
   const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
   const opsByF = new Map<string, number>();
   for (const o of client) opsByF.set(o.f, (opsByF.get(o.f) ?? 0) + 1);
@@ -126,7 +133,7 @@ export async function measureRun(
     oracles,
     history: { ...historyFacts(ops, times, recorderClock(runDir)), path: historyPath },
     throughput,
-    recovery: recoveryAfterHeal(throughput, times, WINDOW_S),
+    recovery,
     sutLog: scanLogs(runDir, logNoise),
     metrics: metricsWindows(client, throughput),
     summary: metricsSummary(client, throughput),

@@ -23,6 +23,7 @@ import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import { windowRate } from '../verdict/measure.ts';
 import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
@@ -516,7 +517,10 @@ function validWord(v: unknown): string {
 }
 
 function baselineNoFault(m: RunMeasurement): number | null {
-  const rates = m.throughput.filter((w) => !w.faultActive).map((w) => w.ops / (w.endS - w.startS));
+  const rates = m.throughput
+    .filter((w) => !w.faultActive)
+    .map(windowRate)
+    .filter((r): r is number => r !== null);
   if (rates.length === 0) return null;
   return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)] as number;
 }

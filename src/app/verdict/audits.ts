@@ -2,6 +2,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 import { isNegativeControl } from './expectation.ts';
+import { windowRate } from './measure.ts';
 
 /**
  * Spec §3: the 10 green-but-broken red flags and the 14-item weak-oracle audit, per scenario or arm.
@@ -229,9 +230,12 @@ function median(xs: number[]): number {
 }
 
 function throughputItem(ev: ScenarioEvidence): [AuditStatus, string] {
-  const quiet = ev.throughput.filter((w) => !w.faultActive);
+  // Outside faults and their recoveries (red flag 8 judges those against the recovery budget), over the
+  // seconds the workload was serving: from its first completed op (client start-up is no collapse of
+  // the system under test) to its end (the last window is partial).
+  const quiet = ev.throughput.filter((w) => !w.faultActive && !w.recovering && windowRate(w) !== null);
   if (quiet.length === 0) return unchecked('no throughput windows outside faults were recorded');
-  const rates = quiet.map((w) => ({ w, rate: w.ops / (w.endS - w.startS) }));
+  const rates = quiet.map((w) => ({ w, rate: windowRate(w) as number }));
   const ref = ev.intendedOpsPerSec ?? median(rates.map((r) => r.rate));
   const stops = rates.filter((r) => r.rate === 0);
   if (stops.length > 0) {
@@ -246,8 +250,9 @@ function throughputItem(ev: ScenarioEvidence): [AuditStatus, string] {
     );
   }
   const min = Math.min(...rates.map((r) => r.rate));
+  const skipped = ev.throughput.length - quiet.length;
   return ok(
-    `${quiet.length} windows outside faults, min ${min.toFixed(1)} ops/s, reference ${ref.toFixed(1)} ops/s${ev.intendedOpsPerSec ? ' (intended)' : ' (median)'}`,
+    `${quiet.length} windows outside faults and recoveries, min ${min.toFixed(1)} ops/s, reference ${ref.toFixed(1)} ops/s${ev.intendedOpsPerSec ? ' (intended)' : ' (median)'}${skipped > 0 ? `; ${skipped} under a fault, recovering or before the first op` : ''}`,
   );
 }
 
@@ -382,14 +387,48 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
   );
 }
 
+/**
+ * Red flag 8: back to nominal after every heal, not "up but degraded". Up: each healed window's keys in
+ * use served an ok op within the recovery budget (measured from the heal, per key). Nominal: the rate
+ * after the last recovery is at least RECOVERY_FRACTION of the rate before the first fault. A run whose
+ * last recovery left no whole window before the workload ended has no rate to compare: the per-key
+ * recovery is then the whole evidence, and says so (a plan leaves a quiet tail to have one).
+ */
 function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const r = ev.recovery;
   if (!r) return unchecked('no post-heal measurement');
-  const text = `${r.afterHealOpsPerSec.toFixed(1)} ops/s after heal vs baseline ${r.baselineOpsPerSec.toFixed(1)} ops/s`;
+  if (r.windows.length === 0) {
+    // Evidence without per-key recovery (older sessions, hand-written evidence): the rate alone.
+    if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null)
+      return unchecked('no healed fault window with keys in use after it');
+    const text = `${r.afterHealOpsPerSec.toFixed(1)} ops/s after heal vs baseline ${r.baselineOpsPerSec.toFixed(1)} ops/s`;
+    return r.afterHealOpsPerSec >= RECOVERY_FRACTION * r.baselineOpsPerSec
+      ? ok(text)
+      : bad(`${text}: degraded`);
+  }
+  const late = r.windows.filter((w) => w.recoveredAfterS === null || w.recoveredAfterS > w.budgetS);
+  const slowest = r.windows.reduce((a, b) =>
+    (b.recoveredAfterS ?? Infinity) > (a.recoveredAfterS ?? Infinity) ? b : a,
+  );
+  const perKey = `${r.windows.length} heal(s): every key in use served an ok op within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})`;
+  if (late.length > 0)
+    return bad(
+      `not recovered within budget: ${late
+        .map(
+          (w) =>
+            `${w.id} healed at ${fmtS(w.healS)}: ${w.recoveredAfterS === null ? `key ${w.slowestKey ?? '?'} never served an ok op` : `${fmtS(w.recoveredAfterS)} (key ${w.slowestKey ?? '?'})`} > budget ${fmtS(w.budgetS)} from ${w.budgetFrom}`,
+        )
+        .join('; ')}`,
+    );
+  if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null)
+    return ok(`${perKey}; no whole window after the last recovery to compare rates`);
+  const rate = `${r.afterHealOpsPerSec.toFixed(1)} ops/s after the last recovery vs baseline ${r.baselineOpsPerSec.toFixed(1)} ops/s`;
   return r.afterHealOpsPerSec >= RECOVERY_FRACTION * r.baselineOpsPerSec
-    ? ok(text)
-    : bad(`${text}: degraded`);
+    ? ok(`${perKey}; ${rate}`)
+    : bad(`${rate}: degraded (${perKey})`);
 }
+
+const fmtS = (s: number | null) => (s === null ? 'never' : `${s.toFixed(1)}s`);
 
 function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
   const b = ev.baseline;

@@ -252,6 +252,20 @@ function pass(
     cappedBy ??= by;
     reasons.push(why);
   };
+  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
+  // The single-seed rule judges a hardening-sized run short of seeds; a run that met only the smoke
+  // budget (config, duration or fault count short too) makes a smoke claim, one seed by definition,
+  // and the budget cap below gives it at most PASS-smoke, faults that landed or not.
+  const hardeningSized =
+    tier.met === 'hardening' ||
+    tier.met === 'release' ||
+    (tier.shortfalls.hardening ?? []).every((g) => g === 'seeds');
+  if (sc.serious && verdict === 'PASS-hardening' && hardeningSized && passingSeeds < MIN_AGREEING_SEEDS)
+    lower(
+      'PARTIAL-model',
+      'seeds',
+      `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
+    );
   if (verdict === 'PASS-hardening' && tier.met !== 'hardening' && tier.met !== 'release') {
     const gap = tier.shortfalls.hardening?.join(', ') ?? 'no hardening budget declared';
     if (tier.met === 'smoke')
@@ -263,15 +277,6 @@ function pass(
         `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
       );
   }
-  // The seed rule guards PASS-hardening only: budget gating comes first (§2 "a run that met only the smoke
-  // budget … one seed … gets at most PASS-smoke"), so a one-seed smoke run with a landed fault is PASS-smoke.
-  const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
-  if (sc.serious && verdict === 'PASS-hardening' && passingSeeds < MIN_AGREEING_SEEDS)
-    lower(
-      'PARTIAL-model',
-      'seeds',
-      `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
-    );
   if (verdict === 'PASS-smoke' && tier.met === null)
     lower(
       'PARTIAL-surface',

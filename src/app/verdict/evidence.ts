@@ -115,6 +115,13 @@ export const throughputWindowSchema = z.object({
   /** Completed client ops (ok + fail + info) in the window. */
   ops: z.number().int().nonnegative(),
   faultActive: z.boolean(),
+  /**
+   * Seconds of the window the workload was serving: from the first completed client op (before it the
+   * clients are still starting) to the end of the workload. Absent: the whole window.
+   */
+  seconds: z.number().nonnegative().optional(),
+  /** After a heal, before every key served an ok op again (recovery, judged by RF8 with its budget). */
+  recovering: z.boolean().optional(),
 });
 export type ThroughputWindow = z.infer<typeof throughputWindowSchema>;
 
@@ -180,10 +187,29 @@ export const scenarioEvidenceSchema = z.object({
   throughput: z.array(throughputWindowSchema).default([]),
   recovery: z
     .object({
-      baselineOpsPerSec: z.number().nonnegative(),
-      afterHealOpsPerSec: z.number().nonnegative(),
+      /** Null when no window before the first fault had the workload serving. */
+      baselineOpsPerSec: z.number().nonnegative().nullable(),
+      /** Null when no window after the last recovery remained before the workload ended. */
+      afterHealOpsPerSec: z.number().nonnegative().nullable(),
       /** Seconds after the last heal at which the rate was measured. */
       measuredAfterS: z.number().nonnegative().default(0),
+      /**
+       * Per healed fault window: seconds from its heal until every key in use served an ok op again
+       * (null: some key never did), against the budget and where the budget came from.
+       */
+      windows: z
+        .array(
+          z.object({
+            id: z.string(),
+            healS: z.number().nonnegative(),
+            keys: z.number().int().nonnegative(),
+            recoveredAfterS: z.number().nonnegative().nullable(),
+            budgetS: z.number().nonnegative(),
+            budgetFrom: z.string(),
+            slowestKey: z.string().nullable().default(null),
+          }),
+        )
+        .default([]),
     })
     .nullable()
     .default(null),

@@ -100,7 +100,7 @@ export function applicableClauses(
 
 /** A negative control: every verdict its expectation accepts, on any cluster, is a FAIL. */
 export function isNegativeControl(e: Expectation | null): boolean {
-  return e !== null && e.clauses.every((c) => c.verdicts.every((v) => v.startsWith('FAIL-')));
+  return e?.clauses.every((c) => c.verdicts.every((v) => v.startsWith('FAIL-'))) ?? false;
 }
 
 export function meets(verdict: Verdict, expected: Verdict): boolean {

@@ -23,10 +23,12 @@ export {
 export {
   faultEvidenceFromRecord,
   historyFacts,
+  markRecovering,
   recoveryAfterHeal,
   type SutLogMatch,
   scanSutLog,
   throughputWindows,
+  windowRate,
 } from './measure.ts';
 export { decidePlan, type PlanVerdicts } from './plan-verdicts.ts';
 export { SESSION_VERDICTS, type SessionVerdict, VERDICTS, type Verdict } from './states.ts';

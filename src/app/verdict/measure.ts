@@ -1,6 +1,6 @@
 import { describeFaultRecord } from '../../../nemeses/describe.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
-import type { Operation } from '../../core/history/operation.ts';
+import { type Operation, wasNotApplied } from '../../core/history/operation.ts';
 import type { FaultEvidenceRecord, HistoryFacts, ThroughputWindow } from './evidence.ts';
 import { HISTORY_FIELDS } from './evidence.ts';
 
@@ -28,18 +28,26 @@ function overlaps(a0: number, a1: number, f: FaultWindowTimes): boolean {
   return a0 < (f.endS ?? Number.POSITIVE_INFINITY) && f.startS < a1;
 }
 
-/** Completed client ops per window of `windowS` seconds, each marked when a fault window overlaps it. */
+/**
+ * Completed client ops per window of `windowS` seconds, each marked when a fault window overlaps it.
+ * `seconds` is the part of the window the workload was serving: it starts at the first completed client
+ * op (before it the clients are still starting: connections, the first request through a cold
+ * interpreter; that is no rate collapse of the system under test) and ends with the workload
+ * (`durationS`), so the last, partial window is not judged as a full one.
+ */
 export function throughputWindows(
   ops: readonly Operation[],
   opts: { windowS: number; durationS?: number; faults: readonly FaultWindowTimes[] },
 ): ThroughputWindow[] {
   let end = opts.durationS ?? 0;
+  let first = Number.POSITIVE_INFINITY;
   const counts: number[] = [];
   for (const op of ops) {
     if (!isClient(op)) continue;
     const t = op.completeTime ?? op.infoTime;
     if (t === null) continue;
     const s = t / NS;
+    first = Math.min(first, s);
     if (opts.durationS === undefined) end = Math.max(end, s);
     const i = Math.floor(s / opts.windowS);
     counts[i] = (counts[i] ?? 0) + 1;
@@ -49,14 +57,24 @@ export function throughputWindows(
   for (let i = 0; i < n; i++) {
     const startS = i * opts.windowS;
     const endS = startS + opts.windowS;
+    const seconds = Math.max(0, Math.min(endS, end) - Math.max(startS, first));
     out.push({
       startS,
       endS,
       ops: counts[i] ?? 0,
       faultActive: opts.faults.some((f) => overlaps(startS, endS, f)),
+      seconds: Number.isFinite(seconds) ? round3(seconds) : 0,
     });
   }
   return out;
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Ops per second over the part of the window the workload was serving (null: none of it). */
+export function windowRate(w: ThroughputWindow): number | null {
+  const s = w.seconds ?? w.endS - w.startS;
+  return s > 0 ? w.ops / s : null;
 }
 
 /** Which history fields are present on every op that needs them, and what makes the history weak. */
@@ -96,28 +114,143 @@ export function historyFacts(
   };
 }
 
+export interface WindowRecovery {
+  id: string;
+  healS: number;
+  keys: number;
+  recoveredAfterS: number | null;
+  budgetS: number;
+  budgetFrom: string;
+  slowestKey: string | null;
+}
+
+export interface Recovery {
+  baselineOpsPerSec: number | null;
+  afterHealOpsPerSec: number | null;
+  measuredAfterS: number;
+  windows: WindowRecovery[];
+}
+
 /**
- * Baseline = median rate of the windows before the first fault; after heal = mean rate of the windows
- * that start at least `settleS` after the last fault ended. Null when either side has no window.
+ * Recovery under load (red flag 8), per healed fault window: the seconds from its heal until every key
+ * in use was served again (an ok op, or a definite answer such as a failed compare). A key is in use when it had an op invoked before the heal and another
+ * completed after it (a key the workload retired during the fault has nothing to recover). The budget
+ * is the plan's `recoveryBudgetS`, else the time until the next fault window opens (recovered before the
+ * next fault) or, after the last one, until the history ends (`endS`: the final reads included). Then the rate: the median of the windows before the first fault
+ * (baseline) against the mean of the whole windows after the last recovery, each over the seconds the workload was
+ * serving. Null when nothing was healed.
  */
 export function recoveryAfterHeal(
+  ops: readonly Operation[],
   windows: readonly ThroughputWindow[],
   faults: readonly FaultWindowTimes[],
-  settleS = 0,
-): { baselineOpsPerSec: number; afterHealOpsPerSec: number; measuredAfterS: number } | null {
-  if (faults.length === 0) return null;
+  opts: { endS: number; budgetS?: number | null },
+): Recovery | null {
+  const healed = faults.filter((f): f is FaultWindowTimes & { endS: number } => f.endS !== null);
+  if (healed.length === 0 || healed.length < faults.length) return null;
+  const client = ops.filter(isClient);
+  const per = healed.map((f) => windowRecovery(client, f, faults, opts));
   const first = Math.min(...faults.map((f) => f.startS));
-  const last = Math.max(...faults.map((f) => f.endS ?? Number.POSITIVE_INFINITY));
-  if (!Number.isFinite(last)) return null;
-  const rate = (w: ThroughputWindow) => w.ops / (w.endS - w.startS);
-  const before = windows.filter((w) => w.endS <= first).map(rate);
-  const after = windows.filter((w) => w.startS >= last + settleS);
-  if (before.length === 0 || after.length === 0) return null;
+  const lastBack = Math.max(...per.map((w) => w.healS + (w.recoveredAfterS ?? w.budgetS)));
+  const rates = (ws: readonly ThroughputWindow[]) =>
+    ws.map(windowRate).filter((r): r is number => r !== null);
+  const before = rates(windows.filter((w) => w.endS <= first));
+  const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
+  // Settled: the whole windows after the last recovery (between faults, clients still finishing the
+  // ops that timed out under the last one would make a recovered system look degraded).
+  const afterWindows = windows.filter((w) => w.startS >= lastBack && !w.faultActive && whole(w));
+  const after = rates(afterWindows);
   const sorted = [...before].sort((a, b) => a - b);
   return {
-    baselineOpsPerSec: sorted[Math.floor(sorted.length / 2)]!,
-    afterHealOpsPerSec: after.map(rate).reduce((s, r) => s + r, 0) / after.length,
-    measuredAfterS: after[0]!.startS - last,
+    baselineOpsPerSec: sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : null,
+    afterHealOpsPerSec: after.length > 0 ? after.reduce((s, r) => s + r, 0) / after.length : null,
+    measuredAfterS: afterWindows.length > 0 ? round3(afterWindows[0]!.startS - lastBack) : 0,
+    windows: per,
+  };
+}
+
+/**
+ * Mark the throughput windows that fall in a recovery: from each heal until its keys served again
+ * (at most its budget). Red flag 1 judges the workload's rate outside faults and their recoveries; how
+ * fast and how fully the system came back is red flag 8's to judge, against its budget.
+ */
+export function markRecovering(windows: ThroughputWindow[], recovery: Recovery | null): ThroughputWindow[] {
+  if (!recovery) return windows;
+  const spans = recovery.windows.map((w) => [
+    w.healS,
+    w.healS + Math.min(w.recoveredAfterS ?? w.budgetS, w.budgetS),
+  ]);
+  return windows.map((w) =>
+    spans.some(([a, b]) => w.startS < (b as number) && (a as number) < w.endS)
+      ? { ...w, recovering: true }
+      : w,
+  );
+}
+
+/**
+ * The database served the op: ok, or a definite refusal its own logic gave (a compare that did not
+ * match). Not a read's fail (clients record an unanswered read as fail) nor one marked not-applied
+ * (nothing reached the database): those say nothing about service.
+ */
+function answered(o: Operation): boolean {
+  return o.type === 'ok' || (o.type === 'fail' && o.f !== 'read' && !wasNotApplied(o));
+}
+
+function windowRecovery(
+  client: readonly Operation[],
+  f: FaultWindowTimes & { endS: number },
+  faults: readonly FaultWindowTimes[],
+  opts: { endS: number; budgetS?: number | null },
+): WindowRecovery {
+  const heal = f.endS;
+  const next = Math.min(opts.endS, ...faults.map((g) => g.startS).filter((s) => s >= heal));
+  const budgetS = opts.budgetS ?? Math.max(0, next - heal);
+  const budgetFrom =
+    opts.budgetS != null
+      ? "the plan's recoveryBudgetS"
+      : next < opts.endS
+        ? 'the next fault window'
+        : 'the end of the history';
+  const keyOf = (o: Operation) => o.key ?? '';
+  const before = new Set(client.filter((o) => o.invokeTime / NS < heal).map(keyOf));
+  const firstOk = new Map<string, number>();
+  const seenAfter = new Set<string>();
+  for (const o of client) {
+    const done = (o.completeTime ?? o.infoTime ?? -1) / NS;
+    const k = keyOf(o);
+    if (done < heal || !before.has(k)) continue;
+    // In use after the heal: the workload invoked an op on it (a key retired under the fault is not).
+    if (o.invokeTime / NS >= heal) seenAfter.add(k);
+    if (answered(o) && (firstOk.get(k) ?? Number.POSITIVE_INFINITY) > done) firstOk.set(k, done);
+  }
+  let slowest: string | null = null;
+  let worst = 0;
+  for (const k of seenAfter) {
+    // An ok that completed after the heal, even of an op invoked under the fault: the key serves again.
+    const t = firstOk.get(k);
+    if (t === undefined)
+      return {
+        id: f.id,
+        healS: round3(heal),
+        keys: seenAfter.size,
+        recoveredAfterS: null,
+        budgetS: round3(budgetS),
+        budgetFrom,
+        slowestKey: k,
+      };
+    if (t - heal >= worst) {
+      worst = t - heal;
+      slowest = k;
+    }
+  }
+  return {
+    id: f.id,
+    healS: round3(heal),
+    keys: seenAfter.size,
+    recoveredAfterS: round3(worst),
+    budgetS: round3(budgetS),
+    budgetFrom,
+    slowestKey: slowest,
   };
 }
 

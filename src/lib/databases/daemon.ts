@@ -43,11 +43,7 @@ const lostChannel = (err: unknown) => err instanceof RemoteChannelError;
 export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
   const name = d.processName ?? basename(d.binary);
   if (await daemonRunning(remote, node, d.pidFile, name)) return;
-  // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
-  const cmd =
-    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
-    `{ setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
-    `echo $! > ${shellQuote(d.pidFile)}`;
+  const cmd = startDaemonCommand(d);
   // Channel lost: the daemon may or may not have started. Start again only if it is not running.
   await retry(
     async (attempt) => {
@@ -55,6 +51,20 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
       await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
     },
     { attempts: 3, retryable: lostChannel, what: `${node}: SSH channel lost while starting ${name}` },
+  );
+}
+
+/**
+ * The shell command that starts the daemon detached and writes its pidfile (it does not check whether
+ * one runs already). `rawArgs` is appended unquoted: shell words the caller built itself, e.g. an
+ * argument from a variable the command computed before (`--initial-cluster "$ic"`).
+ */
+export function startDaemonCommand(d: DaemonSpec, rawArgs = ''): string {
+  // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
+  return (
+    `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
+    `{ setsid ${shellJoin([d.binary, ...d.args])}${rawArgs ? ` ${rawArgs}` : ''} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
+    `echo $! > ${shellQuote(d.pidFile)}`
   );
 }
 
@@ -83,8 +93,13 @@ export async function daemonRunning(
 
 /** SIGKILL by pidfile, wait (bounded) until the process is gone, remove the pidfile. */
 export async function killDaemon(remote: Remote, node: string, pidFile: string, name: string): Promise<void> {
+  await execIdempotent(remote, node, killDaemonCommand(pidFile, name), { sudo: true, timeoutMs: 30_000 });
+}
+
+/** The shell command behind `killDaemon` (safe to repeat; exits non-zero only when the pid survives). */
+export function killDaemonCommand(pidFile: string, name: string): string {
   const pf = shellQuote(pidFile);
-  const cmd = [
+  return [
     livePid(pidFile, name),
     `if test -n "$p"; then :`,
     // resume first: a stopped process still dies on SIGKILL, but CONT keeps later state checks simple
@@ -93,7 +108,6 @@ export async function killDaemon(remote: Remote, node: string, pidFile: string, 
     `kill -0 "$p" 2>/dev/null && { echo "pid $p still alive" >&2; exit 1; }; fi`,
     `rm -f ${pf}`,
   ].join('; ');
-  await execIdempotent(remote, node, cmd, { sudo: true, timeoutMs: 30_000 });
 }
 
 export async function signalDaemon(

@@ -7,9 +7,26 @@ import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { EtcdHttp } from '../clients/etcd-http.ts';
-import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import {
+  type DaemonSpec,
+  daemonRunning,
+  ensureDebianPackage,
+  execIdempotent,
+  killDaemon,
+  killDaemonCommand,
+  signalDaemon,
+  startDaemon,
+  startDaemonCommand,
+} from './daemon.ts';
 import { curlProbeCommand, parseEtcdHealth, peerProbe } from './peer-view.ts';
-import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
+import type {
+  ClockWrapper,
+  Database,
+  DbContext,
+  MembershipControl,
+  PeerView,
+  ProcessControl,
+} from './types.ts';
 
 /**
  * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from a
@@ -51,6 +68,31 @@ export class EtcdDb implements Database {
     resume: (ctx, node) => this.resume(ctx, node),
   };
   readonly clock: ClockWrapper;
+  /**
+   * Membership through etcdctl (v3 API) on a peer, as Jepsen's etcd nemesis does it: `member remove`,
+   * then the removed node is stopped and wiped (a removed member can never rejoin with its old identity);
+   * `member add`, then the node starts with empty data and `--initial-cluster-state existing`.
+   */
+  readonly membership: MembershipControl = {
+    listCommand: (ctx, peers) =>
+      `${this.etcdctl(ctx, peers)} member list | awk -F', ' '{ print ($3 == "" ? "(unstarted)" : $3) }'`,
+    removeCommand: (ctx, node, peers) => {
+      const id = `${this.etcdctl(ctx, peers)} member list | awk -F', ' -v n=${shellQuote(node)} '$3 == n { print $1 }'`;
+      return `id=$(${id}); test -n "$id" || { echo ${shellQuote(`${node} is not a started member`)} >&2; exit 3; }; ${this.etcdctl(ctx, peers)} member remove "$id"`;
+    },
+    retireCommand: (ctx, node) =>
+      [
+        `printf removed > ${shellQuote(this.removedMarker(ctx, node))}`,
+        killDaemonCommand(this.pidFile(ctx, node), 'etcd'),
+        `rm -rf ${shellQuote(this.dataDir(ctx, node))}`,
+      ].join(' && '),
+    addCommand: (ctx, node, peers) => {
+      const url = this.peerUrl(ctx, node);
+      // A member with this peer URL (started or not) is already there: nothing to add.
+      return `if ${this.etcdctl(ctx, peers)} member list | awk -F', ' -v u=${shellQuote(url)} '$4 == u { f = 1 } END { exit !f }'; then echo ${shellQuote(`${node} is a member already`)}; else ${this.etcdctl(ctx, peers)} member add ${shellQuote(node)} --peer-urls=${shellQuote(url)}; fi`;
+    },
+    joinCommand: (ctx, node, peers) => this.joinCommand(ctx, node, peers),
+  };
   private readonly base: string;
   private readonly clientPort: number;
   private readonly peerPort: number;
@@ -90,6 +132,48 @@ export class EtcdDb implements Database {
     return `${this.dir(ctx, node)}/data`;
   }
 
+  /** Present while the node is removed from the cluster: its own start must not bring it back. */
+  private removedMarker(ctx: DbContext, node: string): string {
+    return `${this.dir(ctx, node)}/removed`;
+  }
+
+  /** etcdctl (v3) against the peers' client URLs, bounded. */
+  private etcdctl(ctx: DbContext, peers: readonly string[]): string {
+    const endpoints = peers.map((p) => this.clientAddress(ctx, p)).join(',');
+    return `ETCDCTL_API=3 etcdctl --endpoints=${shellQuote(endpoints)} --dial-timeout=3s --command-timeout=10s`;
+  }
+
+  /**
+   * Start `node` as a joining member: unless it is a started member already, stop whatever runs there,
+   * wipe its data and start it with the cluster the peers list now (the unstarted entry is this node).
+   */
+  private joinCommand(ctx: DbContext, node: string, peers: readonly string[]): string {
+    const list = `${this.etcdctl(ctx, peers)} member list`;
+    const url = this.peerUrl(ctx, node);
+    const args = this.args(ctx, node);
+    const keep = args.filter(
+      (_, i) => !['--initial-cluster', '--initial-cluster-state'].includes(args[i - (i % 2)] as string),
+    );
+    const d: DaemonSpec = {
+      binary: this.wrappers.get(node) ?? this.binary,
+      processName: 'etcd',
+      args: keep,
+      pidFile: this.pidFile(ctx, node),
+      logFile: this.logFile(ctx, node),
+      cwd: this.dir(ctx, node),
+    };
+    return [
+      `m=$(${list})`,
+      `if printf '%s\\n' "$m" | awk -F', ' -v n=${shellQuote(node)} '$2 == "started" && $3 == n { f = 1 } END { exit !f }'; then echo ${shellQuote(`${node} is a started member`)}; exit 0; fi`,
+      `printf '%s\\n' "$m" | awk -F', ' -v u=${shellQuote(url)} '$4 == u { f = 1 } END { exit !f }' || { echo ${shellQuote(`${node} is not a member: add it first`)} >&2; exit 3; }`,
+      `ic=$(printf '%s\\n' "$m" | awk -F', ' -v me=${shellQuote(node)} '{ n = ($3 == "" ? me : $3); printf "%s%s=%s", (NR > 1 ? "," : ""), n, $4 }')`,
+      killDaemonCommand(this.pidFile(ctx, node), 'etcd'),
+      `rm -rf ${shellQuote(this.dataDir(ctx, node))} ${shellQuote(this.removedMarker(ctx, node))}`,
+      startDaemonCommand(d, '--initial-cluster "$ic" --initial-cluster-state existing'),
+      `echo ${shellQuote(`${node} joining as`)} "$ic"`,
+    ].join('\n');
+  }
+
   private logFile(ctx: DbContext, node: string): string {
     return `${this.dir(ctx, node)}/etcd.log`;
   }
@@ -105,6 +189,8 @@ export class EtcdDb implements Database {
   async install(ctx: DbContext, node: string): Promise<void> {
     if (!this.opts.tarball) {
       await ensureDebianPackage(ctx.remote, node, 'etcd', 'etcd-server');
+      // etcdctl: membership faults remove and add members with it.
+      await ensureDebianPackage(ctx.remote, node, 'etcdctl', 'etcd-client');
       this.binary = 'etcd';
       return;
     }
@@ -198,6 +284,16 @@ export class EtcdDb implements Database {
 
   async start(ctx: DbContext, node: string): Promise<void> {
     const dir = this.dir(ctx, node);
+    if (await daemonRunning(ctx.remote, node, this.pidFile(ctx, node), 'etcd')) return;
+    // A member removed by a membership fault comes back only through its join (the fault's heal).
+    const removed = await ctx.remote.exec(node, `test -e ${shellQuote(this.removedMarker(ctx, node))}`, {
+      sudo: true,
+      check: false,
+    });
+    if (removed.code === 0) {
+      log().debug({ node }, 'etcd: not starting a member removed from the cluster');
+      return;
+    }
     await startDaemon(ctx.remote, node, {
       binary: this.wrappers.get(node) ?? this.binary,
       processName: 'etcd',

@@ -21,6 +21,11 @@ export interface DatabaseDefinition {
   staleReads?: Record<string, unknown>;
   /** The executable the capability probe looks for on the nodes. */
   binary?: string;
+  /**
+   * Optional capabilities the adapter declares that a plan is checked against before anything runs
+   * (`plan check` refuses a membership fault for a database without `membership`).
+   */
+  capabilities?: readonly 'membership'[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
   create(options: Record<string, unknown>): DB | Promise<DB>;
 }
@@ -39,6 +44,7 @@ databases.register(
     }),
     staleReads: { serializableReads: true },
     binary: 'etcd',
+    capabilities: ['membership'],
     async create() {
       const { EtcdDb } = await import('./etcd.ts');
       return new EtcdDb();

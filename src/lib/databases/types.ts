@@ -57,6 +57,27 @@ export interface Database {
    * side of process faults, the database's own members seeing one of them down, then back.
    */
   peerView?(ctx: DbContext, observer: string, node: string): Promise<PeerView>;
+  /** Cluster membership: remove a member and add it back (membership faults). */
+  readonly membership?: MembershipControl;
+}
+
+/**
+ * Cluster membership as the database itself manages it (Jepsen's etcd membership nemesis: remove a
+ * member, later add it back). Every method returns a shell command, so a fault record holds all its
+ * heal needs and `faultline heal --ledger` can restore the membership without the database adapter.
+ * `peers` are members that stay in the cluster (the commands may ask any of them).
+ */
+export interface MembershipControl {
+  /** Run on a peer: prints the members the database lists, one name per line (`(unstarted)` for a member added but not yet running). */
+  listCommand(ctx: DbContext, peers: readonly string[]): string;
+  /** Run on a peer: removes `node` from the cluster and prints the database's answer. */
+  removeCommand(ctx: DbContext, node: string, peers: readonly string[]): string;
+  /** Run on `node` after its removal: stops it, wipes its data and keeps the database's own start from bringing the removed member back. */
+  retireCommand(ctx: DbContext, node: string): string;
+  /** Run on a peer: adds `node` back as a new member (does nothing when it is a member). */
+  addCommand(ctx: DbContext, node: string, peers: readonly string[]): string;
+  /** Run on `node` after its add: starts it as a joining member with empty data (does nothing when it is a running member). */
+  joinCommand(ctx: DbContext, node: string, peers: readonly string[]): string;
 }
 
 /** A member as a peer sees it; `up: null` when the peer could not tell (never read as down). */
@@ -103,6 +124,7 @@ export const DB_CAPABILITIES = {
   logs: 'log files',
   'data-dir': 'data directory',
   clock: 'clock wrapper (start through libfaketime)',
+  membership: 'membership (remove a member and add it back)',
   wipe: 'wipe',
   install: 'install',
 } as const;
@@ -116,6 +138,7 @@ export function capabilitiesOf(db: Database): DbCapabilityName[] {
   if (db.logFiles) out.push('logs');
   if (db.dataDir) out.push('data-dir');
   if (db.clock) out.push('clock');
+  if (db.membership) out.push('membership');
   if (db.wipe) out.push('wipe');
   if (db.install) out.push('install');
   return out;
