@@ -71,15 +71,22 @@ test('exclusive atomic write: the first writer wins, a second is refused and the
 
 test('a subnet claim is published whole and only once', async (t) => {
   process.env.FAULTLINE_STATE_DIR = mkdtempSync(join(tmpdir(), 'fl-sec-subnet-'));
-  const { claimSubnet } = await import('../../src/lib/clusters/subnet.ts');
+  const { claimSubnet, releaseSubnetsOf } = await import('../../src/lib/clusters/subnet.ts');
+  const { subnetClaimsDir } = await import('../../src/lib/clusters/state-dir.ts');
   const s = await claimSubnet('sec-claim', '10.213.250.0/24');
-  t.is(readFileSync(join(process.env.FAULTLINE_STATE_DIR, 'subnets', s.prefix), 'utf8'), 'sec-claim\n');
+  t.teardown(() => releaseSubnetsOf('sec-claim'));
+  // Claims are host-wide; the file names the owner: the cluster and its state directory.
+  const owner = `sec-claim\t${process.env.FAULTLINE_STATE_DIR}\n`;
+  t.is(readFileSync(join(subnetClaimsDir(), s.prefix), 'utf8'), owner);
   await t.throwsAsync(claimSubnet('sec-other', '10.213.250.0/24'), {
     instanceOf: UserError,
     message: /claimed by another faultline cluster/,
   });
-  t.is(readFileSync(join(process.env.FAULTLINE_STATE_DIR, 'subnets', s.prefix), 'utf8'), 'sec-claim\n');
-  t.deepEqual(readdirSync(join(process.env.FAULTLINE_STATE_DIR, 'subnets')), [s.prefix]);
+  t.is(readFileSync(join(subnetClaimsDir(), s.prefix), 'utf8'), owner);
+  t.false(
+    readdirSync(subnetClaimsDir()).some((f) => f.startsWith('.')),
+    'no temporary file left in the claims directory',
+  );
 });
 
 test('no cluster state file is written with a plain writeFileSync', (t) => {
