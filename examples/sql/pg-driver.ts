@@ -40,6 +40,15 @@ class PgSession implements SqlSession {
     );
   }
 
+  /** No table access, so no predicate lock: it does not change what SSI sees. */
+  async trace(): Promise<Record<string, unknown>> {
+    const r = await this.client.query(
+      'SELECT pg_backend_pid() AS pid, pg_current_xact_id_if_assigned()::text AS xid, pg_current_snapshot()::text AS snapshot',
+    );
+    const row = r.rows[0] as { pid: number; xid: string | null; snapshot: string };
+    return { pid: row.pid, xid: row.xid, snapshot: row.snapshot };
+  }
+
   async commit(): Promise<void> {
     // COMMIT of a transaction PostgreSQL already aborted answers ROLLBACK, not an error.
     const r = await this.client.query('COMMIT');

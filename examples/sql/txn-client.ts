@@ -97,6 +97,12 @@ export interface SqlSession {
   readRegister(k: number): Promise<number | null>;
   write(k: number, v: number): Promise<void>;
   commit(): Promise<void>;
+  /**
+   * The server's own view of the open transaction (PostgreSQL: backend pid, xid, snapshot), taken just
+   * before COMMIT and kept on the ok completion as `extras.txn`, so a reported cycle can be checked
+   * against the server's snapshots (examples/sql/pg-cycle-snapshots.ts).
+   */
+  trace?(): Promise<Record<string, unknown>>;
   /** Best effort; errors are ignored (the transaction is dead either way). */
   rollback(): Promise<void>;
   /** Drop the connection at once (a timed-out op). */
@@ -201,9 +207,10 @@ export class TxnClient implements Client {
       await s.begin();
       const out: Mop[] = [];
       for (const [f, k, v] of mops) out.push([f, k, await this.mop(s, f, k, v)]);
+      const txn = await s.trace?.();
       committing = true;
       await s.commit();
-      return { type: 'ok', value: out, node };
+      return { type: 'ok', value: out, node, ...(txn ? { extras: { txn } } : {}) };
     } catch (err) {
       const kind = this.driver.classify(err);
       if (kind.connectionLost || ctx.signal.aborted) {

@@ -21,6 +21,7 @@ const full = process.env.FAULTLINE_SQL_TESTS === '1';
 interface ScenarioRow {
   id: string;
   verdict: string;
+  headline: string;
   oracleEvidence: string;
 }
 
@@ -126,7 +127,39 @@ test('postgres smoke: REPEATABLE READ FAILs naming G2-item with ops and keys; SE
   t.is(s2?.verdict, 'PASS-smoke', output);
   t.regex(s2?.oracleEvidence ?? '', /no anomalies against serializable/);
   assertRich(t, session, 'S2');
+  await assertServerSnapshotsAgree(t, session, s1?.headline ?? '');
 });
+
+/**
+ * The headline's cycle (op A –rw→ op B … –wr→ op A), checked against PostgreSQL's own snapshots that
+ * the client keeps on every committed transaction: at REPEATABLE READ the server really commits it.
+ */
+async function assertServerSnapshotsAgree(
+  t: import('ava').ExecutionContext,
+  session: string,
+  headline: string,
+) {
+  const cycle = headline.split(';')[0] as string;
+  const steps = [...cycle.matchAll(/op (\d+)\b.*?–(wr|ww|rw)→/g)].flatMap((m) => [m[1], m[2]]);
+  const closing = /–(?:wr|ww|rw)→ op (\d+)\.?$/.exec(cycle)?.[1];
+  t.true(steps.length >= 4 && closing !== undefined, `a cycle in the headline: ${headline}`);
+  const dir = join(session, 'artifacts', 'S1');
+  const run = readdirSync(dir).find((d) => /^01-run-/.test(d)) as string;
+  const r = await execa(
+    'npx',
+    [
+      'tsx',
+      'pg-cycle-snapshots.ts',
+      join(dir, run, 'history.jsonl'),
+      ...(steps as string[]),
+      closing as string,
+    ],
+    { cwd: example, reject: false },
+  );
+  t.log(r.stdout);
+  t.is(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+  t.regex(r.stdout, /every edge agrees with PostgreSQL's snapshots/);
+}
 
 test('mariadb smoke: REPEATABLE READ FAILs naming lost-update and G-single; SERIALIZABLE PASSes', async (t) => {
   t.timeout(10 * 60_000);
