@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestFn } from 'ava';
+import { registerCompletionHandler, type TestFn } from 'ava';
 import { loadInventory } from '../../src/core/control/inventory.ts';
 import { connectRemote } from '../../src/core/control/ssh-remote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
@@ -45,7 +45,7 @@ export function withVmCluster(
         print: (line) => t.log(line),
       });
     });
-    test.after.always(async () => {
+    test.after.always(async (t) => {
       // Bounded: the connections may point at VMs a test already removed (`cluster down --all`).
       const within = <T>(p: Promise<T>, ms: number) =>
         Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, ms).unref())]);
@@ -58,7 +58,11 @@ export function withVmCluster(
         await within(vmClusterDown(opts.name), 120_000);
         rmSync(stateDir, { recursive: true, force: true });
       }
+      // AVA waits for the worker to exit on its own: name anything still holding it open, so a leak shows
+      // here instead of as a suite that never ends (the completion handler below then ends the worker).
+      t.log(`active resources after teardown: ${process.getActiveResourcesInfo().join(', ') || 'none'}`);
     });
+    registerCompletionHandler(() => process.exit());
   }
   const skipTest = ((title: string, ...rest: unknown[]) =>
     (test.skip as unknown as (...a: unknown[]) => void)(
