@@ -7,14 +7,13 @@ import { execa } from 'execa';
 import type { FaultRecord, Nemesis } from '../../nemeses/types.ts';
 import { runChecks } from '../../src/app/run/checks.ts';
 import { runTest } from '../../src/app/run/test-run.ts';
-import type { Remote } from '../../src/core/control/types.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { eventToEdn, resultsFromEdn, resultsToEdn } from '../../src/core/history/jepsen.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory, parseHistoryText } from '../../src/core/history/read.ts';
 import type { Client, ClientOp, Completion } from '../../src/lib/clients/types.ts';
-import type { DB } from '../../src/lib/databases/types.ts';
 import { makeWorkload } from '../../src/lib/workloads/index.ts';
+import { memoryDb as db, NODES, nowhereRemote as remote } from '../helpers/memory-run.ts';
 
 /**
  * Every run directory gets Jepsen's history.edn and results.edn beside the JSON files. These runs go
@@ -25,36 +24,6 @@ import { makeWorkload } from '../../src/lib/workloads/index.ts';
  */
 const scratch = mkdtempSync(join(tmpdir(), 'faultline-run-edn-'));
 test.after.always(() => rmSync(scratch, { recursive: true, force: true }));
-
-const NODES = ['n1', 'n2', 'n3'];
-const remote = {
-  nodes: NODES.map((name) => ({ name, host: name, port: 22, user: 'root' })),
-  node: (name: string) => ({ name, host: name, port: 22, user: 'root' }),
-  exec: async () => ({ node: '', command: '', stdout: '', stderr: '', code: 0, durationMs: 0 }),
-  download: async () => {},
-  upload: async () => {},
-  onNodes: async () => [],
-  close: async () => {},
-} as unknown as Remote;
-
-const db = {
-  name: 'memory',
-  processName: 'memory',
-  setWrapper: () => {},
-  install: async () => {},
-  setup: async () => {},
-  awaitReady: async () => {},
-  teardown: async () => {},
-  start: async () => {},
-  kill: async () => {},
-  pause: async () => {},
-  resume: async () => {},
-  primaries: async () => ['n1'],
-  logFiles: () => [],
-  wipe: async () => {},
-  pidFile: () => '/dev/null',
-  clientAddress: () => '',
-} as unknown as DB;
 
 const nemesis = (kind: string): Nemesis => ({
   kind,

@@ -127,6 +127,8 @@ interface RunState {
   schedule: Schedule | null;
   plane: FaultPlane | undefined;
   clock: ClockWrappers | undefined;
+  /** The client factory once the workload has opened it: torn down per node after the heal. */
+  client?: Client;
 }
 
 export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
@@ -242,6 +244,7 @@ async function setUpDatabase(s: RunState): Promise<void> {
 async function runWorkload(s: RunState): Promise<InterpreterStats> {
   const { o, nodes, runDir, workload } = s;
   const client = await o.makeClient(workload.clientOptions);
+  s.client = client;
   await onAll(nodes, async (n) => {
     const c = await client.open(n);
     try {
@@ -319,6 +322,7 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
     writeJson(join(runDir, 'faults.json'), s.plane.records);
     writeJson(join(runDir, 'heal.json'), heal);
   }
+  if (s.client) await tearDownClients(s.client, nodes);
   await collectLogs(o.db, dbCtx, runDir);
   if (!o.leaveDbRunning)
     await onAll(nodes, (n) => o.db.teardown(dbCtx, n)).catch((e) =>
@@ -405,6 +409,34 @@ function retryLostChannel(what: string, step: () => Promise<void>): Promise<void
     what: `${what}: SSH channel lost`,
   });
 }
+
+/**
+ * The client protocol's teardown, once per node after the workload and the heal (Jepsen's teardown!):
+ * a client opened for it, torn down, closed. Bounded, and a failure is logged, never fatal: the
+ * history is already on disk.
+ */
+async function tearDownClients(client: Client, nodes: readonly string[]): Promise<void> {
+  const within = (p: Promise<void>, ms: number) =>
+    Promise.race([
+      p,
+      new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref()),
+    ]);
+  await onAll(nodes, (n) =>
+    within(
+      (async () => {
+        const c = await client.open(n);
+        try {
+          await c.teardown();
+        } finally {
+          await c.close();
+        }
+      })(),
+      CLIENT_TEARDOWN_MS,
+    ),
+  ).catch((e) => log().warn({ err: errorMessage(e) }, 'client teardown'));
+}
+
+const CLIENT_TEARDOWN_MS = 30_000;
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
   const results = await Promise.allSettled(nodes.map(fn));
