@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -99,18 +99,26 @@ fx.test.serial(
       { reject: false, env: { ...process.env, FAULTLINE_FROM_SOURCE: '1' } },
     );
     t.is(r.exitCode, 0, r.stderr);
-    // One session in the store (<out>/<db>-<workload>/latest), each run in its own directory inside it.
-    const session = join(out, 'etcd-register', 'latest');
-    t.deepEqual(
-      readdirSync(session)
-        .filter((d) => d.startsWith('run-'))
-        .sort(),
-      ['run-1', 'run-2'],
-    );
-    const seeds = ['run-1', 'run-2'].map(
-      (d) => (JSON.parse(readFileSync(join(session, d, 'schedule.json'), 'utf8')) as { seed: number }).seed,
+    // Each run is a session of its own in the store (<out>/<db>-<workload>/<timestamp>/), as Jepsen
+    // gives each test its own directory: sessions, serve and latest see both.
+    const store = join(out, 'etcd-register');
+    const sessions = readdirSync(store)
+      .filter((d) => /^\d{4}-/.test(d))
+      .sort();
+    t.is(sessions.length, 2, sessions.join(' '));
+    const seeds = sessions.map(
+      (d) => (JSON.parse(readFileSync(join(store, d, 'schedule.json'), 'utf8')) as { seed: number }).seed,
     );
     t.deepEqual(seeds, [7, 8]);
+    t.is(realpathSync(join(store, 'latest')), realpathSync(join(store, sessions[1] as string)));
+    const index = readFileSync(join(store, '.index.jsonl'), 'utf8').trim().split('\n');
+    t.is(index.length, 2, 'both runs are in the store summary index');
+    const listed = await execa('node', ['bin/faultline.js', 'sessions', 'list', '--root', out], {
+      reject: false,
+      env: { ...process.env, FAULTLINE_FROM_SOURCE: '1' },
+    });
+    t.is(listed.exitCode, 0, listed.stderr);
+    t.notRegex(listed.stdout + listed.stderr, /unreadable/i);
     t.regex(r.stderr, /2 of 2 runs \(seeds 7…8\): 7 valid, 8 valid/);
   },
 );

@@ -26,42 +26,75 @@ import {
 import { recordSessionIndex } from '../sessions/index-file.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
-/** Parses the `faultline test` flags, connects to the cluster, runs, prints, and returns the exit code. */
+/**
+ * Parses the `faultline test` flags, then runs: each run (of --test-count, seeds seed, seed+1, …) in
+ * a session directory of its own, as Jepsen gives each test its own store directory, so `sessions`,
+ * `serve` and `latest` see every run. Returns the combined exit code.
+ */
 export async function testCommand(flags: Record<string, unknown>): Promise<number> {
   const o = parseFlags(flags);
   // Every input file and the output directory are checked before anything touches the cluster.
   if (o.out) checkOutputDir(o.out);
   if (o.replay) await loadSchedule(o.replay);
-  if (o.faultSchedule) await loadSchedule(o.faultSchedule);
-  // The same store layout as `faultline run`: <root>/<db>-<workload>/<UTC timestamp>/, a `latest` link.
-  const outDir = await createSessionDir(o.out ?? DEFAULT_STORE_ROOT, `${o.db}-${o.workload}`, new Date(), [
+  const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
+  const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
+  const verdicts: Validity[] = [];
+  let say = (line: string): void => void process.stderr.write(`${line}\n`);
+  for (let i = 0; i < o.testCount; i++) {
+    const result = await inSession(o, (session) => {
+      say = session.say;
+      return runOnce(o, session, { seed: baseSeed + i, index: i, ...(faultSchedule && { faultSchedule }) });
+    });
+    verdicts.push(result.valid);
+    if (result.interrupted) break;
+  }
+  if (o.testCount > 1)
+    say(
+      `faultline test: ${verdicts.length} of ${o.testCount} runs (seeds ${baseSeed}…${baseSeed + verdicts.length - 1}): ` +
+        `${verdicts.map((v, i) => `${baseSeed + i} ${VALID_WORD(v)}`).join(', ')}`,
+    );
+  return combinedExitCode(verdicts);
+}
+
+interface TestSession {
+  dir: string;
+  control: ControlLog;
+  say: (line: string) => void;
+}
+
+/**
+ * One session directory in the same store layout as `faultline run` (<root>/<db>-<workload>/<UTC
+ * timestamp>/, a `latest` link), its control and debug logs, and its line in the store's summary index.
+ */
+async function inSession<T>(o: TestFlags, fn: (session: TestSession) => Promise<T>): Promise<T> {
+  const dir = await createSessionDir(o.out ?? DEFAULT_STORE_ROOT, `${o.db}-${o.workload}`, new Date(), [
     'logs',
   ]);
-  const control = new ControlLog(outDir);
+  const control = new ControlLog(dir);
   const say = (line: string) => {
     process.stderr.write(`${line}\n`);
     control.write(line);
   };
-  const untee = teeLogToFile(join(outDir, DEBUG_LOG));
+  const untee = teeLogToFile(join(dir, DEBUG_LOG));
   try {
-    return await testInSession(o, outDir, control, say);
+    say(`session: ${dir}`);
+    return await fn({ dir, control, say });
   } finally {
     untee();
     // The store's summary line, so `sessions` and `serve` need not parse results.json again.
-    if (existsSync(join(outDir, 'results.json'))) {
-      const unindexed = recordSessionIndex(outDir);
+    if (existsSync(join(dir, 'results.json'))) {
+      const unindexed = recordSessionIndex(dir);
       if (unindexed) say(unindexed);
     }
   }
 }
 
-async function testInSession(
+/** One run of `faultline test` in its session: connect, run, print as it ends. */
+async function runOnce(
   o: TestFlags,
-  outDir: string,
-  control: ControlLog,
-  say: (line: string) => void,
-): Promise<number> {
-  say(`session: ${outDir}`);
+  session: TestSession,
+  r: { seed: number; index: number; faultSchedule?: Schedule },
+): Promise<{ valid: Validity; interrupted: boolean }> {
   const cluster = await connectCluster(
     {
       ...(o.inventory && { inventory: o.inventory }),
@@ -71,53 +104,28 @@ async function testInSession(
       }),
       clusterName: o.clusterName,
     },
-    { ssh: o.ssh, remote: { logDir: join(outDir, SSH_LOG_DIR) }, localLifetime: 'keep', log: say },
+    {
+      ssh: o.ssh,
+      remote: { logDir: join(session.dir, SSH_LOG_DIR) },
+      localLifetime: 'keep',
+      log: session.say,
+    },
   );
-  const remote = cluster.remote;
   try {
-    const nodes = remote.nodes.map((n) => n.name);
-    const concurrency = parseConcurrency(o.concurrency, nodes.length);
-    const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
-    const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
-    const verdicts: Validity[] = [];
-    for (let i = 0; i < o.testCount; i++) {
-      const seed = baseSeed + i;
-      const result = await runOnce(o, remote, {
-        seed,
-        concurrency,
-        faultSchedule,
-        index: i,
-        sessionDir: outDir,
-        control,
-      });
-      verdicts.push(result.valid);
-      if (result.interrupted) break;
-    }
-    if (o.testCount > 1)
-      say(
-        `faultline test: ${verdicts.length} of ${o.testCount} runs (seeds ${baseSeed}…${baseSeed + verdicts.length - 1}): ` +
-          `${verdicts.map((v, i) => `${baseSeed + i} ${VALID_WORD(v)}`).join(', ')}`,
-      );
-    return combinedExitCode(verdicts);
+    return await runInCluster(o, cluster.remote, session, r);
   } finally {
     await cluster.close();
   }
 }
 
-/** One run of `faultline test` (of --test-count), printed as it ends. */
-async function runOnce(
+async function runInCluster(
   o: TestFlags,
   remote: Remote,
-  r: {
-    seed: number;
-    concurrency: number;
-    faultSchedule?: Schedule;
-    index: number;
-    sessionDir: string;
-    control: ControlLog;
-  },
+  session: TestSession,
+  r: { seed: number; index: number; faultSchedule?: Schedule },
 ): Promise<{ valid: Validity; interrupted: boolean }> {
   const nodes = remote.nodes.map((n) => n.name);
+  const concurrency = parseConcurrency(o.concurrency, nodes.length);
   const sut = await createSut(
     {
       db: o.db,
@@ -129,13 +137,10 @@ async function runOnce(
     remote,
   );
   const many = o.testCount > 1;
-  // One session; with --test-count each run gets its own directory inside it.
-  const outDir = many ? join(r.sessionDir, `run-${r.index + 1}`) : r.sessionDir;
   const line =
-    `faultline test${many ? ` ${r.index + 1}/${o.testCount}` : ''}: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${r.concurrency}, rate ${o.rate}/s, ` +
+    `faultline test${many ? ` ${r.index + 1}/${o.testCount}` : ''}: ${o.db} ${o.workload} on ${nodes.length} nodes, concurrency ${concurrency}, rate ${o.rate}/s, ` +
     `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${r.seed}`;
-  process.stderr.write(`${line}\n`);
-  r.control.write(line);
+  session.say(line);
   let interrupted = false;
   const result = await withInterrupt((signal) => {
     signal.addEventListener('abort', () => {
@@ -149,16 +154,16 @@ async function runOnce(
       faults: o.faults,
       nemesisIntervalS: o.nemesisIntervalS,
       timeLimitS: o.timeLimitS,
-      concurrency: r.concurrency,
+      concurrency,
       rate: o.rate,
       seed: r.seed,
-      outDir,
+      outDir: session.dir,
       opTimeoutMs: o.opTimeoutMs,
       recoveryS: o.recoveryS,
       leaveDbRunning: o.leaveDbRunning,
       ...(o.replay && { replay: o.replay }),
       ...(r.faultSchedule && { faultSchedule: r.faultSchedule }),
-      onProgress: progressPrinter(r.control),
+      onProgress: progressPrinter(session.control),
       meta: { dbOptions: o.dbOptions, client: sut.clientName, argv: process.argv.slice(2) },
       signal,
     });
@@ -166,7 +171,7 @@ async function runOnce(
   if (process.stderr.isTTY) process.stderr.write('\n');
   const out = o.json ? `${JSON.stringify(result)}\n` : summaryTable(result);
   process.stdout.write(out);
-  r.control.write(out);
+  session.control.write(out);
   return { valid: result.valid, interrupted };
 }
 

@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .option('--ssh-private-key <file>', 'private key for --nodes/--nodes-file')
     .option(
       '--test-count <n>',
-      'run the test n times with seeds seed, seed+1, …; the exit code covers every run',
+      'run the test n times with seeds seed, seed+1, …, each a session of its own; the exit code covers every run',
       '1',
     )
     .option(
