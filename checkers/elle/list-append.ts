@@ -426,16 +426,11 @@ function checkWithinTxns(c: Context): void {
       } else if (known) known.push(mopCode[j]!);
       else suffix.push(mopCode[j]!);
     }
-    let expected: unknown[];
-    let ok: boolean;
-    if (known) {
-      expected = values(c, known);
-      ok = r.length === known.length && r.every((x, i) => x === known![i]);
-    } else {
-      expected = ['...', ...values(c, suffix)];
-      ok = r.length >= suffix.length && suffix.every((x, i) => x === r[r.length - suffix.length + i]);
-    }
+    const ok = known
+      ? r.length === known.length && r.every((x, i) => x === known![i])
+      : r.length >= suffix.length && suffix.every((x, i) => x === r[r.length - suffix.length + i]);
     if (!ok) {
+      const expected = known ? values(c, known) : ['...', ...values(c, suffix)];
       addAnomaly(anomalies, {
         type: 'internal',
         explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, but its own earlier micro-ops imply ${known ? renderValue(expected) : `[... ${values(c, suffix).map(renderValue).join(' ')}]`}`,

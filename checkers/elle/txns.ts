@@ -118,7 +118,10 @@ export function extractTxns(ops: Iterable<Operation>, writeF: 'append' | 'w'): T
   return b.finish();
 }
 
-/** A growable typed array: doubling, so appending n values copies O(n) in all. */
+/**
+ * A growable typed array. It grows by half its size, so appending n values copies O(n) in all while
+ * the spare capacity (and the old copy alive during a resize) stays within 1.5× and 2.5× the data.
+ */
 class Grow<T extends Int32Array | Uint8Array | Float64Array> {
   length = 0;
   constructor(
@@ -126,12 +129,16 @@ class Grow<T extends Int32Array | Uint8Array | Float64Array> {
     private readonly make: (n: number) => T,
   ) {}
   push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = this.make(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
+    if (this.length === this.data.length) this.reserve(1);
     this.data[this.length++] = v;
+  }
+  /** Make room for `more` values beyond the current length. */
+  reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.data.length) return;
+    const next = this.make(Math.max(need, Math.ceil(this.data.length * 1.5)));
+    next.set(this.data.subarray(0, this.length));
+    this.data = next;
   }
   view(): T {
     return this.data.subarray(0, this.length) as T;
@@ -227,9 +234,18 @@ export class TxnBuilder {
     // A failed or indeterminate op's reads were never observed.
     const v = kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null);
     if (kind === READ && Array.isArray(v)) {
-      this.mopCode.push(this.pool.length);
+      const pool = this.pool;
+      this.mopCode.push(pool.length);
       this.mopLen.push(v.length);
-      for (const e of v) this.pool.push(this.values.encode(e));
+      pool.reserve(v.length);
+      const data = pool.data;
+      let at = pool.length;
+      for (let i = 0; i < v.length; i++) {
+        const e = v[i];
+        // The common case inline: a small non-negative integer is its own code.
+        data[at++] = typeof e === 'number' && (e | 0) === e && e >= 0 ? e : this.values.encode(e);
+      }
+      pool.length = at;
     } else {
       this.mopCode.push(this.values.encode(v));
       this.mopLen.push(-1);
@@ -267,13 +283,32 @@ export class TxnBuilder {
     return this.reordered(h);
   }
 
+  /** Arrival slots in op id order: a counting pass when ids are dense integers, else a sort. */
+  private idOrder(): Int32Array {
+    const ids = this.opId.view();
+    const n = ids.length;
+    const order = new Int32Array(n);
+    let max = 0;
+    let dense = true;
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0) dense = false;
+      else if (id > max) max = id;
+    }
+    if (dense && max <= 4 * n + 1024) {
+      const slotOf = new Int32Array(max + 1).fill(-1);
+      for (let i = 0; i < n; i++) slotOf[ids[i]!] = i;
+      let t = 0;
+      for (let id = 0; id <= max; id++) if (slotOf[id]! >= 0) order[t++] = slotOf[id]!;
+      if (t === n) return order;
+    }
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order.sort((a, b) => ids[a]! - ids[b]!);
+  }
+
   /** The same history with txns (and their micro-ops) sorted by op id. */
   private reordered(h: TxnHistory): TxnHistory {
     const { n } = h;
-    const ids = this.opId.view();
-    const order = new Int32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => ids[a]! - ids[b]!);
+    const order = this.idOrder();
     const starts = this.mopStart.view();
     const end = (i: number) => (i + 1 < n ? starts[i + 1]! : h.mopKind.length);
     const pick = <T extends Uint8Array | Float64Array>(src: T, make: (n: number) => T): T => {
