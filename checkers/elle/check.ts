@@ -40,7 +40,7 @@ import { DEFAULT_CYCLE_SEARCH_TIMEOUT_MS, DEFAULT_MODELS, elleOptionsSchema } fr
 import { addProcessEdges, addRealtimeEdges } from './order-edges.ts';
 import { writeArtifacts } from './render.ts';
 import { analyseRwRegister } from './rw-register.ts';
-import { MicroOpError, renderMop, type TxnHistory } from './txns.ts';
+import { MicroOpError, renderMop, TxnBuilder, type TxnHistory, txnType } from './txns.ts';
 
 export type { CycleAnomaly, CycleStep };
 
@@ -61,14 +61,29 @@ const SCOPE =
   'strongly connected component, and cannot see predicate anomalies (G2, G-single without -item).';
 
 export function runElle(
-  ops: readonly Operation[],
+  ops: Iterable<Operation>,
   rawOptions: unknown,
   ctx: CheckContext = {},
 ): ElleCheckResult {
-  return withArena(() => runElleInArena(ops, rawOptions, ctx));
+  const builder = elleHistoryBuilder(rawOptions);
+  for (const op of ops) builder.add(op);
+  return runElleOn(builder, rawOptions, ctx);
 }
 
-function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: CheckContext): ElleCheckResult {
+/**
+ * A builder for the workload the options name: feed it the history's operations as they stream in (in
+ * any order), then check it with {@link runElleOn}. Only compact typed arrays are kept, never the ops.
+ */
+export function elleHistoryBuilder(rawOptions: unknown): TxnBuilder {
+  return new TxnBuilder(elleOptionsSchema.parse(rawOptions).workload === 'list-append' ? 'append' : 'w');
+}
+
+/** Check the history a builder holds (see {@link elleHistoryBuilder}). */
+export function runElleOn(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext = {}): ElleCheckResult {
+  return withArena(() => runElleInArena(builder, rawOptions, ctx));
+}
+
+function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext): ElleCheckResult {
   const options = elleOptionsSchema.parse(rawOptions);
   const started = performance.now();
   const models = options.consistencyModels ?? DEFAULT_MODELS;
@@ -78,7 +93,7 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
   const useProcess = !useRealtime && specs.some((s) => s.extra === PROCESS);
   const searched = specs.filter((s) => s.extra === 0 || (s.extra === REALTIME) === useRealtime);
 
-  const analysed = analyse(ops, options);
+  const analysed = analyse(builder, options);
   if ('stopped' in analysed) return analysed.stopped;
   const analysis = analysed.analysis;
   const phases: Record<string, number> = {};
@@ -150,7 +165,7 @@ function runElleInArena(ops: readonly Operation[], rawOptions: unknown, ctx: Che
     scope: SCOPE,
     anomalies,
     stats: {
-      opsConsumed: ops.length,
+      opsConsumed: h.opsConsumed,
       txns: h.n,
       ...txnCounts,
       nonTxnOpsSkipped: h.skipped,
@@ -179,15 +194,16 @@ type ElleOptions = ReturnType<typeof elleOptionsSchema.parse>;
 
 /** The workload's analysis, or the result that says why it stopped (a history it cannot read). */
 function analyse(
-  ops: readonly Operation[],
+  builder: TxnBuilder,
   options: ElleOptions,
 ): { analysis: WorkloadAnalysis } | { stopped: ElleCheckResult } {
   try {
+    const h = builder.finish();
     return {
       analysis:
         options.workload === 'list-append'
-          ? analyseListAppend(ops)
-          : analyseRwRegister(ops, {
+          ? analyseListAppend(h)
+          : analyseRwRegister(h, {
               sequentialKeys: options.sequentialKeys ?? false,
               linearizableKeys: options.linearizableKeys ?? false,
               wfrKeys: options.wfrKeys ?? false,
@@ -203,7 +219,7 @@ function analyse(
         evidence: `elle ${options.workload}: analysis stopped: ${type}`,
         scope: SCOPE,
         anomalies: [{ type, explanation: err.message }],
-        stats: { opsConsumed: ops.length, txns: 0, anomalyTypes: [type], not: [], alsoNot: [] },
+        stats: { opsConsumed: builder.opsConsumed, txns: 0, anomalyTypes: [type], not: [], alsoNot: [] },
         error: err.message,
         anomalyTypes: [type],
         not: [],
@@ -444,7 +460,7 @@ function explainCycle(
 ): CycleAnomaly {
   const h = analysis.history;
   const comp = compress(lg, h.n, c)!;
-  const opIds = comp.txns.map((t) => h.ops[t]!.invokeIndex);
+  const opIds = comp.txns.map((t) => h.invokeIndex[t]!);
   const rels = comp.rels.map((r) => REL_NAMES[r] as CycleStep['rel']);
   const summary = cycleSummary(type, opIds, rels);
   if (!detailed) {
@@ -466,7 +482,7 @@ function explainCycle(
   comp.txns.forEach((t, i) => {
     names.set(t, `T${i + 1}`);
   });
-  const name = (t: number) => names.get(t) ?? `op ${h.ops[t]!.invokeIndex}`;
+  const name = (t: number) => names.get(t) ?? `op ${h.invokeIndex[t]}`;
   const steps: CycleStep[] = [];
   const k = comp.txns.length;
   for (let i = 0; i < k; i++) {
@@ -478,14 +494,12 @@ function explainCycle(
     else if (rel === PROCESS) {
       text = `${name(a)} < ${name(b)}, because process ${h.process[a]} executed ${name(a)} before ${name(b)}`;
     } else {
-      const opA = h.ops[a]!;
-      const opB = h.ops[b]!;
-      text = `${name(a)} < ${name(b)}, because ${name(a)} completed (event ${opA.completeIndex}) before ${name(b)} was invoked (event ${opB.invokeIndex})`;
+      text = `${name(a)} < ${name(b)}, because ${name(a)} completed (event ${h.completeIndex[a]}) before ${name(b)} was invoked (event ${h.invokeIndex[b]})`;
     }
     steps.push({
       rel: REL_NAMES[rel] as CycleStep['rel'],
-      from: h.ops[a]!.invokeIndex,
-      to: h.ops[b]!.invokeIndex,
+      from: h.invokeIndex[a]!,
+      to: h.invokeIndex[b]!,
       explanation: text ?? `${name(a)} < ${name(b)} (${REL_NAMES[rel]})`,
     });
   }
@@ -494,7 +508,7 @@ function explainCycle(
     const mops: string[] = [];
     for (let m = h.mopStart[t]!; m < h.mopStart[t + 1]!; m++) mops.push(renderMop(h, m, analysis.writeF));
     lines.push(
-      `  ${name(t)} = op ${h.ops[t]!.invokeIndex} (${h.ops[t]!.type}, process ${h.ops[t]!.process}): ${mops.join(' ')}`,
+      `  ${name(t)} = op ${h.invokeIndex[t]} (${txnType(h, t)}, process ${h.process[t]}): ${mops.join(' ')}`,
     );
   }
   lines.push('Then:');

@@ -1,8 +1,18 @@
-import type { Operation } from '../../src/core/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { i32, u8 } from './arena.ts';
 import { EdgeList, RW, WR, WW } from './graph.ts';
-import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey, WRITE } from './txns.ts';
+import {
+  FAIL,
+  mopTxns,
+  mopValue,
+  NIL,
+  OK,
+  READ,
+  readCodes,
+  renderValue,
+  type TxnHistory,
+  WRITE,
+} from './txns.ts';
 
 /**
  * List-append inference (`[append k v]`, `[r k [v1 v2 …]]`). Each key's version order is its longest
@@ -14,9 +24,10 @@ import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey, WR
  *
  * The analysis runs as named passes over one context: version orders, the append index, reads
  * against the orders, dirty updates, checks inside each txn, the dependency edges, and the explainer.
+ * Values are compared as integer codes (equal codes, equal values); they are decoded only to be shown.
  */
-export function analyseListAppend(ops: readonly Operation[]): WorkloadAnalysis {
-  const c = context(ops);
+export function analyseListAppend(h: TxnHistory): WorkloadAnalysis {
+  const c = context(h);
   const o = versionOrders(c);
   const w = indexAppends(c, o);
   const readPos = checkReads(c, o, w);
@@ -44,15 +55,15 @@ interface Context {
   /** A micro-op's index within its txn. */
   mopIndexIn(m: number): number;
   txnName(t: number): string;
+  /** A value code as the value. */
+  value(code: number): unknown;
 }
 
-function context(ops: readonly Operation[]): Context {
-  const h = extractTxns(ops, 'append');
-  const { n, mopStart, mopKind } = h;
+function context(h: TxnHistory): Context {
+  const { mopStart, mopKind } = h;
   const mopCount = mopKind.length;
-  const mopTxn = i32(mopCount);
-  for (let t = 0; t < n; t++) for (let m = mopStart[t]!; m < mopStart[t + 1]!; m++) mopTxn[m] = t;
-  const opId = (t: number) => h.ops[t]!.invokeIndex;
+  const mopTxn = mopTxns(h);
+  const opId = (t: number) => h.invokeIndex[t]!;
   return {
     h,
     anomalies: new Map(),
@@ -62,14 +73,21 @@ function context(ops: readonly Operation[]): Context {
     opId,
     mopIndexIn: (m) => m - mopStart[mopTxn[m]!]!,
     txnName: (t) => `op ${opId(t)}`,
+    value: (code) => h.values.decode(code),
   };
+}
+
+/** A list of value codes as values. */
+function values(c: Context, codes: ArrayLike<number>): unknown[] {
+  return Array.from(codes, c.value);
 }
 
 /** Each key's version order (its longest read) and element → position index. */
 interface Orders {
   /** Per key, the micro-op of its longest read, or -1. */
   longest: Int32Array;
-  orders: unknown[][];
+  /** Per key, its order as value codes. */
+  orders: Int32Array[];
   posMaps: PosIndex[];
   /** 1 for keys whose order lists an element twice. */
   orderHasDupes: Uint8Array;
@@ -77,7 +95,7 @@ interface Orders {
 
 function versionOrders(c: Context): Orders {
   const { h, nKeys, mopCount, mopTxn } = c;
-  const { status, mopKind, mopKey, mopValue } = h;
+  const { status, mopKind, mopKey, mopCode, mopLen } = h;
   // Reads are lists; an ok read of nil means the empty list. Find each key's longest read.
   const longest = i32(nKeys).fill(-1);
   const longestLen = i32(nKeys);
@@ -91,26 +109,26 @@ function versionOrders(c: Context): Orders {
       continue;
     }
     if (status[mopTxn[m]!] !== OK) continue;
-    const v = mopValue[m];
-    if (v !== null && !Array.isArray(v)) {
+    if (mopLen[m]! < 0 && mopCode[m] !== NIL) {
       throw new WorkloadError(
         'malformed-read',
-        `op ${c.opId(mopTxn[m]!)}: read of key ${renderValue(h.keys[k])} returned ${renderValue(v)}, not a list`,
+        `op ${c.opId(mopTxn[m]!)}: read of key ${renderValue(h.keys[k])} returned ${renderValue(mopValue(h, m))}, not a list`,
       );
     }
-    const len = v === null ? 0 : v.length;
+    const len = Math.max(0, mopLen[m]!);
     if (len > longestLen[k]! || longest[k] === -1) {
       longest[k] = m;
       longestLen[k] = len;
     }
   }
-  const orders: unknown[][] = new Array(nKeys);
+  const orders: Int32Array[] = new Array(nKeys);
   const posMaps: PosIndex[] = new Array(nKeys);
   const orderHasDupes = u8(nKeys);
+  const empty: Int32Array = new Int32Array(0);
   for (let k = 0; k < nKeys; k++) {
-    let order: unknown[] = [];
-    if (longest[k]! >= 0 && longestLen[k]! > 0) order = mopValue[longest[k]!] as unknown[];
-    else if (appendCount[k] === 1) order = [mopValue[loneAppend[k]!]];
+    let order: Int32Array = empty;
+    if (longest[k]! >= 0 && longestLen[k]! > 0) order = readCodes(h, longest[k]!)!;
+    else if (appendCount[k] === 1) order = mopCode.subarray(loneAppend[k]!, loneAppend[k]! + 1);
     const { index, dupes } = positionIndex(order);
     if (dupes) {
       reportDuplicates(c, longest[k]!, dupes);
@@ -122,16 +140,17 @@ function versionOrders(c: Context): Orders {
   return { longest, orders, posMaps, orderHasDupes };
 }
 
-function reportDuplicates(c: Context, m: number, dupes: Map<unknown, number>): void {
+/** `dupes`: element code → how many times the read lists it. */
+function reportDuplicates(c: Context, m: number, dupes: Map<number, number>): void {
   const { h, mopTxn } = c;
   const t = mopTxn[m]!;
   addAnomaly(c.anomalies, {
     type: 'duplicate-elements',
-    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(h.mopValue[m])}, which contains ${[...dupes].map(([e, n]) => `${renderValue(e)} ${n} times`).join(', ')}`,
+    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(mopValue(h, m))}, which contains ${[...dupes].map(([e, n]) => `${renderValue(c.value(e))} ${n} times`).join(', ')}`,
     ops: [c.opId(t)],
     key: String(h.keys[h.mopKey[m]!]),
     mop: c.mopIndexIn(m),
-    duplicates: Object.fromEntries([...dupes].map(([e, n]) => [String(e), n])),
+    duplicates: Object.fromEntries([...dupes].map(([e, n]) => [String(c.value(e)), n])),
   });
 }
 
@@ -143,34 +162,34 @@ interface Appends {
   writerMopAt: Int32Array[];
   /** Per micro-op: the position its append took in the order, or -2 (a read, or an unobserved append). */
   appendPos: Int32Array;
-  /** The append micro-op that wrote element e of key k, or -1. */
-  writerMopOf(k: number, e: unknown): number;
+  /** The append micro-op that wrote element (code) e of key k, or -1. */
+  writerMopOf(k: number, e: number): number;
   /** Whether append micro-op m is its txn's last append to that key. */
   isFinalAppend(m: number): boolean;
 }
 
 function indexAppends(c: Context, o: Orders): Appends {
   const { h, mopCount, mopTxn } = c;
-  const { mopStart, mopKind, mopKey, mopValue } = h;
+  const { mopStart, mopKind, mopKey, mopCode } = h;
   const writerAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
   const writerMopAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
-  const unobserved = new Map<number, Map<unknown, number>>();
+  const unobserved = new Map<number, Map<number, number>>();
   const appendPos = i32(mopCount).fill(-2);
-  const duplicateAppend = (k: number, v: unknown, m1: number, m2: number): never => {
+  const duplicateAppend = (k: number, v: number, m1: number, m2: number): never => {
     throw new WorkloadError(
       'duplicate-appends',
-      `value ${renderValue(v)} was appended to key ${renderValue(h.keys[k])} more than once (ops ${c.opId(mopTxn[m1]!)} and ${c.opId(mopTxn[m2]!)}); list-append needs unique appends`,
+      `value ${renderValue(c.value(v))} was appended to key ${renderValue(h.keys[k])} more than once (ops ${c.opId(mopTxn[m1]!)} and ${c.opId(mopTxn[m2]!)}); list-append needs unique appends`,
     );
   };
   for (let m = 0; m < mopCount; m++) {
     if (mopKind[m] !== WRITE) continue;
     const k = mopKey[m]!;
-    const v = valueKey(mopValue[m]);
+    const v = mopCode[m]!;
     const p = o.posMaps[k]!.get(v);
     const t = mopTxn[m]!;
     if (p !== undefined) {
       appendPos[m] = p;
-      if (writerMopAt[k]![p] !== -1) duplicateAppend(k, mopValue[m], writerMopAt[k]![p]!, m);
+      if (writerMopAt[k]![p] !== -1) duplicateAppend(k, v, writerMopAt[k]![p]!, m);
       writerAt[k]![p] = t;
       writerMopAt[k]![p] = m;
     } else {
@@ -180,7 +199,7 @@ function indexAppends(c: Context, o: Orders): Appends {
         unobserved.set(k, u);
       }
       const prev = u.get(v);
-      if (prev !== undefined) duplicateAppend(k, mopValue[m], prev, m);
+      if (prev !== undefined) duplicateAppend(k, v, prev, m);
       u.set(v, m);
     }
   }
@@ -189,10 +208,9 @@ function indexAppends(c: Context, o: Orders): Appends {
     writerMopAt,
     appendPos,
     writerMopOf(k, e) {
-      const ve = valueKey(e);
-      const p = o.posMaps[k]!.get(ve);
+      const p = o.posMaps[k]!.get(e);
       if (p !== undefined) return writerMopAt[k]![p]!;
-      return unobserved.get(k)?.get(ve) ?? -1;
+      return unobserved.get(k)?.get(e) ?? -1;
     },
     isFinalAppend(m) {
       const t = mopTxn[m]!;
@@ -210,7 +228,7 @@ function indexAppends(c: Context, o: Orders): Appends {
  */
 function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const { h, mopCount, mopTxn } = c;
-  const { status, mopKind, mopKey, mopValue } = h;
+  const { status, mopKind, mopKey, mopCode } = h;
   const { orders, posMaps } = o;
   const firstFail = orders.map((_, k) => {
     const wa = w.writerAt[k]!;
@@ -223,8 +241,8 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     if (mopKind[m] !== READ || status[mopTxn[m]!] !== OK) continue;
     const k = mopKey[m]!;
     const t = mopTxn[m]!;
-    const r = (mopValue[m] as unknown[] | null) ?? [];
-    if (r.length === 0) {
+    const r = readCodes(h, m);
+    if (r === null || r.length === 0) {
       readPos[m] = -1;
       continue;
     }
@@ -232,7 +250,7 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     let compatible = r.length <= order.length;
     if (compatible) {
       for (let i = 0; i < r.length; i++) {
-        if (r[i] !== order[i] && valueKey(r[i]) !== valueKey(order[i])) {
+        if (r[i] !== order[i]) {
           compatible = false;
           break;
         }
@@ -241,26 +259,24 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = o.orderHasDupes[k]
-        ? (posMaps[k]!.get(valueKey(r[r.length - 1])) ?? r.length - 1)
-        : r.length - 1;
+      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(r[r.length - 1]!) ?? r.length - 1) : r.length - 1;
       lastMop = w.writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
-      if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]);
+      if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
     } else {
       if (!incompatibleReported.has(k)) {
         incompatibleReported.add(k);
         addAnomaly(c.anomalies, {
           type: 'incompatible-order',
-          explanation: `reads of key ${renderValue(h.keys[k])} disagree on its order: ${c.txnName(t)} read ${renderValue(r)} but ${c.txnName(mopTxn[o.longest[k]!]!)} read ${renderValue(order)}`,
+          explanation: `reads of key ${renderValue(h.keys[k])} disagree on its order: ${c.txnName(t)} read ${renderValue(values(c, r))} but ${c.txnName(mopTxn[o.longest[k]!]!)} read ${renderValue(values(c, order))}`,
           ops: [c.opId(t), c.opId(mopTxn[o.longest[k]!]!)],
           key: String(h.keys[k]),
-          values: [r, order],
+          values: [values(c, r), values(c, order)],
         });
       }
       reportIncompatibleRead(c, w, m, r);
-      const last = r[r.length - 1];
-      const p = posMaps[k]!.get(valueKey(last));
+      const last = r[r.length - 1]!;
+      const p = posMaps[k]!.get(last);
       if (p !== undefined) readPos[m] = p;
       lastMop = w.writerMopOf(k, last);
     }
@@ -269,12 +285,12 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
       const wt = mopTxn[lastMop]!;
       addAnomaly(c.anomalies, {
         type: 'G1b',
-        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, ending in ${renderValue(mopValue[lastMop])}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
+        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, ending in ${renderValue(c.value(mopCode[lastMop]!))}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
         ops: [c.opId(t), c.opId(wt)],
         key: String(h.keys[k]),
         mop: c.mopIndexIn(m),
         writer: c.opId(wt),
-        element: mopValue[lastMop],
+        element: c.value(mopCode[lastMop]!),
       });
     }
   }
@@ -282,13 +298,13 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
 }
 
 /** A read that is no prefix of its key's order: its duplicates, and its first aborted element. */
-function reportIncompatibleRead(c: Context, w: Appends, m: number, r: unknown[]): void {
+function reportIncompatibleRead(c: Context, w: Appends, m: number, r: Int32Array): void {
   const { h, mopTxn } = c;
   const k = h.mopKey[m]!;
-  const seen = new Map<unknown, number>();
-  for (const e of r) seen.set(valueKey(e), (seen.get(valueKey(e)) ?? 0) + 1);
-  const dupes = new Map<unknown, number>();
-  for (const e of r) if ((seen.get(valueKey(e)) ?? 0) > 1) dupes.set(e, seen.get(valueKey(e))!);
+  const seen = new Map<number, number>();
+  for (const e of r) seen.set(e, (seen.get(e) ?? 0) + 1);
+  const dupes = new Map<number, number>();
+  for (const e of r) if ((seen.get(e) ?? 0) > 1) dupes.set(e, seen.get(e)!);
   if (dupes.size > 0) reportDuplicates(c, m, dupes);
   for (const e of r) {
     const wm = w.writerMopOf(k, e);
@@ -299,18 +315,19 @@ function reportIncompatibleRead(c: Context, w: Appends, m: number, r: unknown[])
   }
 }
 
-function reportG1a(c: Context, m: number, wm: number, e: unknown): void {
+/** `e`: the aborted element's code. */
+function reportG1a(c: Context, m: number, wm: number, e: number): void {
   const { h, mopTxn } = c;
   const t = mopTxn[m]!;
   const wt = mopTxn[wm]!;
   addAnomaly(c.anomalies, {
     type: 'G1a',
-    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(h.mopValue[m])}, including ${renderValue(e)}, which was appended by ${c.txnName(wt)}, a transaction that failed (aborted)`,
+    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(mopValue(h, m))}, including ${renderValue(c.value(e))}, which was appended by ${c.txnName(wt)}, a transaction that failed (aborted)`,
     ops: [c.opId(t), c.opId(wt)],
     key: String(h.keys[h.mopKey[m]!]),
     mop: c.mopIndexIn(m),
     writer: c.opId(wt),
-    element: e,
+    element: c.value(e),
   });
 }
 
@@ -331,10 +348,10 @@ function checkDirtyUpdates(c: Context, o: Orders, w: Appends): void {
           const txns = Array.from(wa.subarray(failStart, i + 1)).filter((x) => x >= 0);
           addAnomaly(c.anomalies, {
             type: 'dirty-update',
-            explanation: `key ${renderValue(h.keys[k])}: committed ${c.txnName(t)} appended ${renderValue(o.orders[k]![i])} on top of ${renderValue(o.orders[k]![failStart])}, appended by failed ${c.txnName(wa[failStart]!)}`,
+            explanation: `key ${renderValue(h.keys[k])}: committed ${c.txnName(t)} appended ${renderValue(c.value(o.orders[k]![i]!))} on top of ${renderValue(c.value(o.orders[k]![failStart]!))}, appended by failed ${c.txnName(wa[failStart]!)}`,
             ops: txns.map(c.opId),
             key: String(h.keys[k]),
-            values: o.orders[k]!.slice(failStart, i + 1),
+            values: values(c, o.orders[k]!.subarray(failStart, i + 1)),
           });
         }
         failStart = -1;
@@ -346,9 +363,10 @@ function checkDirtyUpdates(c: Context, o: Orders, w: Appends): void {
 /** Checks that need earlier micro-ops of the same txn: internal, future-read, lost-update. */
 function checkWithinTxns(c: Context): void {
   const { h, anomalies, txnName, opId } = c;
-  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { n, status, mopStart, mopKind, mopKey, mopCode } = h;
   const INIT = Symbol('init');
-  const lostUpdate = new Map<number, Map<unknown, number[]>>();
+  const lostUpdate = new Map<number, Map<number | typeof INIT, number[]>>();
+  const none = new Int32Array(0);
   for (let t = 0; t < n; t++) {
     const s = mopStart[t]!;
     const e = mopStart[t + 1]!;
@@ -363,21 +381,17 @@ function checkWithinTxns(c: Context): void {
         }
       }
       if (mopKind[m] === READ && status[t] === OK) {
-        const r = (mopValue[m] as unknown[] | null) ?? [];
+        const r = readCodes(h, m) ?? none;
         if (!firstOnKey) checkInternal(t, m, r);
         for (let j = m + 1; j < e; j++) {
-          if (
-            mopKind[j] === WRITE &&
-            mopKey[j] === k &&
-            r.some((x) => valueKey(x) === valueKey(mopValue[j]))
-          ) {
+          if (mopKind[j] === WRITE && mopKey[j] === k && r.includes(mopCode[j]!)) {
             addAnomaly(anomalies, {
               type: 'future-read',
-              explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, which includes ${renderValue(mopValue[j])}, an element that the same transaction appends only later`,
+              explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, which includes ${renderValue(c.value(mopCode[j]!))}, an element that the same transaction appends only later`,
               ops: [opId(t)],
               key: String(h.keys[k]),
               mop: m - s,
-              element: mopValue[j],
+              element: c.value(mopCode[j]!),
             });
             break;
           }
@@ -391,7 +405,7 @@ function checkWithinTxns(c: Context): void {
               byValue = new Map();
               lostUpdate.set(k, byValue);
             }
-            const v = r.length === 0 ? INIT : valueKey(r[r.length - 1]);
+            const v = r.length === 0 ? INIT : r[r.length - 1]!;
             const list = byValue.get(v);
             if (list) list.push(t);
             else byValue.set(v, [t]);
@@ -400,33 +414,26 @@ function checkWithinTxns(c: Context): void {
       }
     }
   }
-  function checkInternal(t: number, m: number, r: unknown[]): void {
+  function checkInternal(t: number, m: number, r: Int32Array): void {
     const k = mopKey[m]!;
-    let known: unknown[] | null = null;
-    const suffix: unknown[] = [];
+    let known: number[] | null = null;
+    const suffix: number[] = [];
     for (let j = mopStart[t]!; j < m; j++) {
       if (mopKey[j] !== k) continue;
       if (mopKind[j] === READ) {
-        known = ((mopValue[j] as unknown[] | null) ?? []).slice();
+        known = Array.from(readCodes(h, j) ?? none);
         suffix.length = 0;
-      } else if (known) known.push(mopValue[j]);
-      else suffix.push(mopValue[j]);
+      } else if (known) known.push(mopCode[j]!);
+      else suffix.push(mopCode[j]!);
     }
-    let expected: unknown[];
-    let ok: boolean;
-    if (known) {
-      expected = known;
-      ok = r.length === known.length && r.every((x, i) => valueKey(x) === valueKey(known![i]));
-    } else {
-      expected = ['...', ...suffix];
-      ok =
-        r.length >= suffix.length &&
-        suffix.every((x, i) => valueKey(x) === valueKey(r[r.length - suffix.length + i]));
-    }
+    const ok = known
+      ? r.length === known.length && r.every((x, i) => x === known![i])
+      : r.length >= suffix.length && suffix.every((x, i) => x === r[r.length - suffix.length + i]);
     if (!ok) {
+      const expected = known ? values(c, known) : ['...', ...values(c, suffix)];
       addAnomaly(anomalies, {
         type: 'internal',
-        explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(r)}, but its own earlier micro-ops imply ${known ? renderValue(expected) : `[... ${suffix.map(renderValue).join(' ')}]`}`,
+        explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, but its own earlier micro-ops imply ${known ? renderValue(expected) : `[... ${values(c, suffix).map(renderValue).join(' ')}]`}`,
         ops: [opId(t)],
         key: String(h.keys[k]),
         mop: m - mopStart[t]!,
@@ -437,13 +444,13 @@ function checkWithinTxns(c: Context): void {
   for (const [k, byValue] of lostUpdate) {
     for (const [v, txns] of byValue) {
       if (txns.length < 2) continue;
-      const shown = v === INIT ? '[]' : `a list ending in ${renderValue(v)}`;
+      const shown = v === INIT ? '[]' : `a list ending in ${renderValue(c.value(v))}`;
       addAnomaly(anomalies, {
         type: 'lost-update',
         explanation: `${txns.map(txnName).join(', ')} all read key ${renderValue(h.keys[k])} as ${shown} and then appended to it: all but one update was lost`,
         ops: txns.map(opId),
         key: String(h.keys[k]),
-        value: v === INIT ? null : v,
+        value: v === INIT ? null : c.value(v),
       });
     }
   }
@@ -452,7 +459,7 @@ function checkWithinTxns(c: Context): void {
 /** ww, wr and rw edges between the txns that did not fail. */
 function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array): EdgeList {
   const { h, nKeys, mopCount, mopTxn } = c;
-  const { n, status, mopKind, mopKey, mopValue } = h;
+  const { n, status, mopKind, mopKey } = h;
   const { orders } = o;
   const { writerAt, appendPos, writerMopOf } = w;
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
@@ -497,9 +504,9 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
   // Reads whose last element is not in the order (incompatible reads) still get a wr edge.
   for (let m = 0; m < mopCount; m++) {
     if (mopKind[m] !== READ || readPos[m] !== -2 || status[mopTxn[m]!] !== OK) continue;
-    const r = mopValue[m] as unknown[] | null;
+    const r = readCodes(h, m);
     if (!r || r.length === 0) continue;
-    const wm = writerMopOf(mopKey[m]!, r[r.length - 1]);
+    const wm = writerMopOf(mopKey[m]!, r[r.length - 1]!);
     if (wm >= 0) link(mopTxn[wm]!, mopTxn[m]!, WR);
   }
 
@@ -509,7 +516,7 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
 /** One sentence justifying a data edge, from the same indices the edges were built from. */
 function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): WorkloadAnalysis['explain'] {
   const { h, mopTxn } = c;
-  const { status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { status, mopStart, mopKind, mopKey, mopCode } = h;
   const { orders } = o;
   const { writerAt, appendPos, writerMopOf } = w;
   function explain(a: number, b: number, rel: number, name: (t: number) => string): string | null {
@@ -518,11 +525,11 @@ function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): Work
     if (rel === WR) {
       for (let m = mopStart[b]!; m < mopStart[b + 1]!; m++) {
         if (mopKind[m] !== READ) continue;
-        const r = mopValue[m] as unknown[] | null;
+        const r = readCodes(h, m);
         if (!r || r.length === 0) continue;
-        const wm = writerMopOf(mopKey[m]!, r[r.length - 1]);
+        const wm = writerMopOf(mopKey[m]!, r[r.length - 1]!);
         if (wm >= 0 && mopTxn[wm] === a) {
-          return `${A} < ${B}, because ${B} observed ${A}'s append of ${renderValue(r[r.length - 1])} to key ${renderValue(h.keys[mopKey[m]!])}`;
+          return `${A} < ${B}, because ${B} observed ${A}'s append of ${renderValue(c.value(r[r.length - 1]!))} to key ${renderValue(h.keys[mopKey[m]!])}`;
         }
       }
       return null;
@@ -534,12 +541,12 @@ function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): Work
       const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
       const where = p >= 0 ? '' : ' (an append no read observed, so placed after the last observed element)';
       if (rel === WW && pred >= 0 && writerAt[k]![pred] === a) {
-        return `${A} < ${B}, because ${A} appended ${renderValue(orders[k]![pred])} before ${B} appended ${renderValue(mopValue[m])} to key ${renderValue(h.keys[k])}${where}`;
+        return `${A} < ${B}, because ${A} appended ${renderValue(c.value(orders[k]![pred]!))} before ${B} appended ${renderValue(c.value(mopCode[m]!))} to key ${renderValue(h.keys[k])}${where}`;
       }
       if (rel === RW) {
         for (let j = mopStart[a]!; j < mopStart[a + 1]!; j++) {
           if (mopKind[j] === READ && mopKey[j] === k && readPos[j] === pred && status[a] === OK) {
-            return `${A} < ${B}, because ${A} read key ${renderValue(h.keys[k])} = ${renderValue(mopValue[j] ?? [])} and did not observe ${B}'s append of ${renderValue(mopValue[m])}${where}`;
+            return `${A} < ${B}, because ${A} read key ${renderValue(h.keys[k])} = ${renderValue(mopValue(h, j) ?? [])} and did not observe ${B}'s append of ${renderValue(c.value(mopCode[m]!))}${where}`;
           }
         }
       }
@@ -552,51 +559,52 @@ function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): Work
 
 export type { TxnHistory };
 
-/** Element → position in a key's version order. */
+/** Element (code) → position in a key's version order. */
 interface PosIndex {
-  get(e: unknown): number | undefined;
+  get(e: number): number | undefined;
 }
 
 /**
  * Position index of an order. Workload values are usually small non-negative integers counting up per
- * key, so a dense typed array replaces the hash map when it can; other values use a Map.
+ * key (codes equal to the values), so a dense typed array replaces the hash map when it can; other
+ * values use a Map. `dupes`: element code → occurrences, for elements listed more than once.
  */
-function positionIndex(order: readonly unknown[]): { index: PosIndex; dupes: Map<unknown, number> | null } {
-  let dupes: Map<unknown, number> | null = null;
-  const noteDupe = (e: unknown) => {
+function positionIndex(order: Int32Array): { index: PosIndex; dupes: Map<number, number> | null } {
+  let dupes: Map<number, number> | null = null;
+  const noteDupe = (e: number) => {
     dupes ??= new Map();
     dupes.set(e, (dupes.get(e) ?? 1) + 1);
   };
   const limit = 4 * order.length + 1024;
   let dense = true;
+  let max = 0;
   for (const e of order) {
-    if (typeof e !== 'number' || !Number.isInteger(e) || e < 0 || e >= limit) {
+    if (e < 0 || e >= limit) {
       dense = false;
       break;
     }
+    if (e > max) max = e;
   }
   if (dense) {
-    let max = 0;
-    for (const e of order) if ((e as number) > max) max = e as number;
     const arr = i32(max + 1).fill(-1);
     for (let i = 0; i < order.length; i++) {
-      const e = order[i] as number;
+      const e = order[i]!;
       if (arr[e] !== -1) noteDupe(e);
       else arr[e] = i;
     }
     const index: PosIndex = {
       get(e) {
-        if (typeof e !== 'number' || e < 0 || e >= arr.length || !Number.isInteger(e)) return undefined;
+        if (e < 0 || e >= arr.length) return undefined;
         const p = arr[e]!;
         return p >= 0 ? p : undefined;
       },
     };
     return { index, dupes };
   }
-  const map = new Map<unknown, number>();
+  const map = new Map<number, number>();
   for (let i = 0; i < order.length; i++) {
-    const e = valueKey(order[i]);
-    if (map.has(e)) noteDupe(order[i]);
+    const e = order[i]!;
+    if (map.has(e)) noteDupe(e);
     else map.set(e, i);
   }
   return { index: map, dupes };

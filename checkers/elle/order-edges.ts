@@ -31,8 +31,8 @@ export function addRealtimeEdges(h: TxnHistory, edges: EdgeList): number {
   let c = 0;
   // Txns are in invocation order; merge them with completions by event index.
   for (let t = 0; t < h.n; t++) {
-    const invokedAt = h.ops[t]!.invokeIndex;
-    while (c < completed.length && h.ops[completed[c]!]!.completeIndex! < invokedAt) {
+    const invokedAt = h.invokeIndex[t]!;
+    while (c < completed.length && h.completeIndex[completed[c]!]! < invokedAt) {
       const a = completed[c++]!;
       const node = next++;
       edges.add(a, node, REALTIME);
@@ -46,27 +46,27 @@ export function addRealtimeEdges(h: TxnHistory, edges: EdgeList): number {
 
 /** The ok txns ordered by completion event index: a bucket pass when indices are dense, else a sort. */
 function completionsInOrder(h: TxnHistory): Int32Array {
+  const done = (t: number) => h.status[t] === OK && !Number.isNaN(h.completeIndex[t]!);
   let count = 0;
   let maxIndex = 0;
   for (let t = 0; t < h.n; t++) {
-    const c = h.ops[t]!.completeIndex;
-    if (h.status[t] === OK && c !== null) {
+    if (done(t)) {
       count++;
-      if (c > maxIndex) maxIndex = c;
+      if (h.completeIndex[t]! > maxIndex) maxIndex = h.completeIndex[t]!;
     }
   }
   const out = new Int32Array(count);
-  if (maxIndex <= 4 * h.n + 1024) {
+  if (
+    maxIndex <= 4 * h.n + 1024 &&
+    h.completeIndex.every((c) => Number.isNaN(c) || (c >= 0 && Number.isInteger(c)))
+  ) {
     const byIndex = new Int32Array(maxIndex + 1).fill(-1);
-    for (let t = 0; t < h.n; t++) {
-      const c = h.ops[t]!.completeIndex;
-      if (h.status[t] === OK && c !== null) byIndex[c] = t;
-    }
+    for (let t = 0; t < h.n; t++) if (done(t)) byIndex[h.completeIndex[t]!] = t;
     let i = 0;
     for (let c = 0; c <= maxIndex; c++) if (byIndex[c]! >= 0) out[i++] = byIndex[c]!;
     return out;
   }
   let i = 0;
-  for (let t = 0; t < h.n; t++) if (h.status[t] === OK && h.ops[t]!.completeIndex !== null) out[i++] = t;
-  return out.sort((a, b) => h.ops[a]!.completeIndex! - h.ops[b]!.completeIndex!);
+  for (let t = 0; t < h.n; t++) if (done(t)) out[i++] = t;
+  return out.sort((a, b) => h.completeIndex[a]! - h.completeIndex[b]!);
 }

@@ -3,6 +3,7 @@ import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-w
 import type { Anomaly } from '../types.ts';
 import type { WorkloadAnalysis } from './analysis.ts';
 import type { CycleAnomaly, CycleStep } from './cycle-anomaly.ts';
+import { txnType } from './txns.ts';
 
 /** Cycle drawings written per anomaly type (the text file lists every case). */
 const MAX_DRAWINGS_PER_TYPE = 20;
@@ -74,7 +75,7 @@ export function drawCycle(c: CycleAnomaly, analysis: WorkloadAnalysis): string {
   const cx = size / 2;
   const cy = size / 2;
   const byId = new Map<number, number>();
-  for (let t = 0; t < h.n; t++) if (ids.includes(h.ops[t]!.invokeIndex)) byId.set(h.ops[t]!.invokeIndex, t);
+  for (let t = 0; t < h.n; t++) if (ids.includes(h.invokeIndex[t]!)) byId.set(h.invokeIndex[t]!, t);
   const pos = ids.map((_, i) => {
     const angle = (2 * Math.PI * i) / k - Math.PI / 2;
     return [cx + radius * Math.cos(angle), cy + radius * Math.sin(angle)] as const;
@@ -111,8 +112,8 @@ export function drawCycle(c: CycleAnomaly, analysis: WorkloadAnalysis): string {
   ids.forEach((id, i) => {
     const [x, y] = pos[i]!;
     const t = byId.get(id);
-    const op = t === undefined ? undefined : h.ops[t];
-    const fill = op?.type === 'ok' ? '#eafaf1' : op?.type === 'fail' ? '#fdedec' : '#fef9e7';
+    const type = t === undefined ? undefined : txnType(h, t);
+    const fill = type === 'ok' ? '#eafaf1' : type === 'fail' ? '#fdedec' : '#fef9e7';
     out.push(
       `<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="30" fill="${fill}" stroke="#333"/>`,
       `<text x="${x.toFixed(1)}" y="${(y + 4).toFixed(1)}" text-anchor="middle" font-weight="bold">T${i + 1}</text>`,

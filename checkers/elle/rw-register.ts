@@ -1,7 +1,6 @@
-import type { Operation } from '../../src/core/history/operation.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { buildCsr, EdgeList, RW, tarjan, WR, WW } from './graph.ts';
-import { extractTxns, FAIL, OK, READ, renderValue, type TxnHistory, valueKey } from './txns.ts';
+import { mopValue as decodeMop, FAIL, OK, READ, renderValue, type TxnHistory, valueKey } from './txns.ts';
 
 /**
  * rw-register inference (`[w k v]`, `[r k v]`, nil = the initial state). A txn's external read of k is its
@@ -29,8 +28,8 @@ interface Touch {
   write: Version | undefined;
 }
 
-export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOptions): WorkloadAnalysis {
-  const c = context(ops);
+export function analyseRwRegister(h: TxnHistory, opts: RwRegisterOptions): WorkloadAnalysis {
+  const c = context(h);
   const idx = indexWrites(c);
   checkReads(c, idx);
   checkLostUpdates(c, idx);
@@ -41,16 +40,18 @@ export function analyseRwRegister(ops: readonly Operation[], opts: RwRegisterOpt
 /** The flattened history, its anomalies so far, and naming helpers shared by every pass. */
 interface Context {
   h: TxnHistory;
+  /** Every micro-op's value, decoded: register values are compared through {@link valueKey}. */
+  mopValue: unknown[];
   anomalies: WorkloadAnalysis['anomalies'];
   nKeys: number;
   opId(t: number): number;
   name(t: number): string;
 }
 
-function context(ops: readonly Operation[]): Context {
-  const h = extractTxns(ops, 'w');
-  const opId = (t: number) => h.ops[t]!.invokeIndex;
-  return { h, anomalies: new Map(), nKeys: h.keys.length, opId, name: (t) => `op ${opId(t)}` };
+function context(h: TxnHistory): Context {
+  const opId = (t: number) => h.invokeIndex[t]!;
+  const mopValue = Array.from(h.mopKind, (_, m) => decodeMop(h, m));
+  return { h, mopValue, anomalies: new Map(), nKeys: h.keys.length, opId, name: (t) => `op ${opId(t)}` };
 }
 
 const ver = (v: unknown): Version => (v === null || v === undefined ? INIT : valueKey(v));
@@ -69,7 +70,8 @@ interface WriteIndex {
 /** Write indices. Non-unique writes make inference unsound: stop. */
 function indexWrites(c: Context): WriteIndex {
   const { h, nKeys, opId } = c;
-  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { n, status, mopStart, mopKind, mopKey } = h;
+  const { mopValue } = c;
   const writer: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
   const failWriter: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
   const intermediate: Map<Version, number>[] = Array.from({ length: nKeys }, () => new Map());
@@ -124,7 +126,8 @@ function indexWrites(c: Context): WriteIndex {
 /** internal, G1a and G1b, read by read. */
 function checkReads(c: Context, idx: WriteIndex): void {
   const { h, anomalies, opId, name } = c;
-  const { n, status, mopStart, mopKind, mopKey, mopValue } = h;
+  const { n, status, mopStart, mopKind, mopKey } = h;
+  const { mopValue } = c;
   const { failWriter, intermediate } = idx;
   for (let t = 0; t < n; t++) {
     if (status[t] !== OK) continue;
@@ -341,11 +344,11 @@ function realtimeOnKey(c: Context, idx: WriteIndex, k: number, link: (a: Touch, 
   const { h } = c;
   const { status } = h;
   const { touches } = idx;
-  const list = touches[k]!.filter((x) => status[x.t] === OK && h.ops[x.t]!.completeIndex !== null);
+  const list = touches[k]!.filter((x) => status[x.t] === OK && !Number.isNaN(h.completeIndex[x.t]!));
   const events: [number, Touch, boolean][] = [];
   for (const x of list) {
-    events.push([h.ops[x.t]!.invokeIndex, x, false]);
-    events.push([h.ops[x.t]!.completeIndex!, x, true]);
+    events.push([h.invokeIndex[x.t]!, x, false]);
+    events.push([h.completeIndex[x.t]!, x, true]);
   }
   events.sort((a, b) => a[0] - b[0]);
   const buffer = new Set<Touch>();

@@ -55,7 +55,17 @@ export function rng(seed: number): () => number {
 }
 
 export function simulate(o: SimOptions): Operation[] {
-  return new Simulation(o).run();
+  const ops: Operation[] = [];
+  new Simulation(o, (op) => ops.push(op), null).run();
+  return ops;
+}
+
+/**
+ * The same history, handed over one op at a time as each completes (so in completion order; op ids
+ * still count invocations): nothing is kept, so histories larger than memory can be generated.
+ */
+export function simulateStream(o: SimOptions, onComplete: (op: Operation) => void): void {
+  new Simulation(o, null, onComplete).run();
 }
 
 /** One simulated database and its clients; `run` drives them until every txn has completed. */
@@ -64,7 +74,7 @@ class Simulation {
   private readonly maxWrites: number;
   private readonly maxMops: number;
   private readonly infoRate: number;
-  private readonly ops: Operation[] = [];
+  private opCount = 0;
   // Committed state: per key the list and each element's commit timestamp (append-only, so sorted).
   private readonly lists = new Map<number, number[]>();
   private readonly stamps = new Map<number, number[]>();
@@ -80,7 +90,11 @@ class Simulation {
   private invoked = 0;
   private open = 0;
 
-  constructor(private readonly o: SimOptions) {
+  constructor(
+    private readonly o: SimOptions,
+    private readonly onInvoke: ((op: Operation) => void) | null,
+    private readonly onComplete: ((op: Operation) => void) | null,
+  ) {
     this.rand = rng(o.seed);
     this.maxWrites = o.maxWritesPerKey ?? 256;
     this.maxMops = o.maxMops ?? 4;
@@ -90,14 +104,13 @@ class Simulation {
     for (let i = 0; i < (o.activeKeys ?? 10); i++) this.pool.push(this.freshKey());
   }
 
-  run(): Operation[] {
+  run(): void {
     while (this.invoked < this.o.txns || this.open > 0) {
       const p = Math.floor(this.rand() * this.o.concurrency);
       const a = this.procs[p];
       if (a) this.step(p, a);
       else if (this.invoked < this.o.txns) this.invoke(p);
     }
-    return this.ops;
   }
 
   private freshKey(): number {
@@ -184,6 +197,7 @@ class Simulation {
     }
     this.procs[p] = null;
     this.open--;
+    this.onComplete?.(op);
   }
 
   /** One scheduling step of process p's txn: its next micro-op, or its commit. */
@@ -234,7 +248,7 @@ class Simulation {
     const mops = this.genTxn();
     const input = mops.map((m) => [m[0], m[1], m[0] === 'r' ? null : m[2]]);
     const op: Operation = {
-      id: this.ops.length,
+      id: this.opCount++,
       process: this.procId[p]!,
       f: 'txn',
       type: 'info',
@@ -251,7 +265,7 @@ class Simulation {
       infoTime: null,
     };
     this.index++;
-    this.ops.push(op);
+    this.onInvoke?.(op);
     this.procs[p] = { op, mops, step: 0, snapshot: this.clock, writes: new Map(), locks: [] };
     this.invoked++;
     this.open++;

@@ -1,39 +1,57 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { tagOf } from '../../src/core/history/values.ts';
-import { i32, reserveArena, u8 } from './arena.ts';
+import { i32, reserveArena } from './arena.ts';
 
 /**
- * Client transactions flattened into parallel arrays, so the analyses index integers instead of walking
- * objects: txn t has micro-ops mopStart[t] .. mopStart[t+1]-1; keys are interned to dense ids.
+ * Client transactions flattened into parallel typed arrays, so the analyses index integers instead of
+ * walking objects: txn t has micro-ops mopStart[t] .. mopStart[t+1]-1; keys are interned to dense ids;
+ * values are integer codes (see {@link ValueCodes}); a read of a list keeps its elements as codes in one
+ * shared pool. No Operation object is kept: a history of millions of transactions streams through
+ * {@link TxnBuilder} and costs a few dozen bytes per micro-op.
  *
  * Which value a txn carries: an `ok` op's completion value (what was observed); a `fail` or `info` op's
  * invocation value (what was attempted; an indeterminate op's reads are unknown, a failed op's writes
  * were aborted).
  */
 /** Arena estimate: what the analysis, graph and SCC arrays take per micro-op and per transaction. */
-const ARENA_BYTES_PER_MOP = 60;
-const ARENA_BYTES_PER_TXN = 160;
+const ARENA_BYTES_PER_MOP = 48;
+const ARENA_BYTES_PER_TXN = 140;
 
 export const OK = 0;
 export const INFO = 1;
 export const FAIL = 2;
+const TYPE_NAMES = ['ok', 'info', 'fail'] as const;
 
 export const READ = 0;
 export const WRITE = 1;
 
+/** The value code of nil (an unknown or initial value). */
+export const NIL = -1;
+
 export interface TxnHistory {
   n: number;
-  ops: readonly Operation[];
   status: Uint8Array;
-  process: Int32Array;
+  /** The op's process (-1 when it is not a number). */
+  process: Float64Array;
+  /** History event index of each txn's invocation (the `op N` every report uses). */
+  invokeIndex: Float64Array;
+  /** History event index of each txn's completion, NaN when it never completed. */
+  completeIndex: Float64Array;
   mopStart: Int32Array;
   mopKind: Uint8Array;
   mopKey: Int32Array;
-  /** Written value for writes/appends; the observed value for reads (array, scalar, or null = unknown/initial). */
-  mopValue: unknown[];
+  /** A scalar micro-op value's code, or the pool offset of a read list's first element. */
+  mopCode: Int32Array;
+  /** A read list's length, or -1 when the micro-op's value is a scalar (its code is in mopCode). */
+  mopLen: Int32Array;
+  /** Elements of every read list, as value codes. */
+  pool: Int32Array;
+  values: ValueCodes;
   keys: unknown[];
   /** Client ops that were not transactions (value not a micro-op list): counted, not analysed. */
   skipped: number;
+  /** Every op consumed, transactions or not. */
+  opsConsumed: number;
 }
 
 export class MicroOpError extends Error {}
@@ -43,90 +61,305 @@ export function valueKey(v: unknown): unknown {
   return v !== null && typeof v === 'object' ? `\u0000${JSON.stringify(v)}` : v;
 }
 
-export function extractTxns(ops: readonly Operation[], writeF: 'append' | 'w'): TxnHistory {
-  const clientOps: Operation[] = [];
-  let skipped = 0;
-  for (const op of ops) {
-    if (op.process === 'nemesis') continue;
-    const value = op.type === 'ok' ? op.output : op.input;
-    if (!Array.isArray(value) && !(op.type !== 'ok' && Array.isArray(op.output))) {
-      skipped++;
-      continue;
+/**
+ * Values as int32 codes: a non-negative integer below 2^31 is its own code, nil is {@link NIL}, and any
+ * other value is interned (code -2 - i). Two values have the same code exactly when their
+ * {@link valueKey}s are equal, so analyses compare codes instead of values.
+ */
+export class ValueCodes {
+  private readonly ids = new Map<unknown, number>();
+  readonly interned: unknown[] = [];
+
+  encode(v: unknown): number {
+    if (v === null || v === undefined) return NIL;
+    if (typeof v === 'number' && v >= 0 && v <= 0x7fffffff && Number.isInteger(v)) return v;
+    const k = valueKey(v);
+    let id = this.ids.get(k);
+    if (id === undefined) {
+      id = this.interned.length;
+      this.ids.set(k, id);
+      this.interned.push(v);
     }
-    clientOps.push(op);
+    return -2 - id;
   }
-  // Elle's identity order is the completion position; keep invocation order (faultline's op ids).
-  const n = clientOps.length;
-  const values: unknown[][] = new Array(n);
-  let total = 0;
-  for (let t = 0; t < n; t++) {
-    const op = clientOps[t]!;
+
+  decode(code: number): unknown {
+    return code >= 0 ? code : code === NIL ? null : this.interned[-2 - code];
+  }
+}
+
+/** A micro-op's value as a plain value (a read list as an array). */
+export function mopValue(h: TxnHistory, m: number): unknown {
+  const len = h.mopLen[m]!;
+  if (len < 0) return h.values.decode(h.mopCode[m]!);
+  return decodeList(h, h.mopCode[m]!, len);
+}
+
+/** A read micro-op's list as codes (a view of the pool), or null when its value is not a list. */
+export function readCodes(h: TxnHistory, m: number): Int32Array | null {
+  const len = h.mopLen[m]!;
+  return len < 0 ? null : h.pool.subarray(h.mopCode[m]!, h.mopCode[m]! + len);
+}
+
+export function decodeList(h: TxnHistory, start: number, len: number): unknown[] {
+  const out: unknown[] = new Array(len);
+  for (let i = 0; i < len; i++) out[i] = h.values.decode(h.pool[start + i]!);
+  return out;
+}
+
+/** The op type ('ok', 'info', 'fail') of txn t. */
+export function txnType(h: TxnHistory, t: number): 'ok' | 'info' | 'fail' {
+  return TYPE_NAMES[h.status[t]!]!;
+}
+
+export function extractTxns(ops: Iterable<Operation>, writeF: 'append' | 'w'): TxnHistory {
+  const b = new TxnBuilder(writeF);
+  for (const op of ops) b.add(op);
+  return b.finish();
+}
+
+/**
+ * A growable typed array. It grows by half its size, so appending n values copies O(n) in all while
+ * the spare capacity (and the old copy alive during a resize) stays within 1.5× and 2.5× the data.
+ */
+class Grow<T extends Int32Array | Uint8Array | Float64Array> {
+  length = 0;
+  constructor(
+    public data: T,
+    private readonly make: (n: number) => T,
+  ) {}
+  push(v: number): void {
+    if (this.length === this.data.length) this.reserve(1);
+    this.data[this.length++] = v;
+  }
+  /** Make room for `more` values beyond the current length. */
+  reserve(more: number): void {
+    const need = this.length + more;
+    if (need <= this.data.length) return;
+    const next = this.make(Math.max(need, Math.ceil(this.data.length * 1.5)));
+    next.set(this.data.subarray(0, this.length));
+    this.data = next;
+  }
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+}
+
+const grow32 = () => new Grow(new Int32Array(1024), (n) => new Int32Array(n));
+const grow8 = () => new Grow(new Uint8Array(1024), (n) => new Uint8Array(n));
+const grow64 = () => new Grow(new Float64Array(1024), (n) => new Float64Array(n));
+
+/**
+ * Builds a {@link TxnHistory} from operations fed one at a time, in any order (a stream of completions
+ * arrives in completion order): each transaction is copied into typed arrays at once and its Operation
+ * can be dropped. `finish` puts the transactions in invocation order (faultline's op ids). A malformed
+ * micro-op is remembered and thrown by `finish`, after every op was counted.
+ */
+export class TxnBuilder {
+  private readonly status = grow8();
+  private readonly process = grow64();
+  private readonly invokeIndex = grow64();
+  private readonly completeIndex = grow64();
+  private readonly opId = grow64();
+  private readonly mopStart = grow32();
+  private readonly mopKind = grow8();
+  private readonly mopKey = grow32();
+  private readonly mopCode = grow32();
+  private readonly mopLen = grow32();
+  private readonly pool = grow32();
+  private readonly values = new ValueCodes();
+  private readonly keyIds = new Map<unknown, number>();
+  private readonly keys: unknown[] = [];
+  private skipped = 0;
+  private consumed = 0;
+  private inOrder = true;
+  private error: MicroOpError | null = null;
+
+  constructor(private readonly writeF: 'append' | 'w') {}
+
+  get opsConsumed(): number {
+    return this.consumed;
+  }
+
+  add(op: Operation): void {
+    this.consumed++;
+    if (op.process === 'nemesis' || this.error) return;
     let value = op.type === 'ok' ? op.output : op.input;
-    if (!Array.isArray(value)) value = op.output;
-    values[t] = value as unknown[];
-    total += (value as unknown[]).length;
-  }
-  reserveArena(ARENA_BYTES_PER_MOP * total + ARENA_BYTES_PER_TXN * n + (1 << 20));
-  const status = u8(n);
-  const process = i32(n);
-  const mopStart = i32(n + 1);
-  const mopKind = u8(total);
-  const mopKey = i32(total);
-  const mopValue: unknown[] = new Array(total);
-  const keyIds = new Map<unknown, number>();
-  const keys: unknown[] = [];
-  let m = 0;
-  for (let t = 0; t < n; t++) {
-    const op = clientOps[t]!;
-    status[t] = op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO;
-    process[t] = typeof op.process === 'number' ? op.process : -1;
-    mopStart[t] = m;
-    for (const mop of values[t]!) {
-      if (!Array.isArray(mop) || mop.length < 2 || mop.length > 3) {
-        throw new MicroOpError(`op ${op.invokeIndex}: micro-op ${JSON.stringify(mop)} is not [f key value]`);
+    if (!Array.isArray(value)) {
+      if (op.type === 'ok' || !Array.isArray(op.output)) {
+        this.skipped++;
+        return;
       }
-      const f = mop[0];
-      let kind: number;
-      if (f === 'r') kind = READ;
-      else if (f === writeF) kind = WRITE;
-      else {
-        throw new MicroOpError(
-          `op ${op.invokeIndex}: unexpected micro-op type ${JSON.stringify(f)} (this workload allows "r" and "${writeF}")`,
-        );
-      }
-      const k = valueKey(mop[1]);
-      let id = keyIds.get(k);
-      if (id === undefined) {
-        id = keys.length;
-        keyIds.set(k, id);
-        keys.push(mop[1]);
-      }
-      mopKind[m] = kind;
-      mopKey[m] = id;
-      // A failed or indeterminate op's reads were never observed.
-      mopValue[m] = kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null);
-      m++;
+      value = op.output;
     }
+    const n = this.status.length;
+    if (n > 0 && op.id < this.opId.data[n - 1]!) this.inOrder = false;
+    const start = this.mopKind.length;
+    // After a malformed micro-op the history is not analysed at all: the rest is only counted.
+    for (const mop of value as unknown[]) if (!this.addMop(op, mop)) return;
+    this.status.push(op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO);
+    this.process.push(typeof op.process === 'number' ? op.process : -1);
+    this.invokeIndex.push(op.invokeIndex);
+    this.completeIndex.push(op.completeIndex ?? Number.NaN);
+    this.opId.push(op.id);
+    this.mopStart.push(start);
   }
-  mopStart[n] = m;
-  return {
-    n,
-    ops: clientOps,
-    status,
-    process,
-    mopStart,
-    mopKind,
-    mopKey,
-    mopValue,
-    keys,
-    skipped,
-  };
+
+  private addMop(op: Operation, mop: unknown): boolean {
+    if (!Array.isArray(mop) || mop.length < 2 || mop.length > 3) {
+      this.error = new MicroOpError(
+        `op ${op.invokeIndex}: micro-op ${JSON.stringify(mop)} is not [f key value]`,
+      );
+      return false;
+    }
+    const f = mop[0];
+    let kind: number;
+    if (f === 'r') kind = READ;
+    else if (f === this.writeF) kind = WRITE;
+    else {
+      this.error = new MicroOpError(
+        `op ${op.invokeIndex}: unexpected micro-op type ${JSON.stringify(f)} (this workload allows "r" and "${this.writeF}")`,
+      );
+      return false;
+    }
+    const k = valueKey(mop[1]);
+    let id = this.keyIds.get(k);
+    if (id === undefined) {
+      id = this.keys.length;
+      this.keyIds.set(k, id);
+      this.keys.push(mop[1]);
+    }
+    this.mopKind.push(kind);
+    this.mopKey.push(id);
+    // A failed or indeterminate op's reads were never observed.
+    const v = kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null);
+    if (kind === READ && Array.isArray(v)) {
+      const pool = this.pool;
+      this.mopCode.push(pool.length);
+      this.mopLen.push(v.length);
+      pool.reserve(v.length);
+      const data = pool.data;
+      let at = pool.length;
+      for (let i = 0; i < v.length; i++) {
+        const e = v[i];
+        // The common case inline: a small non-negative integer is its own code.
+        data[at++] = typeof e === 'number' && (e | 0) === e && e >= 0 ? e : this.values.encode(e);
+      }
+      pool.length = at;
+    } else {
+      this.mopCode.push(this.values.encode(v));
+      this.mopLen.push(-1);
+    }
+    return true;
+  }
+
+  finish(): TxnHistory {
+    if (this.error) throw this.error;
+    const n = this.status.length;
+    const mops = this.mopKind.length;
+    reserveArena(ARENA_BYTES_PER_MOP * mops + ARENA_BYTES_PER_TXN * n + (1 << 20));
+    const h: TxnHistory = {
+      n,
+      status: this.status.view(),
+      process: this.process.view(),
+      invokeIndex: this.invokeIndex.view(),
+      completeIndex: this.completeIndex.view(),
+      mopStart: new Int32Array(n + 1),
+      mopKind: this.mopKind.view(),
+      mopKey: this.mopKey.view(),
+      mopCode: this.mopCode.view(),
+      mopLen: this.mopLen.view(),
+      pool: this.pool.view(),
+      values: this.values,
+      keys: this.keys,
+      skipped: this.skipped,
+      opsConsumed: this.consumed,
+    };
+    if (this.inOrder) {
+      h.mopStart.set(this.mopStart.view());
+      h.mopStart[n] = mops;
+      return h;
+    }
+    return this.reordered(h);
+  }
+
+  /** Arrival slots in op id order: a counting pass when ids are dense integers, else a sort. */
+  private idOrder(): Int32Array {
+    const ids = this.opId.view();
+    const n = ids.length;
+    const order = new Int32Array(n);
+    let max = 0;
+    let dense = true;
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0) dense = false;
+      else if (id > max) max = id;
+    }
+    if (dense && max <= 4 * n + 1024) {
+      const slotOf = new Int32Array(max + 1).fill(-1);
+      for (let i = 0; i < n; i++) slotOf[ids[i]!] = i;
+      let t = 0;
+      for (let id = 0; id <= max; id++) if (slotOf[id]! >= 0) order[t++] = slotOf[id]!;
+      if (t === n) return order;
+    }
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order.sort((a, b) => ids[a]! - ids[b]!);
+  }
+
+  /** The same history with txns (and their micro-ops) sorted by op id. */
+  private reordered(h: TxnHistory): TxnHistory {
+    const { n } = h;
+    const order = this.idOrder();
+    const starts = this.mopStart.view();
+    const end = (i: number) => (i + 1 < n ? starts[i + 1]! : h.mopKind.length);
+    const pick = <T extends Uint8Array | Float64Array>(src: T, make: (n: number) => T): T => {
+      const out = make(n);
+      for (let t = 0; t < n; t++) out[t] = src[order[t]!]!;
+      return out;
+    };
+    const mopStart = new Int32Array(n + 1);
+    const mopKind = new Uint8Array(h.mopKind.length);
+    const mopKey = new Int32Array(h.mopKind.length);
+    const mopCode = new Int32Array(h.mopKind.length);
+    const mopLen = new Int32Array(h.mopKind.length);
+    let m = 0;
+    for (let t = 0; t < n; t++) {
+      const i = order[t]!;
+      mopStart[t] = m;
+      const s = starts[i]!;
+      const e = end(i);
+      mopKind.set(h.mopKind.subarray(s, e), m);
+      mopKey.set(h.mopKey.subarray(s, e), m);
+      mopCode.set(h.mopCode.subarray(s, e), m);
+      mopLen.set(h.mopLen.subarray(s, e), m);
+      m += e - s;
+    }
+    mopStart[n] = m;
+    return {
+      ...h,
+      status: pick(h.status, (k) => new Uint8Array(k)),
+      process: pick(h.process, (k) => new Float64Array(k)),
+      invokeIndex: pick(h.invokeIndex, (k) => new Float64Array(k)),
+      completeIndex: pick(h.completeIndex, (k) => new Float64Array(k)),
+      mopStart,
+      mopKind,
+      mopKey,
+      mopCode,
+      mopLen,
+    };
+  }
+}
+
+/** Micro-op → its txn, carved from the check's arena. */
+export function mopTxns(h: TxnHistory): Int32Array {
+  const mopTxn = i32(h.mopKind.length);
+  for (let t = 0; t < h.n; t++) mopTxn.fill(t, h.mopStart[t]!, h.mopStart[t + 1]!);
+  return mopTxn;
 }
 
 /** Render a micro-op for explanations: `[append 253 1]`, `[r 253 [1 3 4]]`. */
 export function renderMop(h: TxnHistory, m: number, writeF: string): string {
   const f = h.mopKind[m] === READ ? 'r' : writeF;
-  return `[${f} ${renderValue(h.keys[h.mopKey[m]!])} ${renderValue(h.mopValue[m])}]`;
+  return `[${f} ${renderValue(h.keys[h.mopKey[m]!])} ${renderValue(mopValue(h, m))}]`;
 }
 
 export function renderValue(v: unknown): string {
