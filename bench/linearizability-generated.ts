@@ -39,6 +39,9 @@ export interface GeneratedCase {
   /** Reading and pairing the file (0 for in-memory cases). */
   readSeconds: number;
   checkSeconds: number;
+  /** CPU time (all threads) of reading and pairing, and of the check. */
+  readCpuSeconds: number;
+  checkCpuSeconds: number;
   wallSeconds: number;
   cpuSeconds: number;
   peakRssMB: number;
@@ -113,6 +116,7 @@ async function runCase(kind: string, ops: number, format: string): Promise<Gener
     timeoutMs = HARD_BUDGET_MS;
     cpu0 = process.cpuUsage();
   }
+  const cpuRead = process.cpuUsage(cpu0);
   const tCheck = performance.now();
   const outcome = await checkPrepared(model, prepared, { timeoutMs, workers: 0 });
   const checkSeconds = (performance.now() - tCheck) / 1000;
@@ -123,6 +127,8 @@ async function runCase(kind: string, ops: number, format: string): Promise<Gener
     format: kind === 'sized' ? (format as 'jsonl' | 'porcupine-etcd') : 'memory',
     readSeconds,
     checkSeconds,
+    readCpuSeconds: (cpuRead.user + cpuRead.system) / 1e6,
+    checkCpuSeconds: (cpu.user + cpu.system - cpuRead.user - cpuRead.system) / 1e6,
     wallSeconds: readSeconds + checkSeconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),

@@ -157,7 +157,7 @@ if (json) {
   if (loaded.length > 0) printFixtures();
   for (const g of generated) {
     console.log(
-      `${g.name.padEnd(26)} ${String(g.valid).padEnd(7)} read+pair ${g.readSeconds.toFixed(2).padStart(6)} s  check ${g.checkSeconds.toFixed(2).padStart(6)} s  ` +
+      `${g.name.padEnd(26)} ${String(g.valid).padEnd(7)} read+pair ${g.readSeconds.toFixed(2).padStart(6)} s (cpu ${g.readCpuSeconds.toFixed(2)} s)  check ${g.checkSeconds.toFixed(2).padStart(6)} s (cpu ${g.checkCpuSeconds.toFixed(2)} s)  ` +
         `wall ${g.wallSeconds.toFixed(2).padStart(6)} s  cpu ${g.cpuSeconds.toFixed(2).padStart(6)} s  peak RSS ${String(g.peakRssMB).padStart(5)} MB  cache ${g.cacheEntries}`,
     );
   }

@@ -132,21 +132,23 @@ export class HistoryPreparer {
     }
     if (op.id < this.lastId) this.sorted = false;
     this.lastId = op.id;
-    const encoded: EncodedOp = {
-      id: op.id,
-      process: op.process,
-      call: op.invokeIndex,
-      ret: open ? Number.POSITIVE_INFINITY : (op.completeIndex as number),
-      input: io.input,
-      output: io.output,
-    };
     const shared = this.intern(io.input, io.output);
-    if (shared) {
-      encoded.input = shared.input;
-      encoded.output = shared.output;
-      encoded.io = shared.io;
-    }
-    list.push(encoded);
+    const call = op.invokeIndex;
+    const ret = open ? Number.POSITIVE_INFINITY : (op.completeIndex as number);
+    // One object literal per case, so every EncodedOp has one of two fixed shapes.
+    list.push(
+      shared
+        ? {
+            id: op.id,
+            process: op.process,
+            call,
+            ret,
+            input: shared.input,
+            output: shared.output,
+            io: shared.io,
+          }
+        : { id: op.id, process: op.process, call, ret, input: io.input, output: io.output },
+    );
   }
 
   private intern(input: unknown, output: unknown): IoClass | null {

@@ -63,6 +63,10 @@ function sortEntries(ops: readonly SearchOp[]): Int32Array {
       else if (o.ret > maxFinite) maxFinite = o.ret;
     } else if (o.ret !== Number.POSITIVE_INFINITY) packable = false;
   }
+  if (packable && maxFinite < 8 * 2 * n + 1024) {
+    const direct = placeByPosition(ops, maxFinite, order);
+    if (direct) return order;
+  }
   if (packable) {
     const keys = new Float64Array(2 * n);
     const never = maxFinite + 1; // an unknown return sorts after every event, ties by op
@@ -85,6 +89,37 @@ function sortEntries(ops: readonly SearchOp[]): Int32Array {
   return order;
 }
 
+/**
+ * The common case of {@link sortEntries} in linear time: when no two finite times are equal (event
+ * positions of one history are distinct), entries are placed by position, then the unknown returns
+ * in op order. False (order unspecified) when two entries share a position.
+ */
+function placeByPosition(ops: readonly SearchOp[], maxFinite: number, order: Int32Array): boolean {
+  const n = ops.length;
+  const at = new Int32Array(maxFinite + 1); // entry + 1 at each position
+  let open = 0;
+  for (let i = 0; i < n; i++) {
+    const o = ops[i] as SearchOp;
+    if (at[o.call] !== 0) return false;
+    at[o.call] = 2 * i + 1;
+    if (o.ret === Number.POSITIVE_INFINITY) open++;
+    else {
+      if (at[o.ret] !== 0) return false;
+      at[o.ret] = 2 * i + 2;
+    }
+  }
+  let k = 0;
+  for (let p = 0; p <= maxFinite; p++) {
+    const e1 = at[p] as number;
+    if (e1 !== 0) order[k++] = e1 - 1;
+  }
+  if (open > 0) {
+    for (let i = 0; i < n; i++)
+      if ((ops[i] as SearchOp).ret === Number.POSITIVE_INFINITY) order[k++] = 2 * i + 1;
+  }
+  return true;
+}
+
 export interface SearchOptions {
   /** Linearize read-only ops greedily (default true); false searches in Porcupine's exact order. */
   greedyReads?: boolean;
@@ -100,7 +135,7 @@ export interface SearchOptions {
  *   doubly linked list in Int32Arrays; node 0 is the head, node 2n+1 a tail sentinel;
  * - model states are interned integers with a memoized step table (StateSpace);
  * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
- * - the cache is a chained hash set over (bitset window, state id) records in one flat Int32Array.
+ * - the cache is an open-addressing hash set over (bitset window, state id) records in flat Int32Arrays.
  *
  * One pruning beyond Porcupine: an op the model calls read-only (legal only without changing the
  * state, e.g. a read or a failed cas) is linearized as soon as it is a legal candidate, without
@@ -149,10 +184,9 @@ export class PartitionSearch {
   private sid = 0;
   private bitHash = 0;
 
-  // Cache: separate chaining over variable-length records (see insertIfAbsent).
-  private heads = new Int32Array(1024);
-  private chain = new Int32Array(1024);
-  private offsets = new Int32Array(1024);
+  // Cache: open addressing over variable-length records (see insertIfAbsent).
+  /** Pairs [hash, record offset + 1]; 0 in the second cell marks an empty slot. */
+  private slots = new Int32Array(2 * 1024);
   private records = new Int32Array(16 * 1024);
   private recordsUsed = 0;
   /** Window of the current bitset: first word not all ones, one past the last non-zero word. */
@@ -386,69 +420,55 @@ export class PartitionSearch {
    * 100,000-op history would otherwise copy 12 KB per configuration). The window is canonical, so
    * equal sets have equal records.
    *
-   * Separate chaining: `heads` maps a bucket to its newest entry, `chain` links entries, and a record
-   * [hash, state id, lo, length, words…] is contiguous at `offsets[entry]`.
+   * Open addressing with linear probing: a slot is two adjacent cells [hash, record offset + 1], so a
+   * probe touches one cache line and the record [state id, lo, length, words…] is read only when the
+   * 32-bit hash matches (almost always a true hit). The table is kept at most half full.
    */
   private insertIfAbsent(hash: number, sid: number, lo: number, hi: number): boolean {
     const bits = this.bits;
     const records = this.records;
-    const chain = this.chain;
-    const offsets = this.offsets;
+    const slots = this.slots;
     const len = hi - lo;
-    const bucket = (hash ^ (hash >>> 15)) & (this.heads.length - 1);
-    for (let e1 = this.heads[bucket] as number; e1 !== 0; e1 = chain[e1 - 1] as number) {
-      const base = offsets[e1 - 1] as number;
-      if (
-        records[base] !== hash ||
-        records[base + 1] !== sid ||
-        records[base + 2] !== lo ||
-        records[base + 3] !== len
-      ) {
-        continue;
-      }
-      let same = true;
-      for (let k = 0; k < len; k++) {
-        if (records[base + 4 + k] !== ((bits[lo + k] as number) | 0)) {
-          same = false;
-          break;
+    const mask = (slots.length >> 1) - 1;
+    let i = (hash ^ (hash >>> 15)) & mask;
+    for (;;) {
+      const ref = slots[2 * i + 1] as number;
+      if (ref === 0) break;
+      if (slots[2 * i] === hash) {
+        const base = ref - 1;
+        if (records[base] === sid && records[base + 1] === lo && records[base + 2] === len) {
+          let same = true;
+          for (let k = 0; k < len; k++) {
+            if (records[base + 3 + k] !== ((bits[lo + k] as number) | 0)) {
+              same = false;
+              break;
+            }
+          }
+          if (same) return false;
         }
       }
-      if (same) return false;
+      i = (i + 1) & mask;
     }
     if (this.entryCount >= CACHE_LIMIT) {
       this.forgotten += this.entryCount;
       this.entryCount = 0;
       this.recordsUsed = 0;
-      this.heads.fill(0);
+      this.slots.fill(0);
       return this.insertIfAbsent(hash, sid, lo, hi);
     }
-    const id = this.entryCount;
-    if (id === this.chain.length) this.growEntries();
-    if (this.recordsUsed + 4 + len > this.records.length) this.growRecords(4 + len);
+    if (this.recordsUsed + 3 + len > this.records.length) this.growRecords(3 + len);
     const out = this.records;
     const base = this.recordsUsed;
-    out[base] = hash;
-    out[base + 1] = sid;
-    out[base + 2] = lo;
-    out[base + 3] = len;
-    for (let k = 0; k < len; k++) out[base + 4 + k] = bits[lo + k] as number;
-    this.recordsUsed = base + 4 + len;
-    this.offsets[id] = base;
-    this.chain[id] = this.heads[bucket] as number;
-    this.heads[bucket] = id + 1;
-    this.entryCount = id + 1;
-    if (this.entryCount > this.heads.length) this.rebuildHeads(this.heads.length * 2);
+    out[base] = sid;
+    out[base + 1] = lo;
+    out[base + 2] = len;
+    for (let k = 0; k < len; k++) out[base + 3 + k] = bits[lo + k] as number;
+    this.recordsUsed = base + 3 + len;
+    slots[2 * i] = hash;
+    slots[2 * i + 1] = base + 1;
+    this.entryCount++;
+    if (2 * this.entryCount > mask + 1) this.growSlots();
     return true;
-  }
-
-  private growEntries(): void {
-    const cap = this.chain.length * 2;
-    const chain = new Int32Array(cap);
-    chain.set(this.chain);
-    this.chain = chain;
-    const offsets = new Int32Array(cap);
-    offsets.set(this.offsets);
-    this.offsets = offsets;
   }
 
   private growRecords(need: number): void {
@@ -457,18 +477,20 @@ export class PartitionSearch {
     this.records = records;
   }
 
-  private rebuildHeads(size: number): void {
-    const heads = new Int32Array(size);
-    const chain = this.chain;
-    const records = this.records;
-    const offsets = this.offsets;
-    const mask = size - 1;
-    for (let e = 0; e < this.entryCount; e++) {
-      const h = records[offsets[e] as number] as number;
-      const b = (h ^ (h >>> 15)) & mask;
-      chain[e] = heads[b] as number;
-      heads[b] = e + 1;
+  /** Double the slot table and re-place every entry by its stored hash. */
+  private growSlots(): void {
+    const old = this.slots;
+    const slots = new Int32Array(old.length * 2);
+    const mask = (slots.length >> 1) - 1;
+    for (let j = 0; j < old.length; j += 2) {
+      const ref = old[j + 1] as number;
+      if (ref === 0) continue;
+      const h = old[j] as number;
+      let i = (h ^ (h >>> 15)) & mask;
+      while (slots[2 * i + 1] !== 0) i = (i + 1) & mask;
+      slots[2 * i] = h;
+      slots[2 * i + 1] = ref;
     }
-    this.heads = heads;
+    this.slots = slots;
   }
 }

@@ -151,3 +151,38 @@ test('Porcupine etcd logs: timed-out completions carry the error, not a value', 
   const p = pairEvents(h);
   t.true(p.ops.every((o) => typeof o.process === 'number'));
 });
+
+test('open ops are tracked alike for small and large process ids and the nemesis', (t) => {
+  const evs = events([
+    ['invoke', 3, 'write', 1],
+    ['invoke', 70_000, 'write', 2],
+    ['info', 'nemesis', 'start', null],
+    ['invoke', 5, 'read', null],
+    ['ok', 70_000, 'write', 2],
+    ['invoke', 70_000, 'read', null],
+    ['ok', 3, 'write', 1],
+  ]);
+  const { ops, retiredProcesses } = pairEvents(evs);
+  t.deepEqual(
+    ops.map((o) => [o.id, o.process, o.type, o.completeIndex]),
+    [
+      [0, 3, 'ok', 6],
+      [1, 70_000, 'ok', 4],
+      [2, 'nemesis', 'info', null],
+      [3, 5, 'info', null],
+      [4, 70_000, 'info', null],
+    ],
+  );
+  t.deepEqual(retiredProcesses.sort(), [5, 70_000]);
+  t.throws(() => pairEvents(events([['ok', 9, 'write', 1]])), { instanceOf: PairingError });
+  t.throws(
+    () =>
+      pairEvents(
+        events([
+          ['invoke', 70_001, 'write', 1],
+          ['invoke', 70_001, 'write', 2],
+        ]),
+      ),
+    { message: /invoked again/ },
+  );
+});

@@ -34,9 +34,14 @@ export function refuteStaleObservation(
   ops: readonly RefutableOp<RegisterInput, RegisterOutput>[],
   initialValue: unknown,
 ): Refutation | null {
-  const producer = new Map<string, number>();
+  // Keyed by the value itself when it is not a string or object (Map's SameValueZero agrees with
+  // deepEqual there, and such keys never equal a string), else by its canonical string: no string is
+  // built per op on a history of numbers.
+  const producer = new Map<unknown, number>();
+  const keyOf = (v: unknown): unknown =>
+    typeof v === 'string' || (v !== null && typeof v === 'object') ? canonicalKey(v) : v;
   const produce = (v: unknown, i: number) => {
-    const k = canonicalKey(v);
+    const k = keyOf(v);
     producer.set(k, producer.has(k) ? MANY : i);
   };
   produce(initialValue, INITIAL);
@@ -74,7 +79,7 @@ export function refuteStaleObservation(
     if (o.input.f === 'read') seen = o.output.value;
     else if (o.input.f === 'cas') seen = o.input.a;
     else continue;
-    const p = producer.get(canonicalKey(seen));
+    const p = producer.get(keyOf(seen));
     if (p === undefined) {
       return {
         op: r,

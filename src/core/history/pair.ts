@@ -33,13 +33,20 @@ export function pairEvents(events: HistoryEvent[]): PairedHistory {
   return { events, ops: pairer.finish(), retiredProcesses: pairer.retired() };
 }
 
+/** Client process ids below this keep their open op in an array slot (Jepsen's are small integers). */
+const DIRECT_PROCESSES = 1 << 16;
+
 /**
  * Incremental pairing, for callers that stream events (stats) and want to count problems rather than
  * stop at the first. `push` returns a problem description instead of throwing.
  */
 export class Pairer {
   readonly ops: Operation[] = [];
+  /** Open ops of client processes below {@link DIRECT_PROCESSES}, indexed by process (no hashing). */
+  private readonly openByNumber: (Operation | undefined)[] = [];
+  /** Open ops of the nemesis and of larger process ids. */
   private readonly open = new Map<ProcessId, Operation>();
+  private openCount = 0;
   private readonly retiredSet = new Set<ProcessId>();
   /** When false, ops are not kept (only counted): constant memory apart from open ops. */
   constructor(private readonly keepOps = true) {}
@@ -49,7 +56,8 @@ export class Pairer {
 
   push(ev: HistoryEvent): string | undefined {
     const p = ev.process;
-    const current = this.open.get(p);
+    const direct = typeof p === 'number' && p < DIRECT_PROCESSES;
+    const current = direct ? this.openByNumber[p] : this.open.get(p);
     if (ev.type === 'invoke' || (p === 'nemesis' && ev.type === 'info' && current === undefined)) {
       if (current !== undefined) {
         return `process ${p} invoked again while its op from event ${current.invokeIndex} is still open`;
@@ -73,11 +81,15 @@ export class Pairer {
       };
       if (typeof ev.intendedTime === 'number') op.intendedTime = ev.intendedTime;
       if (this.keepOps) this.ops.push(op);
-      this.open.set(p, op);
+      if (direct) this.openByNumber[p] = op;
+      else this.open.set(p, op);
+      this.openCount++;
       return undefined;
     }
     if (current === undefined) return `process ${p} completed (${ev.type}) with no open invocation`;
-    this.open.delete(p);
+    if (direct) this.openByNumber[p] = undefined;
+    else this.open.delete(p);
+    this.openCount--;
     current.type = ev.type;
     current.completeIndex = ev.index;
     current.error = ev.error ?? null;
@@ -97,7 +109,9 @@ export class Pairer {
 
   /** Ops still open now (in invocation order). */
   openOps(): Operation[] {
-    return [...this.open.values()].sort((a, b) => a.id - b.id);
+    const out = [...this.open.values()];
+    if (out.length < this.openCount) for (const op of this.openByNumber) if (op !== undefined) out.push(op);
+    return out.sort((a, b) => a.id - b.id);
   }
 
   /** Ends the history: every open op stays open forever and its client process is retired. */
@@ -107,6 +121,8 @@ export class Pairer {
       this.onClosed?.(op);
     }
     this.open.clear();
+    this.openByNumber.length = 0;
+    this.openCount = 0;
     return this.ops;
   }
 
