@@ -48,7 +48,7 @@ const PEER_EXPECT: Record<string, boolean> = {
 /** How long after heal a peer may take to see the member serving again (an etcd member rejoining). */
 const PEER_BACK_MS = 20_000;
 
-function peerText(v: PeerView): string {
+export function peerText(v: PeerView): string {
   return `${v.up === null ? 'unknown' : v.up ? 'up' : 'down'}: ${v.detail}`;
 }
 
@@ -56,7 +56,7 @@ function peerText(v: PeerView): string {
  * Ask the peer until it sees `want` (bounded): a kill is seen at once, a paused member after the probe's
  * own timeout, a restarted one once it serves again.
  */
-async function peerSees(
+export async function peerSees(
   sut: SutHooks,
   observer: string,
   node: string,
@@ -78,7 +78,7 @@ async function peerSees(
 }
 
 /** A peer for each target: the first node of the cluster that is not itself a target. */
-function observersFor(remote: Remote, targets: readonly string[]): string | null {
+export function observersFor(remote: Remote, targets: readonly string[]): string | null {
   return remote.nodes.map((n) => n.name).find((n) => !targets.includes(n)) ?? null;
 }
 
