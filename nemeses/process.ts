@@ -65,6 +65,7 @@ export async function peerSees(
 ): Promise<PeerView> {
   const ask = sut.peerView as NonNullable<SutHooks['peerView']>;
   let view = await ask(observer, node);
+  if (ms <= 0) return view;
   await waitFor(
     async () => {
       if (view.up === want) return true;
@@ -88,19 +89,24 @@ async function peerSignal(
   node: string,
   phase: 'during' | 'after',
   ms: number,
+  othersInForce: readonly string[] = [],
 ): Promise<EvidenceSignal | null> {
   const peer = undo.peers?.[node];
   if (!peer || !sut?.peerView) return null;
   const want = phase === 'after' ? true : (PEER_EXPECT[undo.action] ?? false);
-  const view = await peerSees(sut, peer.observer, node, want, ms);
+  // After heal, with other faults still in force (a partition may cut the peer off), the peer's view
+  // is read once and not judged: waiting for it would hold up those faults' own heal.
+  const unjudged = phase === 'after' && othersInForce.length > 0;
+  const view = await peerSees(sut, peer.observer, node, want, unjudged ? 0 : ms);
   return {
     side: 'victim',
     node,
     signal: `${sut.name ?? 'database'} member ${node} as peer ${peer.observer} sees it`,
     before: peer.before,
     [phase]: peerText(view),
-    landed: view.up === want,
+    landed: view.up === want || unjudged,
     ...(view.up === null && { note: 'the peer could not tell (never read as down)' }),
+    ...(unjudged && view.up !== want && { note: `not judged: ${othersInForce.join(', ')} still in force` }),
   };
 }
 
@@ -389,7 +395,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
             landed: fresh !== null && fresh !== pid && !isGone(state),
           });
         }
-        const peer = await peerSignal(ctx?.sut, undo, node, 'after', PEER_BACK_MS);
+        const peer = await peerSignal(ctx?.sut, undo, node, 'after', PEER_BACK_MS, ctx?.othersInForce);
         if (peer) signals.push(peer);
       }),
     );
