@@ -27,7 +27,8 @@ const action = (name: string): FaultActionDefinition => ({
   startOp: 'start-lazyfs',
   stopOp: 'stop-lazyfs',
   restartsDb: true,
-  startsDbAfterInject: true,
+  // fsync-fail starts the database on the mount itself, so that its fsyncs begin to fail while it runs.
+  startsDbAfterInject: name !== 'fsync-fail',
   dbNeeds: needs,
   nodeNeeds,
 });

@@ -7,16 +7,20 @@ import {
   daemonOnDirCommand,
   fsyncProbeCommand,
   installProgramCommand,
+  ioErrorLogCommand,
   ioProbeCommand,
   listMountsCommand,
   mountCommand,
   mountedCommand,
+  parseIoErrorLog,
   parseProbe,
+  pidAliveCommand,
   stopDaemonCommand,
   unmountCommand,
 } from './commands/lazyfs.ts';
 import { LAZYFS_PROGRAM } from './lazyfs-program.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
+import { observersFor, peerSees, peerText } from './process.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -26,6 +30,7 @@ import {
   type FaultRecord,
   type InjectOptions,
   type Nemesis,
+  type SutHooks,
 } from './types.ts';
 
 /**
@@ -38,7 +43,11 @@ import {
  *   once, every write not fsynced is dropped, the filesystem is unmounted and the database restarted
  *   on what survived. Evidence: the bytes and files dropped (injector), each dropped file's size as the
  *   database left it and as it survived (victim).
- * - fsync-fail: every fsync fails with EIO during the window.
+ * - fsync-fail: every fsync fails with EIO during the window. With the database's own start (the fault
+ *   plane's), the database is first started on the mount and seen writing through it, and only then do
+ *   its fsyncs begin to fail, as a disk failing under a running database would: the evidence is the
+ *   database's own fsyncs answering EIO (injector) and what it did about it (victim: exited, I/O errors
+ *   in its log, a peer seeing it down); after heal it runs and serves again.
  * - fsync-delay: every fsync waits params.delayMs first.
  * - slow: every read and write waits params.delayMs first.
  *
@@ -73,6 +82,20 @@ interface NodeUndo {
   dropped?: DropReport | null;
   /** The pid the power failure killed. */
   killed?: string;
+  /** fsync-fail on a running database: what it had done on the mount when its fsyncs began to fail. */
+  running?: RunningBefore;
+}
+
+interface RunningBefore {
+  pid: number;
+  writes: number;
+  fsyncs: number;
+  /** Lines of its log reporting an I/O error, before. */
+  ioErrors: number;
+  logFiles: string[];
+  /** The peer that watches it, and how it saw it before. */
+  observer?: string;
+  peerBefore?: string;
 }
 
 interface LazyfsUndo extends Record<string, unknown> {
@@ -172,10 +195,47 @@ async function arm(remote: Remote, node: string, u: NodeUndo, mode: string[] | n
       log: `${u.socket}.log`,
     }),
   );
-  if (mode) {
-    const out = await control(remote, node, u, mode);
-    if (!parseJson(statsReport, out)) throw new Error(`${node}: lazyfs ${mode.join(' ')}: ${out.trim()}`);
-  }
+  if (mode) await setMode(remote, node, u, mode);
+}
+
+async function setMode(remote: Remote, node: string, u: NodeUndo, mode: string[]) {
+  const out = await control(remote, node, u, mode);
+  if (!parseJson(statsReport, out)) throw new Error(`${node}: lazyfs ${mode.join(' ')}: ${out.trim()}`);
+}
+
+async function ioErrorsLogged(remote: Remote, node: string, files: readonly string[]) {
+  return parseIoErrorLog((await run(remote, node, ioErrorLogCommand(files), false)).stdout);
+}
+
+/**
+ * fsync-fail under a running database: start it on the mount, wait until it runs there and writes
+ * through it, note what it did and what its log and a peer say, then make every fsync fail.
+ */
+async function failUnderRunningDb(
+  remote: Remote,
+  node: string,
+  u: NodeUndo,
+  start: (node: string) => Promise<void>,
+  sut: SutHooks | undefined,
+) {
+  await start(node);
+  const seen = await watchLanding(remote, node, u);
+  const pid = Number.parseInt(seen.onDir, 10);
+  if (!Number.isFinite(pid) || (seen.stats?.writes ?? 0) === 0)
+    throw new Error(
+      `${node}: ${u.processName} did not run and write on the lazy filesystem within 20 s (${seen.onDir}, ${seen.stats?.writes ?? 0} writes)`,
+    );
+  const logFiles = sut?.logFiles?.(node) ?? [];
+  const observer = sut?.peerView ? observersFor(remote, [node]) : null;
+  u.running = {
+    pid,
+    writes: seen.stats?.writes ?? 0,
+    fsyncs: seen.stats?.fsyncs ?? 0,
+    ioErrors: (await ioErrorsLogged(remote, node, logFiles)).count,
+    logFiles,
+    ...(observer && sut?.peerView && { observer, peerBefore: peerText(await sut.peerView(observer, node)) }),
+  };
+  await setMode(remote, node, u, ['fsync-fail', 'on']);
 }
 
 /** Poll until the database runs on the mount and the filesystem has seen writes from it (up to 20 s). */
@@ -214,6 +274,76 @@ function victimSignal(
   return { side: 'victim', node, signal, during: seen.onDir, landed: seen.onDir !== 'none' };
 }
 
+/** How long a database may take to react to its fsyncs failing (it fsyncs on its next write). */
+const REACTION_MS = 20_000;
+
+/**
+ * The database's fsyncs answering EIO (the filesystem's counter, read before the probe adds its own),
+ * and what the database did: exited, logged an I/O error, and how a peer sees it.
+ */
+async function fsyncFailReaction(
+  remote: Remote,
+  node: string,
+  u: NodeUndo,
+  r: RunningBefore,
+  sut: SutHooks | undefined,
+): Promise<EvidenceSignal[]> {
+  const end = Date.now() + REACTION_MS;
+  let s: Stats | null = null;
+  let alive = 'running';
+  let log = { count: r.ioErrors, last: '' };
+  for (;;) {
+    s = await stats(remote, node, u);
+    alive = (await run(remote, node, pidAliveCommand(r.pid), false)).stdout.trim();
+    log = await ioErrorsLogged(remote, node, r.logFiles);
+    const failed = (s?.fsyncsFailed ?? 0) > 0;
+    if ((failed && (alive === 'exited' || log.count > r.ioErrors)) || Date.now() > end) break;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  const failed = s?.fsyncsFailed ?? 0;
+  const logged = log.count > r.ioErrors;
+  const out: EvidenceSignal[] = [
+    {
+      side: 'injector',
+      node,
+      signal: `${u.processName}'s own fsyncs on the lazy filesystem`,
+      before: `${r.fsyncs} fsyncs ok, ${r.writes} writes (pid ${r.pid} running on the mount)`,
+      during: s ? `${failed} fsync(s) answered EIO` : 'no answer from the filesystem',
+      landed: failed > 0,
+    },
+    {
+      side: 'victim',
+      node,
+      signal: `${u.processName} pid ${r.pid} once its fsyncs fail (process; I/O errors in its log)`,
+      before: `running; ${r.ioErrors} I/O error line(s) logged`,
+      during: `${alive}; ${log.count} I/O error line(s) logged${logged && log.last ? `, last: ${log.last}` : ''}`,
+      landed: failed > 0 && (alive === 'exited' || logged),
+      ...(failed > 0 &&
+        alive !== 'exited' &&
+        !logged && {
+          note: `its fsyncs failed and it neither exited nor logged an I/O error within ${REACTION_MS / 1000} s`,
+        }),
+    },
+  ];
+  if (r.observer && sut?.peerView) {
+    const want = alive === 'exited' ? false : null;
+    const view =
+      want === false
+        ? await peerSees(sut, r.observer, node, false, 10_000)
+        : await sut.peerView(r.observer, node);
+    out.push({
+      side: 'victim',
+      node,
+      signal: `${sut.name ?? 'database'} member ${node} as peer ${r.observer} sees it`,
+      before: r.peerBefore ?? 'unknown',
+      during: peerText(view),
+      // Informative when the process stays up (a database may refuse writes yet answer health checks).
+      landed: want === null || view.up === false,
+    });
+  }
+  return out;
+}
+
 async function modeSignal(remote: Remote, node: string, action: LazyfsAction, u: NodeUndo, delayMs?: number) {
   if (action === 'fsync-fail' || action === 'fsync-delay') {
     const probe = parseProbe((await run(remote, node, fsyncProbeCommand(u.dir), false)).stdout);
@@ -235,6 +365,45 @@ async function modeSignal(remote: Remote, node: string, action: LazyfsAction, u:
     during: probe ? `${probe.ms} ms` : 'no answer',
     landed: probe !== null && probe.ms >= (delayMs ?? 0) * 0.9,
   };
+}
+
+/** After an fsync-fail window: the database runs again on its own directory, and a peer sees it serving. */
+async function backAfterHeal(
+  remote: Remote,
+  node: string,
+  u: NodeUndo,
+  r: RunningBefore,
+  sut: SutHooks | undefined,
+): Promise<EvidenceSignal[]> {
+  const end = Date.now() + REACTION_MS;
+  let onDir = 'none';
+  for (;;) {
+    onDir = (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim();
+    if (onDir !== 'none' || Date.now() > end) break;
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  const out: EvidenceSignal[] = [
+    {
+      side: 'victim',
+      node,
+      signal: `${u.processName} running on ${u.dir} (pid, files open there)`,
+      before: `pid ${r.pid}`,
+      after: onDir === 'none' ? 'not running' : `pid ${onDir.replace(' ', ', files open there: ')}`,
+      landed: onDir !== 'none',
+    },
+  ];
+  if (r.observer && sut?.peerView) {
+    const view = await peerSees(sut, r.observer, node, true, REACTION_MS);
+    out.push({
+      side: 'victim',
+      node,
+      signal: `${sut.name ?? 'database'} member ${node} as peer ${r.observer} sees it`,
+      before: r.peerBefore ?? 'unknown',
+      after: peerText(view),
+      landed: view.up !== false,
+    });
+  }
+  return out;
 }
 
 export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
@@ -273,29 +442,40 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         const u = perNode[node] as NodeUndo;
         const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName].join('|');
         await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), MARKERS), id, marker));
-        await arm(remote, node, u, modeWords(action, p.delayMs));
+        const start = opts?.startProcess;
+        if (action === 'fsync-fail' && start) {
+          await arm(remote, node, u, null);
+          await failUnderRunningDb(remote, node, u, start, opts?.sut);
+        } else await arm(remote, node, u, modeWords(action, p.delayMs));
       }),
     );
     return record;
   },
 
-  async evidence(remote, record): Promise<FaultEvidence> {
+  async evidence(remote, record, ctx): Promise<FaultEvidence> {
     const undo = record.undo as LazyfsUndo;
     const delayMs = (record.spec.params as { delayMs?: number } | undefined)?.delayMs;
     const perNode = await Promise.all(
       record.nodes.map(async (node): Promise<EvidenceSignal[]> => {
         const u = undo.perNode[node] as NodeUndo;
         const mounted = (await run(remote, node, mountedCommand(u.dir), false)).stdout.trim();
+        const mount: EvidenceSignal = {
+          side: 'injector',
+          node,
+          signal: `lazy filesystem mounted on ${u.dir}`,
+          before: 'absent',
+          during: mounted,
+          landed: mounted === 'mounted',
+        };
+        if (u.running)
+          return [
+            mount,
+            ...(await fsyncFailReaction(remote, node, u, u.running, ctx?.sut)),
+            await modeSignal(remote, node, undo.action, u, delayMs),
+          ];
         const seen = await watchLanding(remote, node, u);
         const out: EvidenceSignal[] = [
-          {
-            side: 'injector',
-            node,
-            signal: `lazy filesystem mounted on ${u.dir}`,
-            before: 'absent',
-            during: mounted,
-            landed: mounted === 'mounted',
-          },
+          mount,
           {
             side: 'injector',
             node,
@@ -361,7 +541,7 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     );
   },
 
-  async evidenceAfterHeal(remote, record): Promise<FaultEvidence> {
+  async evidenceAfterHeal(remote, record, ctx): Promise<FaultEvidence> {
     const undo = record.undo as LazyfsUndo;
     const signals: EvidenceSignal[] = [];
     for (const [node, u] of Object.entries(undo.perNode)) {
@@ -373,6 +553,7 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         after: mounted,
         landed: mounted === 'absent',
       });
+      if (u.running) signals.push(...(await backAfterHeal(remote, node, u, u.running, ctx?.sut)));
       if (undo.action !== 'lose-unfsynced') continue;
       const d = u.dropped;
       signals.push({

@@ -11,6 +11,7 @@ import { classifyFaultOp, nemeses } from './registry.ts';
 import { selectTargets, TargetError } from './targets.ts';
 import {
   DbCapabilityMissingError,
+  type EvidenceContext,
   type EvidenceSignal,
   type FaultEvidence,
   type FaultOpMeaning,
@@ -260,6 +261,14 @@ export class FaultPlane implements NemesisDriver {
     return this.o.sut ? { sut: this.o.sut } : {};
   }
 
+  /** The context of an after-heal measurement: the other windows still open (never waited out). */
+  private afterHealContext(record: FaultRecord): EvidenceContext {
+    const others = [...this.active.values()]
+      .filter((a) => a.record.id !== record.id && !a.record.healedAt)
+      .map((a) => `${a.record.id} ${a.record.spec.kind}`);
+    return { ...this.evidenceContext(), ...(others.length > 0 && { othersInForce: others }) };
+  }
+
   /** Heal one fault (the database started again if it stopped it), then measure its signals again. */
   async heal(record: FaultRecord): Promise<void> {
     await this.healOne(record);
@@ -283,7 +292,7 @@ export class FaultPlane implements NemesisDriver {
   private async measureAfterHeal(record: FaultRecord): Promise<void> {
     const nemesis = await this.lookup(record.spec.kind);
     const after: FaultEvidence = nemesis.evidenceAfterHeal
-      ? await nemesis.evidenceAfterHeal(this.o.remote, record, this.evidenceContext()).catch(
+      ? await nemesis.evidenceAfterHeal(this.o.remote, record, this.afterHealContext(record)).catch(
           (err): FaultEvidence => ({
             landed: false,
             reason: `after-heal evidence failed: ${errorMessage(err)}`,

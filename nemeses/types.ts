@@ -74,6 +74,11 @@ export interface InjectOptions {
 /** What evidence may read besides the nodes: the system under test's own views. */
 export interface EvidenceContext {
   sut?: SutHooks;
+  /**
+   * After heal: the other faults still in force (e.g. "w4 partition"). A peer cut off by one of them
+   * cannot show the member back, so that view is read once and not judged, rather than waited for.
+   */
+  othersInForce?: string[];
 }
 
 export interface Nemesis {

@@ -158,3 +158,28 @@ export function parseProbe(text: string): ProbeResult | null {
   if (!m) return null;
   return { ok: m[1] === 'ok', ms: Number(m[2]), ...(m[3] && { error: m[3] }) };
 }
+
+/** What a database's log says about an I/O error (EIO), in any of the usual spellings. */
+export const IO_ERROR_PATTERN = 'input/output error|I/O error|[^A-Z]EIO([^A-Z]|$)';
+
+/**
+ * Count the lines of the database's log files that report an I/O error, and print the last one (cut to
+ * 400 characters): `COUNT` on the first line, the last matching line on the second.
+ */
+export function ioErrorLogCommand(files: readonly string[]): string {
+  if (files.length === 0) return 'echo 0';
+  const all = files.map(shellQuote).join(' ');
+  const p = shellQuote(IO_ERROR_PATTERN);
+  return `cat ${all} 2>/dev/null | grep -c -E ${p}; cat ${all} 2>/dev/null | grep -E ${p} | tail -n 1 | cut -c 1-400`;
+}
+
+export function parseIoErrorLog(text: string): { count: number; last: string } {
+  const [first = '', ...rest] = text.split('\n');
+  const n = Number.parseInt(first.trim(), 10);
+  return { count: Number.isFinite(n) ? n : 0, last: rest.join('\n').trim() };
+}
+
+/** Prints `running` while PID is alive (a zombie is not), else `exited`. */
+export function pidAliveCommand(pid: number): string {
+  return `if [ -e /proc/${pid} ] && ! grep -q '^State:[[:space:]]*[ZX]' /proc/${pid}/status 2>/dev/null; then echo running; else echo exited; fi`;
+}

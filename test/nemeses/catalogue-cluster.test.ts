@@ -93,6 +93,29 @@ function sides(r: FaultRecord): Set<string> {
   return new Set((r.evidence?.signals ?? []).filter((s) => s.landed).map((s) => s.side));
 }
 
+/**
+ * fsync-fail under a running etcd member: etcd ran and wrote on the lazy filesystem, then its own fsyncs
+ * answered EIO and it stopped (a fatal I/O error in its log, its peer seeing it down); after heal it runs
+ * and serves again.
+ */
+function fsyncFailOnEtcd(t: ExecutionContext, rec: FaultRecord): void {
+  const find = (side: string, re: RegExp) =>
+    rec.evidence?.signals.find((s) => s.side === side && re.test(s.signal));
+  const own = find('injector', /own fsyncs on the lazy filesystem$/);
+  t.regex(String(own?.before), /^\d+ fsyncs ok, [1-9]\d* writes \(pid \d+ running on the mount\)$/);
+  t.regex(String(own?.during), /^[1-9]\d* fsync\(s\) answered EIO$/);
+  const reaction = find('victim', /once its fsyncs fail/);
+  t.regex(
+    String(reaction?.during),
+    /^exited; [1-9]\d* I\/O error line\(s\) logged, last: .*input\/output error/,
+  );
+  const peer = find('victim', /as peer n\d sees it$/);
+  t.regex(String(peer?.during), /^down/);
+  t.regex(String(peer?.after), /^up/);
+  const back = rec.afterHeal?.signals.find((s) => s.side === 'victim' && /^etcd running on /.test(s.signal));
+  t.regex(String(back?.after), /^pid \d+, files open there: \d+$/);
+}
+
 /** Run these plan steps one window after another against etcd, and judge every window's evidence. */
 async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, unknown>[]): Promise<void> {
   const remote = await fx.remote();
@@ -155,6 +178,7 @@ async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, u
       t.truthy(rec.afterHeal, `${name}: after-heal evidence recorded`);
       t.true(rec.afterHeal?.landed, `${name}: after heal: ${rec.afterHeal?.reason}`);
       if (step.kind === 'process' && step.action !== 'resume') t.true(peerSeen(rec), `${name}: peer view`);
+      if (name === 'lazyfs fsync-fail') fsyncFailOnEtcd(t, rec);
       if (step.kind === 'disk' && step.action === 'corrupt') {
         const inj = rec.evidence?.signals.find((s) => s.side === 'injector');
         t.not(
@@ -163,10 +187,6 @@ async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, u
           `${name}: size/sha256 before → after`,
         );
       }
-    } else if (name === 'lazyfs fsync-fail') {
-      // Known gap: etcd on the lazy filesystem stops writing once an fsync fails with EIO, so the
-      // filesystem's own counters see no write in the window; reported not proven, naming why.
-      t.regex(String(ev?.reason), /lazy filesystem/, `${name}: not proven, and says why`);
     } else if (name === 'packet rate') {
       // Known gap: the tbf substitute is applied, but its victim probe needs an ack sink on the peer;
       // when none can be started the window is reported not proven, naming why (never a silent pass).

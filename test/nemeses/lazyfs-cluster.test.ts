@@ -147,9 +147,20 @@ fx.test.serial(
       value: { action: 'fsync-fail', targets: ['n2'] },
     });
     t.true((failed.value as { landed: boolean }).landed, JSON.stringify(failed));
-    const probe = plane.records[0]?.evidence?.signals.find((s) => s.signal.startsWith('fsync of a probe'));
+    const signals = plane.records[0]?.evidence?.signals ?? [];
+    const probe = signals.find((s) => s.signal.startsWith('fsync of a probe'));
     t.regex(String(probe?.during), /^EIO after/);
+    // The writer ran on the mount (its fsyncs succeeding) before they began to fail; then its own fsync
+    // answered EIO and it died of it (Python raises OSError, uncaught).
+    const own = signals.find((s) => s.signal === "python3's own fsyncs on the lazy filesystem");
+    t.regex(String(own?.before), /^[1-9]\d* fsyncs ok, [1-9]\d* writes \(pid \d+ running on the mount\)$/);
+    t.regex(String(own?.during), /^[1-9]\d* fsync\(s\) answered EIO$/);
+    const reaction = signals.find((s) => s.side === 'victim' && /once its fsyncs fail/.test(s.signal));
+    t.regex(String(reaction?.during), /^exited; 0 I\/O error line\(s\) logged$/);
     await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
+    // After heal the writer runs again on its own directory.
+    const back = plane.records[0]?.afterHeal?.signals.find((s) => /^python3 running on /.test(s.signal));
+    t.regex(String(back?.after), /^pid \d+, files open there: \d+$/);
     const slow = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'slow', targets: ['n2'], params: { delayMs: 100 } },

@@ -42,6 +42,10 @@ function fakeNemesis(
     async heal(_r, rec) {
       calls.push(`heal ${rec.id}`);
     },
+    async evidenceAfterHeal(_r, rec, ctx) {
+      calls.push(`after-heal ${rec.id} others: ${ctx?.othersInForce?.join(', ') ?? 'none'}`);
+      return { landed: true, signals: [] };
+    },
     verifyClean: async () => ({ clean: true, fixed: [], found: [] }),
   };
 }
@@ -148,4 +152,18 @@ test('healAll undoes whatever is still open', async (t) => {
   t.deepEqual(calls.filter((c) => c.startsWith('heal')).sort(), ['heal w1', 'heal w2']);
   // a majority partition isolates a minority (2 of 5)
   t.is(d.records[0]?.nodes.length, 2);
+});
+
+test('after heal, a window is re-measured knowing which other faults are still in force', async (t) => {
+  const calls: string[] = [];
+  const { d } = driver(calls);
+  t.teardown(() => d.close());
+  await d.invoke({ f: 'start-partition', value: { topology: 'asymmetric' } });
+  await d.invoke({ f: 'kill', value: { targets: ['n2'] } });
+  await d.invoke({ f: 'start', value: { targets: 'all' } });
+  await d.invoke({ f: 'stop-partition', value: { targets: 'all' } });
+  t.deepEqual(
+    calls.filter((c) => c.startsWith('after-heal')),
+    ['after-heal w2 others: w1 partition', 'after-heal w1 others: none'],
+  );
 });

@@ -356,3 +356,17 @@ test('a misspelt dbOptions key is an error, so a negative control cannot silentl
   const clean = parsePlanText(await readFile(path, 'utf8'), path);
   t.false(checkPlan(clean).some((p) => p.severity === 'error'));
 });
+
+test('a tier sized in tenants is a warning naming why it cannot be met (no tenant audit)', async (t) => {
+  const p = await loadPlan(fixture('complete.md'));
+  const tenantWarnings = checkPlan(p).filter((x) => /sized in tenants/.test(x.reason));
+  t.true(tenantWarnings.length > 0);
+  for (const w of tenantWarnings) {
+    t.is(w.severity, 'warning');
+    t.regex(w.reason, /faultline counts no tenants \(no tenant audit is defined\)/);
+  }
+  t.true(tenantWarnings.some((w) => w.field === 'Hardening budget' && /8 tenants/.test(w.reason)));
+  // A plan sized in nodes gets no such warning.
+  const nodes = await loadPlan(fixture('invalid.md'));
+  t.false(checkPlan(nodes).some((x) => /sized in tenants/.test(x.reason)));
+});

@@ -134,7 +134,17 @@ test('decidePlan: scenarios without evidence are NOT-RUN; arms roll up into thei
   t.is(v.session.verdict, 'DONE_WITH_CONCERNS');
   // the same run counted in nodes when the tier is in tenants does not meet the smoke budget
   const wrongUnit = decidePlan(testPlan, [parseEvidence({ ...smokeEvidence(), scenario: 'S3/api' })]);
-  t.is(wrongUnit.rows.find((d) => d.scenario === 'S3/api')!.verdict, 'PARTIAL-surface');
+  const api = wrongUnit.rows.find((d) => d.scenario === 'S3/api')!;
+  t.is(api.verdict, 'PARTIAL-surface');
+  // and says why: nothing counts tenants, so a run sized in nodes can never meet it
+  t.true(
+    api.reasons.some((r) =>
+      /below the smoke budget \(size \(2 tenants: faultline counts no tenants \(no tenant audit is defined\)/.test(
+        r,
+      ),
+    ),
+    api.reasons.join(' | '),
+  );
 });
 
 test('WO10 counts topologies as cluster sizes × landed partition shapes', (t) => {

@@ -107,6 +107,13 @@ export function toTier(b: ParsedBudget): Tier | null {
   return tier;
 }
 
+/**
+ * Why a tier sized in tenants can never be met: runs are sized in nodes, and nothing counts tenants (no
+ * tenant audit is defined), so what ran has 0 tenants.
+ */
+export const TENANTS_UNMEASURED =
+  'faultline counts no tenants (no tenant audit is defined), so a tier sized in tenants cannot be met';
+
 export function tierSize(t: Pick<Tier, 'nodes' | 'tenants'>): number {
   return t.nodes ?? t.tenants ?? 0;
 }

@@ -9,6 +9,7 @@ import {
   notStrongerOn,
   parseBudget,
   parseReleaseDisclosure,
+  TENANTS_UNMEASURED,
   toTier,
 } from './budget.ts';
 import { parseLandingSignals } from './landing-signal.ts';
@@ -311,6 +312,14 @@ function checkBudgets(r: ResolvedScenario, add: Add): void {
       }
     }
   }
+  for (const [tier, t] of Object.entries(r.tiers))
+    if (t?.tenants !== undefined)
+      add(
+        tier === 'smoke' ? 'Smoke budget' : tier === 'hardening' ? 'Hardening budget' : 'Release budget',
+        `sized in tenants (${formatTier(t)}): ${TENANTS_UNMEASURED}; size it in nodes`,
+        'warning',
+        `${tier}Budget`,
+      );
   const { smoke, hardening } = r.tiers;
   if (smoke && hardening) {
     const weak = notStrongerOn(smoke, hardening);

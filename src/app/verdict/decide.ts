@@ -267,22 +267,13 @@ function pass(
       `${passingSeeds} passing seed(s): PARTIAL-model until ${MIN_AGREEING_SEEDS} seeds agree`,
     );
   if (verdict === 'PASS-hardening' && tier.met !== 'hardening' && tier.met !== 'release') {
-    const gap = tier.shortfalls.hardening?.join(', ') ?? 'no hardening budget declared';
+    const gap = tier.gaps.hardening ?? 'no hardening budget declared';
     if (tier.met === 'smoke')
       lower('PASS-smoke', 'budget', `capped at PASS-smoke: hardening budget not met (${gap})`);
-    else
-      lower(
-        'PARTIAL-surface',
-        'budget',
-        `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
-      );
+    else lower('PARTIAL-surface', 'budget', `below the smoke budget (${tier.gaps.smoke ?? 'none declared'})`);
   }
   if (verdict === 'PASS-smoke' && tier.met === null)
-    lower(
-      'PARTIAL-surface',
-      'budget',
-      `below the smoke budget (${tier.shortfalls.smoke?.join(', ') ?? 'none declared'})`,
-    );
+    lower('PARTIAL-surface', 'budget', `below the smoke budget (${tier.gaps.smoke ?? 'none declared'})`);
   const audits = runAudits(ev, sc, verdict === 'PASS-hardening' ? 'hardening' : 'smoke', ctx);
   const capped = auditCap(verdict, audits);
   if (capped) lower(capped.to, capped.by, capped.why);

@@ -1,5 +1,5 @@
 import type { Tier } from '../plan/binding.ts';
-import { type BudgetDimension, shortfall } from '../plan/budget.ts';
+import { type BudgetDimension, shortfall, TENANTS_UNMEASURED } from '../plan/budget.ts';
 import type { ScenarioTiers } from '../plan/schema.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import type { TierMet } from './states.ts';
@@ -25,10 +25,24 @@ export interface TierAssessment {
   met: TierMet;
   /** For each declared tier, the dimensions that fell short (empty = met). */
   shortfalls: Partial<Record<'smoke' | 'hardening' | 'release', BudgetDimension[]>>;
+  /** The same shortfalls in words, for the verdict's reasons. */
+  gaps: Partial<Record<'smoke' | 'hardening' | 'release', string>>;
+}
+
+/** A tier's shortfall in words: the dimensions, and for a tier sized in tenants why it cannot be met. */
+export function describeGap(gap: readonly BudgetDimension[], required: Tier): string {
+  return gap
+    .map((d) =>
+      d === 'size' && required.tenants !== undefined
+        ? `size (${required.tenants} tenants: ${TENANTS_UNMEASURED})`
+        : d,
+    )
+    .join(', ');
 }
 
 export function assessTier(ev: ScenarioEvidence, tiers: ScenarioTiers): TierAssessment {
   const shortfalls: TierAssessment['shortfalls'] = {};
+  const gaps: TierAssessment['gaps'] = {};
   let met: TierMet = null;
   for (const name of ['smoke', 'hardening', 'release'] as const) {
     const required = tiers[name];
@@ -39,8 +53,9 @@ export function assessTier(ev: ScenarioEvidence, tiers: ScenarioTiers): TierAsse
       (d) => name !== 'smoke' || d !== 'faultWindows',
     );
     shortfalls[name] = gap;
+    gaps[name] = describeGap(gap, required);
     // Tiers nest: hardening only counts once smoke is met, release once hardening is.
     if (gap.length === 0 && (name === 'smoke' || met !== null)) met = name;
   }
-  return { met, shortfalls };
+  return { met, shortfalls, gaps };
 }
