@@ -16,6 +16,8 @@ import { execa } from 'execa';
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin/faultline.js');
 const full = process.env.FAULTLINE_COORD_TESTS === '1';
+/** FAULTLINE_TEST_CLUSTER_PREFIX (e.g. `ci-`) keeps concurrent runs of this suite on distinct clusters. */
+const clusterPrefix = process.env.FAULTLINE_TEST_CLUSTER_PREFIX ?? '';
 
 interface ScenarioRow {
   id: string;
@@ -48,7 +50,7 @@ async function runPlan(plan: string, cluster: string, opts: { scenarios?: string
         '--local',
         '3',
         '--cluster-name',
-        cluster,
+        `${clusterPrefix}${cluster}`,
         ...(opts.scenarios ? ['--scenario', opts.scenarios.join(',')] : []),
         '--tier',
         'smoke',
@@ -74,7 +76,7 @@ async function runPlan(plan: string, cluster: string, opts: { scenarios?: string
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } finally {
-    await execa('node', [bin, 'cluster', 'down', '--name', cluster], {
+    await execa('node', [bin, 'cluster', 'down', '--name', `${clusterPrefix}${cluster}`], {
       reject: false,
       env: { FAULTLINE_FROM_SOURCE: '1' },
     });
