@@ -44,8 +44,9 @@ export function metricValue(text: string, name: string): number | null {
 }
 
 function commandFor(s: DeclaredSignal, remote: Remote, node: string, ctx: DeclaredSignalContext): string {
+  // `{address}`: the node's cluster address, where a database listening on that address alone answers.
   if (s.type === 'command')
-    return `{ ${s.command.replaceAll('{node}', node)} ; } 2>&1 | head -c 2000; echo " ${MARK} rc=$?"`;
+    return `{ ${s.command.replaceAll('{node}', node).replaceAll('{address}', clusterAddress(remote.node(node)))} ; } 2>&1 | head -c 2000; echo " ${MARK} rc=$?"`;
   if (s.type === 'metric') {
     const url = s.url.replaceAll('{address}', clusterAddress(remote.node(node))).replaceAll('{node}', node);
     return `curl -sS -m 3 ${shellQuote(url)} 2>&1; echo " ${MARK} rc=$?"`;

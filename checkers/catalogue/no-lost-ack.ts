@@ -103,6 +103,9 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
     }
     const anomalies: Anomaly[] = [];
     let missing = 0;
+    // Distinct acknowledged writes absent from at least one replica's dump (`missing` counts absences,
+    // one per write and replica: with three replicas it can exceed the writes acknowledged).
+    const lostWrites = new Set<number>();
     let superseded = 0;
     let rejectedPresent = 0;
     for (const d of fs.dumps) {
@@ -143,6 +146,7 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
           continue;
         }
         missing++;
+        lostWrites.add(op.invokeIndex);
         if (anomalies.length < MAX_ANOMALIES)
           pushCapped(anomalies, {
             type: 'lost',
@@ -169,7 +173,7 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
     return result(
       'no-lost-ack',
       valid,
-      `no-lost-ack: ${fmt(acked.length)} acked writes, ${fmt(missing)} missing in final read of ${fs.dumps.length} replica${fs.dumps.length === 1 ? '' : 's'} (${fs.source}); ${fmt(timedOut)} timed out (not judged), ${fmt(rejectedPresent)} failed writes present${superseded ? `, ${fmt(superseded)} superseded` : ''}`,
+      `no-lost-ack: ${fmt(acked.length)} acked writes, ${fmt(lostWrites.size)} missing in final read of ${fs.dumps.length} replica${fs.dumps.length === 1 ? '' : 's'}${missing > lostWrites.size ? ` (${fmt(missing)} absences over the replicas)` : ''} (${fs.source}); ${fmt(timedOut)} timed out (not judged), ${fmt(rejectedPresent)} failed writes present${superseded ? `, ${fmt(superseded)} superseded` : ''}`,
       SCOPE,
       anomalies,
       {
@@ -179,6 +183,7 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         timedOut,
         replicas: fs.dumps.length,
         missing,
+        lostWrites: lostWrites.size,
         superseded,
         rejectedPresent,
         inDoubt: fs.inDoubt,

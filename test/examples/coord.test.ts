@@ -1,8 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
+import type { DbContext } from '../../src/lib/databases/types.ts';
 
 /**
  * examples/zookeeper and examples/nats end to end on a 3-node local cluster (root on Debian 12 with
@@ -16,6 +19,8 @@ import { execa } from 'execa';
 const root = new URL('../../', import.meta.url).pathname;
 const bin = join(root, 'bin/faultline.js');
 const full = process.env.FAULTLINE_COORD_TESTS === '1';
+/** FAULTLINE_TEST_CLUSTER_PREFIX (e.g. `ci-`) keeps concurrent runs of this suite on distinct clusters. */
+const clusterPrefix = process.env.FAULTLINE_TEST_CLUSTER_PREFIX ?? '';
 
 interface ScenarioRow {
   id: string;
@@ -48,7 +53,7 @@ async function runPlan(plan: string, cluster: string, opts: { scenarios?: string
         '--local',
         '3',
         '--cluster-name',
-        cluster,
+        `${clusterPrefix}${cluster}`,
         ...(opts.scenarios ? ['--scenario', opts.scenarios.join(',')] : []),
         '--tier',
         'smoke',
@@ -74,7 +79,7 @@ async function runPlan(plan: string, cluster: string, opts: { scenarios?: string
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } finally {
-    await execa('node', [bin, 'cluster', 'down', '--name', cluster], {
+    await execa('node', [bin, 'cluster', 'down', '--name', `${clusterPrefix}${cluster}`], {
       reject: false,
       env: { FAULTLINE_FROM_SOURCE: '1' },
     });
@@ -91,6 +96,65 @@ const LOST_ACKS =
 test.before(async () => {
   await ensureDependencies('zookeeper', 'node-zookeeper-client');
   await ensureDependencies('nats', 'nats');
+});
+
+/** A DbContext over three nodes with cluster addresses, for the plugins' pure functions. */
+const ctx3 = {
+  nodes: ['n1', 'n2', 'n3'],
+  remote: { node: (n: string) => ({ name: n, host: `10.9.0.${n.slice(1)}`, port: 22 }) },
+} as unknown as DbContext;
+
+/**
+ * An example's plugin module, by path (its dependencies are the example's own, installed by the before
+ * hook). Its `faultline` import resolves to these sources, as bin/faultline.js resolves it in a checkout.
+ */
+let resolvesFaultline = false;
+async function loadPlugin(example: string): Promise<unknown> {
+  if (!resolvesFaultline) {
+    const self = pathToFileURL(join(root, 'src', 'index.ts')).href;
+    const hook = `export async function resolve(s, c, next) { return next(s === 'faultline' ? ${JSON.stringify(self)} : s, c); }`;
+    register(`data:text/javascript,${encodeURIComponent(hook)}`);
+    resolvesFaultline = true;
+  }
+  return import(pathToFileURL(join(root, 'examples', example, 'plugin.ts')).href);
+}
+
+test('zookeeper plugin: zoo.cfg names every server by id and address; srvr gives mode and zxid', async (t) => {
+  const zk = (await loadPlugin('zookeeper')) as {
+    zooConfig(ctx: DbContext, node: string, dataDir: string): string;
+    parseSrvr(text: string): { mode: string; zxid: string | null };
+  };
+  const cfg = zk.zooConfig(ctx3, 'n2', '/data/zk');
+  t.regex(cfg, /^clientPortAddress=10\.9\.0\.2$/m);
+  t.regex(
+    cfg,
+    /^server\.1=10\.9\.0\.1:2888:3888\nserver\.2=10\.9\.0\.2:2888:3888\nserver\.3=10\.9\.0\.3:2888:3888$/m,
+  );
+  t.regex(cfg, /^syncLimit=10$/m, 'a cut-off follower notices after syncLimit × tickTime = 20 s');
+  t.deepEqual(
+    zk.parseSrvr(
+      'Zookeeper version: 3.8.0\nLatency min/avg/max: 0/1.2/40\nZxid: 0x1000000e9\nMode: follower\n',
+    ),
+    {
+      mode: 'follower',
+      zxid: '0x1000000e9',
+    },
+  );
+  t.deepEqual(zk.parseSrvr('This ZooKeeper instance is not currently serving requests\n'), {
+    mode: 'not-serving',
+    zxid: null,
+  });
+});
+
+test('nats plugin: each server listens on its own address and routes to the two others', async (t) => {
+  const nats = (await loadPlugin('nats')) as {
+    natsConfig(ctx: DbContext, node: string, dataDir: string): string;
+  };
+  const cfg = nats.natsConfig(ctx3, 'n1', '/data/nats');
+  t.regex(cfg, /^server_name: n1$/m);
+  t.regex(cfg, /^listen: 10\.9\.0\.1:4222$/m);
+  t.regex(cfg, /store_dir: "\/data\/nats\/js"/);
+  t.regex(cfg, /routes: \[nats:\/\/10\.9\.0\.2:6222, nats:\/\/10\.9\.0\.3:6222\]/);
 });
 
 const smoke = full ? test.skip : test;

@@ -42,6 +42,19 @@ test('no-lost-ack: an acked write missing from one replica is lost, naming the r
   t.is(r.anomalies[0]?.replica, 'n2');
 });
 
+test('no-lost-ack: a write missing from every replica counts once as lost, its absences apart', async (t) => {
+  const h = new H().call(0, 'append', 1).call(1, 'append', 2);
+  finalReads(h, { n1: [1], n2: [1], n3: [1] });
+  const r = await run(noLostAckChecker, h.ops(), {});
+  t.is(r.valid, false);
+  t.is(r.stats.lostWrites, 1);
+  t.is(r.stats.missing, 3);
+  t.regex(
+    r.evidence,
+    /2 acked writes, 1 missing in final read of 3 replicas \(3 absences over the replicas\)/,
+  );
+});
+
 test('no-lost-ack: a failed write whose value is present is rejected-present', async (t) => {
   const h = new H().call(0, 'append', 1).invoke(1, 'append', 2).fail(1, 'append', 2);
   finalReads(h, { n1: [1, 2] });

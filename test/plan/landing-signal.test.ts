@@ -1,8 +1,9 @@
 import test from 'ava';
-import { metricValue, moved } from '../../nemeses/declared-signal.ts';
+import { metricValue, moved, readDeclared } from '../../nemeses/declared-signal.ts';
 import { checkPlan } from '../../src/app/plan/check.ts';
 import { parseLandingSignals } from '../../src/app/plan/landing-signal.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
+import type { Remote } from '../../src/core/control/types.ts';
 
 test('a §7.M landing field: backquoted command/metric/log spans are typed signals, prose is left alone', (t) => {
   const r = parseLandingSignals(
@@ -89,4 +90,25 @@ test('readings: a metric sums its samples; a log count must grow, a metric or ou
   const cmd = { type: 'command', command: 'x', only: null, text: 'command: x' } as const;
   t.true(moved(cmd, 'exit 0: healthy', 'exit 1: unhealthy'));
   t.false(moved(cmd, 'exit 0: healthy', 'exit 0: healthy'));
+});
+
+test("a declared command names its node and the node's cluster address; the output is the reading", async (t) => {
+  const sent: string[] = [];
+  const remote = {
+    node: (name: string) => ({
+      name,
+      host: '127.0.0.1',
+      port: 22,
+      address: name === 'n1' ? '10.9.0.11' : '10.9.0.12',
+    }),
+    exec: async (_node: string, command: string) => {
+      sent.push(command);
+      return { stdout: 'Mode: follower FLDECL rc=0', stderr: '', code: 0 };
+    },
+  } as unknown as Remote;
+  const s = { type: 'command', command: 'zk-view {node} {address}:2181', only: null, text: '' } as const;
+  const r = await readDeclared(remote, s, ['n1', 'n2'], {});
+  t.true(sent[0]?.includes('zk-view n1 10.9.0.11:2181'), sent[0]);
+  t.true(sent[1]?.includes('zk-view n2 10.9.0.12:2181'), sent[1]);
+  t.deepEqual(r, { n1: 'exit 0: Mode: follower', n2: 'exit 0: Mode: follower' });
 });
