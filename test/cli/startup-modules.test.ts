@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
-import { commandWord } from '../../src/app/cli/main.ts';
+import { COMMAND_NAMES, commandWord } from '../../src/app/cli/main.ts';
 
 /**
  * Start-up stays small because a command line loads only what its command needs. These tests record
@@ -112,4 +112,18 @@ test('--version loads no command module', async (t) => {
     r.urls.filter((u) => /\/cli\/commands\//.test(u)),
     [],
   );
+});
+
+test('every file in src/app/cli/commands is a registered command', (t) => {
+  const files = readdirSync(new URL('../../src/app/cli/commands/', import.meta.url))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => f.slice(0, -3))
+    .sort();
+  t.deepEqual([...COMMAND_NAMES], files);
+});
+
+test('history stats on a plain file does not load zlib (only a .gz history needs it)', async (t) => {
+  const r = await modulesLoaded('zlib', ['history', 'stats', history]);
+  t.is(r.exitCode, 0);
+  t.false(r.urls.includes('node:zlib'));
 });

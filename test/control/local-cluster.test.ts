@@ -143,11 +143,18 @@ fx.test('many concurrent commands on one node stay under MaxSessions (channel se
   );
 });
 
+/**
+ * The pid of the sshd process serving the connection a command came in on: the nearest sshd above it
+ * (above `timeout`, and above the command runner when one ran it).
+ */
+const servingSshd =
+  'p=$PPID; while [ "$(ps -o comm= -p "$p")" != sshd ]; do p=$(ps -o ppid= -p "$p" | tr -d " "); done; echo "$p"';
+
 fx.test('a dropped connection is reopened on the next command', async (t) => {
   const r = await fx.connect();
   t.is((await r.exec('n1', 'echo before')).stdout.trim(), 'before');
-  // Kill the sshd process serving this very connection (the parent of `timeout`).
-  await t.throwsAsync(r.exec('n1', 'kill -9 "$(ps -o ppid= -p "$PPID")"; sleep 5'), {
+  // Kill the sshd process serving this very connection (the nearest sshd above the command).
+  await t.throwsAsync(r.exec('n1', `kill -9 "$(${servingSshd})"; sleep 5`), {
     instanceOf: RemoteChannelError,
   });
   t.is((await r.exec('n1', 'echo after')).stdout.trim(), 'after');
@@ -157,7 +164,7 @@ fx.test('a dropped connection is reopened on the next command', async (t) => {
 fx.test('keepalive notices a silent server; the command goes through on a fresh connection', async (t) => {
   const r = await fx.connect({ keepaliveIntervalMs: 250, keepaliveCountMax: 2 });
   const admin = await fx.connect();
-  const session = (await r.exec('n2', 'ps -o ppid= -p "$PPID"')).stdout.trim();
+  const session = (await r.exec('n2', servingSshd)).stdout.trim();
   t.regex(session, /^\d+$/);
   // Freeze the sshd process serving r's connection: TCP stays up but nothing answers.
   await admin.exec('n2', `kill -STOP ${session}`);
@@ -328,5 +335,40 @@ fx.test(
       t.is(get('ssh')?.status, 'ok');
       t.is(get('sudo')?.value, 'root');
     }
+  },
+);
+
+fx.test(
+  'the command runner keeps bytes, streams, exit codes and timeouts as an exec channel does',
+  async (t) => {
+    const viaRunner = await fx.connect();
+    const viaExec = await fx.connect({ commandRunners: 0 });
+    t.teardown(() => Promise.all([viaRunner.close(), viaExec.close()]).then(() => undefined));
+    const parentOf = 'ps -o ppid= -p "$PPID" | tr -d " "'; // the process that started `timeout`
+    for (const r of [viaRunner, viaExec]) {
+      // 300 kB with no trailing newline crosses many SSH packets; stderr is kept apart.
+      const big = await r.exec('n1', 'head -c 300000 /dev/zero | tr "\\0" x; printf "e1\\ne2" >&2; exit 5', {
+        check: false,
+      });
+      t.is(big.code, 5);
+      t.is(big.stdout, 'x'.repeat(300_000));
+      t.is(big.stderr, 'e1\ne2');
+      const lookalike = await r.exec('n1', 'printf "S0\\nE0 1\\n"; printf "E0\\n" >&2');
+      t.is(lookalike.stdout, 'S0\nE0 1\n');
+      t.is(lookalike.stderr, 'E0\n');
+      t.is((await r.exec('n1', 'kill -TERM $$', { check: false })).code, 143);
+      // stdin is empty for the command either way, never the runner's script.
+      t.is((await r.exec('n1', 'cat; echo done')).stdout, 'done\n');
+      await t.throwsAsync(r.exec('n1', 'sleep 30', { timeoutMs: 500 }), { instanceOf: RemoteTimeoutError });
+      t.is((await r.exec('n1', 'echo next')).stdout, 'next\n');
+    }
+    // Consecutive commands share one long-lived runner (a shell under sshd); without runners `timeout`
+    // is started by sshd's session process itself.
+    const a = await viaRunner.exec('n2', parentOf);
+    const b = await viaRunner.exec('n2', parentOf);
+    t.is(a.stdout, b.stdout);
+    const starter = (r: typeof viaRunner) => r.exec('n2', `ps -o comm= -p "$(${parentOf})"`);
+    t.is((await starter(viaRunner)).stdout.trim(), 'sh');
+    t.is((await starter(viaExec)).stdout.trim(), 'sshd');
   },
 );

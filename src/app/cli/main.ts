@@ -1,6 +1,3 @@
-import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
@@ -18,7 +15,28 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
  * other commands' option registries. Without a known command (`--help`, a typo) every file is loaded so
  * help and commander's suggestions see them all; `--version` alone loads none.
  */
-const here = dirname(fileURLToPath(import.meta.url));
+type CommandModule = { register(program: Command): void };
+
+/**
+ * Every top-level command and its module. Static imports (not a directory listing) so a bundler splits
+ * each command into its own chunk, loaded only when its command is named.
+ */
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  author: () => import('./commands/author.ts'),
+  check: () => import('./commands/check.ts'),
+  cluster: () => import('./commands/cluster.ts'),
+  doctor: () => import('./commands/doctor.ts'),
+  heal: () => import('./commands/heal.ts'),
+  history: () => import('./commands/history.ts'),
+  plan: () => import('./commands/plan.ts'),
+  run: () => import('./commands/run.ts'),
+  serve: () => import('./commands/serve.ts'),
+  sessions: () => import('./commands/sessions.ts'),
+  test: () => import('./commands/test.ts'),
+};
+
+/** The command names, in the order help lists them. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS).sort();
 
 /** Global options that take a value: the word after them is not the command. */
 const GLOBAL_VALUE_OPTIONS = new Set(['--log-level']);
@@ -70,18 +88,14 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
       if (o.color === false) process.env.NO_COLOR = '1';
       configureLogger({ json: o.logJson ?? false, level: o.quiet ? 'warn' : (o.logLevel ?? 'info') });
     });
-  const dir = join(here, 'commands');
-  const all = readdirSync(dir)
-    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
-    .sort();
   const word = commandWord(args);
-  const own = all.filter((f) => f.replace(/\.(ts|js)$/, '') === word);
   const versionOnly = word === undefined && args.some((a) => a === '--version' || a === '-V');
-  const files = versionOnly ? [] : own.length === 1 ? own : all;
-  for (const file of files) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { register?: (p: Command) => void };
-    mod.register?.(program);
-  }
+  const names = versionOnly
+    ? []
+    : word !== undefined && Object.hasOwn(COMMANDS, word)
+      ? [word]
+      : COMMAND_NAMES;
+  for (const name of names) (await (COMMANDS[name] as () => Promise<CommandModule>)()).register(program);
   return program;
 }
 

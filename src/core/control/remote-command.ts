@@ -18,6 +18,17 @@ export function buildRemoteCommand(
   timeoutMs: number,
   hasSudoPassword: boolean,
 ): string {
+  return `exec ${remoteArgv(spec, command, opts, timeoutMs, hasSudoPassword)}`;
+}
+
+/** The same command line without the leading `exec`, for a shell that must survive it (a runner). */
+export function remoteArgv(
+  spec: NodeSpec,
+  command: string,
+  opts: ExecOptions,
+  timeoutMs: number,
+  hasSudoPassword: boolean,
+): string {
   let inner = envPrefix(opts.env) + command;
   if (opts.cwd) inner = `cd ${shellQuote(opts.cwd)} && ${inner}`;
   let argv = `sh -c ${shellQuote(inner)}`;
@@ -25,7 +36,7 @@ export function buildRemoteCommand(
   if (opts.sudo && spec.user !== 'root') {
     argv = hasSudoPassword ? `sudo -S -p '' -- ${argv}` : `sudo -n -- ${argv}`;
   }
-  return `exec ${argv}`;
+  return argv;
 }
 
 /** GNU timeout exits 124 after TERM, 128+9 when it had to KILL. */

@@ -13,9 +13,10 @@ import {
   RemoteTimeoutError,
 } from './errors.ts';
 import { shellQuote } from './quote.ts';
-import { buildRemoteCommand, KILL_GRACE_S, looksTimedOut } from './remote-command.ts';
+import { buildRemoteCommand, KILL_GRACE_S, looksTimedOut, remoteArgv } from './remote-command.ts';
 import { Semaphore } from './semaphore.ts';
 import { type ConnectionOptions, SshConnector } from './ssh-connection.ts';
+import { type Collected, CommandRunner, RunnerLostError } from './ssh-runner.ts';
 import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote, TransferOptions } from './types.ts';
 
 export interface RemoteOptions extends ConnectionOptions {
@@ -26,6 +27,12 @@ export interface RemoteOptions extends ConnectionOptions {
    * frees a closed session a little after the close, so rapid reuse needs headroom (Jepsen uses 6 too).
    */
   maxChannels?: number;
+  /**
+   * Long-lived command runners per connection (ssh-runner.ts), used for commands without stdin or a sudo
+   * password; each holds a session slot, so at most 9 − maxChannels (default 3). 0: an exec channel per
+   * command.
+   */
+  commandRunners?: number;
   /** Timeout for commands that do not set one (0 = none). */
   defaultTimeoutMs?: number;
   /** Connect to every node before returning (default true); false connects on first use. */
@@ -40,13 +47,6 @@ function tempTransferPath(): string {
   return `/tmp/.faultline-transfer-${randomBytes(8).toString('hex')}`;
 }
 
-interface Collected {
-  stdout: string;
-  stderr: string;
-  code: number;
-  watchdog: boolean;
-}
-
 /** One pooled connection per node, reopened lazily after it drops. */
 class NodeSession {
   private client: Client | undefined;
@@ -55,13 +55,53 @@ class NodeSession {
   /** Channels open per connection, and connections to end once their last channel closes. */
   private readonly openChannels = new Map<Client, number>();
   private readonly retiring = new Set<Client>();
+  /** Idle runners, and how many runners each connection has open. */
+  private idleRunners: CommandRunner[] = [];
+  private readonly runnerCount = new Map<Client, number>();
 
   constructor(
     readonly spec: NodeSpec,
     private readonly connector: SshConnector,
     maxChannels: number,
+    private readonly maxRunners: number,
   ) {
     this.channels = new Semaphore(maxChannels);
+  }
+
+  /**
+   * An idle runner on `c`, or a new one while `c` has fewer than the limit; undefined when all are busy
+   * (the caller then opens an exec channel). Throws when the runner's channel cannot be opened.
+   */
+  async runner(c: Client): Promise<CommandRunner | undefined> {
+    this.idleRunners = this.idleRunners.filter((r) => r.usable);
+    const idle = this.idleRunners.findIndex((r) => r.client === c);
+    if (idle >= 0) return this.idleRunners.splice(idle, 1)[0];
+    const count = this.runnerCount.get(c) ?? 0;
+    if (count >= this.maxRunners) return undefined;
+    this.runnerCount.set(c, count + 1);
+    try {
+      return await CommandRunner.start(c, (command, onStream) =>
+        openExec(c, command, (stream) => {
+          this.hold(c, stream);
+          stream.once('close', () => this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1));
+          onStream(stream);
+        }),
+      );
+    } catch (err) {
+      this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1);
+      throw err;
+    }
+  }
+
+  /** A runner back from a command: kept while its connection is the current one, else closed. */
+  release(r: CommandRunner): void {
+    if (r.usable && r.client === this.client) this.idleRunners.push(r);
+    else r.close();
+  }
+
+  private closeIdleRunners(c?: Client): void {
+    for (const r of this.idleRunners) if (c === undefined || r.client === c) r.close();
+    this.idleRunners = this.idleRunners.filter((r) => r.usable);
   }
 
   get(): Promise<Client> {
@@ -110,11 +150,13 @@ class NodeSession {
    */
   discard(c: Client): void {
     if (this.client === c) this.client = undefined;
+    this.closeIdleRunners(c);
     if ((this.openChannels.get(c) ?? 0) > 0) this.retiring.add(c);
     else endSoon(c);
   }
 
   close(): void {
+    this.closeIdleRunners();
     for (const c of new Set([...this.retiring, ...(this.client ? [this.client] : [])])) endSoon(c);
     this.retiring.clear();
     this.openChannels.clear();
@@ -175,9 +217,10 @@ class SshRemote implements Remote {
     this.nodes = nodes;
     const connector = new SshConnector(opts);
     const maxChannels = Math.min(Math.max(1, opts.maxChannels ?? 6), 9);
+    const maxRunners = Math.max(0, Math.min(opts.commandRunners ?? 3, 9 - maxChannels));
     for (const n of nodes) {
       if (this.sessions.has(n.name)) throw new RemoteError(n.name, 'node name appears twice');
-      this.sessions.set(n.name, new NodeSession(n, connector, maxChannels));
+      this.sessions.set(n.name, new NodeSession(n, connector, maxChannels, maxRunners));
       if (n.passwordEnv) this.redactor.add(process.env[n.passwordEnv]);
       if (n.sudoPasswordEnv) this.redactor.add(process.env[n.sudoPasswordEnv]);
     }
@@ -225,17 +268,31 @@ class SshRemote implements Remote {
     await session.channels.acquire();
     const start = performance.now();
     try {
-      let outcome: Promise<Collected> | undefined;
-      // A refused channel means nothing ran, so one fresh connection and a second attempt are safe.
-      // Connect errors (auth, host key) come from session.get() and are never retried here.
-      await retry(
+      // A refused channel, or a runner that did not start the command, means nothing ran, so one fresh
+      // connection and a second attempt are safe. Connect errors (auth, host key) come from
+      // session.get() and are never retried here.
+      const outcome = await retry(
         async () => {
           const client = await session.get();
+          const runner =
+            opts.stdin === undefined && sudoPassword === undefined
+              ? await session.runner(client).catch((err: Error) => {
+                  session.discard(client);
+                  throw new RemoteChannelError(node, `cannot open a channel: ${err.message}`);
+                })
+              : undefined;
+          if (runner) {
+            const argv = remoteArgv(spec, command, opts, timeoutMs, false);
+            return this.runOn(session, runner, argv, timeoutMs, redacted);
+          }
           try {
+            let collected: Promise<Collected> | undefined;
             await openExec(client, wire, (stream) => {
               session.hold(client, stream);
-              outcome = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
+              collected = this.collect(node, stream, opts.stdin, sudoPassword, timeoutMs, redacted);
             });
+            if (!collected) throw new Error('channel opened without a stream');
+            return { collected };
           } catch (err) {
             session.discard(client);
             throw new RemoteChannelError(node, `cannot open a channel: ${(err as Error).message}`);
@@ -243,8 +300,7 @@ class SshRemote implements Remote {
         },
         { attempts: 2, retryable: (err) => err instanceof RemoteChannelError, delayMs: () => 0 },
       );
-      if (!outcome) throw new RemoteChannelError(node, 'channel opened without a stream');
-      const out = await outcome;
+      const out = await outcome.collected;
       const durationMs = performance.now() - start;
       if (looksTimedOut(out.code, durationMs, timeoutMs) || out.watchdog) {
         this.commandLog.write({ ...logged, code: out.code, durationMs, outcome: 'timeout' });
@@ -281,6 +337,37 @@ class SshRemote implements Remote {
       throw err;
     } finally {
       session.channels.release();
+    }
+  }
+
+  /**
+   * Run on a runner. Lost before the runner printed its start line: the command never began, so the
+   * error is a retryable RemoteChannelError (the connection is dropped first). Lost after: the outcome
+   * is unknown, reported as it is for an exec channel, outside the retry.
+   */
+  private async runOn(
+    session: NodeSession,
+    runner: CommandRunner,
+    argv: string,
+    timeoutMs: number,
+    redacted: string,
+  ): Promise<{ collected: Promise<Collected> }> {
+    const node = session.spec.name;
+    try {
+      const out = await runner.run(argv, timeoutMs > 0 ? timeoutMs + WATCHDOG_SLACK_MS : 0);
+      session.release(runner);
+      return { collected: Promise.resolve(out) };
+    } catch (err) {
+      if (!(err instanceof RunnerLostError)) throw err;
+      if (!err.started) {
+        session.discard(runner.client);
+        throw new RemoteChannelError(node, `the command runner went away before starting: ${err.message}`);
+      }
+      const lost = new RemoteChannelError(
+        node,
+        `connection lost during ${abbreviate(redacted)}; it may or may not have run`,
+      );
+      return { collected: Promise.reject(lost) };
     }
   }
 

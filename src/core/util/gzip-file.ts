@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 
 /**
  * Files `faultline sessions compress` gzipped stay readable by every command: a reader asks for
@@ -26,6 +25,8 @@ export function readablePath(file: string): string {
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   const out = join(tmp, `${copies.size}-${basename(gz, '.gz')}`);
+  // zlib is loaded only for a gzipped file: every history read passes here, and it costs start-up.
+  const { gunzipSync } = process.getBuiltinModule('node:zlib');
   writeFileSync(out, gunzipSync(readFileSync(gz)));
   copies.set(gz, out);
   return out;
