@@ -71,10 +71,12 @@ export function startDaemonCommand(d: DaemonSpec, rawArgs = ''): string {
 /**
  * Shell snippet: sets p to the pid in the pidfile only when that process is alive and really is `name`
  * (a pidfile left by an earlier incarnation of the node may name an unrelated process, even its sshd).
+ * A zombie is not alive: between a daemon's exit and its reaping, /proc still names it, and a restart
+ * that polled the old pid gone must not then skip the start as "already running".
  */
 function livePid(pidFile: string, name: string): string {
   const pf = shellQuote(pidFile);
-  return `p=""; if test -s ${pf}; then q="$(cat ${pf})"; if [ "$(cat /proc/$q/comm 2>/dev/null)" = ${shellQuote(name.slice(0, 15))} ]; then p="$q"; fi; fi`;
+  return `p=""; if test -s ${pf}; then q="$(cat ${pf})"; if [ "$(cat /proc/$q/comm 2>/dev/null)" = ${shellQuote(name.slice(0, 15))} ] && ! grep -q '^State:[[:space:]]*[ZX]' /proc/$q/status 2>/dev/null; then p="$q"; fi; fi`;
 }
 
 export async function daemonRunning(

@@ -1,0 +1,47 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import test from 'ava';
+import type { ExecResult, Remote } from '../../src/core/control/types.ts';
+import { daemonRunning } from '../../src/lib/databases/daemon.ts';
+
+/**
+ * `daemonRunning` on this host's own shell: a live process of the right name runs, a zombie of that
+ * name does not (a restart that saw the old pid exit must start the new one even before the exit is
+ * reaped), and neither does a pidfile naming another program.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'faultline-daemon-running-'));
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
+
+const localShell = {
+  exec: (_node: string, command: string) =>
+    new Promise<ExecResult>((resolve) => {
+      execFile('sh', ['-c', command], (err, stdout, stderr) =>
+        resolve({
+          node: 'local',
+          command,
+          stdout,
+          stderr,
+          code: err ? Number(err.code ?? 1) : 0,
+          durationMs: 0,
+        }),
+      );
+    }),
+} as unknown as Remote;
+
+test('a live daemon runs; its zombie does not; a pidfile naming another program does not', async (t) => {
+  const pidFile = join(dir, 'sleep.pid');
+  // The child `sleep 0` exits at once; its parent execs into `sleep 3`, which never reaps it: a zombie.
+  const parent = spawn('sh', ['-c', `sleep 0 & echo $! > ${pidFile}; exec sleep 3`], { stdio: 'ignore' });
+  t.teardown(() => parent.kill('SIGKILL'));
+  await sleep(500);
+  const zombie = readFileSync(pidFile, 'utf8').trim();
+  t.regex(readFileSync(`/proc/${zombie}/status`, 'utf8'), /^State:\s*Z/m, 'the child is a zombie');
+  t.false(await daemonRunning(localShell, 'local', pidFile, 'sleep'), 'a zombie is not running');
+
+  writeFileSync(pidFile, String(parent.pid));
+  t.true(await daemonRunning(localShell, 'local', pidFile, 'sleep'), 'the live sleep is running');
+  t.false(await daemonRunning(localShell, 'local', pidFile, 'etcd'), 'a pid of another program is not');
+});
