@@ -142,6 +142,30 @@ test('recoveryAfterHeal: a key that never serves an ok op again is not recovered
   t.is(r?.windows[0]?.slowestKey, 'a');
 });
 
+test('recoveryAfterHeal: a key the next fault reaches before it served again is not judged by this heal', (t) => {
+  // w1 heals at 4 s with a 10 s budget; key a serves at 4.3 s; key b's op times out and w2 (a kill of
+  // b's node) begins at 5 s, inside w1's budget: b is w2's to judge, not w1's.
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 0.3, 0.4, { key: 'b' }),
+    op(2, 4.1, 4.3, { key: 'a' }),
+    op(3, 4.5, null, { key: 'b', type: 'info', infoTime: 6 * S }),
+    op(4, 9.5, 9.6, { key: 'a' }),
+  ];
+  const faults = [
+    { id: 'w1', startS: 2, endS: 4 },
+    { id: 'w2', startS: 5, endS: 8 },
+  ];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 10, faults });
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 10, budgetS: 10 });
+  t.is(r?.windows[0]?.recoveredAfterS, 0.3);
+  t.deepEqual(r?.windows[0]?.unjudged, { keys: ['b'], by: 'w2', afterS: 1 });
+  // Without the next fault inside the budget, the same key is a failure to recover.
+  const alone = recoveryAfterHeal(ops, windows, [faults[0]!], { endS: 10, budgetS: 10 });
+  t.is(alone?.windows[0]?.recoveredAfterS, null);
+  t.is(alone?.windows[0]?.slowestKey, 'b');
+});
+
 test('scanSutLog finds panics, fatals and internal errors with their line numbers', (t) => {
   const log =
     'ok\nINFO raft: elected\npanic: runtime error: index out of range\nE | rpc error: Internal error\nlevel=FATAL msg=x\n';

@@ -406,11 +406,23 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
       ? ok(text)
       : bad(`${text}: degraded`);
   }
-  const late = r.windows.filter((w) => w.recoveredAfterS === null || w.recoveredAfterS > w.budgetS);
-  const slowest = r.windows.reduce((a, b) =>
+  // A key the next fault window reached before it had served again is that fault's, not this heal's.
+  const judged = r.windows.filter((w) => w.keys > (w.unjudged?.keys.length ?? 0));
+  const cut = r.windows
+    .filter((w) => w.unjudged)
+    .map(
+      (w) =>
+        `${w.id}: ${w.unjudged?.keys.length} key(s) not judged, ${w.unjudged?.by} began ${fmtS(w.unjudged?.afterS ?? 0)} after the heal`,
+    );
+  if (judged.length === 0)
+    return unchecked(
+      `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
+    );
+  const late = judged.filter((w) => w.recoveredAfterS === null || w.recoveredAfterS > w.budgetS);
+  const slowest = judged.reduce((a, b) =>
     (b.recoveredAfterS ?? Infinity) > (a.recoveredAfterS ?? Infinity) ? b : a,
   );
-  const perKey = `${r.windows.length} heal(s): every key in use served an ok op within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})`;
+  const perKey = `${judged.length} heal(s): every key in use served an ok op within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})${cut.length ? `; ${cut.join('; ')}` : ''}`;
   if (late.length > 0)
     return bad(
       `not recovered within budget: ${late

@@ -207,6 +207,9 @@ export const scenarioEvidenceSchema = z.object({
             budgetS: z.number().nonnegative(),
             budgetFrom: z.string(),
             slowestKey: z.string().nullable().default(null),
+            unjudged: z
+              .object({ keys: z.array(z.string()), by: z.string(), afterS: z.number().nonnegative() })
+              .optional(),
           }),
         )
         .default([]),

@@ -122,6 +122,11 @@ export interface WindowRecovery {
   budgetS: number;
   budgetFrom: string;
   slowestKey: string | null;
+  /**
+   * Keys not judged: they had not served again when the next fault window began, inside the budget
+   * (that fault, not this heal, then decides what they can do), and the window that began.
+   */
+  unjudged?: { keys: string[]; by: string; afterS: number };
 }
 
 export interface Recovery {
@@ -205,6 +210,11 @@ function windowRecovery(
   const heal = f.endS;
   const next = Math.min(opts.endS, ...faults.map((g) => g.startS).filter((s) => s >= heal));
   const budgetS = opts.budgetS ?? Math.max(0, next - heal);
+  const nextFault = faults
+    .filter((g) => g.startS >= heal && g.id !== f.id)
+    .reduce<FaultWindowTimes | null>((a, g) => (a === null || g.startS < a.startS ? g : a), null);
+  const cutBy = nextFault && nextFault.startS < heal + budgetS ? nextFault : null;
+  const unjudged: string[] = [];
   const budgetFrom =
     opts.budgetS != null
       ? "the plan's recoveryBudgetS"
@@ -228,6 +238,10 @@ function windowRecovery(
   for (const k of seenAfter) {
     // An ok that completed after the heal, even of an op invoked under the fault: the key serves again.
     const t = firstOk.get(k);
+    if (cutBy && (t === undefined || t - heal > budgetS)) {
+      unjudged.push(k);
+      continue;
+    }
     if (t === undefined)
       return {
         id: f.id,
@@ -251,6 +265,10 @@ function windowRecovery(
     budgetS: round3(budgetS),
     budgetFrom,
     slowestKey: slowest,
+    ...(cutBy &&
+      unjudged.length > 0 && {
+        unjudged: { keys: unjudged, by: cutBy.id, afterS: round3(cutBy.startS - heal) },
+      }),
   };
 }
 
