@@ -65,7 +65,7 @@ test("ledger: the run driver's event lines are read too (intent without record s
     { at: 'c', event: 'healed', id: 'w1' },
     { at: 'd', event: 'intent', id: 'w2', spec: { kind: 'partition', action: 'start' } },
   ];
-  writeFileSync(path, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const s = readLedger(path);
   t.deepEqual(
     s.unhealed.map((r) => r.id),

@@ -419,7 +419,9 @@ async function tearDownClients(client: Client, nodes: readonly string[]): Promis
   const within = (p: Promise<void>, ms: number) =>
     Promise.race([
       p,
-      new Promise<void>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref()),
+      new Promise<void>((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref(),
+      ),
     ]);
   await onAll(nodes, (n) =>
     within(
