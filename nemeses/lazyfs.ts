@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { pollFor } from '../src/core/util/retry.ts';
 import {
   capabilityCommand,
   controlCommand,
@@ -240,16 +241,14 @@ async function failUnderRunningDb(
 
 /** Poll until the database runs on the mount and the filesystem has seen writes from it (up to 20 s). */
 async function watchLanding(remote: Remote, node: string, u: NodeUndo) {
-  const end = Date.now() + 20_000;
-  let onDir = 'none';
-  let s: Stats | null = null;
-  for (;;) {
-    onDir = (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim();
-    s = await stats(remote, node, u);
-    if ((onDir !== 'none' && (s?.writes ?? 0) > 0) || (s?.fsyncsFailed ?? 0) > 0 || Date.now() > end) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { onDir, stats: s };
+  return pollFor(
+    async () => ({
+      onDir: (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim(),
+      stats: await stats(remote, node, u),
+    }),
+    (x) => (x.onDir !== 'none' && (x.stats?.writes ?? 0) > 0) || (x.stats?.fsyncsFailed ?? 0) > 0,
+    { timeoutMs: 20_000, stepMs: POLL_STEP_MS },
+  );
 }
 
 /**
@@ -276,6 +275,8 @@ function victimSignal(
 
 /** How long a database may take to react to its fsyncs failing (it fsyncs on its next write). */
 const REACTION_MS = 20_000;
+/** Between reads of the filesystem's counters and the database's state. */
+const POLL_STEP_MS = 250;
 
 /**
  * The database's fsyncs answering EIO (the filesystem's counter, read before the probe adds its own),
@@ -288,18 +289,15 @@ async function fsyncFailReaction(
   r: RunningBefore,
   sut: SutHooks | undefined,
 ): Promise<EvidenceSignal[]> {
-  const end = Date.now() + REACTION_MS;
-  let s: Stats | null = null;
-  let alive = 'running';
-  let log = { count: r.ioErrors, last: '' };
-  for (;;) {
-    s = await stats(remote, node, u);
-    alive = (await run(remote, node, pidAliveCommand(r.pid), false)).stdout.trim();
-    log = await ioErrorsLogged(remote, node, r.logFiles);
-    const failed = (s?.fsyncsFailed ?? 0) > 0;
-    if ((failed && (alive === 'exited' || log.count > r.ioErrors)) || Date.now() > end) break;
-    await new Promise((res) => setTimeout(res, 250));
-  }
+  const { s, alive, log } = await pollFor(
+    async () => ({
+      s: await stats(remote, node, u),
+      alive: (await run(remote, node, pidAliveCommand(r.pid), false)).stdout.trim(),
+      log: await ioErrorsLogged(remote, node, r.logFiles),
+    }),
+    (x) => (x.s?.fsyncsFailed ?? 0) > 0 && (x.alive === 'exited' || x.log.count > r.ioErrors),
+    { timeoutMs: REACTION_MS, stepMs: POLL_STEP_MS },
+  );
   const failed = s?.fsyncsFailed ?? 0;
   const logged = log.count > r.ioErrors;
   const out: EvidenceSignal[] = [
@@ -375,13 +373,11 @@ async function backAfterHeal(
   r: RunningBefore,
   sut: SutHooks | undefined,
 ): Promise<EvidenceSignal[]> {
-  const end = Date.now() + REACTION_MS;
-  let onDir = 'none';
-  for (;;) {
-    onDir = (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim();
-    if (onDir !== 'none' || Date.now() > end) break;
-    await new Promise((res) => setTimeout(res, 250));
-  }
+  const onDir = await pollFor(
+    async () => (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim(),
+    (d) => d !== 'none',
+    { timeoutMs: REACTION_MS, stepMs: POLL_STEP_MS },
+  );
   const out: EvidenceSignal[] = [
     {
       side: 'victim',

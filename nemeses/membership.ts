@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { ExecResult, Remote } from '../src/core/control/types.ts';
+import { pollFor } from '../src/core/util/retry.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
   Capability,
@@ -49,6 +50,8 @@ const AREA = 'membership';
 const DEFAULT_WAIT_MS = 60_000;
 /** How long a refused remove or add is retried. */
 const REFUSED_RETRY_MS = 20_000;
+/** Between reads of the member list (a reconfiguration takes a Raft round or more). */
+const POLL_STEP_MS = 500;
 
 function paramsOf(record: { spec: FaultRecord['spec'] }) {
   const p = record.spec.params ?? {};
@@ -85,15 +88,6 @@ async function onPeers(remote: Remote, peers: readonly string[], cmd: string) {
   return last as { peer: string; r: ExecResult };
 }
 
-async function poll<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const end = performance.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || performance.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 /** Add one node back and wait until the database lists it as a running member. */
 async function restore(
   remote: Remote,
@@ -103,15 +97,15 @@ async function restore(
   waitMs: number,
 ): Promise<string> {
   const listed = async () => names((await onPeers(remote, peers, cmd.list)).r);
-  const add = await poll(
+  const add = await pollFor(
     () => onPeers(remote, peers, cmd.add),
     (x) => x.r.code === 0,
-    REFUSED_RETRY_MS,
+    { timeoutMs: REFUSED_RETRY_MS, stepMs: POLL_STEP_MS },
   );
   if (add.r.code !== 0) throw new Error(`${node}: member add failed on ${add.peer}: ${output(add.r)}`);
   const join = await remote.exec(node, cmd.join, { sudo: true, check: false, timeoutMs: 30_000 });
   if (join.code !== 0) throw new Error(`${node}: join failed: ${output(join)}`);
-  const now = await poll(listed, (l) => l.includes(node), waitMs);
+  const now = await pollFor(listed, (l) => l.includes(node), { timeoutMs: waitMs, stepMs: POLL_STEP_MS });
   if (!now.includes(node))
     throw new Error(`${node}: not a running member ${waitMs} ms after its join (members: ${now.join(', ')})`);
   return `${output(add.r)}; ${output(join)}`;
@@ -153,10 +147,10 @@ export const membershipNemesis: Nemesis & { kind: 'membership' } = {
       await remote.exec(node, writeMarkerCommand(markerDir(remote, node), id, marker), { sudo: true });
       // A database may refuse a reconfiguration for a while (etcd's strict check wants every remaining
       // member connected for some seconds first): retried, bounded.
-      const rm = await poll(
+      const rm = await pollFor(
         () => onPeers(remote, peers, commands.remove[node] as string),
         (x) => x.r.code === 0,
-        REFUSED_RETRY_MS,
+        { timeoutMs: REFUSED_RETRY_MS, stepMs: POLL_STEP_MS },
       );
       undo.removed[node] = { peer: rm.peer, code: rm.r.code, output: output(rm.r) };
       if (rm.r.code !== 0) throw new Error(`${node}: member remove failed on ${rm.peer}: ${output(rm.r)}`);
@@ -171,11 +165,10 @@ export const membershipNemesis: Nemesis & { kind: 'membership' } = {
     const { waitMs } = paramsOf(record);
     const observe = async () =>
       names(await remote.exec(undo.observer, undo.commands.observe, { sudo: true, check: false }));
-    const during = await poll(
-      observe,
-      (l) => record.nodes.every((n) => !l.includes(n)),
-      Math.min(waitMs, 10_000),
-    );
+    const during = await pollFor(observe, (l) => record.nodes.every((n) => !l.includes(n)), {
+      timeoutMs: Math.min(waitMs, 10_000),
+      stepMs: POLL_STEP_MS,
+    });
     const signals: EvidenceSignal[] = [];
     for (const node of record.nodes) {
       const rm = undo.removed[node];

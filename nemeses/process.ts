@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { waitFor } from '../src/core/util/retry.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
   Capability,
@@ -137,15 +138,6 @@ async function readPid(remote: Remote, node: string, pidFile: string): Promise<n
   const r = await remote.exec(node, `cat ${shellQuote(pidFile)} 2>/dev/null`, { sudo: true, check: false });
   const pid = Number.parseInt(r.stdout.trim(), 10);
   return Number.isInteger(pid) && pid > 1 ? pid : null;
-}
-
-async function waitFor(pred: () => Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const end = performance.now() + ms;
-  for (;;) {
-    if (await pred()) return true;
-    if (performance.now() > end) return false;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
 }
 
 function startDetached(command: string): string {

@@ -26,6 +26,8 @@ interface Traced {
   xid: bigint | null;
   snapshot: Snapshot;
   pid: number;
+  /** The server's transaction_isolation; absent in histories recorded before it was traced. */
+  isolation: string | null;
 }
 
 function parseSnapshot(text: string): Snapshot {
@@ -50,7 +52,7 @@ async function tracedOps(path: string, wanted: Set<number>): Promise<Map<number,
       index: number;
       type: string;
       process: number;
-      txn?: { pid: number; xid: string | null; snapshot: string };
+      txn?: { pid: number; xid: string | null; snapshot: string; isolation?: string };
     };
     if (e.type === 'invoke') {
       if (wanted.has(e.index)) open.set(e.process, e.index);
@@ -66,6 +68,7 @@ async function tracedOps(path: string, wanted: Set<number>): Promise<Map<number,
       pid: e.txn.pid,
       xid: e.txn.xid === null ? null : BigInt(e.txn.xid),
       snapshot: parseSnapshot(e.txn.snapshot),
+      isolation: e.txn.isolation ?? null,
     });
   }
   return found;
@@ -102,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
     if (!t) throw new Error(`op ${op} not found in ${path}`);
     const xip = [...t.snapshot.inProgress].join(',');
     console.log(
-      `op ${op}: backend ${t.pid}, xid ${t.xid ?? '-'}, snapshot ${t.snapshot.xmin}:${t.snapshot.xmax}:${xip}`,
+      `op ${op}: backend ${t.pid}, xid ${t.xid ?? '-'}, snapshot ${t.snapshot.xmin}:${t.snapshot.xmax}:${xip}, isolation ${t.isolation ?? 'not recorded'}`,
     );
   }
   edges.forEach((kind, i) => {

@@ -40,13 +40,17 @@ class PgSession implements SqlSession {
     );
   }
 
-  /** No table access, so no predicate lock: it does not change what SSI sees. */
+  /**
+   * No table access, so no predicate lock: it does not change what SSI sees. The isolation level is
+   * the server's own view of this transaction, so a cycle can be checked against the level that really
+   * ran, not the one the client asked for.
+   */
   async trace(): Promise<Record<string, unknown>> {
     const r = await this.client.query(
-      'SELECT pg_backend_pid() AS pid, pg_current_xact_id_if_assigned()::text AS xid, pg_current_snapshot()::text AS snapshot',
+      "SELECT pg_backend_pid() AS pid, pg_current_xact_id_if_assigned()::text AS xid, pg_current_snapshot()::text AS snapshot, current_setting('transaction_isolation') AS isolation",
     );
-    const row = r.rows[0] as { pid: number; xid: string | null; snapshot: string };
-    return { pid: row.pid, xid: row.xid, snapshot: row.snapshot };
+    const row = r.rows[0] as { pid: number; xid: string | null; snapshot: string; isolation: string };
+    return { pid: row.pid, xid: row.xid, snapshot: row.snapshot, isolation: row.isolation };
   }
 
   async commit(): Promise<void> {

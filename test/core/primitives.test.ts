@@ -2,7 +2,7 @@ import test from 'ava';
 import { formatDuration, parseDuration } from '../../src/core/util/duration.ts';
 import { UserError } from '../../src/core/util/errors.ts';
 import { BUILT_IN, Registry, RegistryError } from '../../src/core/util/registry.ts';
-import { retry } from '../../src/core/util/retry.ts';
+import { pollFor, retry, waitFor } from '../../src/core/util/retry.ts';
 
 test('durations: every unit, one parser; a bare number names the flag and asks for a unit', (t) => {
   t.is(parseDuration('250ms', 'x'), 250);
@@ -82,4 +82,17 @@ test('retry: bounded attempts, only retryable errors, the last error thrown', as
     ),
     { message: 'attempt 2' },
   );
+});
+
+test('pollFor: reads until the value is accepted, or returns the last value read when time runs out', async (t) => {
+  let n = 0;
+  const third = await pollFor(async () => ++n, (v) => v === 3, { timeoutMs: 5_000, stepMs: 1 });
+  t.is(third, 3, 'stops at the first accepted value');
+  t.is(n, 3);
+  n = 0;
+  const last = await pollFor(async () => ++n, () => false, { timeoutMs: 30, stepMs: 5 });
+  t.true(last >= 2, 'read again until the time ran out');
+  t.is(last, n, 'the last value read is returned');
+  t.true(await waitFor(async () => n++ > last + 1, 5_000, 1));
+  t.false(await waitFor(async () => false, 20, 5));
 });

@@ -159,6 +159,9 @@ async function assertServerSnapshotsAgree(
   t.log(r.stdout);
   t.is(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
   t.regex(r.stdout, /every edge agrees with PostgreSQL's snapshots/);
+  // The server's own isolation level for each transaction of the cycle: S1 asks for REPEATABLE READ.
+  t.regex(r.stdout, /isolation repeatable read/);
+  t.notRegex(r.stdout, /isolation (?!repeatable read)/);
 }
 
 test('mariadb smoke: REPEATABLE READ FAILs naming lost-update and G-single; SERIALIZABLE PASSes', async (t) => {

@@ -35,15 +35,25 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOpti
   }
 }
 
-/** Poll until `check` returns a value other than undefined, or the attempts run out (then undefined). */
-export async function pollUntil<T>(
-  check: () => Promise<T | undefined>,
-  o: { attempts: number; delayMs: number },
-): Promise<T | undefined> {
-  for (let i = 0; i < o.attempts; i++) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (i + 1 < o.attempts) await sleep(o.delayMs);
+/**
+ * The one polling loop: read until `done` accepts the value or `timeoutMs` has passed, pausing `stepMs`
+ * between reads. Returns the last value read, so a caller whose time ran out can say what it last saw.
+ * The clock is monotonic (a clock fault on the control host must not stretch or cut a wait).
+ */
+export async function pollFor<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  o: { timeoutMs: number; stepMs: number },
+): Promise<T> {
+  const end = performance.now() + o.timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || performance.now() > end) return value;
+    await sleep(o.stepMs);
   }
-  return undefined;
+}
+
+/** Poll a condition until it holds (true) or `timeoutMs` has passed (false). */
+export function waitFor(pred: () => Promise<boolean>, timeoutMs: number, stepMs = 20): Promise<boolean> {
+  return pollFor(pred, (ok) => ok, { timeoutMs, stepMs });
 }

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/errors.ts';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
-import { pollUntil, retry } from '../../core/util/retry.ts';
+import { retry, waitFor } from '../../core/util/retry.ts';
 
 /**
  * Pidfile-driven daemon control over the remote shell: the one place that starts, kills, pauses and
@@ -174,9 +174,6 @@ export async function startSelfDaemonizing(remote: Remote, node: string, d: Daem
     `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
     `setsid ${shellJoin([d.binary, ...d.args])} >>${shellQuote(d.logFile)} 2>&1 </dev/null`;
   await remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
-  const up = await pollUntil(
-    async () => ((await daemonRunning(remote, node, d.pidFile, name)) ? true : undefined),
-    { attempts: 100, delayMs: 100 },
-  );
+  const up = await waitFor(() => daemonRunning(remote, node, d.pidFile, name), 10_000, 100);
   if (!up) throw new Error(`${node}: ${name} did not write a live pid to ${d.pidFile}`);
 }
