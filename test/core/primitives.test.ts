@@ -86,11 +86,19 @@ test('retry: bounded attempts, only retryable errors, the last error thrown', as
 
 test('pollFor: reads until the value is accepted, or returns the last value read when time runs out', async (t) => {
   let n = 0;
-  const third = await pollFor(async () => ++n, (v) => v === 3, { timeoutMs: 5_000, stepMs: 1 });
+  const third = await pollFor(
+    async () => ++n,
+    (v) => v === 3,
+    { timeoutMs: 5_000, stepMs: 1 },
+  );
   t.is(third, 3, 'stops at the first accepted value');
   t.is(n, 3);
   n = 0;
-  const last = await pollFor(async () => ++n, () => false, { timeoutMs: 30, stepMs: 5 });
+  const last = await pollFor(
+    async () => ++n,
+    () => false,
+    { timeoutMs: 30, stepMs: 5 },
+  );
   t.true(last >= 2, 'read again until the time ran out');
   t.is(last, n, 'the last value read is returned');
   t.true(await waitFor(async () => n++ > last + 1, 5_000, 1));
