@@ -287,3 +287,44 @@ test('RF9 reads the baseline’s harness from the baseline file and compares it 
   );
   t.is(baselineFrom(file, dir, 'x'), null);
 });
+
+test('RF8: keys answering within budget is not enough when the rate stayed below nominal past it', (t) => {
+  const heal = (rate: { backAfterS: number | null; referenceOpsPerSec: number; cutBy?: string }) =>
+    hardeningEvidence({
+      recovery: {
+        baselineOpsPerSec: 50,
+        afterHealOpsPerSec: 50,
+        measuredAfterS: 10,
+        windows: [
+          {
+            id: 'w1',
+            healS: 20,
+            keys: 40,
+            recoveredAfterS: rate.backAfterS === null ? 0.5 : Math.max(0.5, rate.backAfterS),
+            budgetS: 10,
+            budgetFrom: "the plan's recoveryBudgetS",
+            slowestKey: '7',
+            rate,
+          },
+        ],
+      },
+    });
+  const back = item(
+    runAudits(heal({ backAfterS: 4, referenceOpsPerSec: 50 }), S1, 'hardening').redFlags,
+    'RF8',
+  );
+  t.is(back.status, 'checked', back.evidence);
+  t.regex(back.evidence, /rate was back to ≥ 80% of 50\.0 ops\/s within 4\.0s/);
+  const never = item(
+    runAudits(heal({ backAfterS: null, referenceOpsPerSec: 50 }), S1, 'hardening').redFlags,
+    'RF8',
+  );
+  t.is(never.status, 'failed');
+  t.regex(never.evidence, /w1 healed at 20\.0s: the rate was never back to ≥ 80% of 50\.0 ops\/s/);
+  const cut = item(
+    runAudits(heal({ backAfterS: null, referenceOpsPerSec: 50, cutBy: 'w2' }), S1, 'hardening').redFlags,
+    'RF8',
+  );
+  t.is(cut.status, 'checked', cut.evidence);
+  t.regex(cut.evidence, /w1: rate not judged, w2 came first/);
+});

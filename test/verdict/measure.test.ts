@@ -115,6 +115,8 @@ test('recoveryAfterHeal: per key, from the heal to its first ok op, against the 
       budgetS: 2,
       budgetFrom: "the plan's recoveryBudgetS",
       slowestKey: 'b',
+      // 4–5 s ran 3 ops (≥ 80% of the 3.75 ops/s before the fault): the rate was back at once.
+      rate: { backAfterS: 0, referenceOpsPerSec: 3.75 },
     },
   ]);
   // Without a plan budget: until the history ends, after the last window.
@@ -164,6 +166,58 @@ test('recoveryAfterHeal: a key the next fault reaches before it served again is 
   const alone = recoveryAfterHeal(ops, windows, [faults[0]!], { endS: 10, budgetS: 10 });
   t.is(alone?.windows[0]?.recoveredAfterS, null);
   t.is(alone?.windows[0]?.slowestKey, 'b');
+});
+
+/**
+ * 10 ops/s on keys a and b, a fault 2–4 s. Both keys answer right after the heal (ops invoked under the
+ * fault complete at 4.1 s), then a rejoining member forces an election: nothing completes from 4.2 to
+ * `stallEndS`, then 10 ops/s again until 12 s.
+ */
+function stallAfterHeal(stallEndS: number): Operation[] {
+  const ops: Operation[] = [];
+  let id = 0;
+  const at = (t: number, key: string) => ops.push(op(id++, t - 0.05, t, { key }));
+  for (let t = 0.05; t < 2; t += 0.1) at(t, id % 2 ? 'a' : 'b');
+  at(4.1, 'a');
+  at(4.1, 'b');
+  for (let t = stallEndS + 0.05; t < 12; t += 0.1) at(t, id % 2 ? 'a' : 'b');
+  return ops;
+}
+
+test('recoveryAfterHeal: every key answering is not enough, the rate must be back to nominal', (t) => {
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const ops = stallAfterHeal(8);
+  const windows = throughputWindows(ops, { windowS: 2, durationS: 12, faults });
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 12, budgetS: 10 });
+  const w1 = r?.windows[0];
+  // The keys answered 0.1 s after the heal; 4–6 and 6–8 s ran ~0 ops/s; 8–10 s was back to 10 ops/s.
+  t.is(w1?.rate?.backAfterS, 4);
+  t.true(Math.abs((w1?.rate?.referenceOpsPerSec ?? 0) - 10) < 0.5, 'the rate before the fault');
+  t.is(w1?.rate?.cutBy, undefined);
+  t.is(w1?.recoveredAfterS, 4, 'recovered when the rate was back, not when the keys first answered');
+  // The stall is recovery (RF8's to judge against its budget), not a rate collapse for RF1.
+  t.deepEqual(
+    markRecovering(windows, r)
+      .filter((x) => x.recovering)
+      .map((x) => x.startS),
+    [4, 6],
+  );
+  // A budget shorter than the stall: recovered after 4 s > 3 s.
+  const tight = recoveryAfterHeal(ops, windows, faults, { endS: 12, budgetS: 3 });
+  t.is(tight?.windows[0]?.recoveredAfterS, 4);
+  t.is(tight?.windows[0]?.rate?.cutBy, undefined);
+  // Never back: no nominal window after the heal before the workload ended, 6 s later (> 3 s budget).
+  const never = stallAfterHeal(12);
+  const nw = throughputWindows(never, { windowS: 2, durationS: 12, faults });
+  const nr = recoveryAfterHeal(never, nw, faults, { endS: 12, budgetS: 3 });
+  t.is(nr?.windows[0]?.rate?.backAfterS, null);
+  t.is(nr?.windows[0]?.rate?.cutBy, undefined, 'the budget ran out before the end: judged, not cut');
+  // The next fault began inside the budget before the rate was back: that fault's to judge.
+  const two = [...faults, { id: 'w2', startS: 6, endS: 7 }];
+  const tw = throughputWindows(ops, { windowS: 2, durationS: 12, faults: two });
+  const tr = recoveryAfterHeal(ops, tw, two, { endS: 12, budgetS: 10 });
+  t.is(tr?.windows[0]?.rate?.backAfterS, null);
+  t.is(tr?.windows[0]?.rate?.cutBy, 'w2');
 });
 
 test('scanSutLog finds panics, fatals and internal errors with their line numbers', (t) => {

@@ -113,6 +113,7 @@ export async function measureRun(
   const recovery = recoveryAfterHeal(ops, windows, times, {
     endS: historyEnd,
     budgetS: binding.recoveryBudgetS ?? null,
+    intendedOpsPerSec: binding.rate ?? null,
   });
   const throughput = markRecovering(windows, recovery);
   const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];

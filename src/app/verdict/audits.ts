@@ -2,7 +2,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 import { isNegativeControl } from './expectation.ts';
-import { windowRate } from './measure.ts';
+import { RECOVERY_FRACTION, windowRate } from './measure.ts';
 
 /**
  * Spec §3: the 10 green-but-broken red flags and the 14-item weak-oracle audit, per scenario or arm.
@@ -58,8 +58,6 @@ export const WEAK_ORACLE_ITEMS = [
 
 /** Rate collapse: a window outside faults below this share of the reference rate. */
 export const COLLAPSE_FRACTION = 0.2;
-/** Recovery: the post-heal rate must reach this share of the baseline. */
-export const RECOVERY_FRACTION = 0.8;
 /** Agreeing seeds needed before a pass is more than PARTIAL-model. */
 export const MIN_AGREEING_SEEDS = 3;
 
@@ -389,8 +387,9 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
 
 /**
  * Red flag 8: back to nominal after every heal, not "up but degraded". Up: each healed window's keys in
- * use served an ok op within the recovery budget (measured from the heal, per key). Nominal: the rate
- * after the last recovery is at least RECOVERY_FRACTION of the rate before the first fault. A run whose
+ * use served an ok op within the recovery budget (measured from the heal, per key). Nominal: within the
+ * same budget a whole window ran at RECOVERY_FRACTION of the rate before the first fault, and the rate
+ * after the last recovery is at least RECOVERY_FRACTION of it too. A run whose
  * last recovery left no whole window before the workload ended has no rate to compare: the per-key
  * recovery is then the whole evidence, and says so (a plan leaves a quiet tail to have one).
  */
@@ -418,17 +417,29 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
     return unchecked(
       `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
     );
-  const late = judged.filter((w) => w.recoveredAfterS === null || w.recoveredAfterS > w.budgetS);
+  // The rate not back to nominal before the budget ran out (a cut one is the next fault's to judge).
+  const rateLate = (w: (typeof judged)[number]) =>
+    w.rate !== undefined &&
+    w.rate.cutBy === undefined &&
+    (w.rate.backAfterS === null || w.rate.backAfterS > w.budgetS);
+  const late = judged.filter(
+    (w) => w.recoveredAfterS === null || w.recoveredAfterS > w.budgetS || rateLate(w),
+  );
   const slowest = judged.reduce((a, b) =>
     (b.recoveredAfterS ?? Infinity) > (a.recoveredAfterS ?? Infinity) ? b : a,
   );
-  const perKey = `${judged.length} heal(s): every key in use served an ok op within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})${cut.length ? `; ${cut.join('; ')}` : ''}`;
+  const rateCut = judged
+    .filter((w) => w.rate?.cutBy !== undefined)
+    .map((w) => `${w.id}: rate not judged, ${w.rate?.cutBy} came first`);
+  const withRate = judged.some((w) => w.rate !== undefined);
+  const reference = judged.find((w) => w.rate)?.rate?.referenceOpsPerSec;
+  const perKey = `${judged.length} heal(s): every key in use served an ok op${withRate ? ` and the rate was back to ≥ ${Math.round(RECOVERY_FRACTION * 100)}% of ${reference?.toFixed(1)} ops/s` : ''} within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})${[...cut, ...rateCut].length ? `; ${[...cut, ...rateCut].join('; ')}` : ''}`;
   if (late.length > 0)
     return bad(
       `not recovered within budget: ${late
         .map(
           (w) =>
-            `${w.id} healed at ${fmtS(w.healS)}: ${w.recoveredAfterS === null ? `key ${w.slowestKey ?? '?'} never served an ok op` : `${fmtS(w.recoveredAfterS)} (key ${w.slowestKey ?? '?'})`} > budget ${fmtS(w.budgetS)} from ${w.budgetFrom}`,
+            `${w.id} healed at ${fmtS(w.healS)}: ${lateReason(w)} > budget ${fmtS(w.budgetS)} from ${w.budgetFrom}`,
         )
         .join('; ')}`,
     );
@@ -441,6 +452,17 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
 }
 
 const fmtS = (s: number | null) => (s === null ? 'never' : `${s.toFixed(1)}s`);
+
+type HealRecovery = NonNullable<ScenarioEvidence['recovery']>['windows'][number];
+
+/** Why one heal was not back within its budget: a key that never served, or the rate. */
+function lateReason(w: HealRecovery): string {
+  if (w.recoveredAfterS === null) return `key ${w.slowestKey ?? '?'} never served an ok op`;
+  const r = w.rate;
+  if (r && r.cutBy === undefined && (r.backAfterS === null || r.backAfterS > w.budgetS))
+    return `the rate was ${r.backAfterS === null ? 'never' : `only after ${fmtS(r.backAfterS)}`} back to ≥ ${Math.round(RECOVERY_FRACTION * 100)}% of ${r.referenceOpsPerSec.toFixed(1)} ops/s (keys served within ${fmtS(w.recoveredAfterS)})`;
+  return `${fmtS(w.recoveredAfterS)} (key ${w.slowestKey ?? '?'})`;
+}
 
 function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
   const b = ev.baseline;

@@ -120,7 +120,10 @@ export const throughputWindowSchema = z.object({
    * clients are still starting) to the end of the workload. Absent: the whole window.
    */
   seconds: z.number().nonnegative().optional(),
-  /** After a heal, before every key served an ok op again (recovery, judged by RF8 with its budget). */
+  /**
+   * After a heal, before every key served an ok op again and the rate was back to nominal (recovery,
+   * judged by RF8 with its budget).
+   */
   recovering: z.boolean().optional(),
 });
 export type ThroughputWindow = z.infer<typeof throughputWindowSchema>;
@@ -209,6 +212,14 @@ export const scenarioEvidenceSchema = z.object({
             slowestKey: z.string().nullable().default(null),
             unjudged: z
               .object({ keys: z.array(z.string()), by: z.string(), afterS: z.number().nonnegative() })
+              .optional(),
+            /** The rate back to nominal after this heal (absent in older sessions or with no reference). */
+            rate: z
+              .object({
+                backAfterS: z.number().nonnegative().nullable(),
+                referenceOpsPerSec: z.number().positive(),
+                cutBy: z.string().optional(),
+              })
               .optional(),
           }),
         )

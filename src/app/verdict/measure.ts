@@ -114,10 +114,28 @@ export function historyFacts(
   };
 }
 
+/** Recovery: back to nominal means at least this share of the rate before the first fault. */
+export const RECOVERY_FRACTION = 0.8;
+
+/**
+ * The rate after one heal: seconds from the heal to the start of the first whole throughput window
+ * after it that ran, under no fault, at ≥ RECOVERY_FRACTION of the reference rate (null: none did
+ * before the next fault or the end of the workload). Every key serving once is "up"; this is "back to
+ * nominal" (a rejoining member can force an election that stalls every client for seconds after its
+ * keys first answered). `cutBy`: the next fault window (its id) or the end of the workload came
+ * before the rate was back, inside the budget, so this heal's rate is not judged.
+ */
+export interface RateRecovery {
+  backAfterS: number | null;
+  referenceOpsPerSec: number;
+  cutBy?: string;
+}
+
 export interface WindowRecovery {
   id: string;
   healS: number;
   keys: number;
+  /** Every key in use served again (and, with `rate`, the rate was back) this many seconds after the heal. */
   recoveredAfterS: number | null;
   budgetS: number;
   budgetFrom: string;
@@ -127,6 +145,8 @@ export interface WindowRecovery {
    * (that fault, not this heal, then decides what they can do), and the window that began.
    */
   unjudged?: { keys: string[]; by: string; afterS: number };
+  /** Absent when there was no reference rate (no window before the first fault, no intended rate). */
+  rate?: RateRecovery;
 }
 
 export interface Recovery {
@@ -149,29 +169,81 @@ export function recoveryAfterHeal(
   ops: readonly Operation[],
   windows: readonly ThroughputWindow[],
   faults: readonly FaultWindowTimes[],
-  opts: { endS: number; budgetS?: number | null },
+  opts: { endS: number; budgetS?: number | null; intendedOpsPerSec?: number | null },
 ): Recovery | null {
   const healed = faults.filter((f): f is FaultWindowTimes & { endS: number } => f.endS !== null);
   if (healed.length === 0 || healed.length < faults.length) return null;
   const client = ops.filter(isClient);
-  const per = healed.map((f) => windowRecovery(client, f, faults, opts));
   const first = Math.min(...faults.map((f) => f.startS));
-  const lastBack = Math.max(...per.map((w) => w.healS + (w.recoveredAfterS ?? w.budgetS)));
   const rates = (ws: readonly ThroughputWindow[]) =>
     ws.map(windowRate).filter((r): r is number => r !== null);
   const before = rates(windows.filter((w) => w.endS <= first));
-  const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
+  const sorted = [...before].sort((a, b) => a - b);
+  const baseline = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : null;
+  // Nominal is what this system did here before any fault (the intended rate only when nothing ran
+  // before the first fault): a host that cannot reach the intended rate is judged by RF1, not here.
+  const reference = baseline ?? opts.intendedOpsPerSec ?? null;
+  const per = healed.map((f) => {
+    const w = windowRecovery(client, f, faults, opts);
+    return reference === null || reference <= 0 ? w : withRateRecovery(w, windows, faults, reference);
+  });
+  const lastBack = Math.max(...per.map((w) => w.healS + (w.recoveredAfterS ?? w.budgetS)));
   // Settled: the whole windows after the last recovery (between faults, clients still finishing the
   // ops that timed out under the last one would make a recovered system look degraded).
   const afterWindows = windows.filter((w) => w.startS >= lastBack && !w.faultActive && whole(w));
   const after = rates(afterWindows);
-  const sorted = [...before].sort((a, b) => a - b);
   return {
-    baselineOpsPerSec: sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : null,
+    baselineOpsPerSec: baseline,
     afterHealOpsPerSec: after.length > 0 ? after.reduce((s, r) => s + r, 0) / after.length : null,
     measuredAfterS: afterWindows.length > 0 ? round3(afterWindows[0]!.startS - lastBack) : 0,
     windows: per,
   };
+}
+
+const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
+
+/**
+ * Add the rate's recovery to one heal's (see RateRecovery). The first nominal window is searched from
+ * the heal on, up to the next fault window; when the rate came back later than the keys, the window
+ * recovered only then.
+ */
+function withRateRecovery(
+  w: WindowRecovery,
+  windows: readonly ThroughputWindow[],
+  faults: readonly FaultWindowTimes[],
+  reference: number,
+): WindowRecovery {
+  const next = faults
+    .filter((g) => g.startS >= w.healS && g.id !== w.id)
+    .reduce((a, g) => Math.min(a, g.startS), Number.POSITIVE_INFINITY);
+  const back = windows.find(
+    (t) =>
+      t.startS >= w.healS &&
+      t.endS <= next &&
+      !t.faultActive &&
+      whole(t) &&
+      (windowRate(t) ?? 0) >= RECOVERY_FRACTION * reference,
+  );
+  const backAfterS = back ? round3(back.startS - w.healS) : null;
+  // Not back, but the next fault or the end of the workload came inside the budget: not this heal's to judge.
+  const end = windows.filter(whole).reduce((a, t) => Math.max(a, t.endS), 0);
+  const horizon = Math.min(next, end);
+  const cutBy =
+    backAfterS === null && horizon < w.healS + w.budgetS
+      ? next <= end
+        ? (faults.find((g) => g.startS === next)?.id ?? 'the next fault window')
+        : 'the end of the workload'
+      : undefined;
+  const rate: RateRecovery = {
+    backAfterS,
+    referenceOpsPerSec: round3(reference),
+    ...(cutBy !== undefined && { cutBy }),
+  };
+  const recoveredAfterS =
+    w.recoveredAfterS === null || backAfterS === null
+      ? w.recoveredAfterS
+      : Math.max(w.recoveredAfterS, backAfterS);
+  return { ...w, recoveredAfterS, rate };
 }
 
 /**
@@ -183,7 +255,11 @@ export function markRecovering(windows: ThroughputWindow[], recovery: Recovery |
   if (!recovery) return windows;
   const spans = recovery.windows.map((w) => [
     w.healS,
-    w.healS + Math.min(w.recoveredAfterS ?? w.budgetS, w.budgetS),
+    w.healS +
+      Math.min(
+        w.rate && w.rate.backAfterS === null ? w.budgetS : (w.recoveredAfterS ?? w.budgetS),
+        w.budgetS,
+      ),
   ]);
   return windows.map((w) =>
     spans.some(([a, b]) => w.startS < (b as number) && (a as number) < w.endS)
