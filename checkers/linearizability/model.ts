@@ -1,5 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { exactInteger } from '../../src/core/history/values.ts';
+import type { EncodedOps } from './op-columns.ts';
 
 // The exact-integer helpers live with the history values they read; models import them from here.
 export { addIntegers, canonicalInteger, exactInteger } from '../../src/core/history/values.ts';
@@ -45,7 +46,7 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * positions, `ret` is Infinity for an op whose outcome is unknown. The search is skipped for a refuted
    * partition, so a history the search could only refute by exhausting every order is decided at once.
    */
-  refute?(ops: readonly RefutableOp<I, O>[]): Refutation | null;
+  refute?(ops: EncodedOps): Refutation | null;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;
@@ -53,14 +54,6 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
 }
 
 export type AnyModel = Model<unknown, unknown, unknown>;
-
-/** What {@link Model.refute} sees of an op. */
-export interface RefutableOp<I = unknown, O = unknown> {
-  call: number;
-  ret: number;
-  input: I;
-  output: O;
-}
 
 /** A proof that a partition is not linearizable, in partition-local op indices. */
 export interface Refutation {

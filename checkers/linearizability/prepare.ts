@@ -1,25 +1,13 @@
 import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
 import { type AnyModel, deepEqual, fmix32, hashNumber, hashString, ModelInputError } from './model.ts';
+import { type EncodedOps, EncodedOpsBuilder } from './op-columns.ts';
 
-/** One op as the search sees it: model input/output plus its interval in event positions. */
-export interface EncodedOp {
-  /** The faultline op id (index in the paired history). */
-  id: number;
-  process: number | 'nemesis';
-  /** Position of the invocation event. */
-  call: number;
-  /** Position of the completion event; Infinity when the outcome is unknown (info or never completed). */
-  ret: number;
-  input: unknown;
-  output: unknown;
-  /** Shared by ops with equal input and output (interned, see {@link HistoryPreparer}). */
-  io?: number;
-}
+export type { EncodedOp } from './op-columns.ts';
 
 export interface Partition {
   /** The partition key, or null when the model does not partition. */
   key: string | null;
-  ops: EncodedOp[];
+  ops: EncodedOps;
 }
 
 export interface PreparedHistory {
@@ -93,14 +81,15 @@ const MAX_IO_CLASSES = 4096;
  * search memoizes model steps per id, and a long history over few values costs little memory.
  */
 export class HistoryPreparer {
-  private readonly byKey = new Map<string | null, EncodedOp[]>();
+  private readonly byKey = new Map<string | null, EncodedOpsBuilder>();
+  /** Inputs and outputs of the interned classes, by io id (shared by every partition's columns). */
+  private readonly ioInputs: unknown[] = [];
+  private readonly ioOutputs: unknown[] = [];
   /** Interned encodings by structural hash (collisions resolved with deepEqual). */
   private readonly ios = new Map<number, IoClass[]>();
   private ioCount = 0;
   private consumed = 0;
   private ignored = 0;
-  private sorted = true;
-  private lastId = -1;
 
   constructor(private readonly model: AnyModel) {}
 
@@ -127,28 +116,14 @@ export class HistoryPreparer {
     const key = this.model.partitionKey ? this.model.partitionKey(io.input) : null;
     let list = this.byKey.get(key);
     if (!list) {
-      list = [];
+      list = new EncodedOpsBuilder(this.ioInputs, this.ioOutputs);
       this.byKey.set(key, list);
     }
-    if (op.id < this.lastId) this.sorted = false;
-    this.lastId = op.id;
     const shared = this.intern(io.input, io.output);
     const call = op.invokeIndex;
     const ret = open ? Number.POSITIVE_INFINITY : (op.completeIndex as number);
-    // One object literal per case, so every EncodedOp has one of two fixed shapes.
-    list.push(
-      shared
-        ? {
-            id: op.id,
-            process: op.process,
-            call,
-            ret,
-            input: shared.input,
-            output: shared.output,
-            io: shared.io,
-          }
-        : { id: op.id, process: op.process, call, ret, input: io.input, output: io.output },
-    );
+    if (shared) list.push(op.id, op.process, call, ret, shared.io);
+    else list.pushOwn(op.id, op.process, call, ret, io.input, io.output);
   }
 
   private intern(input: unknown, output: unknown): IoClass | null {
@@ -159,6 +134,8 @@ export class HistoryPreparer {
     }
     if (this.ioCount >= MAX_IO_CLASSES) return null;
     const entry: IoClass = { io: this.ioCount++, input, output };
+    this.ioInputs.push(input);
+    this.ioOutputs.push(output);
     if (bucket) bucket.push(entry);
     else this.ios.set(h, [entry]);
     return entry;
@@ -171,11 +148,7 @@ export class HistoryPreparer {
       const order = keyOrder;
       keys.sort((a, b) => order.compare(a ?? '', b ?? ''));
     }
-    const partitions = keys.map((key) => {
-      const ops = this.byKey.get(key) as EncodedOp[];
-      if (!this.sorted) ops.sort((a, b) => a.id - b.id);
-      return { key, ops };
-    });
+    const partitions = keys.map((key) => ({ key, ops: (this.byKey.get(key) as EncodedOpsBuilder).finish() }));
     return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored };
   }
 }
