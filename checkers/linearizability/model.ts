@@ -31,7 +31,9 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   /**
    * Map a history op onto the model. Returns null for an op that cannot affect the verdict (a failed
    * write that did not happen, a read whose result is unknown); throws ModelInputError for an op the
-   * model does not understand. `op.type === 'info'` means the output is unknown.
+   * model does not understand. `op.type === 'info'` means the output is unknown. Must read only `f`,
+   * `type`, `input`, `output` and `key`: ops equal in those share one encoding (the preparer encodes
+   * each distinct combination once).
    */
   encode(op: Operation): EncodedIO<I, O> | null;
   /**

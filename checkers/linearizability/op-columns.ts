@@ -98,7 +98,7 @@ export class EncodedOps {
       }
       b.push(o.id ?? i, o.process ?? 0, o.call, o.ret, c);
     }
-    return b.finish();
+    return b.finish(false);
   }
 
   inputOf(i: number): unknown {
@@ -232,11 +232,14 @@ export class EncodedOpsBuilder {
     this.io = grown(this.io, (n) => new Int32Array(n));
   }
 
-  /** The columns trimmed to length, sorted by op id (ops are pushed in id order but for rare cases). */
-  finish(): EncodedOps {
+  /**
+   * The columns trimmed to length; sorted by op id unless `byId` is false (the preparer pushes ops as
+   * they complete, in id order but for rare cases).
+   */
+  finish(byId = true): EncodedOps {
     const n = this.n;
     let order: Int32Array | null = null;
-    for (let i = 1; i < n; i++) {
+    for (let i = 1; i < n && byId; i++) {
       if ((this.id[i] as number) < (this.id[i - 1] as number)) {
         order = new Int32Array(n);
         for (let k = 0; k < n; k++) order[k] = k;
