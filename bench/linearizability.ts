@@ -62,6 +62,9 @@ const goFiles = (
   }
 ).files;
 
+// RSS of this process before any history is loaded (Node, tsx and the modules): the checker's own
+// footprint is the peak minus this.
+const baselineRssMb = process.memoryUsage().rss / 1024 / 1024;
 const fixtures = withFixtures ? porcupineFixtures() : [];
 const loaded: {
   path: string;
@@ -80,6 +83,7 @@ for (const f of fixtures)
     expected: f.linearizable,
   });
 const parseMs = performance.now() - parseStart;
+const loadedRssMb = process.memoryUsage().rss / 1024 / 1024;
 
 const perFile = new Map<string, { ms: number[]; valid: unknown; mismatch: boolean }>();
 const passTotals: number[] = [];
@@ -149,6 +153,8 @@ if (json) {
       loadAverage: Number(loadBefore.toFixed(2)),
       parseMs: Number(parseMs.toFixed(1)),
       peakRssMb: Number(peakRssMb.toFixed(1)),
+      baselineRssMb: Number(baselineRssMb.toFixed(1)),
+      loadedRssMb: Number(loadedRssMb.toFixed(1)),
       mismatches,
       files,
     })}\n`,
@@ -189,7 +195,8 @@ function printFixtures(): void {
   for (const c of c50) console.log(`${c.path}: ${c.ms.toFixed(1)} ms (target <= ${TARGET_C50_MS})`);
   console.log(`process CPU during the checks (median pass): ${median(passCpuTotals).toFixed(1)} ms`);
   console.log(
-    `peak RSS: ${peakRssMb.toFixed(1)} MB; 1-minute load average at start: ${loadBefore.toFixed(2)}`,
+    `peak RSS: ${peakRssMb.toFixed(1)} MB (before loading the histories ${baselineRssMb.toFixed(1)} MB, ` +
+      `histories loaded ${loadedRssMb.toFixed(1)} MB); 1-minute load average at start: ${loadBefore.toFixed(2)}`,
   );
   console.log(
     mismatches.length === 0
