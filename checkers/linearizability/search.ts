@@ -388,6 +388,13 @@ export class PartitionSearch {
       this.bestStates = [sid];
     }
     this.status = status;
+    // A decided search never probes its cache again: free it now rather than when the whole check
+    // ends (the inline engine keeps every partition's search until then; kv/c50 has ten).
+    if (status !== 'running') {
+      this.slots = new Int32Array(2);
+      this.records = new Int32Array(0);
+      this.recordsUsed = 0;
+    }
     return status;
   }
 
