@@ -11,13 +11,19 @@
  * (valid, and with a stale read; 10 s budget) and, with `--sizes`, histories of those sizes streamed
  * from JSONL (and Porcupine's etcd log format with `--etcd`), with the growth between sizes.
  *
+ * With `--built`, the fixtures pass runs once more from the built package (`npm run build` first) in a
+ * plain Node child process without tsx (./linearizability-built.mjs): the checker's own footprint,
+ * with the RSS before any history is loaded next to the peak.
+ *
  *   npm run bench:linearizability [-- --json] [--runs N] [--workers N] [--sizes 1e5,1e6,1e7] [--etcd]
- *                                    [--no-fixtures] [--no-hard]
+ *                                    [--no-fixtures] [--no-hard] [--built]
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { checkOperations } from '../checkers/linearizability/check.ts';
 import { createModel, type ModelOptions } from '../checkers/linearizability/models/index.ts';
 import type { Operation } from '../src/core/history/operation.ts';
@@ -62,6 +68,9 @@ const goFiles = (
   }
 ).files;
 
+// RSS of this process before any history is loaded (Node, tsx and the modules): the checker's own
+// footprint is the peak minus this.
+const baselineRssMb = process.memoryUsage().rss / 1024 / 1024;
 const fixtures = withFixtures ? porcupineFixtures() : [];
 const loaded: {
   path: string;
@@ -80,6 +89,7 @@ for (const f of fixtures)
     expected: f.linearizable,
   });
 const parseMs = performance.now() - parseStart;
+const loadedRssMb = process.memoryUsage().rss / 1024 / 1024;
 
 const perFile = new Map<string, { ms: number[]; valid: unknown; mismatch: boolean }>();
 const passTotals: number[] = [];
@@ -117,6 +127,29 @@ const mismatches = [...perFile].filter(([, r]) => r.mismatch).map(([p]) => p);
 const peakRssMb = process.resourceUsage().maxRSS / 1024;
 const c50 = ['kv/c50-ok.txt', 'kv/c50-bad.txt'].map((p) => ({ path: p, ms: files[p]?.ms ?? Number.NaN }));
 
+interface BuiltPass {
+  baselineRssMb: number;
+  loadedRssMb: number;
+  peakRssMb: number;
+  cpuMsPerPass: number;
+  mismatches: string[];
+}
+
+/** The fixtures pass from dist/ in a plain Node child (see the header). */
+function builtPass(): BuiltPass {
+  const script = fileURLToPath(new URL('./linearizability-built.mjs', import.meta.url));
+  if (!existsSync(fileURLToPath(new URL('../dist/checkers/linearizability/check.js', import.meta.url))))
+    throw new Error('--built: dist/ is missing; run npm run build first');
+  const out = spawnSync(process.execPath, [script], {
+    input: JSON.stringify({ fixtures, runs }),
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  if (out.status !== 0) throw new Error(`--built: the child failed: ${out.stderr}`);
+  return JSON.parse(out.stdout) as BuiltPass;
+}
+const built = withFixtures && process.argv.includes('--built') ? builtPass() : null;
+
 const generated: GeneratedCase[] = await runGeneratedCases(sizes, process.argv.includes('--etcd'), withHard);
 /** Time ratios between consecutive sizes: wall, and CPU (steadier than wall on a shared machine). */
 const growth: Record<string, number> = {};
@@ -149,6 +182,9 @@ if (json) {
       loadAverage: Number(loadBefore.toFixed(2)),
       parseMs: Number(parseMs.toFixed(1)),
       peakRssMb: Number(peakRssMb.toFixed(1)),
+      baselineRssMb: Number(baselineRssMb.toFixed(1)),
+      built,
+      loadedRssMb: Number(loadedRssMb.toFixed(1)),
       mismatches,
       files,
     })}\n`,
@@ -189,12 +225,20 @@ function printFixtures(): void {
   for (const c of c50) console.log(`${c.path}: ${c.ms.toFixed(1)} ms (target <= ${TARGET_C50_MS})`);
   console.log(`process CPU during the checks (median pass): ${median(passCpuTotals).toFixed(1)} ms`);
   console.log(
-    `peak RSS: ${peakRssMb.toFixed(1)} MB; 1-minute load average at start: ${loadBefore.toFixed(2)}`,
+    `peak RSS: ${peakRssMb.toFixed(1)} MB (before loading the histories ${baselineRssMb.toFixed(1)} MB, ` +
+      `histories loaded ${loadedRssMb.toFixed(1)} MB); 1-minute load average at start: ${loadBefore.toFixed(2)}`,
   );
+  if (built) {
+    console.log(
+      `from dist/ in plain Node: peak RSS ${built.peakRssMb} MB (before loading the histories ${built.baselineRssMb} MB, ` +
+        `histories loaded ${built.loadedRssMb} MB); process CPU per pass ${built.cpuMsPerPass} ms` +
+        (built.mismatches.length > 0 ? `; VERDICT MISMATCHES: ${built.mismatches.join(', ')}` : ''),
+    );
+  }
   console.log(
     mismatches.length === 0
       ? 'verdicts: all match expected.json'
       : `VERDICT MISMATCHES: ${mismatches.join(', ')}`,
   );
 }
-if (mismatches.length > 0) process.exitCode = 1;
+if (mismatches.length > 0 || (built?.mismatches.length ?? 0) > 0) process.exitCode = 1;

@@ -4,7 +4,8 @@ import type { Operation } from '../../src/core/history/operation.ts';
 import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
 import { modelSpecOf } from './models/index.ts';
-import { type EncodedOp, type Partition, type PreparedHistory, prepareHistory } from './prepare.ts';
+import type { EncodedOps } from './op-columns.ts';
+import { type Partition, type PreparedHistory, prepareHistory } from './prepare.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import {
   type EngineResult,
@@ -30,7 +31,7 @@ export interface CheckOperationsOptions {
 
 export interface PartitionResult extends PartitionSummary {
   key: string | null;
-  ops: EncodedOp[];
+  ops: EncodedOps;
 }
 
 export interface CheckOutcome {

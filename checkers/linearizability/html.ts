@@ -15,6 +15,7 @@ import {
 import { laneBands } from '../timeline/page.ts';
 import type { CheckOutcome, PartitionResult } from './check.ts';
 import type { AnyModel } from './model.ts';
+import type { EncodedOp } from './op-columns.ts';
 import { describeOp, nonlinearizableAnomaly, partitionName } from './report.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
 import { summarizeSearch } from './summary.ts';
@@ -114,14 +115,16 @@ function visPartition(
   p.prefix.forEach((opIndex, k) => {
     linIndex.set(opIndex, k);
   });
-  let ops = p.ops.map((o, i) => ({ o, i }));
-  const truncated = ops.length > MAX_OPS_DRAWN;
+  const truncated = p.ops.length > MAX_OPS_DRAWN;
+  let from = 0;
   if (truncated) {
     // Draw a window around where the search got stuck (or the end of the prefix).
     const center = p.blockedOp >= 0 ? p.blockedOp : (p.prefix.at(-1) ?? 0);
-    const from = Math.max(0, Math.min(center - MAX_OPS_DRAWN / 2, ops.length - MAX_OPS_DRAWN));
-    ops = ops.slice(from, from + MAX_OPS_DRAWN);
+    from = Math.max(0, Math.min(center - MAX_OPS_DRAWN / 2, p.ops.length - MAX_OPS_DRAWN));
   }
+  const ops: { o: EncodedOp; i: number }[] = [];
+  for (let i = from; i < Math.min(p.ops.length, from + MAX_OPS_DRAWN); i++)
+    ops.push({ o: p.ops.at(i) as EncodedOp, i });
   const stateAfter = (k: number) =>
     k < p.prefixStatesFrom ? null : (p.prefixStates[k - p.prefixStatesFrom] ?? null);
   const blocked = p.blockedOp >= 0 && p.status !== 'ok' ? p.blockedOp : -1;

@@ -1,5 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { exactInteger } from '../../src/core/history/values.ts';
+import type { EncodedOps } from './op-columns.ts';
 
 // The exact-integer helpers live with the history values they read; models import them from here.
 export { addIntegers, canonicalInteger, exactInteger } from '../../src/core/history/values.ts';
@@ -30,7 +31,9 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   /**
    * Map a history op onto the model. Returns null for an op that cannot affect the verdict (a failed
    * write that did not happen, a read whose result is unknown); throws ModelInputError for an op the
-   * model does not understand. `op.type === 'info'` means the output is unknown.
+   * model does not understand. `op.type === 'info'` means the output is unknown. Must read only `f`,
+   * `type`, `input`, `output` and `key`: ops equal in those share one encoding (the preparer encodes
+   * each distinct combination once).
    */
   encode(op: Operation): EncodedIO<I, O> | null;
   /**
@@ -45,7 +48,7 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * positions, `ret` is Infinity for an op whose outcome is unknown. The search is skipped for a refuted
    * partition, so a history the search could only refute by exhausting every order is decided at once.
    */
-  refute?(ops: readonly RefutableOp<I, O>[]): Refutation | null;
+  refute?(ops: EncodedOps): Refutation | null;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;
@@ -53,14 +56,6 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
 }
 
 export type AnyModel = Model<unknown, unknown, unknown>;
-
-/** What {@link Model.refute} sees of an op. */
-export interface RefutableOp<I = unknown, O = unknown> {
-  call: number;
-  ret: number;
-  input: I;
-  output: O;
-}
 
 /** A proof that a partition is not linearizable, in partition-local op indices. */
 export interface Refutation {

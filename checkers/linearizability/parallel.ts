@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { ModelSpec } from './models/index.ts';
 import type { Partition } from './prepare.ts';
-import type { SearchOp, SearchOptions } from './search.ts';
+import type { SearchOptions } from './search.ts';
 import type { EngineResult, PartitionSummary } from './summary.ts';
 import type { WorkerJob, WorkerMessage } from './worker.ts';
 
@@ -69,15 +69,7 @@ export async function checkPartitionsInWorkers(
           new Promise<void>((resolve, reject) => {
             const parts = indices.map((index) => ({
               index,
-              ops: (partitions[index] as Partition).ops.map(
-                (o): SearchOp => ({
-                  call: o.call,
-                  ret: o.ret,
-                  input: o.input,
-                  output: o.output,
-                  ...(o.io === undefined ? {} : { io: o.io }),
-                }),
-              ),
+              ops: (partitions[index] as Partition).ops.data(),
             }));
             const worker = startWorker({ spec, parts, deadlineEpochMs, cancel: cancelBuffer, searchOptions });
             let finished = false;

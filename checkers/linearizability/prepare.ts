@@ -1,25 +1,13 @@
 import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
 import { type AnyModel, deepEqual, fmix32, hashNumber, hashString, ModelInputError } from './model.ts';
+import { type EncodedOps, EncodedOpsBuilder } from './op-columns.ts';
 
-/** One op as the search sees it: model input/output plus its interval in event positions. */
-export interface EncodedOp {
-  /** The faultline op id (index in the paired history). */
-  id: number;
-  process: number | 'nemesis';
-  /** Position of the invocation event. */
-  call: number;
-  /** Position of the completion event; Infinity when the outcome is unknown (info or never completed). */
-  ret: number;
-  input: unknown;
-  output: unknown;
-  /** Shared by ops with equal input and output (interned, see {@link HistoryPreparer}). */
-  io?: number;
-}
+export type { EncodedOp } from './op-columns.ts';
 
 export interface Partition {
   /** The partition key, or null when the model does not partition. */
   key: string | null;
-  ops: EncodedOp[];
+  ops: EncodedOps;
 }
 
 export interface PreparedHistory {
@@ -82,6 +70,57 @@ function structuralHash(v: unknown): number {
 /** Distinct (input, output) pairs interned per history; beyond this, ops keep their own objects. */
 const MAX_IO_CLASSES = 4096;
 
+/** Distinct raw ops remembered by {@link rawOpKey}; a history with more (unique values) stops using it. */
+const MAX_RAW_KEYS = 8192;
+
+/** A raw op the model ignores (encode returned null), in the memo of raw ops. */
+const IGNORED = null;
+
+interface Encoded {
+  cls: IoClass;
+  key: string | null;
+}
+
+/** A flat JSON value as a key fragment, tagged by type so distinct values never share one; null when not flat. */
+function flatKey(v: unknown): string | null {
+  if (v === null || v === undefined) return v === null ? 'n' : 'u';
+  switch (typeof v) {
+    case 'number':
+      return `d${v}`;
+    case 'string':
+      return `s${v.length}:${v}`;
+    case 'boolean':
+      return v ? 't' : 'f';
+    case 'object':
+      break;
+    default:
+      return null;
+  }
+  if (!Array.isArray(v) || v.length > 4) return null;
+  let k = `a${v.length}`;
+  for (let i = 0; i < v.length; i++) {
+    const e = v[i];
+    if (e === null) k += ',n';
+    else if (typeof e === 'number') k += `,d${e}`;
+    else return null;
+  }
+  return k;
+}
+
+/**
+ * What a model's `encode` reads of an op (f, type, input, output, key) as one string, when those are
+ * flat values; null otherwise. Ops with equal keys encode equally, so the encoding, its interned class
+ * and its partition key are computed once per distinct key instead of once per op.
+ */
+function rawOpKey(op: Operation): string | null {
+  const input = flatKey(op.input);
+  if (input === null) return null;
+  const output = flatKey(op.output);
+  if (output === null) return null;
+  const key = op.key === undefined ? 'u' : flatKey(op.key);
+  return `${op.f.length}:${op.f}|${op.type}|${input}|${output}|${key}`;
+}
+
 /**
  * Encode client ops with the model and split them by the model's partition key (P-compositionality:
  * the history is linearizable iff every partition is). Partitions come out in key order so reports are
@@ -93,14 +132,17 @@ const MAX_IO_CLASSES = 4096;
  * search memoizes model steps per id, and a long history over few values costs little memory.
  */
 export class HistoryPreparer {
-  private readonly byKey = new Map<string | null, EncodedOp[]>();
+  private readonly byKey = new Map<string | null, EncodedOpsBuilder>();
+  /** Inputs and outputs of the interned classes, by io id (shared by every partition's columns). */
+  private readonly ioInputs: unknown[] = [];
+  private readonly ioOutputs: unknown[] = [];
   /** Interned encodings by structural hash (collisions resolved with deepEqual). */
   private readonly ios = new Map<number, IoClass[]>();
   private ioCount = 0;
+  /** Encodings by {@link rawOpKey}; dropped (null) once it holds MAX_RAW_KEYS. */
+  private rawKeys: Map<string, Encoded | typeof IGNORED> | null = new Map();
   private consumed = 0;
   private ignored = 0;
-  private sorted = true;
-  private lastId = -1;
 
   constructor(private readonly model: AnyModel) {}
 
@@ -112,6 +154,15 @@ export class HistoryPreparer {
       this.ignored++;
       return;
     }
+    const raw = this.rawKeys === null ? null : rawOpKey(op);
+    if (raw !== null) {
+      const known = this.rawKeys?.get(raw);
+      if (known !== undefined) {
+        if (known === IGNORED) this.ignored++;
+        else this.place(op, known.key, known.cls, null, null);
+        return;
+      }
+    }
     let io: ReturnType<AnyModel['encode']>;
     try {
       io = this.model.encode(op);
@@ -121,34 +172,38 @@ export class HistoryPreparer {
     }
     if (io === null) {
       this.ignored++;
+      this.remember(raw, IGNORED);
       return;
     }
-    const open = op.type === 'info' || op.completeIndex === null;
     const key = this.model.partitionKey ? this.model.partitionKey(io.input) : null;
+    const shared = this.intern(io.input, io.output);
+    if (shared) this.remember(raw, { cls: shared, key });
+    this.place(op, key, shared, io.input, io.output);
+  }
+
+  private remember(raw: string | null, encoded: Encoded | typeof IGNORED): void {
+    if (raw === null || this.rawKeys === null) return;
+    if (this.rawKeys.size >= MAX_RAW_KEYS) this.rawKeys = null;
+    else this.rawKeys.set(raw, encoded);
+  }
+
+  private place(
+    op: Operation,
+    key: string | null,
+    shared: IoClass | null,
+    input: unknown,
+    output: unknown,
+  ): void {
     let list = this.byKey.get(key);
     if (!list) {
-      list = [];
+      list = new EncodedOpsBuilder(this.ioInputs, this.ioOutputs);
       this.byKey.set(key, list);
     }
-    if (op.id < this.lastId) this.sorted = false;
-    this.lastId = op.id;
-    const shared = this.intern(io.input, io.output);
+    const open = op.type === 'info' || op.completeIndex === null;
     const call = op.invokeIndex;
     const ret = open ? Number.POSITIVE_INFINITY : (op.completeIndex as number);
-    // One object literal per case, so every EncodedOp has one of two fixed shapes.
-    list.push(
-      shared
-        ? {
-            id: op.id,
-            process: op.process,
-            call,
-            ret,
-            input: shared.input,
-            output: shared.output,
-            io: shared.io,
-          }
-        : { id: op.id, process: op.process, call, ret, input: io.input, output: io.output },
-    );
+    if (shared) list.push(op.id, op.process, call, ret, shared.io);
+    else list.pushOwn(op.id, op.process, call, ret, input, output);
   }
 
   private intern(input: unknown, output: unknown): IoClass | null {
@@ -159,6 +214,8 @@ export class HistoryPreparer {
     }
     if (this.ioCount >= MAX_IO_CLASSES) return null;
     const entry: IoClass = { io: this.ioCount++, input, output };
+    this.ioInputs.push(input);
+    this.ioOutputs.push(output);
     if (bucket) bucket.push(entry);
     else this.ios.set(h, [entry]);
     return entry;
@@ -171,11 +228,7 @@ export class HistoryPreparer {
       const order = keyOrder;
       keys.sort((a, b) => order.compare(a ?? '', b ?? ''));
     }
-    const partitions = keys.map((key) => {
-      const ops = this.byKey.get(key) as EncodedOp[];
-      if (!this.sorted) ops.sort((a, b) => a.id - b.id);
-      return { key, ops };
-    });
+    const partitions = keys.map((key) => ({ key, ops: (this.byKey.get(key) as EncodedOpsBuilder).finish() }));
     return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored };
   }
 }

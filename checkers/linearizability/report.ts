@@ -33,7 +33,7 @@ function opRef(model: AnyModel, op: EncodedOp): string {
 
 /** The anomaly for a partition the model's quick refutation decided. */
 function refutedAnomaly(model: AnyModel, p: PartitionResult, refutation: Refutation): Anomaly {
-  const refs = [refutation.op, ...refutation.witnesses].map((i) => p.ops[i] as EncodedOp);
+  const refs = [refutation.op, ...refutation.witnesses].map((i) => p.ops.at(i) as EncodedOp);
   const blocked = refs[0] as EncodedOp;
   const reason = refutation.reason.replace(/#(\d+)/g, (_, k: string) => {
     const op = refs[Number(k)];
@@ -85,8 +85,8 @@ function lastChange(p: PartitionResult, prefixOps: readonly EncodedOp[]): Encode
  */
 export function nonlinearizableAnomaly(model: AnyModel, p: PartitionResult): Anomaly {
   if (p.refutation) return refutedAnomaly(model, p, p.refutation);
-  const prefixOps = p.prefix.map((i) => p.ops[i] as EncodedOp);
-  const blocked = p.blockedOp >= 0 ? (p.ops[p.blockedOp] as EncodedOp) : undefined;
+  const prefixOps = p.prefix.map((i) => p.ops.at(i) as EncodedOp);
+  const blocked = p.blockedOp >= 0 ? (p.ops.at(p.blockedOp) as EncodedOp) : undefined;
   const changed = lastChange(p, prefixOps);
   const prefix = `the longest linearizable prefix (${fmt(prefixOps.length)} of ${fmt(p.ops.length)} ops)`;
   const unchanged = p.prefixStatesFrom === 0 && changed === undefined;

@@ -1,4 +1,5 @@
 import type { AnyModel } from './model.ts';
+import { EncodedOps } from './op-columns.ts';
 import { StateSpace } from './state-space.ts';
 
 export type SearchStatus = 'running' | 'ok' | 'illegal';
@@ -48,20 +49,22 @@ function zobristKeys(n: number): Int32Array {
  * entry into one double and sorted natively, far faster than a comparator on millions of entries;
  * other times use the comparator.
  */
-function sortEntries(ops: readonly SearchOp[]): Int32Array {
+function sortEntries(ops: EncodedOps): Int32Array {
   const n = ops.length;
+  const { call, ret } = ops;
   const order = new Int32Array(2 * n);
   const SHIFT = 2 ** 26;
   let packable = 2 * n < SHIFT;
   let maxFinite = 0;
   for (let i = 0; i < n && packable; i++) {
-    const o = ops[i] as SearchOp;
-    if (!Number.isInteger(o.call) || o.call < 0 || o.call >= SHIFT / 2 - 1) packable = false;
-    else if (o.call > maxFinite) maxFinite = o.call;
-    if (Number.isFinite(o.ret)) {
-      if (!Number.isInteger(o.ret) || o.ret < 0 || o.ret >= SHIFT / 2 - 1) packable = false;
-      else if (o.ret > maxFinite) maxFinite = o.ret;
-    } else if (o.ret !== Number.POSITIVE_INFINITY) packable = false;
+    const c = call[i] as number;
+    const r = ret[i] as number;
+    if (!Number.isInteger(c) || c < 0 || c >= SHIFT / 2 - 1) packable = false;
+    else if (c > maxFinite) maxFinite = c;
+    if (Number.isFinite(r)) {
+      if (!Number.isInteger(r) || r < 0 || r >= SHIFT / 2 - 1) packable = false;
+      else if (r > maxFinite) maxFinite = r;
+    } else if (r !== Number.POSITIVE_INFINITY) packable = false;
   }
   if (packable && maxFinite < 8 * 2 * n + 1024) {
     const direct = placeByPosition(ops, maxFinite, order);
@@ -71,20 +74,16 @@ function sortEntries(ops: readonly SearchOp[]): Int32Array {
     const keys = new Float64Array(2 * n);
     const never = maxFinite + 1; // an unknown return sorts after every event, ties by op
     for (let i = 0; i < n; i++) {
-      const o = ops[i] as SearchOp;
-      const ret = Number.isFinite(o.ret) ? o.ret : never;
-      keys[2 * i] = o.call * 2 * SHIFT + 2 * i;
-      keys[2 * i + 1] = (ret * 2 + 1) * SHIFT + 2 * i + 1;
+      const r = Number.isFinite(ret[i] as number) ? (ret[i] as number) : never;
+      keys[2 * i] = (call[i] as number) * 2 * SHIFT + 2 * i;
+      keys[2 * i + 1] = (r * 2 + 1) * SHIFT + 2 * i + 1;
     }
     keys.sort();
     for (let k = 0; k < 2 * n; k++) order[k] = (keys[k] as number) % SHIFT;
     return order;
   }
   for (let i = 0; i < 2 * n; i++) order[i] = i;
-  const timeOf = (e: number) => {
-    const op = ops[e >> 1] as SearchOp;
-    return (e & 1) === 0 ? op.call : op.ret;
-  };
+  const timeOf = (e: number) => ((e & 1) === 0 ? call[e >> 1] : ret[e >> 1]) as number;
   order.sort((a, b) => timeOf(a) - timeOf(b) || (a & 1) - (b & 1) || (a >> 1) - (b >> 1));
   return order;
 }
@@ -94,18 +93,20 @@ function sortEntries(ops: readonly SearchOp[]): Int32Array {
  * positions of one history are distinct), entries are placed by position, then the unknown returns
  * in op order. False (order unspecified) when two entries share a position.
  */
-function placeByPosition(ops: readonly SearchOp[], maxFinite: number, order: Int32Array): boolean {
+function placeByPosition(ops: EncodedOps, maxFinite: number, order: Int32Array): boolean {
   const n = ops.length;
+  const { call, ret } = ops;
   const at = new Int32Array(maxFinite + 1); // entry + 1 at each position
   let open = 0;
   for (let i = 0; i < n; i++) {
-    const o = ops[i] as SearchOp;
-    if (at[o.call] !== 0) return false;
-    at[o.call] = 2 * i + 1;
-    if (o.ret === Number.POSITIVE_INFINITY) open++;
+    const c = call[i] as number;
+    const r = ret[i] as number;
+    if (at[c] !== 0) return false;
+    at[c] = 2 * i + 1;
+    if (r === Number.POSITIVE_INFINITY) open++;
     else {
-      if (at[o.ret] !== 0) return false;
-      at[o.ret] = 2 * i + 2;
+      if (at[r] !== 0) return false;
+      at[r] = 2 * i + 2;
     }
   }
   let k = 0;
@@ -114,8 +115,7 @@ function placeByPosition(ops: readonly SearchOp[], maxFinite: number, order: Int
     if (e1 !== 0) order[k++] = e1 - 1;
   }
   if (open > 0) {
-    for (let i = 0; i < n; i++)
-      if ((ops[i] as SearchOp).ret === Number.POSITIVE_INFINITY) order[k++] = 2 * i + 1;
+    for (let i = 0; i < n; i++) if (ret[i] === Number.POSITIVE_INFINITY) order[k++] = 2 * i + 1;
   }
   return true;
 }
@@ -196,22 +196,20 @@ export class PartitionSearch {
   /** Entries dropped by emptying the cache when it reached CACHE_LIMIT. */
   private forgotten = 0;
 
-  constructor(model: AnyModel, ops: readonly SearchOp[], options: SearchOptions = {}) {
+  constructor(model: AnyModel, opList: EncodedOps | readonly SearchOp[], options: SearchOptions = {}) {
+    const ops = EncodedOps.from(opList);
     const n = ops.length;
     this.n = n;
     this.readOnly = new Uint8Array(n);
     this.finite = new Uint8Array(n);
     for (let i = 0; i < n; i++) {
-      if (Number.isFinite((ops[i] as SearchOp).ret)) {
+      if (Number.isFinite(ops.ret[i] as number)) {
         this.finite[i] = 1;
         this.finiteLeft++;
       }
     }
     if ((options.greedyReads ?? true) && model.readOnly) {
-      for (let i = 0; i < n; i++) {
-        const o = ops[i] as SearchOp;
-        if (model.readOnly(o.input, o.output)) this.readOnly[i] = 1;
-      }
+      for (let i = 0; i < n; i++) if (model.readOnly(ops.inputOf(i), ops.outputOf(i))) this.readOnly[i] = 1;
     }
     this.space = new StateSpace(model, ops);
     this.words = Math.max(1, Math.ceil(n / 32));
@@ -390,6 +388,13 @@ export class PartitionSearch {
       this.bestStates = [sid];
     }
     this.status = status;
+    // A decided search never probes its cache again: free it now rather than when the whole check
+    // ends (the inline engine keeps every partition's search until then; kv/c50 has ten).
+    if (status !== 'running') {
+      this.slots = new Int32Array(2);
+      this.records = new Int32Array(0);
+      this.recordsUsed = 0;
+    }
     return status;
   }
 

@@ -1,4 +1,5 @@
 import { type AnyModel, ILLEGAL } from './model.ts';
+import type { EncodedOps } from './op-columns.ts';
 
 /**
  * Dense memo rows are capped at this many cells (4 bytes each: 256 KB, cache-resident). States beyond
@@ -40,18 +41,19 @@ export class StateSpace {
 
   constructor(
     private readonly model: AnyModel,
-    ops: readonly { input: unknown; output: unknown; io?: number }[],
+    ops: EncodedOps,
   ) {
     this.classOf = new Int32Array(ops.length);
-    const classes = new Map<number, number>();
+    // Interned class (io id) → memo column; ops with their own encoding (io -1) get a column each.
+    const columnOfIo = new Map<number, number>();
     for (let i = 0; i < ops.length; i++) {
-      const o = ops[i] as { input: unknown; output: unknown; io?: number };
-      let c = o.io === undefined ? undefined : classes.get(o.io);
+      const io = ops.io[i] as number;
+      let c = io < 0 ? undefined : columnOfIo.get(io);
       if (c === undefined) {
         c = this.inputs.length;
-        this.inputs.push(o.input);
-        this.outputs.push(o.output);
-        if (o.io !== undefined) classes.set(o.io, c);
+        this.inputs.push(ops.inputOf(i));
+        this.outputs.push(ops.outputOf(i));
+        if (io >= 0) columnOfIo.set(io, c);
       }
       this.classOf[i] = c;
     }

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createModel, type ModelSpec } from './models/index.ts';
-import { PartitionSearch, type SearchOp, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
+import { EncodedOps, type EncodedOpsData } from './op-columns.ts';
+import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import { type PartitionSummary, summarizeSearch } from './summary.ts';
 
 /**
@@ -10,7 +11,7 @@ import { type PartitionSummary, summarizeSearch } from './summary.ts';
  */
 export interface WorkerJob {
   spec: ModelSpec;
-  parts: { index: number; ops: SearchOp[] }[];
+  parts: { index: number; ops: EncodedOpsData }[];
   /** Wall-clock deadline (Date.now() scale); Infinity for none. */
   deadlineEpochMs: number;
   /** Int32 flag: 0 run, 1 an illegal partition was found, 2 aborted. */
@@ -28,7 +29,7 @@ function runJob(job: WorkerJob, post: (m: WorkerMessage) => void): void {
   const cancel = new Int32Array(job.cancel);
   const searches = job.parts.map((p) => ({
     index: p.index,
-    search: new PartitionSearch(model, p.ops, job.searchOptions),
+    search: new PartitionSearch(model, new EncodedOps(p.ops), job.searchOptions),
     ms: 0,
   }));
   let running = searches;

@@ -113,7 +113,7 @@ function bruteForce(ops: Operation[]): boolean {
   const model = createModel('cas-register');
   if (!model) throw new Error('cas-register');
   const prepared = prepareHistory(model, ops);
-  const items = prepared.partitions[0]?.ops ?? [];
+  const items = prepared.partitions[0]?.ops.toArray() ?? [];
   const n = items.length;
   const used = new Array<boolean>(n).fill(false);
   const search = (state: unknown, placed: number): boolean => {

@@ -1,5 +1,6 @@
-import type { RefutableOp, Refutation } from '../model.ts';
+import type { Refutation } from '../model.ts';
 import { show } from '../model.ts';
+import type { EncodedOps } from '../op-columns.ts';
 
 /** The register model's op encoding (./register.ts), as far as this file reads it. */
 interface RegisterInput {
@@ -30,10 +31,8 @@ interface RegisterOutput {
 const INITIAL = -1;
 const MANY = -2;
 
-export function refuteStaleObservation(
-  ops: readonly RefutableOp<RegisterInput, RegisterOutput>[],
-  initialValue: unknown,
-): Refutation | null {
+export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): Refutation | null {
+  const { call, ret } = ops;
   // Keyed by the value itself when it is not a string or object (Map's SameValueZero agrees with
   // deepEqual there, and such keys never equal a string), else by its canonical string: no string is
   // built per op on a history of numbers.
@@ -47,19 +46,20 @@ export function refuteStaleObservation(
   produce(initialValue, INITIAL);
   const definite: number[] = [];
   for (let i = 0; i < ops.length; i++) {
-    const { input, output } = ops[i] as RefutableOp<RegisterInput, RegisterOutput>;
+    const input = ops.inputOf(i) as RegisterInput;
+    const output = ops.outputOf(i) as RegisterOutput;
     if (input.f === 'write') produce(input.a, i);
     else if (input.f === 'cas' && (output.ok || !output.known)) produce(input.b, i);
-    if (input.f !== 'read' && output.known && output.ok && Number.isFinite(ops[i]?.ret)) definite.push(i);
+    if (input.f !== 'read' && output.known && output.ok && Number.isFinite(ret[i] as number))
+      definite.push(i);
   }
   // Definite writers by invocation; suffixMin[j] = the one with the earliest return among definite[j..].
-  definite.sort((a, b) => (ops[a] as RefutableOp).call - (ops[b] as RefutableOp).call);
+  definite.sort((a, b) => (call[a] as number) - (call[b] as number));
   const suffixMin = new Int32Array(definite.length + 1).fill(-1);
   for (let j = definite.length - 1; j >= 0; j--) {
     const here = definite[j] as number;
     const later = suffixMin[j + 1] as number;
-    suffixMin[j] =
-      later >= 0 && (ops[later] as RefutableOp).ret < (ops[here] as RefutableOp).ret ? later : here;
+    suffixMin[j] = later >= 0 && (ret[later] as number) < (ret[here] as number) ? later : here;
   }
   /** The definite writer invoked after `after` that returns first, or -1. */
   const firstOverwriteAfter = (after: number): number => {
@@ -67,17 +67,18 @@ export function refuteStaleObservation(
     let hi = definite.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if ((ops[definite[mid] as number] as RefutableOp).call > after) hi = mid;
+      if ((call[definite[mid] as number] as number) > after) hi = mid;
       else lo = mid + 1;
     }
     return suffixMin[lo] as number;
   };
   for (let r = 0; r < ops.length; r++) {
-    const o = ops[r] as RefutableOp<RegisterInput, RegisterOutput>;
-    if (!o.output.known || !o.output.ok || !Number.isFinite(o.ret)) continue;
+    const output = ops.outputOf(r) as RegisterOutput;
+    if (!output.known || !output.ok || !Number.isFinite(ret[r] as number)) continue;
+    const input = ops.inputOf(r) as RegisterInput;
     let seen: unknown;
-    if (o.input.f === 'read') seen = o.output.value;
-    else if (o.input.f === 'cas') seen = o.input.a;
+    if (input.f === 'read') seen = output.value;
+    else if (input.f === 'cas') seen = input.a;
     else continue;
     const p = producer.get(keyOf(seen));
     if (p === undefined) {
@@ -88,10 +89,10 @@ export function refuteStaleObservation(
       };
     }
     if (p === MANY || p === r) continue;
-    const producedBy = p === INITIAL ? Number.NEGATIVE_INFINITY : (ops[p] as RefutableOp).ret;
+    const producedBy = p === INITIAL ? Number.NEGATIVE_INFINITY : (ret[p] as number);
     if (!Number.isFinite(producedBy) && p !== INITIAL) continue;
     const x = firstOverwriteAfter(producedBy);
-    if (x < 0 || (ops[x] as RefutableOp).ret >= o.call) continue;
+    if (x < 0 || (ret[x] as number) >= (call[r] as number)) continue;
     if (p === INITIAL) {
       return {
         op: r,

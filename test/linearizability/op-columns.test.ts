@@ -1,0 +1,107 @@
+import test from 'ava';
+import { generateCasRegisterHistory } from '../../checkers/linearizability/generate.ts';
+import { deepEqual } from '../../checkers/linearizability/model.ts';
+import { createModel } from '../../checkers/linearizability/models/index.ts';
+import { EncodedOps, EncodedOpsBuilder } from '../../checkers/linearizability/op-columns.ts';
+import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import { history } from './helpers.ts';
+
+/**
+ * The preparer's columns (one shared encoding per distinct raw op) must hold exactly what encoding each
+ * op on its own gives: same input, output, interval and process, and the same ops ignored.
+ */
+test('prepared columns equal encoding every op on its own', (t) => {
+  for (const values of [5, 0]) {
+    const model = createModel('cas-register');
+    if (!model) throw new Error('cas-register');
+    const ops = pairEvents(
+      generateCasRegisterHistory({ ops: 3000, processes: 8, infoRate: 0.2, values, seed: 5 }),
+    ).ops;
+    const prepared = prepareHistory(model, ops);
+    const cols = prepared.partitions[0]?.ops as EncodedOps;
+    let k = 0;
+    let ignored = 0;
+    for (const op of ops) {
+      const io = model.encode(op);
+      if (io === null) {
+        ignored++;
+        continue;
+      }
+      const got = cols.at(k++);
+      t.is(got?.id, op.id);
+      t.is(got?.process, op.process);
+      t.is(got?.call, op.invokeIndex);
+      t.is(
+        got?.ret,
+        op.type === 'info' || op.completeIndex === null ? Number.POSITIVE_INFINITY : op.completeIndex,
+      );
+      t.true(deepEqual(got?.input, io.input) && deepEqual(got?.output, io.output), `op ${op.id}`);
+    }
+    t.is(k, cols.length);
+    t.is(prepared.opsIgnored, ignored);
+  }
+});
+
+test('equal raw ops share one class; keys and strings are told apart', (t) => {
+  const model = createModel('kv');
+  if (!model) throw new Error('kv');
+  const ops = history([
+    [0, 'invoke', 'put', 'x', 'a'],
+    [0, 'ok', 'put', 'x', 'a'],
+    [1, 'invoke', 'put', 'x', 'b'],
+    [1, 'ok', 'put', 'x', 'b'],
+    [0, 'invoke', 'put', 'x', 'a'],
+    [0, 'ok', 'put', 'x', 'a'],
+  ]);
+  const prepared = prepareHistory(model, ops);
+  t.deepEqual(
+    prepared.partitions.map((p) => p.key),
+    ['a', 'b'],
+  );
+  const a = prepared.partitions[0]?.ops as EncodedOps;
+  t.is(a.length, 2);
+  t.is(a.io[0], a.io[1]);
+  const reg = createModel('register');
+  if (!reg) throw new Error('register');
+  // "1" and 1 are different values: different classes.
+  const p = prepareHistory(
+    reg,
+    history([
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [1, 'invoke', 'write', '1'],
+      [1, 'ok', 'write', '1'],
+    ]),
+  ).partitions[0]?.ops as EncodedOps;
+  t.not(p.io[0], p.io[1]);
+  t.is((p.inputOf(1) as { a: unknown }).a, '1');
+});
+
+test('columns: from objects in the given order, out-of-order pushes sorted by id, and a round trip through plain data', (t) => {
+  const shared = { f: 'write' };
+  const cols = EncodedOps.from([
+    { id: 4, process: 1, call: 5, ret: 9, input: shared, output: null, io: 7 },
+    { id: 2, process: 0, call: 1, ret: Number.POSITIVE_INFINITY, input: { f: 'read' }, output: 3 },
+    { id: 6, process: 2, call: 6, ret: 8, input: shared, output: null, io: 7 },
+  ]);
+  t.is(cols.io[0], cols.io[2]);
+  t.is(cols.io[1], -1);
+  t.deepEqual(cols.at(1), {
+    id: 2,
+    process: 0,
+    call: 1,
+    ret: Number.POSITIVE_INFINITY,
+    input: { f: 'read' },
+    output: 3,
+  });
+  t.deepEqual(new EncodedOps(structuredClone(cols.data())).toArray(), cols.toArray());
+  const b = new EncodedOpsBuilder(['in'], ['out']);
+  b.push(3, 1, 10, 11, 0);
+  b.pushOwn(1, 2, 2, 4, 'own-in', 'own-out');
+  b.push(2, 3, 3, 5, 0);
+  const sorted = b.finish();
+  t.deepEqual([...sorted.id], [1, 2, 3]);
+  t.deepEqual([sorted.inputOf(0), sorted.inputOf(1), sorted.outputOf(2)], ['own-in', 'in', 'out']);
+  t.is(cols.at(3), undefined);
+});
