@@ -22,7 +22,12 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
-import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import type {
+  FaultEvidenceRecord,
+  ScenarioEvidenceInput,
+  SeedMeasurementInput,
+  SeedRun,
+} from '../verdict/evidence.ts';
 import { windowRate } from '../verdict/measure.ts';
 import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
@@ -109,8 +114,8 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   if ('outcome' in prepared) return prepared.outcome;
   const s = prepared.state;
   const runOnce = runner(s);
-  const { seeds, primary, reduction, failSeed } = await runSeeds(s, runOnce);
-  return { evidence: scenarioEvidence(s, primary, seeds), reduction, failSeed };
+  const { seeds, primary, runs, reduction, failSeed } = await runSeeds(s, runOnce);
+  return { evidence: scenarioEvidence(s, primary, seeds, runs), reduction, failSeed };
 }
 
 /**
@@ -260,6 +265,8 @@ async function logRun(o: ScenarioRunOptions, m: RunMeasurement): Promise<void> {
 interface SeedsOutcome {
   seeds: SeedRun[];
   primary: Run | null;
+  /** Every seed's first run (not its re-runs), in seed order: each is judged. */
+  runs: { seed: number; run: Run }[];
   reduction: ScenarioRunOutcome['reduction'];
   failSeed: number | null;
 }
@@ -267,7 +274,7 @@ interface SeedsOutcome {
 /** Seed after seed until the tier's count, or the first FAIL (re-run, then reduced when it recurs). */
 async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcome> {
   const { o } = s;
-  const out: SeedsOutcome = { seeds: [], primary: null, reduction: null, failSeed: null };
+  const out: SeedsOutcome = { seeds: [], primary: null, runs: [], reduction: null, failSeed: null };
   for (let i = 0; i < s.seedsWanted && !o.signal.aborted; i++) {
     const seed = o.seed + i;
     let run: Run;
@@ -280,6 +287,7 @@ async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcom
       continue;
     }
     out.primary ??= run;
+    out.runs.push({ seed, run });
     if (!run.m.violation) {
       const unknown = run.m.oracles.some((x) => x.declared && x.valid === 'unknown');
       out.seeds.push({
@@ -355,8 +363,16 @@ async function confirmFail(
   };
 }
 
-/** The evidence record of the scenario: its primary run's measurement, the seeds, the notes. */
-function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[]): ScenarioEvidenceInput {
+/**
+ * The evidence record of the scenario: its primary run's measurement (what the report shows), every
+ * seed's own measurement (what the verdict judges), the seeds, the notes.
+ */
+function scenarioEvidence(
+  s: ScenarioState,
+  primary: Run | null,
+  seeds: SeedRun[],
+  runs: SeedsOutcome['runs'],
+): ScenarioEvidenceInput {
   const { o, startedAt, notes, windows } = s;
   const endedAt = new Date().toISOString();
   if (!primary)
@@ -376,9 +392,16 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     harnessVersion: o.harnessVersion,
     capturedAt: startedAt,
   });
-  const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
+  const perSeed = runs.map(({ seed, run }) => seedMeasurement(s, seed, run));
+  // Partition shapes that landed in any seed (WO10 counts topologies over the whole scenario).
+  const landedTopologies = [
+    ...new Set(
+      runs.flatMap(({ run }) =>
+        run.m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string),
+      ),
+    ),
+  ];
   if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
-  const db = s.sut.db;
   return {
     scenario: o.sc.id,
     attempted: true,
@@ -397,9 +420,7 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     throughput: m.throughput,
     recovery: m.recovery,
     failovers: m.failovers?.count ?? null,
-    sutLog: db.logFiles
-      ? m.sutLog
-      : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },
+    sutLog: sutLogOf(s, m),
     baseline: baselineFrom(metricsPath, o.sessionDir, o.harnessVersion),
     declarations: s.faultPlaneOk
       ? {}
@@ -408,8 +429,33 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     endedAt,
     artifacts: artifactList(primary.runDir, o.sessionDir),
     runDir: relative(o.sessionDir, primary.runDir),
+    perSeed,
     notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
   };
+}
+
+/** One seed's run as the verdict judges it. */
+function seedMeasurement(s: ScenarioState, seed: number, run: Run): SeedMeasurementInput {
+  const m = run.m;
+  return {
+    seed,
+    runDir: relative(s.o.sessionDir, run.runDir),
+    durationS: m.workloadS,
+    faults: m.faults,
+    oracles: m.oracles,
+    history: { ...m.history, hiddenRetries: s.sut.hiddenRetries },
+    throughput: m.throughput,
+    recovery: m.recovery,
+    sutLog: sutLogOf(s, m),
+    failovers: m.failovers?.count ?? null,
+  };
+}
+
+function sutLogOf(s: ScenarioState, m: RunMeasurement): ScenarioEvidenceInput['sutLog'] {
+  const db = s.sut.db;
+  return db.logFiles
+    ? m.sutLog
+    : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` };
 }
 
 /**
