@@ -1,6 +1,5 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { z } from 'zod';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
@@ -29,6 +28,7 @@ import type {
   SeedRun,
 } from '../verdict/evidence.ts';
 import { windowRate } from '../verdict/measure.ts';
+import { baselineFrom, type EarlierBaseline, earlierBaselineFacts } from './baseline.ts';
 import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
@@ -57,6 +57,8 @@ export interface ScenarioRunOptions {
   /** A reduced schedule to run instead of the plan's windows. */
   replay?: ReplayFile;
   harnessVersion: string;
+  /** RF9's baseline from an earlier session (`--baseline`), read and validated before the run. */
+  earlierBaseline?: EarlierBaseline;
 }
 
 export interface ScenarioRunOutcome {
@@ -421,7 +423,7 @@ function scenarioEvidence(
     recovery: m.recovery,
     failovers: m.failovers?.count ?? null,
     sutLog: sutLogOf(s, m),
-    baseline: baselineFrom(metricsPath, o.sessionDir, o.harnessVersion),
+    baseline: baselineOf(o, metricsPath, m, startedAt),
     declarations: s.faultPlaneOk
       ? {}
       : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
@@ -432,6 +434,31 @@ function scenarioEvidence(
     perSeed,
     notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
   };
+}
+
+/**
+ * RF9's baseline: an earlier session's (`--baseline`) when given, else the one this run just wrote;
+ * with this run's no-fault rate beside it.
+ */
+function baselineOf(
+  o: ScenarioRunOptions,
+  metricsPath: string,
+  m: RunMeasurement,
+  startedAt: string,
+): ScenarioEvidenceInput['baseline'] {
+  const ctx = {
+    currentHarnessVersion: o.harnessVersion,
+    currentOpsPerSec: noFaultRate(m),
+    runStartedAt: startedAt,
+  };
+  return o.earlierBaseline
+    ? earlierBaselineFacts(o.earlierBaseline, ctx)
+    : baselineFrom(metricsPath, o.sessionDir, o.harnessVersion, ctx);
+}
+
+/** The run's no-fault ops/s, as written to its metrics file. */
+function noFaultRate(m: RunMeasurement): number | null {
+  return m.recovery?.baselineOpsPerSec ?? baselineNoFault(m);
 }
 
 /** One seed's run as the verdict judges it. */
@@ -476,7 +503,7 @@ function writeMetrics(
       {
         scenario,
         windowS: 2,
-        baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
+        baselineOpsPerSec: noFaultRate(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
         baselineHarness: captured.harnessVersion,
         baselineCapturedAt: captured.capturedAt,
@@ -488,38 +515,6 @@ function writeMetrics(
     )}\n`,
   );
   return path;
-}
-
-const baselineFileSchema = z.looseObject({
-  baselineOpsPerSec: z.number().nullable().optional(),
-  baselineHarness: z.string().min(1),
-  baselineCapturedAt: z.string().min(1),
-});
-
-/**
- * RF9's facts, read back from the baseline file (never the running harness compared with itself): the
- * harness that captured the baseline, against the one running now. Null when the file names no
- * harness or holds no baseline figure (RF9 then says no baseline was recorded).
- */
-export function baselineFrom(
-  path: string,
-  sessionDir: string,
-  currentHarnessVersion: string,
-): ScenarioEvidenceInput['baseline'] {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-  const b = baselineFileSchema.safeParse(raw);
-  if (!b.success || b.data.baselineOpsPerSec == null) return null;
-  return {
-    harnessVersion: b.data.baselineHarness,
-    currentHarnessVersion,
-    capturedAt: b.data.baselineCapturedAt,
-    source: relative(sessionDir, path),
-  };
 }
 
 /**

@@ -543,6 +543,13 @@ function slowestRecovery(ev: ScenarioEvidence): number {
 
 const fmtS = (s: number | null) => (s === null ? 'never' : `${s.toFixed(1)}s`);
 
+/**
+ * Red flag 9: the baseline is fair when the harness that captured it is the one running now (else
+ * re-baseline). The evidence names where the baseline came from (this run, or an earlier session's file
+ * via `--baseline`), both harness versions, the baseline's age, and its ops/s beside this run's no-fault
+ * rate. The spec judges the harness only; the rates are shown so a reader sees what is compared, not
+ * judged against a threshold the spec does not give.
+ */
 function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
   const b = ev.baseline;
   if (!b) {
@@ -550,14 +557,31 @@ function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus,
       ? unchecked('the oracle compares with a baseline but none was recorded')
       : na('the oracle compares with no baseline');
   }
-  const from = b.source ? ` (read from ${b.source})` : '';
+  const where = b.earlier
+    ? `baseline from an earlier session (${b.source ?? 'unknown file'})`
+    : `baseline captured by this run${b.source ? ` (read from ${b.source})` : ''}`;
+  const age = b.earlier && b.ageS !== null ? `, ${fmtAge(b.ageS)} old` : '';
+  const rates =
+    b.opsPerSec !== null || b.currentOpsPerSec !== null
+      ? `; baseline ${fmtRate(b.opsPerSec)} vs this run's no-fault ${fmtRate(b.currentOpsPerSec)}`
+      : '';
   return b.harnessVersion === b.currentHarnessVersion
     ? ok(
-        `baseline captured by harness ${b.harnessVersion} at ${b.capturedAt}${from}; run with the same harness`,
+        `${where}, captured by harness ${b.harnessVersion} at ${b.capturedAt}${age}; run with the same harness${rates}`,
       )
     : bad(
-        `baseline captured by harness ${b.harnessVersion}${from}, run with ${b.currentHarnessVersion}: re-baseline`,
+        `${where}, captured by harness ${b.harnessVersion} at ${b.capturedAt}${age}; run with ${b.currentHarnessVersion}: re-baseline${rates}`,
       );
+}
+
+const fmtRate = (r: number | null) => (r === null ? 'unknown ops/s' : `${r.toFixed(1)} ops/s`);
+
+function fmtAge(s: number): string {
+  if (s < 0) return `${fmtAge(-s)} in the future (clock?)`;
+  if (s < 120) return `${s.toFixed(0)}s`;
+  if (s < 7200) return `${(s / 60).toFixed(0)} min`;
+  if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
+  return `${(s / 86400).toFixed(1)} days`;
 }
 
 export function blocksHardening(items: readonly AuditItem[]): AuditItem[] {
