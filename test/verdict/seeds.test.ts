@@ -1,4 +1,5 @@
 import test from 'ava';
+import { landingEvidence } from '../../src/app/report/cells.ts';
 import { runAudits } from '../../src/app/verdict/audits.ts';
 import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import {
@@ -240,4 +241,19 @@ test('one seed recorded per seed: the same decision as without per-seed measurem
   const b = decideVerdict(withOne, S1);
   t.is(b.verdict, a.verdict);
   t.deepEqual(b.reasons, a.reasons);
+});
+
+test('the landing cell shows the primary run’s windows and every seed’s landed count', (t) => {
+  const ev = threeSeeds(
+    seedOf(7),
+    seedOf(8, (m) => {
+      m.faults![2]!.landed = false;
+    }),
+    seedOf(9),
+  );
+  const d = decideVerdict(ev, S1);
+  const cell = landingEvidence(ev, d);
+  t.regex(cell, /^w1 partition majorities-ring: landed/);
+  t.regex(cell, / — per seed: 7 3\/3 landed, 8 2\/3 landed, 9 3\/3 landed$/);
+  t.notRegex(landingEvidence(hardeningEvidence(), decideVerdict(hardeningEvidence(), S1)), /per seed/);
 });
