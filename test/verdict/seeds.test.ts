@@ -197,6 +197,10 @@ test('RF7 and WO4 judge every seed: a panic in seed 3, one failover in seed 2', 
   const wo4 = runAudits(kills, S1, 'hardening').weakOracle.find((i) => i.id === 'WO4')!;
   t.is(wo4.status, 'failed');
   t.regex(wo4.evidence, /^seed 2: 1 failover\(s\) of the database's primaries/);
+  const enough = threeSeeds(seedOf(1, withKill(3)), seedOf(2, withKill(5)), seedOf(3, withKill(2)));
+  const wo4ok = runAudits(enough, S1, 'hardening').weakOracle.find((i) => i.id === 'WO4')!;
+  t.is(wo4ok.status, 'checked');
+  t.regex(wo4ok.evidence, /^worst of 3 seeds, seed 3: 2 failovers/);
 });
 
 test('a seed shorter than the hardening duration, or with fewer landed windows, misses the tier', (t) => {

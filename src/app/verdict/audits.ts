@@ -138,7 +138,7 @@ export function runAudits(
     each((e) => finalStateOnlyItem(e, sc)),
     each(logsOnlyItem),
     each((e) => healthOnlyItem(e, sc)),
-    each(failoverItem),
+    each(failoverItem, (e) => -(e.failovers ?? 0)),
     each((e) => noErrorMetricsItem(e, sc)),
     hardening
       ? each((e) => durationItem(e, 'hardening', hardening.durationS))
