@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { parsePlanText } from '../../src/app/plan/load.ts';
-import { baselineFrom } from '../../src/app/session/scenario-run.ts';
+import { baselineFrom } from '../../src/app/session/baseline.ts';
 import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/app/verdict/audits.ts';
 import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import { parseEvidence } from '../../src/app/verdict/evidence.ts';
@@ -267,6 +267,10 @@ test('RF9 reads the baseline’s harness from the baseline file and compares it 
     currentHarnessVersion: 'faultline 0.9.0 abc',
     capturedAt: 'T0',
     source: 'metrics/S1.json',
+    earlier: false,
+    ageS: null,
+    opsPerSec: 98,
+    currentOpsPerSec: null,
   });
   const rf9 = (baseline: typeof same) =>
     item(runAudits(hardeningEvidence({ baseline }), S1, 'hardening').redFlags, 'RF9');

@@ -21,6 +21,23 @@ export function landingEvidence(ev: ScenarioEvidence | undefined, d: Decision): 
   if (!ev?.attempted) return `n/a — ${d.verdict}`;
   if (ev.faults.length === 0 && ev.faultsScheduled === 0) return `n/a — no fault (${d.verdict})`;
   if (ev.faults.length === 0) return `${ev.faultsScheduled} scheduled, none recorded`;
+  return `${primaryFaults(ev)}${seedsLanded(ev)}`;
+}
+
+/**
+ * With several seeds the windows shown are the primary run's; every seed's landed count follows, so a
+ * seed whose fault did not land is visible beside them: ` — per seed: 7 3/3 landed, 8 2/3 landed`.
+ */
+function seedsLanded(ev: ScenarioEvidence): string {
+  if (ev.perSeed.length <= 1) return '';
+  const per = ev.perSeed.map(
+    (m) =>
+      `${m.seed} ${m.faults.filter((f) => f.landed).length}/${Math.max(ev.faultsScheduled, m.faults.length)} landed`,
+  );
+  return ` — per seed: ${per.join(', ')}`;
+}
+
+function primaryFaults(ev: ScenarioEvidence): string {
   return ev.faults
     .map((f) => {
       const sig = f.signals

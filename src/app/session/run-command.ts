@@ -47,6 +47,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
+  if (f.baseline !== undefined) o.baseline = String(f.baseline);
   if (f.junitInconclusive !== undefined) {
     const as = String(f.junitInconclusive);
     if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))

@@ -33,6 +33,7 @@ import {
   type ScenarioEvidenceInput,
 } from '../verdict/index.ts';
 import type { SessionVerdict } from '../verdict/states.ts';
+import { type EarlierBaseline, loadEarlierBaselines } from './baseline.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
@@ -67,6 +68,8 @@ export interface RunPlanOptions {
   deadlineS?: number;
   maxReductionRuns: number;
   replay?: string;
+  /** `--baseline`: an earlier session (or its metrics/ directory) whose baselines RF9 compares with. */
+  baseline?: string;
   /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
   junitInconclusiveAs?: JunitInconclusiveAs;
   /** `--plugin` paths, as given (they go into the reproducer). */
@@ -103,6 +106,8 @@ interface Session {
   plan: LoadedPlan;
   selected: ResolvedScenario[];
   replay: ReplayFile | undefined;
+  /** Per row, the earlier session's baseline (`--baseline`); empty without it. */
+  baselines: Map<string, EarlierBaseline>;
   sessionDir: string;
   record: SessionRecord;
   log: SessionLogWriter;
@@ -130,7 +135,17 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
-  const session = await startSession(o, plan, selected, replay);
+  // Read before any cluster work: a missing or malformed baseline file is bad input, named.
+  const baselines = o.baseline
+    ? loadEarlierBaselines(
+        o.baseline,
+        selected
+          .flatMap((sc) => leafRows(plan, sc))
+          .filter((row) => row.binding)
+          .map((row) => row.id),
+      )
+    : new Map<string, EarlierBaseline>();
+  const session = await startSession(o, plan, selected, replay, baselines);
   const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   try {
     await discoverToolboxPass(session);
@@ -155,6 +170,7 @@ async function startSession(
   plan: LoadedPlan,
   selected: ResolvedScenario[],
   replay: ReplayFile | undefined,
+  baselines: Map<string, EarlierBaseline>,
 ): Promise<Session> {
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
@@ -194,6 +210,7 @@ async function startSession(
     plan,
     selected,
     replay,
+    baselines,
     sessionDir,
     record,
     log: new SessionLogWriter(record),
@@ -353,7 +370,8 @@ async function runRow(
     maxReductionRuns: o.maxReductionRuns,
     reproducer: (fail) => reproducerCommand(o, fail, o.cwd),
     ...(s.replay && s.replay.scenario === row.id && { replay: s.replay }),
-    harnessVersion: `faultline ${packageVersion} ${s.record.commit}`,
+    harnessVersion: harnessVersion(),
+    ...(s.baselines.has(row.id) && { earlierBaseline: s.baselines.get(row.id) }),
   })
     .catch(async (err: unknown) => {
       await log.event(row.id, 'scenario error', errorMessage(err));
@@ -579,16 +597,29 @@ async function ask(question: string): Promise<string> {
 /** The plan's "Change under test", else the faultline checkout's commit (the harness under test). */
 function commitUnderTest(plan: LoadedPlan): string {
   const change = plan.header.changeUnderTest;
-  let head = 'unknown';
+  return change && !/^N\/A/i.test(change) ? change : `${change ?? 'N/A'} (harness ${harnessHead()})`;
+}
+
+/**
+ * The harness itself (RF9 re-baselines when it changed): faultline's version and its checkout's
+ * commit, never the commit of the system under test.
+ */
+function harnessVersion(): string {
+  return `faultline ${packageVersion} ${harnessHead()}`;
+}
+
+let head: string | undefined;
+function harnessHead(): string {
+  if (head !== undefined) return head;
   try {
     head = execFileSync('git', ['-C', packageRoot, 'rev-parse', '--short', 'HEAD'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
   } catch {
-    // not a git checkout (an installed package)
+    head = 'unknown'; // not a git checkout (an installed package)
   }
-  return change && !/^N\/A/i.test(change) ? change : `${change ?? 'N/A'} (harness ${head})`;
+  return head;
 }
 
 function operator(): string {

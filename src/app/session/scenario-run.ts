@@ -1,6 +1,5 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { z } from 'zod';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
@@ -22,8 +21,14 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
-import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import type {
+  FaultEvidenceRecord,
+  ScenarioEvidenceInput,
+  SeedMeasurementInput,
+  SeedRun,
+} from '../verdict/evidence.ts';
 import { windowRate } from '../verdict/measure.ts';
+import { baselineFrom, type EarlierBaseline, earlierBaselineFacts } from './baseline.ts';
 import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
@@ -52,6 +57,8 @@ export interface ScenarioRunOptions {
   /** A reduced schedule to run instead of the plan's windows. */
   replay?: ReplayFile;
   harnessVersion: string;
+  /** RF9's baseline from an earlier session (`--baseline`), read and validated before the run. */
+  earlierBaseline?: EarlierBaseline;
 }
 
 export interface ScenarioRunOutcome {
@@ -109,8 +116,8 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   if ('outcome' in prepared) return prepared.outcome;
   const s = prepared.state;
   const runOnce = runner(s);
-  const { seeds, primary, reduction, failSeed } = await runSeeds(s, runOnce);
-  return { evidence: scenarioEvidence(s, primary, seeds), reduction, failSeed };
+  const { seeds, primary, runs, reduction, failSeed } = await runSeeds(s, runOnce);
+  return { evidence: scenarioEvidence(s, primary, seeds, runs), reduction, failSeed };
 }
 
 /**
@@ -260,6 +267,8 @@ async function logRun(o: ScenarioRunOptions, m: RunMeasurement): Promise<void> {
 interface SeedsOutcome {
   seeds: SeedRun[];
   primary: Run | null;
+  /** Every seed's first run (not its re-runs), in seed order: each is judged. */
+  runs: { seed: number; run: Run }[];
   reduction: ScenarioRunOutcome['reduction'];
   failSeed: number | null;
 }
@@ -267,7 +276,7 @@ interface SeedsOutcome {
 /** Seed after seed until the tier's count, or the first FAIL (re-run, then reduced when it recurs). */
 async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcome> {
   const { o } = s;
-  const out: SeedsOutcome = { seeds: [], primary: null, reduction: null, failSeed: null };
+  const out: SeedsOutcome = { seeds: [], primary: null, runs: [], reduction: null, failSeed: null };
   for (let i = 0; i < s.seedsWanted && !o.signal.aborted; i++) {
     const seed = o.seed + i;
     let run: Run;
@@ -280,6 +289,7 @@ async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcom
       continue;
     }
     out.primary ??= run;
+    out.runs.push({ seed, run });
     if (!run.m.violation) {
       const unknown = run.m.oracles.some((x) => x.declared && x.valid === 'unknown');
       out.seeds.push({
@@ -355,8 +365,16 @@ async function confirmFail(
   };
 }
 
-/** The evidence record of the scenario: its primary run's measurement, the seeds, the notes. */
-function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[]): ScenarioEvidenceInput {
+/**
+ * The evidence record of the scenario: its primary run's measurement (what the report shows), every
+ * seed's own measurement (what the verdict judges), the seeds, the notes.
+ */
+function scenarioEvidence(
+  s: ScenarioState,
+  primary: Run | null,
+  seeds: SeedRun[],
+  runs: SeedsOutcome['runs'],
+): ScenarioEvidenceInput {
   const { o, startedAt, notes, windows } = s;
   const endedAt = new Date().toISOString();
   if (!primary)
@@ -376,9 +394,16 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     harnessVersion: o.harnessVersion,
     capturedAt: startedAt,
   });
-  const landedTopologies = m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string);
+  const perSeed = runs.map(({ seed, run }) => seedMeasurement(s, seed, run));
+  // Partition shapes that landed in any seed (WO10 counts topologies over the whole scenario).
+  const landedTopologies = [
+    ...new Set(
+      runs.flatMap(({ run }) =>
+        run.m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string),
+      ),
+    ),
+  ];
   if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
-  const db = s.sut.db;
   return {
     scenario: o.sc.id,
     attempted: true,
@@ -397,10 +422,8 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     throughput: m.throughput,
     recovery: m.recovery,
     failovers: m.failovers?.count ?? null,
-    sutLog: db.logFiles
-      ? m.sutLog
-      : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` },
-    baseline: baselineFrom(metricsPath, o.sessionDir, o.harnessVersion),
+    sutLog: sutLogOf(s, m),
+    baseline: baselineOf(o, metricsPath, m, startedAt),
     declarations: s.faultPlaneOk
       ? {}
       : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
@@ -408,8 +431,58 @@ function scenarioEvidence(s: ScenarioState, primary: Run | null, seeds: SeedRun[
     endedAt,
     artifacts: artifactList(primary.runDir, o.sessionDir),
     runDir: relative(o.sessionDir, primary.runDir),
+    perSeed,
     notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
   };
+}
+
+/**
+ * RF9's baseline: an earlier session's (`--baseline`) when given, else the one this run just wrote;
+ * with this run's no-fault rate beside it.
+ */
+function baselineOf(
+  o: ScenarioRunOptions,
+  metricsPath: string,
+  m: RunMeasurement,
+  startedAt: string,
+): ScenarioEvidenceInput['baseline'] {
+  const ctx = {
+    currentHarnessVersion: o.harnessVersion,
+    currentOpsPerSec: noFaultRate(m),
+    runStartedAt: startedAt,
+  };
+  return o.earlierBaseline
+    ? earlierBaselineFacts(o.earlierBaseline, ctx)
+    : baselineFrom(metricsPath, o.sessionDir, o.harnessVersion, ctx);
+}
+
+/** The run's no-fault ops/s, as written to its metrics file. */
+function noFaultRate(m: RunMeasurement): number | null {
+  return m.recovery?.baselineOpsPerSec ?? baselineNoFault(m);
+}
+
+/** One seed's run as the verdict judges it. */
+function seedMeasurement(s: ScenarioState, seed: number, run: Run): SeedMeasurementInput {
+  const m = run.m;
+  return {
+    seed,
+    runDir: relative(s.o.sessionDir, run.runDir),
+    durationS: m.workloadS,
+    faults: m.faults,
+    oracles: m.oracles,
+    history: { ...m.history, hiddenRetries: s.sut.hiddenRetries },
+    throughput: m.throughput,
+    recovery: m.recovery,
+    sutLog: sutLogOf(s, m),
+    failovers: m.failovers?.count ?? null,
+  };
+}
+
+function sutLogOf(s: ScenarioState, m: RunMeasurement): ScenarioEvidenceInput['sutLog'] {
+  const db = s.sut.db;
+  return db.logFiles
+    ? m.sutLog
+    : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` };
 }
 
 /**
@@ -430,7 +503,7 @@ function writeMetrics(
       {
         scenario,
         windowS: 2,
-        baselineOpsPerSec: m.recovery?.baselineOpsPerSec ?? baselineNoFault(m),
+        baselineOpsPerSec: noFaultRate(m),
         afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
         baselineHarness: captured.harnessVersion,
         baselineCapturedAt: captured.capturedAt,
@@ -442,38 +515,6 @@ function writeMetrics(
     )}\n`,
   );
   return path;
-}
-
-const baselineFileSchema = z.looseObject({
-  baselineOpsPerSec: z.number().nullable().optional(),
-  baselineHarness: z.string().min(1),
-  baselineCapturedAt: z.string().min(1),
-});
-
-/**
- * RF9's facts, read back from the baseline file (never the running harness compared with itself): the
- * harness that captured the baseline, against the one running now. Null when the file names no
- * harness or holds no baseline figure (RF9 then says no baseline was recorded).
- */
-export function baselineFrom(
-  path: string,
-  sessionDir: string,
-  currentHarnessVersion: string,
-): ScenarioEvidenceInput['baseline'] {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-  const b = baselineFileSchema.safeParse(raw);
-  if (!b.success || b.data.baselineOpsPerSec == null) return null;
-  return {
-    harnessVersion: b.data.baselineHarness,
-    currentHarnessVersion,
-    capturedAt: b.data.baselineCapturedAt,
-    source: relative(sessionDir, path),
-  };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 import { isNegativeControl } from './expectation.ts';
 import { RECOVERY_FRACTION, windowRate } from './measure.ts';
+import { type SeedView, seedPrefix, seedViews } from './seeds.ts';
 
 /**
  * Spec §3: the 10 green-but-broken red flags and the 14-item weak-oracle audit, per scenario or arm.
@@ -96,25 +97,30 @@ export function runAudits(
   claim: Claim,
   ctx: AuditContext = {},
 ): Audits {
-  const ran = ev.oracles.filter((o) => o.ran);
-  const sloOnly = ran.length > 0 && ran.every((o) => SLO_CHECKERS.has(o.checker)) && !sc.serious;
+  // Every seed's run is judged on its own; an item fails when it fails in any seed (./seeds.ts).
+  const views = seedViews(ev);
+  const each = (judge: Judge, worst?: (e: ScenarioEvidence) => number) => everySeed(views, judge, worst);
   const passingSeeds = ev.seeds.filter((s) => s.outcome === 'pass').length;
-  const faultsPlanned = ev.faultsScheduled > 0 || ev.faults.length > 0;
+  const faultsPlanned = ev.faultsScheduled > 0 || views.some((v) => v.ev.faults.length > 0);
   const tier = claim === 'hardening' ? sc.tiers.hardening : sc.tiers.smoke;
+  const noFault = na('no fault planned (smoke run)');
 
-  const rf: [AuditStatus, string][] = [
-    throughputItem(ev),
-    oracleCycleItem(ev, ran),
-    faultsPlanned ? faultsInjectedItem(ev) : na('no fault planned (smoke run)'),
-    faultsPlanned ? noSilentNoOpItem(ev) : na('no fault planned (smoke run)'),
-    clockItem(ev),
+  const rf: Item[] = [
+    each(throughputItem, rateShortfall),
+    each((e) =>
+      oracleCycleItem(
+        e,
+        e.oracles.filter((o) => o.ran),
+      ),
+    ),
+    faultsPlanned ? each(faultsInjectedItem) : noFault,
+    faultsPlanned ? each(noSilentNoOpItem) : noFault,
+    each(clockItem),
     tier
-      ? ev.ran.durationS >= tier.durationS
-        ? ok(`ran ${ev.ran.durationS}s ≥ ${claim} budget ${tier.durationS}s`)
-        : bad(`ran ${ev.ran.durationS}s < ${claim} budget ${tier.durationS}s`)
+      ? each((e) => durationItem(e, claim, tier.durationS))
       : unchecked(`no ${claim} budget to compare with`),
-    sutLogItem(ev),
-    faultsPlanned ? recoveryItem(ev) : na('no fault, nothing to recover from'),
+    each(sutLogItem),
+    faultsPlanned ? each(recoveryItem, slowestRecovery) : na('no fault, nothing to recover from'),
     baselineItem(ev, sc),
     claim === 'smoke'
       ? na('smoke claim: one seed by definition')
@@ -123,46 +129,17 @@ export function runAudits(
         : bad(`${passingSeeds} passing seed(s); ${MIN_AGREEING_SEEDS} must agree`),
   ];
 
-  const partitions = ev.faults.filter((f) => f.kind === 'partition');
-  const failoverFaults = ev.faults.filter((f) => f.kind === 'process' && FAILOVER_ACTIONS.has(f.action));
-  const historyChecker = ran.find((o) => HISTORY_CHECKERS.has(o.checker) && o.opsConsumed > 0);
-  const cats = new Set(sc.categories);
-  const slo = 'SLO oracle with a threshold fixed before the run (§4 pattern 4)';
+  const partitions = views.flatMap((v) => v.ev.faults.filter((f) => f.kind === 'partition'));
+  const hardening = sc.tiers.hardening;
 
-  const wo: [AuditStatus, string][] = [
-    sloOnly
-      ? na(slo)
-      : historyChecker
-        ? ok(
-            `${historyChecker.checker} consumed ${fmt(historyChecker.opsConsumed)} ops of the history, not only the final state`,
-          )
-        : bad('no history checker ran: final state only'),
-    ran.some((o) => o.opsConsumed > 0)
-      ? ok(`${ran.map((o) => `${o.checker} (${fmt(o.opsConsumed)} ops)`).join(', ')}`)
-      : bad('no checker consumed any op'),
-    sloOnly
-      ? na(slo)
-      : historyChecker
-        ? ok(`consistency checker ${historyChecker.checker} ran`)
-        : bad('no consistency checker ran'),
-    failoverFaults.length === 0
-      ? na('no failover in the fault schedule')
-      : ev.failovers === null
-        ? unchecked('failovers not counted: the database reports no primaries (the primaries capability)')
-        : ev.failovers >= 2
-          ? ok(`${ev.failovers} failovers of the database's primaries, sampled during the run`)
-          : bad(`${ev.failovers} failover(s) of the database's primaries during the run: repeat failovers`),
-    sloOnly
-      ? na(slo)
-      : ev.history?.fieldsPresent.includes('timeout_marker') && historyChecker
-        ? ok(`client history records timeout_marker; ${historyChecker.checker} ran over it`)
-        : ev.history
-          ? bad('history lacks timeout_marker or no history checker ran')
-          : unchecked('no history facts'),
-    sc.tiers.hardening
-      ? ev.ran.durationS >= sc.tiers.hardening.durationS
-        ? ok(`ran ${ev.ran.durationS}s ≥ hardening ${sc.tiers.hardening.durationS}s`)
-        : bad(`ran ${ev.ran.durationS}s < hardening ${sc.tiers.hardening.durationS}s`)
+  const wo: Item[] = [
+    each((e) => finalStateOnlyItem(e, sc)),
+    each(logsOnlyItem),
+    each((e) => healthOnlyItem(e, sc)),
+    each(failoverItem, (e) => -(e.failovers ?? 0)),
+    each((e) => noErrorMetricsItem(e, sc)),
+    hardening
+      ? each((e) => durationItem(e, 'hardening', hardening.durationS))
       : unchecked('no hardening duration declared'),
     partitions.length === 0
       ? na('no partition in the fault schedule')
@@ -174,7 +151,7 @@ export function runAudits(
       : ev.history?.hiddenRetries === true
         ? bad('client library retries behind the recorder')
         : unchecked('unknown whether the client library hides retries'),
-    clockItem(ev),
+    each(clockItem),
     topologyItem(ev),
     passingSeeds >= MIN_AGREEING_SEEDS
       ? ok(`${passingSeeds} seeds agree`)
@@ -187,9 +164,9 @@ export function runAudits(
           ? ok(`${sc.scenario.arms.length} surfaces: ${sc.scenario.arms.map((a) => a.surface).join(', ')}`)
           : bad(`${sc.scenario.arms.length} surface arm(s)`),
     negativeControlItem(ev, sc, ctx),
-    !cats.has('fairness')
+    !sc.categories.includes('fairness')
       ? na('no fairness claim')
-      : ev.perGroupBreakdown || ran.some((o) => o.checker === 'fairness')
+      : ev.perGroupBreakdown || ev.oracles.some((o) => o.ran && o.checker === 'fairness')
         ? ok('per-group breakdown (fairness checker)')
         : bad('aggregate latency only'),
   ];
@@ -198,6 +175,101 @@ export function runAudits(
     redFlags: rf.map(([s, e], i) => declared(ev, `RF${i + 1}`, RED_FLAGS[i]!, s, e)),
     weakOracle: wo.map(([s, e], i) => declared(ev, `WO${i + 1}`, WEAK_ORACLE_ITEMS[i]!, s, e)),
   };
+}
+
+type Item = [AuditStatus, string];
+type Judge = (ev: ScenarioEvidence) => Item;
+
+/** Worst first: a failure in any seed is the item's failure, then an unchecked seed. */
+const SEVERITY: Record<AuditStatus, number> = { failed: 3, unchecked: 2, checked: 1, 'n/a': 0 };
+
+/**
+ * One audit item judged on every seed's run. The item takes the worst status any seed got, and its
+ * evidence names the seeds that got it. When every seed passed and `worst` ranks the runs (the higher,
+ * the closer to failing), the evidence is the worst seed's, named; otherwise one line per seed (once
+ * when every seed says the same).
+ */
+function everySeed(views: readonly SeedView[], judge: Judge, worst?: (ev: ScenarioEvidence) => number): Item {
+  if (views.length === 1) return judge(views[0]!.ev);
+  const judged = views.map((v) => ({ v, item: judge(v.ev) }));
+  const status = judged.reduce<AuditStatus>(
+    (a, j) => (SEVERITY[j.item[0]] > SEVERITY[a] ? j.item[0] : a),
+    'n/a',
+  );
+  const at = judged.filter((j) => j.item[0] === status);
+  const line = (j: (typeof judged)[number]) => `${seedPrefix(j.v.seed)}${j.item[1]}`;
+  if (status === 'failed' || status === 'unchecked') {
+    const others = judged.length - at.length;
+    return [status, `${at.map(line).join('; ')}${others > 0 ? ` (${others} other seed(s) did not)` : ''}`];
+  }
+  if (worst) {
+    const w = at.reduce((a, j) => (worst(j.v.ev) > worst(a.v.ev) ? j : a));
+    return [status, `worst of ${judged.length} seeds, ${line(w)}`];
+  }
+  const texts = new Set(at.map((j) => j.item[1]));
+  if (texts.size === 1) return [status, `seeds ${at.map((j) => j.v.seed).join(', ')}: ${at[0]!.item[1]}`];
+  return [status, at.map(line).join('; ')];
+}
+
+function durationItem(ev: ScenarioEvidence, claim: string, budgetS: number): Item {
+  return ev.ran.durationS >= budgetS
+    ? ok(`ran ${ev.ran.durationS}s ≥ ${claim} budget ${budgetS}s`)
+    : bad(`ran ${ev.ran.durationS}s < ${claim} budget ${budgetS}s`);
+}
+
+/** Checkers of this run: an SLO-only check (non-serious) has no history checker to ask for. */
+function checkersOf(ev: ScenarioEvidence, sc: ResolvedScenario) {
+  const ran = ev.oracles.filter((o) => o.ran);
+  const sloOnly = ran.length > 0 && ran.every((o) => SLO_CHECKERS.has(o.checker)) && !sc.serious;
+  const historyChecker = ran.find((o) => HISTORY_CHECKERS.has(o.checker) && o.opsConsumed > 0);
+  return { ran, sloOnly, historyChecker };
+}
+
+const SLO = 'SLO oracle with a threshold fixed before the run (§4 pattern 4)';
+
+function finalStateOnlyItem(ev: ScenarioEvidence, sc: ResolvedScenario): Item {
+  const { sloOnly, historyChecker } = checkersOf(ev, sc);
+  if (sloOnly) return na(SLO);
+  return historyChecker
+    ? ok(
+        `${historyChecker.checker} consumed ${fmt(historyChecker.opsConsumed)} ops of the history, not only the final state`,
+      )
+    : bad('no history checker ran: final state only');
+}
+
+function logsOnlyItem(ev: ScenarioEvidence): Item {
+  const ran = ev.oracles.filter((o) => o.ran);
+  return ran.some((o) => o.opsConsumed > 0)
+    ? ok(`${ran.map((o) => `${o.checker} (${fmt(o.opsConsumed)} ops)`).join(', ')}`)
+    : bad('no checker consumed any op');
+}
+
+function healthOnlyItem(ev: ScenarioEvidence, sc: ResolvedScenario): Item {
+  const { sloOnly, historyChecker } = checkersOf(ev, sc);
+  if (sloOnly) return na(SLO);
+  return historyChecker
+    ? ok(`consistency checker ${historyChecker.checker} ran`)
+    : bad('no consistency checker ran');
+}
+
+function failoverItem(ev: ScenarioEvidence): Item {
+  const failoverFaults = ev.faults.filter((f) => f.kind === 'process' && FAILOVER_ACTIONS.has(f.action));
+  if (failoverFaults.length === 0) return na('no failover in the fault schedule');
+  if (ev.failovers === null)
+    return unchecked('failovers not counted: the database reports no primaries (the primaries capability)');
+  return ev.failovers >= 2
+    ? ok(`${ev.failovers} failovers of the database's primaries, sampled during the run`)
+    : bad(`${ev.failovers} failover(s) of the database's primaries during the run: repeat failovers`);
+}
+
+function noErrorMetricsItem(ev: ScenarioEvidence, sc: ResolvedScenario): Item {
+  const { sloOnly, historyChecker } = checkersOf(ev, sc);
+  if (sloOnly) return na(SLO);
+  if (ev.history?.fieldsPresent.includes('timeout_marker') && historyChecker)
+    return ok(`client history records timeout_marker; ${historyChecker.checker} ran over it`);
+  return ev.history
+    ? bad('history lacks timeout_marker or no history checker ran')
+    : unchecked('no history facts');
 }
 
 /** A declaration may settle an unchecked item; it never overrides what the evidence showed. */
@@ -227,14 +299,29 @@ function median(xs: number[]): number {
   return s.length === 0 ? 0 : s[Math.floor(s.length / 2)]!;
 }
 
-function throughputItem(ev: ScenarioEvidence): [AuditStatus, string] {
-  // Outside faults and their recoveries (red flag 8 judges those against the recovery budget), over the
-  // seconds the workload was serving: from its first completed op (client start-up is no collapse of
-  // the system under test) to its end (the last window is partial).
+/**
+ * The windows red flag 1 judges: outside faults and their recoveries (red flag 8 judges those against
+ * the recovery budget), over the seconds the workload was serving: from its first completed op (client
+ * start-up is no collapse of the system under test) to its end (the last window is partial). The
+ * reference is the intended rate, else the median of these windows.
+ */
+function quietRates(ev: ScenarioEvidence) {
   const quiet = ev.throughput.filter((w) => !w.faultActive && !w.recovering && windowRate(w) !== null);
-  if (quiet.length === 0) return unchecked('no throughput windows outside faults were recorded');
   const rates = quiet.map((w) => ({ w, rate: windowRate(w) as number }));
   const ref = ev.intendedOpsPerSec ?? median(rates.map((r) => r.rate));
+  return { quiet, rates, ref };
+}
+
+/** How far a run's slowest quiet window fell below its reference rate (for naming the worst seed). */
+function rateShortfall(ev: ScenarioEvidence): number {
+  const { rates, ref } = quietRates(ev);
+  if (rates.length === 0 || ref <= 0) return Number.NEGATIVE_INFINITY;
+  return 1 - Math.min(...rates.map((r) => r.rate)) / ref;
+}
+
+function throughputItem(ev: ScenarioEvidence): [AuditStatus, string] {
+  const { quiet, rates, ref } = quietRates(ev);
+  if (quiet.length === 0) return unchecked('no throughput windows outside faults were recorded');
   const stops = rates.filter((r) => r.rate === 0);
   if (stops.length > 0) {
     return bad(
@@ -451,6 +538,20 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
     : bad(`${rate}: degraded (${perKey})`);
 }
 
+/** How close a run's slowest recovery came to its budget (for naming the worst seed). */
+function slowestRecovery(ev: ScenarioEvidence): number {
+  const r = ev.recovery;
+  if (!r) return Number.NEGATIVE_INFINITY;
+  const shares = r.windows
+    .filter((w) => w.keys > (w.unjudged?.keys.length ?? 0))
+    .map((w) =>
+      w.recoveredAfterS === null ? Number.POSITIVE_INFINITY : w.recoveredAfterS / Math.max(w.budgetS, 1e-3),
+    );
+  if (shares.length > 0) return Math.max(...shares);
+  if (r.afterHealOpsPerSec === null || !r.baselineOpsPerSec) return Number.NEGATIVE_INFINITY;
+  return 1 - r.afterHealOpsPerSec / r.baselineOpsPerSec;
+}
+
 const fmtS = (s: number | null) => (s === null ? 'never' : `${s.toFixed(1)}s`);
 
 type HealRecovery = NonNullable<ScenarioEvidence['recovery']>['windows'][number];
@@ -464,6 +565,13 @@ function lateReason(w: HealRecovery): string {
   return `${fmtS(w.recoveredAfterS)} (key ${w.slowestKey ?? '?'})`;
 }
 
+/**
+ * Red flag 9: the baseline is fair when the harness that captured it is the one running now (else
+ * re-baseline). The evidence names where the baseline came from (this run, or an earlier session's file
+ * via `--baseline`), both harness versions, the baseline's age, and its ops/s beside this run's no-fault
+ * rate. The spec judges the harness only; the rates are shown so a reader sees what is compared, not
+ * judged against a threshold the spec does not give.
+ */
 function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
   const b = ev.baseline;
   if (!b) {
@@ -471,14 +579,31 @@ function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus,
       ? unchecked('the oracle compares with a baseline but none was recorded')
       : na('the oracle compares with no baseline');
   }
-  const from = b.source ? ` (read from ${b.source})` : '';
+  const where = b.earlier
+    ? `baseline from an earlier session (${b.source ?? 'unknown file'})`
+    : `baseline captured by this run${b.source ? ` (read from ${b.source})` : ''}`;
+  const age = b.earlier && b.ageS !== null ? `, ${fmtAge(b.ageS)} old` : '';
+  const rates =
+    b.opsPerSec !== null || b.currentOpsPerSec !== null
+      ? `; baseline ${fmtRate(b.opsPerSec)} vs this run's no-fault ${fmtRate(b.currentOpsPerSec)}`
+      : '';
   return b.harnessVersion === b.currentHarnessVersion
     ? ok(
-        `baseline captured by harness ${b.harnessVersion} at ${b.capturedAt}${from}; run with the same harness`,
+        `${where}, captured by harness ${b.harnessVersion} at ${b.capturedAt}${age}; run with the same harness${rates}`,
       )
     : bad(
-        `baseline captured by harness ${b.harnessVersion}${from}, run with ${b.currentHarnessVersion}: re-baseline`,
+        `${where}, captured by harness ${b.harnessVersion} at ${b.capturedAt}${age}; run with ${b.currentHarnessVersion}: re-baseline${rates}`,
       );
+}
+
+const fmtRate = (r: number | null) => (r === null ? 'unknown ops/s' : `${r.toFixed(1)} ops/s`);
+
+function fmtAge(s: number): string {
+  if (s < 0) return `${fmtAge(-s)} in the future (clock?)`;
+  if (s < 120) return `${s.toFixed(0)}s`;
+  if (s < 7200) return `${(s / 60).toFixed(0)} min`;
+  if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
+  return `${(s / 86400).toFixed(1)} days`;
 }
 
 export function blocksHardening(items: readonly AuditItem[]): AuditItem[] {

@@ -3,6 +3,7 @@ import type { ResolvedScenario } from '../plan/schema.ts';
 import { type AuditContext, type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
 import type { ExpectationJudgement } from './expectation.ts';
+import { seedPrefix, seedViews } from './seeds.ts';
 import type { TierMet, Verdict } from './states.ts';
 import { assessTier } from './tier.ts';
 
@@ -54,7 +55,12 @@ export function modelOf(sc: ResolvedScenario): string | null {
   return m ?? null;
 }
 
+/** Every seed's landing gaps, each named by its seed when there are several. */
 function landingProof(ev: ScenarioEvidence): string[] {
+  return seedViews(ev).flatMap((v) => seedLandingProof(v.ev).map((g) => `${seedPrefix(v.seed)}${g}`));
+}
+
+function seedLandingProof(ev: ScenarioEvidence): string[] {
   const gaps: string[] = [];
   if (ev.faults.length < ev.faultsScheduled) {
     gaps.push(`${ev.faultsScheduled} fault window(s) scheduled, ${ev.faults.length} recorded`);
@@ -109,9 +115,29 @@ export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: A
   const withTier: Base = { ...base, tierMet: tier.met };
   const decided = failed(ev, withTier) ?? landingNotProven(ev, withTier);
   if (decided) return decided;
-  const checked = sc.serious ? seriousChecker(ev, sc, withTier) : plainOracle(ev, withTier);
+  const checked = everySeedChecked(ev, sc, withTier);
   if (isDecision(checked)) return checked;
   return pass(ev, sc, tier, checked.reasons, ctx);
+}
+
+/**
+ * Steps 5–7 on every seed's run: the first seed whose checker did not run, whose history is weak or
+ * whose checker covered a subset decides, named. Every seed clean: the primary run's oracle evidence.
+ */
+function everySeedChecked(
+  ev: ScenarioEvidence,
+  sc: ResolvedScenario,
+  base: Base,
+): Decision | { reasons: string[] } {
+  const views = seedViews(ev);
+  for (const v of views) {
+    const checked = sc.serious ? seriousChecker(v.ev, sc, base) : plainOracle(v.ev, base);
+    if (isDecision(checked))
+      return { ...checked, reasons: checked.reasons.map((r) => `${seedPrefix(v.seed)}${r}`) };
+  }
+  const primary = sc.serious ? seriousChecker(ev, sc, base) : plainOracle(ev, base);
+  if (isDecision(primary) || views.length === 1) return primary;
+  return { reasons: [...primary.reasons, `every one of ${views.length} seeds' checkers ran clean`] };
 }
 
 function isDecision(x: Decision | { reasons: string[] }): x is Decision {
@@ -241,11 +267,14 @@ function pass(
   ctx: AuditContext,
 ): Decision {
   const reasons = [...checked];
-  const faultActive = ev.faults.some((f) => f.landed);
+  const views = seedViews(ev);
+  const faultActive = views.every((v) => v.ev.faults.some((f) => f.landed));
   let verdict: Verdict = faultActive ? 'PASS-hardening' : 'PASS-smoke';
-  reasons.unshift(
-    faultActive ? `${ev.faults.length} fault window(s) landed; no anomaly` : 'no fault; no anomaly',
-  );
+  const landed =
+    views.length === 1
+      ? `${ev.faults.length} fault window(s) landed`
+      : `${views.map((v) => v.ev.faults.length).join(' + ')} fault window(s) landed over ${views.length} seeds`;
+  reasons.unshift(faultActive ? `${landed}; no anomaly` : 'no fault; no anomaly');
   let cappedBy: string | undefined;
   const lower = (to: Verdict, by: string, why: string) => {
     verdict = to;

@@ -158,6 +158,77 @@ export const historyFactsSchema = z.object({
 });
 export type HistoryFacts = z.infer<typeof historyFactsSchema>;
 
+/** Recovery after heal (red flag 8). */
+export const recoverySchema = z.object({
+  /** Null when no window before the first fault had the workload serving. */
+  baselineOpsPerSec: z.number().nonnegative().nullable(),
+  /** Null when no window after the last recovery remained before the workload ended. */
+  afterHealOpsPerSec: z.number().nonnegative().nullable(),
+  /** Seconds after the last heal at which the rate was measured. */
+  measuredAfterS: z.number().nonnegative().default(0),
+  /**
+   * Per healed fault window: seconds from its heal until every key in use served an ok op again
+   * (null: some key never did), against the budget and where the budget came from.
+   */
+  windows: z
+    .array(
+      z.object({
+        id: z.string(),
+        healS: z.number().nonnegative(),
+        keys: z.number().int().nonnegative(),
+        recoveredAfterS: z.number().nonnegative().nullable(),
+        budgetS: z.number().nonnegative(),
+        budgetFrom: z.string(),
+        slowestKey: z.string().nullable().default(null),
+        unjudged: z
+          .object({ keys: z.array(z.string()), by: z.string(), afterS: z.number().nonnegative() })
+          .optional(),
+        /** The rate back to nominal after this heal (absent in older sessions or with no reference). */
+        rate: z
+          .object({
+            backAfterS: z.number().nonnegative().nullable(),
+            referenceOpsPerSec: z.number().positive(),
+            cutBy: z.string().optional(),
+          })
+          .optional(),
+      }),
+    )
+    .default([]),
+});
+
+/** SUT log lines matching panic / fatal / internal error; logsScanned = how many log files were read. */
+export const sutLogSchema = z.object({
+  filesScanned: z.number().int().nonnegative(),
+  matches: z.array(
+    z.object({ node: z.string(), file: z.string(), line: z.number().int(), text: z.string() }),
+  ),
+  /** Lines that matched but are the database's declared reaction to faults (`logNoise`). */
+  expected: z.number().int().nonnegative().default(0),
+  /** Why there was nothing to scan (the database declares no log files). */
+  unavailable: z.string().optional(),
+});
+
+/**
+ * What one seed's run measured: the facts the decision tree and the audits judge, for that seed alone.
+ * A hardening run of several seeds judges every seed, not only the first (./seeds.ts).
+ */
+export const seedMeasurementSchema = z.object({
+  seed: z.union([z.number(), z.string()]),
+  /** The seed's run directory, relative to the session dir. */
+  runDir: z.string().nullable().default(null),
+  /** Wall duration of this seed's workload. */
+  durationS: z.number().nonnegative().default(0),
+  faults: z.array(faultSchema).default([]),
+  oracles: z.array(oracleResultSchema).default([]),
+  history: historyFactsSchema.nullable().default(null),
+  throughput: z.array(throughputWindowSchema).default([]),
+  recovery: recoverySchema.nullable().default(null),
+  sutLog: sutLogSchema.nullable().default(null),
+  failovers: z.number().int().nonnegative().nullable().default(null),
+});
+export type SeedMeasurement = z.infer<typeof seedMeasurementSchema>;
+export type SeedMeasurementInput = z.input<typeof seedMeasurementSchema>;
+
 export const scenarioEvidenceSchema = z.object({
   /** `S3` or `S5/api`. */
   scenario: z.string(),
@@ -188,59 +259,9 @@ export const scenarioEvidenceSchema = z.object({
   /** Intended client rate (ops/s); null = closed loop, judged against the median window. */
   intendedOpsPerSec: z.number().positive().nullable().default(null),
   throughput: z.array(throughputWindowSchema).default([]),
-  recovery: z
-    .object({
-      /** Null when no window before the first fault had the workload serving. */
-      baselineOpsPerSec: z.number().nonnegative().nullable(),
-      /** Null when no window after the last recovery remained before the workload ended. */
-      afterHealOpsPerSec: z.number().nonnegative().nullable(),
-      /** Seconds after the last heal at which the rate was measured. */
-      measuredAfterS: z.number().nonnegative().default(0),
-      /**
-       * Per healed fault window: seconds from its heal until every key in use served an ok op again
-       * (null: some key never did), against the budget and where the budget came from.
-       */
-      windows: z
-        .array(
-          z.object({
-            id: z.string(),
-            healS: z.number().nonnegative(),
-            keys: z.number().int().nonnegative(),
-            recoveredAfterS: z.number().nonnegative().nullable(),
-            budgetS: z.number().nonnegative(),
-            budgetFrom: z.string(),
-            slowestKey: z.string().nullable().default(null),
-            unjudged: z
-              .object({ keys: z.array(z.string()), by: z.string(), afterS: z.number().nonnegative() })
-              .optional(),
-            /** The rate back to nominal after this heal (absent in older sessions or with no reference). */
-            rate: z
-              .object({
-                backAfterS: z.number().nonnegative().nullable(),
-                referenceOpsPerSec: z.number().positive(),
-                cutBy: z.string().optional(),
-              })
-              .optional(),
-          }),
-        )
-        .default([]),
-    })
-    .nullable()
-    .default(null),
-  /** SUT log lines matching panic / fatal / internal error; logsScanned = how many log files were read. */
-  sutLog: z
-    .object({
-      filesScanned: z.number().int().nonnegative(),
-      matches: z.array(
-        z.object({ node: z.string(), file: z.string(), line: z.number().int(), text: z.string() }),
-      ),
-      /** Lines that matched but are the database's declared reaction to faults (`logNoise`). */
-      expected: z.number().int().nonnegative().default(0),
-      /** Why there was nothing to scan (the database declares no log files). */
-      unavailable: z.string().optional(),
-    })
-    .nullable()
-    .default(null),
+  recovery: recoverySchema.nullable().default(null),
+  /** SUT log lines matching panic / fatal / internal error (see sutLogSchema). */
+  sutLog: sutLogSchema.nullable().default(null),
   /** Leader failovers observed during the run. */
   failovers: z.number().int().nonnegative().nullable().default(null),
   /** The baseline compared with: when and against which harness version it was taken. */
@@ -249,8 +270,18 @@ export const scenarioEvidenceSchema = z.object({
       harnessVersion: z.string(),
       currentHarnessVersion: z.string(),
       capturedAt: z.string(),
-      /** The baseline file the harness version was read from (relative to the session dir). */
+      /**
+       * The baseline file the harness version was read from: relative to the session dir for this
+       * session's own baseline, as given for an earlier session's (`--baseline`).
+       */
       source: z.string().optional(),
+      /** Read from an earlier session (`--baseline`), not captured by this run. */
+      earlier: z.boolean().default(false),
+      /** Seconds from the baseline's capture to the start of this run (null: unreadable time). */
+      ageS: z.number().nullable().default(null),
+      /** The baseline's no-fault ops/s, and this run's (median window outside faults), to compare. */
+      opsPerSec: z.number().nonnegative().nullable().default(null),
+      currentOpsPerSec: z.number().nonnegative().nullable().default(null),
     })
     .nullable()
     .default(null),
@@ -274,6 +305,12 @@ export const scenarioEvidenceSchema = z.object({
   artifacts: z.array(z.object({ label: z.string(), path: z.string() })).default([]),
   /** The run directory the evidence (and the checkers' pages) came from, relative to the session dir. */
   runDir: z.string().nullable().default(null),
+  /**
+   * Every seed's own measurement, in seed order (re-runs of a FAIL are not seeds). The fields above are
+   * the primary run's (the failing seed's, else the first): what the report shows and links. Empty in
+   * evidence recorded before per-seed measurements existed: the fields above are then the only run.
+   */
+  perSeed: z.array(seedMeasurementSchema).default([]),
   notes: z.array(z.string()).default([]),
 });
 export type ScenarioEvidence = z.infer<typeof scenarioEvidenceSchema>;

@@ -2,6 +2,7 @@ import type { Tier } from '../plan/binding.ts';
 import { type BudgetDimension, shortfall, TENANTS_UNMEASURED } from '../plan/budget.ts';
 import type { ScenarioTiers } from '../plan/schema.ts';
 import type { ScenarioEvidence } from './evidence.ts';
+import { seedViews } from './seeds.ts';
 import type { TierMet } from './states.ts';
 
 /**
@@ -11,9 +12,11 @@ import type { TierMet } from './states.ts';
 
 export function tierRan(ev: ScenarioEvidence, like: Tier | null): Tier {
   const seeds = ev.seeds.filter((s) => s.outcome !== 'unknown').length;
+  // Every seed must meet the budget: the shortest seed's duration, the fewest landed windows of any seed.
+  const views = seedViews(ev);
   const t: Tier = {
-    durationS: ev.ran.durationS,
-    faultWindows: ev.faults.filter((f) => f.landed).length,
+    durationS: Math.min(...views.map((v) => v.ev.ran.durationS)),
+    faultWindows: Math.min(...views.map((v) => v.ev.faults.filter((f) => f.landed).length)),
     seeds,
   };
   if (like?.tenants !== undefined) t.tenants = ev.ran.tenants ?? 0;

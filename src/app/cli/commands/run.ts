@@ -56,6 +56,10 @@ export function register(program: Command): void {
     .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
     .option(
+      '--baseline <dir>',
+      "an earlier session (or its metrics/ directory): each scenario's RF9 compares with its metrics/<S>.json",
+    )
+    .option(
       '--junit-inconclusive <as>',
       'how junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows: error | failure',
       'error',
