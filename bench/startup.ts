@@ -2,13 +2,17 @@
  * bench:startup — how long `faultline` takes to start and answer on a small history, from the built
  * package (dist/, what `npm install faultline` runs: no TypeScript transpiling), next to bare `node -e 0`.
  *
- *   npm run build && npm run bench:startup [-- --runs 10 --json]
+ *   npm run build && npm run bench:startup [-- --runs 10 --json --keep-extra-ca-certs]
  *
  * Each command runs `--runs` times after one warm-up (the page cache holds the files, as it does for a CI
  * job checking many keys). Wall time is measured around the child; CPU time (user + system) is the
  * child's own, read from bash's `times` (so a loaded machine, where wall time stretches, still compares).
  * Peak RSS comes from one extra run with a preload that reports `process.resourceUsage().maxRSS` at exit.
  * Target (issue 22): `check` and `history stats` ≤ 100 ms on a quiet machine.
+ *
+ * NODE_EXTRA_CA_CERTS makes every node process read and parse that certificate file at start-up (tens
+ * of ms, before any of faultline's code runs). The bench says whether it is set, measures `node -e 0`
+ * with and without it, and measures the commands without it unless `--keep-extra-ca-certs` is given.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,7 @@ const { values: args } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
     json: { type: 'boolean', default: false },
+    'keep-extra-ca-certs': { type: 'boolean', default: false },
   },
 });
 const runs = Number(args.runs);
@@ -120,7 +125,28 @@ const median = (xs: number[]) => {
 const env = { ...process.env };
 delete env.FAULTLINE_FROM_SOURCE;
 delete env.NODE_OPTIONS;
+const extraCaCerts = env.NODE_EXTRA_CA_CERTS;
+if (!args['keep-extra-ca-certs']) delete env.NODE_EXTRA_CA_CERTS;
+
+/** Median wall/CPU of `node -e 0` in `e`. */
+function bareNode(e: NodeJS.ProcessEnv): { wallMs: number; cpuMs: number } {
+  runOnce(['-e', '0'], e);
+  const rs = Array.from({ length: runs }, () => runOnce(['-e', '0'], e));
+  return {
+    wallMs: Math.round(median(rs.map((r) => r.wallMs))),
+    cpuMs: Math.round(median(rs.map((r) => r.cpuMs))),
+  };
+}
+
 const loadBefore = loadavg()[0] ?? 0;
+// The certificate file's own cost, measured only when it is set (both runs otherwise equal).
+const caCerts =
+  extraCaCerts === undefined
+    ? null
+    : {
+        with: bareNode({ ...env, NODE_EXTRA_CA_CERTS: extraCaCerts }),
+        without: bareNode((({ NODE_EXTRA_CA_CERTS: _, ...rest }) => rest)(env)),
+      };
 const results = [];
 try {
   for (const s of subjects) {
@@ -147,16 +173,31 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 const loadAfter = loadavg()[0] ?? 0;
+const caKept = extraCaCerts !== undefined && args['keep-extra-ca-certs'];
 const base = results[0];
 const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version as string;
 
 if (args.json) {
   process.stdout.write(
-    `${JSON.stringify({ bench: 'startup', version, node: process.version, runs, load: [loadBefore, loadAfter], results, targetMs: 100 })}\n`,
+    `${JSON.stringify({
+      bench: 'startup',
+      version,
+      node: process.version,
+      runs,
+      load: [loadBefore, loadAfter],
+      nodeExtraCaCerts: { set: extraCaCerts !== undefined, keptForCommands: caKept, cost: caCerts },
+      results,
+      targetMs: 100,
+    })}\n`,
   );
 } else {
   process.stdout.write(
     `bench:startup — ${runs} runs each after a warm-up, node ${process.version}, load ${loadBefore.toFixed(1)} → ${loadAfter.toFixed(1)}\n`,
+  );
+  process.stdout.write(
+    caCerts === null
+      ? 'NODE_EXTRA_CA_CERTS: not set\n'
+      : `NODE_EXTRA_CA_CERTS: set; node -e 0 takes ${caCerts.with.wallMs} ms wall / ${caCerts.with.cpuMs} ms cpu with it, ${caCerts.without.wallMs} / ${caCerts.without.cpuMs} without (+${caCerts.with.wallMs - caCerts.without.wallMs} ms wall); commands below measured ${caKept ? 'WITH it (--keep-extra-ca-certs)' : 'without it'}\n`,
   );
   for (const r of results) {
     const over = base && r !== base ? `  (+${r.wallMsMedian - base.wallMsMedian} ms wall over node)` : '';

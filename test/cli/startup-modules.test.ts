@@ -52,10 +52,10 @@ async function modulesLoaded(name: string, args: string[]): Promise<{ exitCode: 
   return { exitCode: r.exitCode ?? -1, urls: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 
-const heavy = /\/node_modules\/(zod|ssh2|pino|yaml|ioredis|lossless-json)\//;
+const heavy = /\/node_modules\/(zod|ssh2|pino|yaml|ioredis|lossless-json|commander)\//;
 const otherCommand = (own: string) => new RegExp(`/cli/commands/(?!${own}\\.)[a-z-]+\\.(ts|js)$`);
 
-test('history stats loads neither zod, ssh2, pino, lossless-json nor other commands', async (t) => {
+test('history stats loads neither commander, zod, ssh2, pino, lossless-json nor other commands', async (t) => {
   const r = await modulesLoaded('stats', ['history', 'stats', history]);
   t.is(r.exitCode, 0);
   t.true(
@@ -68,7 +68,7 @@ test('history stats loads neither zod, ssh2, pino, lossless-json nor other comma
   );
 });
 
-test('check --checker linearizable loads neither zod, ssh2, pino, lossless-json nor other commands', async (t) => {
+test("check --checker linearizable loads neither commander, zod, ssh2, pino, lossless-json, other commands nor other formats' readers", async (t) => {
   const r = await modulesLoaded('check', [
     '--log-level',
     'warn',
@@ -85,9 +85,28 @@ test('check --checker linearizable loads neither zod, ssh2, pino, lossless-json 
     'the checker was loaded',
   );
   t.deepEqual(
-    r.urls.filter((u) => heavy.test(u) || otherCommand('check').test(u)),
+    r.urls.filter(
+      (u) => heavy.test(u) || otherCommand('check').test(u) || /\/history\/(read-foreign|edn)\./.test(u),
+    ),
     [],
   );
+  t.false(r.urls.includes('node:child_process'), 'commander brings node:child_process');
+});
+
+test('a bad flag, --help or an extra argument of a declared command goes to commander', async (t) => {
+  for (const args of [
+    ['history', 'stats', history, '--bogus'],
+    ['history', 'stats', history, history],
+    ['history', 'stats', '--help'],
+    ['check', history, '--format', 'nope'],
+  ]) {
+    const r = await modulesLoaded('fallback', args);
+    t.true(
+      r.urls.some((u) => /\/node_modules\/commander\//.test(u)),
+      `${args.join(' ')}: commander read it`,
+    );
+    t.is(r.exitCode, args.includes('--help') ? 0 : 254, args.join(' '));
+  }
 });
 
 test('without a command word every command is registered (help lists them all)', async (t) => {
@@ -105,11 +124,11 @@ test('commandWord skips global options and their values', (t) => {
   t.is(commandWord([]), undefined);
 });
 
-test('--version loads no command module', async (t) => {
+test('--version loads neither a command module nor commander', async (t) => {
   const r = await modulesLoaded('version', ['--version']);
   t.is(r.exitCode, 0);
   t.deepEqual(
-    r.urls.filter((u) => /\/cli\/commands\//.test(u)),
+    r.urls.filter((u) => /\/cli\/commands\/|\/node_modules\/commander\//.test(u)),
     [],
   );
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { detectFormatOf, parseHistoryText } from '../../src/core/history/read.ts';
+import { detectFormatOf } from '../../src/core/history/read.ts';
+import { parseHistoryText } from '../../src/core/history/read-foreign.ts';
 import { InputError } from '../../src/core/util/errors.ts';
 
 test('format detection looks at the content only', (t) => {

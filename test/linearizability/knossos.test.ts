@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { linearizabilityChecker } from '../../checkers/linearizability/index.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
-import { parseHistoryText } from '../../src/core/history/read.ts';
+import { parseHistoryText } from '../../src/core/history/read-foreign.ts';
 import { registerWorkload } from '../../src/lib/workloads/register.ts';
 import {
   type EdnValue,

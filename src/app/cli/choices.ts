@@ -1,5 +1,5 @@
-import { Option } from 'commander';
 import type { Registry } from '../../core/util/registry.ts';
+import type { OptionSpec } from './spec.ts';
 
 /**
  * A flag whose value names an entry of a registry: `--help` lists the registry's names at run time
@@ -11,13 +11,18 @@ export function registryOption<T>(
   description: string,
   registry: Registry<T>,
   defaultValue?: string,
-): Option {
+): OptionSpec {
   const flag = /--[a-z-]+/.exec(flags)?.[0] ?? flags;
-  const option = new Option(flags, description).choices(registry.names()).argParser((value: string) => {
-    registry.require(value, flag);
-    return value;
-  });
-  return defaultValue === undefined ? option : option.default(defaultValue);
+  return {
+    flags,
+    description,
+    choices: registry.names(),
+    parse: (value: string) => {
+      registry.require(value, flag);
+      return value;
+    },
+    ...(defaultValue !== undefined && { default: defaultValue }),
+  };
 }
 
 /** "a, b, c" for help texts. */

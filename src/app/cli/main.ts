@@ -1,21 +1,56 @@
-import { Command, CommanderError, Option } from 'commander';
+import type { Command } from 'commander';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
-import { packageVersion } from '../../core/util/package-info.ts';
 import { pluginArgs } from '../plugin/args.ts';
 import { helpEpilogue } from './help.ts';
+import { type CommandSpec, flagShape, type OptionSpec, parseCommandLine } from './spec.ts';
+
+/**
+ * faultline's command line. Each file in ./commands is named after the top-level command it defines and
+ * exports either `register(program)` (commander calls) or `command()`, the command declared as data
+ * (./spec.ts); commands import their implementation lazily inside the action. Start-up is paid on every
+ * invocation (CI jobs check hundreds of histories), so a command line naming a command loads only that
+ * command's file: `faultline history stats` never loads ssh2, the cluster code or the other commands'
+ * option registries. A plain command line of a declared command (`check`, `history`) is read without
+ * commander (`parseCommandLine`); `--help`, errors and anything unusual go to commander, built from the
+ * same declaration. Without a known command (`--help`, a typo) every file is loaded so help and
+ * commander's suggestions see them all; `--version` alone loads none.
+ */
+type CommandModule = { register(program: Command): void } | { command(): CommandSpec };
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 
-/**
- * faultline's command line. Each file in ./commands exports `register(program)` and is named after the
- * top-level command it registers; commands import their implementation lazily inside the action. Start-up
- * is paid on every invocation (CI jobs check hundreds of histories), so a command line naming a command
- * loads only that command's file: `faultline history stats` never loads ssh2, the cluster code or the
- * other commands' option registries. Without a known command (`--help`, a typo) every file is loaded so
- * help and commander's suggestions see them all; `--version` alone loads none.
- */
-type CommandModule = { register(program: Command): void };
+/** Options every command accepts (commander: the program's own options). */
+const GLOBAL_OPTIONS: readonly OptionSpec[] = [
+  { flags: '--log-json', description: 'log JSON lines to stderr instead of pretty text' },
+  {
+    flags: '--log-level <level>',
+    description: 'how much to log',
+    choices: LOG_LEVELS,
+    env: 'FAULTLINE_LOG_LEVEL',
+    default: 'info',
+  },
+  { flags: '--no-color', description: 'no colour in logs (also: the NO_COLOR environment variable)' },
+  {
+    flags: '-q, --quiet',
+    description: 'only warnings, errors and results: no progress lines (log level warn)',
+  },
+];
+
+/** commander's version flags; a command line of one of them alone is answered without commander. */
+const VERSION_FLAGS = '-V, --version';
+
+/** Before a command runs: colour and the logger from the global options. */
+function applyGlobalOptions(o: {
+  logJson?: boolean;
+  logLevel?: string;
+  color?: boolean;
+  quiet?: boolean;
+}): void {
+  // NO_COLOR is the one switch the logger and any child process read.
+  if (o.color === false) process.env.NO_COLOR = '1';
+  configureLogger({ json: o.logJson ?? false, level: o.quiet ? 'warn' : (o.logLevel ?? 'info') });
+}
 
 /**
  * Every top-level command and its module. Static imports (not a directory listing) so a bundler splits
@@ -39,7 +74,11 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS).sort();
 
 /** Global options that take a value: the word after them is not the command. */
-const GLOBAL_VALUE_OPTIONS = new Set(['--log-level']);
+const GLOBAL_VALUE_OPTIONS = new Set(
+  GLOBAL_OPTIONS.map((o) => flagShape(o.flags))
+    .filter((f) => f.value !== 'none')
+    .map((f) => `--${f.long}`),
+);
 
 /** The first word of the command line that is not a global option (the command name), if any. */
 export function commandWord(args: readonly string[]): string | undefined {
@@ -53,20 +92,15 @@ export function commandWord(args: readonly string[]): string | undefined {
 
 /** The program with every command registered, or only the one `args` names (faster start-up). */
 export async function buildProgram(args: readonly string[] = []): Promise<Command> {
-  const program = new Command('faultline')
-    .description(
-      'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
-    )
-    .option('--log-json', 'log JSON lines to stderr instead of pretty text')
-    .addOption(
-      new Option('--log-level <level>', 'how much to log')
-        .choices(LOG_LEVELS)
-        .env('FAULTLINE_LOG_LEVEL')
-        .default('info'),
-    )
-    .option('--no-color', 'no colour in logs (also: the NO_COLOR environment variable)')
-    .option('-q, --quiet', 'only warnings, errors and results: no progress lines (log level warn)')
-    .version(packageVersion)
+  const { Command } = await import('commander');
+  const { addCommand, optionOf } = await import('./commander-spec.ts');
+  const { packageVersion } = await import('../../core/util/package-info.ts');
+  const program = new Command('faultline').description(
+    'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
+  );
+  for (const option of GLOBAL_OPTIONS) program.addOption(optionOf(option));
+  program
+    .version(packageVersion, VERSION_FLAGS)
     .showHelpAfterError()
     .exitOverride()
     .addHelpText(
@@ -77,17 +111,7 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
         'faultline check history.edn --checker linearizable --model cas-register',
       ]),
     )
-    .hook('preAction', (cmd) => {
-      const o = cmd.optsWithGlobals() as {
-        logJson?: boolean;
-        logLevel?: string;
-        color?: boolean;
-        quiet?: boolean;
-      };
-      // NO_COLOR is the one switch the logger and any child process read.
-      if (o.color === false) process.env.NO_COLOR = '1';
-      configureLogger({ json: o.logJson ?? false, level: o.quiet ? 'warn' : (o.logLevel ?? 'info') });
-    });
+    .hook('preAction', (cmd) => applyGlobalOptions(cmd.optsWithGlobals()));
   const word = commandWord(args);
   const versionOnly = word === undefined && args.some((a) => a === '--version' || a === '-V');
   const names = versionOnly
@@ -95,8 +119,46 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     : word !== undefined && Object.hasOwn(COMMANDS, word)
       ? [word]
       : COMMAND_NAMES;
-  for (const name of names) (await (COMMANDS[name] as () => Promise<CommandModule>)()).register(program);
+  for (const name of names) {
+    const mod = await (COMMANDS[name] as () => Promise<CommandModule>)();
+    if ('command' in mod) addCommand(program, mod.command());
+    else mod.register(program);
+  }
   return program;
+}
+
+/**
+ * Runs a plain command line of a declared command without commander; false when commander must read
+ * it (help, an error to report, a command declared through commander calls).
+ */
+async function runWithoutCommander(args: readonly string[]): Promise<boolean> {
+  const version = flagShape(VERSION_FLAGS);
+  if (args.length === 1 && (args[0] === `--${version.long}` || args[0] === `-${version.short}`)) {
+    const { packageVersion } = await import('../../core/util/package-info.ts');
+    process.stdout.write(`${packageVersion}\n`);
+    return true;
+  }
+  const word = commandWord(args);
+  if (word === undefined || !Object.hasOwn(COMMANDS, word)) return false;
+  const mod = await (COMMANDS[word] as () => Promise<CommandModule>)();
+  if (!('command' in mod)) return false;
+  const parsed = parseCommandLine(args, GLOBAL_OPTIONS, mod.command());
+  if (parsed?.command.action === undefined) return false;
+  applyGlobalOptions(parsed.globals);
+  await parsed.command.action(parsed.args, parsed.options);
+  return true;
+}
+
+/** commander reads the command line; its exits (help, version, usage errors) become exit codes. */
+async function runWithCommander(argv: string[]): Promise<void> {
+  const { CommanderError } = await import('commander');
+  try {
+    await (await buildProgram(argv.slice(2))).parseAsync(argv);
+  } catch (err) {
+    // --help and --version end here with code 0; usage errors were already printed by commander.
+    if (err instanceof CommanderError) process.exitCode = err.exitCode === 0 ? 0 : EXIT.badInput;
+    else throw err;
+  }
 }
 
 /**
@@ -119,14 +181,9 @@ export async function main(argv: string[]): Promise<number> {
       const { loadPlugin } = await import('../plugin/load.ts');
       for (const p of plugins) await loadPlugin(p);
     }
-    const program = await buildProgram(argv.slice(2));
-    await program.parseAsync(argv);
+    if (!(await runWithoutCommander(argv.slice(2)))) await runWithCommander(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version end here with code 0; usage errors were already printed by commander.
-      return err.exitCode === 0 ? 0 : EXIT.badInput;
-    }
     if (err instanceof UserError) {
       process.stderr.write(`faultline: ${err.message}\n`);
       return err.exitCode;

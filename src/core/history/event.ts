@@ -51,3 +51,12 @@ export const CORE_FIELDS: ReadonlySet<string> = new Set([
   'error',
   'faultEpoch',
 ]);
+
+/** An imported event's extra field listing the core fields its source lacked (see ./jepsen.ts). */
+export const ABSENT = '#absent';
+
+/** The core fields an imported event had filled in by default (empty for native events). */
+export function absentFields(ev: HistoryEvent): readonly string[] {
+  const a = (ev as Record<string, unknown>)[ABSENT];
+  return Array.isArray(a) ? (a as string[]) : [];
+}

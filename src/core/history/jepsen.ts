@@ -1,5 +1,5 @@
 import { ednKey, ednString, parseEdn, toEdn } from './edn.ts';
-import { CORE_FIELDS, type HistoryEvent } from './event.ts';
+import { ABSENT, absentFields, CORE_FIELDS, type HistoryEvent } from './event.ts';
 import { describe } from './validate.ts';
 import { tagOf, textOf } from './values.ts';
 
@@ -19,7 +19,6 @@ import { tagOf, textOf } from './values.ts';
  * not monotonic in file order (bank-tidb): history order is the position.
  */
 
-export const ABSENT = '#absent';
 export const SOURCE_INDEX = '#index';
 
 /** Core fields an import may fill in with a default. */
@@ -143,12 +142,6 @@ const CONVERTED: ReadonlySet<string> = new Set([...CORE_FIELDS, ABSENT, SOURCE_I
 
 function isMicroOpList(v: unknown): boolean {
   return Array.isArray(v) && v.every((x) => Array.isArray(x));
-}
-
-/** The core fields an imported event had filled in by default (empty for native events). */
-export function absentFields(ev: HistoryEvent): readonly string[] {
-  const a = (ev as Record<string, unknown>)[ABSENT];
-  return Array.isArray(a) ? (a as string[]) : [];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { InputError } from '../util/errors.ts';
+import { fileInputError, InputError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
 import {
   MAX_NESTING,
@@ -60,11 +60,7 @@ export async function* readJsonlBatches(
       if (batch.length > 0) yield batch;
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT')
-      throw new InputError(file, null, null, 'no such file');
-    if ((err as NodeJS.ErrnoException)?.code === 'EISDIR')
-      throw new InputError(file, null, null, 'is a directory');
-    throw err;
+    throw fileInputError(file, err);
   }
   if (carry.trim().length === 0) return;
   lineNo++;

@@ -1,7 +1,7 @@
 import { InputError } from '../util/errors.ts';
 import { EdnReader, EdnSyntaxError, END } from './edn.ts';
 import type { HistoryEvent } from './event.ts';
-import { ABSENT } from './jepsen.ts';
+import { ABSENT } from './event.ts';
 import { utf8Chunks } from './utf8.ts';
 
 /**

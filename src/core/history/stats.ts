@@ -1,5 +1,5 @@
 import type { EventType, ProcessId } from './event.ts';
-import { absentFields } from './jepsen.ts';
+import { absentFields } from './event.ts';
 import type { TornTail } from './jsonl.ts';
 import type { Operation } from './operation.ts';
 import { Pairer } from './pair.ts';

@@ -45,3 +45,12 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** A file the history readers could not open, as a one-line input error (other errors unchanged). */
+export function fileInputError(file: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT') return new InputError(file, null, null, 'no such file');
+  if (code === 'EISDIR') return new InputError(file, null, null, 'is a directory');
+  if (code === 'EACCES') return new InputError(file, null, null, 'permission denied');
+  return err as Error;
+}

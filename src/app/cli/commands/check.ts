@@ -1,9 +1,8 @@
-import { type Command, Option } from 'commander';
 import { models } from '../../../../checkers/linearizability/models/index.ts';
 import { checkers } from '../../../../checkers/registry.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { namesOf, registryOption } from '../choices.ts';
-import { helpEpilogue } from '../help.ts';
+import type { CommandSpec } from '../spec.ts';
 
 /**
  * `faultline check HISTORY --checker NAME[,NAME…]`: run any registered oracle over a recorded history.
@@ -47,54 +46,53 @@ function jsonOrText(text: string): unknown {
   }
 }
 
-export function register(program: Command): void {
-  program
-    .command('check')
-    .addHelpText(
-      'after',
-      helpEpilogue([
-        'faultline check run/history.jsonl --checker linearizable --model register',
-        'faultline check history.edn --checker elle --workload list-append',
-        'faultline check etcd.log --checker linearizable --model cas-register --html out/lin.html',
-      ]),
-    )
-    .description('check a recorded history with one or more oracles (exit 0 valid, 1 invalid, 2 unknown)')
-    .argument('[history]', 'history file (faultline JSONL, Jepsen EDN, elle-cli JSON, Porcupine logs)')
-    .option('-c, --checker <names>', `comma-separated checker names: ${namesOf(checkers)}`)
-    .option('--list', 'list the checkers and exit')
-    .addOption(
-      new Option('--format <format>', 'history format')
-        .choices(['auto', 'jsonl', 'json', 'edn', 'porcupine-etcd', 'porcupine-kv'])
-        .default('auto'),
-    )
-    .addOption(registryOption('--model <model>', 'linearizable: the sequential model', models))
-    .option('--initial-value <value>', 'linearizable: initial value (JSON, or text)')
-    .addOption(
-      new Option(
-        '--nil-read <mode>',
-        'linearizable: an ok read of nil is unknown (Knossos) or a value',
-      ).choices(['unknown', 'value']),
-    )
-    .addOption(
-      new Option(
-        '--failed-cas <mode>',
-        'linearizable: a failed cas did not happen (Knossos) or saw another value',
-      ).choices(['ignored', 'mismatch']),
-    )
-    .option('--timeout <duration>', 'linearizable: search budget, e.g. 30s')
-    .option('--html <file>', 'linearizable: write an HTML visualisation here')
-    .option('--workload <workload>', 'elle: list-append or rw-register')
-    .option('--consistency-models <models>', 'elle: comma-separated consistency models')
-    .option('--anomalies <anomalies>', 'elle: comma-separated extra anomaly types')
-    .option('--cycle-search-timeout <duration>', 'elle: cycle search budget, e.g. 1s')
-    .option('--options <file>', 'JSON file: {"<checker>": {options…}}; flags override it')
-    .option('--independent', "check each key's ops on their own and merge (Jepsen's independent checker)")
-    .option('--out <dir>', 'directory for artifacts (plots, HTML, explanations)')
-    .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
-    .option('--json', 'print the results as one JSON object')
-    .action(async (history: string | undefined, flags: CheckFlags) => {
-      process.exitCode = await runCheckCommand(history, flags);
-    });
+/** The `check` command's one definition (read by commander and by the start-up fast path). */
+export function command(): CommandSpec {
+  const formats = ['auto', 'jsonl', 'json', 'edn', 'porcupine-etcd', 'porcupine-kv'];
+  return {
+    name: 'check',
+    description: 'check a recorded history with one or more oracles (exit 0 valid, 1 invalid, 2 unknown)',
+    examples: [
+      'faultline check run/history.jsonl --checker linearizable --model register',
+      'faultline check history.edn --checker elle --workload list-append',
+      'faultline check etcd.log --checker linearizable --model cas-register --html out/lin.html',
+    ],
+    arguments: [['[history]', 'history file (faultline JSONL, Jepsen EDN, elle-cli JSON, Porcupine logs)']],
+    options: [
+      { flags: '-c, --checker <names>', description: `comma-separated checker names: ${namesOf(checkers)}` },
+      { flags: '--list', description: 'list the checkers and exit' },
+      { flags: '--format <format>', description: 'history format', choices: formats, default: 'auto' },
+      registryOption('--model <model>', 'linearizable: the sequential model', models),
+      { flags: '--initial-value <value>', description: 'linearizable: initial value (JSON, or text)' },
+      {
+        flags: '--nil-read <mode>',
+        description: 'linearizable: an ok read of nil is unknown (Knossos) or a value',
+        choices: ['unknown', 'value'],
+      },
+      {
+        flags: '--failed-cas <mode>',
+        description: 'linearizable: a failed cas did not happen (Knossos) or saw another value',
+        choices: ['ignored', 'mismatch'],
+      },
+      { flags: '--timeout <duration>', description: 'linearizable: search budget, e.g. 30s' },
+      { flags: '--html <file>', description: 'linearizable: write an HTML visualisation here' },
+      { flags: '--workload <workload>', description: 'elle: list-append or rw-register' },
+      { flags: '--consistency-models <models>', description: 'elle: comma-separated consistency models' },
+      { flags: '--anomalies <anomalies>', description: 'elle: comma-separated extra anomaly types' },
+      { flags: '--cycle-search-timeout <duration>', description: 'elle: cycle search budget, e.g. 1s' },
+      { flags: '--options <file>', description: 'JSON file: {"<checker>": {options…}}; flags override it' },
+      {
+        flags: '--independent',
+        description: "check each key's ops on their own and merge (Jepsen's independent checker)",
+      },
+      { flags: '--out <dir>', description: 'directory for artifacts (plots, HTML, explanations)' },
+      { flags: '--plugin <path>', description: PLUGIN_HELP, parse: collectPlugin, default: [] },
+      { flags: '--json', description: 'print the results as one JSON object' },
+    ],
+    action: async ([history], flags) => {
+      process.exitCode = await runCheckCommand(history, flags as unknown as CheckFlags);
+    },
+  };
 }
 
 type OptionsMap = Record<string, Record<string, unknown>>;

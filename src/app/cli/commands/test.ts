@@ -6,6 +6,7 @@ import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { registryOption } from '../choices.ts';
+import { optionOf } from '../commander-spec.ts';
 import { helpEpilogue } from '../help.ts';
 
 /**
@@ -24,9 +25,13 @@ export function register(program: Command): void {
       ]),
     )
     .description('run a workload against a database under faults and check the history (exit 0/1/2)')
-    .addOption(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd'))
-    .addOption(registryOption('--client <name>', "the client (default: the database's own)", clients))
-    .addOption(registryOption('-w, --workload <name>', 'the workload', workloads, 'register'))
+    .addOption(
+      optionOf(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd')),
+    )
+    .addOption(
+      optionOf(registryOption('--client <name>', "the client (default: the database's own)", clients)),
+    )
+    .addOption(optionOf(registryOption('-w, --workload <name>', 'the workload', workloads, 'register')))
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
