@@ -4,12 +4,12 @@ import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import test from 'ava';
 import { execa } from 'execa';
-import { runCheckers } from '../../checkers/compose.ts';
+import { runCheckers, runCheckersOnStream } from '../../checkers/compose.ts';
 import { simulate, toEvents } from '../../checkers/elle/simulate.ts';
 import type { CheckResult } from '../../checkers/types.ts';
 import { eventLine } from '../../src/core/history/jsonl.ts';
-import { pairEvents } from '../../src/core/history/pair.ts';
-import { loadHistory } from '../../src/core/history/read.ts';
+import { pairEventStream, pairEvents } from '../../src/core/history/pair.ts';
+import { loadHistory, readEventBatches } from '../../src/core/history/read.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**
@@ -68,7 +68,37 @@ function files(dir: string): Record<string, string> {
   return out;
 }
 
-/** CLI (streamed) against in-process array path, on one history file with the given Elle options. */
+/** The array path: the whole history loaded, paired, and given to the checker. */
+async function arrayPath(file: string, options: Record<string, unknown>, outDir: string) {
+  const { ops } = pairEvents(await loadHistory(file));
+  const run = await runCheckers([{ name: 'elle', options }], ops, { outDir }, { badOptions: 'throw' });
+  return { ops: ops.length, result: run.results[0]! };
+}
+
+test('the streaming runner equals the array path on every Elle fixture case, artifacts byte for byte', async (t) => {
+  t.is(cases.length, 13);
+  for (const c of cases) {
+    const file = fixture(`elle/${c.history}`);
+    const options = elleOptions(c);
+    const dir = mkdtempSync(join(tmpdir(), 'elle-stream-'));
+    const streamedOut = join(dir, 'streamed');
+    const arrayOut = join(dir, 'array');
+    // What `faultline check FILE --checker elle` runs.
+    const streamed = await runCheckersOnStream(
+      [{ name: 'elle', options }],
+      (add) => pairEventStream(readEventBatches(file), add),
+      { outDir: streamedOut },
+      { badOptions: 'throw' },
+    );
+    if (!streamed) return t.fail('elle has a stream form');
+    const array = await arrayPath(file, options, arrayOut);
+    t.is(streamed.ops, array.ops, c.id);
+    t.deepEqual(comparable(streamed.results[0]!, streamedOut), comparable(array.result, arrayOut), c.id);
+    t.deepEqual(files(streamedOut), files(arrayOut), c.id);
+  }
+});
+
+/** The CLI (streamed) against the array path in this process, on one history file. */
 async function sameAsArrayPath(
   t: import('ava').ExecutionContext,
   file: string,
@@ -88,25 +118,13 @@ async function sameAsArrayPath(
   );
   t.true([0, 1, 2].includes(cli.exitCode ?? -1), cli.stderr);
   const streamed = JSON.parse(cli.stdout) as { ops: number; results: { elle: CheckResult } };
-
   const arrayOut = join(dir, 'array');
-  const { ops } = pairEvents(await loadHistory(file));
-  const run = await runCheckers(
-    [{ name: 'elle', options }],
-    ops,
-    { outDir: arrayOut },
-    { badOptions: 'throw' },
-  );
-  t.is(streamed.ops, ops.length);
-  t.deepEqual(comparable(streamed.results.elle, streamedOut), comparable(run.results[0]!, arrayOut));
+  const array = await arrayPath(file, options, arrayOut);
+  t.is(streamed.ops, array.ops);
+  t.deepEqual(comparable(streamed.results.elle, streamedOut), comparable(array.result, arrayOut));
   t.deepEqual(files(streamedOut), files(arrayOut));
   return streamed.results.elle;
 }
-
-test('streamed check equals the array path on every Elle fixture case, artifacts byte for byte', async (t) => {
-  t.is(cases.length, 13);
-  for (const c of cases) await sameAsArrayPath(t, fixture(`elle/${c.history}`), elleOptions(c));
-});
 
 test('a generated JSONL history and its gzipped copy: streamed results equal the array path', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'elle-stream-gen-'));
