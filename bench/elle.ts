@@ -10,14 +10,20 @@
  *   npm run bench:elle -- --json  one JSON object
  *   npm run bench:elle -- --quick only the 10k and 100k cases
  *   npm run bench:elle -- --sizes 1e5,1e6,1e7 [--concurrency 10,100]   chosen sizes
+ *   npm run bench:elle -- --sizes 1e6,1e7 --concurrency 10 --from-file
+ *       each history written to a JSONL file first, then checked the way `faultline check FILE
+ *       --checker elle` does it: read, paired and fed to the checker in one stream (the check time then
+ *       includes reading the file; peak RSS is the check's alone, the file is written by another process)
  *
  * Targets: 100k txns ≤ 1.5 s; 1M ≤ 15 s and ≤ 4 GB RSS; 10M ≤ 30 s and ≤ 8 GB RSS; growth between
- * consecutive sizes (100k → 1M, 1M → 10M) ≤ 12×. Times are wall clock;
- * the CPU time (all threads, so parallel GC can make it exceed the wall time) is printed beside it
- * because wall time on a shared machine depends on the other load.
+ * consecutive sizes (100k → 1M, 1M → 10M) ≤ 12×. Each is judged by wall clock and by CPU time (all
+ * threads, so parallel GC can make it exceed the wall time): wall time on a shared machine depends on
+ * the other load, CPU time much less. Every case prints its peak RSS; `--json` prints one object.
  */
 import { spawnSync } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 interface CaseResult {
@@ -66,6 +72,7 @@ async function runCase(kind: string, txns: number, concurrency: number): Promise
     });
   const t0 = performance.now();
   let name: string;
+  if (kind === 'file') return runFileCase(txns, concurrency);
   if (kind === 'huge-scc') {
     const { loadHistory } = await import('../src/core/history/read.ts');
     const { pairEvents } = await import('../src/core/history/pair.ts');
@@ -104,8 +111,99 @@ async function runCase(kind: string, txns: number, concurrency: number): Promise
   };
 }
 
+/** Where a `--from-file` case's generated history goes (removed after the case). */
+function historyFile(txns: number, concurrency: number): string {
+  return join(tmpdir(), `faultline-bench-elle-${process.pid}-${txns}-c${concurrency}.jsonl`);
+}
+
+/** Write the simulated history as faultline JSONL, streaming (the simulator keeps no op). */
+async function generateFile(txns: number, concurrency: number, file: string): Promise<void> {
+  const { simulateEvents } = await import('../checkers/elle/simulate.ts');
+  const { eventLine } = await import('../src/core/history/jsonl.ts');
+  const fd = openSync(file, 'w');
+  let buf: string[] = [];
+  let size = 0;
+  const flush = () => {
+    writeSync(fd, buf.join(''));
+    buf = [];
+    size = 0;
+  };
+  simulateEvents({ isolation: 'snapshot-isolation', txns, concurrency, seed: 42 }, (ev) => {
+    const line = eventLine(ev);
+    buf.push(line);
+    size += line.length;
+    if (size > 1 << 22) flush();
+  });
+  flush();
+  closeSync(fd);
+}
+
+/**
+ * `faultline check FILE --checker elle` without the printing: the file is generated first (in a child
+ * process, so this one's peak RSS is the check's alone), then read, paired and fed to the checker in
+ * one stream, as the CLI does. The check time includes reading and parsing the file.
+ */
+async function runFileCase(txns: number, concurrency: number): Promise<CaseResult> {
+  const file = historyFile(txns, concurrency);
+  const g = performance.now();
+  const gen = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--generate',
+      String(txns),
+      String(concurrency),
+      file,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (gen.status !== 0) throw new Error(`generating ${file} failed: ${gen.stderr}`);
+  const prepareSeconds = (performance.now() - g) / 1000;
+  try {
+    const { runCheckersOnStream } = await import('../checkers/compose.ts');
+    const { readEventBatches } = await import('../src/core/history/read.ts');
+    const { pairEventStream } = await import('../src/core/history/pair.ts');
+    const w = performance.now();
+    const c = process.cpuUsage();
+    const run = await runCheckersOnStream(
+      [{ name: 'elle', options: { workload: 'list-append' } }],
+      (add) => pairEventStream(readEventBatches(file), add),
+      {},
+      { badOptions: 'throw' },
+    );
+    const used = process.cpuUsage(c);
+    const checkSeconds = (performance.now() - w) / 1000;
+    const r = run!.results[0]!;
+    return {
+      name: `file-${txns}-c${concurrency}`,
+      txns: Number(r.stats.txns),
+      concurrency,
+      prepareSeconds,
+      checkSeconds,
+      cpuSeconds: (used.user + used.system) / 1e6,
+      txnsPerSecond: Math.round(Number(r.stats.txns) / checkSeconds),
+      peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+      valid: r.valid,
+      anomalyTypes: (r.stats.anomalyTypes as string[]) ?? [],
+      searchTimeouts: r.stats.searchTimeouts,
+      phases: r.stats.phaseSeconds,
+      loadAverage: Number((loadavg()[0] ?? 0).toFixed(2)),
+    };
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  const gen = args.indexOf('--generate');
+  if (gen >= 0) {
+    const [txns, conc, file] = args.slice(gen + 1);
+    await generateFile(Number(txns), Number(conc), file!);
+    return;
+  }
   const child = args.indexOf('--case');
   if (child >= 0) {
     const [kind, txns, conc] = args.slice(child + 1);
@@ -126,7 +224,8 @@ async function main(): Promise<void> {
     list('--sizes') ?? (args.includes('--quick') ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]);
   const concurrencies = list('--concurrency') ?? [10, 100];
   const cases: [string, number, number][] = [];
-  for (const c of concurrencies) for (const n of sizes) cases.push(['sim', n, c]);
+  const kind = args.includes('--from-file') ? 'file' : 'sim';
+  for (const c of concurrencies) for (const n of sizes) cases.push([kind, n, c]);
   if (!args.includes('--sizes')) cases.push(['huge-scc', 0, 0]);
   const results: CaseResult[] = [];
   const self = fileURLToPath(import.meta.url);
@@ -161,13 +260,24 @@ async function main(): Promise<void> {
       };
     }
   }
+  // Time targets by wall and by CPU time: on a shared machine the wall time mostly measures the other load.
+  const within = (txns: number, seconds: number) => {
+    const rows = results.filter((r) => r.txns === txns);
+    return {
+      wall: rows.every((r) => r.checkSeconds <= seconds),
+      cpu: rows.every((r) => r.cpuSeconds <= seconds),
+    };
+  };
   const targets = {
-    '100k<=1.5s': results.filter((r) => r.txns === 100_000).every((r) => r.checkSeconds <= 1.5),
-    '1M<=15s': results.filter((r) => r.txns === 1_000_000).every((r) => r.checkSeconds <= 15),
+    '100k<=1.5s': within(100_000, 1.5),
+    '1M<=15s': within(1_000_000, 15),
     '1M<=4GB': results.filter((r) => r.txns === 1_000_000).every((r) => r.peakRssMB <= 4096),
-    '10M<=30s': results.filter((r) => r.txns === 10_000_000).every((r) => r.checkSeconds <= 30),
+    '10M<=30s': within(10_000_000, 30),
     '10M<=8GB': results.filter((r) => r.txns === 10_000_000).every((r) => r.peakRssMB <= 8192),
-    'growth<=12x': Object.values(growth).every((g) => g.wall <= 12),
+    'growth<=12x': {
+      wall: Object.values(growth).every((g) => g.wall <= 12),
+      cpu: Object.values(growth).every((g) => g.cpu <= 12),
+    },
   };
   const loadAverage = Number((loadavg()[0] ?? 0).toFixed(2));
   if (json) process.stdout.write(`${JSON.stringify({ results, growth, targets, loadAverage })}\n`);

@@ -4,7 +4,14 @@ import type { Operation } from '../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../src/core/util/errors.ts';
 import { optionsIssue } from '../src/core/util/options.ts';
 import { checkers, type LoadedChecker } from './registry.ts';
-import { type CheckContext, type Checker, type CheckResult, mergeValidity, type Validity } from './types.ts';
+import {
+  type CheckContext,
+  type Checker,
+  type CheckResult,
+  mergeValidity,
+  type OpSink,
+  type Validity,
+} from './types.ts';
 
 /**
  * Jepsen's `compose` and `check-safe`: run several checkers over one history and merge their validity
@@ -40,30 +47,38 @@ export async function checkSafe(
   ctx?: CheckContext,
   opts?: ComposeOptions,
 ): Promise<CheckResult> {
-  if (!ops.some((op) => op.process !== 'nemesis'))
-    return {
-      checker: name,
-      valid: 'unknown',
-      evidence: `${name}: the history has no client operations (${ops.length} nemesis operation(s)): nothing to check`,
-      scope: 'nothing: an empty history supports no claim',
-      anomalies: [],
-      stats: { opsConsumed: 0 },
-    };
+  if (!ops.some((op) => op.process !== 'nemesis')) return nothingToCheck(name, ops.length);
   try {
     const r = await (checker as Checker<unknown>).check(ops, options ?? {}, ctx);
     return { ...r, checker: r.checker || name };
   } catch (err) {
     if (opts?.rethrow?.(err)) throw err;
-    return {
-      checker: name,
-      valid: 'unknown',
-      evidence: `${name}: did not finish: ${errorMessage(err)}`,
-      scope: 'nothing: the checker failed before reaching a verdict',
-      anomalies: [],
-      stats: { opsConsumed: 0 },
-      error: errorMessage(err),
-    };
+    return didNotFinish(name, err);
   }
+}
+
+/** The result for a history with no client op (only `opCount` nemesis ops, or none). */
+function nothingToCheck(name: string, opCount: number): CheckResult {
+  return {
+    checker: name,
+    valid: 'unknown',
+    evidence: `${name}: the history has no client operations (${opCount} nemesis operation(s)): nothing to check`,
+    scope: 'nothing: an empty history supports no claim',
+    anomalies: [],
+    stats: { opsConsumed: 0 },
+  };
+}
+
+function didNotFinish(name: string, err: unknown): CheckResult {
+  return {
+    checker: name,
+    valid: 'unknown',
+    evidence: `${name}: did not finish: ${errorMessage(err)}`,
+    scope: 'nothing: the checker failed before reaching a verdict',
+    anomalies: [],
+    stats: { opsConsumed: 0 },
+    error: errorMessage(err),
+  };
 }
 
 /**
@@ -223,6 +238,69 @@ export async function runCheckers(
   });
   const ordered = keys.map((k) => (refused[k] ?? results[k]) as CheckResult);
   return { valid: mergeValidity(ordered.map((r) => r.valid)), results: ordered };
+}
+
+/**
+ * {@link runCheckers} over a history that streams: `feed` calls `add` for every op as it closes and
+ * resolves to the number of ops. Each checker gets its ops through its stream form, so no Operation
+ * array is built. Null when some request has no stream form (or is `independent`): run the array path.
+ * Results are those {@link runCheckers} gives on the same ops.
+ */
+export async function runCheckersOnStream(
+  requests: readonly CheckerRequest[],
+  feed: (add: (op: Operation) => void) => Promise<number>,
+  ctx: CheckContext = {},
+  o: RunCheckersOptions = { badOptions: 'unknown' },
+): Promise<{ valid: Validity; results: CheckResult[]; ops: number } | null> {
+  const prepared: ComposeEntry[] = [];
+  for (const req of requests) {
+    if (req.independent) return null;
+    const entry = await prepare(req, o);
+    if ('refused' in entry || !entry.checker.stream) return null;
+    prepared.push(entry);
+  }
+  const sinks = prepared.map((e, i) => {
+    const name = (requests[i] as CheckerRequest).name;
+    try {
+      return {
+        name,
+        sink: (e.checker as Checker<unknown>).stream!(e.options ?? {}, ctx) as OpSink | null,
+        err: null as unknown,
+      };
+    } catch (err) {
+      return { name, sink: null, err };
+    }
+  });
+  let clientOps = 0;
+  const count = await feed((op) => {
+    if (op.process !== 'nemesis') clientOps++;
+    for (const s of sinks) {
+      if (!s.sink) continue;
+      try {
+        s.sink.add(op);
+      } catch (err) {
+        s.sink = null;
+        s.err = err;
+      }
+    }
+  });
+  const rethrow = (err: unknown) => o.badOptions === 'throw' && err instanceof UserError;
+  const results: CheckResult[] = [];
+  for (const s of sinks) {
+    if (clientOps === 0) {
+      results.push(nothingToCheck(s.name, count));
+      continue;
+    }
+    try {
+      if (!s.sink) throw s.err;
+      const r = await s.sink.finish();
+      results.push({ ...r, checker: r.checker || s.name });
+    } catch (err) {
+      if (rethrow(err)) throw err;
+      results.push(didNotFinish(s.name, err));
+    }
+  }
+  return { valid: mergeValidity(results.map((r) => r.valid)), results, ops: count };
 }
 
 async function prepare(

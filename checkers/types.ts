@@ -58,6 +58,18 @@ export interface CheckContext {
 export interface Checker<Options = Record<string, unknown>> {
   readonly name: string;
   check(ops: readonly Operation[], options: Options, ctx?: CheckContext): Promise<CheckResult> | CheckResult;
+  /**
+   * The same check fed one op at a time, in any order (a history streamed from disk closes its ops in
+   * completion order), without the checker keeping the Operation objects. Optional: a checker that
+   * needs the whole array has no stream form and gets the array.
+   */
+  stream?(options: Options, ctx?: CheckContext): OpSink;
+}
+
+/** A check consuming ops as they close; `finish` gives the same result `check` gives on the same ops. */
+export interface OpSink {
+  add(op: Operation): void;
+  finish(): Promise<CheckResult> | CheckResult;
 }
 
 /** Merge order for composed checkers: false beats unknown beats true. */

@@ -1,6 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { CheckContext, Checker } from '../types.ts';
-import { type ElleCheckResult, runElle } from './check.ts';
+import { type ElleCheckResult, elleHistoryBuilder, runElle, runElleOn } from './check.ts';
 import type { ElleOptions } from './options.ts';
 
 export type { CycleAnomaly, CycleStep, ElleCheckResult } from './check.ts';
@@ -16,5 +16,9 @@ export const elleChecker = {
   name: 'elle',
   check(ops: readonly Operation[], options: ElleOptions, ctx?: CheckContext): ElleCheckResult {
     return runElle(ops, options, ctx);
+  },
+  stream(options: ElleOptions, ctx?: CheckContext) {
+    const builder = elleHistoryBuilder(options);
+    return { add: (op: Operation) => builder.add(op), finish: () => runElleOn(builder, options, ctx) };
   },
 } satisfies Checker<ElleOptions>;

@@ -68,6 +68,48 @@ export function simulateStream(o: SimOptions, onComplete: (op: Operation) => voi
   new Simulation(o, null, onComplete).run();
 }
 
+/**
+ * The history's events as the simulation produces them (so in index order: invocations when they start,
+ * completions when they end), without keeping any: for writing history files of any size.
+ */
+export function simulateEvents(o: SimOptions, onEvent: (ev: HistoryEvent) => void): void {
+  new Simulation(
+    o,
+    (op) => onEvent(invocationEvent(op)),
+    (op) => {
+      const ev = completionEvent(op);
+      if (ev) onEvent(ev);
+    },
+  ).run();
+}
+
+function invocationEvent(op: Operation): HistoryEvent {
+  return {
+    f: op.f,
+    process: op.process,
+    node: null,
+    faultEpoch: null,
+    index: op.invokeIndex,
+    type: 'invoke',
+    value: op.input,
+    time: op.invokeTime,
+  };
+}
+
+function completionEvent(op: Operation): HistoryEvent | null {
+  if (op.completeIndex === null) return null;
+  return {
+    f: op.f,
+    process: op.process,
+    node: null,
+    faultEpoch: null,
+    index: op.completeIndex,
+    type: op.type,
+    value: op.type === 'ok' ? op.output : op.input,
+    time: op.completeIndex * 1000,
+  };
+}
+
 /** One simulated database and its clients; `run` drives them until every txn has completed. */
 class Simulation {
   private readonly rand: () => number;
@@ -276,17 +318,9 @@ class Simulation {
 export function toEvents(ops: readonly Operation[]): HistoryEvent[] {
   const events: HistoryEvent[] = [];
   for (const op of ops) {
-    const base = { f: op.f, process: op.process, node: null, faultEpoch: null };
-    events.push({ ...base, index: op.invokeIndex, type: 'invoke', value: op.input, time: op.invokeTime });
-    if (op.completeIndex !== null) {
-      events.push({
-        ...base,
-        index: op.completeIndex,
-        type: op.type,
-        value: op.type === 'ok' ? op.output : op.input,
-        time: op.completeIndex * 1000,
-      });
-    }
+    events.push(invocationEvent(op));
+    const done = completionEvent(op);
+    if (done) events.push(done);
   }
   events.sort((a, b) => a.index - b.index);
   return events;

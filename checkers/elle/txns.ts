@@ -119,15 +119,14 @@ export function extractTxns(ops: Iterable<Operation>, writeF: 'append' | 'w'): T
 }
 
 /**
- * A growable typed array. It grows by half its size, so appending n values copies O(n) in all while
- * the spare capacity (and the old copy alive during a resize) stays within 1.5× and 2.5× the data.
+ * Growable typed arrays, one class per element type so every access site stays monomorphic (a shared
+ * generic class made the builder's pushes megamorphic). Each grows by half its size, so appending n
+ * values copies O(n) in all while the spare capacity (and the old copy alive during a resize) stays
+ * within 1.5× and 2.5× the data.
  */
-class Grow<T extends Int32Array | Uint8Array | Float64Array> {
+class Grow32 {
   length = 0;
-  constructor(
-    public data: T,
-    private readonly make: (n: number) => T,
-  ) {}
+  data = new Int32Array(1024);
   push(v: number): void {
     if (this.length === this.data.length) this.reserve(1);
     this.data[this.length++] = v;
@@ -136,18 +135,52 @@ class Grow<T extends Int32Array | Uint8Array | Float64Array> {
   reserve(more: number): void {
     const need = this.length + more;
     if (need <= this.data.length) return;
-    const next = this.make(Math.max(need, Math.ceil(this.data.length * 1.5)));
+    const next = new Int32Array(Math.max(need, Math.ceil(this.data.length * 1.5)));
     next.set(this.data.subarray(0, this.length));
     this.data = next;
   }
-  view(): T {
-    return this.data.subarray(0, this.length) as T;
+  view(): Int32Array {
+    return this.data.subarray(0, this.length);
   }
 }
 
-const grow32 = () => new Grow(new Int32Array(1024), (n) => new Int32Array(n));
-const grow8 = () => new Grow(new Uint8Array(1024), (n) => new Uint8Array(n));
-const grow64 = () => new Grow(new Float64Array(1024), (n) => new Float64Array(n));
+class Grow8 {
+  length = 0;
+  data = new Uint8Array(1024);
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = new Uint8Array(Math.ceil(this.data.length * 1.5));
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  view(): Uint8Array {
+    return this.data.subarray(0, this.length);
+  }
+}
+
+class Grow64 {
+  length = 0;
+  data = new Float64Array(1024);
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = new Float64Array(Math.ceil(this.data.length * 1.5));
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  view(): Float64Array {
+    return this.data.subarray(0, this.length);
+  }
+}
+
+const grow32 = () => new Grow32();
+/** Integer keys below this are interned through an array instead of a Map. */
+const SMALL_KEYS = 1 << 16;
+const grow8 = () => new Grow8();
+const grow64 = () => new Grow64();
 
 /**
  * Builds a {@link TxnHistory} from operations fed one at a time, in any order (a stream of completions
@@ -169,6 +202,8 @@ export class TxnBuilder {
   private readonly pool = grow32();
   private readonly values = new ValueCodes();
   private readonly keyIds = new Map<unknown, number>();
+  /** Key id + 1 of each small integer key (0: not seen yet). */
+  private readonly smallKeyIds = new Int32Array(SMALL_KEYS);
   private readonly keys: unknown[] = [];
   private skipped = 0;
   private consumed = 0;
@@ -222,12 +257,24 @@ export class TxnBuilder {
       );
       return false;
     }
-    const k = valueKey(mop[1]);
-    let id = this.keyIds.get(k);
-    if (id === undefined) {
-      id = this.keys.length;
-      this.keyIds.set(k, id);
-      this.keys.push(mop[1]);
+    const key = mop[1];
+    let id: number;
+    if (typeof key === 'number' && key >= 0 && key < SMALL_KEYS && (key | 0) === key) {
+      // Small integer keys (the common case) skip hashing; ids are handed out in first-seen order either way.
+      id = this.smallKeyIds[key]! - 1;
+      if (id < 0) {
+        id = this.keys.length;
+        this.smallKeyIds[key] = id + 1;
+        this.keys.push(key);
+      }
+    } else {
+      const k = valueKey(key);
+      const known = this.keyIds.get(k);
+      if (known === undefined) {
+        id = this.keys.length;
+        this.keyIds.set(k, id);
+        this.keys.push(key);
+      } else id = known;
     }
     this.mopKind.push(kind);
     this.mopKey.push(id);
@@ -278,9 +325,26 @@ export class TxnBuilder {
     if (this.inOrder) {
       h.mopStart.set(this.mopStart.view());
       h.mopStart[n] = mops;
-      return h;
     }
-    return this.reordered(h);
+    const out = this.inOrder ? h : this.reordered(h);
+    this.release();
+    return out;
+  }
+
+  /** A builder is used once: drop its arrays so a reordered copy does not live beside the original. */
+  private release(): void {
+    for (const g of [this.mopStart, this.mopKey, this.mopCode, this.mopLen, this.pool]) {
+      g.data = new Int32Array(0);
+      g.length = 0;
+    }
+    for (const g of [this.status, this.mopKind]) {
+      g.data = new Uint8Array(0);
+      g.length = 0;
+    }
+    for (const g of [this.process, this.invokeIndex, this.completeIndex, this.opId]) {
+      g.data = new Float64Array(0);
+      g.length = 0;
+    }
   }
 
   /** Arrival slots in op id order: a counting pass when ids are dense integers, else a sort. */
@@ -305,41 +369,54 @@ export class TxnBuilder {
     return order.sort((a, b) => ids[a]! - ids[b]!);
   }
 
-  /** The same history with txns (and their micro-ops) sorted by op id. */
+  /**
+   * The same history with txns (and their micro-ops) sorted by op id. Plain loops per array: a txn has
+   * a handful of micro-ops, so a `subarray().set()` per txn cost more in views than in copying.
+   */
   private reordered(h: TxnHistory): TxnHistory {
     const { n } = h;
+    const mops = h.mopKind.length;
     const order = this.idOrder();
-    const starts = this.mopStart.view();
-    const end = (i: number) => (i + 1 < n ? starts[i + 1]! : h.mopKind.length);
-    const pick = <T extends Uint8Array | Float64Array>(src: T, make: (n: number) => T): T => {
-      const out = make(n);
-      for (let t = 0; t < n; t++) out[t] = src[order[t]!]!;
-      return out;
-    };
+    const starts = this.mopStart.data;
     const mopStart = new Int32Array(n + 1);
-    const mopKind = new Uint8Array(h.mopKind.length);
-    const mopKey = new Int32Array(h.mopKind.length);
-    const mopCode = new Int32Array(h.mopKind.length);
-    const mopLen = new Int32Array(h.mopKind.length);
+    const status = new Uint8Array(n);
+    const process = new Float64Array(n);
+    const invokeIndex = new Float64Array(n);
+    const completeIndex = new Float64Array(n);
+    for (let t = 0; t < n; t++) {
+      const i = order[t]!;
+      status[t] = h.status[i]!;
+      process[t] = h.process[i]!;
+      invokeIndex[t] = h.invokeIndex[i]!;
+      completeIndex[t] = h.completeIndex[i]!;
+    }
+    const mopKind = new Uint8Array(mops);
+    const mopKey = new Int32Array(mops);
+    const mopCode = new Int32Array(mops);
+    const mopLen = new Int32Array(mops);
+    const srcKind = h.mopKind;
+    const srcKey = h.mopKey;
+    const srcCode = h.mopCode;
+    const srcLen = h.mopLen;
     let m = 0;
     for (let t = 0; t < n; t++) {
       const i = order[t]!;
       mopStart[t] = m;
-      const s = starts[i]!;
-      const e = end(i);
-      mopKind.set(h.mopKind.subarray(s, e), m);
-      mopKey.set(h.mopKey.subarray(s, e), m);
-      mopCode.set(h.mopCode.subarray(s, e), m);
-      mopLen.set(h.mopLen.subarray(s, e), m);
-      m += e - s;
+      const e = i + 1 < n ? starts[i + 1]! : mops;
+      for (let s = starts[i]!; s < e; s++, m++) {
+        mopKind[m] = srcKind[s]!;
+        mopKey[m] = srcKey[s]!;
+        mopCode[m] = srcCode[s]!;
+        mopLen[m] = srcLen[s]!;
+      }
     }
     mopStart[n] = m;
     return {
       ...h,
-      status: pick(h.status, (k) => new Uint8Array(k)),
-      process: pick(h.process, (k) => new Float64Array(k)),
-      invokeIndex: pick(h.invokeIndex, (k) => new Float64Array(k)),
-      completeIndex: pick(h.completeIndex, (k) => new Float64Array(k)),
+      status,
+      process,
+      invokeIndex,
+      completeIndex,
       mopStart,
       mopKind,
       mopKey,

@@ -33,6 +33,27 @@ export function pairEvents(events: HistoryEvent[]): PairedHistory {
   return { events, ops: pairer.finish(), retiredProcesses: pairer.retired() };
 }
 
+/**
+ * Pairs a stream of event batches without keeping the ops: `onOp` gets each op once it is final (when
+ * it completes, or at the end for ops left open), so in completion order. Resolves to the op count.
+ * Throws {@link PairingError} at the first broken event, as {@link pairEvents} does.
+ */
+export async function pairEventStream(
+  batches: AsyncIterable<HistoryEvent[]>,
+  onOp: (op: Operation) => void,
+): Promise<number> {
+  const pairer = new Pairer(false);
+  pairer.onClosed = onOp;
+  for await (const batch of batches) {
+    for (const ev of batch) {
+      const problem = pairer.push(ev);
+      if (problem) throw new PairingError(ev.index, problem);
+    }
+  }
+  pairer.finish();
+  return pairer.opCount;
+}
+
 /** Client process ids below this keep their open op in an array slot (Jepsen's are small integers). */
 const DIRECT_PROCESSES = 1 << 16;
 

@@ -1,5 +1,8 @@
+import type { CheckerRequest } from '../../../../checkers/compose.ts';
 import { models } from '../../../../checkers/linearizability/models/index.ts';
 import { checkers } from '../../../../checkers/registry.ts';
+import type { CheckContext, CheckResult, Validity } from '../../../../checkers/types.ts';
+import type { LoadOptions } from '../../../core/history/read.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { namesOf, registryOption } from '../choices.ts';
 import type { CommandSpec } from '../spec.ts';
@@ -145,6 +148,33 @@ async function optionsFromFlags(flags: CheckFlags): Promise<OptionsMap> {
   return { linearizable: lin, elle };
 }
 
+/**
+ * Run the checkers over a history file. When every checker has a stream form (Elle's does), the file is
+ * read in batches and paired on the fly, and each op goes to the checkers as it closes: no event or
+ * Operation array is kept, so a history of millions of ops checks in the checkers' own memory.
+ * Otherwise the whole history is loaded and paired first.
+ */
+async function checkHistoryFile(
+  historyFile: string,
+  format: LoadOptions['format'],
+  requests: CheckerRequest[],
+  ctx: CheckContext,
+): Promise<{ valid: Validity; results: CheckResult[]; ops: number }> {
+  const { runCheckers, runCheckersOnStream } = await import('../../../../checkers/compose.ts');
+  const { loadHistory, readEventBatches } = await import('../../../core/history/read.ts');
+  const { pairEvents, pairEventStream } = await import('../../../core/history/pair.ts');
+  const streamed = await runCheckersOnStream(
+    requests,
+    (add) => pairEventStream(readEventBatches(historyFile, { format }), add),
+    ctx,
+    { badOptions: 'throw' },
+  );
+  if (streamed) return streamed;
+  const { ops } = pairEvents(await loadHistory(historyFile, { format }));
+  const run = await runCheckers(requests, ops, ctx, { badOptions: 'throw' });
+  return { ...run, ops: ops.length };
+}
+
 const VERDICT = { true: 'VALID', false: 'INVALID', unknown: 'UNKNOWN' } as const;
 
 export async function runCheckCommand(historyFile: string | undefined, flags: CheckFlags): Promise<number> {
@@ -164,11 +194,6 @@ export async function runCheckCommand(historyFile: string | undefined, flags: Ch
     if (!checkers.has(n)) throw new UserError(`--checker: ${checkers.unknownMessage(n)}`);
   const flagOptions = await optionsFromFlags(flags);
   const fileOptions = flags.options ? await readOptionsFile(flags.options) : {};
-  const { loadHistory } = await import('../../../core/history/read.ts');
-  const { pairEvents } = await import('../../../core/history/pair.ts');
-  const events = await loadHistory(historyFile, { format: flags.format as 'auto' });
-  const { ops } = pairEvents(events);
-  const { runCheckers } = await import('../../../../checkers/compose.ts');
   const requests = names.map((n) => {
     const name = checkers.canonical(n) as string;
     return {
@@ -178,11 +203,12 @@ export async function runCheckCommand(historyFile: string | undefined, flags: Ch
     };
   });
   const ctx = flags.out ? { outDir: flags.out } : {};
-  const run = await runCheckers(requests, ops, ctx, { badOptions: 'throw' });
+  const run = await checkHistoryFile(historyFile, flags.format as LoadOptions['format'], requests, ctx);
+  const opCount = run.ops;
   const valid = run.valid;
   const results = Object.fromEntries(requests.map((r, i) => [r.name, run.results[i]]));
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ valid, history: historyFile, ops: ops.length, results })}\n`);
+    process.stdout.write(`${JSON.stringify({ valid, history: historyFile, ops: opCount, results })}\n`);
   } else {
     const lines: string[] = [];
     for (const r of run.results) {
@@ -195,7 +221,7 @@ export async function runCheckCommand(historyFile: string | undefined, flags: Ch
       for (const f of r.artifacts ?? []) lines.push(`  artifact: ${f}`);
     }
     lines.push(
-      `${VERDICT[String(valid) as keyof typeof VERDICT]}: ${ops.length} ops in ${historyFile}, ${names.length} checker${names.length === 1 ? '' : 's'}`,
+      `${VERDICT[String(valid) as keyof typeof VERDICT]}: ${opCount} ops in ${historyFile}, ${names.length} checker${names.length === 1 ? '' : 's'}`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   }
