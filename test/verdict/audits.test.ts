@@ -332,3 +332,34 @@ test('RF8: keys answering within budget is not enough when the rate stayed below
   t.is(cut.status, 'checked', cut.evidence);
   t.regex(cut.evidence, /w1: rate not judged, w2 came first/);
 });
+
+test('RF8: keys the workload stopped asking are named and not judged; with none judged RF8 is unchecked', (t) => {
+  const heal = (keys: number, retired: string[]) =>
+    hardeningEvidence({
+      recovery: {
+        baselineOpsPerSec: 50,
+        afterHealOpsPerSec: 50,
+        measuredAfterS: 10,
+        windows: [
+          {
+            id: 'w13',
+            healS: 153.6,
+            keys,
+            recoveredAfterS: 6.4,
+            budgetS: 10,
+            budgetFrom: "the plan's recoveryBudgetS",
+            slowestKey: '38',
+            retired,
+          },
+        ],
+      },
+    });
+  const some = item(runAudits(heal(2, ['37']), S1, 'hardening').redFlags, 'RF8');
+  t.is(some.status, 'checked', some.evidence);
+  t.regex(
+    some.evidence,
+    /w13: 1 key\(s\) not judged, the workload stopped asking them inside the budget \(37\)/,
+  );
+  const none = item(runAudits(heal(1, ['37']), S1, 'hardening').redFlags, 'RF8');
+  t.is(none.status, 'unchecked', none.evidence);
+});

@@ -134,14 +134,43 @@ test('recoveryAfterHeal: per key, from the heal to its first ok op, against the 
   t.is(recoveryAfterHeal(ops, windows, [{ id: 'w1', startS: 2, endS: null }], { endS: 8 }), null);
 });
 
-test('recoveryAfterHeal: a key that never serves an ok op again is not recovered', (t) => {
-  const ops = [op(0, 0.1, 0.2, { key: 'a' }), op(1, 4.5, null, { key: 'a', type: 'info', infoTime: 6 * S })];
+test('recoveryAfterHeal: a key asked for the whole budget that never serves an ok op is not recovered', (t) => {
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 4.5, null, { key: 'a', type: 'info', infoTime: 5.5 * S }),
+    op(2, 5.6, null, { key: 'a', type: 'info', infoTime: 6.6 * S }),
+    op(3, 6.7, null, { key: 'a', type: 'info', infoTime: 7.7 * S }),
+  ];
   const faults = [{ id: 'w1', startS: 2, endS: 4 }];
-  const r = recoveryAfterHeal(ops, throughputWindows(ops, { windowS: 1, durationS: 7, faults }), faults, {
-    endS: 7,
-  });
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 8, budgetS: 2 });
   t.is(r?.windows[0]?.recoveredAfterS, null);
   t.is(r?.windows[0]?.slowestKey, 'a');
+  t.is(r?.windows[0]?.retired, undefined);
+});
+
+test('recoveryAfterHeal: a key the workload stopped asking inside the budget is not judged', (t) => {
+  // After the heal at 4 s nothing serves until 6.5 s (an election); key a's ops time out and the
+  // generator moves on to key b at 6 s, which serves at 6.5 s. Key a was not asked after 5 s: with a
+  // 10 s budget it is not judged (retired), key b recovered in 2.5 s.
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 0.3, 0.4, { key: 'b' }),
+    op(2, 4.1, null, { key: 'a', type: 'info', infoTime: 5 * S }),
+    op(3, 5.0, null, { key: 'a', type: 'info', infoTime: 6 * S }),
+    op(4, 6.0, 6.5, { key: 'b' }),
+    op(5, 6.6, 6.7, { key: 'b' }),
+  ];
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 8, budgetS: 10 });
+  t.deepEqual(r?.windows[0]?.retired, ['a']);
+  t.is(r?.windows[0]?.recoveredAfterS !== null && (r?.windows[0]?.recoveredAfterS ?? 0) >= 2.5, true);
+  t.is(r?.windows[0]?.slowestKey, 'b');
+  // With a 0.5 s budget key a was still being asked when it ran out: judged, and never served.
+  const tight = recoveryAfterHeal(ops, windows, faults, { endS: 8, budgetS: 0.5 });
+  t.is(tight?.windows[0]?.retired, undefined);
+  t.is(tight?.windows[0]?.recoveredAfterS, null);
 });
 
 test('recoveryAfterHeal: a key the next fault reaches before it served again is not judged by this heal', (t) => {
@@ -163,7 +192,9 @@ test('recoveryAfterHeal: a key the next fault reaches before it served again is 
   t.is(r?.windows[0]?.recoveredAfterS, 0.3);
   t.deepEqual(r?.windows[0]?.unjudged, { keys: ['b'], by: 'w2', afterS: 1 });
   // Without the next fault inside the budget, the same key is a failure to recover.
-  const alone = recoveryAfterHeal(ops, windows, [faults[0]!], { endS: 10, budgetS: 10 });
+  // (key b asked again after the 3 s budget ran out, so it was asked for the whole budget).
+  const askedOn = [...ops, op(5, 7.5, null, { key: 'b', type: 'info', infoTime: 9 * S })];
+  const alone = recoveryAfterHeal(askedOn, windows, [faults[0]!], { endS: 10, budgetS: 3 });
   t.is(alone?.windows[0]?.recoveredAfterS, null);
   t.is(alone?.windows[0]?.slowestKey, 'b');
 });

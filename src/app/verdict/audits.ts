@@ -493,13 +493,21 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
       : bad(`${text}: degraded`);
   }
   // A key the next fault window reached before it had served again is that fault's, not this heal's.
-  const judged = r.windows.filter((w) => w.keys > (w.unjudged?.keys.length ?? 0));
-  const cut = r.windows
-    .filter((w) => w.unjudged)
-    .map(
-      (w) =>
-        `${w.id}: ${w.unjudged?.keys.length} key(s) not judged, ${w.unjudged?.by} began ${fmtS(w.unjudged?.afterS ?? 0)} after the heal`,
-    );
+  const judged = r.windows.filter((w) => w.keys > notJudged(w));
+  const cut = [
+    ...r.windows
+      .filter((w) => w.unjudged)
+      .map(
+        (w) =>
+          `${w.id}: ${w.unjudged?.keys.length} key(s) not judged, ${w.unjudged?.by} began ${fmtS(w.unjudged?.afterS ?? 0)} after the heal`,
+      ),
+    ...r.windows
+      .filter((w) => w.retired)
+      .map(
+        (w) =>
+          `${w.id}: ${w.retired?.length} key(s) not judged, the workload stopped asking them inside the budget (${w.retired?.slice(0, 3).join(', ')}${(w.retired?.length ?? 0) > 3 ? ' …' : ''})`,
+      ),
+  ];
   if (judged.length === 0)
     return unchecked(
       `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
@@ -543,7 +551,7 @@ function slowestRecovery(ev: ScenarioEvidence): number {
   const r = ev.recovery;
   if (!r) return Number.NEGATIVE_INFINITY;
   const shares = r.windows
-    .filter((w) => w.keys > (w.unjudged?.keys.length ?? 0))
+    .filter((w) => w.keys > notJudged(w))
     .map((w) =>
       w.recoveredAfterS === null ? Number.POSITIVE_INFINITY : w.recoveredAfterS / Math.max(w.budgetS, 1e-3),
     );
@@ -551,6 +559,9 @@ function slowestRecovery(ev: ScenarioEvidence): number {
   if (r.afterHealOpsPerSec === null || !r.baselineOpsPerSec) return Number.NEGATIVE_INFINITY;
   return 1 - r.afterHealOpsPerSec / r.baselineOpsPerSec;
 }
+
+/** Keys a heal does not judge: reached by the next fault first, or no longer asked by the workload. */
+const notJudged = (w: HealRecovery) => (w.unjudged?.keys.length ?? 0) + (w.retired?.length ?? 0);
 
 const fmtS = (s: number | null) => (s === null ? 'never' : `${s.toFixed(1)}s`);
 

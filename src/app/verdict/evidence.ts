@@ -183,6 +183,8 @@ export const recoverySchema = z.object({
         unjudged: z
           .object({ keys: z.array(z.string()), by: z.string(), afterS: z.number().nonnegative() })
           .optional(),
+        /** Keys the workload stopped asking inside the budget before they served again: not judged. */
+        retired: z.array(z.string()).optional(),
         /** The rate back to nominal after this heal (absent in older sessions or with no reference). */
         rate: z
           .object({

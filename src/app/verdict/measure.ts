@@ -145,6 +145,13 @@ export interface WindowRecovery {
    * (that fault, not this heal, then decides what they can do), and the window that began.
    */
   unjudged?: { keys: string[]; by: string; afterS: number };
+  /**
+   * Keys the workload stopped asking inside the budget before they served again (the generator moved on
+   * to other keys while the system was still recovering): nothing tested them for the rest of the
+   * budget, so they are not judged. A system that stays down is still caught by the keys asked after
+   * them and by the rate.
+   */
+  retired?: string[];
   /** Absent when there was no reference rate (no window before the first fault, no intended rate). */
   rate?: RateRecovery;
 }
@@ -291,6 +298,7 @@ function windowRecovery(
     .reduce<FaultWindowTimes | null>((a, g) => (a === null || g.startS < a.startS ? g : a), null);
   const cutBy = nextFault && nextFault.startS < heal + budgetS ? nextFault : null;
   const unjudged: string[] = [];
+  const retired: string[] = [];
   const budgetFrom =
     opts.budgetS != null
       ? "the plan's recoveryBudgetS"
@@ -301,12 +309,16 @@ function windowRecovery(
   const before = new Set(client.filter((o) => o.invokeTime / NS < heal).map(keyOf));
   const firstOk = new Map<string, number>();
   const seenAfter = new Set<string>();
+  const lastInvoke = new Map<string, number>();
   for (const o of client) {
     const done = (o.completeTime ?? o.infoTime ?? -1) / NS;
     const k = keyOf(o);
     if (done < heal || !before.has(k)) continue;
     // In use after the heal: the workload invoked an op on it (a key retired under the fault is not).
-    if (o.invokeTime / NS >= heal) seenAfter.add(k);
+    if (o.invokeTime / NS >= heal) {
+      seenAfter.add(k);
+      lastInvoke.set(k, Math.max(lastInvoke.get(k) ?? 0, o.invokeTime / NS));
+    }
     if (answered(o) && (firstOk.get(k) ?? Number.POSITIVE_INFINITY) > done) firstOk.set(k, done);
   }
   let slowest: string | null = null;
@@ -316,6 +328,10 @@ function windowRecovery(
     const t = firstOk.get(k);
     if (cutBy && (t === undefined || t - heal > budgetS)) {
       unjudged.push(k);
+      continue;
+    }
+    if (t === undefined && (lastInvoke.get(k) ?? 0) < heal + budgetS) {
+      retired.push(k);
       continue;
     }
     if (t === undefined)
@@ -345,6 +361,7 @@ function windowRecovery(
       unjudged.length > 0 && {
         unjudged: { keys: unjudged, by: cutBy.id, afterS: round3(cutBy.startS - heal) },
       }),
+    ...(retired.length > 0 && { retired }),
   };
 }
 
