@@ -10,6 +10,7 @@ import type { CheckResult } from '../../checkers/types.ts';
 import { eventLine } from '../../src/core/history/jsonl.ts';
 import { pairEventStream, pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory, readEventBatches } from '../../src/core/history/read.ts';
+import { elleOptionsOf, fixtureCases } from '../helpers/elle-cases.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**
@@ -19,30 +20,7 @@ import { fixture } from '../helpers/fixtures.ts';
  */
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 
-interface Case {
-  id: string;
-  history: string;
-  workload: string;
-  checker: string;
-  options: Record<string, unknown>;
-}
-
-const cases = (JSON.parse(readFileSync(fixture('elle/cases.json'), 'utf8')) as Case[]).filter(
-  (c) => c.checker === 'elle',
-);
-
-function elleOptions(c: Case): Record<string, unknown> {
-  const o = c.options;
-  return {
-    workload: c.workload,
-    ...(o['consistency-models'] ? { consistencyModels: o['consistency-models'] } : {}),
-    ...(o.anomalies ? { anomalies: o.anomalies } : {}),
-    ...(o['cycle-search-timeout'] ? { cycleSearchTimeoutMs: o['cycle-search-timeout'] } : {}),
-    ...(o['linearizable-keys?'] ? { linearizableKeys: true } : {}),
-    ...(o['sequential-keys?'] ? { sequentialKeys: true } : {}),
-    ...(o['wfr-keys?'] ? { wfrKeys: true } : {}),
-  };
-}
+const cases = fixtureCases().filter((c) => c.checker === 'elle');
 
 /** A result without its timings, artifact paths relative to their directory. */
 function comparable(r: CheckResult, outDir: string): unknown {
@@ -79,7 +57,7 @@ test('the streaming runner equals the array path on every Elle fixture case, art
   t.is(cases.length, 13);
   for (const c of cases) {
     const file = fixture(`elle/${c.history}`);
-    const options = elleOptions(c);
+    const options = elleOptionsOf(c);
     const dir = mkdtempSync(join(tmpdir(), 'elle-stream-'));
     const streamedOut = join(dir, 'streamed');
     const arrayOut = join(dir, 'array');

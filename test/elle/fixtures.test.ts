@@ -1,54 +1,20 @@
-import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { z } from 'zod';
-import { type ElleOptions, elleChecker } from '../../checkers/elle/index.ts';
+import { elleChecker } from '../../checkers/elle/index.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
+import { type ElleCase as Case, elleOptionsOf, fixtureCases } from '../helpers/elle-cases.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**
  * Every Elle case in shared/fixtures/elle/cases.json: the stated verdict, and the stated anomaly types
  * and `not` set where the case gives them. Options use Elle's names (see the fixtures README).
  */
-const caseSchema = z.looseObject({
-  id: z.string(),
-  history: z.string(),
-  workload: z.string(),
-  checker: z.string(),
-  options: z.looseObject({
-    'consistency-models': z.array(z.string()).optional(),
-    anomalies: z.array(z.string()).optional(),
-    'cycle-search-timeout': z.number().optional(),
-    'linearizable-keys?': z.boolean().optional(),
-    'sequential-keys?': z.boolean().optional(),
-    'wfr-keys?': z.boolean().optional(),
-  }),
-  expectedSource: z.string(),
-  valid: z.union([z.boolean(), z.literal('unknown')]),
-  anomalyTypes: z.array(z.string()).nullable(),
-  not: z.array(z.string()).optional(),
-});
-type Case = z.infer<typeof caseSchema>;
-
-const cases = z.array(caseSchema).parse(JSON.parse(readFileSync(fixture('elle/cases.json'), 'utf8')));
+const cases = fixtureCases();
 const elleCases = cases.filter((c) => c.checker === 'elle');
-
-function optionsOf(c: Case): ElleOptions {
-  const o = c.options;
-  return {
-    workload: c.workload as ElleOptions['workload'],
-    ...(o['consistency-models'] ? { consistencyModels: o['consistency-models'] } : {}),
-    ...(o.anomalies ? { anomalies: o.anomalies } : {}),
-    ...(o['cycle-search-timeout'] ? { cycleSearchTimeoutMs: o['cycle-search-timeout'] } : {}),
-    ...(o['linearizable-keys?'] ? { linearizableKeys: true } : {}),
-    ...(o['sequential-keys?'] ? { sequentialKeys: true } : {}),
-    ...(o['wfr-keys?'] ? { wfrKeys: true } : {}),
-  };
-}
 
 async function run(c: Case) {
   const { ops } = pairEvents(await loadHistory(fixture(`elle/${c.history}`)));
-  return elleChecker.check(ops, optionsOf(c));
+  return elleChecker.check(ops, elleOptionsOf(c));
 }
 
 test('the fixture list has the Elle cases the README describes', (t) => {

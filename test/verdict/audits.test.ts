@@ -292,26 +292,29 @@ test('RF9 reads the baseline’s harness from the baseline file and compares it 
   t.is(baselineFrom(file, dir, 'x'), null);
 });
 
+type HealWindow = NonNullable<ReturnType<typeof hardeningEvidence>['recovery']>['windows'][number];
+
+/** Hardening evidence with one healed window (10 s budget from the plan) and a steady 50 ops/s. */
+function oneHeal(w: Omit<HealWindow, 'budgetS' | 'budgetFrom'>) {
+  return hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 50,
+      afterHealOpsPerSec: 50,
+      measuredAfterS: 10,
+      windows: [{ ...w, budgetS: 10, budgetFrom: "the plan's recoveryBudgetS" }],
+    },
+  });
+}
+
 test('RF8: keys answering within budget is not enough when the rate stayed below nominal past it', (t) => {
   const heal = (rate: { backAfterS: number | null; referenceOpsPerSec: number; cutBy?: string }) =>
-    hardeningEvidence({
-      recovery: {
-        baselineOpsPerSec: 50,
-        afterHealOpsPerSec: 50,
-        measuredAfterS: 10,
-        windows: [
-          {
-            id: 'w1',
-            healS: 20,
-            keys: 40,
-            recoveredAfterS: rate.backAfterS === null ? 0.5 : Math.max(0.5, rate.backAfterS),
-            budgetS: 10,
-            budgetFrom: "the plan's recoveryBudgetS",
-            slowestKey: '7',
-            rate,
-          },
-        ],
-      },
+    oneHeal({
+      id: 'w1',
+      healS: 20,
+      keys: 40,
+      recoveredAfterS: rate.backAfterS === null ? 0.5 : Math.max(0.5, rate.backAfterS),
+      slowestKey: '7',
+      rate,
     });
   const back = item(
     runAudits(heal({ backAfterS: 4, referenceOpsPerSec: 50 }), S1, 'hardening').redFlags,
@@ -335,25 +338,7 @@ test('RF8: keys answering within budget is not enough when the rate stayed below
 
 test('RF8: keys the workload stopped asking are named and not judged; with none judged RF8 is unchecked', (t) => {
   const heal = (keys: number, retired: string[]) =>
-    hardeningEvidence({
-      recovery: {
-        baselineOpsPerSec: 50,
-        afterHealOpsPerSec: 50,
-        measuredAfterS: 10,
-        windows: [
-          {
-            id: 'w13',
-            healS: 153.6,
-            keys,
-            recoveredAfterS: 6.4,
-            budgetS: 10,
-            budgetFrom: "the plan's recoveryBudgetS",
-            slowestKey: '38',
-            retired,
-          },
-        ],
-      },
-    });
+    oneHeal({ id: 'w13', healS: 153.6, keys, recoveredAfterS: 6.4, slowestKey: '38', retired });
   const some = item(runAudits(heal(2, ['37']), S1, 'hardening').redFlags, 'RF8');
   t.is(some.status, 'checked', some.evidence);
   t.regex(
