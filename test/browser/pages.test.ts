@@ -136,7 +136,7 @@ it(title('report.html shows the FAIL headline and links to the failing op'), asy
   t.regex(
     row,
     new RegExp(
-      `FAIL-reproducible.*On key \\S+, .+ \\(op ${a.op}, process \\d+ on n\\d, [\\d.–]+ s, during w\\d: n\\d isolated from `,
+      `FAIL-reproducible.*On key \\S+, .+ \\(op ${a.op}, process \\d+ on n\\d, [\\d.–]+ s, (?:during w\\d: |with no fault active, [\\d.]+ s after w\\d healed \\()n\\d isolated from `,
     ),
   );
   // The plots are inline and shade the fault windows, labelled with what each did.

@@ -86,9 +86,12 @@ async function runPlan(plan: string, cluster: string, opts: { scenarios?: string
   }
 }
 
-/** ZooKeeper S1's headline: the stale read's key, the node that answered it, and the fault window. */
+/**
+ * ZooKeeper S1's headline: the stale read's key, the node that answered it, and the fault window: during
+ * it, or after its heal while n1 was still catching up.
+ */
 const STALE_READ =
-  /^On key \d+, read → \S+ \(op \d+, process \d+ on n1, [\d.]+–[\d.]+ s, during w1: n1 isolated from n2 n3\) cannot be linearized/;
+  /^On key \d+, read → \S+ \(op \d+, process \d+ on n1, [\d.]+–[\d.]+ s, (?:during w1: n1 isolated from n2 n3|with no fault active, [\d.]+ s after w1 healed \(n1 isolated from n2 n3\))\) cannot be linearized/;
 /**
  * NATS S1's headline: an acknowledged publish (by value) missing from the final state, with its op,
  * process, node, time and fault context. Usually the loss was acknowledged during the power-failure
@@ -96,7 +99,7 @@ const STALE_READ =
  * active (docs/findings/coordination.md, "Not yet understood"), so both contexts are accepted.
  */
 const LOST_ACKS =
-  /acknowledged add of \d+ \(op \d+, process \d+ on n\d, [\d.]+–[\d.]+ s, (?:during w1: lazyfs lose-unfsynced on n1 n2 n3|with no fault active)\) is missing from the final state/;
+  /acknowledged add of \d+ \(op \d+, process \d+ on n\d, [\d.]+–[\d.]+ s, (?:during w1: lazyfs lose-unfsynced on n1 n2 n3|with no fault active(?:, [\d.]+ s after w1 healed \(lazyfs lose-unfsynced on n1 n2 n3\))?)\) is missing from the final state/;
 
 test.before(async () => {
   await ensureDependencies('zookeeper', 'node-zookeeper-client');

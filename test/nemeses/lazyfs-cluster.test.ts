@@ -8,6 +8,7 @@ import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord, SutHooks } from '../../nemeses/types.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
+import { pollFor } from '../../src/core/util/retry.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 // The lazyfs nemesis through the fault plane on a local cluster, against a tiny "database": a writer that
@@ -27,6 +28,8 @@ while True:
     if n % 10 == 0:
         os.fsync(fd)
         with open(d + '/synced', 'w') as s: s.write(str(n))
+        # The next line at once: un-fsynced bytes exist at almost every instant, whenever power fails.
+        continue
     time.sleep(0.005)
 `;
 
@@ -108,8 +111,17 @@ fx.test.serial(
     t.true(value.landed, value.reason);
     const rec = plane.records[0] as FaultRecord;
     t.deepEqual(rec.nodes, ['n1']);
-    await new Promise((r) => setTimeout(r, 1500));
-    const before = await lines(remote, 'n1');
+    // The writer, restarted on the mount, has written there (not merely started) before power fails.
+    const atInject = await lines(remote, 'n1');
+    const before = await pollFor(
+      () => lines(remote, 'n1'),
+      (l) => l.n >= atInject.n + 30,
+      { timeoutMs: 30_000, stepMs: 200 },
+    );
+    t.true(
+      before.n >= atInject.n + 30,
+      `the writer wrote ${before.n - atInject.n} lines on the mount in 30 s`,
+    );
     await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
     const dropped = rec.afterHeal?.signals.find((s) => s.signal.startsWith('power failure'));
     t.regex(String(dropped?.after), /^[1-9]\d* bytes in 1 files/);

@@ -121,3 +121,31 @@ test('the FAIL reason, the session headline and the terminal table carry the hea
   t.regex(table, /^S1 +FAIL-reproducible +— +smoke +On key 1/m);
   t.regex(table, /report: \/tmp\/s\/findings\/report\.html/);
 });
+
+test('an anomaly seen with no fault active is placed after the latest heal before it', (t) => {
+  const h = new H()
+    .invoke(0, 'write', 4, { key: '1', node: 'n1', at: 11.0e9 })
+    .ok(0, 'write', 4, { key: '1', node: 'n1', at: 11.2e9 })
+    .invoke(1, 'write', 3, { key: '1', node: 'n1', at: 11.5e9 })
+    .ok(1, 'write', 3, { key: '1', node: 'n1', at: 11.9e9 })
+    .invoke(7, 'read', null, { key: '1', node: 'n2', at: 12.1e9 })
+    .ok(7, 'read', 4, { key: '1', node: 'n2', at: 12.3e9 });
+  const a: Anomaly = { type: 'stale', explanation: 'read → 4 is stale', ops: [4], key: '1' };
+  const ops = opsByEventIndex(h.ops());
+  const faults = new Map([
+    ['w1', { what: 'n2 isolated from n1 n3', healedAtNs: 8.0e9 }],
+    ['w2', { what: 'n2 isolated from n1 n3', healedAtNs: 11.2e9 }],
+    // Healed after the read was invoked: not before it, so not named.
+    ['w3', { what: 'n1 killed', healedAtNs: 12.2e9 }],
+  ]);
+  t.is(
+    anomalyHeadline(a, { ops, faults }),
+    'On key 1, read → 4 is stale (op 4, process 7 on n2, 12.10–12.30 s, with no fault active, 0.90 s after ' +
+      'w2 healed (n2 isolated from n1 n3)).',
+  );
+  // No heal time known, or no window at all: just "with no fault active".
+  t.regex(
+    anomalyHeadline(a, { ops, faults: new Map([['w1', { what: 'x' }]]) }),
+    /12\.30 s, with no fault active\)\.$/,
+  );
+});

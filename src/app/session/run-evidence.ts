@@ -121,7 +121,12 @@ export async function measureRun(
   for (const o of client) opsByF.set(o.f, (opsByF.get(o.f) ?? 0) + 1);
   const headlines = {
     ops: opsByEventIndex(client),
-    faults: new Map(faults.map((f) => [f.id, { what: f.what }])),
+    faults: new Map(
+      faults.map((f) => {
+        const endS = times.find((w) => w.id === f.id)?.endS;
+        return [f.id, { what: f.what, healedAtNs: typeof endS === 'number' ? endS * 1e9 : null }];
+      }),
+    ),
   };
   const oracles = results.map((r) => ({
     ...oracleFrom(r, binding, opsByF),

@@ -15,8 +15,12 @@ import type { Operation } from '../../core/history/operation.ts';
 export interface HeadlineContext {
   /** Client ops by the event index of their invocation. */
   ops: ReadonlyMap<number, Operation>;
-  /** Fault windows by id, with what each did. */
-  faults: ReadonlyMap<string, { what: string }>;
+  /**
+   * Fault windows by id, with what each did and when its heal was done (ns on the history's clock, when
+   * known): an anomaly seen with no fault active is placed after the latest heal, which often explains it
+   * (a follower still catching up, a leader not yet deposed).
+   */
+  faults: ReadonlyMap<string, { what: string; healedAtNs?: number | null }>;
 }
 
 export function opsByEventIndex(ops: readonly Operation[]): Map<number, Operation> {
@@ -44,8 +48,20 @@ function failingOpContext(op: Operation, ctx: HeadlineContext): string {
     const what = ctx.faults.get(id)?.what;
     return what ? `${id}: ${what}` : id;
   });
-  const during = windows.length > 0 ? `during ${windows.join(' and ')}` : 'with no fault active';
+  const during = windows.length > 0 ? `during ${windows.join(' and ')}` : quietContext(op, ctx);
   return `${who}, ${when}, ${during}`;
+}
+
+/** `with no fault active`, and how long after the latest heal before the op was invoked, if any. */
+function quietContext(op: Operation, ctx: HeadlineContext): string {
+  let latest: { id: string; what: string; at: number } | null = null;
+  for (const [id, f] of ctx.faults) {
+    const at = f.healedAtNs;
+    if (at === undefined || at === null || at > op.invokeTime) continue;
+    if (latest === null || at > latest.at) latest = { id, what: f.what, at };
+  }
+  if (latest === null) return 'with no fault active';
+  return `with no fault active, ${secs(op.invokeTime - latest.at)} after ${latest.id} healed (${latest.what})`;
 }
 
 /** Another op the explanation rests on: who ran it and when it was acknowledged (or not). */
