@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { execa } from 'execa';
+import { sweepNodes } from '../../nemeses/heal.ts';
 import { loadReplayFile } from '../../nemeses/schedule.ts';
 import { REPORT_SECTIONS } from '../../src/app/report/findings.ts';
 import { SESSION_LOG_SECTIONS } from '../../src/app/report/session-log.ts';
@@ -16,6 +18,7 @@ import { withCluster } from '../helpers/cluster.ts';
  */
 const fx = withCluster(test, { nodes: 3, name: 'run-e2e' });
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 
 function options(extra: Record<string, unknown>, lines: string[]) {
   const out = mkdtempSync(join(tmpdir(), 'fl-e2e-'));
@@ -114,5 +117,49 @@ fx.test.serial(
     t.is(row('S3')?.verdict, 'NOT-RUN');
     t.regex(row('S3')?.reason ?? '', /deadline/);
     t.true(existsSync(join(r.sessionDir as string, 'findings/report.md')));
+    // Cut short, the plan's expectations are unknown rather than unmet: exit 2, never a FAIL.
+    t.not(r.verdict, 'FAIL');
+    t.is(r.exitCode, 2);
+    t.regex(
+      readFileSync(join(r.sessionDir as string, 'findings/report.md'), 'utf8'),
+      /stopped early: the session deadline of 12s was reached/,
+    );
+  },
+);
+
+fx.test.serial(
+  'Ctrl-C during a fault window: heals every node, writes the report, exit 2 (stopped early, not a FAIL)',
+  async (t) => {
+    t.timeout(5 * 60_000);
+    const out = mkdtempSync(join(tmpdir(), 'fl-e2e-int-'));
+    const child = execa(
+      'node',
+      [bin, 'run', planPath, '--inventory', fx.cluster().inventoryPath, '--out', out, '--scenario', 'S1'],
+      { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' }, all: true },
+    );
+    // A progress line naming an open fault window: the fault is on the cluster now.
+    let sent = false;
+    for await (const line of child.iterable({ from: 'all' })) {
+      if (!sent && /S1 .*faults: (?!none)\S/.test(String(line))) {
+        child.kill('SIGINT');
+        sent = true;
+      }
+    }
+    const r = await child;
+    t.true(sent, `no fault window opened:\n${r.all}`);
+    t.regex(String(r.all), /interrupt: stopping the workload, healing faults, writing the report/);
+    t.is(r.exitCode, 2, String(r.all));
+    const session = /^report: (.+)\/findings\/report\.(?:md|html)\b/m.exec(String(r.all))?.[1];
+    t.truthy(session, String(r.all));
+    const report = readFileSync(join(session as string, 'findings/report.md'), 'utf8');
+    t.regex(report, /stopped early: interrupted \(SIGINT\)/);
+    t.regex(report, /expected PASS-smoke \(unknown: stopped early\)/);
+    // Nothing left on any node: no partition rule, no stopped process, no faketime wrapper.
+    const remote = await fx.remote();
+    const sweep = await sweepNodes(
+      remote,
+      remote.nodes.map((n) => n.name),
+    );
+    for (const s of sweep) t.deepEqual(s.found, [], `${s.node} ${s.kind} left: ${s.found.join('; ')}`);
   },
 );

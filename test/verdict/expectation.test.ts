@@ -92,6 +92,26 @@ test('session: met expectations are successes, unmet ones failures, both named',
   );
 });
 
+test('session: a row stopped early short of a FAIL is a concern (exit 2), a FAIL before the stop still fails', (t) => {
+  const stopped = (d: Decision): Decision => ({ ...d, stoppedEarly: 'interrupted (SIGINT)' });
+  const cut = sessionVerdict([
+    row('S1', 'PASS-smoke', 'PASS-smoke'),
+    stopped(row('S2', 'INCONCLUSIVE-fault-not-proven', 'PASS-smoke')),
+    stopped(row('S3', 'NOT-RUN', 'FAIL-reproducible')),
+  ]);
+  t.is(cut.verdict, 'DONE_WITH_CONCERNS');
+  t.regex(cut.headline, /S2 INCONCLUSIVE-fault-not-proven \(stopped early: interrupted \(SIGINT\)\)/);
+  t.regex(cut.headline, /S3 NOT-RUN \(stopped early/);
+  const nothingPassed = sessionVerdict([stopped(row('S1', 'INCONCLUSIVE-fault-not-proven', 'PASS-smoke'))]);
+  t.is(nothingPassed.verdict, 'INCONCLUSIVE');
+  // Evidence against the plan found before the stop is still a failure.
+  t.is(sessionVerdict([stopped(row('S1', 'FAIL-reproducible', 'PASS-smoke'))]).verdict, 'FAIL');
+  t.is(sessionVerdict([stopped(row('S1', 'FAIL-reproducible'))]).verdict, 'FAIL');
+  // The same rows not stopped: unmet expectations fail the session.
+  t.is(sessionVerdict([row('S1', 'INCONCLUSIVE-fault-not-proven', 'PASS-smoke')]).verdict, 'FAIL');
+  t.is(junitOutcome(stopped(row('S2', 'NOT-RUN', 'PASS-smoke'))).kind, 'error');
+});
+
 test('junit: met → passed, unmet → failure, inconclusive → error (or failure when asked), never skipped', (t) => {
   t.deepEqual(junitOutcome(row('S3', 'FAIL-reproducible', 'FAIL-reproducible')), { kind: 'pass' });
   t.is(junitOutcome(row('S3', 'PASS-smoke', 'FAIL-reproducible')).kind, 'failure');

@@ -75,7 +75,7 @@ export function fileId(id: string): string {
  */
 export function verdictCell(d: Decision): string {
   const v = `${d.verdict}${d.release ? ' (release)' : ''}`;
-  const withExpected = d.expectation ? `${v} — expected ${expectationCell(d.expectation)}` : v;
+  const withExpected = d.expectation ? `${v} — expected ${expectationCell(d)}` : v;
   return d.verdict.startsWith('FAIL-') && d.reasons[0] ? `${withExpected}: ${d.reasons[0]}` : withExpected;
 }
 

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Decision } from '../verdict/decide.ts';
+import { expectationCell, stoppedShort } from '../verdict/expectation.ts';
 import { isFail, isPass } from '../verdict/states.ts';
 import { writeAtomic } from './markdown.ts';
 import type { SessionRecord } from './types.ts';
@@ -25,6 +26,12 @@ export function junitOutcome(d: Decision, inconclusiveAs: JunitInconclusiveAs = 
   const why = d.reasons[0] ?? '';
   if (d.expectation) {
     if (d.expectation.met) return { kind: 'pass' };
+    if (stoppedShort(d))
+      return {
+        kind: inconclusiveAs,
+        type: 'stopped-early',
+        message: `${d.verdict}, stopped early (${d.stoppedEarly}) where the plan expects ${d.expectation.expected.join(' or ')}: ${why}`,
+      };
     return {
       kind: 'failure',
       type: 'unmet-expectation',
@@ -67,9 +74,7 @@ export function renderJunit(r: SessionRecord, inconclusiveAs: JunitInconclusiveA
     const time = durationOf(ev?.startedAt ?? null, ev?.endedAt ?? null);
     const name = xmlEscape(`${d.scenario} ${sc?.name ?? ''}`.trim());
     const out = junitOutcome(d, inconclusiveAs);
-    const expected = d.expectation
-      ? `\nexpected: ${d.expectation.expected.join(' or ')} (${d.expectation.met ? 'met' : 'UNMET'})`
-      : '';
+    const expected = d.expectation ? `\nexpected: ${expectationCell(d)}` : '';
     const summary = `verdict: ${d.verdict}${d.release ? ' (release)' : ''}${expected}\ntier met: ${d.tierMet ?? '—'}\n${d.reasons.join('\n')}`;
     cases.push(`    <testcase classname="${xmlEscape(classname)}" name="${name}" time="${time.toFixed(3)}">`);
     if (out.kind !== 'pass') {

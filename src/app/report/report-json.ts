@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
+import { stoppedShort } from '../verdict/expectation.ts';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
 import { auditsFor, confidenceDelta } from './findings.ts';
@@ -68,6 +69,8 @@ export const reportRowSchema = z.strictObject({
   expectationMet: z.boolean().nullable(),
   /** How the row counts toward the session: success (a pass or a met expectation), failure, or concern. */
   outcome: z.enum(['success', 'failure', 'concern']),
+  /** Why the row stopped before its planned runs ended (Ctrl-C, deadline, budget); null when it did not. */
+  stoppedEarly: z.string().nullable().default(null),
   tierMet: z.enum(['smoke', 'hardening', 'release']).nullable(),
   release: z.boolean(),
   cappedBy: z.string().nullable(),
@@ -164,7 +167,7 @@ function readMetrics(sessionDir: string, id: string): MetricsSummary | null {
 }
 
 export function rowOutcome(d: Decision): ReportRow['outcome'] {
-  if (d.expectation) return d.expectation.met ? 'success' : 'failure';
+  if (d.expectation) return d.expectation.met ? 'success' : stoppedShort(d) ? 'concern' : 'failure';
   if (d.verdict.startsWith('PASS-')) return 'success';
   return d.verdict === 'FAIL-reproducible' ? 'failure' : 'concern';
 }
@@ -215,6 +218,7 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         expected: d.expectation?.expected ?? null,
         expectationMet: d.expectation?.met ?? null,
         outcome: rowOutcome(d),
+        stoppedEarly: d.stoppedEarly ?? null,
         tierMet: d.tierMet,
         release: d.release,
         cappedBy: d.cappedBy ?? null,

@@ -237,7 +237,7 @@ async function discoverToolboxPass({ o, record, log }: Session): Promise<void> {
 
 /** Ctrl-C and the global deadline abort the session; a second Ctrl-C exits at once. Returns the undo. */
 function installInterrupts({ o, abort }: Session): () => void {
-  const onSigint = () => {
+  const onSigint = (signal: NodeJS.Signals) => {
     if (abort.signal.aborted) {
       o.print(
         'second interrupt: exiting now; if faults remain: faultline heal --ledger <run>/ledger.jsonl --inventory FILE',
@@ -247,7 +247,7 @@ function installInterrupts({ o, abort }: Session): () => void {
     o.print(
       'interrupt: stopping the workload, healing faults, writing the report for what ran (Ctrl-C again to quit now)',
     );
-    abort.abort(new Error('interrupted'));
+    abort.abort(new Error(`interrupted (${signal})`));
   };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
@@ -255,7 +255,7 @@ function installInterrupts({ o, abort }: Session): () => void {
     o.deadlineS !== undefined
       ? setTimeout(() => {
           o.print(`deadline of ${o.deadlineS}s reached: stopping`);
-          abort.abort(new Error('deadline'));
+          abort.abort(new Error(`the session deadline of ${o.deadlineS}s was reached`));
         }, o.deadlineS * 1000)
       : undefined;
   return () => {
@@ -333,7 +333,12 @@ async function runRow(
   const { o, log, abort } = s;
   const binding = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
   const notRun = (reason: string): RowOutcome => ({
-    evidence: { scenario: row.id, attempted: false, notRunReason: reason },
+    evidence: {
+      scenario: row.id,
+      attempted: false,
+      notRunReason: reason,
+      stoppedEarly: abort.signal.aborted ? errorMessage(abort.signal.reason) : null,
+    },
     reduction: null,
   });
   if (!binding) return notRun('no executable binding (faultline block)');
@@ -456,7 +461,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
   const rows = record.verdicts.rows.map((d) => ({
     scenario: d.scenario,
     verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
-    expected: expectationCell(d.expectation),
+    expected: expectationCell(d),
     tier: d.tierMet ?? '—',
     reason: d.reasons[0] ?? '',
   }));

@@ -381,7 +381,8 @@ function scenarioEvidence(
     return {
       scenario: o.sc.id,
       attempted: !o.signal.aborted || seeds.length > 0,
-      notRunReason: o.signal.aborted ? 'interrupted or out of time before the workload ran' : null,
+      notRunReason: o.signal.aborted ? `${errorMessage(o.signal.reason)} before the workload ran` : null,
+      stoppedEarly: o.signal.aborted ? errorMessage(o.signal.reason) : null,
       seeds,
       faultsScheduled: windows.length,
       notes,
@@ -403,10 +404,11 @@ function scenarioEvidence(
       ),
     ),
   ];
-  if (o.signal.aborted) notes.push('the session was interrupted or ran out of time during this scenario');
+  if (o.signal.aborted) notes.push(`stopped early: ${errorMessage(o.signal.reason)}`);
   return {
     scenario: o.sc.id,
     attempted: true,
+    stoppedEarly: o.signal.aborted ? errorMessage(o.signal.reason) : null,
     ran: {
       nodes: s.nodes.length,
       durationS: m.workloadS,

@@ -1,4 +1,5 @@
 import type { Decision } from './decide.ts';
+import { stoppedShort } from './expectation.ts';
 import { isFail, isInconclusive, isPartial, type SessionVerdict, type Verdict } from './states.ts';
 
 /**
@@ -20,6 +21,13 @@ const STRENGTH: Partial<Record<Verdict, number>> = {
  * makes the parent INCONCLUSIVE; otherwise the parent gets its weakest arm's pass.
  */
 export function aggregateArms(parentId: string, arms: readonly Decision[]): Decision {
+  const stopped = arms.find((a) => a.stoppedEarly !== undefined)?.stoppedEarly;
+  const d = aggregateArmVerdicts(parentId, arms);
+  if (stopped !== undefined) d.stoppedEarly = stopped;
+  return d;
+}
+
+function aggregateArmVerdicts(parentId: string, arms: readonly Decision[]): Decision {
   const base = { scenario: parentId, step: 8, tierMet: null, release: false, audits: null } as const;
   if (arms.length === 0) return { ...base, verdict: 'NOT-RUN', reasons: ['no arm was recorded'] };
   const repro = arms.find((a) => a.verdict === 'FAIL-reproducible');
@@ -93,7 +101,9 @@ export function sessionVerdict(allRows: readonly Decision[], blocked?: string): 
   // A row's expected verdict, when declared, decides whether it counts as a success or a failure;
   // without one a PASS is a success and a reproducible FAIL a failure.
   const met = (r: Decision) => r.expectation?.met === true;
-  const unmet = (r: Decision) => r.expectation?.met === false;
+  // A row stopped early (Ctrl-C, the deadline, its budget) short of a FAIL has incomplete evidence, not
+  // contrary evidence: its unmet expectation is a concern (exit 2, unknown), never a failure.
+  const unmet = (r: Decision) => r.expectation?.met === false && !stoppedShort(r);
   const nondeterministic = rows
     .filter((r) => r.verdict === 'FAIL-nondeterministic' && !r.expectation)
     .map((r) => r.scenario);
@@ -134,16 +144,23 @@ export function sessionVerdict(allRows: readonly Decision[], blocked?: string): 
     }
     return {
       verdict: 'DONE_WITH_CONCERNS',
-      headline: `DONE_WITH_CONCERNS: ${passes.length} ${expectedNote ? 'met the plan' : 'passed'}${expectedNote}; concerns: ${concerns.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
+      headline: `DONE_WITH_CONCERNS: ${passes.length} ${expectedNote ? 'met the plan' : 'passed'}${expectedNote}; concerns: ${concerns.map(concernLine).join(', ')}${nd}`,
       nondeterministic,
     };
   }
-  const open = rows.filter((r) => isInconclusive(r.verdict) || isPartial(r.verdict) || isFail(r.verdict));
+  const open = rows.filter(
+    (r) => isInconclusive(r.verdict) || isPartial(r.verdict) || isFail(r.verdict) || stoppedShort(r),
+  );
   return {
     verdict: 'INCONCLUSIVE',
-    headline: `INCONCLUSIVE: no PASS and no reproducible FAIL; ${open.map((c) => `${c.scenario} ${c.verdict}`).join(', ')}${nd}`,
+    headline: `INCONCLUSIVE: no PASS and no reproducible FAIL; ${open.map(concernLine).join(', ')}${nd}`,
     nondeterministic,
   };
+}
+
+/** `S1 INCONCLUSIVE-fault-not-proven`, with `(stopped early: …)` when that is why. */
+function concernLine(r: Decision): string {
+  return `${r.scenario} ${r.verdict}${stoppedShort(r) ? ` (stopped early: ${r.stoppedEarly})` : ''}`;
 }
 
 /** `S3 FAIL-reproducible (why)`, or `S1 PASS-smoke where the plan expects FAIL-reproducible (why)`. */

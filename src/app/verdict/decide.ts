@@ -28,6 +28,11 @@ export interface Decision {
   audits: Audits | null;
   /** The row judged against the plan's expected verdict, when it declares one (./expectation.ts). */
   expectation?: ExpectationJudgement;
+  /**
+   * Why the row stopped before its planned runs ended (Ctrl-C, the session deadline, its own budget):
+   * short of a FAIL, its evidence is incomplete, so an unmet expectation is a concern, not a failure.
+   */
+  stoppedEarly?: string;
 }
 
 /** Fields the checker of each model needs (spec: "Model → fields critical to its checker"). */
@@ -108,6 +113,12 @@ type Base = Pick<Decision, 'scenario' | 'tierMet' | 'release' | 'audits'>;
  * rules that can only lower it.
  */
 export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: AuditContext = {}): Decision {
+  const d = decideSteps(ev, sc, ctx);
+  if (ev.stoppedEarly !== null) d.stoppedEarly = ev.stoppedEarly;
+  return d;
+}
+
+function decideSteps(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: AuditContext): Decision {
   const base: Base = { scenario: sc.id, tierMet: null, release: false, audits: null };
   const early = notAttempted(ev, base) ?? environmentMissing(ev, base);
   if (early) return early;

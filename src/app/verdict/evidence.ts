@@ -236,6 +236,11 @@ export const scenarioEvidenceSchema = z.object({
   scenario: z.string(),
   attempted: z.boolean(),
   notRunReason: z.string().nullable().default(null),
+  /**
+   * Why the scenario stopped before its planned runs ended (Ctrl-C, the session deadline, its own time
+   * budget), or null: its evidence is then incomplete rather than contrary.
+   */
+  stoppedEarly: z.string().nullable().default(null),
   /** Capabilities found missing before the run (→ INCONCLUSIVE-env). */
   capabilitiesMissing: z.array(z.object({ name: z.string(), reason: z.string().default('') })).default([]),
   /** Substitutions in effect (recorded, never silent). */

@@ -1,4 +1,4 @@
-import { isPass, VERDICTS, type Verdict } from './states.ts';
+import { isFail, isPass, VERDICTS, type Verdict } from './states.ts';
 
 /**
  * A scenario's (or arm's) expected verdict, and the judgement of a row against it. A negative control
@@ -134,8 +134,28 @@ export function judgeParent(
   return { expected: ['every arm as expected'], met, on: null };
 }
 
-/** `FAIL-reproducible (met)`, `PASS-smoke (UNMET)`, `—`: the cell every report prints. */
-export function expectationCell(j: ExpectationJudgement | undefined): string {
+/** A judged row, as the decision tree leaves it. */
+interface JudgedRow {
+  verdict: Verdict;
+  expectation?: ExpectationJudgement | undefined;
+  stoppedEarly?: string | undefined;
+}
+
+/**
+ * Stopped early (Ctrl-C, the session deadline, its own budget) short of a FAIL: the row's evidence is
+ * incomplete rather than contrary, so an unmet expectation is unknown, not a failure.
+ */
+export function stoppedShort(d: JudgedRow): boolean {
+  return d.stoppedEarly !== undefined && !isFail(d.verdict);
+}
+
+/**
+ * `FAIL-reproducible (met)`, `PASS-smoke (UNMET)`, `PASS-smoke (unknown: stopped early)`, `—`: the cell
+ * every report prints.
+ */
+export function expectationCell(d: JudgedRow): string {
+  const j = d.expectation;
   if (!j) return '—';
-  return `${j.expected.join(' or ')}${j.on ? ` on ${j.on}` : ''} (${j.met ? 'met' : 'UNMET'})`;
+  const state = j.met ? 'met' : stoppedShort(d) ? 'unknown: stopped early' : 'UNMET';
+  return `${j.expected.join(' or ')}${j.on ? ` on ${j.on}` : ''} (${state})`;
 }
