@@ -340,6 +340,8 @@ export const clockDefinition: NemesisDefinition = {
 
 // ---------------------------------------------------------------- packet
 
+const NETEM_NEED = { name: 'tc/netem', hint: 'apt-get install -y iproute2 (and the sch_netem module)' };
+
 export const packetDefinition: NemesisDefinition = {
   kind: 'packet',
   summary: 'tc netem (or documented substitutes): delay, loss, corrupt, duplicate, reorder, rate',
@@ -350,9 +352,17 @@ export const packetDefinition: NemesisDefinition = {
       cls: 'packet',
       startOp: 'start-packet',
       stopOp: 'stop-packet',
-      nodeNeeds: [{ name: 'tc/netem', hint: 'apt-get install -y iproute2 (and the sch_netem module)' }],
+      nodeNeeds: [NETEM_NEED],
     },
   ],
+  // Loss and rate have substitutes where netem is missing (iptables statistic, tbf): they need only
+  // what the substitute needs; the other behaviours have none.
+  stepNodeNeeds: (step) =>
+    step.behaviour === 'loss'
+      ? [{ name: 'iptables', hint: 'apt-get install -y iptables' }]
+      : step.behaviour === 'rate'
+        ? [{ name: 'tc (tbf, htb)', hint: 'apt-get install -y iproute2' }]
+        : [NETEM_NEED],
   classes: [
     {
       name: 'packet',

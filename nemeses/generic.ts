@@ -31,6 +31,7 @@ export interface NemesisSpec {
   stepOps?: NemesisDefinition['stepOps'];
   toSpec?: NemesisDefinition['toSpec'];
   stepDbNeeds?: (step: NemesisStep) => readonly DbCapability[];
+  stepNodeNeeds?: NemesisDefinition['stepNodeNeeds'];
 }
 
 export function nemesisDefinition(spec: NemesisSpec): NemesisDefinition {
@@ -59,6 +60,7 @@ export function nemesisDefinition(spec: NemesisSpec): NemesisDefinition {
     stepOps: spec.stepOps ?? ((step) => genericStepOps(actions, step)),
     toSpec: spec.toSpec ?? genericToSpec(kind),
     ...(spec.stepDbNeeds && { stepDbNeeds: spec.stepDbNeeds }),
+    ...(spec.stepNodeNeeds && { stepNodeNeeds: spec.stepNodeNeeds }),
   };
 }
 

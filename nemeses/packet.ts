@@ -26,6 +26,7 @@ import {
   qdiscProbeScript,
   removeRootScript,
   rootQdiscScript,
+  TBF_BURST_BYTES,
   tbfScript,
 } from './commands/tc.ts';
 import { nodeAddresses } from './probe.ts';
@@ -120,10 +121,12 @@ function connectBurstScript(address: string, port: number, count: number, timeou
 }
 
 /**
- * The rate probe's sink protocol: the sink answers one byte per 64 KiB it has *received*, so the sender
- * times delivery, not how fast its own socket buffer filled. `ackSinkCommand` starts one (Node.js).
+ * The rate probe's sink protocol: the sink answers one byte per 4 KiB it has *received*, so the sender
+ * times delivery, not how fast its own socket buffer filled. `ackSinkCommand` starts one (Node.js). Small
+ * enough that the probe's two chunks at the least take about 1 s at 64 kbit/s (a 64 KiB chunk took 16 s
+ * there and ran past the probe's timeout).
  */
-export const ACK_CHUNK = 65536;
+export const ACK_CHUNK = 4096;
 
 export function ackSinkCommand(port: number, nodeBin = 'node'): string {
   const js = `require('net').createServer((s)=>{let n=0;s.on('data',(d)=>{const before=Math.floor(n/${ACK_CHUNK});n+=d.length;const k=Math.floor(n/${ACK_CHUNK})-before;if(k>0)s.write(Buffer.alloc(k,97));});s.on('error',()=>{});}).listen(${port})`;
@@ -150,9 +153,11 @@ async function startAckSink(
   const stop = async () => {
     await remote.exec(node, `kill ${pid} 2>/dev/null; true`, { check: false });
   };
+  // /dev/tcp is bash's: the node's login shell may be dash, where it does not exist.
+  const connect = `exec 3<>/dev/tcp/127.0.0.1/${port}`;
   const up = await remote.exec(
     node,
-    `for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && { echo up; exit 0; }; sleep 0.1; done; echo down`,
+    `for i in $(seq 50); do bash -c ${shellQuote(connect)} 2>/dev/null && { echo up; exit 0; }; sleep 0.1; done; echo down`,
     { check: false, timeoutMs: 15_000 },
   );
   if (!up.stdout.includes('up')) {
@@ -417,13 +422,15 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
         const sinkPort = typeof p.sinkPort === 'number' ? p.sinkPort : sink?.port;
         if (typeof sinkPort === 'number') {
           const bps = parseRate(undo.behaviors.rate);
-          // Enough bytes for ~1 s at the shaped rate: an unshaped local link moves them in milliseconds.
-          const bytes = Math.max(2, Math.ceil(bps / 8 / ACK_CHUNK)) * ACK_CHUNK;
+          // The bucket passes at line rate, then ~1 s at the shaped rate: an unshaped local link moves
+          // all of it in milliseconds.
+          const burst = plan.method.some((m) => m.startsWith('tc-tbf')) ? TBF_BURST_BYTES : 0;
+          const bytes = Math.ceil((burst + bps / 8) / ACK_CHUNK) * ACK_CHUNK;
           const r = await remote
             .exec(node, pushScript(address, sinkPort, bytes), { check: false, timeoutMs: 30_000 })
             .finally(() => sink?.stop());
           const ms = Number(/ms=(-?\d+)/.exec(r.stdout)?.[1] ?? -1);
-          const expectedMs = ((bytes * 8) / bps) * 1000;
+          const expectedMs = (((bytes - burst) * 8) / bps) * 1000;
           victim = {
             side: 'victim',
             node,

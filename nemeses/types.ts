@@ -273,6 +273,11 @@ export interface NemesisDefinition {
   toSpec(action: string, value: Record<string, unknown>, ctx: SpecContext): Promise<FaultSpec>;
   /** Database capabilities a plan step needs (beyond its action's): e.g. a `primaries` topology. */
   stepDbNeeds?(step: NemesisStep): readonly DbCapability[];
+  /**
+   * What the nodes need for a plan step, when it depends on the step rather than the action (a packet
+   * `rate` needs tc's tbf, a `delay` needs netem): replaces the action's `nodeNeeds` for that step.
+   */
+  stepNodeNeeds?(step: NemesisStep): readonly { name: string; hint: string }[];
 }
 
 export interface SpecContext {

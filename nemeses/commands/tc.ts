@@ -107,6 +107,9 @@ export function netemScript(dev: string, destinations: readonly string[], b: Beh
   ].join(' && \\\n');
 }
 
+/** The tbf bucket: this much passes at line rate before the shaping bites (probes must send more). */
+export const TBF_BURST_BYTES = 16 * 1024;
+
 /** Rate without netem: tbf on the shaped band, under prio when present, else under htb classes. */
 export function tbfScript(
   dev: string,
@@ -126,7 +129,7 @@ export function tbfScript(
       ];
   return [
     ...root,
-    `tc qdisc add dev ${d} parent ${BAND} handle ${CHILD_HANDLE} tbf rate ${tcRate(rate)} burst 16kb latency 2s`,
+    `tc qdisc add dev ${d} parent ${BAND} handle ${CHILD_HANDLE} tbf rate ${tcRate(rate)} burst ${TBF_BURST_BYTES} latency 2s`,
     ...filters(dev, destinations),
   ].join(' && \\\n');
 }

@@ -67,31 +67,50 @@ fx.test.serial(
   },
 );
 
+const rateCases = [
+  // The plan's sink on the peer.
+  { rate: '1mbit', sinkPort: SINK_PORT },
+  // No sink given: the probe starts one with the peer's Node.js (through bash: /dev/tcp is not dash's),
+  // at a rate as low as plans/postgres-isolation.md S7 uses.
+  { rate: '64kbit' },
+];
+
 fx.test.serial(
   'packet rate via tbf: tc counters move and a 1 s push to a sink takes ≥ 0.5 s; heal removes the qdisc',
   async (t) => {
     const remote = await fx.remote();
     await remote.exec('n2', ackSinkCommand(SINK_PORT, process.execPath));
     await new Promise((r) => setTimeout(r, 500));
+    for (const [i, c] of rateCases.entries()) await rateLands(t, remote, c, `pk-rate${i}`);
+  },
+);
+
+async function rateLands(
+  t: import('ava').ExecutionContext,
+  remote: Awaited<ReturnType<typeof fx.remote>>,
+  c: { rate: string; sinkPort?: number },
+  id: string,
+): Promise<void> {
+  {
     const spec = {
       kind: 'packet',
       action: 'start',
       targets: ['n2'],
-      params: { behaviors: { rate: '1mbit' }, sinkPort: SINK_PORT },
+      params: { behaviors: { rate: c.rate }, ...(c.sinkPort !== undefined && { sinkPort: c.sinkPort }) },
     };
-    const rec = await packetNemesis.inject(remote, spec, 'pk2');
+    const rec = await packetNemesis.inject(remote, spec, id);
     const ev = await packetNemesis.evidence(remote, rec);
-    t.true(ev.landed, ev.reason);
+    t.true(ev.landed, `${c.rate}: ${ev.reason}`);
     t.regex(ev.reason ?? '', /substitution: rate: tbf/);
     const victim = ev.signals.find((s) => s.side === 'victim');
-    t.true((victim?.during as number) >= 500, String(victim?.during));
+    t.true((victim?.during as number) >= 500, `${c.rate}: ${victim?.signal} ${String(victim?.during)}`);
     await packetNemesis.heal(remote, rec);
     for (const n of ['n1', 'n2', 'n3']) {
-      const c = await packetNemesis.verifyClean(remote, n);
-      t.deepEqual(c.found, [], n);
+      const clean = await packetNemesis.verifyClean(remote, n);
+      t.deepEqual(clean.found, [], n);
     }
-  },
-);
+  }
+}
 
 fx.test.serial(
   'disk-full: free space drops to the reserve, a write gets ENOSPC; heal frees it',

@@ -20,6 +20,25 @@ test('needs: the §6b table plus what the scenarios’ nemeses need, for the sel
   t.deepEqual(onlyS2.map((n) => n.name).sort(), ['etcd', 'libfaketime']);
 });
 
+test('packet steps need what their behaviour needs: netem, or only the substitute (iptables, tc tbf)', async (t) => {
+  // As plans/postgres-isolation.md S7 does: the primary's links shaped with packet `rate`.
+  const rate = { kind: 'packet', behaviour: 'rate', targets: 'primaries', startS: 3, durationS: 14 };
+  const plan = { environment: [], resolved: [{ id: 'S7', parentId: null, binding: { nemesis: [rate] } }] };
+  const s7 = needsOf(plan as never, ['S7']);
+  // tc with tbf, not netem.
+  t.true(s7.some((n) => n.name === 'tc (tbf, htb)' && n.usedBy.includes('S7')));
+  t.false(s7.some((n) => probeKey(n.name) === 'doctor:netem'));
+  t.is(probeKey('tc (tbf, htb)'), 'bin:tc');
+  const { nemeses } = await import('../../nemeses/registry.ts');
+  const needs = (behaviour: string) =>
+    nemeses
+      .require('packet', 'nemesis')
+      .stepNodeNeeds?.({ kind: 'packet', behaviour, startS: 0, durationS: 1 } as never)
+      .map((n) => probeKey(n.name));
+  t.deepEqual(needs('loss'), ['doctor:iptables']);
+  for (const b of ['delay', 'corrupt', 'duplicate', 'reorder']) t.deepEqual(needs(b), ['doctor:netem'], b);
+});
+
 test('probe keys: doctor items, SUT binaries, and any other tool by its first word', (t) => {
   t.is(probeKey('iptables'), 'doctor:iptables');
   t.is(probeKey('libfaketime'), 'doctor:libfaketime');

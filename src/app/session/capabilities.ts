@@ -1,4 +1,5 @@
 import { nemeses } from '../../../nemeses/registry.ts';
+import type { NemesisStep } from '../../../nemeses/types.ts';
 import { runDoctor } from '../../core/control/doctor.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
@@ -24,10 +25,12 @@ export interface Need {
   broughtUpBySut: boolean;
 }
 
-/** What a nemesis step needs on the nodes: its action's node needs, from the nemesis registry. */
-function nemesisNeeds(kind: string, action: string | undefined): readonly { name: string; hint: string }[] {
-  const def = nemeses.get(kind);
-  const a = def?.actions.find((x) => x.name === (action ?? 'start')) ?? def?.actions[0];
+/** What a nemesis step needs on the nodes: the step's own needs, else its action's (nemesis registry). */
+function nemesisNeeds(step: NemesisStep): readonly { name: string; hint: string }[] {
+  const def = nemeses.get(step.kind);
+  const own = def?.stepNodeNeeds?.(step);
+  if (own) return own;
+  const a = def?.actions.find((x) => x.name === (step.action ?? 'start')) ?? def?.actions[0];
   return a?.nodeNeeds ?? [];
 }
 
@@ -52,7 +55,7 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
   for (const sc of plan.resolved) {
     if (sc.parentId !== null || !wanted.has(sc.id) || !sc.binding) continue;
     for (const step of sc.binding.nemesis) {
-      for (const n of nemesisNeeds(step.kind, step.action)) {
+      for (const n of nemesisNeeds(step)) {
         const hit = [...out.values()].find((x) => probeKey(x.name) === probeKey(n.name));
         if (hit) {
           if (!hit.usedBy.includes(sc.id)) hit.usedBy.push(sc.id);
@@ -76,7 +79,7 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
 export function probeKey(requirement: string): string {
   const r = norm(requirement);
   if (/iptables/.test(r)) return 'doctor:iptables';
-  if (/netem|^tc\b/.test(r)) return 'doctor:netem';
+  if (/netem/.test(r)) return 'doctor:netem';
   if (/faketime/.test(r)) return 'doctor:libfaketime';
   if (/dm-flakey|device-mapper|dmsetup/.test(r)) return 'doctor:dm-flakey';
   if (/\bfuse\b/.test(r)) return 'doctor:fuse';
