@@ -24,6 +24,8 @@ export interface FaultFacts {
   grudge?: Grudge;
   /** Every node of the cluster, to name "the others" of a partition known only by its targets. */
   allNodes?: readonly string[];
+  /** The nodes the plan aimed at, when fewer than `nodes` (a packet fault on n1 shapes every node's link to it). */
+  targets?: readonly string[];
 }
 
 export function factsOfRecord(r: FaultRecord): FaultFacts {
@@ -36,6 +38,7 @@ export function factsOfRecord(r: FaultRecord): FaultFacts {
     ...(r.spec.params && { params: r.spec.params }),
     ...(isGrudge(grudge) && { grudge }),
     ...(Array.isArray(allNodes) && { allNodes: allNodes.map(String) }),
+    ...(Array.isArray(r.spec.targets) && { targets: r.spec.targets.map(String) }),
   };
 }
 
@@ -183,7 +186,11 @@ function describePacket(f: FaultFacts): FaultDescription {
     if (b[k]) parts.push(`${k} ${String(pct(b[k]) ?? '?')}%`);
   if (typeof b.rate === 'string') parts.push(`rate ${b.rate}`);
   const what = parts.join(', ') || 'packets disturbed';
-  return { what: `packets of ${list(f.nodes)}: ${what}`, short: `packet ${list(f.nodes)} ${what}` };
+  // Every node shapes its link to a target, and a target its links to every node: with fewer targets
+  // than shaping nodes, name the targets ("to and from n1"), not all the nodes involved.
+  const aimed = f.targets && f.targets.length > 0 && f.targets.length < f.nodes.length ? f.targets : null;
+  const whose = aimed ? `packets to and from ${list(aimed)}` : `packets of ${list(f.nodes)}`;
+  return { what: `${whose}: ${what}`, short: `packet ${list(aimed ?? f.nodes)} ${what}` };
 }
 
 function describeDisk(f: FaultFacts): FaultDescription {

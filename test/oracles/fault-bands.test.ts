@@ -77,6 +77,17 @@ test('process, clock and packet faults in words', (t) => {
     }).what,
     'packets of n1 n2: delayed 100 ms, loss 20%',
   );
+  // Aimed at the primary: every node shapes its link to n1, named by the target.
+  t.is(
+    describeFault({
+      kind: 'packet',
+      action: 'start',
+      nodes: ['n1', 'n2', 'n3'],
+      targets: ['n1'],
+      params: { behaviors: { rate: '64kbit' } },
+    }).what,
+    'packets to and from n1: rate 64kbit',
+  );
 });
 
 /** A faultline history: the nemesis's start/stop ops with their completion values, and marked client ops. */
