@@ -70,6 +70,9 @@ function selectorOf(value: Record<string, unknown>): unknown {
   return value.targets;
 }
 
+/** Partitions and the packet-loss substitute need iptables on every node. */
+const IPTABLES_NEED = { name: 'iptables', hint: 'apt-get install -y iptables' };
+
 // ---------------------------------------------------------------- partition
 
 /** Topologies that cut one side off: the targets (or the side selector) name that side. */
@@ -85,7 +88,7 @@ export const partitionDefinition: NemesisDefinition = {
       cls: 'partition',
       startOp: 'start-partition',
       stopOp: 'stop-partition',
-      nodeNeeds: [{ name: 'iptables', hint: 'apt-get install -y iptables' }],
+      nodeNeeds: [IPTABLES_NEED],
     },
   ],
   classes: [
@@ -359,7 +362,7 @@ export const packetDefinition: NemesisDefinition = {
   // what the substitute needs; the other behaviours have none.
   stepNodeNeeds: (step) =>
     step.behaviour === 'loss'
-      ? [{ name: 'iptables', hint: 'apt-get install -y iptables' }]
+      ? [IPTABLES_NEED]
       : step.behaviour === 'rate'
         ? [{ name: 'tc (tbf, htb)', hint: 'apt-get install -y iproute2' }]
         : [NETEM_NEED],

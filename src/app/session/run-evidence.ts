@@ -122,8 +122,9 @@ export async function measureRun(
   const headlines = {
     ops: opsByEventIndex(client),
     faults: new Map(
-      faults.map((f) => {
-        const endS = times.find((w) => w.id === f.id)?.endS;
+      // `times` is `faults` mapped, index for index.
+      faults.map((f, i) => {
+        const endS = times[i]?.endS;
         return [f.id, { what: f.what, healedAtNs: typeof endS === 'number' ? endS * 1e9 : null }];
       }),
     ),

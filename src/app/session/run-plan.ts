@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
-import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
+import { abortReason, EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
@@ -337,7 +337,7 @@ async function runRow(
       scenario: row.id,
       attempted: false,
       notRunReason: reason,
-      stoppedEarly: abort.signal.aborted ? errorMessage(abort.signal.reason) : null,
+      stoppedEarly: abortReason(abort.signal),
     },
     reduction: null,
   });

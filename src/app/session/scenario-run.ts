@@ -11,7 +11,7 @@ import {
 } from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
-import { errorMessage } from '../../core/util/errors.ts';
+import { abortReason, errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
@@ -381,8 +381,8 @@ function scenarioEvidence(
     return {
       scenario: o.sc.id,
       attempted: !o.signal.aborted || seeds.length > 0,
-      notRunReason: o.signal.aborted ? `${errorMessage(o.signal.reason)} before the workload ran` : null,
-      stoppedEarly: o.signal.aborted ? errorMessage(o.signal.reason) : null,
+      notRunReason: o.signal.aborted ? `${abortReason(o.signal)} before the workload ran` : null,
+      stoppedEarly: abortReason(o.signal),
       seeds,
       faultsScheduled: windows.length,
       notes,
@@ -404,11 +404,11 @@ function scenarioEvidence(
       ),
     ),
   ];
-  if (o.signal.aborted) notes.push(`stopped early: ${errorMessage(o.signal.reason)}`);
+  if (o.signal.aborted) notes.push(`stopped early: ${abortReason(o.signal)}`);
   return {
     scenario: o.sc.id,
     attempted: true,
-    stoppedEarly: o.signal.aborted ? errorMessage(o.signal.reason) : null,
+    stoppedEarly: abortReason(o.signal),
     ran: {
       nodes: s.nodes.length,
       durationS: m.workloadS,

@@ -46,6 +46,11 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
+/** Why an aborted signal was aborted (its reason's message), or null while it is not. */
+export function abortReason(signal: AbortSignal): string | null {
+  return signal.aborted ? errorMessage(signal.reason) : null;
+}
+
 /** A file the history readers could not open, as a one-line input error (other errors unchanged). */
 export function fileInputError(file: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException)?.code;
