@@ -101,7 +101,10 @@ async function runCase(kind: string, ops: number, format: string): Promise<Gener
     const pairer = new Pairer(false);
     const preparer = new HistoryPreparer(model);
     pairer.onClosed = (op) => preparer.add(op);
-    for await (const batch of readEventBatches(file, { format: format as 'jsonl' | 'porcupine-etcd' }))
+    for await (const batch of readEventBatches(file, {
+      format: format as 'jsonl' | 'porcupine-etcd',
+      parallel: true,
+    }))
       for (const ev of batch) pairer.push(ev);
     pairer.finish();
     prepared = preparer.finish();

@@ -1,29 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../../src/core/util/module-worker.ts';
 import type { ModelSpec } from './models/index.ts';
 import type { Partition } from './prepare.ts';
 import type { SearchOptions } from './search.ts';
 import type { EngineResult, PartitionSummary } from './summary.ts';
 import type { WorkerJob, WorkerMessage } from './worker.ts';
 
-/**
- * Start a worker thread running ./worker. Built (dist/*.js) it is a plain JS worker; run from the
- * TypeScript sources the worker must load TS too, so a tiny bootstrap registers tsx in the worker
- * first (Node 20 does not apply `--import` loader hooks to a worker's entry module).
- */
-function startWorker(job: WorkerJob): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  if (!fromSource) return new Worker(new URL('./worker.js', import.meta.url), { workerData: { job } });
-  const bootstrap = `const { workerData } = require('node:worker_threads');
-import(workerData.tsxApi).then((api) => { api.register(); return import(workerData.entry); });`;
-  return new Worker(bootstrap, {
-    eval: true,
-    workerData: {
-      job,
-      tsxApi: import.meta.resolve('tsx/esm/api'),
-      entry: new URL('./worker.ts', import.meta.url).href,
-    },
-  });
+function startWorker(job: WorkerJob) {
+  return startModuleWorker(import.meta.url, 'worker', job);
 }
 
 /** Longest-processing-time assignment by op count: biggest partitions first, to the least loaded. */

@@ -62,17 +62,30 @@ export async function* readJsonlBatches(
   } catch (err) {
     throw fileInputError(file, err);
   }
-  if (carry.trim().length === 0) return;
-  lineNo++;
-  let ev: HistoryEvent | undefined;
+  const last = lastLine(carry, file, lineNo + 1, next, opts);
+  if (last !== undefined) yield [last];
+}
+
+/**
+ * The text after a file's last newline: nothing, a complete event merely missing its newline, or a
+ * torn line a killed writer left (an error, or with `tornTail: 'drop'` reported and dropped).
+ */
+export function lastLine(
+  carry: string,
+  file: string,
+  lineNo: number,
+  next: number,
+  opts: JsonlReadOptions,
+): HistoryEvent | undefined {
+  if (carry.trim().length === 0) return undefined;
   try {
-    ev = parseEventLine(carry, file, lineNo, next);
+    return parseEventLine(carry, file, lineNo, next);
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     const torn: TornTail = { line: lineNo, bytes: Buffer.byteLength(carry) };
     if (opts.tornTail === 'drop') {
       opts.onTornTail?.(torn);
-      return;
+      return undefined;
     }
     throw new InputError(
       file,
@@ -81,11 +94,10 @@ export async function* readJsonlBatches(
       `torn last line (${torn.bytes} bytes, no newline): the writer was killed mid-write; ${err.reason}`,
     );
   }
-  if (ev !== undefined) yield [ev];
 }
 
 /** Number of lines in `body` and the length of the longest. */
-function lineStats(body: string): { lines: number; longest: number } {
+export function lineStats(body: string): { lines: number; longest: number } {
   let n = 1;
   let start = 0;
   let longest = 0;
@@ -106,7 +118,7 @@ function lineStats(body: string): { lines: number; longest: number } {
  * values, a digit run long enough to be a big integer) falls back to line-by-line parsing, which finds
  * and names the offending line and keeps big integers (./json-text.ts).
  */
-function parseBody(
+export function parseBody(
   body: string,
   lines: number,
   longest: number,
@@ -114,6 +126,22 @@ function parseBody(
   lineBefore: number,
   next: number,
 ): HistoryEvent[] {
+  return parseLines(body, lines, longest, file, lineBefore, next).events;
+}
+
+/**
+ * {@link parseBody}, also for a part of a file read apart from what precedes it: with `next` null, the
+ * first event's own index is taken as the expected one (the caller checks it against the events before).
+ * Also returns the line of the first event, 1-based within `body` (0 when there is none).
+ */
+export function parseLines(
+  body: string,
+  lines: number,
+  longest: number,
+  file: string,
+  lineBefore: number,
+  next: number | null,
+): { events: HistoryEvent[]; firstEventLine: number } {
   let arr: unknown[] | undefined;
   if (!mayHoldBigInteger(body)) {
     try {
@@ -124,30 +152,46 @@ function parseBody(
   }
   if (arr !== undefined && arr.length === lines) {
     const mayNest = longest > 2 * MAX_NESTING;
+    const base = next ?? (arr[0] as { index?: unknown } | undefined)?.index;
     for (let k = 0; k < arr.length; k++) {
       const o = arr[k];
       if (mayNest && nestsDeeperThan(o)) throw new InputError(file, lineBefore + k + 1, null, NESTING_REASON);
       const problem = checkEvent(o);
       if (problem) throw new InputError(file, lineBefore + k + 1, problem.field, problem.reason);
       const ev = o as HistoryEvent;
-      if (ev.index !== next + k) throw indexError(file, lineBefore + k + 1, next + k, ev.index);
+      if (ev.index !== (base as number) + k)
+        throw indexError(file, lineBefore + k + 1, (base as number) + k, ev.index);
       if (ev.value === undefined) ev.value = null;
     }
-    return arr as HistoryEvent[];
+    return { events: arr as HistoryEvent[], firstEventLine: arr.length > 0 ? 1 : 0 };
   }
   const out: HistoryEvent[] = [];
+  let firstEventLine = 0;
+  let base = next;
   let start = 0;
   for (let k = 1; k <= lines; k++) {
     let nl = body.indexOf('\n', start);
     if (nl === -1) nl = body.length;
-    const ev = parseEventLine(body.slice(start, nl), file, lineBefore + k, next + out.length);
-    if (ev !== undefined) out.push(ev);
+    const line = body.slice(start, nl);
     start = nl + 1;
+    if (base === null) {
+      // The first event of a part read on its own: its index is the part's base (checked by the caller).
+      const ev = parseEventLine(line, file, lineBefore + k, null);
+      if (ev === undefined) continue;
+      base = ev.index;
+      firstEventLine = k;
+      out.push(ev);
+      continue;
+    }
+    const ev = parseEventLine(line, file, lineBefore + k, base + out.length);
+    if (ev === undefined) continue;
+    if (firstEventLine === 0) firstEventLine = k;
+    out.push(ev);
   }
-  return out;
+  return { events: out, firstEventLine };
 }
 
-function indexError(file: string, line: number, expected: number, got: number): InputError {
+export function indexError(file: string, line: number, expected: number, got: number): InputError {
   return new InputError(file, line, 'index', `expected ${expected} (indices count 0, 1, 2, ...), got ${got}`);
 }
 
@@ -155,7 +199,7 @@ export function parseEventLine(
   line: string,
   file: string,
   lineNo: number,
-  expectedIndex: number,
+  expectedIndex: number | null,
 ): HistoryEvent | undefined {
   let o: unknown;
   try {
@@ -168,7 +212,7 @@ export function parseEventLine(
   const problem = checkEvent(o);
   if (problem) throw new InputError(file, lineNo, problem.field, problem.reason);
   const ev = o as HistoryEvent;
-  if (ev.index !== expectedIndex) {
+  if (expectedIndex !== null && ev.index !== expectedIndex) {
     throw indexError(file, lineNo, expectedIndex, ev.index);
   }
   // JSON has no undefined: this is a missing "value", which the schema allows and we record as null.

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { fileInputError, InputError } from '../util/errors.ts';
 import { readablePath } from '../util/gzip-file.ts';
 import type { HistoryEvent } from './event.ts';
@@ -23,8 +23,20 @@ import { type JsonlReadOptions, readJsonlBatches } from './jsonl.ts';
  */
 export { HISTORY_FORMATS, type HistoryFormat } from './formats.ts';
 
+/**
+ * With `parallel`, JSONL files at least this large are parsed on a worker thread: below it, starting
+ * the worker (tens of milliseconds) costs more than it saves.
+ */
+export const PARALLEL_MIN_BYTES = 16 << 20;
+
 export interface LoadOptions extends JsonlReadOptions {
   format?: 'auto' | HistoryFormat;
+  /**
+   * Parse a large JSONL file on a worker thread while this thread consumes the events
+   * (./jsonl-parallel.ts). For consumers that only read events: equal structured values then share one
+   * object, and events are rebuilt with faultline's field order.
+   */
+  parallel?: boolean;
 }
 
 /** Looks at the first 64 KiB of a file and names its format. */
@@ -99,7 +111,11 @@ export async function* readEventBatches(
   const file = readablePath(given);
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
   if (format === 'jsonl') {
-    yield* readJsonlBatches(file, opts);
+    const size = opts.parallel ? await sizeOf(file) : 0;
+    if (size >= PARALLEL_MIN_BYTES) {
+      const { readJsonlBatchesInWorker } = await import('./jsonl-parallel.ts');
+      yield* readJsonlBatchesInWorker(file, size, opts);
+    } else yield* readJsonlBatches(file, opts);
     return;
   }
   if (format === 'edn' || format === 'porcupine-kv') {
@@ -118,4 +134,13 @@ export async function* readEventBatches(
   }
   const all = await loadHistory(file, { ...opts, format });
   for (let i = 0; i < all.length; i += 8192) yield all.slice(i, i + 8192);
+}
+
+/** The file's size in bytes; 0 when it cannot be read (the reader then reports why). */
+async function sizeOf(file: string): Promise<number> {
+  try {
+    return (await stat(file)).size;
+  } catch {
+    return 0;
+  }
 }

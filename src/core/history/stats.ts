@@ -66,7 +66,12 @@ export async function historyStats(file: string, opts: LoadOptions = {}): Promis
     if (op.process !== 'nemesis' && op.type !== 'info') clientCompleted++;
   };
 
-  for await (const batch of readEventBatches(file, { ...opts, onTornTail: (t) => (tornTail = t) })) {
+  // Events are only read here, so a large file may be parsed on two threads.
+  for await (const batch of readEventBatches(file, {
+    parallel: true,
+    ...opts,
+    onTornTail: (t) => (tornTail = t),
+  })) {
     for (const ev of batch) {
       total++;
       byType[ev.type]++;

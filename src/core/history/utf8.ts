@@ -45,7 +45,7 @@ export async function readUtf8(file: string): Promise<string> {
 }
 
 /** Length of the longest prefix of `buf` that decodes (an incomplete sequence at its end is allowed). */
-function firstInvalid(buf: Buffer): number {
+export function firstInvalid(buf: Buffer): number {
   const ok = (n: number) => {
     try {
       new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, n), { stream: true });
@@ -69,7 +69,7 @@ async function invalidAt(file: string, offset: number): Promise<InputError> {
   return utf8Error(file, buf, offset);
 }
 
-function utf8Error(file: string, buf: Buffer, offset: number): InputError {
+export function utf8Error(file: string, buf: Buffer, offset: number): InputError {
   let line = 1;
   for (let i = buf.indexOf(10); i !== -1 && i < offset; i = buf.indexOf(10, i + 1)) line++;
   return new InputError(file, line, null, `invalid UTF-8 at byte ${offset} (the history must be UTF-8 text)`);

@@ -170,7 +170,7 @@ async function checkHistoryFile(
     { badOptions: 'throw' },
   );
   if (streamed) return streamed;
-  const { ops } = pairEvents(await loadHistory(historyFile, { format }));
+  const { ops } = pairEvents(await loadHistory(historyFile, { format, parallel: true }));
   const run = await runCheckers(requests, ops, ctx, { badOptions: 'throw' });
   return { ...run, ops: ops.length };
 }

@@ -1,0 +1,245 @@
+import type { EventType, HistoryEvent } from './event.ts';
+
+/**
+ * A compact, transferable form of a batch of history events, for handing parsed events from a reading
+ * thread to the thread that consumes them. Posting event objects costs more than parsing them
+ * (structured cloning walks every object), so each field becomes a typed-array column (moved, not
+ * copied) and every string a small integer into a table both threads keep in step: the sender interns a
+ * string once and ships it once, in the first batch that uses it.
+ *
+ * References (`f`, `node`, `key`, `faultEpoch`, and string or structured values and errors) are int32:
+ * `>= 0` an entry of the shared table, `-1` null or absent, `<= -2` the batch's own `texts[-ref - 2]`
+ * (strings beyond the table's limits travel with their batch and are not kept).
+ * Events that do not fit these columns (extra fields, a process id beyond int32) travel whole.
+ *
+ * Decoded events equal the originals field for field; equal structured values (a cas's `[3, 2]`,
+ * a fault epoch) decode to one shared object per distinct value, which readers never mutate.
+ */
+export interface EventColumns {
+  n: number;
+  /** Per event (row i): index, time, intendedTime (NaN when absent), value number, error number, at
+   *  `5 * i + FLOAT_…`. */
+  floats: Float64Array;
+  /** Per event: process (-1 the nemesis), f, node, key, faultEpoch (a JSON array), value ref, error
+   *  ref, at `7 * i + INT_…`. */
+  ints: Int32Array;
+  /** Per event: type, value tag, error tag, at `3 * i + TAG_…`. */
+  tags: Uint8Array;
+  /** New entries of the shared table, in id order. */
+  strings: string[];
+  texts: string[];
+  /** Events sent whole, by row. */
+  whole: [number, HistoryEvent][];
+}
+
+const FLOATS = 5;
+const F_INDEX = 0;
+const F_TIME = 1;
+const F_INTENDED = 2;
+const F_VALUE = 3;
+const F_ERROR = 4;
+const INTS = 7;
+const I_PROCESS = 0;
+const I_F = 1;
+const I_NODE = 2;
+const I_KEY = 3;
+const I_EPOCH = 4;
+const I_VALUE = 5;
+const I_ERROR = 6;
+const TAGS = 3;
+const T_TYPE = 0;
+const T_VALUE = 1;
+const T_ERROR = 2;
+
+const TYPES: readonly EventType[] = ['invoke', 'ok', 'fail', 'info'];
+const TYPE_CODE: Record<string, number> = { invoke: 0, ok: 1, fail: 2, info: 3 };
+
+/** Value tags. JSON refs hold JSON text of an array or object; STRING refs the string itself. */
+const ABSENT = 0;
+const NULL = 1;
+const NUMBER = 2;
+const TRUE = 3;
+const FALSE = 4;
+const STRING = 5;
+const JSON_TEXT = 6;
+
+/** Strings longer than this are not interned (unique payloads would only fill the table). */
+const MAX_INTERNED_LENGTH = 256;
+/** Table entries at most: past it, new strings travel with their batch. */
+const MAX_TABLE = 1 << 16;
+
+/** The sending side: events in, columns out (keeps the string table). */
+export class EventColumnsEncoder {
+  private readonly table = new Map<string, number>();
+  private fresh: string[] = [];
+  private texts: string[] = [];
+
+  encode(events: readonly HistoryEvent[]): EventColumns {
+    const n = events.length;
+    const floats = new Float64Array(FLOATS * n);
+    const ints = new Int32Array(INTS * n);
+    const tags = new Uint8Array(TAGS * n);
+    const whole: [number, HistoryEvent][] = [];
+    this.fresh = [];
+    this.texts = [];
+    for (let i = 0; i < n; i++) {
+      const ev = events[i] as HistoryEvent;
+      const p = ev.process;
+      if ((p !== 'nemesis' && (p as number) > 0x7fffffff) || hasOtherFields(ev)) {
+        whole.push([i, ev]);
+        continue;
+      }
+      const fo = FLOATS * i;
+      const io = INTS * i;
+      const to = TAGS * i;
+      floats[fo + F_INDEX] = ev.index;
+      floats[fo + F_TIME] = ev.time;
+      floats[fo + F_INTENDED] = typeof ev.intendedTime === 'number' ? ev.intendedTime : Number.NaN;
+      tags[to + T_TYPE] = TYPE_CODE[ev.type] as number;
+      ints[io + I_PROCESS] = p === 'nemesis' ? -1 : p;
+      ints[io + I_F] = this.ref(ev.f);
+      ints[io + I_NODE] = ev.node === null ? -1 : this.ref(ev.node);
+      ints[io + I_KEY] = ev.key === undefined ? -1 : this.ref(ev.key);
+      ints[io + I_EPOCH] = ev.faultEpoch === null ? -1 : this.ref(JSON.stringify(ev.faultEpoch));
+      tags[to + T_VALUE] = this.putValue(floats, fo + F_VALUE, ints, io + I_VALUE, ev.value);
+      tags[to + T_ERROR] = this.putValue(floats, fo + F_ERROR, ints, io + I_ERROR, ev.error);
+    }
+    return { n, floats, ints, tags, strings: this.fresh, texts: this.texts, whole };
+  }
+
+  /** The buffers to transfer with `c`. */
+  static transferList(c: EventColumns): ArrayBuffer[] {
+    return [c.floats.buffer as ArrayBuffer, c.ints.buffer as ArrayBuffer, c.tags.buffer as ArrayBuffer];
+  }
+
+  /** Stores `v` at `floats[fi]` or `ints[ii]`; returns its tag. */
+  private putValue(floats: Float64Array, fi: number, ints: Int32Array, ii: number, v: unknown): number {
+    if (v === undefined) return ABSENT;
+    if (v === null) return NULL;
+    if (typeof v === 'number') {
+      floats[fi] = v;
+      return NUMBER;
+    }
+    if (v === true) return TRUE;
+    if (v === false) return FALSE;
+    if (typeof v === 'string') {
+      ints[ii] = this.ref(v);
+      return STRING;
+    }
+    ints[ii] = this.ref(JSON.stringify(v));
+    return JSON_TEXT;
+  }
+
+  private ref(s: string): number {
+    const known = this.table.get(s);
+    if (known !== undefined) return known;
+    if (s.length > MAX_INTERNED_LENGTH || this.table.size >= MAX_TABLE) {
+      this.texts.push(s);
+      return -this.texts.length - 1;
+    }
+    const id = this.table.size;
+    this.table.set(s, id);
+    this.fresh.push(s);
+    return id;
+  }
+}
+
+/**
+ * Whether `ev` has fields the columns do not carry. Counting keys costs less than walking them: a
+ * validated event has the eight required fields (value is filled in as null when missing).
+ */
+function hasOtherFields(ev: HistoryEvent): boolean {
+  const carried =
+    8 +
+    (ev.key === undefined ? 0 : 1) +
+    (ev.error === undefined ? 0 : 1) +
+    (ev.intendedTime === undefined ? 0 : 1);
+  return Object.keys(ev).length !== carried;
+}
+
+/** The receiving side: columns in, events out (keeps its copy of the string table). */
+export class EventColumnsDecoder {
+  private readonly strings: string[] = [];
+  /** Parsed JSON of table entries used as structured values or fault epochs, by id. */
+  private readonly parsed: unknown[] = [];
+
+  decode(c: EventColumns): HistoryEvent[] {
+    for (const s of c.strings) this.strings.push(s);
+    const { floats, ints, tags } = c;
+    const out = new Array<HistoryEvent>(c.n);
+    let w = 0;
+    let nextWhole = c.whole.length > 0 ? (c.whole[0] as [number, HistoryEvent])[0] : -1;
+    for (let i = 0; i < c.n; i++) {
+      if (i === nextWhole) {
+        out[i] = (c.whole[w] as [number, HistoryEvent])[1];
+        w++;
+        nextWhole = w < c.whole.length ? (c.whole[w] as [number, HistoryEvent])[0] : -1;
+        continue;
+      }
+      const fo = FLOATS * i;
+      const io = INTS * i;
+      const to = TAGS * i;
+      const p = ints[io + I_PROCESS] as number;
+      const node = ints[io + I_NODE] as number;
+      const epoch = ints[io + I_EPOCH] as number;
+      const ev: HistoryEvent = {
+        index: floats[fo + F_INDEX] as number,
+        type: TYPES[tags[to + T_TYPE] as number] as EventType,
+        f: this.text(c, ints[io + I_F] as number),
+        value:
+          this.value(
+            c,
+            tags[to + T_VALUE] as number,
+            floats[fo + F_VALUE] as number,
+            ints[io + I_VALUE] as number,
+          ) ?? null,
+        process: p === -1 ? 'nemesis' : p,
+        time: floats[fo + F_TIME] as number,
+        node: node === -1 ? null : this.text(c, node),
+        faultEpoch: epoch === -1 ? null : (this.json(c, epoch) as string[]),
+      };
+      const key = ints[io + I_KEY] as number;
+      if (key !== -1) ev.key = this.text(c, key);
+      const errorTag = tags[to + T_ERROR] as number;
+      if (errorTag !== ABSENT)
+        ev.error = this.value(c, errorTag, floats[fo + F_ERROR] as number, ints[io + I_ERROR] as number);
+      const intended = floats[fo + F_INTENDED] as number;
+      if (!Number.isNaN(intended)) ev.intendedTime = intended;
+      out[i] = ev;
+    }
+    return out;
+  }
+
+  private text(c: EventColumns, ref: number): string {
+    return (ref >= 0 ? this.strings[ref] : c.texts[-ref - 2]) as string;
+  }
+
+  private json(c: EventColumns, ref: number): unknown {
+    if (ref < 0) return JSON.parse(c.texts[-ref - 2] as string);
+    let v = this.parsed[ref];
+    if (v === undefined) {
+      v = JSON.parse(this.strings[ref] as string);
+      this.parsed[ref] = v;
+    }
+    return v;
+  }
+
+  private value(c: EventColumns, tag: number, num: number, ref: number): unknown {
+    switch (tag) {
+      case NULL:
+        return null;
+      case NUMBER:
+        return num;
+      case TRUE:
+        return true;
+      case FALSE:
+        return false;
+      case STRING:
+        return this.text(c, ref);
+      case JSON_TEXT:
+        return this.json(c, ref);
+      default:
+        return undefined;
+    }
+  }
+}

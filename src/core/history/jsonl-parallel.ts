@@ -1,0 +1,130 @@
+import { fileInputError, InputError } from '../util/errors.ts';
+import { startModuleWorker } from '../util/module-worker.ts';
+import type { HistoryEvent } from './event.ts';
+import { EventColumnsDecoder } from './event-columns.ts';
+import { indexError, type JsonlReadOptions, lastLine, parseLines } from './jsonl.ts';
+import {
+  closeSegments,
+  openSegments,
+  readSegment,
+  SEGMENT_BYTES,
+  type SegmentBlock,
+  segmentBlocks,
+  segmentCount,
+} from './jsonl-segments.ts';
+import type { JsonlWorkerJob, JsonlWorkerMessage } from './jsonl-worker.ts';
+
+/** Segments the worker may have parsed ahead of the consumer. */
+const AHEAD = 4;
+
+/**
+ * Which segments the worker parses: two of every three. This thread parses the third and also decodes
+ * the worker's columns and runs the caller's work on every batch, so the split keeps both busy.
+ */
+function workerOwns(k: number): boolean {
+  return k % 3 !== 0;
+}
+
+/**
+ * {@link readJsonlBatches} (./jsonl.ts) for a large file, parsed by this thread and a worker thread
+ * together (./jsonl-segments.ts); on two cores that roughly halves the time to read, and overlaps it
+ * with what the caller does with each batch. The worker's events arrive as columns
+ * (./event-columns.ts). The same events in the same order; the same errors: any segment that fails is
+ * read again here with the lines and index before it known, so the error is exactly the one the
+ * sequential reader gives, and it comes after every event before it. The same torn-tail handling.
+ */
+export async function* readJsonlBatchesInWorker(
+  file: string,
+  size: number,
+  opts: JsonlReadOptions = {},
+  segmentBytes = SEGMENT_BYTES,
+): AsyncGenerator<HistoryEvent[]> {
+  const count = segmentCount(size, segmentBytes);
+  const owned: number[] = [];
+  for (let k = 0; k < count; k++) if (workerOwns(k)) owned.push(k);
+  const job: JsonlWorkerJob = { file, size, segmentBytes, segments: owned, ahead: AHEAD };
+  const worker = owned.length > 0 ? startModuleWorker(import.meta.url, 'jsonl-worker', job) : undefined;
+  const arrived = new Map<number, JsonlWorkerMessage>();
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  worker?.on('message', (m: JsonlWorkerMessage) => {
+    arrived.set(m.k, m);
+    notify();
+  });
+  worker?.on('error', (err) => {
+    failure = err;
+    notify();
+  });
+  const decoder = new EventColumnsDecoder();
+  let fd: number;
+  try {
+    fd = openSegments(file);
+  } catch (err) {
+    await worker?.terminate();
+    throw fileInputError(file, err);
+  }
+  let lineOffset = 0;
+  let next = 0;
+  /** Reads segment k here with what precedes it known: throws the sequential reader's error. */
+  function reread(k: number, why: string): never {
+    const seg = readSegment(fd, file, k, size, segmentBytes);
+    parseLines(seg.body, seg.lines, seg.longest, file, lineOffset, next);
+    throw new Error(`${file}: segment ${k} failed to parse on the reader thread (${why}) but not here`);
+  }
+  /** One block's events in order: checks the segment's first index, counts lines. */
+  function* take(block: SegmentBlock): Generator<HistoryEvent[]> {
+    const first = block.events[0];
+    if (first !== undefined && first.index !== next)
+      throw indexError(file, lineOffset + block.firstEventLine, next, first.index);
+    next += block.events.length;
+    lineOffset += block.lines;
+    if (block.events.length > 0) yield block.events;
+  }
+  try {
+    for (let k = 0; k < count; k++) {
+      let tail: string | null;
+      if (!workerOwns(k)) {
+        const atStart = { lineOffset, next };
+        try {
+          const seg = readSegment(fd, file, k, size, segmentBytes);
+          for (const block of segmentBlocks(file, seg)) yield* take(block);
+          tail = seg.tail;
+        } catch (err) {
+          if (!(err instanceof InputError)) throw err;
+          ({ lineOffset, next } = atStart);
+          reread(k, err.message);
+        }
+      } else {
+        let m = arrived.get(k);
+        while (m === undefined) {
+          if (failure) throw failure;
+          await new Promise<void>((r) => (wake = r));
+          m = arrived.get(k);
+        }
+        arrived.delete(k);
+        worker?.postMessage('more');
+        if (m.kind === 'failed') reread(k, m.message);
+        for (const b of m.blocks)
+          yield* take({
+            events: decoder.decode(b.columns),
+            lines: b.lines,
+            firstEventLine: b.firstEventLine,
+          });
+        tail = m.tail;
+      }
+      if (tail !== null) {
+        const last = lastLine(tail, file, lineOffset + 1, next, opts);
+        if (last !== undefined) yield [last];
+      }
+    }
+  } catch (err) {
+    throw fileInputError(file, err);
+  } finally {
+    closeSegments(fd);
+    await worker?.terminate();
+  }
+}

@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import { EventColumnsDecoder, EventColumnsEncoder } from '../../src/core/history/event-columns.ts';
+import { type JsonlReadOptions, readJsonlBatches, type TornTail } from '../../src/core/history/jsonl.ts';
+import { readJsonlBatchesInWorker } from '../../src/core/history/jsonl-parallel.ts';
+import { PARALLEL_MIN_BYTES, readEventBatches } from '../../src/core/history/read.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'faultline-jsonl-par-'));
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+function file(text: string | Buffer): string {
+  const p = join(dir, `h${n++}.jsonl`);
+  writeFileSync(p, text);
+  return p;
+}
+
+/** Small segments, so a few kilobytes make many of them, owned by both threads. */
+const SEGMENT = 1024;
+
+/** A varied history: every field the columns carry, extra fields, unicode, long lines, the nemesis. */
+function events(count: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const open = new Map<number, boolean>();
+  for (let i = 0; i < count; i++) {
+    const p = i % 7 === 3 ? 'nemesis' : i % 5;
+    const invoking = p === 'nemesis' || !open.get(p as number);
+    if (p !== 'nemesis') open.set(p, invoking);
+    const e: Record<string, unknown> = {
+      index: i,
+      type: invoking ? (p === 'nemesis' ? 'info' : 'invoke') : ['ok', 'fail', 'info'][i % 3],
+      f: ['read', 'write', 'cas', 'txn', 'start-partition'][i % 5],
+      value: [
+        null,
+        i,
+        [i % 4, (i + 1) % 4],
+        `s${i % 9}é`,
+        { k: [1, { x: 'y' }] },
+        true,
+        false,
+        1.5e300,
+        -0.25,
+      ][i % 9],
+      process: p,
+      time: i * 1_000_003,
+      node: i % 4 === 0 ? null : `n${i % 3}`,
+      faultEpoch: i % 6 === 0 ? ['w1', `w${i % 3}`] : null,
+    };
+    if (i % 10 === 1) e.key = `k${i % 4}`;
+    if (i % 11 === 2) e.error = i % 2 ? 'timeout' : { code: 503 };
+    if (i % 13 === 4) e.intendedTime = i * 999;
+    if (i % 17 === 5) e.extra = { nested: [1, 2] };
+    if (i % 97 === 6) e.value = 'x'.repeat(3000); // a line longer than a segment
+    if (i % 19 === 7) delete e.value; // read as null
+    out.push(e);
+  }
+  return out;
+}
+
+const text = (evs: Record<string, unknown>[]) => evs.map((e) => `${JSON.stringify(e)}\n`).join('');
+
+async function collect(
+  gen: AsyncGenerator<HistoryEvent[]>,
+): Promise<{ events: HistoryEvent[]; error?: string }> {
+  const out: HistoryEvent[] = [];
+  try {
+    for await (const b of gen) for (const e of b) out.push(e);
+  } catch (err) {
+    return { events: out, error: (err as Error).message };
+  }
+  return { events: out };
+}
+
+async function both(p: string, opts: JsonlReadOptions = {}) {
+  const seq = await collect(readJsonlBatches(p, opts));
+  const par = await collect(readJsonlBatchesInWorker(p, statSync(p).size, opts, SEGMENT));
+  return { seq, par };
+}
+
+test('the same events as the sequential reader, across many segments of both threads', async (t) => {
+  const p = file(text(events(600)));
+  t.true(statSync(p).size > 20 * SEGMENT);
+  const { seq, par } = await both(p);
+  t.is(seq.error, undefined);
+  t.is(par.error, undefined);
+  t.is(par.events.length, 600);
+  t.deepEqual(par.events, seq.events);
+});
+
+test('blank lines, CRLF line ends and a last line without its newline read the same', async (t) => {
+  const evs = events(200).map((e) => `${JSON.stringify(e)}\r\n`);
+  evs.splice(50, 0, '\n', '   \n');
+  const p = file(evs.join('').replace(/\r\n$/, ''));
+  const { seq, par } = await both(p);
+  t.is(seq.error, undefined);
+  t.deepEqual(par.events, seq.events);
+});
+
+for (const at of [0, 1, 40, 41, 95, 150, 199]) {
+  test(`a bad line at event ${at}: the same error, after the same events`, async (t) => {
+    const lines = events(200).map((e) => JSON.stringify(e));
+    lines[at] = '{"index": oops}';
+    const p = file(`${lines.join('\n')}\n`);
+    const { seq, par } = await both(p);
+    t.truthy(seq.error);
+    t.is(par.error, seq.error);
+    // Whatever came before the error is a prefix of the valid lines before it.
+    const valid = await collect(readJsonlBatches(file(lines.slice(0, at).join('\n') + (at > 0 ? '\n' : ''))));
+    t.true(par.events.length <= at);
+    t.deepEqual(par.events, valid.events.slice(0, par.events.length));
+  });
+}
+
+for (const at of [37, 120]) {
+  test(`an index gap at event ${at}: the same error naming the line`, async (t) => {
+    const evs = events(200);
+    for (let i = at; i < evs.length; i++) (evs[i] as { index: number }).index += 1;
+    const p = file(text(evs));
+    const { seq, par } = await both(p);
+    t.regex(seq.error ?? '', /index: expected \d+/);
+    t.is(par.error, seq.error);
+  });
+}
+
+test('invalid UTF-8 in a later segment: the same error', async (t) => {
+  const body = Buffer.from(text(events(300)));
+  const at = body.indexOf('s4é', Math.floor(body.length * 0.7));
+  body[at + 2] = 0xff;
+  const p = file(body);
+  const { seq, par } = await both(p);
+  t.regex(seq.error ?? '', /invalid UTF-8/);
+  t.is(par.error, seq.error);
+});
+
+test('a torn last line: the same error, or with drop the same report and events', async (t) => {
+  const p = file(`${text(events(150))}{"index":150,"type":"inv`);
+  const { seq, par } = await both(p);
+  t.regex(seq.error ?? '', /torn last line/);
+  t.is(par.error, seq.error);
+  const torn: TornTail[] = [];
+  const dropped = await both(p, { tornTail: 'drop', onTornTail: (x) => torn.push(x) });
+  t.is(dropped.par.error, undefined);
+  t.deepEqual(dropped.par.events, dropped.seq.events);
+  t.is(torn.length, 2);
+  t.deepEqual(torn[1], torn[0]);
+});
+
+test('a missing file is the same one-line error', async (t) => {
+  const p = join(dir, 'missing.jsonl');
+  const seq = await collect(readJsonlBatches(p));
+  const par = await collect(readJsonlBatchesInWorker(p, 10 * SEGMENT, {}, SEGMENT));
+  t.is(par.error, seq.error);
+});
+
+test('the columns carry every field: encode then decode is the identity', (t) => {
+  const evs = events(300) as unknown as HistoryEvent[];
+  for (const e of evs) e.value ??= null;
+  const enc = new EventColumnsEncoder();
+  const dec = new EventColumnsDecoder();
+  const half = evs.length / 2;
+  t.deepEqual(
+    [...dec.decode(enc.encode(evs.slice(0, half))), ...dec.decode(enc.encode(evs.slice(half)))],
+    evs,
+  );
+});
+
+test('readEventBatches parses in parallel only when asked and the file is large', async (t) => {
+  const p = file(text(events(50)));
+  const { events: small } = await collect(readEventBatches(p, { parallel: true }));
+  t.is(small.length, 50);
+  t.true(PARALLEL_MIN_BYTES >= 1 << 20);
+});
