@@ -5,7 +5,7 @@ import test from 'ava';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { EventColumnsDecoder, EventColumnsEncoder } from '../../src/core/history/event-columns.ts';
 import { type JsonlReadOptions, readJsonlBatches, type TornTail } from '../../src/core/history/jsonl.ts';
-import { readJsonlBatchesInWorker } from '../../src/core/history/jsonl-parallel.ts';
+import { parallelPays, readJsonlBatchesInWorker } from '../../src/core/history/jsonl-parallel.ts';
 import { PARALLEL_MIN_BYTES, readEventBatches } from '../../src/core/history/read.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-jsonl-par-'));
@@ -171,4 +171,32 @@ test('readEventBatches parses in parallel only when asked and the file is large'
   const { events: small } = await collect(readEventBatches(p, { parallel: true }));
   t.is(small.length, 50);
   t.true(PARALLEL_MIN_BYTES >= 1 << 20);
+});
+
+test('two threads are used when values repeat, not for distinct structures or extra fields', (t) => {
+  const base = (i: number, value: unknown, extra = {}) => ({
+    index: i,
+    type: i % 2 ? 'ok' : 'invoke',
+    f: 'cas',
+    value,
+    process: (i >> 1) % 5,
+    time: i,
+    node: null,
+    faultEpoch: null,
+    ...extra,
+  });
+  const sized = (make: (i: number) => Record<string, unknown>) => {
+    const p = file(text(Array.from({ length: 400 }, (_, i) => make(i))));
+    return parallelPays(p, statSync(p).size, 8 * SEGMENT);
+  };
+  t.true(sized((i) => base(i, i % 3 ? i % 5 : [i % 5, (i + 1) % 5])));
+  t.false(
+    sized((i) =>
+      base(i, [
+        ['append', i % 7, i],
+        ['r', i % 3, null],
+      ]),
+    ),
+  );
+  t.false(sized((i) => base(i, 1, { intendedTime: i, extra: i })));
 });

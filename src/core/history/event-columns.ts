@@ -85,7 +85,7 @@ export class EventColumnsEncoder {
     for (let i = 0; i < n; i++) {
       const ev = events[i] as HistoryEvent;
       const p = ev.process;
-      if ((p !== 'nemesis' && (p as number) > 0x7fffffff) || hasOtherFields(ev)) {
+      if ((p !== 'nemesis' && (p as number) > 0x7fffffff) || hasExtraFields(ev)) {
         whole.push([i, ev]);
         continue;
       }
@@ -145,10 +145,10 @@ export class EventColumnsEncoder {
 }
 
 /**
- * Whether `ev` has fields the columns do not carry. Counting keys costs less than walking them: a
- * validated event has the eight required fields (value is filled in as null when missing).
+ * Whether `ev` has fields the columns do not carry (it then travels whole). Counting keys costs less
+ * than walking them: a validated event has the eight required fields (a missing value is read as null).
  */
-function hasOtherFields(ev: HistoryEvent): boolean {
+export function hasExtraFields(ev: HistoryEvent): boolean {
   const carried =
     8 +
     (ev.key === undefined ? 0 : 1) +

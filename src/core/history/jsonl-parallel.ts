@@ -1,7 +1,7 @@
 import { fileInputError, InputError } from '../util/errors.ts';
 import { startModuleWorker } from '../util/module-worker.ts';
 import type { HistoryEvent } from './event.ts';
-import { EventColumnsDecoder } from './event-columns.ts';
+import { EventColumnsDecoder, hasExtraFields } from './event-columns.ts';
 import { indexError, type JsonlReadOptions, lastLine, parseLines } from './jsonl.ts';
 import {
   closeSegments,
@@ -23,6 +23,46 @@ const AHEAD = 4;
  */
 function workerOwns(k: number): boolean {
   return k % 3 !== 0;
+}
+
+/**
+ * Whether parsing on two threads pays for this file, judged on its first segment. Events cross
+ * threads as columns, where a structured value (array or object) travels as JSON text, written once
+ * and parsed again here once per distinct value; an event with extra fields travels whole (cloned).
+ * Both cost about what parsing did, so a history whose values are mostly distinct structures (Elle's
+ * transactions) or whose events carry extra fields reads faster on one thread; one whose values repeat
+ * (registers, counters, cas pairs) reads faster on two.
+ */
+export function parallelPays(file: string, size: number, segmentBytes = SEGMENT_BYTES): boolean {
+  let fd: number;
+  try {
+    fd = openSegments(file);
+  } catch {
+    return false;
+  }
+  try {
+    const distinct = new Set<string>();
+    let events = 0;
+    let costly = 0;
+    for (const block of segmentBlocks(file, readSegment(fd, file, 0, size, segmentBytes))) {
+      for (const ev of block.events) {
+        events++;
+        if (hasExtraFields(ev)) costly++;
+        else if (ev.value !== null && typeof ev.value === 'object') {
+          const text = JSON.stringify(ev.value);
+          if (!distinct.has(text)) {
+            distinct.add(text);
+            costly++;
+          }
+        }
+      }
+    }
+    return events > 0 && costly * 16 <= events;
+  } catch {
+    return false; // the sequential reader will say what is wrong
+  } finally {
+    closeSegments(fd);
+  }
 }
 
 /**

@@ -32,9 +32,9 @@ export const PARALLEL_MIN_BYTES = 16 << 20;
 export interface LoadOptions extends JsonlReadOptions {
   format?: 'auto' | HistoryFormat;
   /**
-   * Parse a large JSONL file on a worker thread while this thread consumes the events
-   * (./jsonl-parallel.ts). For consumers that only read events: equal structured values then share one
-   * object, and events are rebuilt with faultline's field order.
+   * Parse a large JSONL file on this thread and a worker thread together (./jsonl-parallel.ts), when
+   * its values make that pay. For consumers that only read events: equal structured values then share
+   * one object, and events are rebuilt with faultline's field order.
    */
   parallel?: boolean;
 }
@@ -112,10 +112,9 @@ export async function* readEventBatches(
   const format = !opts.format || opts.format === 'auto' ? await detectFormat(file) : opts.format;
   if (format === 'jsonl') {
     const size = opts.parallel ? await sizeOf(file) : 0;
-    if (size >= PARALLEL_MIN_BYTES) {
-      const { readJsonlBatchesInWorker } = await import('./jsonl-parallel.ts');
-      yield* readJsonlBatchesInWorker(file, size, opts);
-    } else yield* readJsonlBatches(file, opts);
+    const parallel = size >= PARALLEL_MIN_BYTES ? await import('./jsonl-parallel.ts') : undefined;
+    if (parallel?.parallelPays(file, size)) yield* parallel.readJsonlBatchesInWorker(file, size, opts);
+    else yield* readJsonlBatches(file, opts);
     return;
   }
   if (format === 'edn' || format === 'porcupine-kv') {
