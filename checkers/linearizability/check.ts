@@ -67,9 +67,24 @@ export async function checkPartitionsInline(
   signal: AbortSignal | undefined,
   searchOptions: SearchOptions = {},
 ): Promise<EngineResult> {
-  const searches = partitions.map((p) => new PartitionSearch(model, p.ops, searchOptions));
+  // A partition is summarized as soon as its search is decided and the search is dropped: its states
+  // and cache need not live until every partition is done (kv/c50-ok has ten partitions).
+  const searches: (PartitionSearch | null)[] = partitions.map(
+    (p) => new PartitionSearch(model, p.ops, searchOptions),
+  );
+  const summaries: (PartitionSummary | null)[] = partitions.map(() => null);
   const ms = new Float64Array(searches.length);
-  let running = searches.map((_, i) => i).filter((i) => searches[i]?.status === 'running');
+  const settle = (i: number): void => {
+    const search = searches[i] as PartitionSearch;
+    summaries[i] = summarizeSearch(search, model, search.status, ms[i] as number);
+    search.release();
+    searches[i] = null;
+  };
+  let running: number[] = [];
+  for (let i = 0; i < searches.length; i++) {
+    if (searches[i]?.status === 'running') running.push(i);
+    else settle(i);
+  }
   let timedOut = false;
   let aborted = false;
   let illegal = false;
@@ -80,12 +95,13 @@ export async function checkPartitionsInline(
       const t0 = performance.now();
       const status = search.run(SLICE_ITERATIONS);
       ms[i] = (ms[i] as number) + (performance.now() - t0);
+      if (status !== 'running') settle(i);
       if (status === 'illegal') {
         illegal = true;
         break;
       }
     }
-    running = running.filter((i) => searches[i]?.status === 'running');
+    running = running.filter((i) => searches[i] !== null);
     if (running.length === 0 || illegal) break;
     const now = performance.now();
     if (now >= deadline) {
@@ -101,12 +117,15 @@ export async function checkPartitionsInline(
       break;
     }
   }
-  const summaries = searches.map((s, i) => {
-    let status: PartitionStatus = s.status;
-    if (status === 'running') status = illegal ? 'cancelled' : 'unknown';
-    return summarizeSearch(s, model, status, ms[i] as number);
-  });
-  return { summaries, timedOut, aborted };
+  for (let i = 0; i < searches.length; i++) {
+    const search = searches[i];
+    if (!search) continue;
+    const status: PartitionStatus = illegal ? 'cancelled' : 'unknown';
+    summaries[i] = summarizeSearch(search, model, status, ms[i] as number);
+    search.release();
+    searches[i] = null;
+  }
+  return { summaries: summaries as PartitionSummary[], timedOut, aborted };
 }
 
 /**
@@ -131,9 +150,12 @@ function refutePartitions(
     if (!r) return summarizeWithoutSearch(model, 'cancelled');
     const search = new PartitionSearch(model, (partitions[i] as Partition).ops, searchOptions);
     const t0 = performance.now();
-    if (search.run(REFUTED_SEARCH_ITERATIONS) === 'illegal')
-      return summarizeSearch(search, model, 'illegal', performance.now() - t0);
-    return summarizeWithoutSearch(model, 'illegal', r);
+    const summary =
+      search.run(REFUTED_SEARCH_ITERATIONS) === 'illegal'
+        ? summarizeSearch(search, model, 'illegal', performance.now() - t0)
+        : summarizeWithoutSearch(model, 'illegal', r);
+    search.release();
+    return summary;
   });
   return { summaries, timedOut: false, aborted: false };
 }

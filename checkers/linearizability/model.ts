@@ -49,6 +49,14 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * partition, so a history the search could only refute by exhausting every order is decided at once.
    */
   refute?(ops: EncodedOps): Refutation | null;
+  /**
+   * Optional: a store for the states one search reaches, given the op classes it will step (class `c`
+   * is `inputs[c]`, `outputs[c]`). For models whose states are large and numerous (kv's ever-longer
+   * strings): the store keeps them in typed arrays instead of one object per state, so a search
+   * allocates almost nothing the garbage collector has to promote and trace. Without it the search
+   * interns the values `step` returns with `hash` and `equal`. The store must agree with them.
+   */
+  stateStore?(inputs: readonly I[], outputs: readonly O[]): StateStore<S>;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
   describeOperation(input: I, output: O): string;
@@ -56,6 +64,23 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
 }
 
 export type AnyModel = Model<unknown, unknown, unknown>;
+
+/**
+ * A model's own interning of the states one search reaches, as dense integer ids (see
+ * `Model.stateStore`). It must agree with the model: `step(id, c)` is the id of
+ * `model.step(value(id), inputs[c], outputs[c])`, and two ids differ exactly when their values are not
+ * `equal`. Ids count from 0 (the initial state, `model.init()`) in the order states are first reached.
+ */
+export interface StateStore<S> {
+  /** Distinct states so far. */
+  readonly size: number;
+  /** The id of the state after op class `c` from state `id`, added when unseen; -1 when illegal. */
+  step(id: number, c: number): number;
+  /** The state as the model's value (`describeState`, tests). */
+  value(id: number): S;
+  /** Hand the store's buffers back for reuse; the store must not be used afterwards. */
+  release(): void;
+}
 
 /** A proof that a partition is not linearizable, in partition-local op indices. */
 export interface Refutation {

@@ -1,3 +1,4 @@
+import { searchBuffers } from './buffer-pool.ts';
 import type { AnyModel } from './model.ts';
 import { EncodedOps } from './op-columns.ts';
 import { StateSpace } from './state-space.ts';
@@ -26,6 +27,17 @@ export const SLICE_ITERATIONS = 1 << 14;
  * frontier are rarely needed again. Memory then stays flat whatever the history's length.
  */
 export const CACHE_LIMIT = 1 << 18;
+
+/**
+ * Cache records are stored in pages of this many ints (256 KB), so the records never move: growing
+ * the cache adds a page instead of copying everything into an array twice the size (which left the old
+ * one as garbage, outside the JavaScript heap, until a major collection). Pages and slot tables come
+ * from {@link searchBuffers} and go back when the search is decided.
+ */
+const PAGE_INTS = 1 << 16;
+/** The first page starts this small and doubles up to a full page: most searches need a few records. */
+const FIRST_PAGE_INTS = 1 << 12;
+const FIRST_SLOT_INTS = 2 * 1024;
 
 /** How many distinct final states of the longest prefixes are kept for the report. */
 const MAX_BEST_STATES = 8;
@@ -135,7 +147,8 @@ export interface SearchOptions {
  *   doubly linked list in Int32Arrays; node 0 is the head, node 2n+1 a tail sentinel;
  * - model states are interned integers with a memoized step table (StateSpace);
  * - the linearized set is a Uint32Array bitset hashed incrementally (Zobrist: XOR one random key per op);
- * - the cache is an open-addressing hash set over (bitset window, state id) records in flat Int32Arrays.
+ * - the cache is an open-addressing hash set over (bitset window, state id) records in Int32Array
+ *   pages; its arrays come from a pool shared by the searches of the thread (./buffer-pool.ts).
  *
  * One pruning beyond Porcupine: an op the model calls read-only (legal only without changing the
  * state, e.g. a read or a failed cas) is linearized as soon as it is a legal candidate, without
@@ -185,10 +198,19 @@ export class PartitionSearch {
   private bitHash = 0;
 
   // Cache: open addressing over variable-length records (see insertIfAbsent).
-  /** Pairs [hash, record offset + 1]; 0 in the second cell marks an empty slot. */
-  private slots = new Int32Array(2 * 1024);
-  private records = new Int32Array(16 * 1024);
-  private recordsUsed = 0;
+  /** Pairs [hash, record reference + 1]; 0 in the second cell marks an empty slot. */
+  private slots = searchBuffers.take(FIRST_SLOT_INTS, true);
+  /**
+   * Record pages: a record's reference is its page's index times the page size plus its offset in the
+   * page (the page size is a power of two, so both are read back by shift and mask). A record never
+   * spans two pages. Page 0 grows by doubling up to the page size; later pages are full size.
+   */
+  private pages: Int32Array[] = [searchBuffers.take(FIRST_PAGE_INTS, false)];
+  /** Page being filled, its index in `pages`, and how much of it is used. */
+  private page: Int32Array = this.pages[0] as Int32Array;
+  private pageIndex = 0;
+  private pageUsed = 0;
+  private readonly pageShift: number;
   /** Window of the current bitset: first word not all ones, one past the last non-zero word. */
   private lo = 0;
   private hi = 0;
@@ -213,6 +235,10 @@ export class PartitionSearch {
     }
     this.space = new StateSpace(model, ops);
     this.words = Math.max(1, Math.ceil(n / 32));
+    // A page holds at least one record of the widest window ([state, lo, length] + every word).
+    let shift = 31 - Math.clz32(PAGE_INTS);
+    while (1 << shift < 3 + this.words) shift++;
+    this.pageShift = shift;
     const nodes = 2 * n + 2;
     this.tail = 2 * n + 1;
     this.next = new Int32Array(nodes);
@@ -388,14 +414,35 @@ export class PartitionSearch {
       this.bestStates = [sid];
     }
     this.status = status;
-    // A decided search never probes its cache again: free it now rather than when the whole check
-    // ends (the inline engine keeps every partition's search until then; kv/c50 has ten).
-    if (status !== 'running') {
-      this.slots = new Int32Array(2);
-      this.records = new Int32Array(0);
-      this.recordsUsed = 0;
-    }
+    // A decided search never probes its cache again: hand it to the next search now.
+    if (status !== 'running') this.releaseCache();
     return status;
+  }
+
+  /**
+   * Done with the search, summary made: give its cache and its state store back to
+   * {@link searchBuffers} for other searches. Neither `run` nor the summary may follow.
+   */
+  release(): void {
+    this.releaseCache();
+    this.space.release();
+  }
+
+  /**
+   * Give the cache's arrays back for other searches: a decided search does it at once (it never
+   * probes its cache again). Counts (`cacheSize`) are kept. Should the search run again, it starts
+   * with an empty cache (the cache only saves re-exploring).
+   */
+  private releaseCache(): void {
+    if (this.slots.length > 2) searchBuffers.give(this.slots);
+    for (const p of this.pages) searchBuffers.give(p);
+    this.slots = new Int32Array(2);
+    this.pages = [new Int32Array(0)];
+    this.page = this.pages[0] as Int32Array;
+    this.pageIndex = 0;
+    this.pageUsed = 0;
+    this.forgotten += this.entryCount;
+    this.entryCount = 0;
   }
 
   /**
@@ -431,8 +478,10 @@ export class PartitionSearch {
    */
   private insertIfAbsent(hash: number, sid: number, lo: number, hi: number): boolean {
     const bits = this.bits;
-    const records = this.records;
+    const pages = this.pages;
     const slots = this.slots;
+    const shift = this.pageShift;
+    const offsetMask = (1 << shift) - 1;
     const len = hi - lo;
     const mask = (slots.length >> 1) - 1;
     let i = (hash ^ (hash >>> 15)) & mask;
@@ -440,7 +489,8 @@ export class PartitionSearch {
       const ref = slots[2 * i + 1] as number;
       if (ref === 0) break;
       if (slots[2 * i] === hash) {
-        const base = ref - 1;
+        const records = pages[(ref - 1) >>> shift] as Int32Array;
+        const base = (ref - 1) & offsetMask;
         if (records[base] === sid && records[base + 1] === lo && records[base + 2] === len) {
           let same = true;
           for (let k = 0; k < len; k++) {
@@ -455,37 +505,57 @@ export class PartitionSearch {
       i = (i + 1) & mask;
     }
     if (this.entryCount >= CACHE_LIMIT) {
+      // Empty the cache; its pages are kept and refilled from the first.
       this.forgotten += this.entryCount;
       this.entryCount = 0;
-      this.recordsUsed = 0;
+      this.pageIndex = 0;
+      this.page = pages[0] as Int32Array;
+      this.pageUsed = 0;
       this.slots.fill(0);
       return this.insertIfAbsent(hash, sid, lo, hi);
     }
-    if (this.recordsUsed + 3 + len > this.records.length) this.growRecords(3 + len);
-    const out = this.records;
-    const base = this.recordsUsed;
+    if (this.pageUsed + 3 + len > this.page.length) this.nextPage(3 + len);
+    const out = this.page;
+    const base = this.pageUsed;
     out[base] = sid;
     out[base + 1] = lo;
     out[base + 2] = len;
     for (let k = 0; k < len; k++) out[base + 3 + k] = bits[lo + k] as number;
-    this.recordsUsed = base + 3 + len;
+    this.pageUsed = base + 3 + len;
     slots[2 * i] = hash;
-    slots[2 * i + 1] = base + 1;
+    slots[2 * i + 1] = this.pageIndex * (1 << shift) + base + 1;
     this.entryCount++;
     if (2 * this.entryCount > mask + 1) this.growSlots();
     return true;
   }
 
-  private growRecords(need: number): void {
-    const records = new Int32Array(Math.max(this.records.length * 2, this.recordsUsed + need));
-    records.set(this.records.subarray(0, this.recordsUsed));
-    this.records = records;
+  /**
+   * Make room for a record of `need` ints: double the first page while it is smaller than a page
+   * (copying it; the old array goes back to the pool), else move on to the next page, reusing one
+   * kept from before the cache was last emptied.
+   */
+  private nextPage(need: number): void {
+    const full = 1 << this.pageShift;
+    if (this.pageIndex === 0 && this.page.length < full) {
+      let size = Math.max(FIRST_PAGE_INTS, this.page.length * 2);
+      while (size < this.pageUsed + need && size < full) size *= 2;
+      const grown = searchBuffers.take(Math.min(full, size), false);
+      grown.set(this.page.subarray(0, this.pageUsed));
+      searchBuffers.give(this.page);
+      this.pages[0] = grown;
+      this.page = grown;
+      if (this.pageUsed + need <= grown.length) return;
+    }
+    this.pageIndex++;
+    if (this.pageIndex === this.pages.length) this.pages.push(searchBuffers.take(full, false));
+    this.page = this.pages[this.pageIndex] as Int32Array;
+    this.pageUsed = 0;
   }
 
-  /** Double the slot table and re-place every entry by its stored hash. */
+  /** Double the slot table and re-place every entry by its stored hash; the old table goes back to the pool. */
   private growSlots(): void {
     const old = this.slots;
-    const slots = new Int32Array(old.length * 2);
+    const slots = searchBuffers.take(old.length * 2, true);
     const mask = (slots.length >> 1) - 1;
     for (let j = 0; j < old.length; j += 2) {
       const ref = old[j + 1] as number;
@@ -497,5 +567,6 @@ export class PartitionSearch {
       slots[2 * i + 1] = ref;
     }
     this.slots = slots;
+    searchBuffers.give(old);
   }
 }

@@ -1,4 +1,4 @@
-import { type AnyModel, ILLEGAL } from './model.ts';
+import { type AnyModel, ILLEGAL, type StateStore } from './model.ts';
 import type { EncodedOps } from './op-columns.ts';
 
 /**
@@ -19,10 +19,15 @@ const DENSE_CELL_LIMIT = 1 << 16;
  *
  * The first states get dense memo rows (one cell per op, the fast path of the search loop).
  *
+ * A model with a state store (`Model.stateStore`, kv) interns its states itself: the ids are the
+ * store's, and no state value is held here.
+ *
  * Memo cell encoding: 0 = not computed yet, -1 = illegal, otherwise next state id + 1.
  */
 export class StateSpace {
-  readonly states: unknown[] = [];
+  /** The interned states, by id; empty when the model's store holds them. */
+  private readonly states: unknown[] = [];
+  private store: StateStore<unknown> | null;
   /** Dense memo: row per state id below `denseRows`, one cell per op class. */
   memo: Int32Array;
   /** Op → its class (memo column). */
@@ -61,7 +66,24 @@ export class StateSpace {
     this.maxDenseRows = Math.max(1, Math.floor(DENSE_CELL_LIMIT / this.width));
     this.denseRows = Math.min(8, this.maxDenseRows);
     this.memo = new Int32Array(this.denseRows * this.width);
-    this.intern(model.init());
+    this.store = model.stateStore?.(this.inputs, this.outputs) ?? null;
+    if (!this.store) this.intern(model.init());
+  }
+
+  /** Distinct states reached so far. */
+  get size(): number {
+    return this.store ? this.store.size : this.states.length;
+  }
+
+  /** The state with id `sid`, as the model's value. */
+  value(sid: number): unknown {
+    return this.store ? this.store.value(sid) : this.states[sid];
+  }
+
+  /** Hand the model's store back (summaries are made first: `value` and `resolve` need it). */
+  release(): void {
+    this.store?.release();
+    this.store = null;
   }
 
   /** The id of `state`, adding it when unseen. */
@@ -122,8 +144,15 @@ export class StateSpace {
       if (cached !== 0) return cached;
     }
     this.modelCalls++;
-    const next = this.model.step(this.states[sid], this.inputs[c], this.outputs[c]);
-    const cell = next === ILLEGAL ? -1 : this.intern(next) + 1;
+    let cell: number;
+    if (this.store) {
+      cell = this.store.step(sid, c) + 1;
+      if (cell === 0) cell = -1;
+      else if (cell > this.denseRows && this.denseRows < this.maxDenseRows) this.growDense();
+    } else {
+      const next = this.model.step(this.states[sid], this.inputs[c], this.outputs[c]);
+      cell = next === ILLEGAL ? -1 : this.intern(next) + 1;
+    }
     // intern() may have grown the dense table: index it afresh.
     if (sid < this.denseRows) this.memo[sid * this.width + c] = cell;
     return cell;

@@ -43,7 +43,7 @@ export function summarizeSearch(
   // A partition stopped early has only the prefix recorded at its last backtrack; the live stack may
   // be longer, so take whichever is longer.
   let prefix = Array.from(search.bestOps.subarray(0, Math.max(0, search.bestLen)));
-  let statesSeen = search.bestStates.map((sid) => model.describeState(space.states[sid]));
+  let statesSeen = search.bestStates.map((sid) => model.describeState(space.value(sid)));
   let blockedOp = search.bestBlockedOp;
   if (status !== 'ok' && status !== 'illegal') {
     const live = search.currentPrefix();
@@ -62,19 +62,19 @@ export function summarizeSearch(
     const cell = space.resolve(sid, prefix[k] as number);
     if (cell <= 0) break; // cannot happen for a recorded prefix; stop rather than render garbage
     sid = cell - 1;
-    if (k >= prefixStatesFrom) prefixStates.push(model.describeState(space.states[sid]));
+    if (k >= prefixStatesFrom) prefixStates.push(model.describeState(space.value(sid)));
   }
-  if (statesSeen.length === 0 && status !== 'ok') statesSeen = [model.describeState(space.states[sid])];
+  if (statesSeen.length === 0 && status !== 'ok') statesSeen = [model.describeState(space.value(sid))];
   return {
     status,
     steps: search.steps,
     modelCalls: space.modelCalls,
     cacheSize: search.cacheSize,
-    distinctStates: space.states.length,
+    distinctStates: space.size,
     prefix,
     prefixStates,
     prefixStatesFrom,
-    initialState: model.describeState(space.states[0]),
+    initialState: model.describeState(space.value(0)),
     blockedOp,
     statesSeen,
     ms,
