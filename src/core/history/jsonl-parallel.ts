@@ -99,6 +99,11 @@ export async function* readJsonlBatchesInWorker(
     failure = err;
     notify();
   });
+  // A worker that ends without having posted what it owns would otherwise leave this thread waiting.
+  worker?.on('exit', (code) => {
+    failure ??= new Error(`${file}: the reader thread ended early (exit code ${code})`);
+    notify();
+  });
   const decoder = new EventColumnsDecoder();
   let fd: number;
   try {
@@ -165,6 +170,7 @@ export async function* readJsonlBatchesInWorker(
     throw fileInputError(file, err);
   } finally {
     closeSegments(fd);
+    worker?.removeAllListeners('exit');
     await worker?.terminate();
   }
 }

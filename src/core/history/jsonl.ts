@@ -54,7 +54,7 @@ export async function* readJsonlBatches(
       carry = lastNl + 1 < text.length ? text.slice(lastNl + 1) : '';
       const body = text.slice(0, lastNl);
       const { lines, longest } = lineStats(body);
-      const batch = parseBody(body, lines, longest, file, lineNo, next);
+      const batch = parseLines(body, lines, longest, file, lineNo, next).events;
       lineNo += lines;
       next += batch.length;
       if (batch.length > 0) yield batch;
@@ -117,22 +117,10 @@ export function lineStats(body: string): { lines: number; longest: number } {
  * which costs far less than a call per line. Anything unusual (a bad or blank line, a line holding two
  * values, a digit run long enough to be a big integer) falls back to line-by-line parsing, which finds
  * and names the offending line and keeps big integers (./json-text.ts).
- */
-export function parseBody(
-  body: string,
-  lines: number,
-  longest: number,
-  file: string,
-  lineBefore: number,
-  next: number,
-): HistoryEvent[] {
-  return parseLines(body, lines, longest, file, lineBefore, next).events;
-}
-
-/**
- * {@link parseBody}, also for a part of a file read apart from what precedes it: with `next` null, the
- * first event's own index is taken as the expected one (the caller checks it against the events before).
- * Also returns the line of the first event, 1-based within `body` (0 when there is none).
+ *
+ * `next` is the index the first event must have; null for a part of a file read apart from what
+ * precedes it, where the first event's own index is taken (the caller checks it against the events
+ * before). Also returns the line of the first event, 1-based within `body` (0 when there is none).
  */
 export function parseLines(
   body: string,
