@@ -226,12 +226,22 @@ async function failUnderRunningDb(
     throw new Error(
       `${node}: ${u.processName} did not run and write on the lazy filesystem within 20 s (${seen.onDir}, ${seen.stats?.writes ?? 0} writes)`,
     );
+  // The contrast "its fsyncs succeeded, then failed" is the landing's best evidence: give the database a
+  // moment to make its first fsync (a writer may fsync only every few writes), without requiring one.
+  const synced =
+    (seen.stats?.fsyncs ?? 0) > 0
+      ? seen.stats
+      : await pollFor(
+          () => stats(remote, node, u),
+          (x) => (x?.fsyncs ?? 0) > 0,
+          { timeoutMs: FIRST_FSYNC_MS, stepMs: POLL_STEP_MS },
+        );
   const logFiles = sut?.logFiles?.(node) ?? [];
   const observer = sut?.peerView ? observersFor(remote, [node]) : null;
   u.running = {
     pid,
-    writes: seen.stats?.writes ?? 0,
-    fsyncs: seen.stats?.fsyncs ?? 0,
+    writes: synced?.writes ?? seen.stats?.writes ?? 0,
+    fsyncs: synced?.fsyncs ?? 0,
     ioErrors: (await ioErrorsLogged(remote, node, logFiles)).count,
     logFiles,
     ...(observer && sut?.peerView && { observer, peerBefore: peerText(await sut.peerView(observer, node)) }),
@@ -273,6 +283,8 @@ function victimSignal(
   return { side: 'victim', node, signal, during: seen.onDir, landed: seen.onDir !== 'none' };
 }
 
+/** How long fsync-fail waits for the database's first fsync before it makes fsyncs fail anyway. */
+const FIRST_FSYNC_MS = 5_000;
 /** How long a database may take to react to its fsyncs failing (it fsyncs on its next write). */
 const REACTION_MS = 20_000;
 /** Between reads of the filesystem's counters and the database's state. */

@@ -149,6 +149,39 @@ test('cycle restarts a finite generator; reserve splits threads', (t) => {
   t.true(ops.filter((o) => o.f === 'write').every((o) => (o.thread as number) >= 2));
 });
 
+test('independent concurrent generator under a rate: groups take turns, by thread count, none starves', (t) => {
+  // 10 threads in groups of 3 (the last has one) sharing 50 ops/s, each op done in 5 ms: a free thread
+  // is almost always there in group 0, which must not take every op.
+  const keys = (function* () {
+    for (let i = 0; ; i++) yield String(i);
+  })();
+  const ops = simulate(
+    clients(
+      rate(
+        50,
+        independentConcurrent(3, keys, () => limit(200, repeat(read))),
+      ),
+    ),
+    {
+      concurrency: 10,
+      opNs: 5_000_000,
+      maxOps: 1500,
+    },
+  );
+  const group = (o: (typeof ops)[number]) => Math.floor((o.thread as number) / 3);
+  const counts = [0, 0, 0, 0];
+  const last = [0, 0, 0, 0];
+  let widestGap = 0;
+  for (const o of ops) {
+    const g = group(o);
+    counts[g] = (counts[g] ?? 0) + 1;
+    widestGap = Math.max(widestGap, o.at - (last[g] ?? 0));
+    last[g] = o.at;
+  }
+  t.deepEqual(counts, [450, 450, 450, 150]);
+  t.true(widestGap <= 200_000_000, `a group waited ${widestGap / 1e6} ms for an op`);
+});
+
 test('independent concurrent generator: groups of n threads, one key each, next key when done', (t) => {
   const keys = ['0', '1', '2', '3'];
   const ops = simulate(clients(independentConcurrent(2, keys, () => limit(3, repeat(read)))), {
@@ -161,4 +194,36 @@ test('independent concurrent generator: groups of n threads, one key each, next 
     const groups = new Set(ops.filter((o) => o.key === k).map((o) => Math.floor((o.thread as number) / 2)));
     t.is(groups.size, 1);
   }
+});
+
+test('reserve under a rate: both thread ranges get ops, not only the first with a free thread', (t) => {
+  const ops = simulate(clients(rate(50, limit(100, reserve(2, repeat(read), repeat({ f: 'write' }))))), {
+    concurrency: 4,
+    opNs: 5_000_000,
+  });
+  const reads = ops.filter((o) => o.f === 'read').length;
+  t.is(ops.length, 100);
+  t.true(reads >= 40 && reads <= 60, `${reads} reads of 100`);
+});
+
+test('each-thread under a rate: every thread gets its turn', (t) => {
+  const ops = simulate(
+    clients(
+      rate(
+        50,
+        limit(
+          90,
+          eachThread(() => repeat(read)),
+        ),
+      ),
+    ),
+    {
+      concurrency: 3,
+      opNs: 5_000_000,
+    },
+  );
+  t.deepEqual(
+    [0, 1, 2].map((th) => ops.filter((o) => o.thread === th).length),
+    [30, 30, 30],
+  );
 });

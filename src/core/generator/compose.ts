@@ -51,28 +51,34 @@ export function nemesis(g: GenLike, clientGen?: GenLike): Generator {
   return clientGen === undefined ? n : any(clients(clientGen), n);
 }
 
-/** Whichever generator offers the soonest op; updates go to all. */
+/**
+ * Whichever generator offers the soonest op; updates go to all. Generators offering ops at the same time
+ * take turns (the scan starts after the last one chosen), so under a rate the first never takes them all.
+ */
 export function any(...gs: GenLike[]): Generator {
-  const live = gs.map(gen);
+  let live = gs.map(gen);
   let chosen: Generator | undefined;
+  let lastChosen: Generator | undefined;
   return {
     peek(ctx) {
+      let offers = live.map((g) => g.peek(ctx));
+      if (offers.includes(null)) {
+        live = live.filter((_, i) => offers[i] !== null);
+        offers = offers.filter((r) => r !== null);
+      }
       let best: GenOp | undefined;
       let pending = false;
-      for (let i = 0; i < live.length; i++) {
-        const g = live[i] as Generator;
-        const r = g.peek(ctx);
-        if (r === null) {
-          live.splice(i--, 1);
-          continue;
-        }
+      const start = lastChosen === undefined ? 0 : live.indexOf(lastChosen) + 1;
+      for (let j = 0; j < live.length; j++) {
+        const i = (start + j) % live.length;
+        const r = offers[i] as GenOp | Pending;
         if (r === PENDING) {
           pending = true;
           continue;
         }
         if (!best || opTime(ctx, r) < opTime(ctx, best)) {
           best = r;
-          chosen = g;
+          chosen = live[i];
         }
       }
       if (best) return best;
@@ -80,6 +86,7 @@ export function any(...gs: GenLike[]): Generator {
     },
     take(ctx, op) {
       chosen?.take(ctx, op);
+      lastChosen = chosen;
       chosen = undefined;
     },
     update(ctx, ev) {
@@ -186,11 +193,16 @@ export function untilOk(g: GenLike): Generator {
 function perKey(keyOf: (ctx: Context, t: ThreadId) => string, make: (key: string) => GenLike): Generator {
   const subs = new Map<string, { g: Generator; r: Restriction; done: boolean }>();
   let chosen: { g: Generator; r: Restriction } | undefined;
+  // Copies offering ops at the same time take turns (see independentConcurrent).
+  let lastThread: ThreadId | undefined;
   return {
     peek(ctx) {
       let best: GenOp | undefined;
       let live = false;
-      for (const t of ctx.threads) {
+      const threads = ctx.threads;
+      const start = lastThread === undefined ? 0 : threads.indexOf(lastThread) + 1;
+      for (let j = 0; j < threads.length; j++) {
+        const t = threads[(start + j) % threads.length] as ThreadId;
         const key = keyOf(ctx, t);
         let sub = subs.get(key);
         if (!sub) {
@@ -220,6 +232,7 @@ function perKey(keyOf: (ctx: Context, t: ThreadId) => string, make: (key: string
     take(ctx, op) {
       if (chosen) chosen.g.take(chosen.r.of(ctx), op);
       chosen = undefined;
+      lastThread = op.thread;
     },
     update(ctx, ev) {
       const sub = subs.get(keyOf(ctx, ev.thread));
@@ -271,6 +284,10 @@ export function independentConcurrent(
   const keyIter = keys[Symbol.iterator]();
   const groups = new Map<number, { key: string; g: Generator; r: Restriction } | null>();
   let chosen: { g: Generator; r: Restriction } | undefined;
+  // Groups whose ops are due at the same time take turns: the scan starts after the thread that took the
+  // last op (Jepsen breaks such ties at random, weighted by threads). Always scanning from thread 0 gave
+  // every op to the first group with a free thread and starved the others' keys.
+  let lastThread: ThreadId | undefined;
   const nextFor = (group: number): { key: string; g: Generator; r: Restriction } | null => {
     const k = keyIter.next();
     if (k.done) return null;
@@ -286,7 +303,10 @@ export function independentConcurrent(
       let best: GenOp | undefined;
       let live = false;
       const seen = new Set<number>();
-      for (const t of ctx.threads) {
+      const threads = ctx.threads;
+      const start = lastThread === undefined ? 0 : threads.indexOf(lastThread) + 1;
+      for (let j = 0; j < threads.length; j++) {
+        const t = threads[(start + j) % threads.length] as ThreadId;
         if (typeof t !== 'number') continue;
         const group = Math.floor(t / n);
         if (seen.has(group)) continue;
@@ -325,6 +345,7 @@ export function independentConcurrent(
     take(ctx, op) {
       if (chosen) chosen.g.take(chosen.r.of(ctx), op);
       chosen = undefined;
+      lastThread = op.thread;
     },
     update(ctx, ev) {
       if (typeof ev.thread !== 'number') return;
