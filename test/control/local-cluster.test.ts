@@ -372,3 +372,37 @@ fx.test(
     t.is((await starter(viaExec)).stdout.trim(), 'sshd');
   },
 );
+
+fx.test(
+  'fast runner on a node: a subshell of the runner under its watchdog; the deadline holds on the node',
+  async (t) => {
+    const r = await fx.connect();
+    const admin = await fx.connect({ commandRunners: 0 });
+    t.teardown(() => Promise.all([r.close(), admin.close()]).then(() => undefined));
+    // The parent of the command's own process, read without naming $PPID (which would select `argv`).
+    const parent = 'read -r a b c p rest </proc/self/stat; echo "$p $(cat /proc/$p/comm)"';
+    const [runnerPid, comm] = (await r.exec('n2', parent)).stdout.trim().split(' ');
+    t.is(comm, 'sh', 'forked by the runner itself: no timeout, no sh -c');
+    const watchdog = `pgrep -f ${shellQuote(`[f]aultline-runner-watchdog ${runnerPid} `)}`;
+    t.is((await admin.exec('n2', watchdog, { check: false })).code, 0, 'its watchdog runs');
+
+    const marker = `${61 + (process.pid % 1000) / 1000}`;
+    const sleeping = `pgrep -f ${shellQuote(`[s]leep ${marker}`)}`;
+    await t.throwsAsync(r.exec('n2', `sh -c "sleep ${marker}; :"`, { timeoutMs: 500 }), {
+      instanceOf: RemoteTimeoutError,
+    });
+    t.is((await admin.exec('n2', sleeping, { check: false })).code, 1, 'the grandchild was killed');
+    t.is((await r.exec('n2', parent)).stdout.split(' ')[0], runnerPid, 'the same runner goes on');
+
+    // The connection drops mid-command (its sshd session killed): the node still keeps the deadline.
+    const lost = r.exec('n2', `sh -c "sleep ${marker}; :"`, { timeoutMs: 2500 });
+    await new Promise((res) => setTimeout(res, 300));
+    await admin.exec('n2', `kill -9 "$(ps -o ppid= -p ${runnerPid})"`);
+    await t.throwsAsync(lost, { instanceOf: RemoteChannelError });
+    t.is((await admin.exec('n2', sleeping, { check: false })).code, 0, 'running until its deadline');
+    const gone = `i=0; while ${sleeping} >/dev/null && [ $i -lt 60 ]; do sleep 0.1; i=$((i+1)); done; ${sleeping}`;
+    t.is((await admin.exec('n2', gone, { check: false })).code, 1, 'killed at its deadline');
+    const left = `i=0; while ${watchdog} >/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; ${watchdog}`;
+    t.is((await admin.exec('n2', left, { check: false })).code, 1, 'the watchdog is gone with its runner');
+  },
+);

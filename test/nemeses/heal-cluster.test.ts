@@ -20,7 +20,8 @@ async function startVictim(): Promise<number> {
   const remote = await fx.remote();
   await remote.exec(
     'n1',
-    `setsid sh -c 'sleep 600 & echo $! > ${victimPid}; wait' </dev/null >/dev/null 2>&1 &`,
+    // The pidfile of an earlier victim must not be read back as this one's.
+    `rm -f ${victimPid}; setsid sh -c 'sleep 600 & echo $! > ${victimPid}; wait' </dev/null >/dev/null 2>&1 &`,
   );
   for (let i = 0; i < 100; i++) {
     const pid = Number.parseInt(

@@ -29,17 +29,29 @@ export function remoteArgv(
   timeoutMs: number,
   hasSudoPassword: boolean,
 ): string {
-  let inner = envPrefix(opts.env) + command;
-  if (opts.cwd) inner = `cd ${shellQuote(opts.cwd)} && ${inner}`;
-  let argv = `sh -c ${shellQuote(inner)}`;
+  let argv = `sh -c ${shellQuote(remoteScript(command, opts))}`;
   if (timeoutMs > 0) argv = `timeout -k ${KILL_GRACE_S} ${(timeoutMs / 1000).toFixed(3)} ${argv}`;
-  if (opts.sudo && spec.user !== 'root') {
+  if (needsSudo(spec, opts)) {
     argv = hasSudoPassword ? `sudo -S -p '' -- ${argv}` : `sudo -n -- ${argv}`;
   }
   return argv;
 }
 
-/** GNU timeout exits 124 after TERM, 128+9 when it had to KILL. */
+/** The shell text the node's `sh` runs: the env exports, the `cd`, then the command. */
+export function remoteScript(command: string, opts: ExecOptions): string {
+  const inner = envPrefix(opts.env) + command;
+  return opts.cwd ? `cd ${shellQuote(opts.cwd)} && ${inner}` : inner;
+}
+
+/** Whether the command is wrapped in sudo: asked for, and the login user is not root already. */
+export function needsSudo(spec: NodeSpec, opts: ExecOptions): boolean {
+  return (opts.sudo ?? false) && spec.user !== 'root';
+}
+
+/**
+ * GNU timeout exits 124 after TERM, 128+9 when it had to KILL; a runner's watchdog (ssh-runner.ts) reports
+ * its timeouts the same way.
+ */
 export function looksTimedOut(code: number, elapsedMs: number, timeoutMs: number): boolean {
   return timeoutMs > 0 && (code === 124 || code === 137) && elapsedMs >= timeoutMs * 0.9;
 }

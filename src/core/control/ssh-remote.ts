@@ -13,10 +13,23 @@ import {
   RemoteTimeoutError,
 } from './errors.ts';
 import { shellQuote } from './quote.ts';
-import { buildRemoteCommand, KILL_GRACE_S, looksTimedOut, remoteArgv } from './remote-command.ts';
+import {
+  buildRemoteCommand,
+  KILL_GRACE_S,
+  looksTimedOut,
+  needsSudo,
+  remoteArgv,
+  remoteScript,
+} from './remote-command.ts';
 import { Semaphore } from './semaphore.ts';
 import { type ConnectionOptions, SshConnector } from './ssh-connection.ts';
-import { type Collected, CommandRunner, RunnerLostError } from './ssh-runner.ts';
+import {
+  type Collected,
+  CommandRunner,
+  type RunnerJob,
+  RunnerLostError,
+  RunnerStartError,
+} from './ssh-runner.ts';
 import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote, TransferOptions } from './types.ts';
 
 export interface RemoteOptions extends ConnectionOptions {
@@ -40,7 +53,7 @@ export interface RemoteOptions extends ConnectionOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-/** Extra wait on the control side beyond the remote `timeout` before giving up on a silent node. */
+/** Extra wait on the control side beyond the node-side timeout before giving up on a silent node. */
 const WATCHDOG_SLACK_MS = (KILL_GRACE_S + 3) * 1000;
 
 function tempTransferPath(): string {
@@ -58,6 +71,10 @@ class NodeSession {
   /** Idle runners, and how many runners each connection has open. */
   private idleRunners: CommandRunner[] = [];
   private readonly runnerCount = new Map<Client, number>();
+  /** Runners started with their connection and not yet handed to a command. */
+  private warming: { client: Client; runner: Promise<CommandRunner | undefined> }[] = [];
+  /** Connections where a runner's shell never reported its mode: exec channels only there. */
+  private readonly noRunners = new WeakSet<Client>();
 
   constructor(
     readonly spec: NodeSpec,
@@ -69,27 +86,67 @@ class NodeSession {
   }
 
   /**
-   * An idle runner on `c`, or a new one while `c` has fewer than the limit; undefined when all are busy
-   * (the caller then opens an exec channel). Throws when the runner's channel cannot be opened.
+   * An idle runner on `c`, else one still starting, else a new one while `c` has fewer than the limit;
+   * undefined when all are busy or runners do not start on `c` (the caller then opens an exec channel).
+   * Throws when a new runner's channel cannot be opened or is lost while it starts.
    */
   async runner(c: Client): Promise<CommandRunner | undefined> {
     this.idleRunners = this.idleRunners.filter((r) => r.usable);
-    const idle = this.idleRunners.findIndex((r) => r.client === c);
+    // The most recently used first: its processes are the warmest on the node.
+    const idle = this.idleRunners.findLastIndex((r) => r.client === c);
     if (idle >= 0) return this.idleRunners.splice(idle, 1)[0];
+    const warming = this.warming.findIndex((w) => w.client === c);
+    if (warming >= 0) {
+      const r = await this.warming.splice(warming, 1)[0]?.runner;
+      if (r?.usable) return r;
+      r?.close();
+    }
     const count = this.runnerCount.get(c) ?? 0;
-    if (count >= this.maxRunners) return undefined;
-    this.runnerCount.set(c, count + 1);
+    if (count >= this.maxRunners || this.noRunners.has(c)) return undefined;
+    return this.startRunner(c);
+  }
+
+  /**
+   * Start the connection's runners in the background, so that the first commands on it, and the first
+   * ones run side by side, do not each wait for a runner's shell and watchdog to come up.
+   */
+  private warm(c: Client): void {
+    for (let i = 0; i < this.maxRunners; i++) {
+      const runner = this.startRunner(c).catch((err: Error) => {
+        log().debug({ node: this.spec.name, err: err.message }, 'command runner did not start');
+        return undefined;
+      });
+      const entry = { client: c, runner };
+      this.warming.push(entry);
+      void entry.runner.then((r) => {
+        const at = this.warming.indexOf(entry);
+        if (at < 0) return; // a command took it
+        this.warming.splice(at, 1);
+        if (r) this.release(r);
+      });
+    }
+  }
+
+  private async startRunner(c: Client): Promise<CommandRunner | undefined> {
+    this.runnerCount.set(c, (this.runnerCount.get(c) ?? 0) + 1);
+    let opened = false;
     try {
-      return await CommandRunner.start(c, (command, onStream) =>
+      const runner = await CommandRunner.start(c, (command, onStream) =>
         openExec(c, command, (stream) => {
+          opened = true;
           this.hold(c, stream);
           stream.once('close', () => this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1));
           onStream(stream);
         }),
       );
+      log().debug({ node: this.spec.name, fast: runner.fast }, 'command runner started');
+      return runner;
     } catch (err) {
-      this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1);
-      throw err;
+      if (!opened) this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1);
+      if (!(err instanceof RunnerStartError)) throw err;
+      this.noRunners.add(c);
+      log().warn({ node: this.spec.name, err: err.message }, 'command runners disabled on this connection');
+      return undefined;
     }
   }
 
@@ -112,6 +169,7 @@ class NodeSession {
         this.client = c;
         // Small request/response exchanges: Nagle plus delayed ACKs would add ~40 ms to every command.
         c.setNoDelay(true);
+        this.warm(c);
         c.on('close', () => {
           if (this.client === c) this.client = undefined;
           this.openChannels.delete(c);
@@ -282,8 +340,13 @@ class SshRemote implements Remote {
                 })
               : undefined;
           if (runner) {
-            const argv = remoteArgv(spec, command, opts, timeoutMs, false);
-            return this.runOn(session, runner, argv, timeoutMs, redacted);
+            const job: RunnerJob = {
+              script: remoteScript(command, opts),
+              timeoutMs,
+              argv: remoteArgv(spec, command, opts, timeoutMs, false),
+              argvOnly: needsSudo(spec, opts),
+            };
+            return this.runOn(session, runner, job, redacted);
           }
           try {
             let collected: Promise<Collected> | undefined;
@@ -348,13 +411,12 @@ class SshRemote implements Remote {
   private async runOn(
     session: NodeSession,
     runner: CommandRunner,
-    argv: string,
-    timeoutMs: number,
+    job: RunnerJob,
     redacted: string,
   ): Promise<{ collected: Promise<Collected> }> {
     const node = session.spec.name;
     try {
-      const out = await runner.run(argv, timeoutMs > 0 ? timeoutMs + WATCHDOG_SLACK_MS : 0);
+      const out = await runner.run(job, job.timeoutMs > 0 ? job.timeoutMs + WATCHDOG_SLACK_MS : 0);
       session.release(runner);
       return { collected: Promise.resolve(out) };
     } catch (err) {

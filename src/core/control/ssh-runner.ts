@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, ClientChannel } from 'ssh2';
+import { shellQuote } from './quote.ts';
+import { KILL_GRACE_S } from './remote-command.ts';
 
 /** What a finished command left: its output, exit code, and whether the control side gave up on it. */
 export interface Collected {
@@ -9,6 +11,9 @@ export interface Collected {
   watchdog: boolean;
 }
 
+/** A runner's channel opened but its shell never reported its mode; exec channels may still work. */
+export class RunnerStartError extends Error {}
+
 /** Why a runner command failed without an exit code. `started` says whether the node had begun it. */
 export class RunnerLostError extends Error {
   constructor(
@@ -17,6 +22,159 @@ export class RunnerLostError extends Error {
   ) {
     super(message);
   }
+}
+
+/** One command for a runner, in both forms it may take on the node. */
+export interface RunnerJob {
+  /** The shell text to run, its env and cwd prefix included: what `sh -c` would be given. */
+  script: string;
+  /** Node-side timeout in ms (0: none). */
+  timeoutMs: number;
+  /** The command as an exec channel runs it: `timeout -k … sh -c '<script>'`, with sudo outside. */
+  argv: string;
+  /** Only `argv` will do: sudo for a non-root login user (the runner could not signal what it starts). */
+  argvOnly: boolean;
+}
+
+/** How long a new runner may take to report its mode. */
+const START_TIMEOUT_MS = 15_000;
+
+/**
+ * Scripts the subshell form would change, so they run as `argv`: `$$` and `$PPID` would name the runner
+ * rather than the command's own shell (and `$!` its last background job), and a background job (`&`,
+ * but not `&&`, `>&`, `<&` or `|&`) would stay in the runner's process group, where a later command's
+ * timeout would signal it. A false positive (an `&` inside quotes) only costs the slower form.
+ */
+const NEEDS_OWN_SHELL = /\$\{?#?[$!]|PPID|(?:^|[^&<>|])&(?!&)/;
+
+/** The form `job` takes on a runner: a subshell of the runner (fast mode only), or its `argv`. */
+export function runnerForm(fast: boolean, job: RunnerJob): 'subshell' | 'argv' {
+  return fast && !job.argvOnly && !NEEDS_OWN_SHELL.test(job.script) ? 'subshell' : 'argv';
+}
+
+/**
+ * The watchdog of a fast runner: one bash per runner, started once under setsid, so in a session and
+ * process group of its own, out of reach of the signals it sends to the runner's group. (Started as a
+ * job of a bash with `set -m` it gets a group of its own without the exec of setsid, but shares the
+ * runner's session and so its scheduler autogroup; in interleaved bench runs that p99 was the same or
+ * higher.) Its fds:
+ * 3 reads `T <nonce> <seconds>` as each command starts (the one message that wakes it), 7 reads a `D` as
+ * each command ends (read only when it needs to know: at a deadline, and now and then to keep the pipe
+ * short), 4 answers the runner (`K`: in time, `T`: timed out) and doubles as its timer (nothing to read
+ * there while it naps), 5 and 6 are the channel's stdout and stderr.
+ *
+ * At a deadline with the command's `D` still missing it first sends USR1 to the runner (which will then
+ * wait for its answer before reporting or starting anything), looks for the `D` once more, and only then
+ * sends TERM to the runner's process group: the runner traps it; the command and what it started in the
+ * group get it. So a TERM can never reach a later command, and a command is reported as timed out (124)
+ * or in time, never both. A command still running KILL_GRACE_S later is killed with the whole group,
+ * runner included, and the watchdog prints the end markers itself: exit 137 and `end` (the runner is
+ * gone). EOF on fd 3 means the runner exited: it quits, after keeping the deadline of a command the runner
+ * left running.
+ */
+const WATCHDOG = `R=$2 G=$3 c=0 m=0
+((BASH_VERSINFO[0] >= 4)) || exit
+alive() { kill -0 -- "-$R"; }
+nap() { read -r -t "$1" -u 4 _; }
+ended() { while read -r -t 0 -u 7 && read -r -u 7 _; do ((m++)); done; ((m >= c)); }
+printf 'R\\n' >&4
+while :; do
+  if ((m < c)); then read -r -u 3 -t "$s" -n 1 op; else read -r -u 3 -n 1 op; fi
+  rc=$?
+  if ((rc == 0)); then
+    read -r -u 3 n2 s2
+    [[ $op == T ]] || continue
+    ((++c % 256)) || ended
+    n=$n2 s=$s2 t0=\${EPOCHREALTIME/[.,]/}
+    continue
+  fi
+  if ((rc <= 128)); then
+    ended && exit
+    left=$((10#\${s/./} * 1000))
+    [[ -n $t0 ]] && left=$((left - (\${EPOCHREALTIME/[.,]/} - t0)))
+    while ((left > 0)) && alive; do nap 0.2; left=$((left - 200000)); done
+    if alive; then
+      kill -TERM -- "-$R"
+      for ((i = 0; i < G * 10; i++)); do alive || break; nap 0.1; done
+      kill -KILL -- "-$R"
+    fi
+    exit
+  fi
+  kill -USR1 "$R"
+  if ended; then printf 'K\\n' >&4; continue; fi
+  kill -TERM -- "-$R"
+  if read -r -u 7 -t "$G" _; then ((m++)); printf 'T\\n' >&4; continue; fi
+  kill -KILL -- "-$R"
+  for ((i = 0; i < 100; i++)); do alive || break; nap 0.01; done
+  printf 'E%s 137 end\\n' "$n" >&5
+  printf 'E%s\\n' "$n" >&6
+  exit
+done
+`;
+
+/**
+ * What a new runner (`sh`, under sshd) runs first. It keeps the channel's stderr on fd 7 for commands and
+ * markers and sends its own to /dev/null (the shell's job reports, such as "Terminated" for a subshell
+ * killed at its deadline, are not the command's output). The fast mode needs bash (the watchdog's
+ * `read -t`), setsid, mkfifo, and the runner leading its own process group (sshd makes each session
+ * one). Three FIFOs, named after the nonce, connect runner and watchdog
+ * and are unlinked (in the background) once both ends are open, so nothing is left on disk. No open
+ * blocks (the runner holds both ends first), and the runner's lasting ends (fd 8 writes `T`, fd 6 writes
+ * `D`, fd 9 reads answers) have the watchdog as their only peer: once it is gone, the runner's next `T`
+ * is a SIGPIPE and an answer it waits for an EOF. USR1 (from the watchdog: a deadline passed, wait for
+ * its answer) sets fl_p. Anything missing: the slow mode, every command as `argv`. Prints
+ * `M<nonce> fast|slow`. Costs the node, once per runner, an exec of mkfifo, setsid, bash and rm.
+ */
+function bootstrap(nonce: string): string {
+  return `exec 7>&2 2>/dev/null
+fl_m=slow fl_f="\${TMPDIR:-/tmp}/.faultline-runner-${nonce}"
+if command -v bash >/dev/null && command -v setsid >/dev/null && command -v mkfifo >/dev/null &&
+  read -r fl_g fl_g fl_g fl_g fl_g fl_x </proc/$$/stat && [ "$fl_g" = "$$" ] &&
+  mkfifo -m 600 "$fl_f.q" "$fl_f.d" "$fl_f.a" &&
+  command exec 3<>"$fl_f.q" 4<>"$fl_f.a" 5<>"$fl_f.d" 8>"$fl_f.q" 9<"$fl_f.a" 6>"$fl_f.d"; then
+  BASH_ENV= LC_ALL=C setsid bash -s faultline-runner-watchdog $$ ${KILL_GRACE_S} \\
+    3<"$fl_f.q" 4<>"$fl_f.a" 5>&1 6>&7 7<"$fl_f.d" 8>&- 9<&- >/dev/null <<'FL_WATCHDOG' &
+${WATCHDOG}FL_WATCHDOG
+  exec 3>&- 4>&- 5>&-
+  read -r fl_h <&9 && [ "$fl_h" = R ] && fl_m=fast
+fi
+if [ -p "$fl_f.q" ] || [ -p "$fl_f.d" ] || [ -p "$fl_f.a" ]; then
+  rm -f "$fl_f.q" "$fl_f.d" "$fl_f.a" >/dev/null 6>&- 7>&- 8>&- 9<&- &
+fi
+if [ "$fl_m" = fast ]; then trap : HUP INT QUIT TERM; trap fl_p=1 USR1
+else exec 3>&- 4>&- 5>&- 6>&- 8>&- 9<&-; fi
+printf '%s %s\\n' M${nonce} "$fl_m"
+unset fl_m fl_f fl_g fl_x fl_h
+`;
+}
+
+/** Read the watchdog's answer into fl_a: three tries, since its USR1 and TERM can each interrupt one. */
+const ANSWER = 'read -r fl_a <&9 || read -r fl_a <&9 || read -r fl_a <&9';
+
+/**
+ * The line a runner reads for one command. Between the start line and the end markers only the command
+ * writes. The command gets stdin /dev/null and the channel's stderr, without the runner's fds 6 to 9; in
+ * the subshell form also without the runner's variables. A fast command tells the watchdog `T` before and
+ * `D` after; the runner waits for the watchdog's answer only when its USR1 said a deadline passed (fl_p),
+ * and reads it before reporting (`T`: exit 124) or, if the USR1 came later, before the next command. No
+ * answer (the watchdog is gone): the runner reports and exits, or exits before starting anything.
+ */
+function runnerLine(fast: boolean, job: RunnerJob, nonce: string): string {
+  const settle = fast ? `:; [ -z "$fl_p" ] || ${ANSWER} || exit; fl_p=; ` : '';
+  const start = `printf '%s\\n' S${nonce}`;
+  const end = (status: string) => `printf '%s %s\\n' E${nonce} ${status}; printf '%s\\n' E${nonce} >&7`;
+  if (runnerForm(fast, job) === 'argv')
+    return `${settle}${start}; ${job.argv} </dev/null 2>&7 6>&- 7>&- 8>&- 9<&-; ${end('"$?"')}\n`;
+  const script = shellQuote(job.script);
+  const body = `( exec 6>&- 7>&- 8>&- 9<&-; unset fl_s fl_a fl_p; eval ${script} ) </dev/null 2>&7`;
+  if (job.timeoutMs <= 0) return `${settle}${start}; ${body}; ${end('"$?"')}\n`;
+  const seconds = (Math.max(1, job.timeoutMs) / 1000).toFixed(3);
+  return (
+    `${settle}printf 'T %s %s\\n' ${nonce} ${seconds} >&8; ${start}; ${body}; fl_s=$?; ` +
+    `printf 'D\\n' >&6; :; if [ -n "$fl_p" ]; then ` +
+    `if ${ANSWER}; then [ "$fl_a" != T ] || fl_s=124; else fl_s="$fl_s end"; fi; fl_p=; fi; ` +
+    `${end('"$fl_s"')}; case $fl_s in *end) exit ;; esac\n`
+  );
 }
 
 interface Pending {
@@ -31,16 +189,42 @@ interface Pending {
   reject: (e: RunnerLostError) => void;
 }
 
+interface Starting {
+  nonce: string;
+  timer: ReturnType<typeof setTimeout>;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/** 96 random bits. A runner draws one and numbers its commands after it (a draw per command cost more). */
+const newNonce = () => `fl${randomBytes(12).toString('hex')}`;
+
 /**
  * One long-lived `sh` on a node, reached over one SSH exec channel, that runs short commands one after
- * another. Each command written to it costs the node a fork and exec of `timeout` and of `sh -c`, where a
- * fresh exec channel also costs a session process in sshd, the login shell, and the channel's open and
- * close round trips (measured: about 2.5× less CPU per command in all, on both sides).
+ * another; a fresh exec channel per command would also cost a session process in sshd, the login shell,
+ * and the channel's open and close round trips.
  *
- * Framing: the runner prints a start line `S<nonce>` before the command, and after it `E<nonce> <status>`
- * on stdout and `E<nonce>` on stderr; the nonce is random per command, so output cannot forge it. What
- * lies between is the command's own output, byte for byte. The command's stdin is /dev/null (it must not
- * read the runner's script). Commands needing stdin keep using their own exec channel.
+ * Fast mode (a node with bash, setsid and mkfifo): each command runs in a subshell of the runner,
+ * `( eval '<script>' ) </dev/null`, a fork without any exec, and its timeout is kept by the runner's
+ * watchdog (see WATCHDOG), a bash started once per runner that signals the runner's process group: the
+ * command and everything it started that stayed in the group get TERM at the deadline and KILL after
+ * KILL_GRACE_S, reported as exit 124 or 137 as GNU timeout does. The watchdog runs on the node, so the
+ * deadline holds without the control connection. The subshell is `sh -c` in all that a command can see
+ * (variables, cwd, traps, umask, `exit` stay inside it; stdin is /dev/null) except: `$$` and `$PPID`,
+ * the shell's own `$-`, and its diagnostics, which read `sh: 1: eval: foo: not found` rather than
+ * `sh: 1: foo: not found`. Scripts naming `$$`, `$PPID` or `$!`, scripts with a background job (which
+ * would stay in the runner's process group, within reach of a later command's timeout), and sudo for a
+ * non-root user run as `argv` instead (NEEDS_OWN_SHELL). A process that outlives its command in the
+ * group without `&` (a program that forks and exits, without setsid) gets that TERM too. Slow mode
+ * (anything the fast mode needs is missing): every command runs as `argv`, `timeout … sh -c`, an exec
+ * of each, as before.
+ *
+ * Framing: the runner prints a start line `S<nonce>` before the command, and after it
+ * `E<nonce> <status>[ end]` on stdout and `E<nonce>` on stderr; the nonce is the runner's random prefix
+ * and the command's number, so output cannot forge it. What lies between is the command's own output,
+ * byte for byte. `end` says the runner is gone (its command was killed with it, or its watchdog died).
+ * The command's stdin is /dev/null (it must not read the runner's script). Commands needing stdin keep
+ * using their own exec channel.
  *
  * A command's background processes must not keep writing to the inherited stdout or stderr (in an exec
  * channel the same process would hold the channel open until it exits): their later output would land in
@@ -48,9 +232,15 @@ interface Pending {
  */
 export class CommandRunner {
   private pending: Pending | undefined;
+  private starting: Starting | undefined;
   private closed = false;
   private outTail: Buffer = Buffer.alloc(0);
   private errTail: Buffer = Buffer.alloc(0);
+  /** Command nonces: this runner's random prefix, then the command's number. */
+  private readonly noncePrefix = newNonce();
+  private commands = 0;
+  /** Subshells under the watchdog (true), or every command as its `argv` (false). Set by `start`. */
+  fast = false;
 
   private constructor(
     readonly client: Client,
@@ -72,20 +262,34 @@ export class CommandRunner {
       runner = new CommandRunner(client, stream);
     });
     if (!runner) throw new Error('runner channel opened without a stream');
+    await runner.boot();
     return runner;
   }
 
+  private boot(): Promise<void> {
+    const nonce = newNonce();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.starting = undefined;
+        this.close();
+        reject(new RunnerStartError(`the command runner did not start within ${START_TIMEOUT_MS / 1000} s`));
+      }, START_TIMEOUT_MS);
+      this.starting = { nonce, timer, resolve, reject };
+      this.stream.write(bootstrap(nonce));
+    });
+  }
+
   get usable(): boolean {
-    return !this.closed && this.pending === undefined;
+    return !this.closed && this.pending === undefined && this.starting === undefined;
   }
 
   /**
-   * Run `argv` (a shell command line, without `exec`). `watchdogMs` > 0: give up (and close the runner)
-   * when no end marker has come by then.
+   * Run `job`. `watchdogMs` > 0: give up (and close the runner) when no end marker has come by then.
    */
-  run(argv: string, watchdogMs: number): Promise<Collected> {
+  run(job: RunnerJob, watchdogMs: number): Promise<Collected> {
     if (!this.usable) return Promise.reject(new RunnerLostError('runner busy or closed', false));
-    const nonce = `fl${randomBytes(12).toString('hex')}`;
+    const nonce = `${this.noncePrefix}n${(++this.commands).toString(36)}`;
+    const line = runnerLine(this.fast, job, nonce);
     return new Promise((resolve, reject) => {
       const p: Pending = {
         nonce,
@@ -100,7 +304,7 @@ export class CommandRunner {
       };
       if (watchdogMs > 0)
         p.watchdog = setTimeout(() => {
-          // The remote `timeout` should have ended it already; the node is not answering.
+          // The node-side timeout should have ended it already; the node is not answering.
           this.pending = undefined;
           resolve({ ...this.text(p), code: -1, watchdog: true });
           this.close();
@@ -108,9 +312,7 @@ export class CommandRunner {
       this.pending = p;
       this.outTail = Buffer.alloc(0);
       this.errTail = Buffer.alloc(0);
-      this.stream.write(
-        `printf '%s\\n' S${nonce}; ${argv} </dev/null; printf '%s %d\\n' E${nonce} "$?"; printf '%s\\n' E${nonce} >&2\n`,
-      );
+      this.stream.write(line);
     });
   }
 
@@ -124,7 +326,27 @@ export class CommandRunner {
     return { stdout: Buffer.concat(p.out).toString('utf8'), stderr: Buffer.concat(p.err).toString('utf8') };
   }
 
+  private onStarting(s: Starting, d: Buffer): void {
+    const buf = Buffer.concat([this.outTail, d]);
+    const mark = Buffer.from(`M${s.nonce} `);
+    const at = buf.indexOf(mark);
+    const nl = at < 0 ? -1 : buf.indexOf(10, at + mark.length);
+    if (nl < 0) {
+      this.outTail = buf;
+      return;
+    }
+    this.outTail = Buffer.alloc(0);
+    this.fast = buf.subarray(at + mark.length, nl).toString('latin1') === 'fast';
+    clearTimeout(s.timer);
+    this.starting = undefined;
+    s.resolve();
+  }
+
   private onStdout(d: Buffer): void {
+    if (this.starting) {
+      this.onStarting(this.starting, d);
+      return;
+    }
     const p = this.pending;
     if (!p) return;
     let buf = Buffer.concat([this.outTail, d]);
@@ -153,7 +375,13 @@ export class CommandRunner {
       return;
     }
     p.out.push(buf.subarray(0, at));
-    p.code = Number(buf.subarray(at + end.length, nl).toString('latin1'));
+    const [status, flag] = buf
+      .subarray(at + end.length, nl)
+      .toString('latin1')
+      .split(' ');
+    p.code = Number(status);
+    // `end`: the runner is gone (killed with its command, or its watchdog died); never reuse it.
+    if (flag === 'end') this.closed = true;
     this.outTail = Buffer.alloc(0);
     this.finishIfDone(p);
   }
@@ -181,10 +409,17 @@ export class CommandRunner {
     clearTimeout(p.watchdog);
     this.pending = undefined;
     p.resolve({ ...this.text(p), code: p.code, watchdog: false });
+    if (this.closed) this.stream.close();
   }
 
   private lost(why: string): void {
     this.closed = true;
+    const s = this.starting;
+    if (s) {
+      this.starting = undefined;
+      clearTimeout(s.timer);
+      s.reject(new Error(`the command runner did not start: ${why}`));
+    }
     const p = this.pending;
     if (!p) return;
     this.pending = undefined;
