@@ -60,9 +60,13 @@ const job = (command: string, timeoutMs = 10_000, opts: ExecOptions = {}): Runne
   argvOnly: false,
 });
 
-/** A sleep nobody else runs, and whether any process still has it on its command line. */
+/**
+ * A sleep nobody else runs, and whether any process still has it on its command line. Always six
+ * decimals: a shorter one ("60.12301", or float noise as in "60.12300499999999") would be a prefix of
+ * another test's marker, and that test's `pkill -f` would then signal this test's commands.
+ */
 let sleeps = 0;
-const uniqueSleep = () => `${60 + (process.pid % 1000) / 1000 + ++sleeps / 1e6}`;
+const uniqueSleep = () => (60 + ((process.pid % 1000) * 1000 + (++sleeps % 1000)) / 1e6).toFixed(6);
 const running = (pattern: string) => spawnSync('pgrep', ['-f', pattern]).status === 0;
 async function until(ok: () => boolean, withinMs: number): Promise<boolean> {
   const end = Date.now() + withinMs;
