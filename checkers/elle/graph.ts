@@ -70,6 +70,9 @@ export interface Csr {
   masks: Uint8Array;
 }
 
+/** Out-degree up to which parallel edges are merged by comparing with the vertex's other edges. */
+const SMALL_DEGREE = 16;
+
 /** Build a CSR graph over vertices 0..n-1, merging parallel edges (their relation bits are OR-ed). */
 export function buildCsr(n: number, edges: EdgeList): Csr {
   const m = edges.length;
@@ -85,24 +88,44 @@ export function buildCsr(n: number, edges: EdgeList): Csr {
     targets[p] = edges.dst[i]!;
     masks[p] = edges.rel[i]!;
   }
-  // Merge duplicates in place: stamp[d] = v+1 marks "d already seen from v", at position pos[d].
-  const stamp = i32(n);
-  const pos = i32(n);
+  // Merge duplicates in place. A vertex with few edges compares each with the ones it already kept
+  // (its own few cache lines); a larger one uses stamp[d] = v+1 for "d already seen from v", at pos[d].
+  // Stamps alone cost two random accesses per edge into arrays of n entries, which in a graph of
+  // millions of vertices miss the cache on almost every edge.
+  let stamp: Int32Array | null = null;
+  let pos: Int32Array | null = null;
   let w = 0;
   let start = 0;
   for (let v = 0; v < n; v++) {
     const end = offsets[v + 1]!;
     offsets[v] = w;
-    for (let e = start; e < end; e++) {
-      const d = targets[e]!;
-      if (stamp[d] === v + 1) {
-        masks[pos[d]!]! |= masks[e]!;
-      } else {
-        stamp[d] = v + 1;
-        pos[d] = w;
-        targets[w] = d;
-        masks[w] = masks[e]!;
-        w++;
+    const first = w;
+    if (end - start <= SMALL_DEGREE) {
+      for (let e = start; e < end; e++) {
+        const d = targets[e]!;
+        let k = first;
+        while (k < w && targets[k] !== d) k++;
+        if (k < w) masks[k]! |= masks[e]!;
+        else {
+          targets[w] = d;
+          masks[w] = masks[e]!;
+          w++;
+        }
+      }
+    } else {
+      stamp ??= i32(n);
+      pos ??= i32(n);
+      for (let e = start; e < end; e++) {
+        const d = targets[e]!;
+        if (stamp[d] === v + 1) {
+          masks[pos[d]!]! |= masks[e]!;
+        } else {
+          stamp[d] = v + 1;
+          pos[d] = w;
+          targets[w] = d;
+          masks[w] = masks[e]!;
+          w++;
+        }
       }
     }
     start = end;

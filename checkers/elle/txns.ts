@@ -40,12 +40,15 @@ export interface TxnHistory {
   mopStart: Int32Array;
   mopKind: Uint8Array;
   mopKey: Int32Array;
-  /** A scalar micro-op value's code, or the pool offset of a read list's first element. */
+  /** A scalar micro-op value's code, or the pool position of a read list's first element. */
   mopCode: Int32Array;
   /** A read list's length, or -1 when the micro-op's value is a scalar (its code is in mopCode). */
   mopLen: Int32Array;
-  /** Elements of every read list, as value codes. */
-  pool: Int32Array;
+  /**
+   * Elements of every read list, as value codes, in chunks (see {@link ListPool}): position p is
+   * element p & POOL_CHUNK_MASK of chunk p >>> POOL_CHUNK_BITS, and a list never spans two chunks.
+   */
+  pool: readonly Int32Array[];
   values: ValueCodes;
   keys: unknown[];
   /** Client ops that were not transactions (value not a micro-op list): counted, not analysed. */
@@ -98,12 +101,18 @@ export function mopValue(h: TxnHistory, m: number): unknown {
 /** A read micro-op's list as codes (a view of the pool), or null when its value is not a list. */
 export function readCodes(h: TxnHistory, m: number): Int32Array | null {
   const len = h.mopLen[m]!;
-  return len < 0 ? null : h.pool.subarray(h.mopCode[m]!, h.mopCode[m]! + len);
+  return len < 0 ? null : poolView(h.pool, h.mopCode[m]!, len);
+}
+
+function poolView(pool: readonly Int32Array[], at: number, len: number): Int32Array {
+  const offset = at & POOL_CHUNK_MASK;
+  return (pool[at >>> POOL_CHUNK_BITS] as Int32Array).subarray(offset, offset + len);
 }
 
 export function decodeList(h: TxnHistory, start: number, len: number): unknown[] {
+  const codes = poolView(h.pool, start, len);
   const out: unknown[] = new Array(len);
-  for (let i = 0; i < len; i++) out[i] = h.values.decode(h.pool[start + i]!);
+  for (let i = 0; i < len; i++) out[i] = h.values.decode(codes[i]!);
   return out;
 }
 
@@ -176,6 +185,61 @@ class Grow64 {
   }
 }
 
+/**
+ * Read lists stored in chunks of at most POOL_CHUNK elements. One growing array would copy itself at
+ * every resize and briefly hold the old copy beside the new one: with 10M list-append transactions
+ * (280M list elements) that was over a gigabyte copied and more than 2.5 GB at the peak. A chunk fills
+ * up and is kept; the first grows from small so a short history stays small. A list longer than a chunk
+ * gets a chunk of its own (its elements are read from the chunk's start, so positions past the chunk
+ * size are never needed).
+ */
+const POOL_CHUNK_BITS = 22;
+const POOL_CHUNK = 1 << POOL_CHUNK_BITS;
+const POOL_CHUNK_MASK = POOL_CHUNK - 1;
+/** Positions are int32 (they live in mopCode): 512 chunks. */
+const POOL_MAX_CHUNKS = 2 ** 31 / POOL_CHUNK;
+
+class ListPool {
+  readonly chunks: Int32Array[] = [];
+  /** The chunk being filled, how much of it is used, and its position. */
+  data = new Int32Array(1024);
+  used = 0;
+  private base = 0;
+
+  /** Room for a list of `len` elements; returns its position (data[used …] is where it goes). */
+  reserve(len: number): number {
+    // An empty list may sit anywhere in a chunk; past the end of a full one it would name the next.
+    if (len === 0) return this.base;
+    if (this.used + len > this.data.length) {
+      if (this.used + len <= POOL_CHUNK) this.grow(this.used + len);
+      else {
+        this.seal();
+        this.data = new Int32Array(Math.max(len, POOL_CHUNK));
+      }
+    }
+    return this.base + this.used;
+  }
+
+  private grow(need: number): void {
+    const next = new Int32Array(Math.min(POOL_CHUNK, Math.max(need, this.data.length * 2)));
+    next.set(this.data.subarray(0, this.used));
+    this.data = next;
+  }
+
+  /** Keep the chunk being filled; the next one starts at the next chunk position. */
+  private seal(): void {
+    if (this.chunks.length + 1 >= POOL_MAX_CHUNKS)
+      throw new RangeError(`read lists fill more than ${POOL_MAX_CHUNKS} chunks of ${POOL_CHUNK} elements`);
+    this.chunks.push(this.used === this.data.length ? this.data : this.data.subarray(0, this.used));
+    this.base = this.chunks.length * POOL_CHUNK;
+    this.used = 0;
+  }
+
+  view(): Int32Array[] {
+    return [...this.chunks, this.data.subarray(0, this.used)];
+  }
+}
+
 const grow32 = () => new Grow32();
 /** Integer keys below this are interned through an array instead of a Map. */
 const SMALL_KEYS = 1 << 16;
@@ -199,7 +263,7 @@ export class TxnBuilder {
   private readonly mopKey = grow32();
   private readonly mopCode = grow32();
   private readonly mopLen = grow32();
-  private readonly pool = grow32();
+  private pool = new ListPool();
   private readonly values = new ValueCodes();
   private readonly keyIds = new Map<unknown, number>();
   /** Key id + 1 of each small integer key (0: not seen yet). */
@@ -282,17 +346,16 @@ export class TxnBuilder {
     const v = kind === READ && op.type !== 'ok' ? null : (mop[2] ?? null);
     if (kind === READ && Array.isArray(v)) {
       const pool = this.pool;
-      this.mopCode.push(pool.length);
+      this.mopCode.push(pool.reserve(v.length));
       this.mopLen.push(v.length);
-      pool.reserve(v.length);
       const data = pool.data;
-      let at = pool.length;
+      let at = pool.used;
       for (let i = 0; i < v.length; i++) {
         const e = v[i];
         // The common case inline: a small non-negative integer is its own code.
         data[at++] = typeof e === 'number' && (e | 0) === e && e >= 0 ? e : this.values.encode(e);
       }
-      pool.length = at;
+      pool.used = at;
     } else {
       this.mopCode.push(this.values.encode(v));
       this.mopLen.push(-1);
@@ -333,7 +396,8 @@ export class TxnBuilder {
 
   /** A builder is used once: drop its arrays so a reordered copy does not live beside the original. */
   private release(): void {
-    for (const g of [this.mopStart, this.mopKey, this.mopCode, this.mopLen, this.pool]) {
+    this.pool = new ListPool();
+    for (const g of [this.mopStart, this.mopKey, this.mopCode, this.mopLen]) {
       g.data = new Int32Array(0);
       g.length = 0;
     }
