@@ -165,7 +165,7 @@ async function checkHistoryFile(
   const { pairEvents, pairEventStream } = await import('../../../core/history/pair.ts');
   const streamed = await runCheckersOnStream(
     requests,
-    (add) => pairEventStream(readEventBatches(historyFile, { format }), add),
+    (add) => pairEventStream(readEventBatches(historyFile, { format, parallel: true }), add),
     ctx,
     { badOptions: 'throw' },
   );
