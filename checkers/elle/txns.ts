@@ -137,16 +137,12 @@ class Grow32 {
   length = 0;
   data = new Int32Array(1024);
   push(v: number): void {
-    if (this.length === this.data.length) this.reserve(1);
+    if (this.length === this.data.length) {
+      const next = new Int32Array(Math.ceil(this.data.length * 1.5));
+      next.set(this.data);
+      this.data = next;
+    }
     this.data[this.length++] = v;
-  }
-  /** Make room for `more` values beyond the current length. */
-  reserve(more: number): void {
-    const need = this.length + more;
-    if (need <= this.data.length) return;
-    const next = new Int32Array(Math.max(need, Math.ceil(this.data.length * 1.5)));
-    next.set(this.data.subarray(0, this.length));
-    this.data = next;
   }
   view(): Int32Array {
     return this.data.subarray(0, this.length);

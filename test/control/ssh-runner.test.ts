@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Client, ClientChannel } from 'ssh2';
 import { remoteArgv, remoteScript } from '../../src/core/control/remote-command.ts';
 import {
@@ -246,6 +246,16 @@ test('a runner closed while idle leaves no watchdog', async (t) => {
   t.true(await gone(watchdogOf(pid), 2000));
 });
 
+/** Output and exit code as `sh -c` gives them, a timed-out command reported 124 and gone, the runner still usable. */
+async function outputExitCodeAndTimeout(t: ExecutionContext, runner: CommandRunner): Promise<void> {
+  const out = await runner.run(job('echo out; echo err >&2; exit 4'), 0);
+  t.deepEqual([out.stdout, out.stderr, out.code], ['out\n', 'err\n', 4]);
+  const marker = uniqueSleep();
+  t.is((await runner.run(job(`sh -c "sleep ${marker}; :"`, 300), 0)).code, 124);
+  t.true(await gone(`sleep ${marker}`, 1000));
+  t.is((await runner.run(job('echo next'), 0)).stdout, 'next\n');
+}
+
 test('a node whose sh is bash: the same fast runner', async (t) => {
   const bin = join(tmp, 'bash-as-sh');
   spawnSync('mkdir', ['-p', bin]);
@@ -253,12 +263,7 @@ test('a node whose sh is bash: the same fast runner', async (t) => {
   const { runner } = await local({ env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
   t.teardown(() => runner.close());
   t.true(runner.fast);
-  const out = await runner.run(job('echo out; echo err >&2; exit 4'), 0);
-  t.deepEqual([out.stdout, out.stderr, out.code], ['out\n', 'err\n', 4]);
-  const marker = uniqueSleep();
-  t.is((await runner.run(job(`sh -c "sleep ${marker}; :"`, 300), 0)).code, 124);
-  t.true(await gone(`sleep ${marker}`, 1000));
-  t.is((await runner.run(job('echo next'), 0)).stdout, 'next\n');
+  await outputExitCodeAndTimeout(t, runner);
 });
 
 test('slow mode without bash: every command as `timeout … sh -c`, timeouts included', async (t) => {
@@ -275,12 +280,7 @@ test('slow mode without bash: every command as `timeout … sh -c`, timeouts inc
   const { runner } = await local({ env: { ...process.env, PATH: bin } });
   t.teardown(() => runner.close());
   t.false(runner.fast);
-  const out = await runner.run(job('echo out; echo err >&2; exit 4'), 0);
-  t.deepEqual([out.stdout, out.stderr, out.code], ['out\n', 'err\n', 4]);
-  const marker = uniqueSleep();
-  t.is((await runner.run(job(`sh -c "sleep ${marker}; :"`, 300), 0)).code, 124);
-  t.true(await gone(`sleep ${marker}`, 1000));
-  t.is((await runner.run(job('echo next'), 0)).stdout, 'next\n');
+  await outputExitCodeAndTimeout(t, runner);
 });
 
 test('slow mode when the runner does not lead its own process group', async (t) => {

@@ -51,6 +51,11 @@ export function nemesis(g: GenLike, clientGen?: GenLike): Generator {
   return clientGen === undefined ? n : any(clients(clientGen), n);
 }
 
+/** Where a scan for the next op starts so that sources take turns: just after `last`, the one that took the last op. */
+function turnStart<T>(items: readonly T[], last: T | undefined): number {
+  return last === undefined ? 0 : items.indexOf(last) + 1;
+}
+
 /**
  * Whichever generator offers the soonest op; updates go to all. Generators offering ops at the same time
  * take turns (the scan starts after the last one chosen), so under a rate the first never takes them all.
@@ -68,7 +73,7 @@ export function any(...gs: GenLike[]): Generator {
       }
       let best: GenOp | undefined;
       let pending = false;
-      const start = lastChosen === undefined ? 0 : live.indexOf(lastChosen) + 1;
+      const start = turnStart(live, lastChosen);
       for (let j = 0; j < live.length; j++) {
         const i = (start + j) % live.length;
         const r = offers[i] as GenOp | Pending;
@@ -200,7 +205,7 @@ function perKey(keyOf: (ctx: Context, t: ThreadId) => string, make: (key: string
       let best: GenOp | undefined;
       let live = false;
       const threads = ctx.threads;
-      const start = lastThread === undefined ? 0 : threads.indexOf(lastThread) + 1;
+      const start = turnStart(threads, lastThread);
       for (let j = 0; j < threads.length; j++) {
         const t = threads[(start + j) % threads.length] as ThreadId;
         const key = keyOf(ctx, t);
@@ -304,7 +309,7 @@ export function independentConcurrent(
       let live = false;
       const seen = new Set<number>();
       const threads = ctx.threads;
-      const start = lastThread === undefined ? 0 : threads.indexOf(lastThread) + 1;
+      const start = turnStart(threads, lastThread);
       for (let j = 0; j < threads.length; j++) {
         const t = threads[(start + j) % threads.length] as ThreadId;
         if (typeof t !== 'number') continue;
