@@ -329,8 +329,10 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
     writeJson(join(runDir, 'faults.json'), s.plane.records);
     writeJson(join(runDir, 'heal.json'), heal);
   }
-  if (s.client)
-    await tearDownClients(s.client, nodes, o.clientCallTimeoutMs ?? CLIENT_CALL_MS, closeLimit(o));
+  // A stopped run (Ctrl-C, the deadline) gives the client's teardown only what a close gets: it must end soon.
+  const stopped = o.signal?.aborted === true;
+  const teardownMs = stopped ? closeLimit(o) / 2 : (o.clientCallTimeoutMs ?? CLIENT_CALL_MS);
+  if (s.client) await tearDownClients(s.client, nodes, teardownMs, stopped ? teardownMs : closeLimit(o));
   await collectLogs(o.db, dbCtx, runDir);
   if (!o.leaveDbRunning) await tearDownDatabase(o.db, dbCtx);
   return heal;

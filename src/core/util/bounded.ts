@@ -20,9 +20,9 @@ export class CallTimeoutError extends Error {
 export function bounded<T>(what: string, ms: number, call: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<never>((_, reject) => {
+    // Not unref'd: while the run waits on this call, the timer is what keeps the process alive (a
+    // never-settling promise holds nothing), and it is cleared as soon as the race settles.
     timer = setTimeout(() => reject(new CallTimeoutError(what, ms)), ms);
-    // An abandoned call must not keep the process alive on its own.
-    timer.unref();
   });
   let p: Promise<T>;
   try {
