@@ -3,6 +3,7 @@ import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
+import { RemoteTimeoutError } from '../../core/control/errors.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
@@ -340,6 +341,8 @@ export class DaemonDatabase implements Database {
         const why = await this.notReady(ctx, node, port, ready?.command);
         if (why === null) pending.delete(node);
         else last = `${node}: ${why}`;
+        // It was started and has exited: waiting longer cannot make it ready.
+        if (why === 'not running') throw new UserError(await this.exitedMessage(ctx, node));
       }
       if (pending.size === 0) return;
       if (Date.now() > deadline)
@@ -348,6 +351,16 @@ export class DaemonDatabase implements Database {
         );
       await sleep(interval);
     }
+  }
+
+  /** The daemon exited before it was ready: say so with the last lines of its console. */
+  private async exitedMessage(ctx: DbContext, node: string): Promise<string> {
+    const log = this.consoleLog(ctx, node);
+    const tail = await ctx.remote
+      .exec(node, `tail -n 5 ${shellQuote(log)}`, { sudo: true, check: false, timeoutMs: 10_000 })
+      .then((r) => r.stdout.trim().replace(/\n/g, ' | '))
+      .catch(() => '');
+    return `${this.name} exited on ${node} before it was ready; console ${log} on the node${tail ? `: ${tail}` : ''}`;
   }
 
   /** Why a node is not ready yet, or null when it is. */
@@ -361,10 +374,14 @@ export class DaemonDatabase implements Database {
     if (!(await daemonRunning(ctx.remote, node, pf, this.process.processName))) return 'not running';
     if (command) {
       const want = this.d.ready?.exitCode ?? 0;
-      const r = await ctx.remote.exec(node, this.commandLine(ctx, node, command), {
-        check: false,
-        timeoutMs: 10_000,
-      });
+      // An attempt that hangs is one more "not yet", not a failure: the loop retries until `timeout`.
+      const r = await ctx.remote
+        .exec(node, this.commandLine(ctx, node, command), { check: false, timeoutMs: 15_000 })
+        .catch((err: unknown) => {
+          if (err instanceof RemoteTimeoutError) return null;
+          throw err;
+        });
+      if (r === null) return 'ready command did not answer within 15 s';
       if (r.code === want) return null;
       const tail = r.stderr.trim().split('\n').slice(-1)[0] ?? '';
       return `ready command exited ${r.code}, not ${want}${tail ? `: ${tail}` : ''}`;
