@@ -19,23 +19,24 @@ import {
  */
 const QUEUE = 'faultline';
 
+/** The factory (no connection) opens one client per worker, each with its own connection and channel. */
 class RabbitClient implements Client {
-  private conn: ChannelModel | undefined;
-  private ch: ConfirmChannel | undefined;
-  constructor(private readonly c: ClientContext) {}
+  constructor(
+    private readonly c: ClientContext,
+    private readonly conn?: ChannelModel,
+    private readonly ch?: ConfirmChannel,
+  ) {}
 
   async open(node: string): Promise<Client> {
-    const client = new RabbitClient(this.c);
-    client.conn = await amqp.connect(`amqp://guest:guest@${this.c.db.clientAddress(this.c.ctx, node)}`);
+    const conn = await amqp.connect(`amqp://guest:guest@${this.c.db.clientAddress(this.c.ctx, node)}`);
+    const ch = await conn.createConfirmChannel();
     // A broken connection is seen by the next op as an error; it must not become an uncaught one.
-    client.conn.on('error', () => {});
-    client.ch = await client.conn.createConfirmChannel();
-    client.ch.on('error', () => {});
-    return client;
+    for (const emitter of [conn, ch]) emitter.on('error', () => {});
+    return new RabbitClient(this.c, conn, ch);
   }
 
   async setup(): Promise<void> {
-    await this.channel().assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    await this.ch?.assertQueue(QUEUE, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
   }
 
   async teardown(): Promise<void> {}
@@ -44,13 +45,8 @@ class RabbitClient implements Client {
     await this.conn?.close();
   }
 
-  private channel(): ConfirmChannel {
-    if (!this.ch) throw new Error('not open');
-    return this.ch;
-  }
-
   async invoke(op: ClientOp): Promise<Completion> {
-    const ch = this.channel();
+    const ch = this.ch as ConfirmChannel;
     try {
       if (op.f === 'enqueue') {
         ch.sendToQueue(QUEUE, Buffer.from(String(op.value)), { persistent: true });

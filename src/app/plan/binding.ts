@@ -79,7 +79,8 @@ const bindingBody = {
    * An op still running after this completes as `info` (timeout), e.g. `5s`; default 1.5 s. A client
    * whose requests legitimately take longer (a broker's publisher confirm) needs more.
    */
-  opTimeout: durationMsSchema().optional(),
+  // A number is milliseconds (what the string becomes: a parsed plan is validated again when resolved).
+  opTimeout: z.union([durationMsSchema(), z.number().int().positive()]).optional(),
   model: z.enum(MODELS),
   /** The checkers that run, by name. */
   checkers: z.array(registered(checkers)).min(1),

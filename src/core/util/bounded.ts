@@ -40,7 +40,11 @@ export async function boundedQuietly(what: string, ms: number, call: () => Promi
   try {
     await bounded(what, ms, call);
   } catch (err) {
-    log().warn({ err: err instanceof Error ? err.message : String(err) }, `${what}: abandoned`);
+    const overran = err instanceof CallTimeoutError;
+    log().warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      `${what}: ${overran ? 'abandoned' : 'failed'}`,
+    );
   }
 }
 

@@ -1,9 +1,10 @@
-import { mix, once, repeat } from '../../core/generator/index.ts';
+import { mix, repeat, untilOk } from '../../core/generator/index.ts';
 import type { Workload, WorkloadOptions } from './types.ts';
 
 /**
- * Jepsen's queue workload: unique integers enqueued, dequeues mixed in, and after the heal one final
- * `drain` that empties the queue. Op shapes (what a client implements):
+ * Jepsen's queue workload: unique integers enqueued, dequeues mixed in, and after the heal a final
+ * `drain` that empties the queue, repeated until one completes ok (a drain sent to a node still
+ * restarting fails; without an ok drain every element left in the queue would look lost). Op shapes (what a client implements):
  *
  * - `{f: 'enqueue', value: n}` → `ok` once the queue acknowledged n (a publisher confirm), `fail` only
  *   when it certainly was not enqueued, `info` when unknown;
@@ -21,7 +22,7 @@ export function queueWorkload(_o: WorkloadOptions): Workload {
     name: 'queue',
     generator: () =>
       mix([repeat(() => ({ f: 'enqueue', value: next++ })), repeat({ f: 'dequeue', value: null })]),
-    finalGenerator: () => once({ f: 'drain', value: null }),
+    finalGenerator: () => untilOk(repeat({ f: 'drain', value: null })),
     checkers: [
       { name: 'queue', options: {} },
       { name: 'total-queue', options: {} },
