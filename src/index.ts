@@ -85,6 +85,7 @@ export type { HistoryEvent, ProcessId } from './core/history/event.ts';
 export { NOT_APPLIED, type Operation } from './core/history/operation.ts';
 export { pairEvents } from './core/history/pair.ts';
 export { type LoadOptions, loadHistory } from './core/history/read.ts';
+export { bounded, CallTimeoutError } from './core/util/bounded.ts';
 export { parseDuration } from './core/util/duration.ts';
 export { UserError } from './core/util/errors.ts';
 // ---- the protocols
@@ -94,10 +95,13 @@ export type { DaemonDescription } from './lib/databases/daemon-db.ts';
 export type { DatabaseDefinition } from './lib/databases/registry.ts';
 export type {
   ClockWrapper,
+  ClusterFormation,
   Database,
   DB,
   DbContext,
+  MemberInfo,
   ProcessControl,
 } from './lib/databases/types.ts';
+export { DB_CALL_TIMEOUTS } from './lib/databases/types.ts';
 export type { WorkloadDefinition } from './lib/workloads/index.ts';
 export type { CheckerSpec, Workload, WorkloadOptions } from './lib/workloads/types.ts';

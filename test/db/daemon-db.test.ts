@@ -70,7 +70,13 @@ test('placeholders are substituted inside words and every word is shell-quoted',
   ]);
   t.is(db.clock.timeCommand, 'date +%s%N');
   await db.awaitReady(ctx, 10_000);
-  t.true(commands.some((c) => c.cmd === 'check-ready 10.9.0.2 /var/lib/faultline/kv9/lab/n1/data'));
+  t.true(
+    commands.some(
+      (c) =>
+        c.cmd ===
+        'cd /var/lib/faultline/kv9/lab/n1/data && check-ready 10.9.0.2 /var/lib/faultline/kv9/lab/n1/data',
+    ),
+  );
   await db.wipe(ctx, 'n1');
   t.true(commands.some((c) => c.cmd.startsWith('rm -rf /var/lib/faultline/kv9/lab/n1/data/cache &&')));
   // Every optional capability a described daemon gets.
@@ -134,4 +140,93 @@ test('a YAML file describes a daemon; a broken one is file: field: reason', (t) 
   const bad = join(dir, 'bad.yaml');
   writeFileSync(bad, 'name: kv9\nstart: memcached\nports: 1\n');
   t.throws(() => readDaemonDescription(bad), { message: new RegExp(`${bad}: .*ports`) });
+});
+
+test('config files, env, args with spaces, hostnames and form commands: templated, quoted, inside the node', async (t) => {
+  const d = parseDaemonDescription(
+    {
+      name: 'brk',
+      start: 'brokerd --config {dir}/brk.conf',
+      args: ['--banner', 'hello world; $(id)', '--me={hostname}'],
+      env: { BRK_NODENAME: 'brk@{hostname}', BRK_PEERS: '{peerHostnames}' },
+      config: [
+        {
+          path: 'brk.conf',
+          content: 'listen = {address}\nname = {node}@{hostname}\nseed = {primaryHostname}\n',
+        },
+        { path: 'cookie', content: 'SECRET', mode: '0400' },
+      ],
+      form: { on: 'joining', commands: ['brokerctl join brk@{primaryHostname}', 'brokerctl start'] },
+      ready: { command: 'brokerctl ping', exitCode: 3, interval: '10ms', timeout: '2s' },
+      port: 5672,
+    },
+    'brk.yaml',
+  );
+  const db = new DaemonDatabase(d);
+  const { remote, commands } = recordingRemote(['n1', 'n2', 'n3']);
+  const ctx: DbContext = {
+    remote,
+    nodes: ['n1', 'n2', 'n3'],
+    members: ['n1', 'n2', 'n3'].map((n, i) => ({
+      name: n,
+      address: `10.9.0.${i + 2}`,
+      hostname: `host-${n}`,
+    })),
+  };
+  await db.setup(ctx, 'n2');
+  const conf = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/brk/lab/n2/brk.conf'));
+  t.is(conf?.opts?.stdin, 'listen = 10.9.0.3\nname = n2@host-n2\nseed = host-n1\n');
+  const cookie = commands.find((c) => c.cmd.includes('/n2/cookie'));
+  t.true(cookie?.cmd.endsWith('chmod 0400 /var/lib/faultline/brk/lab/n2/cookie'));
+  const start = commands.find((c) => c.cmd.includes('setsid'))?.cmd ?? '';
+  t.true(
+    start.includes(
+      "setsid env BRK_NODENAME=brk@host-n2 BRK_PEERS=host-n1,host-n3 brokerd --config /var/lib/faultline/brk/lab/n2/brk.conf --banner 'hello world; $(id)' --me=host-n2 >>",
+    ),
+    start,
+  );
+  t.truthy(db.form);
+  t.is(db.form?.on, 'joining');
+  await db.form?.run(ctx, 'n3', ctx.members ?? []);
+  const form = commands.filter((c) => c.node === 'n3' && c.cmd.includes('brokerctl')).map((c) => c.cmd);
+  t.deepEqual(form, [
+    'export BRK_NODENAME=brk@host-n3 BRK_PEERS=host-n1,host-n2; cd /var/lib/faultline/brk/lab/n3/data && brokerctl join brk@host-n1',
+    'export BRK_NODENAME=brk@host-n3 BRK_PEERS=host-n1,host-n2; cd /var/lib/faultline/brk/lab/n3/data && brokerctl start',
+  ]);
+  // A config path that climbs out of the node's directory is refused.
+  const bad = new DaemonDatabase(
+    parseDaemonDescription(
+      { name: 'brk', start: 'brokerd', config: [{ path: '../../x', content: '' }] },
+      'b.yaml',
+    ),
+  );
+  await t.throwsAsync(bad.setup(ctx, 'n1'), {
+    instanceOf: UserError,
+    message: /outside the node's directory/,
+  });
+  t.throws(() => parseDaemonDescription({ name: 'x', start: 'x', args: ['{nope}'] }, 'x.yaml'), {
+    message: /unknown placeholder \{nope\}/,
+  });
+});
+
+test('ready: a command retried at its interval until it exits with the expected code', async (t) => {
+  const d = parseDaemonDescription(
+    { name: 'rdy', start: 'rdyd', ready: { command: 'probe', exitCode: 0, interval: '20ms', timeout: '3s' } },
+    'r.yaml',
+  );
+  const db = new DaemonDatabase(d);
+  const { remote } = recordingRemote(['n1']);
+  let probes = 0;
+  const exec = remote.exec.bind(remote);
+  (remote as { exec: Remote['exec'] }).exec = async (node, cmd, opts) => {
+    if (cmd.endsWith('probe')) {
+      probes++;
+      return { node, command: cmd, stdout: '', stderr: 'not yet', code: probes < 4 ? 69 : 0, durationMs: 1 };
+    }
+    return exec(node, cmd, opts);
+  };
+  const ctx: DbContext = { remote, nodes: ['n1'] };
+  await db.setup(ctx, 'n1');
+  await db.awaitReady(ctx, 5000);
+  t.is(probes, 4);
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import type { ExecResult, Remote } from '../../src/core/control/types.ts';
-import { daemonRunning } from '../../src/lib/databases/daemon.ts';
+import { daemonRunning, ensureStartedProcess, startDaemon } from '../../src/lib/databases/daemon.ts';
 
 /**
  * `daemonRunning` on this host's own shell: a live process of the right name runs, a zombie of that
@@ -44,4 +44,42 @@ test('a live daemon runs; its zombie does not; a pidfile naming another program 
   writeFileSync(pidFile, String(parent.pid));
   t.true(await daemonRunning(localShell, 'local', pidFile, 'sleep'), 'the live sleep is running');
   t.false(await daemonRunning(localShell, 'local', pidFile, 'etcd'), 'a pid of another program is not');
+});
+
+test('a start script that forks the daemon is a clear error; one that execs it, or a foreground daemon, is fine', async (t) => {
+  const spec = (name: string, script: string) => {
+    const path = join(dir, `${name}.sh`);
+    writeFileSync(path, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+    return {
+      binary: path,
+      processName: 'sleep',
+      args: [],
+      pidFile: join(dir, `${name}.pid`),
+      logFile: join(dir, `${name}.log`),
+      cwd: dir,
+    };
+  };
+  const kill = (pidFile: string) => {
+    try {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    } catch {}
+  };
+  const forks = spec('forks', 'sleep 30 &\necho started');
+  await startDaemon(localShell, 'local', forks);
+  const err = await t.throwsAsync(ensureStartedProcess(localShell, 'local', forks));
+  t.regex(
+    err?.message ?? '',
+    /exited right after its start.*forks the daemon.*`exec` the daemon.*last lines: started/,
+  );
+
+  const stays = spec('stays', 'sleep 30\necho done');
+  await startDaemon(localShell, 'local', stays);
+  t.teardown(() => kill(stays.pidFile));
+  const other = await t.throwsAsync(ensureStartedProcess(localShell, 'local', stays));
+  t.regex(other?.message ?? '', /is `stays\.sh`, not `sleep`: a start script must `exec` the daemon/);
+
+  const execs = spec('execs', 'exec sleep 30');
+  await startDaemon(localShell, 'local', execs);
+  t.teardown(() => kill(execs.pidFile));
+  await t.notThrowsAsync(ensureStartedProcess(localShell, 'local', execs));
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkers } from '../../../checkers/registry.ts';
 import { nemesisStepSchema, stepNodeNames } from '../../../nemeses/schedule.ts';
 import type { NemesisStep } from '../../../nemeses/types.ts';
+import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import type { Registry } from '../../core/util/registry.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { databases } from '../../lib/databases/registry.ts';
@@ -74,6 +75,12 @@ const bindingBody = {
   concurrency: z.number().int().positive().default(5),
   /** Target request rate per second across all clients (open loop); absent = as fast as the clients go. */
   rate: z.number().positive().optional(),
+  /**
+   * An op still running after this completes as `info` (timeout), e.g. `5s`; default 1.5 s. A client
+   * whose requests legitimately take longer (a broker's publisher confirm) needs more.
+   */
+  // A number is milliseconds (what the string becomes: a parsed plan is validated again when resolved).
+  opTimeout: z.union([durationMsSchema(), z.number().int().positive()]).optional(),
   model: z.enum(MODELS),
   /** The checkers that run, by name. */
   checkers: z.array(registered(checkers)).min(1),
@@ -106,6 +113,7 @@ export const armBindingSchema = z.strictObject({
   workload: bindingBody.workload.optional(),
   concurrency: z.number().int().positive().optional(),
   rate: bindingBody.rate,
+  opTimeout: bindingBody.opTimeout,
   model: bindingBody.model.optional(),
   checkers: bindingBody.checkers.optional(),
   checkerOptions: bindingBody.checkerOptions.optional(),

@@ -9,6 +9,7 @@ import {
   type ThreadId,
 } from '../../core/generator/types.ts';
 import type { EventType, HistoryEvent, ProcessId } from '../../core/history/event.ts';
+import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client, Completion } from '../../lib/clients/types.ts';
@@ -43,6 +44,11 @@ export interface InterpreterOptions {
   sink: EventSink;
   rng: Rng;
   opTimeoutMs: number;
+  /**
+   * How long a client's `close()` may take before it is abandoned (logged, never awaited again): a
+   * plugin's close that never resolves must not hold the run. Default 10 s.
+   */
+  closeTimeoutMs?: number;
   /** Nemesis ops get their own, longer bound (a kill + restart can take a while). */
   nemesisTimeoutMs?: number;
   schedule?: ScheduleRecorder;
@@ -253,7 +259,10 @@ export class Interpreter {
   }
 
   private invokeClient(st: ThreadState, flight: InFlight): void {
-    const clientP = st.client ? undefined : this.o.client.open(st.node as string);
+    // Bounded by the op's own deadline too (the sweep completes it), but a hung open must not be awaited later.
+    const clientP = st.client
+      ? undefined
+      : bounded(`client open(${st.node})`, this.o.opTimeoutMs, () => this.o.client.open(st.node as string));
     const call = (client: Client) => {
       const ictx = {
         get signal(): AbortSignal {
@@ -290,7 +299,7 @@ export class Interpreter {
         this.opened.push(client);
         if (st.flight !== flight) {
           // Timed out while opening: this client belongs to a retired process.
-          this.closing.push(client.close().catch(() => {}));
+          this.closing.push(this.close(client));
           return;
         }
         st.client = client;
@@ -360,7 +369,7 @@ export class Interpreter {
     if (st.client && !st.client.reusable) {
       const old = st.client;
       st.client = undefined;
-      this.closing.push(old.close().catch(() => {}));
+      this.closing.push(this.close(old));
     }
   }
 
@@ -411,7 +420,14 @@ export class Interpreter {
   private async closeClients(): Promise<void> {
     const live = new Set<Client>();
     for (const st of this.threads.values()) if (st.client) live.add(st.client);
-    await Promise.all([...live].map((c) => c.close().catch(() => {})));
+    await Promise.all([...live].map((c) => this.close(c)));
     await Promise.all(this.closing);
   }
+
+  /** A client's close, bounded: an overrun is logged and abandoned. */
+  private close(client: Client): Promise<void> {
+    return boundedQuietly('client close()', this.o.closeTimeoutMs ?? CLOSE_TIMEOUT_MS, () => client.close());
+  }
 }
+
+const CLOSE_TIMEOUT_MS = 10_000;

@@ -6,7 +6,6 @@ import { FaultPlane } from '../../../nemeses/plane.ts';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { buildSchedule, type Schedule, scheduleOps, scheduleToJson } from '../../../nemeses/schedule.ts';
 import type { FaultRecord, Nemesis } from '../../../nemeses/types.ts';
-import { RemoteChannelError } from '../../core/control/errors.ts';
 import type { Remote } from '../../core/control/types.ts';
 import {
   any,
@@ -25,16 +24,18 @@ import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
+import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
-import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
 import { RunClock } from './clock.ts';
+import { onAll, setUpDatabase, tearDownDatabase } from './db-lifecycle.ts';
 import { openHistorySink } from './history-sink.ts';
+import { inHook } from './hook-error.ts';
 import { Interpreter, type InterpreterStats } from './interpreter.ts';
 import { startPrimariesSampler } from './primaries-sampler.ts';
 import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
@@ -80,6 +81,11 @@ export interface TestRunOptions {
   seed: number;
   outDir: string;
   opTimeoutMs: number;
+  /**
+   * How long a client's open, setup, teardown and close may each take before they are abandoned (logged;
+   * the run goes on). Default 30 s.
+   */
+  clientCallTimeoutMs?: number;
   /** Sleep between healing and the final reads. */
   recoveryS: number;
   leaveDbRunning?: boolean;
@@ -137,7 +143,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   let heal: HealReport | null = null;
   let runError: unknown;
   try {
-    await setUpDatabase(s);
+    await setUpDb(s);
     stats = await runWorkload(s);
   } catch (err) {
     runError = err;
@@ -223,36 +229,36 @@ function faultScheduleOf(
   });
 }
 
-/** Teardown, install, (clock wrappers,) setup on every node, then wait until the cluster serves. */
-async function setUpDatabase(s: RunState): Promise<void> {
-  const { o, nodes, dbCtx } = s;
-  log().info({ db: o.db.name, nodes }, 'setting up the DB');
-  await onAll(nodes, (n) => retryLostChannel('DB teardown', () => o.db.teardown(dbCtx, n)));
-  const install = o.db.install?.bind(o.db);
-  if (install) await onAll(nodes, (n) => retryLostChannel('DB install', () => install(dbCtx, n)));
+/** The database's lifecycle (db-lifecycle.ts), with the clock wrappers installed before setup. */
+async function setUpDb(s: RunState): Promise<void> {
+  const { o, dbCtx } = s;
   const clockMode = o.clockMode ?? (o.remote.nodes.some((n) => n.sharedKernelClock) ? 'faketime' : 'settime');
-  if (
+  const wantsClock =
     clockMode === 'faketime' &&
-    s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'clock')
-  )
-    s.clock = await installClockWrappers(o.db, dbCtx, onAll);
-  await onAll(nodes, (n) => o.db.setup(dbCtx, n));
-  await o.db.awaitReady(dbCtx, 90_000);
+    s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'clock') === true;
+  await setUpDatabase(o.db, dbCtx, async (all) => {
+    if (wantsClock) s.clock = await installClockWrappers(o.db, dbCtx, all);
+  });
 }
 
 /** Client setup, then the generator through the interpreter, streaming history and schedule to disk. */
 async function runWorkload(s: RunState): Promise<InterpreterStats> {
   const { o, nodes, runDir, workload } = s;
-  const client = await o.makeClient(workload.clientOptions);
+  const client = await inHook(o.db.name, 'client create', null, o.remote, async () =>
+    o.makeClient(workload.clientOptions),
+  );
   s.client = client;
-  await onAll(nodes, async (n) => {
-    const c = await client.open(n);
-    try {
-      await c.setup();
-    } finally {
-      await c.close();
-    }
-  });
+  const limit = o.clientCallTimeoutMs ?? CLIENT_CALL_MS;
+  await onAll(nodes, (n) =>
+    inHook(o.db.name, 'client setup', n, o.remote, async () => {
+      const c = await bounded(`client open(${n})`, limit, () => client.open(n));
+      try {
+        await bounded(`client setup() on ${n}`, limit, () => c.setup());
+      } finally {
+        await boundedQuietly(`client close() on ${n}`, closeLimit(o), () => c.close());
+      }
+    }),
+  );
   const generator: Generator = o.replay
     ? replaySchedule(await loadSchedule(o.replay))
     : buildGenerator(
@@ -277,6 +283,7 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     sink,
     rng: s.rng,
     opTimeoutMs: o.opTimeoutMs,
+    closeTimeoutMs: closeLimit(o),
     schedule,
     ...(o.signal && { signal: o.signal }),
   });
@@ -322,12 +329,12 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
     writeJson(join(runDir, 'faults.json'), s.plane.records);
     writeJson(join(runDir, 'heal.json'), heal);
   }
-  if (s.client) await tearDownClients(s.client, nodes);
+  // A stopped run (Ctrl-C, the deadline) gives the client's teardown only what a close gets: it must end soon.
+  const stopped = o.signal?.aborted === true;
+  const teardownMs = stopped ? closeLimit(o) / 2 : (o.clientCallTimeoutMs ?? CLIENT_CALL_MS);
+  if (s.client) await tearDownClients(s.client, nodes, teardownMs, stopped ? teardownMs : closeLimit(o));
   await collectLogs(o.db, dbCtx, runDir);
-  if (!o.leaveDbRunning)
-    await onAll(nodes, (n) => o.db.teardown(dbCtx, n)).catch((e) =>
-      log().warn({ err: errorMessage(e) }, 'teardown'),
-    );
+  if (!o.leaveDbRunning) await tearDownDatabase(o.db, dbCtx);
   return heal;
 }
 
@@ -398,55 +405,35 @@ export function buildGenerator(
 }
 
 /**
- * Repeats an idempotent step (teardown, install) when the SSH channel was lost mid-command: the command
- * may or may not have run, and running it again is harmless.
- */
-function retryLostChannel(what: string, step: () => Promise<void>): Promise<void> {
-  return retry(step, {
-    attempts: 3,
-    retryable: (err) => err instanceof RemoteChannelError,
-    delayMs: () => 1000,
-    what: `${what}: SSH channel lost`,
-  });
-}
-
-/**
  * The client protocol's teardown, once per node after the workload and the heal (Jepsen's teardown!):
  * a client opened for it, torn down, closed. Bounded, and a failure is logged, never fatal: the
  * history is already on disk.
  */
-async function tearDownClients(client: Client, nodes: readonly string[]): Promise<void> {
-  const within = (p: Promise<void>, ms: number) =>
-    Promise.race([
-      p,
-      new Promise<void>((_, reject) =>
-        setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref(),
-      ),
-    ]);
-  await onAll(nodes, (n) =>
-    within(
-      (async () => {
-        const c = await client.open(n);
+async function tearDownClients(
+  client: Client,
+  nodes: readonly string[],
+  limit: number,
+  closeMs: number,
+): Promise<void> {
+  await Promise.all(
+    nodes.map((n) =>
+      boundedQuietly(`client teardown on ${n}`, limit + closeMs, async () => {
+        const c = await bounded(`client open(${n})`, limit, () => client.open(n));
         try {
-          await c.teardown();
+          await bounded(`client teardown() on ${n}`, limit, () => c.teardown());
         } finally {
-          await c.close();
+          await boundedQuietly(`client close() on ${n}`, closeMs, () => c.close());
         }
-      })(),
-      CLIENT_TEARDOWN_MS,
+      }),
     ),
-  ).catch((e) => log().warn({ err: errorMessage(e) }, 'client teardown'));
+  );
 }
 
-const CLIENT_TEARDOWN_MS = 30_000;
-
-async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
-  const results = await Promise.allSettled(nodes.map(fn));
-  const failed = results
-    .map((r, i) => (r.status === 'rejected' ? `${nodes[i]}: ${errorMessage(r.reason)}` : null))
-    .filter((x): x is string => x !== null);
-  if (failed.length > 0) throw new Error(failed.join('; '));
-}
+/** How long a client's open, setup or teardown may take before it is abandoned. */
+const CLIENT_CALL_MS = 30_000;
+/** A close has nothing to wait for: it gets less, so an aborted run still ends soon after its deadline. */
+const CLIENT_CLOSE_MS = 10_000;
+const closeLimit = (o: TestRunOptions) => Math.min(o.clientCallTimeoutMs ?? CLIENT_CALL_MS, CLIENT_CLOSE_MS);
 
 /**
  * Downloads each node's DB logs into <runDir>/<node>/ (Jepsen's log snarfing); failures are logged, not

@@ -225,7 +225,7 @@ function runner(s: ScenarioState): RunOnce {
       rate: binding.rate ?? 100,
       seed,
       outDir: runDir,
-      opTimeoutMs: OP_TIMEOUT_MS,
+      opTimeoutMs: binding.opTimeout ?? OP_TIMEOUT_MS,
       recoveryS: RECOVERY_S,
       signal: o.signal,
       declaredSignals: declaredSignalsOf(sc),

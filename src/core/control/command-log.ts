@@ -45,11 +45,16 @@ export class CommandLog {
     if (dir) mkdirSync(dir, { recursive: true });
   }
 
+  /** The node's command log file, or null when commands are not logged. */
+  pathOf(node: string): string | null {
+    return this.dir ? join(this.dir, `${node}.commands.jsonl`) : null;
+  }
+
   write(entry: CommandLogEntry): void {
     if (!this.dir) return;
     let stream = this.streams.get(entry.node);
     if (!stream) {
-      stream = createWriteStream(join(this.dir, `${entry.node}.commands.jsonl`), { flags: 'a' });
+      stream = createWriteStream(this.pathOf(entry.node) as string, { flags: 'a' });
       this.streams.set(entry.node, stream);
     }
     const line = { time: new Date().toISOString(), ...entry, command: this.redactor.apply(entry.command) };

@@ -290,6 +290,10 @@ class SshRemote implements Remote {
     return this.session(name).spec;
   }
 
+  commandLogPath(node: string): string | null {
+    return this.commandLog.pathOf(node);
+  }
+
   private session(name: string): NodeSession {
     const s = this.sessions.get(name);
     if (!s) throw new RemoteError(name, `no such node (known: ${[...this.sessions.keys()].join(', ')})`);

@@ -94,4 +94,6 @@ export interface Remote {
   download(node: string, remotePath: string, localPath: string, opts?: TransferOptions): Promise<void>;
   onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]>;
   close(): Promise<void>;
+  /** Where every command run on the node is logged (`logs/ssh/<node>.commands.jsonl`), when it is. */
+  commandLogPath?(node: string): string | null;
 }

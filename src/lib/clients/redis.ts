@@ -168,6 +168,30 @@ export class RedisClient implements Client {
         }
         break;
       }
+      case 'queue': {
+        // A Redis list on the primary: RPUSH to enqueue, LPOP to dequeue (null when empty).
+        const key = this.k('queue');
+        const conn = await this.primary();
+        if (op.f === 'enqueue') {
+          await conn.rpush(key, String(op.value));
+          return { type: 'ok' };
+        }
+        if (op.f === 'dequeue') {
+          const v = await conn.lpop(key);
+          return { type: 'ok', value: v === null ? null : Number(v) };
+        }
+        if (op.f === 'drain') {
+          const taken: number[] = [];
+          // Bounded: a queue still being filled cannot keep a drain going forever.
+          for (let i = 0; i < DRAIN_MAX; i++) {
+            const v = await conn.lpop(key);
+            if (v === null) return { type: 'ok', value: taken };
+            taken.push(Number(v));
+          }
+          return { type: 'info', value: taken, error: `drain stopped after ${DRAIN_MAX} elements` };
+        }
+        break;
+      }
       case 'list-append': {
         if (op.f !== 'txn') break;
         const mops = op.value as [string, unknown, unknown][];
@@ -187,6 +211,8 @@ export class RedisClient implements Client {
     throw new Error(`redis client: ${this.o.workload} has no op ${op.f}`);
   }
 }
+
+const DRAIN_MAX = 1_000_000;
 
 function classifyRedis(op: ClientOp, err: unknown): Completion {
   const msg = err instanceof Error ? err.message : String(err);

@@ -60,7 +60,7 @@ clients.register(
   {
     name: 'redis',
     summary: 'ioredis, no offline queue and no command retries; reads from replicas on request',
-    workloads: ['register', 'multi-register', 'set', 'counter', 'list-append'],
+    workloads: ['register', 'multi-register', 'set', 'counter', 'list-append', 'queue'],
     hiddenRetries: null,
     async create(c) {
       const { RedisClient } = await import('./redis.ts');

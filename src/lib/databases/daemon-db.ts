@@ -3,13 +3,15 @@ import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
-import { shellJoin, shellQuote } from '../../core/control/quote.ts';
+import { RemoteTimeoutError } from '../../core/control/errors.ts';
+import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import {
   daemonRunning,
   ensureDebianPackages,
+  ensureStartedProcess,
   execIdempotent,
   killDaemon,
   signalDaemon,
@@ -17,7 +19,14 @@ import {
   startSelfDaemonizing,
 } from './daemon.ts';
 import type { DatabaseDefinition } from './registry.ts';
-import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.ts';
+import type {
+  ClockWrapper,
+  ClusterFormation,
+  Database,
+  DbContext,
+  MemberInfo,
+  ProcessControl,
+} from './types.ts';
 
 /**
  * A database without code: a process with a port, described in YAML (a file, or a `daemon:` block in a
@@ -25,11 +34,13 @@ import type { ClockWrapper, Database, DbContext, ProcessControl } from './types.
  * it answers (a TCP port, or a command), kills, pauses and restarts it by pidfile, starts it through the
  * libfaketime wrapper for clock faults, collects its logs, wipes and removes its directory.
  *
- * Text from the description never reaches a remote shell unquoted: `start`, `ready.command` and
- * `timeCommand` are split into words on spaces (no shell syntax: no pipes, quotes or redirections), the
- * placeholders `{node}`, `{address}`, `{port}`, `{peers}` and `{dataDir}` are substituted inside words,
- * and every word is shell-quoted. Every path it names must stay inside the node's own directory under
- * faultline's base directory (`/var/lib/faultline/<name>/<cluster>/<node>`).
+ * Text from the description never reaches a remote shell unquoted: `start`, `ready.command`, `form`
+ * commands and `timeCommand` are split into words on spaces (no shell syntax: no pipes, quotes or
+ * redirections), `args` are words as given (spaces kept), the placeholders are substituted inside words,
+ * and every word is shell-quoted (`shellQuote`, the one quoting helper); `env` values likewise. `config`
+ * files are written from templates over stdin, never through a shell. Every path it names must stay
+ * inside the node's own directory under faultline's base directory
+ * (`/var/lib/faultline/<name>/<cluster>/<node>`).
  */
 export const BASE_DIR = '/var/lib/faultline';
 
@@ -46,6 +57,38 @@ export const daemonDescriptionSchema = z.strictObject({
   packages: z.array(z.string().regex(/^[a-z0-9][a-z0-9.+-]*$/, 'a Debian package name')).default([]),
   /** The command that runs the daemon in the foreground: one word per argument, placeholders allowed. */
   start: words,
+  /** More arguments after `start`, one list item per argument: spaces inside an item are kept. */
+  args: z.array(z.string()).default([]),
+  /** Environment for `start`, `ready.command` and `form` commands (values take placeholders). */
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+    .default({}),
+  /**
+   * Files written on every node before the daemon starts: `path` relative to the node's directory
+   * (`{dir}`; `{dataDir}` is its `data/`), `content` a template with the placeholders.
+   */
+  config: z
+    .array(
+      z.strictObject({
+        path: z.string().min(1),
+        content: z.string(),
+        mode: z
+          .string()
+          .regex(/^0?[0-7]{3}$/)
+          .optional(),
+      }),
+    )
+    .default([]),
+  /**
+   * Cluster formation after every node is ready: `on: primary` runs `commands` once on the first node,
+   * `on: joining` runs them on every other node, one node after the other, in node order.
+   */
+  form: z
+    .strictObject({
+      on: z.enum(['primary', 'joining']).default('joining'),
+      commands: z.array(words).min(1),
+    })
+    .optional(),
   /** What /proc/PID/comm shows; default: the start command's program name. */
   processName: z.string().min(1).optional(),
   /** The port clients use ({port}); also the default ready check. */
@@ -56,8 +99,12 @@ export const daemonDescriptionSchema = z.strictObject({
     .strictObject({
       /** Ready when this TCP port accepts a connection (from the control node). */
       port: z.number().int().min(1).max(65535).optional(),
-      /** Ready when this command exits 0 on the node (words, placeholders allowed). */
+      /** Ready when this command exits with `exitCode` on the node (words, placeholders allowed). */
       command: words.optional(),
+      /** The exit code that means ready (default 0). */
+      exitCode: z.number().int().min(0).max(255).default(0),
+      /** Pause between attempts (default 1s); the command is retried until `timeout`. */
+      interval: durationMsSchema().default(1_000),
       timeout: durationMsSchema().default(30_000),
     })
     .optional(),
@@ -84,14 +131,37 @@ export function parseDaemonDescription(raw: unknown, file: string): DaemonDescri
     const issue = r.error.issues[0];
     throw new InputError(file, null, issue?.path.join('.') || null, issue?.message ?? 'invalid description');
   }
-  for (const w of [...r.data.start, ...(r.data.ready?.command ?? []), ...(r.data.timeCommand ?? [])])
-    for (const ph of w.match(/\{[^}]*\}/g) ?? [])
+  const templated = [
+    ...r.data.start,
+    ...r.data.args,
+    ...Object.values(r.data.env),
+    ...(r.data.ready?.command ?? []),
+    ...(r.data.timeCommand ?? []),
+    ...(r.data.form?.commands.flat() ?? []),
+    ...r.data.config.flatMap((c) => [c.path, c.content]),
+  ];
+  for (const w of templated)
+    for (const ph of w.match(/\{[a-zA-Z]+\}/g) ?? [])
       if (!PLACEHOLDERS.has(ph))
         throw new InputError(file, null, null, `unknown placeholder ${ph} (${[...PLACEHOLDERS].join(', ')})`);
   return r.data;
 }
 
-const PLACEHOLDERS = new Set(['{node}', '{address}', '{port}', '{peers}', '{dataDir}', '{name}']);
+const PLACEHOLDERS = new Set([
+  '{node}',
+  '{address}',
+  '{hostname}',
+  '{port}',
+  '{peers}',
+  '{peerHostnames}',
+  '{nodes}',
+  '{primary}',
+  '{primaryAddress}',
+  '{primaryHostname}',
+  '{dir}',
+  '{dataDir}',
+  '{name}',
+]);
 
 /** The registry definition of a described daemon. */
 export function daemonDatabaseDefinition(d: DaemonDescription): DatabaseDefinition {
@@ -109,6 +179,7 @@ export class DaemonDatabase implements Database {
   private readonly wrappers = new Map<string, string>();
   readonly process: ProcessControl;
   readonly clock: ClockWrapper;
+  readonly form?: ClusterFormation;
 
   constructor(private readonly d: DaemonDescription) {
     this.name = d.name;
@@ -129,6 +200,27 @@ export class DaemonDatabase implements Database {
       binary: d.start[0] as string,
       ...(d.timeCommand && { timeCommand: shellJoin(d.timeCommand) }),
     };
+    const form = d.form;
+    if (form)
+      this.form = {
+        on: form.on,
+        run: async (ctx, node) => {
+          for (const command of form.commands)
+            await ctx.remote.exec(node, this.commandLine(ctx, node, command), {
+              sudo: true,
+              timeoutMs: 120_000,
+            });
+        },
+      };
+  }
+
+  /** A command from the description as one shell line: `env`, then every word substituted and quoted. */
+  private commandLine(ctx: DbContext, node: string, command: readonly string[]): string {
+    return `${envPrefix(this.env(ctx, node))}cd ${shellQuote(this.dataDir(ctx, node))} && ${shellJoin(command.map((w) => this.fill(ctx, node, w)))}`;
+  }
+
+  private env(ctx: DbContext, node: string): Record<string, string> {
+    return Object.fromEntries(Object.entries(this.d.env).map(([k, v]) => [k, this.fill(ctx, node, v)]));
   }
 
   /** The node's own directory: everything the daemon has lives under it. */
@@ -165,14 +257,22 @@ export class DaemonDatabase implements Database {
 
   /** Placeholders substituted inside one word (quoting comes after, word by word). */
   private fill(ctx: DbContext, node: string, word: string): string {
+    const member = (n: string): MemberInfo =>
+      ctx.members?.find((m) => m.name === n) ?? { name: n, address: this.address(ctx, n), hostname: n };
+    const others = ctx.nodes.filter((n) => n !== node).map(member);
+    const primary = member(ctx.nodes[0] as string);
     const values: Record<string, string> = {
       '{node}': node,
       '{address}': this.address(ctx, node),
+      '{hostname}': member(node).hostname,
       '{port}': String(this.d.port ?? ''),
-      '{peers}': ctx.nodes
-        .filter((n) => n !== node)
-        .map((n) => this.address(ctx, n))
-        .join(','),
+      '{peers}': others.map((m) => m.address).join(','),
+      '{peerHostnames}': others.map((m) => m.hostname).join(','),
+      '{nodes}': ctx.nodes.join(','),
+      '{primary}': primary.name,
+      '{primaryAddress}': primary.address,
+      '{primaryHostname}': primary.hostname,
+      '{dir}': this.dir(ctx, node),
       '{dataDir}': this.dataDir(ctx, node),
       '{name}': this.name,
     };
@@ -180,9 +280,9 @@ export class DaemonDatabase implements Database {
   }
 
   /** A path from the description, refused unless it stays inside the node's directory. */
-  private inside(ctx: DbContext, node: string, path: string): string {
+  private inside(ctx: DbContext, node: string, path: string, base = this.dataDir(ctx, node)): string {
     const dir = this.dir(ctx, node);
-    const abs = posix.normalize(posix.isAbsolute(path) ? path : `${this.dataDir(ctx, node)}/${path}`);
+    const abs = posix.normalize(posix.isAbsolute(path) ? path : `${base}/${path}`);
     if (abs !== dir && !abs.startsWith(`${dir}/`))
       throw new UserError(`${this.name}: ${path} is outside the node's directory ${dir}`);
     return abs;
@@ -192,29 +292,47 @@ export class DaemonDatabase implements Database {
     await ensureDebianPackages(ctx.remote, node, this.d.packages);
   }
 
+  /** Configure (the data directory, the `config` files), then start. */
   async setup(ctx: DbContext, node: string): Promise<void> {
     await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dataDir(ctx, node))}`, { sudo: true });
+    for (const file of this.d.config) {
+      const path = this.inside(ctx, node, this.fill(ctx, node, file.path), this.dir(ctx, node));
+      const content = this.fill(ctx, node, file.content);
+      const q = shellQuote(path);
+      await execIdempotent(
+        ctx.remote,
+        node,
+        `mkdir -p ${shellQuote(posix.dirname(path))} && cat > ${q}${file.mode ? ` && chmod ${file.mode} ${q}` : ''}`,
+        { sudo: true, stdin: content },
+      );
+    }
     await this.start(ctx, node);
   }
 
   async start(ctx: DbContext, node: string): Promise<void> {
-    const command = this.d.start.map((w) => this.fill(ctx, node, w));
+    const command = [...this.d.start, ...this.d.args].map((w) => this.fill(ctx, node, w));
     const binary = this.wrappers.get(node) ?? (command[0] as string);
+    const env = this.env(ctx, node);
     const spec = {
       binary,
       processName: this.process.processName,
       args: command.slice(1),
+      ...(Object.keys(env).length > 0 && { env }),
       pidFile: this.pidFile(ctx, node),
       logFile: this.consoleLog(ctx, node),
       cwd: this.dataDir(ctx, node),
     };
     if (this.d.pidfile) await startSelfDaemonizing(ctx.remote, node, spec);
-    else await startDaemon(ctx.remote, node, spec);
+    else {
+      await startDaemon(ctx.remote, node, spec);
+      await ensureStartedProcess(ctx.remote, node, spec);
+    }
   }
 
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
     const ready = this.d.ready;
     const deadline = Date.now() + Math.min(timeoutMs, ready?.timeout ?? timeoutMs);
+    const interval = ready?.command ? ready.interval : 250;
     const port = ready?.port ?? (ready?.command ? undefined : this.d.port);
     const pending = new Set(ctx.nodes);
     let last = '';
@@ -223,14 +341,26 @@ export class DaemonDatabase implements Database {
         const why = await this.notReady(ctx, node, port, ready?.command);
         if (why === null) pending.delete(node);
         else last = `${node}: ${why}`;
+        // It was started and has exited: waiting longer cannot make it ready.
+        if (why === 'not running') throw new UserError(await this.exitedMessage(ctx, node));
       }
       if (pending.size === 0) return;
       if (Date.now() > deadline)
         throw new UserError(
           `${this.name} did not become ready on ${[...pending].join(', ')} (${last}); see ${this.consoleLog(ctx, [...pending][0] as string)} on the node`,
         );
-      await sleep(250);
+      await sleep(interval);
     }
+  }
+
+  /** The daemon exited before it was ready: say so with the last lines of its console. */
+  private async exitedMessage(ctx: DbContext, node: string): Promise<string> {
+    const log = this.consoleLog(ctx, node);
+    const tail = await ctx.remote
+      .exec(node, `tail -n 5 ${shellQuote(log)}`, { sudo: true, check: false, timeoutMs: 10_000 })
+      .then((r) => r.stdout.trim().replace(/\n/g, ' | '))
+      .catch(() => '');
+    return `${this.name} exited on ${node} before it was ready; console ${log} on the node${tail ? `: ${tail}` : ''}`;
   }
 
   /** Why a node is not ready yet, or null when it is. */
@@ -243,11 +373,18 @@ export class DaemonDatabase implements Database {
     const pf = this.pidFile(ctx, node);
     if (!(await daemonRunning(ctx.remote, node, pf, this.process.processName))) return 'not running';
     if (command) {
-      const r = await ctx.remote.exec(node, shellJoin(command.map((w) => this.fill(ctx, node, w))), {
-        check: false,
-        timeoutMs: 10_000,
-      });
-      return r.code === 0 ? null : `ready command exited ${r.code}`;
+      const want = this.d.ready?.exitCode ?? 0;
+      // An attempt that hangs is one more "not yet", not a failure: the loop retries until `timeout`.
+      const r = await ctx.remote
+        .exec(node, this.commandLine(ctx, node, command), { check: false, timeoutMs: 15_000 })
+        .catch((err: unknown) => {
+          if (err instanceof RemoteTimeoutError) return null;
+          throw err;
+        });
+      if (r === null) return 'ready command did not answer within 15 s';
+      if (r.code === want) return null;
+      const tail = r.stderr.trim().split('\n').slice(-1)[0] ?? '';
+      return `ready command exited ${r.code}, not ${want}${tail ? `: ${tail}` : ''}`;
     }
     if (port !== undefined) return tcpConnects(this.address(ctx, node), port, 1000);
     return null;

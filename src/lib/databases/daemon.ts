@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/errors.ts';
-import { shellJoin, shellQuote } from '../../core/control/quote.ts';
+import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
 import { retry, waitFor } from '../../core/util/retry.ts';
 
@@ -14,6 +14,8 @@ export interface DaemonSpec {
   /** The process name (/proc/PID/comm) when `binary` is a wrapper that execs the real one. */
   processName?: string;
   args: readonly string[];
+  /** Environment of the daemon (names are checked, values quoted). */
+  env?: Record<string, string>;
   pidFile: string;
   logFile: string;
   cwd: string;
@@ -61,9 +63,16 @@ export async function startDaemon(remote: Remote, node: string, d: DaemonSpec): 
  */
 export function startDaemonCommand(d: DaemonSpec, rawArgs = ''): string {
   // setsid without -f does not fork here (a non-interactive shell's job is no group leader), so $! is the daemon.
+  // `env` execs the binary in place, so the pid stays the daemon's.
+  const env =
+    d.env && Object.keys(d.env).length > 0
+      ? `${envPrefix(d.env)
+          .replace(/^export /, 'env ')
+          .replace(/; $/, '')} `
+      : '';
   return (
     `mkdir -p ${shellQuote(d.cwd)} && cd ${shellQuote(d.cwd)} && ` +
-    `{ setsid ${shellJoin([d.binary, ...d.args])}${rawArgs ? ` ${rawArgs}` : ''} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
+    `{ setsid ${env}${shellJoin([d.binary, ...d.args])}${rawArgs ? ` ${rawArgs}` : ''} >>${shellQuote(d.logFile)} 2>&1 </dev/null & } && ` +
     `echo $! > ${shellQuote(d.pidFile)}`
   );
 }
@@ -77,6 +86,38 @@ export function startDaemonCommand(d: DaemonSpec, rawArgs = ''): string {
 function livePid(pidFile: string, name: string): string {
   const pf = shellQuote(pidFile);
   return `p=""; if test -s ${pf}; then q="$(cat ${pf})"; if [ "$(cat /proc/$q/comm 2>/dev/null)" = ${shellQuote(name.slice(0, 15))} ] && ! grep -q '^State:[[:space:]]*[ZX]' /proc/$q/status 2>/dev/null; then p="$q"; fi; fi`;
+}
+
+/**
+ * After a start: the pid faultline recorded must still be the named process a moment later. A start
+ * command that is a script which forks the daemon into the background (or a daemon that daemonizes
+ * itself) leaves a pid that is gone, or that names the script: kill, pause and restart would then act on
+ * nothing. That is a clear error here, not a ready check that times out later.
+ */
+export async function ensureStartedProcess(remote: Remote, node: string, d: DaemonSpec): Promise<void> {
+  const name = d.processName ?? basename(d.binary);
+  const pf = shellQuote(d.pidFile);
+  // A wrapper (the clock nemesis's libfaketime script) takes a moment to exec the daemon: up to 3 s.
+  const probe =
+    `sleep 0.5; i=0; while :; do q="$(cat ${pf} 2>/dev/null)"; c="$(cat /proc/$q/comm 2>/dev/null)"; ` +
+    `if [ -z "$q" ] || [ -z "$c" ] || grep -q '^State:[[:space:]]*[ZX]' /proc/$q/status 2>/dev/null; then echo "gone $q"; break; fi; ` +
+    `if [ "$c" = ${shellQuote(name.slice(0, 15))} ]; then echo ok; break; fi; ` +
+    `i=$((i+1)); if [ $i -ge 25 ]; then echo "other $q $c"; break; fi; sleep 0.1; done`;
+  const r = await execIdempotent(remote, node, probe, { sudo: true, check: false, timeoutMs: 15_000 });
+  const [state, pid, comm] = r.stdout.trim().split(/\s+/);
+  if (state === 'gone') {
+    const tail = await remote
+      .exec(node, `tail -n 5 ${shellQuote(d.logFile)}`, { sudo: true, check: false, timeoutMs: 10_000 })
+      .then((x) => x.stdout.trim().replace(/\n/g, ' | '))
+      .catch(() => '');
+    throw new Error(
+      `${node}: ${name} (pid ${pid ?? '?'}) exited right after its start. If the start command forks the daemon into the background (a script, or a daemon that daemonizes), nothing is left to kill or pause: run it in the foreground (in a script, \`exec\` the daemon), or declare \`pidfile:\` for a daemon that writes its own; console: ${d.logFile}${tail ? ` (last lines: ${tail})` : ''}`,
+    );
+  }
+  if (state === 'other')
+    throw new Error(
+      `${node}: the started process (pid ${pid}) is \`${comm}\`, not \`${name}\`: a start script must \`exec\` the daemon so the pid is the daemon's (or set \`processName:\` to what /proc/PID/comm shows)`,
+    );
 }
 
 export async function daemonRunning(

@@ -9,13 +9,43 @@ import type { Remote } from '../../core/control/types.ts';
  * Every per-node method runs on the control node and acts on `node` through `ctx.remote` (SSH); the
  * runner calls them in Jepsen's order:
  *
- *   teardown(all) → install?(all) → setup(all, in parallel) → awaitReady → … workload + nemeses …
+ *   teardown(all) → install?(all) → setup(all, in parallel: configure and start) → awaitReady
+ *   → form? (once on the primary, or on each joining node in order) → … workload + nemeses …
  *   → heal → logFiles?/collect → teardown(all)
+ *
+ * Every call is bounded by the runner (see `DB_CALL_TIMEOUTS`): one that overruns is abandoned with its
+ * reason logged, and the run goes on to heal, check and report.
  */
 export interface DbContext {
   remote: Remote;
   /** Every node of the test, in order (cluster membership flags are built from it). */
   nodes: readonly string[];
+  /**
+   * Every node's name, cluster address and hostname (`hostname -s` on the node), in node order. The
+   * runner fills it in before `setup`; absent only outside a run (a bare adapter in a unit test).
+   */
+  members?: readonly MemberInfo[];
+}
+
+/** What a node is called by faultline, by the network and by itself. */
+export interface MemberInfo {
+  /** The node's name in the inventory (n1, n2 …). */
+  name: string;
+  /** The address peers and clients use. */
+  address: string;
+  /** The node's own short hostname (what Erlang's `rabbit@host` and similar node ids are built from). */
+  hostname: string;
+}
+
+/**
+ * Cluster formation, after every node's `setup` and `awaitReady`: `primary` runs `run` once on the first
+ * node (e.g. `redis-cli --cluster create`); `joining` runs it on every other node, one after the other in
+ * node order (e.g. `rabbitmqctl join_cluster rabbit@n1`), so each joins a cluster that already has its
+ * predecessors. `members` is every node's name, address and hostname; `run` throws when formation failed.
+ */
+export interface ClusterFormation {
+  on: 'primary' | 'joining';
+  run(ctx: DbContext, node: string, members: readonly MemberInfo[]): Promise<void>;
 }
 
 export interface Database {
@@ -59,7 +89,19 @@ export interface Database {
   peerView?(ctx: DbContext, observer: string, node: string): Promise<PeerView>;
   /** Cluster membership: remove a member and add it back (membership faults). */
   readonly membership?: MembershipControl;
+  /** Form the cluster once every node is up (see `ClusterFormation`). */
+  readonly form?: ClusterFormation;
 }
+
+/** How long the runner waits for each database hook before abandoning it (ms). */
+export const DB_CALL_TIMEOUTS = {
+  install: 600_000,
+  setup: 300_000,
+  /** awaitReady is given its own timeout (90 s) and a little more to report. */
+  awaitReady: 100_000,
+  form: 300_000,
+  teardown: 120_000,
+} as const;
 
 /**
  * Cluster membership as the database itself manages it (Jepsen's etcd membership nemesis: remove a
@@ -127,6 +169,7 @@ export const DB_CAPABILITIES = {
   membership: 'membership (remove a member and add it back)',
   wipe: 'wipe',
   install: 'install',
+  form: 'cluster formation',
 } as const;
 export type DbCapabilityName = keyof typeof DB_CAPABILITIES;
 
@@ -141,5 +184,6 @@ export function capabilitiesOf(db: Database): DbCapabilityName[] {
   if (db.membership) out.push('membership');
   if (db.wipe) out.push('wipe');
   if (db.install) out.push('install');
+  if (db.form) out.push('form');
   return out;
 }

@@ -2,6 +2,7 @@ import { BUILT_IN, Registry } from '../../core/util/registry.ts';
 import { bankWorkload } from './bank.ts';
 import { counterWorkload } from './counter.ts';
 import { listAppendWorkload } from './list-append.ts';
+import { queueWorkload } from './queue.ts';
 import { multiRegisterWorkload, registerWorkload } from './register.ts';
 import { setWorkload } from './set.ts';
 import type { Workload, WorkloadOptions } from './types.ts';
@@ -59,6 +60,12 @@ const builtIn: WorkloadDefinition[] = [
     summary: 'transfers between accounts and reads of every balance (bank)',
     ops: ['transfer', 'read'],
     create: bankWorkload,
+  },
+  {
+    name: 'queue',
+    summary: 'unique enqueues and dequeues, one final drain (queue, total-queue)',
+    ops: ['enqueue', 'dequeue', 'drain'],
+    create: queueWorkload,
   },
 ];
 for (const w of builtIn) workloads.register(w.name, w, BUILT_IN);
