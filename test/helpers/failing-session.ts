@@ -1,18 +1,32 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { writeSessionReports } from '../../src/app/report/write-all.ts';
 import { runChecks } from '../../src/app/run/checks.ts';
 import { drawnBy } from '../../src/app/session/run-evidence.ts';
 import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
-import { loadHistory } from '../../src/core/history/read.ts';
 import { sampleSession } from '../report/session-record.ts';
 
-/** Porcupine's kv history with one key ("7") that cannot be linearized. */
-export const BAD_KV_HISTORY = fileURLToPath(
-  new URL('../../../shared/fixtures/porcupine/kv/c01-bad.txt', import.meta.url),
-);
+/**
+ * A kv history written here, with a known answer: two clients over keys "1" to "4"; each key is put,
+ * appended to and read back correctly, except key "3", where a read that starts after `append 3 b`
+ * returned has only "a": no order of the ops explains it, so key "3" (and only it) cannot be linearized.
+ */
+export function badKvHistory(): HistoryEvent[] {
+  const events: HistoryEvent[] = [];
+  const op = (process: number, f: string, key: string, value: string | null, result: string | null) => {
+    const base = { f, key, process, node: null, faultEpoch: null };
+    events.push({ ...base, index: events.length, type: 'invoke', value, time: events.length * 1000 });
+    events.push({ ...base, index: events.length, type: 'ok', value: result, time: events.length * 1000 });
+  };
+  for (const key of ['1', '2', '3', '4']) {
+    op(0, 'put', key, 'a', 'a');
+    op(1, 'append', key, 'b', 'b');
+    op(0, 'get', key, null, key === '3' ? 'a' : 'ab');
+  }
+  return events;
+}
 
 /**
  * A finished session with real pages, written into `sessionDir` without a cluster: the checkers a run
@@ -26,7 +40,7 @@ export async function writeFailingSession(
 ): Promise<{ key: string; op: number; page: string }> {
   const runDir = join('artifacts', 'S2', '01-run');
   const out = join(sessionDir, runDir);
-  const history = pairEvents(await loadHistory(BAD_KV_HISTORY));
+  const history = pairEvents(badKvHistory());
   const { results } = await runChecks(
     history,
     [
@@ -37,7 +51,8 @@ export async function writeFailingSession(
     out,
   );
   const lin = results.find((r) => r.checker === 'linearizable');
-  if (lin?.valid !== false) throw new Error(`the fixture history should not linearize: ${lin?.evidence}`);
+  if (lin?.valid !== false)
+    throw new Error(`the history written to fail should not linearize: ${lin?.evidence}`);
   const drawn = drawnBy(lin, out);
   if (!drawn.focus?.page) throw new Error('the checker drew no page for the failing key');
   writeFileSync(join(out, 'history.jsonl'), `${history.events.map((e) => JSON.stringify(e)).join('\n')}\n`);

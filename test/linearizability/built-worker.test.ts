@@ -2,17 +2,18 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import test from 'ava';
 import { execa } from 'execa';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
 /**
  * The worker path as it runs when faultline is built (dist/*.js, a plain JS worker, no tsx): compile
  * the checker with tsc into a temporary directory and run a parallel check there.
  */
+const fixtureTest = conformance('Porcupine histories: the compiled worker');
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-test('compiled to JavaScript, the worker threads load and give the right verdicts', async (t) => {
+fixtureTest('compiled to JavaScript, the worker threads load and give the right verdicts', async (t) => {
   const out = mkdtempSync(join(tmpdir(), 'faultline-lin-build-'));
   try {
     const tsconfig = join(out, 'tsconfig.json');
