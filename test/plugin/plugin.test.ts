@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -14,6 +14,7 @@ import { checkPlan, loadPlan } from '../../src/app/plan/index.ts';
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const apiIndex = new URL('../../src/index.ts', import.meta.url).pathname;
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+const repoRoot = new URL('../../', import.meta.url).pathname;
 const run = (...args: string[]) =>
   execa('node', [bin, ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
 const dir = mkdtempSync(join(tmpdir(), 'fl-plugin-'));
@@ -148,6 +149,35 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
   const r = await run('plan', 'check', gone);
   t.is(r.exitCode, 254);
   t.regex(r.stderr, /nowhere\.mjs: plugin module not found/);
+});
+
+test('a plan whose plugin imports a package that is not installed: plan check names the plugin, the package and the install command', async (t) => {
+  const original = (await import('node:fs')).readFileSync(planPath, 'utf8');
+  const needs = file('needs-pkg.mjs', "import 'faultline-no-such-package/sub';\nexport default {};\n");
+  const plan = file(
+    'needs-pkg.md',
+    original.replace(
+      '```faultline\ndb: etcd\nworkload: multi-register\n',
+      '```faultline\nmodule: ./needs-pkg.mjs\ndb: etcd\nworkload: multi-register\n',
+    ),
+  );
+  const r = await run('plan', 'check', plan);
+  t.is(r.exitCode, 254);
+  t.is(
+    r.stderr,
+    `faultline: ${needs}: cannot load the plugin: the package "faultline-no-such-package" is not installed (install it: npm install faultline-no-such-package)`,
+  );
+  // A plugin shipped in the checkout's examples/ is a workspace: the checkout's npm ci installs it.
+  const inExamples = join(repoRoot, 'examples', `.needs-pkg-${process.pid}.mjs`);
+  writeFileSync(inExamples, "import 'faultline-no-such-package';\nexport default {};\n");
+  try {
+    const ex = await run('check', '--list', '--plugin', inExamples);
+    t.is(ex.exitCode, 254);
+    t.regex(ex.stderr, /is not installed \(install it: cd .* && npm ci\)$/);
+    t.is(ex.stderr.split('\n').length, 1, 'one line');
+  } finally {
+    rmSync(inExamples, { force: true });
+  }
 });
 
 test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by file in a binding', async (t) => {
