@@ -1,6 +1,7 @@
-import type { TierName } from '../app/plan/binding.ts';
+import { TIER_NAMES } from '../app/plan/binding.ts';
 import { loadPlugin } from '../app/plugin/load.ts';
-import { type RunPlanResult, runPlan as runSession } from '../app/session/run-plan.ts';
+import { runPlan as runSession } from '../app/session/run-plan.ts';
+import type { SessionVerdict } from '../app/verdict/states.ts';
 
 /**
  * `runPlan(options)`: the `faultline run PLAN` command as a function (what `faultline author` skeletons
@@ -18,8 +19,8 @@ export interface RunPlanOptions {
   clusterName?: string;
   /** Leave the local cluster up afterwards (default false). */
   keepCluster?: boolean;
-  /** smoke (default), hardening, … */
-  tier?: TierName;
+  /** smoke (default), hardening or release. */
+  tier?: RunPlanTier;
   /** Scenario ids to run (default: every scenario). */
   scenarios?: readonly string[];
   /** The session store root (default test-sessions). */
@@ -40,7 +41,21 @@ export interface RunPlanOptions {
   print?: (line: string) => void;
 }
 
-export type { RunPlanResult };
+// Declared here rather than re-exported from the application: the package's type declarations must not
+// reach the SSH layer's (its @types are not the user's).
+export type RunPlanTier = 'smoke' | 'hardening' | 'release';
+// Fails to compile when the tiers change without this type.
+const _tiers: readonly RunPlanTier[] = TIER_NAMES;
+void _tiers;
+
+export interface RunPlanResult {
+  /** The session's exit code: 0 DONE, 1 FAIL, 2 INCONCLUSIVE / DONE_WITH_CONCERNS / BLOCKED, 3 plan must not run. */
+  exitCode: number;
+  sessionDir: string | null;
+  verdict: SessionVerdict | null;
+  /** One row per scenario (and arm): its verdict, the plan's expectation, the tier met and why. */
+  rows: { scenario: string; verdict: string; expected: string; tier: string; reason: string }[];
+}
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   const plugins = [...(o.plugins ?? [])];

@@ -95,7 +95,9 @@ test('npm pack ships dist/, types, README and LICENSE; an example plugin compile
     t.is(install.exitCode, 0, install.stderr);
     // A TypeScript user brings Node's types; faultline's own type dependencies must not be needed.
     mkdirSync(join(consumer, 'node_modules/@types'), { recursive: true });
-    symlinkSync(join(root, 'node_modules/@types/node'), join(consumer, 'node_modules/@types/node'));
+    // (an optional dependency of the example plugins may have brought them already)
+    if (!existsSync(join(consumer, 'node_modules/@types/node')))
+      symlinkSync(join(root, 'node_modules/@types/node'), join(consumer, 'node_modules/@types/node'));
     const sources = ['plugin.ts'];
     if (existsSync(examplePlugin)) {
       cpSync(dirname(examplePlugin), join(consumer, 'example'), {
