@@ -7,26 +7,10 @@ import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { sampleSession } from '../report/session-record.ts';
+import { kvHistory } from './kv-history.ts';
 
-/**
- * A kv history written here, with a known answer: two clients over keys "1" to "4"; each key is put,
- * appended to and read back correctly, except key "3", where a read that starts after `append 3 b`
- * returned has only "a": no order of the ops explains it, so key "3" (and only it) cannot be linearized.
- */
-export function badKvHistory(): HistoryEvent[] {
-  const events: HistoryEvent[] = [];
-  const op = (process: number, f: string, key: string, value: string | null, result: string | null) => {
-    const base = { f, key, process, node: null, faultEpoch: null };
-    events.push({ ...base, index: events.length, type: 'invoke', value, time: events.length * 1000 });
-    events.push({ ...base, index: events.length, type: 'ok', value: result, time: events.length * 1000 });
-  };
-  for (const key of ['1', '2', '3', '4']) {
-    op(0, 'put', key, 'a', 'a');
-    op(1, 'append', key, 'b', 'b');
-    op(0, 'get', key, null, key === '3' ? 'a' : 'ab');
-  }
-  return events;
-}
+/** The failing session's history: key "3" alone cannot be linearized. */
+export const badKvHistory = (): HistoryEvent[] => kvHistory('3');
 
 /**
  * A finished session with real pages, written into `sessionDir` without a cluster: the checkers a run
