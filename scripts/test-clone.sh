@@ -19,7 +19,7 @@ done
 ln -s "$root/node_modules" "$clone/node_modules"
 [ ! -e "$work/shared" ] || { echo "test-clone: $work/shared exists" >&2; exit 1; }
 
-mapfile -t files < <(cd "$clone" && grep -rlE "helpers/(conformance|failing-session)\.ts" test --include='*.test.ts' | sort)
+mapfile -t files < <(cd "$clone" && grep -rlE "helpers/(conformance|failing-session|kv-history)\.ts" test --include='*.test.ts' | sort)
 suites=$(cd "$clone" && grep -lE "conformance\(" "${files[@]}" | wc -l)
 echo "test-clone: ${#files[@]} test files, $suites with a conformance suite, in $clone (no ../shared)"
 
