@@ -7,7 +7,7 @@
  * - Extending faultline: `definePlugin` with `defineDatabase`, `defineClient`, `defineWorkload`,
  *   `defineChecker`, `defineNemesis`, `defineModel`, `defineTopology`, or no code at all with
  *   `defineDaemonDatabase` (a process with a port, described by a YAML file or an object).
- * - Running: `runTest` (the `faultline test` command), `check` (the `faultline check` command),
+ * - Running: `runPlan` (the `faultline run PLAN` command), `runTest` (the `faultline test` command), `check` (the `faultline check` command),
  *   `loadHistory` (every history format faultline reads).
  * - The protocols a plugin implements (Database, Client, Workload, Checker, Nemesis, Model) and the
  *   values they exchange (operations, completions, check results, fault records).
@@ -33,6 +33,7 @@ export type {
   NemesisStep,
 } from '../nemeses/types.ts';
 export { type CheckOptions, type CheckOutcome, check } from './api/check.ts';
+export { type RunPlanOptions, type RunPlanResult, runPlan } from './api/run-plan.ts';
 export { type RunTestOptions, runTest } from './api/run-test.ts';
 export {
   type CheckerInput,

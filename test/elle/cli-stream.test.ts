@@ -10,8 +10,11 @@ import type { CheckResult } from '../../checkers/types.ts';
 import { eventLine } from '../../src/core/history/jsonl.ts';
 import { pairEventStream, pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory, readEventBatches } from '../../src/core/history/read.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { elleOptionsOf, fixtureCases } from '../helpers/elle-cases.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('Elle reference cases: streamed and array checks');
 
 /**
  * `faultline check --checker elle FILE` streams the file into the checker (no event or Operation array).
@@ -53,28 +56,31 @@ async function arrayPath(file: string, options: Record<string, unknown>, outDir:
   return { ops: ops.length, result: run.results[0]! };
 }
 
-test('the streaming runner equals the array path on every Elle fixture case, artifacts byte for byte', async (t) => {
-  t.is(cases.length, 13);
-  for (const c of cases) {
-    const file = fixture(`elle/${c.history}`);
-    const options = elleOptionsOf(c);
-    const dir = mkdtempSync(join(tmpdir(), 'elle-stream-'));
-    const streamedOut = join(dir, 'streamed');
-    const arrayOut = join(dir, 'array');
-    // What `faultline check FILE --checker elle` runs.
-    const streamed = await runCheckersOnStream(
-      [{ name: 'elle', options }],
-      (add) => pairEventStream(readEventBatches(file), add),
-      { outDir: streamedOut },
-      { badOptions: 'throw' },
-    );
-    if (!streamed) return t.fail('elle has a stream form');
-    const array = await arrayPath(file, options, arrayOut);
-    t.is(streamed.ops, array.ops, c.id);
-    t.deepEqual(comparable(streamed.results[0]!, streamedOut), comparable(array.result, arrayOut), c.id);
-    t.deepEqual(files(streamedOut), files(arrayOut), c.id);
-  }
-});
+fixtureTest(
+  'the streaming runner equals the array path on every Elle fixture case, artifacts byte for byte',
+  async (t) => {
+    t.is(cases.length, 13);
+    for (const c of cases) {
+      const file = fixture(`elle/${c.history}`);
+      const options = elleOptionsOf(c);
+      const dir = mkdtempSync(join(tmpdir(), 'elle-stream-'));
+      const streamedOut = join(dir, 'streamed');
+      const arrayOut = join(dir, 'array');
+      // What `faultline check FILE --checker elle` runs.
+      const streamed = await runCheckersOnStream(
+        [{ name: 'elle', options }],
+        (add) => pairEventStream(readEventBatches(file), add),
+        { outDir: streamedOut },
+        { badOptions: 'throw' },
+      );
+      if (!streamed) return t.fail('elle has a stream form');
+      const array = await arrayPath(file, options, arrayOut);
+      t.is(streamed.ops, array.ops, c.id);
+      t.deepEqual(comparable(streamed.results[0]!, streamedOut), comparable(array.result, arrayOut), c.id);
+      t.deepEqual(files(streamedOut), files(arrayOut), c.id);
+    }
+  },
+);
 
 /** The CLI (streamed) against the array path in this process, on one history file. */
 async function sameAsArrayPath(

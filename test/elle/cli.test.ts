@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { simulate, toEvents } from '../../checkers/elle/simulate.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('Elle reference histories: the elle CLI');
 
 /** `faultline check HISTORY --checker elle …`: exit codes 0 valid, 1 invalid, 2 unknown, 254 bad input. */
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
@@ -18,7 +21,7 @@ function elleResult(stdout: string): Record<string, unknown> {
   return out.results.elle!;
 }
 
-test('invalid EDN history: exit 1, anomaly types and not in the JSON result', async (t) => {
+fixtureTest('invalid EDN history: exit 1, anomaly types and not in the JSON result', async (t) => {
   const r = await faultline(
     fixture('elle/histories/elle/paper-example.edn'),
     '--checker',
@@ -33,7 +36,7 @@ test('invalid EDN history: exit 1, anomaly types and not in the JSON result', as
   t.deepEqual(e.not, ['consistent-view', 'repeatable-read']);
 });
 
-test('valid elle-cli JSON history: exit 0', async (t) => {
+fixtureTest('valid elle-cli JSON history: exit 0', async (t) => {
   const r = await faultline(
     fixture('elle/histories/elle/rw-register.json'),
     '--checker',
@@ -46,30 +49,33 @@ test('valid elle-cli JSON history: exit 0', async (t) => {
   t.regex(r.stdout, /evidence: elle rw-register: 3 transactions/);
 });
 
-test('--consistency-models decides: G2-item is allowed by snapshot isolation, not by serializable', async (t) => {
-  const h = fixture('elle/histories/elle/list-append-gh-30.edn');
-  const si = await faultline(
-    h,
-    '--checker',
-    'elle',
-    '--workload',
-    'list-append',
-    '--consistency-models',
-    'snapshot-isolation',
-  );
-  t.is(si.exitCode, 0, si.stdout + si.stderr);
-  const ser = await faultline(
-    h,
-    '--checker',
-    'elle',
-    '--workload',
-    'list-append',
-    '--consistency-models',
-    'serializable',
-  );
-  t.is(ser.exitCode, 1);
-  t.regex(ser.stdout, /G2-item/);
-});
+fixtureTest(
+  '--consistency-models decides: G2-item is allowed by snapshot isolation, not by serializable',
+  async (t) => {
+    const h = fixture('elle/histories/elle/list-append-gh-30.edn');
+    const si = await faultline(
+      h,
+      '--checker',
+      'elle',
+      '--workload',
+      'list-append',
+      '--consistency-models',
+      'snapshot-isolation',
+    );
+    t.is(si.exitCode, 0, si.stdout + si.stderr);
+    const ser = await faultline(
+      h,
+      '--checker',
+      'elle',
+      '--workload',
+      'list-append',
+      '--consistency-models',
+      'serializable',
+    );
+    t.is(ser.exitCode, 1);
+    t.regex(ser.stdout, /G2-item/);
+  },
+);
 
 test('faultline JSONL history from the SI simulator: exit 1 with G2-item; --out writes explanations and SVGs', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'elle-cli-'));
@@ -112,7 +118,7 @@ test('no dependencies inferred: exit 2 (unknown)', async (t) => {
   t.regex(r.stdout, /empty-transaction-graph/);
 });
 
-test('bad input exits 254 with a one-line message', async (t) => {
+fixtureTest('bad input exits 254 with a one-line message', async (t) => {
   const h = fixture('elle/histories/elle/paper-example.edn');
   const badWorkload = await faultline(h, '--checker', 'elle', '--workload', 'bank');
   t.is(badWorkload.exitCode, 254);

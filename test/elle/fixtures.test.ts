@@ -1,7 +1,7 @@
-import test from 'ava';
 import { elleChecker } from '../../checkers/elle/index.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { type ElleCase as Case, elleOptionsOf, fixtureCases } from '../helpers/elle-cases.ts';
 import { fixture } from '../helpers/fixtures.ts';
 
@@ -9,6 +9,7 @@ import { fixture } from '../helpers/fixtures.ts';
  * Every Elle case in shared/fixtures/elle/cases.json: the stated verdict, and the stated anomaly types
  * and `not` set where the case gives them. Options use Elle's names (see the fixtures README).
  */
+const test = conformance('Elle reference cases');
 const cases = fixtureCases();
 const elleCases = cases.filter((c) => c.checker === 'elle');
 

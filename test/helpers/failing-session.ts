@@ -1,18 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { writeSessionReports } from '../../src/app/report/write-all.ts';
 import { runChecks } from '../../src/app/run/checks.ts';
 import { drawnBy } from '../../src/app/session/run-evidence.ts';
 import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
-import { loadHistory } from '../../src/core/history/read.ts';
 import { sampleSession } from '../report/session-record.ts';
+import { kvHistory } from './kv-history.ts';
 
-/** Porcupine's kv history with one key ("7") that cannot be linearized. */
-export const BAD_KV_HISTORY = fileURLToPath(
-  new URL('../../../shared/fixtures/porcupine/kv/c01-bad.txt', import.meta.url),
-);
+/** The failing session's history: key "3" alone cannot be linearized. */
+export const badKvHistory = (): HistoryEvent[] => kvHistory('3');
 
 /**
  * A finished session with real pages, written into `sessionDir` without a cluster: the checkers a run
@@ -26,7 +24,7 @@ export async function writeFailingSession(
 ): Promise<{ key: string; op: number; page: string }> {
   const runDir = join('artifacts', 'S2', '01-run');
   const out = join(sessionDir, runDir);
-  const history = pairEvents(await loadHistory(BAD_KV_HISTORY));
+  const history = pairEvents(badKvHistory());
   const { results } = await runChecks(
     history,
     [
@@ -37,7 +35,8 @@ export async function writeFailingSession(
     out,
   );
   const lin = results.find((r) => r.checker === 'linearizable');
-  if (lin?.valid !== false) throw new Error(`the fixture history should not linearize: ${lin?.evidence}`);
+  if (lin?.valid !== false)
+    throw new Error(`the history written to fail should not linearize: ${lin?.evidence}`);
   const drawn = drawnBy(lin, out);
   if (!drawn.focus?.page) throw new Error('the checker drew no page for the failing key');
   writeFileSync(join(out, 'history.jsonl'), `${history.events.map((e) => JSON.stringify(e)).join('\n')}\n`);

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { ednHistoryValues } from '../../src/core/history/edn.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('reference histories: the history CLI');
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'faultline-history-cli-'));
@@ -13,7 +16,7 @@ test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 const run = (...args: string[]) =>
   execa('node', [bin, '--log-json', ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
 
-test('convert EDN → JSONL → EDN gives back the same EDN data', async (t) => {
+fixtureTest('convert EDN → JSONL → EDN gives back the same EDN data', async (t) => {
   const src = fixture('elle/histories/jepsen/bank.edn');
   const jsonl = join(dir, 'bank.jsonl');
   const edn = join(dir, 'bank.edn');
@@ -24,7 +27,7 @@ test('convert EDN → JSONL → EDN gives back the same EDN data', async (t) => 
   t.is(readFileSync(jsonl, 'utf8').trim().split('\n').length, 680);
 });
 
-test('convert to ops-json writes the operation records', async (t) => {
+fixtureTest('convert to ops-json writes the operation records', async (t) => {
   const out = join(dir, 'etcd.ops.json');
   const r = await run(
     'history',
@@ -53,7 +56,7 @@ test('convert to ops-json writes the operation records', async (t) => {
   ]);
 });
 
-test('stats --json describes a history', async (t) => {
+fixtureTest('stats --json describes a history', async (t) => {
   const r = await run('history', 'stats', fixture('elle/histories/jepsen/bank.edn'), '--json');
   t.is(r.exitCode, 0, r.stderr);
   const s = JSON.parse(r.stdout);

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { EdnSyntaxError, ednHistoryValues } from '../../src/core/history/edn.ts';
 import { streamEdnHistory } from '../../src/core/history/edn-stream.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('reference histories: EDN streaming');
 
 async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
@@ -16,28 +19,31 @@ async function streamed(text: string, size: number) {
 
 const whole = (text: string) => [...ednHistoryValues(text)].map((x) => x.value);
 
-test('streaming gives the same values as parsing the whole text, whatever the chunk boundaries', async (t) => {
-  const cases: [string, number[]][] = [
-    ['elle/histories/jepsen/bank.edn', [7, 64, 4096]], // bare maps, symbols and nested maps
-    ['elle/histories/jepsen/set.edn', [1, 3, 50]], // one vector, with comments
-    ['elle/histories/jepsen/long-fork.edn', [1, 5]],
-    ['elle/histories/custom/comments.edn', [2, 11]], // a set spread over lines
-    ['porcupine/kv/c10-ok.txt', [13]],
-  ];
-  for (const [rel, sizes] of cases) {
-    const text = readFileSync(fixture(rel), 'utf8');
-    const expected = whole(text);
-    t.true(expected.length > 0);
-    for (const size of sizes) {
-      const got = await streamed(text, size);
-      t.deepEqual(
-        got.map((x) => x.value),
-        expected,
-        `${rel} in chunks of ${size}`,
-      );
+fixtureTest(
+  'streaming gives the same values as parsing the whole text, whatever the chunk boundaries',
+  async (t) => {
+    const cases: [string, number[]][] = [
+      ['elle/histories/jepsen/bank.edn', [7, 64, 4096]], // bare maps, symbols and nested maps
+      ['elle/histories/jepsen/set.edn', [1, 3, 50]], // one vector, with comments
+      ['elle/histories/jepsen/long-fork.edn', [1, 5]],
+      ['elle/histories/custom/comments.edn', [2, 11]], // a set spread over lines
+      ['porcupine/kv/c10-ok.txt', [13]],
+    ];
+    for (const [rel, sizes] of cases) {
+      const text = readFileSync(fixture(rel), 'utf8');
+      const expected = whole(text);
+      t.true(expected.length > 0);
+      for (const size of sizes) {
+        const got = await streamed(text, size);
+        t.deepEqual(
+          got.map((x) => x.value),
+          expected,
+          `${rel} in chunks of ${size}`,
+        );
+      }
     }
-  }
-});
+  },
+);
 
 test('streamed values carry the line they start on', async (t) => {
   const text = '; header\n[{:a 1}\n ; c\n {:a 2\n  :b "x\ny"}\n {:a 3}]\n';

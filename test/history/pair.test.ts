@@ -3,7 +3,10 @@ import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { PairingError, pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
 import { operationFromRecord, operationRecord } from '../../src/core/history/record.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('reference histories: pairing');
 
 function events(
   rows: [HistoryEvent['type'], HistoryEvent['process'], string, unknown, Partial<HistoryEvent>?][],
@@ -100,7 +103,7 @@ test('broken histories are refused with the event named', (t) => {
   );
 });
 
-test('the operation record view has the spec fields and is lossless', async (t) => {
+fixtureTest('the operation record view has the spec fields and is lossless', async (t) => {
   for (const rel of [
     'porcupine/jepsen/etcd_000.log',
     'elle/histories/jepsen/bank.edn',
@@ -140,7 +143,7 @@ test('the operation record view has the spec fields and is lossless', async (t) 
   });
 });
 
-test('Porcupine etcd logs: timed-out completions carry the error, not a value', async (t) => {
+fixtureTest('Porcupine etcd logs: timed-out completions carry the error, not a value', async (t) => {
   const h = await loadHistory(fixture('porcupine/jepsen/etcd_000.log'));
   const timedOut = h.filter((e) => e.error === 'timed-out');
   t.true(timedOut.length > 0);

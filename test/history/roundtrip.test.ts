@@ -1,13 +1,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import ava, { type ExecutionContext } from 'ava';
 import { ednHistoryValues } from '../../src/core/history/edn.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { eventToEdn } from '../../src/core/history/jepsen.ts';
 import { detectFormat, loadHistory, readEvents } from '../../src/core/history/read.ts';
 import { HistoryWriter } from '../../src/core/history/writer.ts';
-import { fixturesDir } from '../helpers/fixtures.ts';
+import { conformance } from '../helpers/conformance.ts';
+import { fixturesDir, fixturesPresent } from '../helpers/fixtures.ts';
 
 /**
  * Every history in the shared fixtures: read it, write JSONL, read that back, write Jepsen EDN, read that
@@ -16,8 +17,11 @@ import { fixturesDir } from '../helpers/fixtures.ts';
  */
 const HISTORY_DIRS = ['elle/histories', 'elle/elle-histories', 'porcupine/jepsen', 'porcupine/kv'];
 
+const test = conformance('history round trips of the reference corpora');
+
 function historyFiles(): string[] {
   const out: string[] = [];
+  if (!fixturesPresent) return out;
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
       const p = join(dir, name);
@@ -31,7 +35,7 @@ function historyFiles(): string[] {
 
 const files = historyFiles();
 const scratch = mkdtempSync(join(tmpdir(), 'faultline-roundtrip-'));
-test.after.always(() => rmSync(scratch, { recursive: true, force: true }));
+ava.after.always(() => rmSync(scratch, { recursive: true, force: true }));
 
 test('the fixture set is the one we expect', (t) => {
   // 21 Elle/elle-cli histories + 103 etcd logs + 6 kv files.

@@ -10,8 +10,11 @@ import {
 } from '../../checkers/linearizability/index.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import { UserError } from '../../src/core/util/errors.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { history } from './helpers.ts';
 import { loadFixtureOps, porcupineFixtures } from './porcupine-fixtures.ts';
+
+const fixtureTest = conformance('Porcupine histories: the linearizability checker');
 
 const fixture = (path: string) => {
   const f = porcupineFixtures().find((x) => x.path === path);
@@ -19,7 +22,7 @@ const fixture = (path: string) => {
   return f;
 };
 
-test('valid history: evidence line, scope, stats', async (t) => {
+fixtureTest('valid history: evidence line, scope, stats', async (t) => {
   const ops = await loadFixtureOps(fixture('kv/c10-ok.txt'));
   const r = await linearizabilityChecker.check(ops, { model: 'kv' });
   t.is(r.checker, 'linearizable');
@@ -32,24 +35,27 @@ test('valid history: evidence line, scope, stats', async (t) => {
   t.deepEqual(r.anomalies, []);
 });
 
-test('invalid history: failing key, longest prefix, blocked op and the states it could have seen', async (t) => {
-  const ops = await loadFixtureOps(fixture('kv/c10-bad.txt'));
-  const r = await linearizabilityChecker.check(ops, { model: 'kv' });
-  t.is(r.valid, false);
-  t.true(r.anomalies.length >= 1);
-  const a = r.anomalies[0];
-  if (!a) throw new Error('no anomaly');
-  t.is(a.type, 'nonlinearizable');
-  t.is(typeof a.key, 'string');
-  t.regex(a.explanation, /^key "[^"]+": .+ \(op \d+\) cannot be linearized: /);
-  t.regex(a.explanation, /longest linearizable prefix \(\d+ of \d+ ops\)/);
-  const first = a.firstUnlinearizable as { op: number; description: string };
-  t.is(a.ops?.[0], first.op);
-  t.true(Array.isArray(a.statesSeen) && (a.statesSeen as string[]).length > 0);
-  t.true((a.longestPrefixLength as number) > 0);
-  t.deepEqual(r.stats.failingPartitions, [a.key]);
-  t.regex(r.evidence, /not linearizable: key "/);
-});
+fixtureTest(
+  'invalid history: failing key, longest prefix, blocked op and the states it could have seen',
+  async (t) => {
+    const ops = await loadFixtureOps(fixture('kv/c10-bad.txt'));
+    const r = await linearizabilityChecker.check(ops, { model: 'kv' });
+    t.is(r.valid, false);
+    t.true(r.anomalies.length >= 1);
+    const a = r.anomalies[0];
+    if (!a) throw new Error('no anomaly');
+    t.is(a.type, 'nonlinearizable');
+    t.is(typeof a.key, 'string');
+    t.regex(a.explanation, /^key "[^"]+": .+ \(op \d+\) cannot be linearized: /);
+    t.regex(a.explanation, /longest linearizable prefix \(\d+ of \d+ ops\)/);
+    const first = a.firstUnlinearizable as { op: number; description: string };
+    t.is(a.ops?.[0], first.op);
+    t.true(Array.isArray(a.statesSeen) && (a.statesSeen as string[]).length > 0);
+    t.true((a.longestPrefixLength as number) > 0);
+    t.deepEqual(r.stats.failingPartitions, [a.key]);
+    t.regex(r.evidence, /not linearizable: key "/);
+  },
+);
 
 test('the blocked op really cannot follow the reported prefix', async (t) => {
   // write 1; write 2 completes; then a read of 1: the read is what cannot be linearized.
@@ -74,7 +80,7 @@ test('the blocked op really cannot follow the reported prefix', async (t) => {
   t.is(a?.longestPrefixLength, 2);
 });
 
-test('a budget that runs out yields unknown and names the undecided partitions', async (t) => {
+fixtureTest('a budget that runs out yields unknown and names the undecided partitions', async (t) => {
   const ops = await loadFixtureOps(fixture('kv/c50-ok.txt'));
   const r = await linearizabilityChecker.check(ops, { model: 'kv', timeoutMs: 1 });
   t.is(r.valid, 'unknown');
@@ -82,7 +88,7 @@ test('a budget that runs out yields unknown and names the undecided partitions',
   t.regex(r.evidence, /undecided \(the 1 ms budget ran out\): key "/);
 });
 
-test('an abort signal stops the search with unknown', async (t) => {
+fixtureTest('an abort signal stops the search with unknown', async (t) => {
   const ops = await loadFixtureOps(fixture('jepsen/etcd_002.log'));
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 5);
@@ -123,7 +129,7 @@ test('bad options and bad ops are UserErrors (exit 254)', async (t) => {
   t.false(linearizabilityOptionsSchema.safeParse({ model: 'kv', extra: 1 }).success);
 });
 
-test('worker threads give the same verdicts as the inline engine', async (t) => {
+fixtureTest('worker threads give the same verdicts as the inline engine', async (t) => {
   for (const path of ['kv/c10-ok.txt', 'kv/c10-bad.txt', 'kv/c50-bad.txt']) {
     const f = fixture(path);
     const model = createModel('kv');
@@ -137,7 +143,7 @@ test('worker threads give the same verdicts as the inline engine', async (t) => 
   }
 });
 
-test('the failing partition reported is the same inline and on any number of workers', async (t) => {
+fixtureTest('the failing partition reported is the same inline and on any number of workers', async (t) => {
   const f = fixture('kv/c50-bad.txt');
   const model = createModel('kv');
   if (!model) throw new Error('kv');
@@ -156,7 +162,7 @@ test('the failing partition reported is the same inline and on any number of wor
   }
 });
 
-test('HTML for kv/c50-bad is produced within its own budget and marks the failing op', async (t) => {
+fixtureTest('HTML for kv/c50-bad is produced within its own budget and marks the failing op', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'faultline-lin-'));
   try {
     const html = join(dir, 'out.html');
@@ -198,7 +204,7 @@ test('HTML for kv/c50-bad is produced within its own budget and marks the failin
   }
 });
 
-test('HTML of a valid single register history shows the full linearization', async (t) => {
+fixtureTest('HTML of a valid single register history shows the full linearization', async (t) => {
   const model = createModel('cas-register');
   if (!model) throw new Error('cas-register');
   const outcome = await checkOperations(model, await loadFixtureOps(fixture('jepsen/etcd_005.log')));

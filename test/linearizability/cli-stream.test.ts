@@ -1,12 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
 import { runCheckers, runCheckersOnStream } from '../../checkers/compose.ts';
 import type { CheckResult } from '../../checkers/types.ts';
 import { pairEventStream, pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory, readEventBatches } from '../../src/core/history/read.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { porcupineFixtures } from './porcupine-fixtures.ts';
+
+const fixtureTest = conformance('Porcupine histories: streamed and array checks');
 
 /**
  * `faultline check FILE --checker linearizable` streams the file into the checker: ops are encoded into
@@ -24,7 +26,7 @@ function comparable(r: CheckResult): unknown {
   return copy;
 }
 
-test('the streaming runner equals the array path on every Porcupine fixture', async (t) => {
+fixtureTest('the streaming runner equals the array path on every Porcupine fixture', async (t) => {
   const fixtures = porcupineFixtures();
   t.is(fixtures.length, 109);
   for (const f of fixtures) {
@@ -45,7 +47,7 @@ test('the streaming runner equals the array path on every Porcupine fixture', as
   }
 });
 
-test('streamed with --html: the same visualisation as the array path', async (t) => {
+fixtureTest('streamed with --html: the same visualisation as the array path', async (t) => {
   const f = porcupineFixtures().find((x) => !x.linearizable && x.model === 'cas-register')!;
   const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-stream-'));
   const html = (name: string) => ({ model: f.model, ...f.options, workers: 0, htmlPath: join(dir, name) });

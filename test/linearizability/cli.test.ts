@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('Porcupine histories: the linearizable CLI');
 
 /**
  * `faultline check HISTORY --checker linearizable --model M …`: exit 0 valid, 1 invalid, 2 unknown,
@@ -18,7 +21,7 @@ function faultline(...args: string[]) {
 const etcd = (n: string) => fixture(`porcupine/jepsen/etcd_${n}.log`);
 const kv = (name: string) => fixture(`porcupine/kv/${name}.txt`);
 
-test('linearizable etcd log: exit 0 with the evidence line', async (t) => {
+fixtureTest('linearizable etcd log: exit 0 with the evidence line', async (t) => {
   const r = await faultline(
     etcd('005'),
     '--checker',
@@ -32,7 +35,7 @@ test('linearizable etcd log: exit 0 with the evidence line', async (t) => {
   t.regex(r.stdout, /linearizability \(cas-register\): \d+ ops over one history, 0 anomalies/);
 });
 
-test('non-linearizable etcd log: exit 1, JSON names the op that cannot be linearized', async (t) => {
+fixtureTest('non-linearizable etcd log: exit 1, JSON names the op that cannot be linearized', async (t) => {
   const r = await faultline(
     etcd('000'),
     '--checker',
@@ -58,7 +61,7 @@ test('non-linearizable etcd log: exit 1, JSON names the op that cannot be linear
   t.true((a?.ops.length ?? 0) >= 1 && (a?.ops.length ?? 0) <= 2);
 });
 
-test('kv/c50-bad with an HTML file: exit 1 and a self-contained page', async (t) => {
+fixtureTest('kv/c50-bad with an HTML file: exit 1 and a self-contained page', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'faultline-lin-cli-'));
   const html = join(dir, 'c50-bad.html');
   const r = await faultline(kv('c50-bad'), '--checker', 'linearizable', '--model', 'kv', '--html', html);
@@ -67,7 +70,7 @@ test('kv/c50-bad with an HTML file: exit 1 and a self-contained page', async (t)
   t.regex(r.stdout, /artifact: .*c50-bad\.html/);
 });
 
-test('a budget that runs out: exit 2', async (t) => {
+fixtureTest('a budget that runs out: exit 2', async (t) => {
   const r = await faultline(kv('c50-ok'), '--checker', 'linearizable', '--model', 'kv', '--timeout', '1ms');
   t.is(r.exitCode, 2, r.stderr);
   t.regex(r.stdout, /undecided/);
@@ -93,7 +96,7 @@ test('--initial-value changes the verdict of a cas-register history', async (t) 
   t.is(zero.exitCode, 0, zero.stderr);
 });
 
-test('bad input: unknown model, an op the model does not know, a broken file: exit 254', async (t) => {
+fixtureTest('bad input: unknown model, an op the model does not know, a broken file: exit 254', async (t) => {
   const unknownModel = await faultline(
     etcd('005'),
     '--checker',

@@ -1,8 +1,10 @@
-import test from 'ava';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { DEFAULT_TIMEOUT_MS } from '../../checkers/linearizability/index.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { loadFixtureOps, porcupineFixtures } from './porcupine-fixtures.ts';
+
+const test = conformance("Porcupine's reference histories");
 
 const fixtures = porcupineFixtures();
 

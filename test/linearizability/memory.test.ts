@@ -8,7 +8,10 @@ import type { KvState } from '../../checkers/linearizability/models/kv.ts';
 import { CACHE_LIMIT } from '../../checkers/linearizability/search.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { loadFixtureOps, porcupineFixtures } from './porcupine-fixtures.ts';
+
+const fixtureTest = conformance('Porcupine histories: the kv state store');
 
 /**
  * The checker's memory reuse: searches take their cache and state arrays from a shared pool and give
@@ -83,24 +86,27 @@ test('a search with reused arrays holding stale values decides as with fresh one
   t.true(keep.length > 0);
 });
 
-test('kv: the state store gives the same check as states held as values, with fresh or reused arrays', async (t) => {
-  const fixtures = porcupineFixtures().filter((f) => ['kv/c50-ok.txt', 'kv/c50-bad.txt'].includes(f.path));
-  t.is(fixtures.length, 2);
-  for (const f of fixtures) {
-    const ops = await loadFixtureOps(f);
-    const kv = model('kv');
-    t.is(typeof kv.stateStore, 'function');
-    const plain: AnyModel = { ...kv, stateStore: undefined };
-    searchBuffers.clear();
-    const values = comparable(await checkOperations(plain, ops));
-    const stored = comparable(await checkOperations(kv, ops));
-    t.deepEqual(stored, values, f.path);
-    t.is((stored as { valid: unknown }).valid, f.linearizable);
-    const keep = poisonPool();
-    t.deepEqual(comparable(await checkOperations(kv, ops)), values, `${f.path}, stale arrays`);
-    t.true(keep.length > 0);
-  }
-});
+fixtureTest(
+  'kv: the state store gives the same check as states held as values, with fresh or reused arrays',
+  async (t) => {
+    const fixtures = porcupineFixtures().filter((f) => ['kv/c50-ok.txt', 'kv/c50-bad.txt'].includes(f.path));
+    t.is(fixtures.length, 2);
+    for (const f of fixtures) {
+      const ops = await loadFixtureOps(f);
+      const kv = model('kv');
+      t.is(typeof kv.stateStore, 'function');
+      const plain: AnyModel = { ...kv, stateStore: undefined };
+      searchBuffers.clear();
+      const values = comparable(await checkOperations(plain, ops));
+      const stored = comparable(await checkOperations(kv, ops));
+      t.deepEqual(stored, values, f.path);
+      t.is((stored as { valid: unknown }).valid, f.linearizable);
+      const keep = poisonPool();
+      t.deepEqual(comparable(await checkOperations(kv, ops)), values, `${f.path}, stale arrays`);
+      t.true(keep.length > 0);
+    }
+  },
+);
 
 /** Thue–Morse strings of length 64 and their complements: different texts, one rolling hash. */
 function thueMorse(n: number, a: string, b: string): string {

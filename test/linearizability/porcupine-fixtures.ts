@@ -4,7 +4,7 @@ import type { ModelOptions } from '../../checkers/linearizability/models/index.t
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
-import { fixturesDir } from '../helpers/fixtures.ts';
+import { fixturesDir, fixturesPresent } from '../helpers/fixtures.ts';
 
 /**
  * Porcupine's reference histories (shared/fixtures/porcupine) and their known verdicts. The etcd logs
@@ -27,7 +27,9 @@ export interface PorcupineFixture {
 /** Porcupine's etcd model: a read of nil means the key did not exist; a failed cas saw another value. */
 export const PORCUPINE_ETCD: ModelOptions = { nilRead: 'value', failedCas: 'mismatch' };
 
+/** Every Porcupine fixture with its verdict; none when the reference fixtures are absent. */
 export function porcupineFixtures(): PorcupineFixture[] {
+  if (!fixturesPresent) return [];
   const expected = JSON.parse(readFileSync(join(porcupineDir, 'expected.json'), 'utf8')) as Record<
     string,
     { model: string; linearizable: boolean }

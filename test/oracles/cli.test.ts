@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('Jepsen reference histories: the check CLI');
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const env = { FAULTLINE_FROM_SOURCE: '1' };
@@ -13,7 +16,7 @@ async function check(...args: string[]) {
   return execa('node', [bin, 'check', ...args], { reject: false, env });
 }
 
-test('faultline check: valid exits 0 with one evidence and scope line per checker', async (t) => {
+fixtureTest('faultline check: valid exits 0 with one evidence and scope line per checker', async (t) => {
   const r = await check(jepsen('bank.edn'), '--checker', 'bank,stats');
   t.is(r.exitCode, 0, r.stderr);
   t.regex(r.stdout, /^bank: VALID$/m);
@@ -22,7 +25,7 @@ test('faultline check: valid exits 0 with one evidence and scope line per checke
   t.regex(r.stdout, /^stats: VALID$/m);
 });
 
-test('faultline check: invalid exits 1, --json prints one object', async (t) => {
+fixtureTest('faultline check: invalid exits 1, --json prints one object', async (t) => {
   const r = await check(jepsen('set_full.json'), '--checker', 'set-full', '--json');
   t.is(r.exitCode, 1, r.stderr);
   const out = JSON.parse(r.stdout);
@@ -30,29 +33,32 @@ test('faultline check: invalid exits 1, --json prints one object', async (t) => 
   t.is(out.results['set-full'].stats.lostCount, 293);
 });
 
-test('faultline check: unknown exits 2; --options file feeds checker options; --out gets plots', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'check-'));
-  try {
-    const opts = join(dir, 'opts.json');
-    writeFileSync(opts, JSON.stringify({ counter: { requireReads: true } }));
-    const r = await check(
-      jepsen('counter.edn'),
-      '--checker',
-      'counter,perf',
-      '--options',
-      opts,
-      '--out',
-      join(dir, 'out'),
-    );
-    t.is(r.exitCode, 2, r.stdout + r.stderr);
-    t.regex(r.stdout, /^counter: UNKNOWN$/m);
-    t.deepEqual(readdirSync(join(dir, 'out')).sort(), ['latency.svg', 'rate.svg']);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+fixtureTest(
+  'faultline check: unknown exits 2; --options file feeds checker options; --out gets plots',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'check-'));
+    try {
+      const opts = join(dir, 'opts.json');
+      writeFileSync(opts, JSON.stringify({ counter: { requireReads: true } }));
+      const r = await check(
+        jepsen('counter.edn'),
+        '--checker',
+        'counter,perf',
+        '--options',
+        opts,
+        '--out',
+        join(dir, 'out'),
+      );
+      t.is(r.exitCode, 2, r.stdout + r.stderr);
+      t.regex(r.stdout, /^counter: UNKNOWN$/m);
+      t.deepEqual(readdirSync(join(dir, 'out')).sort(), ['latency.svg', 'rate.svg']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
-test('faultline check: bad input exits 254 with one line', async (t) => {
+fixtureTest('faultline check: bad input exits 254 with one line', async (t) => {
   const unknown = await check(jepsen('bank.edn'), '--checker', 'no-such');
   t.is(unknown.exitCode, 254);
   t.regex(unknown.stderr, /unknown checker "no-such"/);
@@ -87,32 +93,35 @@ test('faultline check --list names every checker', async (t) => {
     t.regex(r.stdout, new RegExp(`^${name} `, 'm'));
 });
 
-test('faultline check: --model/--timeout reach linearizable, --workload/--consistency-models reach elle', async (t) => {
-  const lin = await check(
-    fixture('porcupine/jepsen/etcd_000.log'),
-    '--checker',
-    'linearizable',
-    '--model',
-    'cas-register',
-    '--timeout',
-    '30s',
-  );
-  t.is(lin.exitCode, 1, lin.stderr);
-  t.regex(lin.stdout, /^linearizable: INVALID$/m);
-  const elle = await check(
-    fixture('elle/histories/elle/paper-example.edn'),
-    '--checker',
-    'elle',
-    '--workload',
-    'list-append',
-    '--consistency-models',
-    'strict-serializable',
-    '--cycle-search-timeout',
-    '1s',
-  );
-  t.is(elle.exitCode, 1, elle.stderr);
-  t.regex(elle.stdout, /G-single-item/);
-  const noWorkload = await check(fixture('elle/histories/elle/rw-register.json'), '--checker', 'elle');
-  t.is(noWorkload.exitCode, 254);
-  t.regex(noWorkload.stderr, /elle: workload: /);
-});
+fixtureTest(
+  'faultline check: --model/--timeout reach linearizable, --workload/--consistency-models reach elle',
+  async (t) => {
+    const lin = await check(
+      fixture('porcupine/jepsen/etcd_000.log'),
+      '--checker',
+      'linearizable',
+      '--model',
+      'cas-register',
+      '--timeout',
+      '30s',
+    );
+    t.is(lin.exitCode, 1, lin.stderr);
+    t.regex(lin.stdout, /^linearizable: INVALID$/m);
+    const elle = await check(
+      fixture('elle/histories/elle/paper-example.edn'),
+      '--checker',
+      'elle',
+      '--workload',
+      'list-append',
+      '--consistency-models',
+      'strict-serializable',
+      '--cycle-search-timeout',
+      '1s',
+    );
+    t.is(elle.exitCode, 1, elle.stderr);
+    t.regex(elle.stdout, /G-single-item/);
+    const noWorkload = await check(fixture('elle/histories/elle/rw-register.json'), '--checker', 'elle');
+    t.is(noWorkload.exitCode, 254);
+    t.regex(noWorkload.stderr, /elle: workload: /);
+  },
+);

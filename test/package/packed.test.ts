@@ -29,7 +29,7 @@ function copyCheckout(to: string): void {
     encoding: 'utf8',
   })
     .split('\n')
-    .filter((f) => f !== '' && !f.startsWith('examples/') && existsSync(join(root, f)));
+    .filter((f) => f !== '' && !f.includes('test-sessions/') && existsSync(join(root, f)));
   for (const f of files) {
     mkdirSync(dirname(join(to, f)), { recursive: true });
     cpSync(join(root, f), join(to, f));
@@ -52,6 +52,20 @@ test('npm pack ships dist/, types, README and LICENSE; an example plugin compile
     const files = info.files.map((f) => f.path);
     for (const f of ['dist/src/index.js', 'dist/src/index.d.ts', 'README.md', 'LICENSE', 'bin/faultline.js'])
       t.true(files.includes(f), `the package contains ${f}`);
+    // The plans' plugins ship beside them (plans/x.md loads ../examples/…/plugin.ts).
+    for (const f of [
+      'plans/zookeeper-reads.md',
+      'examples/zookeeper/plugin.ts',
+      'examples/nats/plugin.ts',
+      'examples/sql/plugin.ts',
+      'examples/memcached/plugin.ts',
+      'examples/memcached/memcached-register.md',
+    ])
+      t.true(files.includes(f), `the package contains ${f}`);
+    t.false(
+      files.some((f) => f.includes('node_modules/') || f.includes('test-sessions/')),
+      'no installed modules, no sessions',
+    );
     t.false(
       files.some((f) => f.startsWith('test/') || (f.startsWith('src/') && f.endsWith('.ts'))),
       'no tests, no raw sources',
@@ -81,7 +95,9 @@ test('npm pack ships dist/, types, README and LICENSE; an example plugin compile
     t.is(install.exitCode, 0, install.stderr);
     // A TypeScript user brings Node's types; faultline's own type dependencies must not be needed.
     mkdirSync(join(consumer, 'node_modules/@types'), { recursive: true });
-    symlinkSync(join(root, 'node_modules/@types/node'), join(consumer, 'node_modules/@types/node'));
+    // (an optional dependency of the example plugins may have brought them already)
+    if (!existsSync(join(consumer, 'node_modules/@types/node')))
+      symlinkSync(join(root, 'node_modules/@types/node'), join(consumer, 'node_modules/@types/node'));
     const sources = ['plugin.ts'];
     if (existsSync(examplePlugin)) {
       cpSync(dirname(examplePlugin), join(consumer, 'example'), {
@@ -140,6 +156,7 @@ export const run = () => check([], 'stats');
       'defineModel',
       'definePlugin',
       'runTest',
+      'runPlan',
       'check',
       'loadHistory',
       'reportJsonSchema',

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -14,6 +14,7 @@ import { checkPlan, loadPlan } from '../../src/app/plan/index.ts';
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const apiIndex = new URL('../../src/index.ts', import.meta.url).pathname;
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
+const repoRoot = new URL('../../', import.meta.url).pathname;
 const run = (...args: string[]) =>
   execa('node', [bin, ...args], { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } });
 const dir = mkdtempSync(join(tmpdir(), 'fl-plugin-'));
@@ -22,6 +23,10 @@ const file = (name: string, text: string) => {
   writeFileSync(p, text);
   return p;
 };
+/** etcd-register.md with S1's binding opening with `head` instead of its db and workload lines. */
+const S1_BINDING = '```faultline\ndb: etcd\nworkload: multi-register\n';
+const rebound = (name: string, head: string) =>
+  file(name, readFileSync(planPath, 'utf8').replace(S1_BINDING, `\`\`\`faultline\n${head}`));
 // A plugin's own package says its modules are ES modules (as examples/memcached's does).
 file('package.json', '{"type":"module"}');
 
@@ -150,6 +155,28 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
   t.regex(r.stderr, /nowhere\.mjs: plugin module not found/);
 });
 
+test('a plan whose plugin imports a package that is not installed: plan check names the plugin, the package and the install command', async (t) => {
+  const needs = file('needs-pkg.mjs', "import 'faultline-no-such-package/sub';\nexport default {};\n");
+  const plan = rebound('needs-pkg.md', 'module: ./needs-pkg.mjs\ndb: etcd\nworkload: multi-register\n');
+  const r = await run('plan', 'check', plan);
+  t.is(r.exitCode, 254);
+  t.is(
+    r.stderr,
+    `faultline: ${needs}: cannot load the plugin: the package "faultline-no-such-package" is not installed (install it: npm install faultline-no-such-package)`,
+  );
+  // A plugin shipped in the checkout's examples/ is a workspace: the checkout's npm ci installs it.
+  const inExamples = join(repoRoot, 'examples', `.needs-pkg-${process.pid}.mjs`);
+  writeFileSync(inExamples, "import 'faultline-no-such-package';\nexport default {};\n");
+  try {
+    const ex = await run('check', '--list', '--plugin', inExamples);
+    t.is(ex.exitCode, 254);
+    t.regex(ex.stderr, /is not installed \(install it: cd .* && npm ci\)$/);
+    t.is(ex.stderr.split('\n').length, 1, 'one line');
+  } finally {
+    rmSync(inExamples, { force: true });
+  }
+});
+
 test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by file in a binding', async (t) => {
   const yaml = file(
     'kvd.yaml',
@@ -158,13 +185,9 @@ test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by 
   const help = await run('test', '--plugin', yaml, '--help');
   t.is(help.exitCode, 0, help.stderr);
   t.regex(help.stdout.replace(/\s+/g, ' '), /--db <name>.*"kvd"/);
-  const original = (await import('node:fs')).readFileSync(planPath, 'utf8');
-  const inline = file(
+  const inline = rebound(
     'daemon-inline.md',
-    original.replace(
-      '```faultline\ndb: etcd\nworkload: multi-register\n',
-      '```faultline\ndaemon: { name: kvd2, start: "kvd2 --port {port}", port: 7401, client: etcd-http }\nworkload: register\n',
-    ),
+    'daemon: { name: kvd2, start: "kvd2 --port {port}", port: 7401, client: etcd-http }\nworkload: register\n',
   );
   const plan = await loadPlan(inline);
   t.is(plan.resolved.find((r) => r.id === 'S1')?.binding?.db, 'kvd2', 'db defaults to the inline daemon');
@@ -173,22 +196,13 @@ test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by 
       (p) => p.scenario === 'S1' && p.severity === 'error' && p.field.startsWith('binding'),
     ),
   );
-  const byFile = file(
-    'daemon-file.md',
-    original.replace(
-      '```faultline\ndb: etcd\nworkload: multi-register\n',
-      '```faultline\ndaemon: ./kvd.yaml\ndb: kvd\nworkload: register\n',
-    ),
-  );
+  const byFile = rebound('daemon-file.md', 'daemon: ./kvd.yaml\ndb: kvd\nworkload: register\n');
   const r = await run('plan', 'check', byFile);
   t.is(r.exitCode, 0, r.stdout + r.stderr);
   // A description that breaks the format is bad input naming the plan and the field.
-  const broken = file(
+  const broken = rebound(
     'daemon-broken.md',
-    original.replace(
-      '```faultline\ndb: etcd\nworkload: multi-register\n',
-      '```faultline\ndaemon: { name: kvd3, start: "x {secret}" }\nworkload: register\n',
-    ),
+    'daemon: { name: kvd3, start: "x {secret}" }\nworkload: register\n',
   );
   const bad = await run('plan', 'check', broken);
   t.is(bad.exitCode, 254);

@@ -11,7 +11,10 @@ import {
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
+import { conformance } from '../helpers/conformance.ts';
 import { fixture } from '../helpers/fixtures.ts';
+
+const fixtureTest = conformance('a Porcupine etcd history: measures');
 
 const S = 1e9;
 
@@ -277,7 +280,7 @@ test('scanSutLog counts the database’s declared log noise as expected, never a
   );
 });
 
-test('on a real Jepsen etcd history (Porcupine fixture): counts agree with the pairing', async (t) => {
+fixtureTest('on a real Jepsen etcd history (Porcupine fixture): counts agree with the pairing', async (t) => {
   const events = await loadHistory(fixture('porcupine/jepsen/etcd_000.log'), { format: 'porcupine-etcd' });
   const paired = pairEvents(events);
   const client = paired.ops.filter((o) => o.process !== 'nemesis');

@@ -1,13 +1,13 @@
-import { dirname, relative, resolve } from 'node:path';
-import { packageRoot } from '../../core/util/package-info.ts';
+import { dirname, relative, resolve, sep } from 'node:path';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 
 /**
  * Scenario skeletons for author mode (spec §7 item 6). A skeleton from the plan is written as it is, under
  * a provenance header (plan path, scenario id, plan sha); one without the `AUTO-GENERATED` header is
  * refused. A TypeScript scenario with an executable binding becomes a runnable faultline scenario module:
- * an ava test that runs exactly that scenario through `runPlan` on the cluster named by the environment
- * and asserts the verdict the plan expects.
+ * an ava test that runs exactly that scenario through the public `runPlan` (`import { runPlan } from
+ * 'faultline'`) on the cluster named by the environment and asserts the verdict the plan expects; the
+ * plan is named relative to the test file.
  */
 export const AUTO_HEADER = 'AUTO-GENERATED from test plan:';
 export const REVIEW_NOTE = 'REVIEW BEFORE TREATING AS A PERMANENT REGRESSION';
@@ -56,9 +56,19 @@ function planSkeleton(plan: Plan, sc: ResolvedScenario): string | null {
   return null;
 }
 
+/**
+ * The plan's path relative to the test file (`./` or `../` first, `/` separators): a skeleton names no
+ * absolute path, so it keeps working wherever the checkout is.
+ */
+function planFromTest(sc: ResolvedScenario, p: Provenance): string {
+  const target = resolve(sc.scenario.targetTestFile ?? 'scenario.test.ts');
+  const rel = relative(dirname(target), resolve(p.planPath)).split(sep).join('/');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
+
 function provenance(c: string, sc: ResolvedScenario, p: Provenance): string {
   return [
-    `${c} ${AUTO_HEADER} ${p.planPath}`,
+    `${c} ${AUTO_HEADER} ${planFromTest(sc, p)}`,
     `${c} Scenario: ${sc.id} ${sc.name}`,
     `${c} Falsifies: ${sc.scenario.falsifies.join(', ') || '—'}`,
     `${c} Plan sha256: ${p.planSha}`,
@@ -73,10 +83,7 @@ export function expectedOutcome(sc: ResolvedScenario): 'FAIL' | 'PASS' {
 }
 
 function typescriptModule(sc: ResolvedScenario, p: Provenance, fromPlan: string | null): string {
-  const target = resolve(sc.scenario.targetTestFile ?? 'scenario.test.ts');
-  const runPlanPath = relative(dirname(target), resolve(packageRoot, 'src/app/session/run-plan.ts'));
-  const importPath = runPlanPath.startsWith('.') ? runPlanPath : `./${runPlanPath}`;
-  const planAbs = resolve(p.planPath);
+  const planUrl = planFromTest(sc, p);
   const expected = expectedOutcome(sc);
   const b = sc.binding;
   const lines = [
@@ -95,10 +102,11 @@ function typescriptModule(sc: ResolvedScenario, p: Provenance, fromPlan: string 
             .map((l) => `//   ${l}`),
         ]
       : []),
+    "import { fileURLToPath } from 'node:url';",
     "import test from 'ava';",
-    `import { runPlan } from '${importPath}';`,
+    "import { runPlan } from 'faultline';",
     '',
-    `const PLAN = ${JSON.stringify(planAbs)};`,
+    `const PLAN = fileURLToPath(new URL(${JSON.stringify(planUrl)}, import.meta.url));`,
     `const SCENARIO = ${JSON.stringify(sc.id)};`,
     '',
     '// 1. Workload',
@@ -124,13 +132,8 @@ function typescriptModule(sc: ResolvedScenario, p: Provenance, fromPlan: string 
     "    tier: 'smoke',",
     '    scenarios: [SCENARIO],',
     "    out: process.env.FAULTLINE_SESSIONS ?? 'test-sessions',",
-    '    skip: [],',
-    '    assume: [],',
-    '    install: false,',
-    '    yes: true,',
     "    onMissing: 'inconclusive',",
     '    maxReductionRuns: 2,',
-    '    interactive: false,',
     '    print: (line) => t.log(line),',
     '  });',
     '  const row = r.rows.find((x) => x.scenario === SCENARIO);',

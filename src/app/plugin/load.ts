@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { models } from '../../../checkers/linearizability/models/index.ts';
 import { checkers } from '../../../checkers/registry.ts';
 import { nemeses } from '../../../nemeses/registry.ts';
 import { topologies } from '../../../nemeses/topology.ts';
+import { shellQuote } from '../../core/control/quote.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
+import { packageRoot } from '../../core/util/package-info.ts';
 import type { Registry } from '../../core/util/registry.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { type DaemonDescription, daemonDatabaseDefinition } from '../../lib/databases/daemon-db.ts';
@@ -83,6 +85,11 @@ async function importModule(file: string, typescript: boolean): Promise<Record<s
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
     const why = firstLine(errorMessage(err));
+    const missing = /^Cannot find package '([^']+)' imported from/.exec(why)?.[1];
+    if (missing)
+      throw new UserError(`${file}: cannot load the plugin: ${missingPackage(file, missing)}`, {
+        cause: err,
+      });
     const hint = /require\(\) ES Module|Cannot use import statement outside a module/.test(why)
       ? ' (a TypeScript plugin outside a package with "type": "module" is read as CommonJS: add it to its package.json, or name the file .mts)'
       : '';
@@ -122,6 +129,25 @@ function register(file: string, p: Plugin): void {
   add(nemeses, p.nemeses, (n) => n.kind);
   add(models, p.models, (m) => m.name);
   add(topologies, p.topologies, (t) => t.name);
+}
+
+/**
+ * A package the plugin imports is not installed: say which and the command that installs it. The
+ * plugins shipped in examples/ are npm workspaces of a checkout (`npm ci` at its root installs them
+ * all); in an installed faultline their packages are optional dependencies, and anywhere else the
+ * plugin's own project installs them.
+ */
+function missingPackage(file: string, pkg: string): string {
+  const name = pkg.startsWith('@') ? pkg.split('/').slice(0, 2).join('/') : (pkg.split('/')[0] as string);
+  const inCheckout =
+    file.startsWith(join(packageRoot, 'examples') + sep) &&
+    existsSync(join(packageRoot, 'package-lock.json'));
+  const command = inCheckout
+    ? `cd ${shellQuote(packageRoot)} && npm ci`
+    : name === 'faultline'
+      ? 'npm install faultline'
+      : `npm install ${name}`;
+  return `the package "${name}" is not installed (install it: ${command})`;
 }
 
 function firstLine(s: string): string {
