@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RabbitMQ end to end, through faultline's public API only: build faultline, install this example, run the
+# RabbitMQ end to end, through faultline's public API only: build faultline (the checkout's `npm ci` links this example, an npm workspace), run the
 # plan on a 3-node local cluster at smoke tier (the brokers form one cluster, a quorum queue takes a broker
 # kill) and check S1 ends PASS-smoke. Root on Debian 12 with rabbitmq-server (scripts/install-deps.sh).
 set -uo pipefail
@@ -8,7 +8,7 @@ NAME=${FAULTLINE_EXAMPLE_CLUSTER:-example-rabbitmq}
 OUT=${FAULTLINE_EXAMPLE_OUT:-./test-sessions}
 
 (cd ../.. && npm run build >/dev/null) || exit 2
-npm install --prefer-offline --no-audit --no-fund --silent || exit 2
+[ -e ../../node_modules/faultline ] || { echo "example: run npm ci at the checkout root first" >&2; exit 2; }
 npx --no-install tsc -p tsconfig.json || exit 2
 fl() { npx --no-install faultline "$@"; }
 down() { fl cluster down --name "$NAME" >/dev/null 2>&1 || true; }
