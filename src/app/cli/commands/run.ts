@@ -24,9 +24,8 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline run plans/etcd-register.md --local 3',
-        'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening',
         'faultline run plans/etcd-register.md --local 3 --scenario S3 --seed 7 --replay test-sessions/<id>/artifacts/S3/reduced-schedule.json',
-        'faultline run plans/etcd-register.md --local 3 --cluster-name shard2 --shard 2/3 --tier hardening',
+        'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening --seed 7 --shard 2/3',
       ]),
     )
     .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
