@@ -12,18 +12,9 @@ import {
 } from '../report/index.ts';
 import { metricsPath, readMetricsFile, writeMetricsFile } from '../report/metrics-file.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
-import { NOT_SELECTED } from '../verdict/aggregate.ts';
-import { expectationCell } from '../verdict/expectation.ts';
 import { decidePlan, parseEvidence, type ScenarioEvidence } from '../verdict/index.ts';
 import { mergeRowEvidence, relocateEvidence, type ShardPart } from './merge-evidence.ts';
-import {
-  exitCodeFor,
-  leafRows,
-  type RunPlanResult,
-  refreshFindings,
-  refreshPreconditions,
-  sessionArtifacts,
-} from './run-plan.ts';
+import { decideSession, leafRows, type Reduction, type RunPlanResult, sessionResult } from './run-plan.ts';
 import { readSessionFile, SESSION_FILE_VERSION, type SessionFile, writeSessionFile } from './session-file.ts';
 import { planHash, shardUnits, type Unit, unitName, unitsOf } from './shards.ts';
 
@@ -74,7 +65,7 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
   cpSync(join(first.dir, first.file.plan.copy), join(sessionDir, first.file.plan.copy));
 
   const evidence: ScenarioEvidence[] = [];
-  const reductions = new Map<string, SessionFile['reductions'][string]>();
+  const reductions = new Map<string, Reduction | null>();
   for (const row of rows) {
     const parts: ShardPart[] = [];
     for (const s of ordered) {
@@ -112,14 +103,8 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
     );
     writeMergedMetrics(sessionDir, row.id, ordered, merged.evidence, merged.primaryShard);
   }
-  for (const r of plan.resolved)
-    if (!selected.some((x) => x.id === (r.parentId ?? r.id)))
-      evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
-  const unselected = new Set(
-    plan.resolved.filter((r) => !selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
-  );
   const clocks = new Set(ordered.map((s) => s.file.sharedClock));
-  const env = { sharedClock: clocks.size === 1 ? first.file.sharedClock : null, unselected };
+  const env = { sharedClock: clocks.size === 1 ? first.file.sharedClock : null };
   const blocked = ordered.every((s) => s.file.blocked)
     ? ordered.map((s) => s.file.blocked).join('; ')
     : undefined;
@@ -149,7 +134,7 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
       )
       .sort((a, b) => a.time.localeCompare(b.time)),
     evidence,
-    verdicts: decidePlan(plan, evidence, blocked, env),
+    verdicts: decidePlan(plan, []),
     findings: [],
     artifacts: [],
   };
@@ -159,14 +144,7 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
     'shards merged',
     ordered.map((s) => `shard ${s.file.shard!.index}/${s.file.shard!.count}: ${s.dir}`).join('; '),
   );
-  refreshFindings(record, reductions);
-  refreshPreconditions(record);
-  record.artifacts = sessionArtifacts(record);
-  await log.event(
-    'session',
-    `session verdict: ${record.verdicts.session.verdict}`,
-    record.verdicts.session.headline,
-  );
+  await decideSession(record, selected, reductions, log, { env, blocked });
   await writeSessionReports(
     record,
     o.junitInconclusiveAs ? { junitInconclusiveAs: o.junitInconclusiveAs } : {},
@@ -189,24 +167,13 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
     timeline: record.timeline,
     sharedClock: env.sharedClock,
     blocked: blocked ?? null,
-    evidence,
+    evidence: record.evidence,
     reductions: Object.fromEntries(reductions),
     findings: record.findings,
   });
   const unindexed = recordSessionIndex(sessionDir);
   if (unindexed) o.print(unindexed);
-  return {
-    exitCode: exitCodeFor(record.verdicts.session.verdict),
-    sessionDir,
-    verdict: record.verdicts.session.verdict,
-    rows: record.verdicts.rows.map((d) => ({
-      scenario: d.scenario,
-      verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
-      expected: expectationCell(d),
-      tier: d.tierMet ?? '—',
-      reason: d.reasons[0] ?? '',
-    })),
-  };
+  return sessionResult(record);
 }
 
 const allOf = (xs: (boolean | null)[]) =>

@@ -96,7 +96,7 @@ export interface RunPlanOptions {
   print: (line: string) => void;
 }
 
-type Reduction = { line: string; path: string; events: string[] };
+export type Reduction = { line: string; path: string; events: string[] };
 
 export interface RunPlanResult {
   exitCode: number;
@@ -488,23 +488,8 @@ function scenarioBudget(s: Session, row: ResolvedScenario): { signal: AbortSigna
 
 /** Verdicts for every row (not selected ones NOT-RUN), the reports, and the result the CLI prints. */
 async function finishSession(s: Session): Promise<RunPlanResult> {
-  const { plan, record, log, o } = s;
-  for (const r of plan.resolved)
-    if (!s.selected.some((x) => x.id === (r.parentId ?? r.id)))
-      record.evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
-  const unselected = new Set([
-    ...plan.resolved.filter((r) => !s.selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
-    ...record.evidence.filter((e) => e.notRunReason === NOT_IN_SHARD).map((e) => e.scenario),
-  ]);
-  record.verdicts = decidePlan(plan, record.evidence, s.blocked, { ...s.env, unselected });
-  refreshFindings(record, s.reductions);
-  refreshPreconditions(record);
-  record.artifacts = sessionArtifacts(record);
-  await log.event(
-    'session',
-    `session verdict: ${record.verdicts.session.verdict}`,
-    record.verdicts.session.headline,
-  );
+  const { record, log, o } = s;
+  await decideSession(record, s.selected, s.reductions, log, { env: s.env, blocked: s.blocked });
   try {
     await writeSessionReports(record, {
       ...(o.junitInconclusiveAs && { junitInconclusiveAs: o.junitInconclusiveAs }),
@@ -518,18 +503,54 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
     o.print(renderReport(record));
   }
-  const rows = record.verdicts.rows.map((d) => ({
-    scenario: d.scenario,
-    verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
-    expected: expectationCell(d),
-    tier: d.tierMet ?? '—',
-    reason: d.reasons[0] ?? '',
-  }));
+  return sessionResult(record);
+}
+
+/**
+ * The verdicts of a session whose evidence is in: rows the selection left out get NOT-RUN "not
+ * selected" evidence and, like another shard's rows, are not judged; then findings, preconditions,
+ * the artifact list and the session verdict on the timeline. `faultline run` and `sessions merge` both
+ * end here.
+ */
+export async function decideSession(
+  record: SessionRecord,
+  selected: readonly ResolvedScenario[],
+  reductions: ReadonlyMap<string, Reduction | null>,
+  log: SessionLogWriter,
+  at: { env: ExpectationEnv; blocked: string | undefined },
+): Promise<void> {
+  const { plan } = record;
+  const left = plan.resolved.filter((r) => !selected.some((x) => x.id === (r.parentId ?? r.id)));
+  for (const r of left)
+    record.evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
+  const unselected = new Set([
+    ...left.map((r) => r.id),
+    ...record.evidence.filter((e) => e.notRunReason === NOT_IN_SHARD).map((e) => e.scenario),
+  ]);
+  record.verdicts = decidePlan(plan, record.evidence, at.blocked, { ...at.env, unselected });
+  refreshFindings(record, reductions);
+  refreshPreconditions(record);
+  record.artifacts = sessionArtifacts(record);
+  await log.event(
+    'session',
+    `session verdict: ${record.verdicts.session.verdict}`,
+    record.verdicts.session.headline,
+  );
+}
+
+/** The exit code, the session and the verdict table's rows, as the CLI prints them. */
+export function sessionResult(record: SessionRecord): RunPlanResult {
   return {
     exitCode: exitCodeFor(record.verdicts.session.verdict),
-    sessionDir: s.sessionDir,
+    sessionDir: record.sessionDir,
     verdict: record.verdicts.session.verdict,
-    rows,
+    rows: record.verdicts.rows.map((d) => ({
+      scenario: d.scenario,
+      verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
+      expected: expectationCell(d),
+      tier: d.tierMet ?? '—',
+      reason: d.reasons[0] ?? '',
+    })),
   };
 }
 
@@ -589,7 +610,7 @@ function dryRun(
 }
 
 /** The session's reports, then every row's own artifacts. */
-export function sessionArtifacts(record: SessionRecord): SessionRecord['artifacts'] {
+function sessionArtifacts(record: SessionRecord): SessionRecord['artifacts'] {
   return [
     { label: 'findings report (page)', path: 'findings/report.html' },
     { label: 'findings report', path: 'findings/report.md' },
@@ -623,7 +644,7 @@ export function leafRows(plan: LoadedPlan, sc: ResolvedScenario): ResolvedScenar
   return arms.length > 0 ? arms : [sc];
 }
 
-export function refreshFindings(
+function refreshFindings(
   record: SessionRecord,
   reductions: ReadonlyMap<string, { line: string; path: string; events: string[] } | null>,
 ): void {
@@ -639,7 +660,7 @@ export function refreshFindings(
 }
 
 /** Preconditions over the scenarios that ran: baseline captured, fault plane responsive. */
-export function refreshPreconditions(record: SessionRecord): void {
+function refreshPreconditions(record: SessionRecord): void {
   const ran = record.evidence.filter((e: ScenarioEvidence) => e.attempted && e.throughput.length > 0);
   if (ran.length === 0) return;
   record.preconditions.baselineCaptured = ran.every((e) =>
