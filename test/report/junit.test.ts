@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { renderJunit } from '../../src/app/report/junit.ts';
-import { sessionVerdict } from '../../src/app/verdict/aggregate.ts';
+import { NOT_IN_SHARD, NOT_SELECTED, sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import type { Decision } from '../../src/app/verdict/decide.ts';
 import { VERDICTS } from '../../src/app/verdict/states.ts';
 import { sampleSession } from './session-record.ts';
@@ -47,5 +47,32 @@ test('every verdict maps to the JUnit element CI systems expect, and the file va
   await writeFile(file, xml);
   const r = await execa('xmllint', ['--noout', '--schema', xsd, file], { reject: false });
   t.is(r.exitCode, 0, r.stderr);
+  await rm(dir, { recursive: true });
+});
+
+test('rows left out with --scenario or run by another shard are not test cases (never an <error>)', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'faultline-junit-'));
+  const rec = await sampleSession(dir);
+  const ids = rec.plan.resolved.map((r) => r.id);
+  const row = (scenario: string, verdict: Decision['verdict'], reason: string): Decision => ({
+    scenario,
+    verdict,
+    reasons: [reason],
+    step: 8,
+    tierMet: null,
+    release: false,
+    audits: null,
+  });
+  const rows = [
+    row(ids[0]!, 'PASS-smoke', 'ok'),
+    row(ids[1]!, 'NOT-RUN', NOT_SELECTED),
+    row(ids[2]!, 'NOT-RUN', NOT_IN_SHARD),
+    row(ids[3]!, 'NOT-RUN', 'no executable binding'),
+  ];
+  rec.verdicts = { rows, topLevel: rows, session: sessionVerdict(rows) };
+  const xml = renderJunit(rec);
+  t.regex(xml, /tests="2" failures="0" errors="1" skipped="0"/, 'a row with no binding is still an error');
+  t.is(xml.split('<testcase ').length - 1, 2);
+  t.notRegex(xml, /not selected/);
   await rm(dir, { recursive: true });
 });

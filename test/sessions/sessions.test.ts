@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { diffIsRed, diffSessions, renderDiff } from '../../src/app/sessions/diff.ts';
+import type { RowSummary, SessionSummary } from '../../src/app/sessions/store.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
 import { generateStore } from '../helpers/store.ts';
 
@@ -68,7 +70,47 @@ test('diff (latest vs previous): new failures, flapping rows and moved figures; 
   );
   const d = JSON.parse(back.stdout);
   t.deepEqual(d.fixed, [{ row: 'S1', before: 'FAIL-reproducible', after: 'PASS-smoke' }]);
-  t.is(back.exitCode, 0);
+  t.deepEqual(d.newNotPass, [{ row: 'S2', before: 'PASS-smoke', after: 'INCONCLUSIVE-env' }]);
+  t.is(back.exitCode, 1, 'a PASS that turned INCONCLUSIVE is a new verdict that is not PASS');
+});
+
+test('diff: a row seen for the first time goes red unless it passes or meets its expectation', (t) => {
+  const summary = (rows: RowSummary[]): SessionSummary => ({
+    name: 'nightly',
+    id: `2026-10-0${rows.length}T02-00-00Z`,
+    dir: '/nowhere',
+    kind: 'run',
+    startedAt: null,
+    verdict: 'DONE',
+    headline: '',
+    rows,
+  });
+  const row = (id: string, verdict: string, outcome: RowSummary['outcome']): RowSummary => ({
+    id,
+    verdict,
+    outcome,
+    expected: null,
+    opsPerSec: null,
+    p99Ms: null,
+    anomalies: null,
+  });
+  const before = summary([row('S1', 'PASS-smoke', 'success')]);
+  const after = (r: RowSummary) => summary([row('S1', 'PASS-smoke', 'success'), r]);
+  const fail = diffSessions(before, after(row('S4', 'FAIL-reproducible', 'failure')), []);
+  t.deepEqual(fail.newFailures, [{ row: 'S4', before: '(new row)', after: 'FAIL-reproducible' }]);
+  t.true(diffIsRed(fail));
+  t.regex(renderDiff(fail), /new failures: \n {2}- S4: \(new row\) → FAIL-reproducible/);
+  const inconclusive = diffSessions(before, after(row('S4', 'INCONCLUSIVE-env', 'concern')), []);
+  t.deepEqual(inconclusive.newNotPass, [{ row: 'S4', before: '(new row)', after: 'INCONCLUSIVE-env' }]);
+  t.true(diffIsRed(inconclusive));
+  t.regex(
+    renderDiff(inconclusive),
+    /new verdicts that are not PASS: \n {2}- S4: \(new row\) → INCONCLUSIVE-env/,
+  );
+  const control = diffSessions(before, after(row('S4', 'FAIL-reproducible', 'success')), []);
+  t.false(diffIsRed(control), 'a new negative control that FAILs as the plan expects is no news');
+  t.false(diffIsRed(diffSessions(before, after(row('S4', 'PASS-smoke', 'success')), [])));
+  t.deepEqual(control.added, ['S4']);
 });
 
 const indexIds = (root: string, name: string) =>

@@ -3,7 +3,7 @@ import test from 'ava';
 import { checkPlan } from '../../src/app/plan/check.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 import { junitOutcome } from '../../src/app/report/junit.ts';
-import { sessionVerdict } from '../../src/app/verdict/aggregate.ts';
+import { NOT_SELECTED, sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import type { Decision } from '../../src/app/verdict/decide.ts';
 import { parseEvidence } from '../../src/app/verdict/evidence.ts';
 import { judge, parseExpectation } from '../../src/app/verdict/expectation.ts';
@@ -171,4 +171,32 @@ test('plans: Expected verdict parses for scenarios and arms, and a bad one stops
   t.is(problems.length, 1);
   t.is(problems[0]!.severity, 'error');
   t.true((problems[0]!.line ?? 0) > 0);
+});
+
+test('a scenario whose Technique is "negative control" expects FAIL-reproducible without an Expected verdict line', async (t) => {
+  const path = new URL('../../plans/etcd-hardening-ci.md', import.meta.url).pathname;
+  const plan = parsePlanText(await readFile(path, 'utf8'), path);
+  const s3 = plan.resolved.find((r) => r.id === 'S3')!;
+  t.is(s3.scenario.expectedVerdict, null, 'the plan declares no Expected verdict for S3');
+  t.deepEqual(
+    s3.expected?.clauses.map((c) => c.verdicts),
+    [['FAIL-reproducible']],
+  );
+  t.is(plan.resolved.find((r) => r.id === 'S1')!.expected, null, 'other techniques imply nothing');
+  const fail = hardeningEvidence({
+    scenario: 'S3',
+    seeds: [{ seed: 1, outcome: 'fail', rerun: 'reproduced', reproducer: 'faultline run …' }],
+    oracles: [{ checker: 'linearizable', ran: true, valid: false, evidence: '1 anomaly', anomalies: 1 }],
+  });
+  const left = ['S1', 'S2'].map((id) =>
+    parseEvidence({ scenario: id, attempted: false, notRunReason: NOT_SELECTED }),
+  );
+  const v = decidePlan(plan, [fail, ...left], undefined, {
+    sharedClock: true,
+    unselected: new Set(['S1', 'S2']),
+  });
+  const d = v.rows.find((r) => r.scenario === 'S3')!;
+  t.is(d.verdict, 'FAIL-reproducible');
+  t.true(d.expectation?.met);
+  t.is(v.session.verdict, 'DONE', 'the negative control FAILing is the session succeeding (exit 0)');
 });

@@ -90,7 +90,7 @@ export function resolveScenarios(plan: PlanData): ResolvedScenario[] {
       serious: categories.some((c) => GATED_CATEGORIES.has(c)),
       surfaceGated: categories.some((c) => SURFACE_CATEGORIES.has(c)),
       oracle: s.oracle,
-      expected: expectationOf(s.expectedVerdict),
+      expected: expectationOf(s.expectedVerdict ?? impliedExpectation(s.technique)),
       model: typeof s.model === 'object' ? s.model : null,
       tiers,
       binding: s.binding,
@@ -116,6 +116,18 @@ export function resolveScenarios(plan: PlanData): ResolvedScenario[] {
     }
   }
   return out;
+}
+
+/**
+ * A scenario whose `Technique:` names it a negative control (spec §7: "negative control (a known-unsafe
+ * configuration the oracle must catch)") is expected to FAIL even when it declares no `Expected
+ * verdict:`: the oracle catching the violation is its success. Its implied expectation is the one the
+ * plans spell out for their negative controls, `FAIL-reproducible`.
+ */
+export const IMPLIED_NEGATIVE_CONTROL = 'FAIL-reproducible (implied: Technique: negative control)';
+
+export function impliedExpectation(technique: string | null): string | null {
+  return technique && /^\W*negative[ -]control\b/i.test(technique) ? IMPLIED_NEGATIVE_CONTROL : null;
 }
 
 /** A malformed expectation resolves to none; `checkPlan` reports it as an error (the plan must not run). */

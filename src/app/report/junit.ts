@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isNotSelected } from '../verdict/aggregate.ts';
 import type { Decision } from '../verdict/decide.ts';
 import { expectationCell, stoppedShort } from '../verdict/expectation.ts';
 import { isFail, isPass } from '../verdict/states.ts';
@@ -7,8 +8,9 @@ import { writeAtomic } from './markdown.ts';
 import type { SessionRecord } from './types.ts';
 
 /**
- * `junit.xml` in the common Jenkins/Surefire JUnit dialect: one testcase per scenario and per arm, and
- * never a <skipped> (dashboards count skipped as green):
+ * `junit.xml` in the common Jenkins/Surefire JUnit dialect: one testcase per scenario and per arm that
+ * this session selected (rows left out with `--scenario`, or run by another shard, are not test cases:
+ * an unselected row is no error), and never a <skipped> (dashboards count skipped as green):
  * - a row with an expected verdict: met → passed (whatever the verdict), unmet → <failure>;
  * - otherwise PASS-* → passed, FAIL-* → <failure>;
  * - INCONCLUSIVE-* / PARTIAL-* / NOT-RUN (and every row of a BLOCKED session) → <error> by default:
@@ -68,7 +70,8 @@ export function renderJunit(r: SessionRecord, inconclusiveAs: JunitInconclusiveA
   const classname = `faultline.${p.slug}`;
   const counts = { failure: 0, error: 0 };
   const cases: string[] = [];
-  for (const d of r.verdicts.rows) {
+  const rows = r.verdicts.rows.filter((d) => !isNotSelected(d));
+  for (const d of rows) {
     const sc = p.resolved.find((s) => s.id === d.scenario);
     const ev = evs.get(d.scenario);
     const time = durationOf(ev?.startedAt ?? null, ev?.endedAt ?? null);
@@ -86,7 +89,7 @@ export function renderJunit(r: SessionRecord, inconclusiveAs: JunitInconclusiveA
     cases.push(`      <system-out>${xmlEscape(summary)}</system-out>`, '    </testcase>');
   }
   const totalTime = r.evidence.reduce((s, e) => s + durationOf(e.startedAt, e.endedAt), 0).toFixed(3);
-  const attrs = `tests="${r.verdicts.rows.length}" failures="${counts.failure}" errors="${counts.error}" skipped="0" time="${totalTime}"`;
+  const attrs = `tests="${rows.length}" failures="${counts.failure}" errors="${counts.error}" skipped="0" time="${totalTime}"`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="faultline" ${attrs}>`,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
 import { auditsFor, confidenceDelta } from './findings.ts';
 import { writeAtomic } from './markdown.ts';
+import { figuresSchema, type MetricsFile, readMetricsFile, type SeedMetrics } from './metrics-file.ts';
 import { findingSchema, type SessionRecord } from './types.ts';
 
 /**
@@ -26,18 +27,6 @@ const auditItem = z.object({
   status: z.enum(['checked', 'failed', 'unchecked', 'n/a']),
   evidence: z.string(),
 });
-
-const latency = z.object({ p50: z.number().nullable(), p99: z.number().nullable() });
-const phase = z.object({ seconds: z.number(), opsPerSec: z.number(), latencyMs: latency }).nullable();
-
-/** What a nightly comparison reads: throughput and latency overall, without and with a fault active. */
-export const figuresSchema = z.object({
-  opsPerSec: z.number(),
-  latencyMs: latency,
-  healthy: phase,
-  faulted: phase,
-});
-export type Figures = z.infer<typeof figuresSchema>;
 
 export const countsSchema = z.object({
   /** Client operations invoked, and how they completed (null when no metrics were recorded). */
@@ -118,7 +107,11 @@ export const reportRowSchema = z.strictObject({
   oracle: z.string().nullable(),
   oracleEvidence: z.string(),
   landingEvidence: z.string(),
+  /** Over every seed the row ran (ops, completions, anomalies, faults summed). */
   counts: countsSchema,
+  /** Each seed's own counts, in seed order (empty for a row that ran no seed). */
+  countsPerSeed: z.array(countsSchema.extend({ seed: z.union([z.number(), z.string()]) })).default([]),
+  /** The primary run's figures (the failing seed's, else the first seed's). */
   figures: figuresSchema.nullable(),
   /** Paths relative to the session directory. */
   artifacts: z.array(z.object({ label: z.string(), path: z.string() })),
@@ -144,26 +137,10 @@ export const reportJsonSchema = z.strictObject({
 });
 export type ReportJson = z.infer<typeof reportJsonSchema>;
 
-/** The `summary` block `faultline run` writes into `metrics/<S>.json`, when there is one. */
-const metricsFileSchema = z.object({
-  summary: figuresSchema.extend({
-    ops: z.number().int(),
-    ok: z.number().int(),
-    fail: z.number().int(),
-    info: z.number().int(),
-  }),
-});
-type MetricsSummary = z.infer<typeof metricsFileSchema>['summary'];
+type MetricsSummary = SeedMetrics['summary'];
 
-function readMetrics(sessionDir: string, id: string): MetricsSummary | null {
-  const path = join(sessionDir, 'metrics', `${fileId(id)}.json`);
-  if (!existsSync(path)) return null;
-  try {
-    const r = metricsFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return r.success ? r.data.summary : null;
-  } catch {
-    return null;
-  }
+function readMetrics(sessionDir: string, id: string): MetricsFile | null {
+  return readMetricsFile(join(sessionDir, 'metrics', `${fileId(id)}.json`));
 }
 
 export function rowOutcome(d: Decision): ReportRow['outcome'] {
@@ -172,25 +149,77 @@ export function rowOutcome(d: Decision): ReportRow['outcome'] {
   return d.verdict === 'FAIL-reproducible' ? 'failure' : 'concern';
 }
 
-function countsOf(ev: ScenarioEvidence | undefined, m: MetricsSummary | null): ReportRow['counts'] {
+type Counts = z.infer<typeof countsSchema>;
+type CountSource = Pick<ScenarioEvidence, 'oracles' | 'faults'>;
+
+/** One run's counts: its ops and completions (from metrics), anomalies over every oracle, its faults. */
+function countsOfRun(
+  run: CountSource,
+  scheduled: number,
+  m: MetricsSummary | null,
+  ops: number | null,
+): Counts {
   const byType: Record<string, number | null> = {};
-  for (const o of ev?.oracles ?? []) {
+  for (const o of run.oracles) {
     if (!o.ran || o.anomalies === 0) continue;
     const types = o.anomalyTypes.length > 0 ? o.anomalyTypes : [o.checker];
     for (const t of types) byType[t] = types.length === 1 ? (byType[t] ?? 0) + o.anomalies : null;
   }
-  const faults = ev?.faults ?? [];
   return {
-    ops: m?.ops ?? ev?.history?.ops ?? null,
+    ops: m?.ops ?? ops,
     ok: m?.ok ?? null,
     fail: m?.fail ?? null,
     info: m?.info ?? null,
-    anomalies: { total: (ev?.oracles ?? []).reduce((n, o) => n + (o.ran ? o.anomalies : 0), 0), byType },
+    anomalies: { total: run.oracles.reduce((n, o) => n + (o.ran ? o.anomalies : 0), 0), byType },
     faults: {
-      scheduled: ev?.faultsScheduled ?? 0,
-      injected: faults.length,
-      landed: faults.filter((f) => f.landed).length,
-      healed: faults.filter((f) => f.healed).length,
+      scheduled,
+      injected: run.faults.length,
+      landed: run.faults.filter((f) => f.landed).length,
+      healed: run.faults.filter((f) => f.healed).length,
+    },
+  };
+}
+
+/** Each seed's counts (from its own measurement and metrics entry), in seed order. */
+function countsPerSeed(ev: ScenarioEvidence | undefined, m: MetricsFile | null): ReportRow['countsPerSeed'] {
+  if (!ev) return [];
+  return ev.perSeed.map((s) => {
+    const sm = m?.perSeed.find((x) => String(x.seed) === String(s.seed));
+    return {
+      seed: s.seed,
+      ...countsOfRun(s, ev.faultsScheduled, sm?.summary ?? null, s.history?.ops ?? null),
+    };
+  });
+}
+
+/** The row's counts over every seed it ran (the primary run's alone for evidence without seeds). */
+function countsOf(ev: ScenarioEvidence | undefined, m: MetricsFile | null): Counts {
+  const seeds = countsPerSeed(ev, m);
+  if (seeds.length === 0)
+    return countsOfRun(
+      ev ?? { oracles: [], faults: [] },
+      ev?.faultsScheduled ?? 0,
+      m?.summary ?? null,
+      ev?.history?.ops ?? null,
+    );
+  const add = (f: (c: Counts) => number | null) =>
+    seeds.some((c) => f(c) === null) ? null : seeds.reduce((n, c) => n + (f(c) ?? 0), 0);
+  const byType: Record<string, number | null> = {};
+  for (const c of seeds)
+    for (const [t, n] of Object.entries(c.anomalies.byType))
+      byType[t] = n === null || byType[t] === null ? null : (byType[t] ?? 0) + n;
+  const faults = (k: keyof Counts['faults']) => seeds.reduce((n, c) => n + c.faults[k], 0);
+  return {
+    ops: add((c) => c.ops),
+    ok: add((c) => c.ok),
+    fail: add((c) => c.fail),
+    info: add((c) => c.info),
+    anomalies: { total: seeds.reduce((n, c) => n + c.anomalies.total, 0), byType },
+    faults: {
+      scheduled: faults('scheduled'),
+      injected: faults('injected'),
+      landed: faults('landed'),
+      healed: faults('healed'),
     },
   };
 }
@@ -250,8 +279,14 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         oracleEvidence: oracleEvidence(ev),
         landingEvidence: landingEvidence(ev, d),
         counts: countsOf(ev, m),
+        countsPerSeed: countsPerSeed(ev, m),
         figures: m
-          ? { opsPerSec: m.opsPerSec, latencyMs: m.latencyMs, healthy: m.healthy, faulted: m.faulted }
+          ? {
+              opsPerSec: m.summary.opsPerSec,
+              latencyMs: m.summary.latencyMs,
+              healthy: m.summary.healthy,
+              faulted: m.summary.faulted,
+            }
           : null,
         artifacts: artifactsOf(r.sessionDir, d.scenario, ev),
         audits: auditsFor({ d, sc, ev }),

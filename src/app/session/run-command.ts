@@ -8,11 +8,13 @@ import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit
 import { ControlLog } from '../report/session-dir.ts';
 
 import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
+import { parseShard } from './shards.ts';
 
 /** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
 export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlanOptions {
   if (f.inventory && f.local) throw new UserError('--inventory and --local exclude each other');
-  if (!f.inventory && !f.local) throw new UserError('say where the nodes are: --inventory FILE or --local N');
+  if (!f.inventory && !f.local && f.dryRun !== true)
+    throw new UserError('say where the nodes are: --inventory FILE or --local N');
   const tier = String(f.tier ?? 'smoke');
   if (!(TIER_NAMES as readonly string[]).includes(tier))
     throw new UserError(`--tier: "${tier}" is not a tier (smoke, hardening, release)`);
@@ -47,15 +49,19 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
   if (f.replay) o.replay = String(f.replay);
+  if (f.shard !== undefined) o.shard = parseShard(String(f.shard));
+  if (f.dryRun === true) o.dryRun = true;
   if (f.baseline !== undefined) o.baseline = String(f.baseline);
-  if (f.junitInconclusive !== undefined) {
-    const as = String(f.junitInconclusive);
-    if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))
-      throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
-    o.junitInconclusiveAs = as as JunitInconclusiveAs;
-  }
+  if (f.junitInconclusive !== undefined) o.junitInconclusiveAs = junitAs(f.junitInconclusive);
   if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
   return o;
+}
+
+function junitAs(v: unknown): JunitInconclusiveAs {
+  const as = String(v ?? 'error');
+  if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))
+    throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
+  return as as JunitInconclusiveAs;
 }
 
 function nonNegativeInt(v: unknown, flag: string): number {
@@ -66,8 +72,25 @@ function nonNegativeInt(v: unknown, flag: string): number {
 }
 
 export async function runCommand(plan: string, flags: Record<string, unknown>): Promise<number> {
-  const o = parseRunFlags(plan, flags);
-  const r = await runPlan(o);
+  return report(await runPlan(parseRunFlags(plan, flags)), flags);
+}
+
+/** `faultline sessions merge`: the shards' sessions into one, reported like a run. */
+export async function mergeCommand(dirs: string[], flags: Record<string, unknown>): Promise<number> {
+  const { mergeSessions } = await import('./merge.ts');
+  return report(
+    await mergeSessions({
+      dirs,
+      out: String(flags.out ?? './test-sessions/'),
+      junitInconclusiveAs: junitAs(flags.junitInconclusive),
+      print: (line) => process.stderr.write(`${line}\n`),
+    }),
+    flags,
+  );
+}
+
+/** The verdict table (or JSON) on stdout, kept in the session, and the GitHub job summary. */
+async function report(r: RunPlanResult, flags: Record<string, unknown>): Promise<number> {
   const out = flags.json === true ? `${JSON.stringify(r)}\n` : verdictTable(r);
   process.stdout.write(out);
   if (r.sessionDir) new ControlLog(r.sessionDir).write(out);

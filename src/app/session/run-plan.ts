@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -24,7 +25,7 @@ import {
 } from '../report/index.ts';
 import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
-import { NOT_SELECTED } from '../verdict/aggregate.ts';
+import { NOT_IN_SHARD, NOT_SELECTED } from '../verdict/aggregate.ts';
 import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
 import {
   decidePlan,
@@ -39,6 +40,16 @@ import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
 import { reproducerCommand } from './reproducer.ts';
 import { runScenario } from './scenario-run.ts';
+import { planCopyName, SESSION_FILE_VERSION, type SessionFile, writeSessionFile } from './session-file.ts';
+import {
+  planHash,
+  type ShardSpec,
+  seedBaseFromHash,
+  shardUnits,
+  type Unit,
+  unitName,
+  unitsOf,
+} from './shards.ts';
 import { discoverToolbox } from './toolbox.ts';
 
 /**
@@ -68,6 +79,10 @@ export interface RunPlanOptions {
   deadlineS?: number;
   maxReductionRuns: number;
   replay?: string;
+  /** `--shard K/N`: run this shard's share of the plan's (row, seed) units. */
+  shard?: ShardSpec;
+  /** `--dry-run`: print the units this run (or shard) would run, and stop before any cluster work. */
+  dryRun?: boolean;
   /** `--baseline`: an earlier session (or its metrics/ directory) whose baselines RF9 compares with. */
   baseline?: string;
   /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
@@ -81,13 +96,15 @@ export interface RunPlanOptions {
   print: (line: string) => void;
 }
 
-type Reduction = { line: string; path: string; events: string[] };
+export type Reduction = { line: string; path: string; events: string[] };
 
 export interface RunPlanResult {
   exitCode: number;
   sessionDir: string | null;
   verdict: SessionVerdict | null;
   rows: { scenario: string; verdict: string; expected: string; tier: string; reason: string }[];
+  /** `--dry-run`: the units this run or shard would run. */
+  units?: { row: string; seed: number; budgetS: number }[];
 }
 
 /**
@@ -118,6 +135,11 @@ interface Session {
   blocked?: string;
   /** What conditional expected verdicts can name about the cluster; unknown until connected. */
   env: ExpectationEnv;
+  /** Seed i of a row is seedBase + i (the replay's seed, --seed, the plan's hash for a shard, or random). */
+  seedBase: number;
+  planHash: string;
+  /** The (row, seed) units this session runs: a shard's share, or every unit. */
+  units: Unit[];
 }
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
@@ -131,6 +153,17 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   }
   const selected = selectScenarios(plan, o.scenarios);
   const replay = o.replay ? await loadReplayFile(o.replay) : undefined;
+  if (replay && o.shard) throw new UserError('--replay runs one reduced schedule: it does not take --shard');
+  const hash = planHash(readFileSync(o.plan));
+  const seedBase =
+    replay?.seed ?? o.seed ?? (o.shard || o.dryRun ? seedBaseFromHash(hash) : randomInt(1, 2 ** 31 - 1));
+  const allUnits = unitsOf(
+    selected.flatMap((sc) => leafRows(plan, sc)),
+    o.tier,
+    seedBase,
+  );
+  const units = o.shard ? shardUnits(allUnits, o.shard) : allUnits;
+  if (o.dryRun) return dryRun(o, hash, seedBase, allUnits, units);
   if (replay && !selected.some((s) => s.id === replay.scenario))
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
@@ -145,15 +178,29 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
           .map((row) => row.id),
       )
     : new Map<string, EarlierBaseline>();
-  const session = await startSession(o, plan, selected, replay, baselines);
+  const session = await startSession(o, plan, selected, replay, baselines, {
+    seedBase,
+    planHash: hash,
+    units,
+  });
   const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   try {
     await discoverToolboxPass(session);
     const stopInterrupts = installInterrupts(session);
     let cluster: ConnectedCluster | null = null;
     try {
-      cluster = await connectPass(session);
-      if (cluster) await runScenarios(session, cluster);
+      if (units.length === 0) {
+        // More shards than units: this one has nothing to run, and needs no cluster.
+        o.print(`shard ${o.shard?.index}/${o.shard?.count}: no units fall to this shard; nothing to run`);
+        for (const sc of selected)
+          for (const row of leafRows(plan, sc))
+            session.record.evidence.push(
+              parseEvidence({ scenario: row.id, attempted: false, notRunReason: NOT_IN_SHARD }),
+            );
+      } else {
+        cluster = await connectPass(session);
+        if (cluster) await runScenarios(session, cluster);
+      }
     } finally {
       stopInterrupts();
       await cluster?.close({ keepCluster: o.keepCluster });
@@ -171,6 +218,7 @@ async function startSession(
   selected: ResolvedScenario[],
   replay: ReplayFile | undefined,
   baselines: Map<string, EarlierBaseline>,
+  work: { seedBase: number; planHash: string; units: Unit[] },
 ): Promise<Session> {
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
@@ -205,7 +253,13 @@ async function startSession(
     artifacts: [],
   };
   o.print(`session: ${sessionDir}`);
+  if (o.shard)
+    o.print(
+      `shard ${o.shard.index}/${o.shard.count} of plan sha256 ${work.planHash.slice(0, 12)}…: ${work.units.length} unit(s), base seed ${work.seedBase}`,
+    );
+  copyFileSync(o.plan, join(sessionDir, planCopyName(o.plan)));
   return {
+    ...work,
     o,
     plan,
     selected,
@@ -302,11 +356,22 @@ async function runScenarios(s: Session, cluster: ConnectedCluster): Promise<void
   const reconciled = await capabilityProbe(o, plan, s.selected, cluster, log);
   record.capabilities = reconciled.map((r) => r.row);
   await log.event('session', 'capability matrix', `${reconciled.filter((r) => !r.present).length} missing`);
-  const seedBase = s.replay?.seed ?? o.seed ?? randomInt(1, 2 ** 31 - 1);
   const start = Date.now();
   for (const sc of s.selected) {
     for (const row of leafRows(plan, sc)) {
-      const ev = await runRow(s, cluster, row, reconciled, { seedBase, start });
+      const mine = s.units.filter((u) => u.row === row.id);
+      if (mine.length === 0) {
+        // Another shard runs this row's units.
+        record.evidence.push(
+          parseEvidence({ scenario: row.id, attempted: false, notRunReason: NOT_IN_SHARD }),
+        );
+        continue;
+      }
+      const ev = await runRow(s, cluster, row, reconciled, {
+        seedBase: s.seedBase,
+        start,
+        ...(o.shard && { seedIndices: mine.map((u) => u.seedIndex) }),
+      });
       record.evidence.push(parseEvidence(ev.evidence));
       s.reductions.set(row.id, ev.reduction);
     }
@@ -328,7 +393,7 @@ async function runRow(
   cluster: ConnectedCluster,
   row: ResolvedScenario,
   caps: readonly ReconciledNeed[],
-  at: { seedBase: number; start: number },
+  at: { seedBase: number; start: number; seedIndices?: number[] },
 ): Promise<RowOutcome> {
   const { o, log, abort } = s;
   const binding = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
@@ -369,6 +434,7 @@ async function runRow(
     sessionDir: s.sessionDir,
     planPath: o.plan,
     seed: at.seedBase,
+    ...(at.seedIndices && { seedIndices: at.seedIndices }),
     log,
     print: o.print,
     signal: budget.signal,
@@ -422,34 +488,13 @@ function scenarioBudget(s: Session, row: ResolvedScenario): { signal: AbortSigna
 
 /** Verdicts for every row (not selected ones NOT-RUN), the reports, and the result the CLI prints. */
 async function finishSession(s: Session): Promise<RunPlanResult> {
-  const { plan, record, log, o } = s;
-  for (const r of plan.resolved)
-    if (!s.selected.some((x) => x.id === (r.parentId ?? r.id)))
-      record.evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
-  const unselected = new Set(
-    plan.resolved.filter((r) => !s.selected.some((x) => x.id === (r.parentId ?? r.id))).map((r) => r.id),
-  );
-  record.verdicts = decidePlan(plan, record.evidence, s.blocked, { ...s.env, unselected });
-  refreshFindings(record, s.reductions);
-  refreshPreconditions(record);
-  record.artifacts = [
-    { label: 'findings report (page)', path: 'findings/report.html' },
-    { label: 'findings report', path: 'findings/report.md' },
-    { label: 'report data', path: 'findings/report.json' },
-    { label: 'JUnit', path: 'junit.xml' },
-    ...record.evidence.flatMap((e) =>
-      e.artifacts.map((a) => ({ label: `${e.scenario} ${a.label}`, path: a.path })),
-    ),
-  ];
-  await log.event(
-    'session',
-    `session verdict: ${record.verdicts.session.verdict}`,
-    record.verdicts.session.headline,
-  );
+  const { record, log, o } = s;
+  await decideSession(record, s.selected, s.reductions, log, { env: s.env, blocked: s.blocked });
   try {
     await writeSessionReports(record, {
       ...(o.junitInconclusiveAs && { junitInconclusiveAs: o.junitInconclusiveAs }),
     });
+    writeSessionFile(s.sessionDir, sessionFileOf(s));
     // The store's summary line, so `sessions` and `serve` need not parse report.json again.
     const unindexed = recordSessionIndex(s.sessionDir);
     if (unindexed) o.print(unindexed);
@@ -458,22 +503,126 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
     o.print(renderReport(record));
   }
-  const rows = record.verdicts.rows.map((d) => ({
-    scenario: d.scenario,
-    verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
-    expected: expectationCell(d),
-    tier: d.tierMet ?? '—',
-    reason: d.reasons[0] ?? '',
-  }));
+  return sessionResult(record);
+}
+
+/**
+ * The verdicts of a session whose evidence is in: rows the selection left out get NOT-RUN "not
+ * selected" evidence and, like another shard's rows, are not judged; then findings, preconditions,
+ * the artifact list and the session verdict on the timeline. `faultline run` and `sessions merge` both
+ * end here.
+ */
+export async function decideSession(
+  record: SessionRecord,
+  selected: readonly ResolvedScenario[],
+  reductions: ReadonlyMap<string, Reduction | null>,
+  log: SessionLogWriter,
+  at: { env: ExpectationEnv; blocked: string | undefined },
+): Promise<void> {
+  const { plan } = record;
+  const left = plan.resolved.filter((r) => !selected.some((x) => x.id === (r.parentId ?? r.id)));
+  for (const r of left)
+    record.evidence.push(parseEvidence({ scenario: r.id, attempted: false, notRunReason: NOT_SELECTED }));
+  const unselected = new Set([
+    ...left.map((r) => r.id),
+    ...record.evidence.filter((e) => e.notRunReason === NOT_IN_SHARD).map((e) => e.scenario),
+  ]);
+  record.verdicts = decidePlan(plan, record.evidence, at.blocked, { ...at.env, unselected });
+  refreshFindings(record, reductions);
+  refreshPreconditions(record);
+  record.artifacts = sessionArtifacts(record);
+  await log.event(
+    'session',
+    `session verdict: ${record.verdicts.session.verdict}`,
+    record.verdicts.session.headline,
+  );
+}
+
+/** The exit code, the session and the verdict table's rows, as the CLI prints them. */
+export function sessionResult(record: SessionRecord): RunPlanResult {
   return {
     exitCode: exitCodeFor(record.verdicts.session.verdict),
-    sessionDir: s.sessionDir,
+    sessionDir: record.sessionDir,
     verdict: record.verdicts.session.verdict,
-    rows,
+    rows: record.verdicts.rows.map((d) => ({
+      scenario: d.scenario,
+      verdict: `${d.verdict}${d.release ? ' (release)' : ''}`,
+      expected: expectationCell(d),
+      tier: d.tierMet ?? '—',
+      reason: d.reasons[0] ?? '',
+    })),
   };
 }
 
-function selectScenarios(plan: LoadedPlan, wanted: readonly string[]): ResolvedScenario[] {
+/** What `session.json` keeps of this session: enough to judge it again, alone or merged with shards. */
+function sessionFileOf(s: Session): SessionFile {
+  const { o, plan, record } = s;
+  return {
+    version: SESSION_FILE_VERSION,
+    plan: { path: o.plan, copy: planCopyName(o.plan), slug: plan.slug, sha256: s.planHash },
+    dir: s.sessionDir,
+    tier: o.tier,
+    seedBase: s.seedBase,
+    shard: o.shard ?? null,
+    mergedFrom: [],
+    units: s.units.map((u) => ({ row: u.row, seed: u.seed })),
+    selected: s.selected.map((sc) => sc.id),
+    startedAt: record.startedAt,
+    endedAt: new Date().toISOString(),
+    commit: record.commit,
+    operator: record.operator,
+    toolbox: record.toolbox,
+    capabilities: record.capabilities,
+    preconditions: record.preconditions,
+    timeline: record.timeline,
+    sharedClock: s.env.sharedClock,
+    blocked: s.blocked ?? null,
+    evidence: record.evidence,
+    reductions: Object.fromEntries(s.reductions),
+    findings: record.findings,
+  };
+}
+
+/** `--dry-run`: the units, their seeds and budgets, and which shard runs each; nothing else happens. */
+function dryRun(
+  o: RunPlanOptions,
+  hash: string,
+  seedBase: number,
+  all: readonly Unit[],
+  mine: readonly Unit[],
+): RunPlanResult {
+  const shard = o.shard ?? { index: 1, count: 1 };
+  const budget = (us: readonly Unit[]) => us.reduce((n, u) => n + u.costS, 0);
+  o.print(
+    `plan ${o.plan} (sha256 ${hash}), tier ${o.tier}, base seed ${seedBase}: ${all.length} unit(s), ${budget(all)}s budgeted`,
+  );
+  o.print(
+    `shard ${shard.index}/${shard.count}: ${mine.length} unit(s), ${budget(mine)}s budgeted${o.seed === undefined ? ` (an unsharded run with --seed ${seedBase} runs the same seeds)` : ''}`,
+  );
+  for (const u of mine) o.print(`  ${unitName(u)} (${u.costS}s)`);
+  return {
+    exitCode: EXIT.valid,
+    sessionDir: null,
+    verdict: null,
+    rows: [],
+    units: mine.map((u) => ({ row: u.row, seed: u.seed, budgetS: u.costS })),
+  };
+}
+
+/** The session's reports, then every row's own artifacts. */
+function sessionArtifacts(record: SessionRecord): SessionRecord['artifacts'] {
+  return [
+    { label: 'findings report (page)', path: 'findings/report.html' },
+    { label: 'findings report', path: 'findings/report.md' },
+    { label: 'report data', path: 'findings/report.json' },
+    { label: 'JUnit', path: 'junit.xml' },
+    ...record.evidence.flatMap((e) =>
+      e.artifacts.map((a) => ({ label: `${e.scenario} ${a.label}`, path: a.path })),
+    ),
+  ];
+}
+
+export function selectScenarios(plan: LoadedPlan, wanted: readonly string[]): ResolvedScenario[] {
   const top = plan.resolved.filter((r) => r.parentId === null);
   if (wanted.length === 0) return top;
   const out: ResolvedScenario[] = [];
@@ -490,7 +639,7 @@ function selectScenarios(plan: LoadedPlan, wanted: readonly string[]): ResolvedS
 }
 
 /** The rows a scenario runs as: its arms (each tagged with its id), or itself. */
-function leafRows(plan: LoadedPlan, sc: ResolvedScenario): ResolvedScenario[] {
+export function leafRows(plan: LoadedPlan, sc: ResolvedScenario): ResolvedScenario[] {
   const arms = plan.resolved.filter((r) => r.parentId === sc.id);
   return arms.length > 0 ? arms : [sc];
 }

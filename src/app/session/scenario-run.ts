@@ -19,6 +19,7 @@ import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { signalChange } from '../report/cells.ts';
+import { metricsPath, type SeedMetrics, writeMetricsFile } from '../report/metrics-file.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
 import type {
@@ -47,7 +48,10 @@ export interface ScenarioRunOptions {
   remote: Remote;
   sessionDir: string;
   planPath: string;
+  /** The base seed: seed i of the tier is seed + i. */
   seed: number;
+  /** Which of the tier's seeds to run (0-based; a shard's share); every one when absent. */
+  seedIndices?: readonly number[];
   log: SessionLogWriter;
   print: (line: string) => void;
   signal: AbortSignal;
@@ -277,7 +281,9 @@ interface SeedsOutcome {
 async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcome> {
   const { o } = s;
   const out: SeedsOutcome = { seeds: [], primary: null, runs: [], reduction: null, failSeed: null };
-  for (let i = 0; i < s.seedsWanted && !o.signal.aborted; i++) {
+  const indices = o.seedIndices ?? Array.from({ length: s.seedsWanted }, (_, i) => i);
+  for (const i of indices) {
+    if (o.signal.aborted) break;
     const seed = o.seed + i;
     let run: Run;
     try {
@@ -391,10 +397,14 @@ function scenarioEvidence(
     };
   const m = primary.m;
   copyRunFiles(primary.runDir, o.sessionDir, s.dirName);
-  const metricsPath = writeMetrics(o.sessionDir, s.dirName, o.sc.id, m, {
-    harnessVersion: o.harnessVersion,
-    capturedAt: startedAt,
-  });
+  // metrics/<S>.json: the primary run's figures (RF9's baseline), and every seed's counts and figures.
+  const primarySeed = runs.find((r) => r.run === primary)?.seed ?? o.seed;
+  const metricsFile = writeMetricsFile(
+    metricsPath(o.sessionDir, s.dirName),
+    { scenario: o.sc.id, baselineHarness: o.harnessVersion, baselineCapturedAt: startedAt },
+    seedMetrics(s, primarySeed, primary),
+    runs.map(({ seed, run }) => seedMetrics(s, seed, run)),
+  );
   const perSeed = runs.map(({ seed, run }) => seedMeasurement(s, seed, run));
   // Partition shapes that landed in any seed (WO10 counts topologies over the whole scenario).
   const landedTopologies = [
@@ -425,7 +435,7 @@ function scenarioEvidence(
     recovery: m.recovery,
     failovers: m.failovers?.count ?? null,
     sutLog: sutLogOf(s, m),
-    baseline: baselineOf(o, metricsPath, m, startedAt),
+    baseline: baselineOf(o, metricsFile, m, startedAt),
     declarations: s.faultPlaneOk
       ? {}
       : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
@@ -487,36 +497,18 @@ function sutLogOf(s: ScenarioState, m: RunMeasurement): ScenarioEvidenceInput['s
     : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` };
 }
 
-/**
- * metrics/<S>.json, the scenario's baseline file: baseline and after-heal ops/s, the per-window figures,
- * and which harness captured the baseline and when. Returns its path.
- */
-function writeMetrics(
-  sessionDir: string,
-  dirName: string,
-  scenario: string,
-  m: RunMeasurement,
-  captured: { harnessVersion: string; capturedAt: string },
-): string {
-  const path = join(sessionDir, 'metrics', `${dirName}.json`);
-  writeFileAtomicSync(
-    path,
-    `${JSON.stringify(
-      {
-        scenario,
-        windowS: 2,
-        baselineOpsPerSec: noFaultRate(m),
-        afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
-        baselineHarness: captured.harnessVersion,
-        baselineCapturedAt: captured.capturedAt,
-        summary: m.summary,
-        windows: m.metrics,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  return path;
+/** One seed's entry of metrics/<S>.json. */
+function seedMetrics(s: ScenarioState, seed: number, run: Run): SeedMetrics {
+  const m = run.m;
+  return {
+    seed,
+    runDir: relative(s.o.sessionDir, run.runDir),
+    summary: m.summary,
+    durationS: m.workloadS,
+    baselineOpsPerSec: noFaultRate(m),
+    afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
+    windows: m.metrics,
+  };
 }
 
 /**

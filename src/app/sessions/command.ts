@@ -1,6 +1,6 @@
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
-import { diffSessions, renderDiff } from './diff.ts';
+import { diffIsRed, diffSessions, renderDiff } from './diff.ts';
 import { rewriteIndex, StoreIndex } from './index-file.ts';
 import { compress, compressible, planPrune, prune } from './maintain.ts';
 import {
@@ -90,7 +90,7 @@ export function diffCommand(a: string, b: string, o: Record<string, string | boo
     threshold / 100,
   );
   out(o.json ? JSON.stringify(d) : renderDiff(d));
-  return d.newFailures.length > 0 ? 1 : 0;
+  return diffIsRed(d) ? 1 : 0;
 }
 
 export async function pruneCommand(o: Record<string, string | boolean | undefined>): Promise<number> {

@@ -5,6 +5,9 @@ import type { RowSummary, SessionSummary } from './store.ts';
  * verdict flips back and forth over the recent history, and figures (throughput, p99 latency) that moved
  * more than a threshold. A row counts as failing when its outcome is `failure` (an unmet expectation or
  * an unexpected reproducible FAIL), so a negative control that keeps failing as planned is no news.
+ * A row whose verdict is new (the row is new, or its verdict changed) and is not a PASS nor a met
+ * expectation is news too: `sessions diff` exits 1 on it (a scenario added to the plan that FAILs on its
+ * first night, a PASS that turned INCONCLUSIVE).
  */
 
 export interface FigureChange {
@@ -20,6 +23,8 @@ export interface SessionDiff {
   a: { name: string; id: string; verdict: string };
   b: { name: string; id: string; verdict: string };
   newFailures: { row: string; before: string; after: string }[];
+  /** Rows whose verdict is new and neither a PASS nor a met expectation (new failures excluded). */
+  newNotPass: { row: string; before: string; after: string }[];
   fixed: { row: string; before: string; after: string }[];
   changed: { row: string; before: string; after: string }[];
   added: string[];
@@ -35,6 +40,15 @@ export interface SessionDiff {
 const failing = (r: RowSummary | undefined) =>
   r !== undefined && (r.outcome === 'failure' || (r.outcome === null && /^FAIL/.test(r.verdict)));
 
+/** A PASS, or any verdict that meets the row's expectation. */
+const succeeds = (r: RowSummary) =>
+  r.outcome === 'success' || (r.outcome === null && /^PASS/.test(r.verdict));
+
+/** Whether the newer session brings news a nightly job must go red on (`sessions diff` exits 1). */
+export function diffIsRed(d: SessionDiff): boolean {
+  return d.newFailures.length > 0 || d.newNotPass.length > 0;
+}
+
 export function diffSessions(
   a: SessionSummary,
   b: SessionSummary,
@@ -47,6 +61,7 @@ export function diffSessions(
     a: { name: a.name, id: a.id, verdict: a.verdict },
     b: { name: b.name, id: b.id, verdict: b.verdict },
     newFailures: [],
+    newNotPass: [],
     fixed: [],
     changed: [],
     added: [...after.keys()].filter((k) => !before.has(k)),
@@ -58,7 +73,12 @@ export function diffSessions(
   };
   for (const [id, rb] of after) {
     const ra = before.get(id);
-    if (!ra) continue;
+    if (!ra) {
+      const pair = { row: id, before: '(new row)', after: rb.verdict };
+      if (failing(rb)) out.newFailures.push(pair);
+      else if (!succeeds(rb)) out.newNotPass.push(pair);
+      continue;
+    }
     // The same verdict on both sides can still flip the outcome (an expectation declared or met since):
     // name the outcomes then, or the line would read `FAIL-reproducible → FAIL-reproducible`.
     const same = ra.verdict === rb.verdict;
@@ -67,7 +87,10 @@ export function diffSessions(
     const pair = { row: id, before: word(ra), after: word(rb) };
     if (failing(rb) && !failing(ra)) out.newFailures.push(pair);
     else if (failing(ra) && !failing(rb)) out.fixed.push(pair);
-    else if (ra.verdict !== rb.verdict) out.changed.push(pair);
+    else if (ra.verdict !== rb.verdict) {
+      if (succeeds(rb)) out.changed.push(pair);
+      else out.newNotPass.push(pair);
+    }
     const moved = (figure: FigureChange['figure'], x: number | null, y: number | null) => {
       if (x === null || y === null || x <= 0) return;
       const change = (y - x) / x;
@@ -104,6 +127,10 @@ export function renderDiff(d: SessionDiff): string {
       d.newFailures.map((x) => `${x.row}: ${x.before} → ${x.after}`),
     ),
     section(
+      'new verdicts that are not PASS',
+      d.newNotPass.map((x) => `${x.row}: ${x.before} → ${x.after}`),
+    ),
+    section(
       'fixed',
       d.fixed.map((x) => `${x.row}: ${x.before} → ${x.after}`),
     ),
@@ -136,6 +163,8 @@ export function diffMarkdown(d: SessionDiff): string {
     `**${d.a.name}**: \`${d.a.id}\` (${d.a.verdict}) → \`${d.b.id}\` (${d.b.verdict})`,
     '',
     `**New failures:** ${list(d.newFailures.map((x) => `${x.row}: ${x.before} → ${x.after}`))}`,
+    '',
+    `**New verdicts that are not PASS:** ${list(d.newNotPass.map((x) => `${x.row}: ${x.before} → ${x.after}`))}`,
     '',
     `**Fixed:** ${list(d.fixed.map((x) => `${x.row}: ${x.before} → ${x.after}`))}`,
     '',

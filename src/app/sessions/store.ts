@@ -4,6 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
 import { LATEST, SESSION_NAME } from '../report/session-dir.ts';
+import { isNotSelected } from '../verdict/aggregate.ts';
 
 /**
  * Reading a session store (`<root>/<name>/<UTC timestamp>/`, see ../report/session-dir.ts) as files: the
@@ -47,6 +48,7 @@ const reportRow = z.looseObject({
     .nullable()
     .optional(),
   counts: z.looseObject({ anomalies: z.looseObject({ total: z.number() }) }).optional(),
+  reasons: z.array(z.string()).optional(),
 });
 const reportFile = z.looseObject({
   schemaVersion: z.number(),
@@ -123,17 +125,20 @@ export function readSession(root: string, name: string, id: string): SessionSumm
       startedAt: r.session.startedAt,
       verdict: r.sessionVerdict,
       headline: r.headline,
-      rows: r.scenarios.map((s) => ({
-        id: s.id,
-        verdict: s.verdict,
-        outcome:
-          s.outcome ??
-          (typeof s.expectationMet === 'boolean' ? (s.expectationMet ? 'success' : 'failure') : null),
-        expected: s.expected ?? null,
-        opsPerSec: s.figures?.opsPerSec ?? null,
-        p99Ms: s.figures?.latencyMs.p99 ?? null,
-        anomalies: s.counts?.anomalies.total ?? null,
-      })),
+      // Rows the session left out (`--scenario`, or another shard's units) are not part of its result.
+      rows: r.scenarios
+        .filter((s) => !isNotSelected({ verdict: s.verdict, reasons: s.reasons ?? [] }))
+        .map((s) => ({
+          id: s.id,
+          verdict: s.verdict,
+          outcome:
+            s.outcome ??
+            (typeof s.expectationMet === 'boolean' ? (s.expectationMet ? 'success' : 'failure') : null),
+          expected: s.expected ?? null,
+          opsPerSec: s.figures?.opsPerSec ?? null,
+          p99Ms: s.figures?.latencyMs.p99 ?? null,
+          anomalies: s.counts?.anomalies.total ?? null,
+        })),
     };
   }
   const results = resultsFile.safeParse(safeRead(join(dir, 'results.json')));

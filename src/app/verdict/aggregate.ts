@@ -95,9 +95,16 @@ export interface SessionOutcome {
  */
 /** The reason of a scenario left out with `--scenario`: it is not judged, not even as a concern. */
 export const NOT_SELECTED = 'not selected (--scenario)';
+/** The reason of a row none of whose (scenario, seed) units fell to this shard (`--shard K/N`). */
+export const NOT_IN_SHARD = 'not selected (its units are in other shards)';
+
+/** A row the operator left out (`--scenario`) or another shard runs: not judged, not reported as a test. */
+export function isNotSelected(r: { verdict: string; reasons: readonly string[] }): boolean {
+  return r.verdict === 'NOT-RUN' && (r.reasons[0] === NOT_SELECTED || r.reasons[0] === NOT_IN_SHARD);
+}
 
 export function sessionVerdict(allRows: readonly Decision[], blocked?: string): SessionOutcome {
-  const rows = allRows.filter((r) => !(r.verdict === 'NOT-RUN' && r.reasons[0] === NOT_SELECTED));
+  const rows = allRows.filter((r) => !isNotSelected(r));
   // A row's expected verdict, when declared, decides whether it counts as a success or a failure;
   // without one a PASS is a success and a reproducible FAIL a failure.
   const met = (r: Decision) => r.expectation?.met === true;

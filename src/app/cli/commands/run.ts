@@ -24,8 +24,8 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline run plans/etcd-register.md --local 3',
-        'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening',
         'faultline run plans/etcd-register.md --local 3 --scenario S3 --seed 7 --replay test-sessions/<id>/artifacts/S3/reduced-schedule.json',
+        'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening --seed 7 --shard 2/3',
       ]),
     )
     .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
@@ -54,6 +54,11 @@ export function register(program: Command): void {
     .option('--on-missing <mode>', 'a non-trivial gap: inconclusive | substitute | wait', 'inconclusive')
     .option('--deadline <duration>', 'global deadline (e.g. 10m); scenarios not started by then are NOT-RUN')
     .option('--max-reduction-runs <n>', 're-run budget for reducing a reproducible FAIL', '6')
+    .option(
+      '--shard <k/n>',
+      "run shard K of N: a deterministic share of the plan's (scenario, seed) units, balanced by budget (merge with `faultline sessions merge`)",
+    )
+    .option('--dry-run', 'print the (scenario, seed) units this run or shard would run, and stop')
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
     .option(
       '--baseline <dir>',

@@ -8,7 +8,7 @@ import { helpEpilogue } from '../help.ts';
 export function register(program: Command): void {
   const sessions = program
     .command('sessions')
-    .description('the session store across time: list, show, diff, prune, compress, index')
+    .description('the session store across time: list, show, diff, merge, prune, compress, index')
     .addHelpText(
       'after',
       helpEpilogue([
@@ -69,6 +69,29 @@ export function register(program: Command): void {
     .action(async (a: string, b: string, o: Record<string, string | boolean | undefined>) => {
       const { diffCommand } = await import('../../sessions/command.ts');
       process.exitCode = diffCommand(a, b, o);
+    });
+  sessions
+    .command('merge')
+    .description(
+      'merge the sessions of `faultline run --shard K/N` into one session, judged as one unsharded run',
+    )
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline sessions merge shards/1/etcd-register/latest shards/2/etcd-register/latest shards/3/etcd-register/latest --out test-sessions',
+      ]),
+    )
+    .argument('<dirs...>', 'the shard session directories, one per shard')
+    .option('--out <root>', 'session root directory of the merged session', './test-sessions/')
+    .option(
+      '--junit-inconclusive <as>',
+      'how junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows: error | failure',
+      'error',
+    )
+    .option('--json', 'print the result as one JSON object on stdout')
+    .action(async (dirs: string[], o: Record<string, string | boolean | undefined>) => {
+      const { mergeCommand } = await import('../../session/run-command.ts');
+      process.exitCode = await mergeCommand(dirs, o);
     });
   sessions
     .command('prune')
