@@ -81,10 +81,19 @@ export function interpretProbe(
     sudo === 'no'
       ? check('sudo', 'missing', 'no', {
           required: true,
-          detail: 'sudo -n true failed: passwordless sudo is needed for faults',
+          detail: spec.sudoPasswordEnv
+            ? `sudo with the password from ${spec.sudoPasswordEnv} failed`
+            : 'sudo -n true failed: passwordless sudo is needed for faults',
           fix: `apt-get install -y sudo && echo '${spec.user} ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/faultline (or set sudoPasswordEnv)`,
         })
-      : check('sudo', 'ok', sudo === 'root' ? 'root' : 'passwordless', { required: true }),
+      : check(
+          'sudo',
+          'ok',
+          sudo === 'root' ? 'root' : sudo === 'password' ? 'with password' : 'passwordless',
+          {
+            required: true,
+          },
+        ),
   );
   checks.push(check('os', 'ok', user.os || 'unknown'));
   checks.push(check('kernel', 'ok', user.kernel ?? 'unknown'));
@@ -201,6 +210,11 @@ export async function runDoctor(remote: Remote, opts: { timeoutMs?: number } = {
     async (name) => {
       const spec = remote.node(name);
       const user = parseProbe((await remote.exec(name, USER_PROBE, { timeoutMs })).stdout);
+      // sudo that asks for a password: try it with the one the inventory or --sudo-password-env names.
+      if (user.sudo === 'no' && spec.sudoPasswordEnv) {
+        const r = await remote.exec(name, 'id -u', { sudo: true, check: false, timeoutMs });
+        if (r.code === 0 && r.stdout.trim() === '0') user.sudo = 'password';
+      }
       const root =
         user.sudo === 'no'
           ? null
