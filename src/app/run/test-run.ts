@@ -25,10 +25,11 @@ import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
-import { errorMessage } from '../../core/util/errors.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
@@ -129,6 +130,8 @@ interface RunState {
   clock: ClockWrappers | undefined;
   /** The client factory once the workload has opened it: torn down per node after the heal. */
   client?: Client;
+  /** The version the database reported on each node (when it can tell). */
+  dbVersions?: DbVersionReport | undefined;
 }
 
 export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
@@ -238,6 +241,31 @@ async function setUpDatabase(s: RunState): Promise<void> {
     s.clock = await installClockWrappers(o.db, dbCtx, onAll);
   await onAll(nodes, (n) => o.db.setup(dbCtx, n));
   await o.db.awaitReady(dbCtx, 90_000);
+  if (o.db.versions) s.dbVersions = await recordDbVersions(o.db.versions.bind(o.db), dbCtx, s.runDir);
+}
+
+/**
+ * The version the database itself reports on every node, in db-version.json and results.json; a
+ * mismatch with the expected version is a warning on the console, not a failed run (the history is
+ * still the database's).
+ */
+async function recordDbVersions(
+  versions: (ctx: DbContext) => Promise<DbVersionReport>,
+  ctx: DbContext,
+  runDir: string,
+): Promise<DbVersionReport | undefined> {
+  try {
+    const r = await versions(ctx);
+    writeJson(join(runDir, 'db-version.json'), r);
+    if (r.mismatched.length > 0) {
+      process.stderr.write(`faultline: warning: ${describeVersions(r)}\n`);
+      log().warn({ versions: r }, 'database version mismatch');
+    } else log().info(describeVersions(r));
+    return r;
+  } catch (err) {
+    log().warn({ err: errorMessage(err) }, 'could not ask the database for its version');
+    return undefined;
+  }
 }
 
 /** Client setup, then the generator through the interpreter, streaming history and schedule to disk. */
@@ -355,7 +383,14 @@ async function checkRun(
     runDir,
   );
   const elapsedS = (Date.now() - s.started) / 1000;
-  const resultsDoc = { valid, elapsedS, stats, results, perf: drawn.results[0] ?? null };
+  const resultsDoc = {
+    valid,
+    elapsedS,
+    stats,
+    results,
+    perf: drawn.results[0] ?? null,
+    ...(s.dbVersions && { dbVersion: s.dbVersions }),
+  };
   writeJson(join(runDir, 'results.json'), resultsDoc);
   // Jepsen's history.edn and results.edn beside the JSON files.
   await writeRunEdn(runDir, resultsDoc).catch((err) =>
@@ -442,10 +477,18 @@ const CLIENT_TEARDOWN_MS = 30_000;
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
   const results = await Promise.allSettled(nodes.map(fn));
-  const failed = results
-    .map((r, i) => (r.status === 'rejected' ? `${nodes[i]}: ${errorMessage(r.reason)}` : null))
-    .filter((x): x is string => x !== null);
-  if (failed.length > 0) throw new Error(failed.join('; '));
+  const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [{ node: nodes[i], err: r.reason }] : []));
+  if (rejected.length === 0) return;
+  // A message that names its node already (`n1: …`) is not prefixed twice.
+  const text = rejected
+    .map(({ node, err }) => {
+      const m = errorMessage(err);
+      return m.startsWith(`${node}: `) ? m : `${node}: ${m}`;
+    })
+    .join('; ');
+  // Bad input on every failing node (a refused checksum, a missing package on a `none` node) stays bad input.
+  if (rejected.every((r) => r.err instanceof UserError)) throw new UserError(text);
+  throw new Error(text);
 }
 
 /**

@@ -3,13 +3,13 @@ import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
+import { ensurePackages } from '../../core/control/packages.ts';
 import { shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import {
   daemonRunning,
-  ensureDebianPackages,
   execIdempotent,
   killDaemon,
   signalDaemon,
@@ -189,7 +189,7 @@ export class DaemonDatabase implements Database {
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {
-    await ensureDebianPackages(ctx.remote, node, this.d.packages);
+    await ensurePackages(ctx.remote, node, this.d.packages);
   }
 
   async setup(ctx: DbContext, node: string): Promise<void> {

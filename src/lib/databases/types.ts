@@ -1,4 +1,5 @@
 import type { Remote } from '../../core/control/types.ts';
+import type { DbVersionReport } from './artifact.ts';
 
 /**
  * The database protocol, split the way Jepsen's is: a small required core (`jepsen.db/DB`: set up, tear
@@ -59,6 +60,11 @@ export interface Database {
   peerView?(ctx: DbContext, observer: string, node: string): Promise<PeerView>;
   /** Cluster membership: remove a member and add it back (membership faults). */
   readonly membership?: MembershipControl;
+  /**
+   * The version the database itself reports on every node (after it serves), with the one the user
+   * expects and where the binary came from; the run records it, and a mismatch is reported.
+   */
+  versions?(ctx: DbContext): Promise<DbVersionReport>;
 }
 
 /**
