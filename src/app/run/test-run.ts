@@ -477,7 +477,9 @@ const CLIENT_TEARDOWN_MS = 30_000;
 
 async function onAll(nodes: readonly string[], fn: (node: string) => Promise<void>): Promise<void> {
   const results = await Promise.allSettled(nodes.map(fn));
-  const rejected = results.flatMap((r, i) => (r.status === 'rejected' ? [{ node: nodes[i], err: r.reason }] : []));
+  const rejected = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ node: nodes[i], err: r.reason }] : [],
+  );
   if (rejected.length === 0) return;
   // A message that names its node already (`n1: …`) is not prefixed twice.
   const text = rejected
