@@ -65,7 +65,11 @@ const InventorySchema = z
     hostKeyCheck: z.enum(['strict', 'accept-new', 'insecure']).optional(),
     sshConfig: z.string().min(1).optional(),
     defaults: NodeFields.optional(),
-    nodes: z.record(pathNameSchema('node name'), z.union([z.string().min(1), NodeFields])),
+    // A bare string is the host; an object is checked field by field (errors name the field, not the union).
+    nodes: z.record(
+      pathNameSchema('node name'),
+      z.preprocess((v) => (typeof v === 'string' ? { host: v } : v), NodeFields),
+    ),
   })
   .strict();
 

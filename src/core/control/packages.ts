@@ -220,10 +220,6 @@ export function missingCommand(family: PackageFamily, debianNames: readonly stri
   return ['PATH="$PATH:/usr/sbin:/sbin"', ...lines].join('\n');
 }
 
-/** The shell lines doctor (and detection) run: the os-release fields the family is decided from. */
-export const OS_RELEASE_PROBE =
-  'if [ -r /etc/os-release ]; then . /etc/os-release; fi; echo "os_id=$ID"; echo "os_id_like=$ID_LIKE"; echo "os_version_id=$VERSION_ID"';
-
 const detected = new WeakMap<NodeSpec, Promise<PackageFamily>>();
 
 /** A node's family: the inventory's `packageFamily`, else detected once from its /etc/os-release. */
