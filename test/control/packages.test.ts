@@ -73,7 +73,7 @@ test('name maps: Debian names to every family; unknown names pass through; a fam
 test('install commands per family: non-interactive, every package shell-quoted', (t) => {
   t.is(
     installCommand('apt', ['iptables', 'iproute2']),
-    'DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 iptables iproute2',
+    'DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends iptables iproute2',
   );
   t.is(installCommand('dnf', ['iproute', 'iproute-tc']), 'dnf install -y iproute iproute-tc');
   t.is(installCommand('yum', ['iptables']), 'yum install -y iptables');

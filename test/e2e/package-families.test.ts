@@ -52,7 +52,8 @@ fx.test.serial('apt installs a missing package for real, and finds it there afte
     ['-o', 'DPkg::Lock::Timeout=900', 'install', '--download-only', '-y', '--no-install-recommends', 'hello'],
     { reject: false },
   );
-  if (fetched.exitCode !== 0) return t.fail(`this host cannot fetch Debian's hello package: ${fetched.stderr}`);
+  if (fetched.exitCode !== 0)
+    return t.fail(`this host cannot fetch Debian's hello package: ${fetched.stderr}`);
   await remote.exec('n1', 'apt-get remove -y -o DPkg::Lock::Timeout=300 hello >/dev/null 2>&1 || true', {
     sudo: true,
   });

@@ -30,7 +30,7 @@ function recordingRemote(names: string[]) {
       }
       calls.push({ node, command, opts });
       if (node === 'n2' && command.includes('faketime')) throw new Error('E: Unable to locate package');
-      for (const p of ['iptables', 'libfaketime', 'faketime']) installed.add(`${node} ${p}`);
+      for (const p of command.split(' ').slice(-2)) installed.add(`${node} ${p}`);
       return ok('');
     },
     upload: async () => undefined,
@@ -88,11 +88,11 @@ test('--install --yes installs with each node’s family (sudo), one node at a t
   t.deepEqual(
     calls.map((c) => `${c.node}: ${c.command}`),
     [
-      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 iptables',
-      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 iptables',
+      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends iptables',
+      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends iptables',
       'n3: dnf install -y iptables',
-      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 libfaketime faketime',
-      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 libfaketime faketime',
+      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
+      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
       'n3: dnf install -y libfaketime',
     ],
   );

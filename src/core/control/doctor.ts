@@ -120,8 +120,7 @@ export function interpretProbe(
       : check('tc', 'missing', 'no', { fix: install('iproute2') }),
   );
   const netem = root?.netem;
-  if (!user.tc)
-    checks.push(check('netem', 'missing', 'no', { detail: 'no tc', fix: install('iproute2') }));
+  if (!user.tc) checks.push(check('netem', 'missing', 'no', { detail: 'no tc', fix: install('iproute2') }));
   else if (root === null || netem === undefined)
     checks.push(check('netem', 'unknown', '?', { detail: 'needs sudo to probe' }));
   else if (netem === 'yes') checks.push(check('netem', 'ok', 'yes'));
@@ -147,9 +146,7 @@ export function interpretProbe(
   );
   const flakey = root?.dmflakey;
   if (!user.dmsetup)
-    checks.push(
-      check('dm-flakey', 'missing', 'no', { detail: 'no dmsetup', fix: install('dmsetup') }),
-    );
+    checks.push(check('dm-flakey', 'missing', 'no', { detail: 'no dmsetup', fix: install('dmsetup') }));
   else if (root === null || flakey === undefined)
     checks.push(check('dm-flakey', 'unknown', '?', { detail: 'needs sudo to probe' }));
   else if (flakey === 'yes' || flakey === 'loadable')

@@ -172,7 +172,7 @@ export function installCommand(family: Exclude<PackageFamily, 'none'>, packages:
   switch (family) {
     case 'apt':
       // Nodes of a local cluster share the host's package database: wait for its lock, do not fail.
-      return `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 ${q}`;
+      return `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends ${q}`;
     case 'dnf':
       return `dnf install -y ${q}`;
     case 'yum':
@@ -193,7 +193,7 @@ export function installHint(family: PackageFamily | null, debianNames: readonly 
   const cmd = packages.length > 0 ? installCommand(f, packages).replace(/^DEBIAN_FRONTEND=\S+ /, '') : '';
   const rest =
     unmapped.length > 0 ? `${cmd ? '; ' : ''}no ${f} package known for ${unmapped.join(', ')}` : '';
-  return `${cmd.replace(/ -o DPkg::Lock::Timeout=300/, '')}${rest}`;
+  return `${cmd.replace(/ -o DPkg::Lock::Timeout=300 --no-install-recommends/, '')}${rest}`;
 }
 
 /** A shell command that prints each missing one of `debianNames` on its own line (verification only). */
