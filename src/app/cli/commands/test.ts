@@ -68,7 +68,7 @@ export function register(program: Command): void {
       'the version the database must report (etcd --version, Redis INFO server); a mismatch is reported',
     )
     .option(
-      '--db-tarball <path|url>',
+      '--db-tarball <file-or-url>',
       'install your own build: a release tarball (uploaded over SFTP, or a URL the nodes download); needs --db-sha256',
     )
     .option(
