@@ -7,10 +7,14 @@ import {
   readFileSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { clusterAddress } from '../../src/core/control/addresses.ts';
+import type { NodeSpec } from '../../src/core/control/types.ts';
 import { parseOptions } from '../../src/core/util/options.ts';
 import { fileSha256, resolveArtifactPaths, versionReport } from '../../src/lib/databases/artifact.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
@@ -39,6 +43,16 @@ async function tarball(name: string, top: string, sub: string, files: string[]):
   const out = join(dir, `${name}.tar.gz`);
   await execa('tar', ['-czf', out, '-C', root, top]);
   return out;
+}
+
+/** etcd's release layout from Debian's binaries, built once for the tests that need it. */
+let etcdTgz: Promise<string> | undefined;
+function etcdTarball(): Promise<string> {
+  const etcd = which('etcd');
+  const etcdctl = which('etcdctl');
+  if (!etcd || !etcdctl) throw new Error('etcd-server and etcd-client are needed on this host');
+  etcdTgz ??= tarball('etcd', 'etcd-v3.4.23-linux-amd64', '', [etcd, etcdctl]);
+  return etcdTgz;
 }
 
 test('artifact options: a tarball needs its sha256, tarball and binary exclude each other, bad hex refused', (t) => {
@@ -83,10 +97,7 @@ const cli = (args: string[]) =>
   });
 
 fx.test.serial('etcd tarball: a wrong sha256 is refused on the node and nothing is installed', async (t) => {
-  const etcd = which('etcd');
-  const etcdctl = which('etcdctl');
-  if (!etcd || !etcdctl) return t.fail('etcd-server and etcd-client are needed on this host');
-  const tgz = await tarball('etcd', 'etcd-v3.4.23-linux-amd64', '', [etcd, etcdctl]);
+  const tgz = await etcdTarball();
   const c = fx.cluster();
   const r = await cli([
     'test',
@@ -123,8 +134,7 @@ fx.test.serial('etcd tarball: a wrong sha256 is refused on the node and nothing 
 fx.test.serial(
   'etcd tarball: uploaded, verified, run from the node directory; --db-version mismatch reported',
   async (t) => {
-    const tgz = join(dir, 'etcd.tar.gz');
-    if (!existsSync(tgz)) return t.fail('the tarball of the test before is missing');
+    const tgz = await etcdTarball();
     const sha = await fileSha256(tgz);
     const c = fx.cluster();
     const out = join(dir, 'etcd-run');
@@ -295,5 +305,43 @@ fx.test.serial(
     t.deepEqual(doc.dbVersion.mismatched, []);
     const remote = await fx.remote();
     await remote.exec('n1', `rm -rf /var/lib/faultline/redis/dist/${sha}`, { sudo: true });
+  },
+);
+
+fx.test.serial(
+  'etcd tarball from a URL: the node downloads it (from a server on the cluster bridge), then the same check',
+  async (t) => {
+    const tgz = await etcdTarball();
+    const sha = await fileSha256(tgz);
+    // The control host's address on the cluster's own bridge: nothing outside this host is reached.
+    const bridge = fx.cluster().subnet.replace(/\.0\/24$/, '.1');
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(`${req.socket.remoteAddress} ${req.url}`);
+      res.writeHead(200, { 'content-type': 'application/gzip' });
+      res.end(readFileSync(tgz));
+    });
+    await new Promise<void>((ok) => server.listen(0, bridge, ok));
+    const url = `http://${bridge}:${(server.address() as AddressInfo).port}/etcd-v3.4.23-linux-amd64.tar.gz`;
+    const remote = await fx.remote();
+    const ctx = { remote, nodes: ['n1'] };
+    try {
+      await t.throwsAsync(new EtcdDb({ artifact: { tarball: url, sha256: ZEROS } }).install(ctx, 'n1'), {
+        message: `n1: etcd: ${url}: sha256 is ${sha}, expected ${ZEROS}; refused, nothing installed`,
+      });
+      const db = new EtcdDb({ artifact: { tarball: url, sha256: sha, version: '3.4.23' } });
+      await db.install(ctx, 'n1');
+      t.is(requests.length, 2, requests.join('; '));
+      const n1 = clusterAddress(fx.cluster().nodes[0] as NodeSpec);
+      t.true(
+        requests.every((r) => r.startsWith(`${n1} `)),
+        `every request came from n1 itself: ${requests.join('; ')}`,
+      );
+      const v = await remote.exec('n1', `/var/lib/faultline/etcd/dist/${sha}/etcd --version`);
+      t.regex(v.stdout, /etcd Version: 3\.4\.23/);
+    } finally {
+      server.close();
+      await remote.exec('n1', `rm -rf /var/lib/faultline/etcd/dist/${sha}`, { sudo: true });
+    }
   },
 );
