@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { z } from 'zod';
+import { ensurePackages } from '../../core/control/packages.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -62,10 +63,11 @@ export function resolveArtifactPaths(o: Record<string, unknown>, baseDir: string
   return out;
 }
 
-/** Where the artifact comes from, for errors and the report. */
-export function artifactSource(a: DbArtifact, packaged: string): string {
-  if (a.tarball) return `tarball ${a.tarball}`;
-  if (a.binary) return `binary ${a.binary}`;
+/** Where the running binary came from, for the report: the package, or the build with its sha256. */
+export function artifactSource(a: DbArtifact | undefined, packaged: string, sha256?: string): string {
+  const sum = sha256 ? ` sha256 ${sha256}` : '';
+  if (a?.tarball) return `tarball ${a.tarball}${sum}`;
+  if (a?.binary) return `binary ${a.binary}${sum}`;
   return packaged;
 }
 
@@ -185,6 +187,46 @@ async function stageAndInstall(
   } finally {
     await remote.exec(node, `rm -rf ${q(stage)}`, { sudo: true, check: false }).catch(() => undefined);
   }
+}
+
+export interface InstalledServer {
+  /** The server binary to start: its name on the PATH (packaged) or its path in the user's build. */
+  server: string;
+  /** The database's command-line tool (etcdctl, redis-cli), likewise. */
+  tool: string;
+  /** The user's build's sha256; absent for the packages. */
+  sha256?: string;
+}
+
+/**
+ * A built-in database's server and its command-line tool on one node: the packages (Debian names, through
+ * the node's package family), or the user's build, whose tool is used when the build has one (else the
+ * tool's package).
+ */
+export async function installServer(
+  remote: Remote,
+  node: string,
+  a: DbArtifact | undefined,
+  o: {
+    db: string;
+    baseDir: string;
+    server: [binary: string, pkg: string];
+    tool: [binary: string, pkg: string];
+  },
+): Promise<InstalledServer> {
+  const [server, serverPkg] = o.server;
+  const [tool, toolPkg] = o.tool;
+  if (!a?.tarball && !a?.binary) {
+    await ensurePackages(remote, node, [serverPkg, toolPkg]);
+    return { server, tool };
+  }
+  const got = await installArtifact(remote, node, a, {
+    db: o.db,
+    baseDir: o.baseDir,
+    binaries: [server, tool],
+  });
+  if (!got.paths[tool]) await ensurePackages(remote, node, [toolPkg]);
+  return { server: got.paths[server] as string, tool: got.paths[tool] ?? tool, sha256: got.sha256 };
 }
 
 /** The version a database reported on each node, against the one the user expects. */

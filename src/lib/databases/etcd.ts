@@ -1,7 +1,6 @@
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterAddress } from '../../core/control/addresses.ts';
-import { ensurePackages } from '../../core/control/packages.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -12,7 +11,7 @@ import {
   artifactSource,
   type DbArtifact,
   type DbVersionReport,
-  installArtifact,
+  installServer,
   versionReport,
 } from './artifact.ts';
 import {
@@ -201,21 +200,15 @@ export class EtcdDb implements Database {
 
   async install(ctx: DbContext, node: string): Promise<void> {
     // etcdctl: membership faults remove and add members with it (from the user's tarball when it has one).
-    const a = this.opts.artifact;
-    if (!a?.tarball && !a?.binary) {
-      await ensurePackages(ctx.remote, node, ['etcd-server', 'etcd-client']);
-      this.binary = 'etcd';
-      return;
-    }
-    const got = await installArtifact(ctx.remote, node, a, {
+    const got = await installServer(ctx.remote, node, this.opts.artifact, {
       db: 'etcd',
       baseDir: this.base,
-      binaries: ['etcd', 'etcdctl'],
+      server: ['etcd', 'etcd-server'],
+      tool: ['etcdctl', 'etcd-client'],
     });
-    this.binary = got.paths.etcd as string;
+    this.binary = got.server;
+    this.etcdctlBinary = got.tool;
     this.artifactSha = got.sha256;
-    if (got.paths.etcdctl) this.etcdctlBinary = got.paths.etcdctl;
-    else await ensurePackages(ctx.remote, node, ['etcd-client']);
   }
 
   /** `etcd --version` of the binary each node runs (its first line: `etcd Version: 3.5.17`). */
@@ -229,9 +222,13 @@ export class EtcdDb implements Database {
           : { node, reported: null, error: (r.stderr || r.stdout).trim().slice(0, 200) || `exit ${r.code}` };
       }),
     );
-    const a = this.opts.artifact ?? {};
-    const source = `${artifactSource(a, 'Debian etcd-server')}${this.artifactSha ? ` sha256 ${this.artifactSha}` : ''}`;
-    return versionReport('etcd', a.version, source, nodes);
+    const a = this.opts.artifact;
+    return versionReport(
+      'etcd',
+      a?.version,
+      artifactSource(a, 'Debian etcd-server', this.artifactSha),
+      nodes,
+    );
   }
 
   private args(ctx: DbContext, node: string): string[] {

@@ -2,7 +2,6 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { clusterAddress } from '../../core/control/addresses.ts';
-import { ensurePackages } from '../../core/control/packages.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
@@ -11,7 +10,7 @@ import {
   artifactSource,
   type DbArtifact,
   type DbVersionReport,
-  installArtifact,
+  installServer,
   versionReport,
 } from './artifact.ts';
 import { execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
@@ -113,21 +112,15 @@ export class RedisDb implements Database {
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {
-    const a = this.opts.artifact;
-    if (!a?.tarball && !a?.binary) {
-      await ensurePackages(ctx.remote, node, ['redis-server', 'redis-tools']);
-      this.binary = 'redis-server';
-      return;
-    }
-    const got = await installArtifact(ctx.remote, node, a, {
+    const got = await installServer(ctx.remote, node, this.opts.artifact, {
       db: 'redis',
       baseDir: this.base,
-      binaries: ['redis-server', 'redis-cli'],
+      server: ['redis-server', 'redis-server'],
+      tool: ['redis-cli', 'redis-tools'],
     });
-    this.binary = got.paths['redis-server'] as string;
+    this.binary = got.server;
+    this.cliBinary = got.tool;
     this.artifactSha = got.sha256;
-    if (got.paths['redis-cli']) this.cliBinary = got.paths['redis-cli'];
-    else await ensurePackages(ctx.remote, node, ['redis-tools']);
   }
 
   /** redis_version from `INFO server`, as each node's server reports it. */
@@ -148,9 +141,13 @@ export class RedisDb implements Database {
         }
       }),
     );
-    const a = this.opts.artifact ?? {};
-    const source = `${artifactSource(a, 'Debian redis-server')}${this.artifactSha ? ` sha256 ${this.artifactSha}` : ''}`;
-    return versionReport('redis', a.version, source, nodes);
+    const a = this.opts.artifact;
+    return versionReport(
+      'redis',
+      a?.version,
+      artifactSource(a, 'Debian redis-server', this.artifactSha),
+      nodes,
+    );
   }
 
   private args(ctx: DbContext, node: string): string[] {
