@@ -61,6 +61,14 @@ export {
 export type { TestRunResult } from './app/run/test-run.ts';
 // ---- remote control (what database adapters run commands with)
 export { clusterAddress } from './core/control/addresses.ts';
+export {
+  ensurePackages,
+  familyFromOsRelease,
+  installCommand,
+  PACKAGE_FAMILIES,
+  type PackageFamily,
+  parseOsRelease,
+} from './core/control/packages.ts';
 export { shellJoin, shellQuote } from './core/control/quote.ts';
 export type { ExecOptions, ExecResult, NodeSpec, Remote } from './core/control/types.ts';
 // ---- generators, for workloads

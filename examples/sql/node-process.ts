@@ -105,20 +105,11 @@ export function processControl(s: ServerProcess): ProcessControl {
   };
 }
 
-/** Install Debian packages that are missing (nodes of a local cluster share the host's dpkg lock: wait for it). */
-export async function ensurePackages(remote: Remote, node: string, pkgs: readonly string[]): Promise<void> {
-  const q = pkgs.map(shellQuote).join(' ');
-  const r = await remote.exec(node, `for p in ${q}; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done`, {
-    check: false,
-  });
-  const need = r.stdout.split('\n').filter((l) => l.trim() !== '');
-  if (need.length === 0) return;
-  await remote.exec(
-    node,
-    `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends ${need.map(shellQuote).join(' ')}`,
-    { sudo: true, timeoutMs: 600_000 },
-  );
-}
+/**
+ * Packages by their Debian names, installed with each node's own package family (apt, dnf, apk, zypper;
+ * a `packageFamily: none` node installs nothing and says what it lacks): faultline's package layer.
+ */
+export { ensurePackages } from 'faultline';
 
 /** Poll `probe` until it returns null (ready) or the deadline passes; the last reason names what is missing. */
 export async function waitUntil(

@@ -185,9 +185,13 @@ test('a native plan whose slug or scenario id would leave the session directory 
 });
 
 test('install hints: only apt-get install [-y] with package names is run, rebuilt from the names', (t) => {
-  t.deepEqual(parseInstallHint('apt-get install -y iptables'), { command: 'apt-get install -y iptables' });
+  t.deepEqual(parseInstallHint('apt-get install -y iptables'), {
+    command: 'apt-get install -y iptables',
+    packages: ['iptables'],
+  });
   t.deepEqual(parseInstallHint('apt-get install libfaketime faketime'), {
     command: 'apt-get install -y libfaketime faketime',
+    packages: ['libfaketime', 'faketime'],
   });
   t.is(parseInstallHint('build it from source, see the docs'), null);
   for (const hint of [

@@ -3,17 +3,35 @@ import type { ReconciledNeed } from '../../src/app/session/capabilities.ts';
 import { installMissing } from '../../src/app/session/install.ts';
 import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
 
-/** A Remote that records every command instead of running it (no package is really installed). */
+const OS_RELEASE: Record<string, string> = {
+  n1: 'ID=debian\nVERSION_ID="12"\n',
+  n2: 'ID=ubuntu\nID_LIKE=debian\n',
+  n3: 'ID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.3"\n',
+};
+
+/**
+ * A Remote that records every install command instead of running it (no package is really installed):
+ * it answers /etc/os-release per node, reports every asked-for package missing until its node ran an
+ * install, and fails n2's libfaketime install.
+ */
 function recordingRemote(names: string[]) {
   const calls: { node: string; command: string; opts: ExecOptions | undefined }[] = [];
   const nodes: NodeSpec[] = names.map((name) => ({ name, host: '127.0.0.1', port: 1, user: 'root' }));
+  const installed = new Set<string>();
   const remote: Remote = {
     nodes,
     node: (name) => nodes.find((n) => n.name === name) as NodeSpec,
     async exec(node, command, opts): Promise<ExecResult> {
+      const ok = (stdout: string) => ({ node, command, stdout, stderr: '', code: 0, durationMs: 1 });
+      if (command.startsWith('cat /etc/os-release')) return ok(OS_RELEASE[node] ?? '');
+      if (command.startsWith('PATH=')) {
+        const asked = [...command.matchAll(/\|\| echo '?([a-z0-9.+-]+)'?/g)].map((m) => m[1] as string);
+        return ok(asked.filter((p) => !installed.has(`${node} ${p}`)).join('\n'));
+      }
       calls.push({ node, command, opts });
       if (node === 'n2' && command.includes('faketime')) throw new Error('E: Unable to locate package');
-      return { node, command, stdout: '', stderr: '', code: 0, durationMs: 1 };
+      for (const p of command.split(' ').slice(-2)) installed.add(`${node} ${p}`);
+      return ok('');
     },
     upload: async () => undefined,
     download: async () => undefined,
@@ -29,6 +47,7 @@ const need = (name: string, install: string): ReconciledNeed =>
     present: false,
     row: { requirement: name, present: 'no', version: '', source: 'probe' },
     install,
+    packages: install.split(' ').slice(3),
     substitute: null,
   }) as unknown as ReconciledNeed;
 
@@ -58,7 +77,7 @@ test('without --install the commands are only shown', async (t) => {
   t.is(out.declined, 'no --install');
 });
 
-test('--install --yes runs each command with sudo on every node, one node at a time, and survives a failing node', async (t) => {
+test('--install --yes installs with each node’s family (sudo), one node at a time, and survives a failing node', async (t) => {
   const { remote, calls } = recordingRemote(['n1', 'n2', 'n3']);
   const lines: string[] = [];
   const out = await installMissing(remote, missing, {
@@ -69,12 +88,12 @@ test('--install --yes runs each command with sudo on every node, one node at a t
   t.deepEqual(
     calls.map((c) => `${c.node}: ${c.command}`),
     [
-      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y iptables',
-      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y iptables',
-      'n3: DEBIAN_FRONTEND=noninteractive apt-get install -y iptables',
-      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y libfaketime faketime',
-      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y libfaketime faketime',
-      'n3: DEBIAN_FRONTEND=noninteractive apt-get install -y libfaketime faketime',
+      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends iptables',
+      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends iptables',
+      'n3: dnf install -y iptables',
+      'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
+      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
+      'n3: dnf install -y libfaketime',
     ],
   );
   t.true(calls.every((c) => c.opts?.sudo === true));

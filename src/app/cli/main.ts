@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { hideCliPassword } from '../../core/control/cli-password.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { pluginArgs } from '../plugin/args.ts';
@@ -172,9 +173,12 @@ function ignoreClosedOutput(): void {
     });
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(given: string[]): Promise<number> {
   ignoreClosedOutput();
   try {
+    // `--password VALUE` leaves the argv before anything parses or records it (test.json keeps the argv).
+    const argv = hideCliPassword(given);
+    if (argv.length !== given.length || argv.some((a, i) => a !== given[i])) process.argv = argv;
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
     if (plugins.length > 0) {

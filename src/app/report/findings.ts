@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import { type AuditItem, type Audits, RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../verdict/audits.ts';
 import type { Decision } from '../verdict/decide.ts';
@@ -259,6 +260,7 @@ export function renderReport(r: SessionRecord): string {
   const counts = new Map<string, number>();
   for (const d of r.verdicts.rows) counts.set(d.verdict, (counts.get(d.verdict) ?? 0) + 1);
   out.push(`Rows: ${[...counts].map(([v, n]) => `${n} ${v}`).join(', ')}.`, '');
+  out.push(...databaseVersionLines(r));
   // 3. Scenario results
   out.push('## Scenario results', '');
   out.push(
@@ -387,4 +389,16 @@ export async function writeReport(r: SessionRecord): Promise<string> {
   const path = join(dir, 'report.md');
   await writeAtomic(path, renderReport(r));
   return path;
+}
+
+/** `## Database under test`: the version each scenario's database reported, and any mismatch. */
+function databaseVersionLines(r: SessionRecord): string[] {
+  const seen = r.evidence.filter((e) => e.dbVersion !== null);
+  if (seen.length === 0) return [];
+  return [
+    '## Database under test',
+    '',
+    ...seen.map((e) => `- ${e.scenario}: ${describeVersions(e.dbVersion as DbVersionReport)}`),
+    '',
+  ];
 }

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Decision } from '../verdict/decide.ts';
-import type { ScenarioEvidence } from '../verdict/evidence.ts';
+import { dbVersionSchema, type ScenarioEvidence } from '../verdict/evidence.ts';
 import { stoppedShort } from '../verdict/expectation.ts';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
@@ -118,6 +118,8 @@ export const reportRowSchema = z.strictObject({
   audits: z
     .object({ redFlags: z.array(auditItem).length(10), weakOracle: z.array(auditItem).length(14) })
     .nullable(),
+  /** The version the database reported on each node, the expected one, and mismatches (null: not asked). */
+  dbVersion: dbVersionSchema.nullable().default(null),
 });
 export type ReportRow = z.infer<typeof reportRowSchema>;
 
@@ -280,6 +282,7 @@ export function buildReportJson(r: SessionRecord): ReportJson {
         landingEvidence: landingEvidence(ev, d),
         counts: countsOf(ev, m),
         countsPerSeed: countsPerSeed(ev, m),
+        dbVersion: ev?.dbVersion ?? null,
         figures: m
           ? {
               opsPerSec: m.summary.opsPerSec,

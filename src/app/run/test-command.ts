@@ -13,6 +13,7 @@ import { pathName } from '../../core/util/paths.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
+import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { createSut } from '../../lib/sut.ts';
 import { workloads } from '../../lib/workloads/index.ts';
@@ -256,6 +257,16 @@ interface TestFlags {
   testCount: number;
 }
 
+/** `--db-version`, `--db-tarball`, `--db-sha256`, `--db-binary` as the database's `dbOptions` keys (paths made absolute). */
+function artifactFlags(f: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof f.dbVersion === 'string') out.version = f.dbVersion;
+  if (typeof f.dbTarball === 'string') out.tarball = f.dbTarball;
+  if (typeof f.dbSha256 === 'string') out.sha256 = f.dbSha256;
+  if (typeof f.dbBinary === 'string') out.binary = f.dbBinary;
+  return resolveArtifactPaths(out, process.cwd()) as Record<string, string>;
+}
+
 /** `10` or Jepsen's `3n` (× node count). */
 export function parseConcurrency(text: string, nodeCount: number): number {
   const m = /^\s*(\d+)\s*(n?)\s*$/.exec(text);
@@ -292,7 +303,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   const out: TestFlags = {
     db,
     ...(f.client !== undefined && { client: String(f.client) }),
-    dbOptions: serializableReads ? { ...dbDef.staleReads } : {},
+    dbOptions: { ...(serializableReads ? dbDef.staleReads : {}), ...artifactFlags(f) },
     workload,
     clusterName: String(f.clusterName ?? 'faultline-test'),
     faults: parseFaults(f.nemesis === undefined ? undefined : String(f.nemesis)),

@@ -28,6 +28,7 @@ import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
@@ -135,6 +136,8 @@ interface RunState {
   clock: ClockWrappers | undefined;
   /** The client factory once the workload has opened it: torn down per node after the heal. */
   client?: Client;
+  /** The version the database reported on each node (when it can tell). */
+  dbVersions?: DbVersionReport | undefined;
 }
 
 export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
@@ -239,6 +242,31 @@ async function setUpDb(s: RunState): Promise<void> {
   await setUpDatabase(o.db, dbCtx, async (all) => {
     if (wantsClock) s.clock = await installClockWrappers(o.db, dbCtx, all);
   });
+  if (o.db.versions) s.dbVersions = await recordDbVersions(o.db.versions.bind(o.db), dbCtx, s.runDir);
+}
+
+/**
+ * The version the database itself reports on every node, in db-version.json and results.json; a
+ * mismatch with the expected version is a warning on the console, not a failed run (the history is
+ * still the database's).
+ */
+async function recordDbVersions(
+  versions: (ctx: DbContext) => Promise<DbVersionReport>,
+  ctx: DbContext,
+  runDir: string,
+): Promise<DbVersionReport | undefined> {
+  try {
+    const r = await bounded('database versions()', 60_000, () => versions(ctx));
+    writeJson(join(runDir, 'db-version.json'), r);
+    if (r.mismatched.length > 0) {
+      process.stderr.write(`faultline: warning: ${describeVersions(r)}\n`);
+      log().warn({ versions: r }, 'database version mismatch');
+    } else log().info(describeVersions(r));
+    return r;
+  } catch (err) {
+    log().warn({ err: errorMessage(err) }, 'could not ask the database for its version');
+    return undefined;
+  }
 }
 
 /** Client setup, then the generator through the interpreter, streaming history and schedule to disk. */
@@ -362,7 +390,14 @@ async function checkRun(
     runDir,
   );
   const elapsedS = (Date.now() - s.started) / 1000;
-  const resultsDoc = { valid, elapsedS, stats, results, perf: drawn.results[0] ?? null };
+  const resultsDoc = {
+    valid,
+    elapsedS,
+    stats,
+    results,
+    perf: drawn.results[0] ?? null,
+    ...(s.dbVersions && { dbVersion: s.dbVersions }),
+  };
   writeJson(join(runDir, 'results.json'), resultsDoc);
   // Jepsen's history.edn and results.edn beside the JSON files.
   await writeRunEdn(runDir, resultsDoc).catch((err) =>

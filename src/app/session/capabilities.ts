@@ -166,6 +166,8 @@ export interface ReconciledNeed {
   row: CapabilityRow;
   /** Install command when missing and trivially installable (rebuilt from validated package names). */
   install: string | null;
+  /** Its packages (Debian names): `--install` maps them to each node's package family. */
+  packages: string[];
   /** Why a missing need's install hint will not be run (not the allowed `apt-get install` form). */
   installRefused: string | null;
   substitute: string | null;
@@ -180,12 +182,15 @@ const SUBSTITUTES: Record<string, { needs: string; text: string }> = {
 const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?$/;
 
 /**
- * The only install hint faultline runs: exactly `apt-get install [-y] PKG…` with package-name-shaped words.
+ * The only install hint faultline runs: exactly `apt-get install [-y] PKG…` with package-name-shaped words
+ * (hints name Debian packages; `--install` maps them to each node's own package family).
  * The command is rebuilt from the validated names, so nothing of the hint's text reaches the shell.
  * null for a hint that does not try to install anything (free text for the operator); `refused` with the
  * reason for an install-looking hint in any other form (other tools, options, `;`, `|`, `$(…)`, …).
  */
-export function parseInstallHint(hint: string): { command: string } | { refused: string } | null {
+export function parseInstallHint(
+  hint: string,
+): { command: string; packages: string[] } | { refused: string } | null {
   const words = hint.trim().split(/\s+/);
   if (!/^(apt-get|apt|dnf|yum|sudo|pip3?|npm)$/.test(words[0] ?? '') || !/\binstall\b/.test(hint))
     return null;
@@ -196,7 +201,7 @@ export function parseInstallHint(hint: string): { command: string } | { refused:
   const bad = packages.find((w) => !PACKAGE_NAME.test(w));
   if (bad !== undefined)
     return { refused: `${JSON.stringify(bad)} is not a package name (only a-z 0-9 + . - are run)` };
-  return { command: `apt-get install -y ${packages.join(' ')}` };
+  return { command: `apt-get install -y ${packages.join(' ')}`, packages };
 }
 
 /** Operator answers + probe → the matrix rows, with the install command or substitute where one exists. */
@@ -229,6 +234,7 @@ export function reconcile(
     const hint = p.fix ?? need.installHint;
     const parsed = present ? null : parseInstallHint(hint);
     const install = parsed && 'command' in parsed ? parsed.command : null;
+    const packages = parsed && 'packages' in parsed ? parsed.packages : [];
     const installRefused = parsed && 'refused' in parsed ? parsed.refused : null;
     let substitute: string | null = null;
     if (!present && onMissing === 'substitute') {
@@ -246,6 +252,7 @@ export function reconcile(
       present,
       row: { requirement: need.name, present, version: p.version, source },
       install,
+      packages,
       installRefused,
       substitute,
     };

@@ -1,12 +1,14 @@
+import { ensurePackages } from '../../core/control/packages.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { ReconciledNeed } from './capabilities.ts';
 
 /**
- * `--install`: run the install commands of the missing, trivially installable capabilities on every
- * node — only after confirmation (`--yes`, or "y" at the terminal prompt), never silently. One node at a
- * time: local namespace nodes share the host's package database, so parallel apt runs would fight over
- * its lock.
+ * `--install`: install the packages of the missing, trivially installable capabilities on every node —
+ * only after confirmation (`--yes`, or "y" at the terminal prompt), never silently. The hints name Debian
+ * packages; each node installs them with its own package family (apt, dnf, yum, apk, zypper), and a
+ * `packageFamily: none` node installs nothing and says exactly what it lacks. One node at a time: local
+ * namespace nodes share the host's package database, so parallel apt runs would fight over its lock.
  */
 export interface InstallChoice {
   /** --install was given. */
@@ -44,12 +46,9 @@ export async function installMissing(
   const ran: string[] = [];
   for (const r of installable) {
     for (const node of remote.nodes.map((n) => n.name)) {
-      await remote
-        .exec(node, `DEBIAN_FRONTEND=noninteractive ${r.install as string}`, {
-          sudo: true,
-          timeoutMs: 600_000,
-        })
-        .catch((err) => choice.print(`${node}: ${r.install}: ${errorMessage(err)}`));
+      await ensurePackages(remote, node, r.packages).catch((err) =>
+        choice.print(`${node}: ${r.install}: ${errorMessage(err)}`),
+      );
     }
     ran.push(r.need.name);
   }

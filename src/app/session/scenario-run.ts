@@ -1,5 +1,5 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
@@ -13,6 +13,7 @@ import type { Remote } from '../../core/control/types.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { abortReason, errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import { parseLandingSignals } from '../plan/landing-signal.ts';
@@ -22,11 +23,13 @@ import { signalChange } from '../report/cells.ts';
 import { metricsPath, type SeedMetrics, writeMetricsFile } from '../report/metrics-file.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
-import type {
-  FaultEvidenceRecord,
-  ScenarioEvidenceInput,
-  SeedMeasurementInput,
-  SeedRun,
+import {
+  type DbVersion,
+  dbVersionSchema,
+  type FaultEvidenceRecord,
+  type ScenarioEvidenceInput,
+  type SeedMeasurementInput,
+  type SeedRun,
 } from '../verdict/evidence.ts';
 import { windowRate } from '../verdict/measure.ts';
 import { baselineFrom, type EarlierBaseline, earlierBaselineFacts } from './baseline.ts';
@@ -170,7 +173,8 @@ async function prepareScenario(
       db: binding.db,
       ...(binding.client && { client: binding.client }),
       workload: binding.workload,
-      dbOptions: binding.dbOptions,
+      // A tarball or binary path in a plan is relative to the plan.
+      dbOptions: resolveArtifactPaths(binding.dbOptions, dirname(resolve(o.planPath))),
       clientOptions: binding.clientOptions,
       where: `${sc.id}: binding`,
     },
@@ -444,8 +448,21 @@ function scenarioEvidence(
     artifacts: artifactList(primary.runDir, o.sessionDir),
     runDir: relative(o.sessionDir, primary.runDir),
     perSeed,
+    dbVersion: readDbVersion(primary.runDir),
     notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
   };
+}
+
+/** The run's db-version.json (the database's own report of its version), or null. */
+function readDbVersion(runDir: string): DbVersion | null {
+  const path = join(runDir, 'db-version.json');
+  if (!existsSync(path)) return null;
+  try {
+    const r = dbVersionSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

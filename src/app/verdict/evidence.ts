@@ -231,6 +231,18 @@ export const seedMeasurementSchema = z.object({
 export type SeedMeasurement = z.infer<typeof seedMeasurementSchema>;
 export type SeedMeasurementInput = z.input<typeof seedMeasurementSchema>;
 
+export const dbVersionSchema = z.object({
+  db: z.string(),
+  expected: z.string().nullable(),
+  source: z.string(),
+  nodes: z.array(
+    z.object({ node: z.string(), reported: z.string().nullable(), error: z.string().optional() }),
+  ),
+  mismatched: z.array(z.string()),
+});
+
+export type DbVersion = z.infer<typeof dbVersionSchema>;
+
 export const scenarioEvidenceSchema = z.object({
   /** `S3` or `S5/api`. */
   scenario: z.string(),
@@ -318,6 +330,11 @@ export const scenarioEvidenceSchema = z.object({
    * evidence recorded before per-seed measurements existed: the fields above are then the only run.
    */
   perSeed: z.array(seedMeasurementSchema).default([]),
+  /**
+   * The version the database itself reported on each node (`etcd --version`, Redis `INFO server`), the
+   * one the binding expected, where the binary came from, and the nodes that disagree.
+   */
+  dbVersion: dbVersionSchema.nullable().default(null),
   notes: z.array(z.string()).default([]),
 });
 export type ScenarioEvidence = z.infer<typeof scenarioEvidenceSchema>;

@@ -1,11 +1,12 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
 import { type Inventory, loadInventory } from './inventory.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
 import { connectRemote, type RemoteOptions } from './ssh-remote.ts';
-import type { Remote } from './types.ts';
+import type { NodeSpec, Remote } from './types.ts';
 
 /** The SSH flags every command that reaches nodes shares. */
 export interface SshCliOptions {
@@ -13,7 +14,13 @@ export interface SshCliOptions {
   acceptNewHostKeys?: boolean;
   insecureSkipHostKeyCheck?: boolean;
   knownHosts?: string[];
+  /** Every node logs in with the password held by this environment variable (over the inventory's). */
+  passwordEnv?: string;
+  /** sudo on every node takes the password held by this environment variable (over the inventory's). */
+  sudoPasswordEnv?: string;
 }
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function addSshOptions(cmd: Command): Command {
   return cmd
@@ -22,7 +29,13 @@ export function addSshOptions(cmd: Command): Command {
       "trust unknown host keys on first use (recorded in faultline's known_hosts); changed keys are still refused",
     )
     .option('--insecure-skip-host-key-check', 'do not verify host keys at all (warns on every run)')
-    .option('--known-hosts <file...>', 'extra known_hosts files to check');
+    .option('--known-hosts <file...>', 'extra known_hosts files to check')
+    .option(
+      '--password <password>',
+      "SSH password for every node (Jepsen's flag; visible to other local users in the process list: prefer --password-env)",
+    )
+    .option('--password-env <var>', 'SSH password for every node, read from this environment variable')
+    .option('--sudo-password-env <var>', 'sudo password for every node, read from this environment variable');
 }
 
 /** The shared SSH flags out of a commander options object. */
@@ -31,7 +44,31 @@ export function sshCliOptionsFrom(f: Record<string, unknown>): SshCliOptions {
     acceptNewHostKeys: f.acceptNewHostKeys === true,
     insecureSkipHostKeyCheck: f.insecureSkipHostKeyCheck === true,
     ...(Array.isArray(f.knownHosts) && { knownHosts: f.knownHosts.map(String) }),
+    ...(typeof f.passwordEnv === 'string' && { passwordEnv: f.passwordEnv }),
+    ...(typeof f.sudoPasswordEnv === 'string' && { sudoPasswordEnv: f.sudoPasswordEnv }),
   };
+}
+
+/**
+ * The nodes with the command line's password variables in place of the inventory's. Only the variables'
+ * names are copied: the values stay in the environment (and in the redactor of the connection).
+ */
+export function withCliPasswords<T extends NodeSpec>(specs: readonly T[], cli: SshCliOptions = {}): T[] {
+  for (const [flag, name] of [
+    ['--password-env', cli.passwordEnv],
+    ['--sudo-password-env', cli.sudoPasswordEnv],
+  ] as const) {
+    if (name === undefined) continue;
+    if (!ENV_NAME.test(name)) throw new UserError(`${flag} ${name}: expected an environment variable name`);
+    if (process.env[name] === undefined)
+      throw new UserError(`${flag} ${name}: that environment variable is not set`);
+  }
+  if (!cli.passwordEnv && !cli.sudoPasswordEnv) return [...specs];
+  return specs.map((s) => ({
+    ...s,
+    ...(cli.passwordEnv && { passwordEnv: cli.passwordEnv }),
+    ...(cli.sudoPasswordEnv && { sudoPasswordEnv: cli.sudoPasswordEnv }),
+  }));
 }
 
 /** CLI flags win over the inventory's `hostKeyCheck`; the default is strict checking. */
@@ -75,6 +112,9 @@ export async function connectInventory(
   extra: RemoteOptions = {},
 ): Promise<{ inventory: Inventory; remote: Remote }> {
   const inventory = loadInventory(path);
-  const remote = await connectRemote(inventory.nodes, remoteOptionsFor(inventory, cli, extra));
+  const remote = await connectRemote(
+    withCliPasswords(inventory.nodes, cli),
+    remoteOptionsFor(inventory, cli, extra),
+  );
   return { inventory, remote };
 }

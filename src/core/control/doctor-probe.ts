@@ -9,6 +9,9 @@ echo "user=$(id -un)"
 if [ "$(id -u)" = 0 ]; then echo sudo=root; elif sudo -n true 2>/dev/null; then echo sudo=yes; else echo sudo=no; fi
 if [ -r /etc/os-release ]; then . /etc/os-release; fi
 echo "os=$PRETTY_NAME"
+echo "os_id=$ID"
+echo "os_id_like=$ID_LIKE"
+echo "os_version_id=$VERSION_ID"
 echo "kernel=$(uname -r)"
 echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 echo "container=$(systemd-detect-virt -c 2>/dev/null || { [ -e /.dockerenv ] && echo docker; } || { [ -e /run/.containerenv ] && echo podman; } || echo none)"

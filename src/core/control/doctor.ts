@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { EXIT, errorMessage } from '../util/errors.ts';
 import { parseProbe, ROOT_PROBE, USER_PROBE } from './doctor-probe.ts';
+import { familyFromOsRelease, installHint, PACKAGE_FAMILIES } from './packages.ts';
 import type { NodeSpec, Remote } from './types.ts';
 
 /**
@@ -37,6 +38,7 @@ export const DOCTOR_ITEMS = [
   'ssh',
   'sudo',
   'os',
+  'packages',
   'kernel',
   'iptables',
   'tc',
@@ -76,22 +78,35 @@ export function interpretProbe(
   const checks: DoctorCheck[] = [
     check('ssh', 'ok', `${user.user ?? spec.user}@${spec.host}:${spec.port}`, { required: true }),
   ];
+  // Every fix in the node's own package family (Debian names mapped; `none`: put it on the image).
+  const family = spec.packageFamily ?? familyFromOsRelease(osReleaseOf(user));
+  const install = (...names: string[]) => installHint(family, names);
   const sudo = user.sudo ?? 'no';
   checks.push(
     sudo === 'no'
       ? check('sudo', 'missing', 'no', {
           required: true,
-          detail: 'sudo -n true failed: passwordless sudo is needed for faults',
-          fix: `apt-get install -y sudo && echo '${spec.user} ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/faultline (or set sudoPasswordEnv)`,
+          detail: spec.sudoPasswordEnv
+            ? `sudo with the password from ${spec.sudoPasswordEnv} failed`
+            : 'sudo -n true failed: passwordless sudo is needed for faults',
+          fix: `${install('sudo')} && echo '${spec.user} ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/faultline (or set sudoPasswordEnv)`,
         })
-      : check('sudo', 'ok', sudo === 'root' ? 'root' : 'passwordless', { required: true }),
+      : check(
+          'sudo',
+          'ok',
+          sudo === 'root' ? 'root' : sudo === 'password' ? 'with password' : 'passwordless',
+          {
+            required: true,
+          },
+        ),
   );
   checks.push(check('os', 'ok', user.os || 'unknown'));
+  checks.push(packagesCheck(spec, user));
   checks.push(check('kernel', 'ok', user.kernel ?? 'unknown'));
 
   const ipt = root?.iptables;
   if (root === null) checks.push(check('iptables', 'unknown', '?', { detail: 'needs sudo to inspect' }));
-  else if (!ipt) checks.push(check('iptables', 'missing', 'no', { fix: 'apt-get install -y iptables' }));
+  else if (!ipt) checks.push(check('iptables', 'missing', 'no', { fix: install('iptables') }));
   else
     checks.push(
       check('iptables', 'ok', /nf_tables/.test(ipt) ? 'nft' : /legacy/.test(ipt) ? 'legacy' : ipt, {
@@ -102,11 +117,10 @@ export function interpretProbe(
   checks.push(
     user.tc
       ? check('tc', 'ok', 'yes', { detail: user.tc })
-      : check('tc', 'missing', 'no', { fix: 'apt-get install -y iproute2' }),
+      : check('tc', 'missing', 'no', { fix: install('iproute2') }),
   );
   const netem = root?.netem;
-  if (!user.tc)
-    checks.push(check('netem', 'missing', 'no', { detail: 'no tc', fix: 'apt-get install -y iproute2' }));
+  if (!user.tc) checks.push(check('netem', 'missing', 'no', { detail: 'no tc', fix: install('iproute2') }));
   else if (root === null || netem === undefined)
     checks.push(check('netem', 'unknown', '?', { detail: 'needs sudo to probe' }));
   else if (netem === 'yes') checks.push(check('netem', 'ok', 'yes'));
@@ -123,18 +137,16 @@ export function interpretProbe(
   checks.push(
     user.faketime
       ? check('libfaketime', 'ok', 'yes', { detail: user.faketime })
-      : check('libfaketime', 'missing', 'no', { fix: 'apt-get install -y libfaketime' }),
+      : check('libfaketime', 'missing', 'no', { fix: install('libfaketime') }),
   );
   checks.push(
     user.dmsetup
       ? check('dmsetup', 'ok', 'yes', { detail: user.dmsetup })
-      : check('dmsetup', 'missing', 'no', { fix: 'apt-get install -y dmsetup' }),
+      : check('dmsetup', 'missing', 'no', { fix: install('dmsetup') }),
   );
   const flakey = root?.dmflakey;
   if (!user.dmsetup)
-    checks.push(
-      check('dm-flakey', 'missing', 'no', { detail: 'no dmsetup', fix: 'apt-get install -y dmsetup' }),
-    );
+    checks.push(check('dm-flakey', 'missing', 'no', { detail: 'no dmsetup', fix: install('dmsetup') }));
   else if (root === null || flakey === undefined)
     checks.push(check('dm-flakey', 'unknown', '?', { detail: 'needs sudo to probe' }));
   else if (flakey === 'yes' || flakey === 'loadable')
@@ -152,8 +164,7 @@ export function interpretProbe(
     checks.push(
       check('fuse', 'missing', 'no', {
         detail: user.devfuse === 'yes' ? 'no fusermount' : 'no /dev/fuse',
-        fix:
-          user.devfuse === 'yes' ? 'apt-get install -y fuse3' : 'modprobe fuse && apt-get install -y fuse3',
+        fix: user.devfuse === 'yes' ? install('fuse3') : `modprobe fuse && ${install('fuse3')}`,
       }),
     );
 
@@ -174,7 +185,7 @@ export function interpretProbe(
     user.timeout
       ? check('timeout', 'ok', 'yes')
       : check('timeout', 'missing', 'no', {
-          fix: 'apt-get install -y coreutils',
+          fix: install('coreutils'),
           detail: 'per-command timeouts cannot kill remote work',
         }),
   );
@@ -193,6 +204,30 @@ export function interpretProbe(
   return checks;
 }
 
+function osReleaseOf(user: Record<string, string>): Record<string, string> {
+  return { ID: user.os_id ?? '', ID_LIKE: user.os_id_like ?? '', VERSION_ID: user.os_version_id ?? '' };
+}
+
+/** How software gets onto the node: the inventory's packageFamily, or the one /etc/os-release implies. */
+function packagesCheck(spec: NodeSpec, user: Record<string, string>): DoctorCheck {
+  if (spec.packageFamily)
+    return check('packages', 'ok', spec.packageFamily, {
+      detail:
+        spec.packageFamily === 'none'
+          ? 'set in the inventory: pre-provisioned, nothing is installed; missing binaries are reported'
+          : 'set in the inventory',
+    });
+  const os = osReleaseOf(user);
+  const family = familyFromOsRelease(os);
+  const seen = `ID=${os.ID || '?'}${os.ID_LIKE ? `, ID_LIKE=${os.ID_LIKE}` : ''}`;
+  return family
+    ? check('packages', 'ok', family, { detail: `detected from /etc/os-release (${seen})` })
+    : check('packages', 'warn', 'unknown', {
+        detail: `/etc/os-release (${seen}) names no family faultline knows: nothing can be installed`,
+        fix: `set packageFamily (${PACKAGE_FAMILIES.join(', ')}) for the node in the inventory`,
+      });
+}
+
 export async function runDoctor(remote: Remote, opts: { timeoutMs?: number } = {}): Promise<DoctorReport> {
   const hostBootId = controlBootId();
   const timeoutMs = opts.timeoutMs ?? 30_000;
@@ -201,6 +236,11 @@ export async function runDoctor(remote: Remote, opts: { timeoutMs?: number } = {
     async (name) => {
       const spec = remote.node(name);
       const user = parseProbe((await remote.exec(name, USER_PROBE, { timeoutMs })).stdout);
+      // sudo that asks for a password: try it with the one the inventory or --sudo-password-env names.
+      if (user.sudo === 'no' && spec.sudoPasswordEnv) {
+        const r = await remote.exec(name, 'id -u', { sudo: true, check: false, timeoutMs });
+        if (r.code === 0 && r.stdout.trim() === '0') user.sudo = 'password';
+      }
       const root =
         user.sudo === 'no'
           ? null

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
 import { isPathName } from '../util/paths.ts';
 import { parseYamlDocument } from '../util/yaml.ts';
+import { packageFamilySchema } from './packages.ts';
 import { jumpHostsFor, loadSshConfig, type SshConfigResolver } from './ssh-config.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
 import type { NodeSpec } from './types.ts';
@@ -49,6 +50,8 @@ const NodeFields = z
     proxyJump: z.string().min(1).optional(),
     proxyCommand: z.string().min(1).optional(),
     sharedKernelClock: z.boolean().optional(),
+    /** apt, dnf, yum, apk, zypper, or none (pre-provisioned); absent: detected from /etc/os-release. */
+    packageFamily: packageFamilySchema.optional(),
     labels: z
       .record(z.string(), z.string())
       .and(z.object({ cluster: pathNameSchema('cluster label').optional() }))
@@ -62,7 +65,11 @@ const InventorySchema = z
     hostKeyCheck: z.enum(['strict', 'accept-new', 'insecure']).optional(),
     sshConfig: z.string().min(1).optional(),
     defaults: NodeFields.optional(),
-    nodes: z.record(pathNameSchema('node name'), z.union([z.string().min(1), NodeFields])),
+    // A bare string is the host; an object is checked field by field (errors name the field, not the union).
+    nodes: z.record(
+      pathNameSchema('node name'),
+      z.preprocess((v) => (typeof v === 'string' ? { host: v } : v), NodeFields),
+    ),
   })
   .strict();
 
@@ -242,6 +249,7 @@ export function parseInventory(text: string, file: string): Inventory {
       }
     } else if (route.proxyCommand) spec.proxyCommand = route.proxyCommand;
     if (merged.sharedKernelClock !== undefined) spec.sharedKernelClock = merged.sharedKernelClock;
+    if (merged.packageFamily) spec.packageFamily = merged.packageFamily;
     if (Object.keys(merged.labels).length > 0) spec.labels = merged.labels;
     return spec;
   });

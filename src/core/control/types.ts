@@ -36,6 +36,11 @@ export interface NodeSpec {
   proxyCommand?: string;
   /** Facts the inventory knows: e.g. local-cluster nodes share the control host's kernel clock. */
   sharedKernelClock?: boolean;
+  /**
+   * How software gets onto the node (apt, dnf, yum, apk, zypper; `none`: pre-provisioned, nothing is
+   * installed, missing binaries are reported). Absent: detected from the node's /etc/os-release.
+   */
+  packageFamily?: 'apt' | 'dnf' | 'yum' | 'apk' | 'zypper' | 'none';
   /** Free-form labels (e.g. the network namespace a local node lives in). */
   labels?: Record<string, string>;
 }

@@ -1,6 +1,11 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { hostKeyPolicyFrom, remoteOptionsFor, type SshCliOptions } from '../../core/control/connect.ts';
+import {
+  hostKeyPolicyFrom,
+  remoteOptionsFor,
+  type SshCliOptions,
+  withCliPasswords,
+} from '../../core/control/connect.ts';
 import { type Inventory, loadInventory } from '../../core/control/inventory.ts';
 import { connectRemote, type RemoteOptions } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
@@ -103,7 +108,8 @@ export async function connectCluster(
 
   let remote: Remote;
   try {
-    remote = await connectRemote(specs, options);
+    // --password-env / --sudo-password-env: over the inventory's, for every node.
+    remote = await connectRemote(withCliPasswords(specs, o.ssh), options);
   } catch (err) {
     await downIfCreated();
     throw err;

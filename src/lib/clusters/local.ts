@@ -26,6 +26,7 @@ import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './ho
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
   checkLoginUser,
+  type LoginUser,
   type LoginUserOptions,
   LoginUserSchema,
   loginUserMounts,
@@ -144,7 +145,7 @@ function describe(state: LocalClusterState): LocalCluster {
   };
 }
 
-function sshdConfig(dir: string, node: string, address: string, loginUser: boolean): string {
+function sshdConfig(dir: string, node: string, address: string, loginUser?: LoginUser): string {
   const nodeDir = join(dir, 'nodes', node);
   return [
     `# faultline local cluster node ${node}`,
@@ -154,7 +155,8 @@ function sshdConfig(dir: string, node: string, address: string, loginUser: boole
     // A login user cannot read the cluster's 0700 directory; its key is in its own home.
     `AuthorizedKeysFile ${join(dir, 'authorized_keys')}${loginUser ? ' .ssh/authorized_keys' : ''}`,
     'PermitRootLogin prohibit-password',
-    'PasswordAuthentication no',
+    // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
+    `PasswordAuthentication ${loginUser?.sudoPasswordEnv ? 'yes' : 'no'}`,
     'KbdInteractiveAuthentication no',
     'UsePAM no',
     'UseDNS no',
@@ -344,7 +346,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
         // Empty shell start-up files: commands on a node must not pay for the host's ~/.bashrc.
         writeFileSync(join(nodeDir, 'root', '.bashrc'), '');
         writeFileSync(join(nodeDir, 'root', '.profile'), '');
-        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address, !!state.loginUser));
+        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address, state.loginUser));
         if (state.loginUser) writeNodeHome(nodeDir, state.loginUser, clusterPub);
         const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
         return [n.name, pub.split(' ').slice(0, 2).join(' ')] as const;

@@ -4,13 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { RemoteTimeoutError } from '../../core/control/errors.ts';
+import { ensurePackages } from '../../core/control/packages.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import {
   daemonRunning,
-  ensureDebianPackages,
   ensureStartedProcess,
   execIdempotent,
   killDaemon,
@@ -289,7 +289,7 @@ export class DaemonDatabase implements Database {
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {
-    await ensureDebianPackages(ctx.remote, node, this.d.packages);
+    await ensurePackages(ctx.remote, node, this.d.packages);
   }
 
   /** Configure (the data directory, the `config` files), then start. */

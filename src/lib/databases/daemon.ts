@@ -164,46 +164,6 @@ export async function signalDaemon(
   await remote.exec(node, cmd, { sudo: true, timeoutMs: 15_000 });
 }
 
-/** Install a Debian package unless `binary` is already on the PATH. */
-export async function ensureDebianPackage(
-  remote: Remote,
-  node: string,
-  binary: string,
-  pkg: string,
-): Promise<void> {
-  const has = await execIdempotent(remote, node, `command -v ${shellQuote(binary)} >/dev/null`, {
-    check: false,
-  });
-  if (has.code === 0) return;
-  await execIdempotent(remote, node, `DEBIAN_FRONTEND=noninteractive apt-get install -y ${shellQuote(pkg)}`, {
-    sudo: true,
-    timeoutMs: 600_000,
-  });
-}
-
-/**
- * Install Debian packages that are not installed yet. Nodes of a local cluster share the host's package
- * database, so concurrent installs wait for its lock instead of failing.
- */
-export async function ensureDebianPackages(
-  remote: Remote,
-  node: string,
-  pkgs: readonly string[],
-): Promise<void> {
-  if (pkgs.length === 0) return;
-  const q = pkgs.map(shellQuote).join(' ');
-  const missing = `for p in ${q}; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done`;
-  const r = await execIdempotent(remote, node, missing, { check: false });
-  const need = r.stdout.split('\n').filter((l) => l.trim() !== '');
-  if (need.length === 0) return;
-  await execIdempotent(
-    remote,
-    node,
-    `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 ${need.map(shellQuote).join(' ')}`,
-    { sudo: true, timeoutMs: 600_000 },
-  );
-}
-
 /**
  * Start a daemon that forks and writes its own pidfile (unless already running), then wait (bounded)
  * until the pidfile names a live process of the right name.

@@ -8,9 +8,15 @@ import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { EtcdHttp } from '../clients/etcd-http.ts';
 import {
+  artifactSource,
+  type DbArtifact,
+  type DbVersionReport,
+  installServer,
+  versionReport,
+} from './artifact.ts';
+import {
   type DaemonSpec,
   daemonRunning,
-  ensureDebianPackage,
   execIdempotent,
   killDaemon,
   killDaemonCommand,
@@ -29,8 +35,8 @@ import type {
 } from './types.ts';
 
 /**
- * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from a
- * release tarball whose sha256 is verified on the node. Each member has its own directory with data dir,
+ * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from the
+ * user's own build (a release tarball or one binary, see artifact.ts) whose sha256 is verified on the node. Each member has its own directory with data dir,
  * pidfile and log; it listens on 2379 (clients) and 2380 (peers) and advertises the node's address.
  * The first boot uses --initial-cluster-state new; restarts after a kill reuse the data dir, where etcd
  * ignores the initial-cluster flags.
@@ -38,8 +44,8 @@ import type {
 export interface EtcdOptions {
   /** Where member directories live on the nodes (one sub-directory per cluster and node). */
   baseDir?: string;
-  /** Release tarball instead of the Debian package: URL and its sha256. */
-  tarball?: { url: string; sha256: string };
+  /** The user's own build instead of the Debian package, and the version it must report. */
+  artifact?: DbArtifact;
   /** Low, as Jepsen does, to exercise snapshots. */
   snapshotCount?: number;
   clientPort?: number;
@@ -97,17 +103,23 @@ export class EtcdDb implements Database {
   private readonly clientPort: number;
   private readonly peerPort: number;
   private binary = 'etcd';
+  private etcdctlBinary = 'etcdctl';
+  private artifactSha: string | undefined;
 
   constructor(private readonly opts: EtcdOptions = {}) {
     this.base = opts.baseDir ?? DEFAULT_BASE;
     this.clientPort = opts.clientPort ?? 2379;
     this.peerPort = opts.peerPort ?? 2380;
+    const self = this;
     this.clock = {
       setWrapper: (node, wrapperPath) => {
         if (wrapperPath === null) this.wrappers.delete(node);
         else this.wrappers.set(node, wrapperPath);
       },
-      binary: 'etcd',
+      // The binary the run really starts (the user's build once installed): a getter, read after install.
+      get binary() {
+        return self.binary;
+      },
       // After the ports: the command names the client port.
       timeCommand: this.etcdTimeCommand(),
     };
@@ -140,7 +152,7 @@ export class EtcdDb implements Database {
   /** etcdctl (v3) against the peers' client URLs, bounded. */
   private etcdctl(ctx: DbContext, peers: readonly string[]): string {
     const endpoints = peers.map((p) => this.clientAddress(ctx, p)).join(',');
-    return `ETCDCTL_API=3 etcdctl --endpoints=${shellQuote(endpoints)} --dial-timeout=3s --command-timeout=10s`;
+    return `ETCDCTL_API=3 ${shellQuote(this.etcdctlBinary)} --endpoints=${shellQuote(endpoints)} --dial-timeout=3s --command-timeout=10s`;
   }
 
   /**
@@ -187,26 +199,36 @@ export class EtcdDb implements Database {
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {
-    if (!this.opts.tarball) {
-      await ensureDebianPackage(ctx.remote, node, 'etcd', 'etcd-server');
-      // etcdctl: membership faults remove and add members with it.
-      await ensureDebianPackage(ctx.remote, node, 'etcdctl', 'etcd-client');
-      this.binary = 'etcd';
-      return;
-    }
-    const { url, sha256 } = this.opts.tarball;
-    if (!/^[0-9a-f]{64}$/i.test(sha256))
-      throw new UserError(`etcd tarball sha256 must be 64 hex digits (got ${sha256})`);
-    const optDir = `${this.base}/dist`;
-    const tgz = `${optDir}/etcd.tar.gz`;
-    const cmd = [
-      `mkdir -p ${shellQuote(optDir)}`,
-      `curl -fsSL -o ${shellQuote(tgz)} ${shellQuote(url)}`,
-      `echo ${shellQuote(`${sha256}  ${tgz}`)} | sha256sum -c --quiet -`,
-      `tar -xzf ${shellQuote(tgz)} -C ${shellQuote(optDir)} --strip-components=1`,
-    ].join(' && ');
-    await ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 600_000 });
-    this.binary = `${optDir}/etcd`;
+    // etcdctl: membership faults remove and add members with it (from the user's tarball when it has one).
+    const got = await installServer(ctx.remote, node, this.opts.artifact, {
+      db: 'etcd',
+      baseDir: this.base,
+      server: ['etcd', 'etcd-server'],
+      tool: ['etcdctl', 'etcd-client'],
+    });
+    this.binary = got.server;
+    this.etcdctlBinary = got.tool;
+    this.artifactSha = got.sha256;
+  }
+
+  /** `etcd --version` of the binary each node runs (its first line: `etcd Version: 3.5.17`). */
+  async versions(ctx: DbContext): Promise<DbVersionReport> {
+    const nodes = await Promise.all(
+      ctx.nodes.map(async (node) => {
+        const r = await ctx.remote.exec(node, `${shellQuote(this.binary)} --version`, { check: false });
+        const m = /etcd Version:\s*(\S+)/i.exec(r.stdout);
+        return m?.[1]
+          ? { node, reported: m[1] }
+          : { node, reported: null, error: (r.stderr || r.stdout).trim().slice(0, 200) || `exit ${r.code}` };
+      }),
+    );
+    const a = this.opts.artifact;
+    return versionReport(
+      'etcd',
+      a?.version,
+      artifactSource(a, 'Debian etcd-server', this.artifactSha),
+      nodes,
+    );
   }
 
   private args(ctx: DbContext, node: string): string[] {

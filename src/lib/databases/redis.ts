@@ -6,12 +6,20 @@ import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
-import { ensureDebianPackage, execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import {
+  artifactSource,
+  type DbArtifact,
+  type DbVersionReport,
+  installServer,
+  versionReport,
+} from './artifact.ts';
+import { execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
 import { parseRedisPing, peerProbe, redisPingCommand } from './peer-view.ts';
 import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
 
 /**
- * Redis from Debian's redis-server package: the first node is the primary, every other node a replica
+ * Redis from Debian's redis-server package (or the user's own build: a tarball or one binary, see
+ * artifact.ts): the first node is the primary, every other node a replica
  * (`--replicaof`). Replication is asynchronous, so reads served by replicas may be stale: the known-unsafe
  * configuration the register workload must catch. `failover` promotes a replica (REPLICAOF NO ONE) and
  * repoints the others, as an operator or Sentinel would. Each node has its own directory (data, pidfile,
@@ -20,6 +28,8 @@ import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from
 export interface RedisOptions {
   baseDir?: string;
   port?: number;
+  /** The user's own build instead of the Debian package, and the version it must report. */
+  artifact?: DbArtifact;
 }
 
 const DEFAULT_BASE = '/var/lib/faultline/redis';
@@ -40,18 +50,27 @@ export class RedisDb implements Database {
   readonly port: number;
   /** The node currently acting as primary (changed by failover). */
   primary: string | undefined;
+  private binary = 'redis-server';
+  private cliBinary = 'redis-cli';
+  private artifactSha: string | undefined;
 
-  constructor(opts: RedisOptions = {}) {
+  constructor(private readonly opts: RedisOptions = {}) {
     this.base = opts.baseDir ?? DEFAULT_BASE;
     this.port = opts.port ?? 6379;
+    const self = this;
     this.clock = {
       setWrapper: (node, wrapperPath) => {
         if (wrapperPath === null) this.wrappers.delete(node);
         else this.wrappers.set(node, wrapperPath);
       },
-      binary: 'redis-server',
+      // The binary the run really starts (the user's build once installed): getters, read after install.
+      get binary() {
+        return self.binary;
+      },
       // Redis's own clock, so a clock fault's evidence is the database's time, not a probe's.
-      timeCommand: `redis-cli -h 127.0.0.1 -p ${this.port} TIME`,
+      get timeCommand() {
+        return `${shellQuote(self.cliBinary)} -h 127.0.0.1 -p ${self.port} TIME`;
+      },
     };
   }
 
@@ -93,7 +112,42 @@ export class RedisDb implements Database {
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {
-    await ensureDebianPackage(ctx.remote, node, 'redis-server', 'redis-server');
+    const got = await installServer(ctx.remote, node, this.opts.artifact, {
+      db: 'redis',
+      baseDir: this.base,
+      server: ['redis-server', 'redis-server'],
+      tool: ['redis-cli', 'redis-tools'],
+    });
+    this.binary = got.server;
+    this.cliBinary = got.tool;
+    this.artifactSha = got.sha256;
+  }
+
+  /** redis_version from `INFO server`, as each node's server reports it. */
+  async versions(ctx: DbContext): Promise<DbVersionReport> {
+    const nodes = await Promise.all(
+      ctx.nodes.map(async (node) => {
+        const r = this.connect(ctx, node);
+        try {
+          await r.connect();
+          const m = /^redis_version:(\S+)/m.exec(await r.info('server'));
+          return m?.[1]
+            ? { node, reported: m[1] }
+            : { node, reported: null, error: 'no redis_version in INFO server' };
+        } catch (err) {
+          return { node, reported: null, error: (err as Error).message };
+        } finally {
+          r.disconnect();
+        }
+      }),
+    );
+    const a = this.opts.artifact;
+    return versionReport(
+      'redis',
+      a?.version,
+      artifactSource(a, 'Debian redis-server', this.artifactSha),
+      nodes,
+    );
   }
 
   private args(ctx: DbContext, node: string): string[] {
@@ -193,7 +247,7 @@ export class RedisDb implements Database {
 
   async start(ctx: DbContext, node: string): Promise<void> {
     await startDaemon(ctx.remote, node, {
-      binary: this.wrappers.get(node) ?? 'redis-server',
+      binary: this.wrappers.get(node) ?? this.binary,
       processName: 'redis-server',
       args: this.args(ctx, node),
       pidFile: this.pidFile(ctx, node),

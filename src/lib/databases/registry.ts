@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
+import { checkArtifactOptions, type DbArtifact, dbArtifactOptions } from './artifact.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -36,18 +37,22 @@ databases.register(
   'etcd',
   {
     name: 'etcd',
-    summary: 'etcd from Debian etcd-server (or a release tarball), one member per node',
+    summary:
+      'etcd from Debian etcd-server (or your build: tarball, sha256, binary, version), one member per node',
     defaultClient: 'etcd-http',
-    options: z.strictObject({
-      /** Serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
-      serializableReads: z.boolean().optional(),
-    }),
+    options: z
+      .strictObject({
+        /** Serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
+        serializableReads: z.boolean().optional(),
+        ...dbArtifactOptions,
+      })
+      .superRefine(checkArtifactOptions),
     staleReads: { serializableReads: true },
     binary: 'etcd',
     capabilities: ['membership'],
-    async create() {
+    async create(o) {
       const { EtcdDb } = await import('./etcd.ts');
-      return new EtcdDb();
+      return new EtcdDb({ artifact: artifactOf(o) });
     },
   },
   BUILT_IN,
@@ -57,18 +62,28 @@ databases.register(
   'redis',
   {
     name: 'redis',
-    summary: 'Redis from Debian redis-server: the first node primary, the others replicas',
+    summary:
+      'Redis from Debian redis-server (or your build: tarball, sha256, binary, version): the first node primary, the others replicas',
     defaultClient: 'redis',
-    options: z.strictObject({
-      /** Send reads to the replicas instead of the primary: possibly stale. */
-      readFrom: z.enum(['primary', 'replicas']).optional(),
-    }),
+    options: z
+      .strictObject({
+        /** Send reads to the replicas instead of the primary: possibly stale. */
+        readFrom: z.enum(['primary', 'replicas']).optional(),
+        ...dbArtifactOptions,
+      })
+      .superRefine(checkArtifactOptions),
     staleReads: { readFrom: 'replicas' },
     binary: 'redis-server',
-    async create() {
+    async create(o) {
       const { RedisDb } = await import('./redis.ts');
-      return new RedisDb();
+      return new RedisDb({ artifact: artifactOf(o) });
     },
   },
   BUILT_IN,
 );
+
+/** The artifact keys of validated `dbOptions` (the schemas above checked them). */
+function artifactOf(o: Record<string, unknown>): DbArtifact {
+  const str = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : undefined);
+  return { version: str('version'), tarball: str('tarball'), sha256: str('sha256'), binary: str('binary') };
+}

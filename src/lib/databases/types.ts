@@ -1,4 +1,5 @@
 import type { Remote } from '../../core/control/types.ts';
+import type { DbVersionReport } from './artifact.ts';
 
 /**
  * The database protocol, split the way Jepsen's is: a small required core (`jepsen.db/DB`: set up, tear
@@ -91,6 +92,11 @@ export interface Database {
   readonly membership?: MembershipControl;
   /** Form the cluster once every node is up (see `ClusterFormation`). */
   readonly form?: ClusterFormation;
+  /**
+   * The version the database itself reports on every node (after it serves), with the one the user
+   * expects and where the binary came from; the run records it, and a mismatch is reported.
+   */
+  versions?(ctx: DbContext): Promise<DbVersionReport>;
 }
 
 /** How long the runner waits for each database hook before abandoning it (ms). */

@@ -71,7 +71,7 @@ export function register(program: Command): void {
     .option('--user <name>', 'nodes log in as this non-root user and reach root through sudo (NOPASSWD)')
     .option(
       '--sudo-password-env <var>',
-      'with --user: sudo asks for a password, read from this environment variable (here and at run time)',
+      'with --user: sudo asks for a password, read from this environment variable (here and at run time); the user may also log in over SSH with it',
     )
     .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);

@@ -63,6 +63,22 @@ export function register(program: Command): void {
     .option('--op-timeout <duration>', 'an op still running after this completes as info (timeout)', '5s')
     .option('--recovery <duration>', 'wait between healing and the final reads', '10s')
     .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')
+    .option(
+      '--db-version <version>',
+      'the version the database must report (etcd --version, Redis INFO server); a mismatch is reported',
+    )
+    .option(
+      '--db-tarball <file-or-url>',
+      'install your own build: a release tarball (uploaded over SFTP, or a URL the nodes download); needs --db-sha256',
+    )
+    .option(
+      '--db-sha256 <hex>',
+      'sha256 of --db-tarball (or --db-binary), verified on every node before anything is installed',
+    )
+    .option(
+      '--db-binary <path>',
+      'install your own build: one server binary (etcd, redis-server), uploaded over SFTP',
+    )
     .option('--replay <schedule>', 'replay a schedule.json from an earlier run instead of generating ops')
     .option('--fault-schedule <file>', 'replay the faults of an earlier run (its fault-schedule.json)')
     .option('--leave-db-running', 'do not tear the DB down at the end')
