@@ -28,10 +28,31 @@ export interface Sut {
   dbName: string;
   clientName: string;
   dbOptions: Record<string, unknown>;
-  /** The workload's client, given the workload's own client options (bank accounts …). */
-  makeClient: (workloadOptions: Record<string, unknown>) => Promise<Client>;
+  /**
+   * The workload's client, given the workload's own client options (bank accounts …); `route` points
+   * every client address somewhere else (the proxy) for the client only, never for the database's own
+   * set-up and health checks.
+   */
+  makeClient: (workloadOptions: Record<string, unknown>, route?: AddressRoute) => Promise<Client>;
+  /** Does the client connect only where `db.clientAddress` says (so it can be routed)? */
+  routable: boolean;
   /** Does the client record every attempt itself (no retries hidden in a library)? null = unknown. */
   hiddenRetries: boolean | null;
+}
+
+/** Where a client should connect instead of `address` (the client address of `node`). */
+export type AddressRoute = (address: string, node: string) => string;
+
+/**
+ * The database as the client sees it: the same object (its prototype, so `instanceof` still holds) with
+ * `clientAddress` routed.
+ */
+function routedDb(db: DB, route: AddressRoute): DB {
+  const routed = Object.create(db) as DB;
+  Object.defineProperty(routed, 'clientAddress', {
+    value: (ctx: DbContext, node: string) => route(db.clientAddress(ctx, node), node),
+  });
+  return routed;
 }
 
 export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
@@ -54,9 +75,10 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
     clientName,
     dbOptions,
     hiddenRetries: clientDef.hiddenRetries,
-    makeClient: async (workloadOptions) =>
+    routable: clientDef.endpoints === 'client-address',
+    makeClient: async (workloadOptions, route) =>
       clientDef.create({
-        db,
+        db: route ? routedDb(db, route) : db,
         ctx,
         workload: spec.workload,
         dbOptions,

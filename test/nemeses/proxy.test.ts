@@ -107,9 +107,9 @@ test('the proxy family parses, and plan steps take typed params with units', (t)
   const step = nemeses.require('proxy', 'nemesis').step;
   const ok = step.safeParse({ kind: 'proxy', action: 'latency', params: { delay: '150ms', jitter: '10ms' } });
   t.true(ok.success);
-  t.deepEqual((ok.data as { params: unknown }).params, { delayMs: 150, jitterMs: 10 });
+  t.deepEqual((ok as { data?: { params: unknown } }).data?.params, { delayMs: 150, jitterMs: 10 });
   const bw = step.safeParse({ kind: 'proxy', action: 'bandwidth', params: { rate: '1mbit' } });
-  t.deepEqual((bw.data as { params: unknown }).params, { bytesPerSecond: 125000 });
+  t.deepEqual((bw as { data?: { params: unknown } }).data?.params, { bytesPerSecond: 125000 });
   t.false(step.safeParse({ kind: 'proxy', action: 'latency', params: { delay: 'soon' } }).success);
   t.false(step.safeParse({ kind: 'proxy', action: 'reset', params: { delayMs: 5 } }).success);
   t.false(step.safeParse({ kind: 'proxy', action: 'half-open', params: { direction: 'sideways' } }).success);

@@ -150,6 +150,7 @@ async function runInCluster(
       remote,
       db: sut.db,
       makeClient: sut.makeClient,
+      clientRoutable: sut.routable,
       workload: o.workload,
       faults: o.faults,
       nemesisIntervalS: o.nemesisIntervalS,
