@@ -4,6 +4,8 @@ import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
 import type { Client } from './clients/types.ts';
 import { databases } from './databases/registry.ts';
+import type { ClientEndpoint } from './clusters/client-only.ts';
+import { externalDatabase } from './databases/external.ts';
 import type { DB, DbContext } from './databases/types.ts';
 
 /**
@@ -21,6 +23,8 @@ export interface SutSpec {
   clientOptions?: Record<string, unknown>;
   /** Prefix for errors: a flag (`--db`) or a scenario (`S3: binding`). */
   where: string;
+  /** A client-only run: the database is these endpoints, run by someone else (see databases/external.ts). */
+  endpoints?: Readonly<Record<string, ClientEndpoint>>;
 }
 
 export interface Sut {
@@ -67,7 +71,12 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
     );
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
-  const db = await dbDef.create(dbOptions);
+  const created = await dbDef.create(dbOptions);
+  if (spec.endpoints && clientDef.endpoints !== 'client-address')
+    throw new UserError(
+      `${spec.where}: a client-only run needs a client that connects where it is told (endpoints: client-address); ${clientName} finds its own addresses`,
+    );
+  const db = spec.endpoints ? externalDatabase(created, spec.endpoints) : created;
   const ctx: DbContext = { remote, nodes: remote.nodes.map((n) => n.name) };
   return {
     db,

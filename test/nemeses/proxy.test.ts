@@ -237,3 +237,25 @@ test.serial('through the fault plane: the ledger holds the proxy and heal-all cl
     await server.close();
   }
 });
+
+test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { checkPlan } = await import('../../src/app/plan/check.ts');
+  const { parsePlanText } = await import('../../src/app/plan/load.ts');
+  const { clients } = await import('../../src/lib/clients/registry.ts');
+  const text = readFileSync('plans/etcd-proxy.md', 'utf8');
+  const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');
+  t.deepEqual(errors(text), []);
+  if (!clients.has('discovering-test-client'))
+    clients.register('discovering-test-client', {
+      name: 'discovering-test-client',
+      summary: 'a client that follows cluster gossip',
+      workloads: ['multi-register'],
+      hiddenRetries: false,
+      create: () => {
+        throw new Error('not used');
+      },
+    });
+  const refused = errors(text.replaceAll('db: etcd\n', 'db: etcd\nclient: discovering-test-client\n'));
+  t.true(refused.some((p) => /proxy step needs a client faultline can point at its proxy/.test(p.reason)));
+});
