@@ -3,9 +3,9 @@ import { UserError } from '../core/util/errors.ts';
 import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
 import type { Client } from './clients/types.ts';
-import { databases } from './databases/registry.ts';
 import type { ClientEndpoint } from './clusters/client-only.ts';
 import { externalDatabase } from './databases/external.ts';
+import { databases } from './databases/registry.ts';
 import type { DB, DbContext } from './databases/types.ts';
 
 /**

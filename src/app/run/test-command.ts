@@ -291,7 +291,8 @@ function clientOnlyEndpoints(f: Record<string, unknown>): Record<string, ClientE
   for (const flag of ['inventory', 'local', 'nodesFile', 'username', 'sshPrivateKey'] as const)
     if (f[flag] !== undefined)
       throw new UserError(`--no-ssh: --${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs SSH`);
-  if (f.nodes === undefined) throw new UserError('--no-ssh: name the database endpoints with --nodes host:port,…');
+  if (f.nodes === undefined)
+    throw new UserError('--no-ssh: name the database endpoints with --nodes host:port,…');
   return endpointsFromList(String(f.nodes), '--nodes');
 }
 

@@ -27,7 +27,9 @@ export function endpointsFromList(list: string, where: string): Record<string, C
       const m = ENTRY.exec(e);
       const port = Number(m?.groups?.port);
       if (!m?.groups || !(port >= 1 && port <= 65_535))
-        throw new UserError(`${where}: "${e}" is not host:port (a client-only run needs the database's own port)`);
+        throw new UserError(
+          `${where}: "${e}" is not host:port (a client-only run needs the database's own port)`,
+        );
       return [`n${i + 1}`, { host: (m.groups.host as string).replace(/^\[|\]$/g, ''), port }];
     }),
   );
@@ -38,7 +40,9 @@ export class NoSshError extends UserError {
 }
 
 const refuse = (node: string, what: string): never => {
-  throw new NoSshError(`${node}: a client-only run has no SSH: cannot ${what} (only proxy faults and the clients run)`);
+  throw new NoSshError(
+    `${node}: a client-only run has no SSH: cannot ${what} (only proxy faults and the clients run)`,
+  );
 };
 
 export class ClientOnlyRemote implements Remote {
@@ -60,11 +64,11 @@ export class ClientOnlyRemote implements Remote {
   async exec(node: string, command: string): Promise<ExecResult> {
     return refuse(node, `run \`${command.split('\n')[0]?.slice(0, 60)}\``);
   }
-  async upload(node: string): Promise<void> {
-    refuse(node, 'upload a file');
+  async upload(node: string, _localPath: string, remotePath: string): Promise<void> {
+    refuse(node, `upload ${remotePath}`);
   }
-  async download(node: string): Promise<void> {
-    refuse(node, 'download a file');
+  async download(node: string, remotePath: string): Promise<void> {
+    refuse(node, `download ${remotePath}`);
   }
   async onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]> {
     return Promise.all(

@@ -9,7 +9,10 @@ import type { Database, DbContext } from './types.ts';
  * declared (process, clock, disk, membership, logs, primaries all need the nodes): faults and audits
  * that need one are refused by name.
  */
-export function externalDatabase(inner: Database, endpoints: Readonly<Record<string, ClientEndpoint>>): Database {
+export function externalDatabase(
+  inner: Database,
+  endpoints: Readonly<Record<string, ClientEndpoint>>,
+): Database {
   const endpoint = (node: string): ClientEndpoint => {
     const e = endpoints[node];
     if (!e) throw new Error(`no endpoint for ${node}`);
