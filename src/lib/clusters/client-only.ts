@@ -67,7 +67,7 @@ export class ClientOnlyRemote implements Remote {
   async upload(node: string, _localPath: string, remotePath: string): Promise<void> {
     refuse(node, `upload ${remotePath}`);
   }
-  async download(node: string, remotePath: string): Promise<void> {
+  async download(node: string, remotePath: string, _localPath: string): Promise<void> {
     refuse(node, `download ${remotePath}`);
   }
   async onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]> {
