@@ -60,3 +60,34 @@ test('the database someone else runs: its client address form, no capability, re
     server.close();
   }
 });
+
+test('heal after kill -9 of a client-only run: no SSH, the dead proxy process left nothing', async (t) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { FaultLedger, readLedger } = await import('../../nemeses/ledger.ts');
+  const { runHeal } = await import('../../src/app/cli/heal-command.ts');
+  const path = join(mkdtempSync(join(tmpdir(), 'fl-co-')), 'ledger.jsonl');
+  const ledger = new FaultLedger(path);
+  ledger.cluster(new ClientOnlyRemote({ n1: { host: '127.0.0.1', port: 6379 } }).nodes, { clientOnly: true });
+  ledger.beforeInject({
+    id: 'w1',
+    spec: { kind: 'proxy', action: 'partition', targets: ['n1'] },
+    nodes: ['n1'],
+    injectedAt: new Date().toISOString(),
+    // A pid beyond pid_max: the run that held the proxy is gone.
+    undo: { pid: 2 ** 30, action: 'partition', params: {}, listeners: { n1: '127.0.0.1:1' } },
+  });
+  ledger.close();
+  t.true(readLedger(path).clientOnly);
+  const out: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((s: string) => out.push(s) > 0) as typeof process.stdout.write;
+  try {
+    t.is(await runHeal({ ledger: path }), 0);
+  } finally {
+    process.stdout.write = write;
+  }
+  t.regex(out.join(''), /client-only run \(no SSH\)\nhealed w1 \(proxy\)/);
+  t.is(readLedger(path).unhealed.length, 0);
+});

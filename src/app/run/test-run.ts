@@ -30,6 +30,7 @@ import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { retry } from '../../core/util/retry.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { ClientOnlyRemote } from '../../lib/clusters/client-only.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
 import type { AddressRoute } from '../../lib/sut.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
@@ -204,6 +205,7 @@ function prepareRun(o: TestRunOptions): RunState {
     state.plane = new FaultPlane({
       remote: o.remote,
       ledgerPath: join(runDir, 'ledger.jsonl'),
+      ...(o.remote instanceof ClientOnlyRemote && { reach: { clientOnly: true } }),
       // Read at injection time: the clock wrappers are installed during set-up.
       sut: sutHooks(o.db, dbCtx, () => state.clock),
       rng,
