@@ -91,3 +91,27 @@ test('heal after kill -9 of a client-only run: no SSH, the dead proxy process le
   t.regex(out.join(''), /client-only run \(no SSH\)\nhealed w1 \(proxy\)/);
   t.is(readLedger(path).unhealed.length, 0);
 });
+
+test('doctor --no-ssh: each endpoint reachable or named with the reason', async (t) => {
+  const { checkEndpoints, renderEndpointTable } = await import('../../src/lib/clusters/client-only.ts');
+  const server = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    const rows = await checkEndpoints({
+      n1: { host: '127.0.0.1', port },
+      n2: { host: '127.0.0.1', port: 1 },
+    });
+    t.deepEqual(
+      rows.map((r) => [r.node, r.reachable]),
+      [
+        ['n1', true],
+        ['n2', false],
+      ],
+    );
+    t.regex(renderEndpointTable(rows), /n2 +127\.0\.0\.1:1 +UNREACHABLE: connect ECONNREFUSED/);
+    t.regex(renderEndpointTable(rows), /1 of 2 endpoint\(s\) unreachable/);
+  } finally {
+    server.close();
+  }
+});

@@ -98,3 +98,45 @@ export function reachEndpoint(e: ClientEndpoint, timeoutMs = 2000): Promise<stri
     s.once('error', (err) => done(err.message));
   });
 }
+
+export interface EndpointCheck {
+  node: string;
+  endpoint: string;
+  reachable: boolean;
+  ms: number;
+  error?: string;
+}
+
+/** `doctor --no-ssh`: a TCP connect to every endpoint (in parallel), timed. */
+export async function checkEndpoints(
+  endpoints: Readonly<Record<string, ClientEndpoint>>,
+  timeoutMs = 3000,
+): Promise<EndpointCheck[]> {
+  return Promise.all(
+    Object.entries(endpoints).map(async ([node, e]) => {
+      const t0 = performance.now();
+      const why = await reachEndpoint(e, timeoutMs);
+      return {
+        node,
+        endpoint: e.host.includes(':') ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`,
+        reachable: why === null,
+        ms: Math.round(performance.now() - t0),
+        ...(why !== null && { error: why }),
+      };
+    }),
+  );
+}
+
+export function renderEndpointTable(rows: readonly EndpointCheck[]): string {
+  const lines = rows.map(
+    (r) =>
+      `${r.node.padEnd(5)} ${r.endpoint.padEnd(24)} ${r.reachable ? `reachable (TCP connect in ${r.ms} ms)` : `UNREACHABLE: ${r.error}`}`,
+  );
+  const bad = rows.filter((r) => !r.reachable).length;
+  lines.push(
+    bad === 0
+      ? `client-only: ${rows.length} endpoint(s) reachable; no SSH checked (proxy faults only)`
+      : `client-only: ${bad} of ${rows.length} endpoint(s) unreachable`,
+  );
+  return `${lines.join('\n')}\n`;
+}
