@@ -21,7 +21,6 @@ export function register(program: Command): void {
       helpEpilogue([
         'faultline test --local 5 --db etcd -w register --nemesis partition,kill --time-limit 60s',
         'faultline test --nodes n1,n2,n3 --username admin --ssh-private-key ~/.ssh/id_ed25519 --test-count 5 --seed 100',
-        'faultline test --inventory nodes.yaml --db redis -w set --concurrency 2n',
         'faultline test --no-ssh --nodes 127.0.0.1:6379 --db redis --nemesis proxy-latency,proxy-reset',
       ]),
     )
