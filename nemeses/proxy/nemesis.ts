@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processExists } from '../../src/core/util/pid.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -58,15 +59,6 @@ function median(xs: number[]): number | null {
 
 const r1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function ownHub(record: FaultRecord) {
   const undo = record.undo as Partial<ProxyUndo>;
   const hub = activeProxyHub();
@@ -122,32 +114,23 @@ function judge(link: ProxyLink, undo: ProxyUndo, id: string): Judged {
         victim: { ...rtt(0), landed: during !== null && during > base * 1.5 + 1 },
       };
     case 'blackhole':
-      return {
-        injector: {
-          signal: `proxy bytes held / connections held on ${link.node}`,
-          during: `${c.bytesHeld} / ${c.connectionsHeld}`,
-          landed: c.bytesHeld > 0 || c.connectionsHeld > 0,
-        },
-        victim: waitingVictim,
-      };
     case 'partition':
+    case 'half-open': {
+      // Bytes kept back (blackhole) or lost (partition, half-open), and connections never dialled through.
+      const bytes = undo.action === 'blackhole' ? c.bytesHeld : c.bytesDropped;
+      const what =
+        undo.action === 'blackhole'
+          ? 'held'
+          : `dropped${undo.action === 'half-open' ? ` ${p.direction ?? 'upstream'}` : ''}`;
       return {
         injector: {
-          signal: `proxy bytes dropped / connections held on ${link.node}`,
-          during: `${c.bytesDropped} / ${c.connectionsHeld}`,
-          landed: c.bytesDropped > 0 || c.connectionsHeld > 0,
+          signal: `proxy bytes ${what} / connections held on ${link.node}`,
+          during: `${bytes} / ${c.connectionsHeld}`,
+          landed: bytes > 0 || c.connectionsHeld > 0,
         },
         victim: waitingVictim,
       };
-    case 'half-open':
-      return {
-        injector: {
-          signal: `proxy bytes dropped ${p.direction ?? 'upstream'} on ${link.node}`,
-          during: c.bytesDropped,
-          landed: c.bytesDropped > 0,
-        },
-        victim: waitingVictim,
-      };
+    }
     case 'reset': {
       const felt =
         link.victim.attemptsReset -
@@ -294,7 +277,7 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
       return;
     }
     // Another process held the proxy: its faults lived and died with it; nothing is on any node.
-    if (typeof undo.pid === 'number' && undo.pid !== process.pid && pidAlive(undo.pid))
+    if (typeof undo.pid === 'number' && undo.pid !== process.pid && processExists(undo.pid))
       throw new Error(
         `the proxy of ${record.id} lives in process ${undo.pid}, which is still running: stop it (its exit heal undoes the fault)`,
       );
