@@ -56,6 +56,8 @@ export const ledgerEntrySchema = z.discriminatedUnion('t', [
     /** How to verify the nodes' host keys again at heal time. */
     knownHostsFiles: z.array(z.string()).optional(),
     inventory: z.string().optional(),
+    /** A client-only run (`--no-ssh`): the nodes are endpoints, heal opens no SSH connection. */
+    clientOnly: z.boolean().optional(),
   }),
   z.object({ t: z.literal('inject'), at: z.string(), record: recordSchema }),
   z.object({
@@ -72,6 +74,13 @@ export const ledgerEntrySchema = z.discriminatedUnion('t', [
 ]);
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 
+/** How `faultline heal --ledger` reaches the nodes again. */
+export interface LedgerReach {
+  knownHostsFiles?: string[];
+  inventory?: string;
+  clientOnly?: boolean;
+}
+
 export class FaultLedger {
   private fd: number;
   constructor(readonly path: string) {
@@ -85,7 +94,7 @@ export class FaultLedger {
     fsyncSync(this.fd);
   }
 
-  cluster(nodes: readonly NodeSpec[], reach: { knownHostsFiles?: string[]; inventory?: string } = {}): void {
+  cluster(nodes: readonly NodeSpec[], reach: LedgerReach = {}): void {
     this.append({
       t: 'cluster',
       at: now(),
@@ -93,6 +102,7 @@ export class FaultLedger {
       nodes: nodes.map((n) => ({ ...n })),
       ...(reach.knownHostsFiles && { knownHostsFiles: reach.knownHostsFiles }),
       ...(reach.inventory && { inventory: reach.inventory }),
+      ...(reach.clientOnly && { clientOnly: true }),
     });
   }
   beforeInject(record: FaultRecord): void {
@@ -139,6 +149,7 @@ export interface LedgerState {
   nodes: NodeSpec[];
   knownHostsFiles?: string[];
   inventory?: string;
+  clientOnly?: boolean;
   /** Every fault ever recorded, newest undo merged in, in injection order. */
   records: FaultRecord[];
   /** Faults with no `heal` entry: still (possibly) in force. */
@@ -158,7 +169,7 @@ export function readLedger(path: string): LedgerState {
   }
   const lines = text.split('\n');
   let nodes: NodeSpec[] = [];
-  let reach: { knownHostsFiles?: string[]; inventory?: string } = {};
+  let reach: LedgerReach = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
   lines.forEach((line, i) => {
@@ -187,6 +198,7 @@ export function readLedger(path: string): LedgerState {
         reach = {
           ...(e.knownHostsFiles && { knownHostsFiles: e.knownHostsFiles }),
           ...(e.inventory && { inventory: e.inventory }),
+          ...(e.clientOnly && { clientOnly: true }),
         };
         break;
       case 'inject':

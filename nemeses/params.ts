@@ -22,7 +22,7 @@ const absolutePath = z
   .refine((p) => !p.split('/').includes('..'), 'no ".." in the path');
 
 /** A duration with its unit ("50ms", "2s") or, under the `…Ms` name, milliseconds as a number. */
-function duration(name: string, min = 0) {
+export function duration(name: string, min = 0) {
   return {
     [name]: z
       .string()
@@ -40,7 +40,7 @@ function duration(name: string, min = 0) {
 }
 
 /** Fold `name: "50ms"` into `nameMs: 50` (the form nemeses read); both at once is an error. */
-function foldDurations<T extends Record<string, unknown>>(names: readonly string[]) {
+export function foldDurations<T extends Record<string, unknown>>(names: readonly string[]) {
   return (raw: T, ctx: z.RefinementCtx): T => {
     const out: Record<string, unknown> = { ...raw };
     for (const n of names) {

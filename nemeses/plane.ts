@@ -6,7 +6,7 @@ import { retry } from '../src/core/util/retry.ts';
 import { appliesTo, type DeclaredSignal, moved, type Reading, readDeclared } from './declared-signal.ts';
 import { describeFaultRecord } from './describe.ts';
 import { type HealReport, healRecords, sweepNodes } from './heal.ts';
-import { FaultLedger } from './ledger.ts';
+import { FaultLedger, type LedgerReach } from './ledger.ts';
 import { classifyFaultOp, nemeses } from './registry.ts';
 import { selectTargets, TargetError } from './targets.ts';
 import {
@@ -43,7 +43,7 @@ export interface FaultPlaneOptions {
   /** ledger.jsonl of the run. */
   ledgerPath: string;
   /** Written to the ledger, so `faultline heal --ledger` can reconnect and verify host keys. */
-  reach?: { knownHostsFiles?: string[]; inventory?: string };
+  reach?: LedgerReach;
   sut?: SutHooks;
   /** Target choices (a seed fixes them). */
   rng?: Rng;

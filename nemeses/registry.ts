@@ -1,6 +1,7 @@
 import { BUILT_IN, Registry } from '../src/core/util/registry.ts';
 import { BUILT_IN_NEMESES } from './builtin.ts';
 import { lazyfsDefinition } from './lazyfs-definition.ts';
+import { proxyDefinition } from './proxy/definition.ts';
 import type { FaultClassDefinition, FaultOpMeaning, NemesisDefinition } from './types.ts';
 
 /**
@@ -9,7 +10,8 @@ import type { FaultClassDefinition, FaultOpMeaning, NemesisDefinition } from './
  * the capability probe and the fault plane all read it; plugins add nemeses with `defineNemesis`.
  */
 export const nemeses = new Registry<NemesisDefinition>('nemesis');
-for (const d of [...BUILT_IN_NEMESES, lazyfsDefinition]) nemeses.register(d.kind, d, BUILT_IN);
+for (const d of [...BUILT_IN_NEMESES, lazyfsDefinition, proxyDefinition])
+  nemeses.register(d.kind, d, BUILT_IN);
 
 /** Every random-schedule class (`--nemesis partition,kill …`), in registration order. */
 export function faultClasses(): FaultClassDefinition[] {

@@ -53,12 +53,20 @@ export function parseFaults(spec: string | undefined): string[] {
     .filter(Boolean);
   const classes = faultClasses();
   if (names.includes('all')) return classes.filter((c) => c.inAll).map((c) => c.name);
-  for (const n of names)
+  // A trailing * names a family: proxy-* is every proxy fault class.
+  const expanded = names.flatMap((n) =>
+    n.endsWith('*') ? classes.filter((c) => c.name.startsWith(n.slice(0, -1))).map((c) => c.name) : [n],
+  );
+  if (expanded.length === 0)
+    throw new UserError(
+      `--nemesis: ${spec} names no fault class (one of ${classes.map((c) => c.name).join(', ')})`,
+    );
+  for (const n of expanded)
     if (!classes.some((c) => c.name === n))
       throw new UserError(
-        `--nemesis: unknown fault "${n}" (one of ${classes.map((c) => c.name).join(', ')}, none, all)`,
+        `--nemesis: unknown fault "${n}" (one of ${classes.map((c) => c.name).join(', ')}, none, all; proxy-* for a family)`,
       );
-  return [...new Set(names)];
+  return [...new Set(expanded)];
 }
 
 function faultClass(name: string): FaultClassDefinition {

@@ -241,6 +241,7 @@ export default definePlugin({
       summary: 'memcached text protocol over TCP: register (get, set, gets + cas), set (append / add, get)',
       workloads: ['register', 'set'],
       hiddenRetries: false,
+      endpoints: 'client-address',
       options,
       create: (c) => new MemcachedClient(c),
     }),

@@ -105,7 +105,9 @@ class JetStreamClientImpl implements Client {
       const nc =
         this.nc ??
         (await connect({
-          servers: `${address(this.c.ctx, this.node as string)}:${CLIENT_PORT}`,
+          servers: this.c.db.clientAddress(this.c.ctx, this.node as string),
+          // Only the node's own address: servers the cluster gossips would bypass faultline's proxy.
+          ignoreClusterUpdates: true,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 250,
           timeout: 3000,
@@ -262,6 +264,7 @@ export default definePlugin({
         'the official nats client: publish with acknowledgement (add), read the whole stream (final-read)',
       workloads: ['jetstream-queue'],
       hiddenRetries: false,
+      endpoints: 'client-address',
       create: (c) => new JetStreamClientImpl(c),
     }),
   ],

@@ -26,6 +26,7 @@ export default definePlugin({
       summary: 'node-postgres (pg): one transaction per op at the plan isolation level, never retried',
       workloads: ['list-append', 'rw-register'],
       hiddenRetries: false,
+      endpoints: 'client-address',
       options: txnOptionsSchema({
         isolation: ['serializable', 'repeatable-read', 'read-committed'],
         readFrom: ['primary', 'replicas'],
@@ -39,6 +40,7 @@ export default definePlugin({
       summary: 'MariaDB Connector/Node.js: one transaction per op at the plan isolation level, never retried',
       workloads: ['list-append', 'rw-register'],
       hiddenRetries: false,
+      endpoints: 'client-address',
       options: txnOptionsSchema({
         isolation: ['serializable', 'repeatable-read', 'read-committed', 'read-uncommitted'],
         readFrom: ['primary'],

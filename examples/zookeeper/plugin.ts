@@ -135,7 +135,7 @@ async function createDb(): Promise<DB> {
      * run's process alive after its report).
      */
     async teardown(ctx: DbContext, node: string) {
-      closeReadSession(`${address(ctx, node)}:${CLIENT_PORT}`);
+      closeReadSession(node);
       await inner.teardown(ctx, node);
     },
     async primaries(ctx: DbContext) {
@@ -282,11 +282,12 @@ class Session {
 const readSessions = new Map<string, Session>();
 
 /** The read session to one server (host:port), created on first use. */
-function readSessionOf(at: string): Session {
-  let s = readSessions.get(at);
+/** By node: the address may be faultline's proxy rather than the server's own. */
+function readSessionOf(node: string, at: string): Session {
+  let s = readSessions.get(node);
   if (!s) {
     s = new Session(at);
-    readSessions.set(at, s);
+    readSessions.set(node, s);
   }
   return s;
 }
@@ -295,9 +296,9 @@ function readSessionOf(at: string): Session {
  * Close and forget the read session to one server: the database's teardown, at the start and the end of
  * every run (the runner closes clients, never the pool, so a run's last clients cannot close it).
  */
-function closeReadSession(at: string): void {
-  readSessions.get(at)?.close();
-  readSessions.delete(at);
+function closeReadSession(node: string): void {
+  readSessions.get(node)?.close();
+  readSessions.delete(node);
 }
 
 /**
@@ -325,8 +326,9 @@ class ZkRegisterClient implements Client {
     private readonly c: ClientContext,
     node: string | null = null,
   ) {
-    const at = node === null ? null : `${address(c.ctx, node)}:${CLIENT_PORT}`;
-    this.reads = at === null ? null : readSessionOf(at);
+    // Where the database says clients connect (faultline may point that at its proxy).
+    const at = node === null ? null : c.db.clientAddress(c.ctx, node);
+    this.reads = node === null || at === null ? null : readSessionOf(node, at);
     this.writes = at === null ? null : new Session(at);
   }
 
@@ -483,6 +485,7 @@ export default definePlugin({
         'node-zookeeper-client: register and multi-register (getData, setData, versioned setData as cas); sync before reads with clientOptions.sync',
       workloads: ['register', 'multi-register'],
       hiddenRetries: false,
+      endpoints: 'client-address',
       options,
       create: (c) => new ZkRegisterClient(c),
     }),

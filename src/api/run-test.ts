@@ -74,6 +74,7 @@ export async function runTest(o: RunTestOptions): Promise<TestRunResult> {
       remote: cluster.remote,
       db: sut.db,
       makeClient: sut.makeClient,
+      clientRoutable: sut.routable,
       workload: o.workload,
       faults,
       nemesisIntervalS: parseDuration(o.nemesisInterval ?? '10s', 'nemesisInterval') / 1000,

@@ -3,6 +3,8 @@ import { UserError } from '../core/util/errors.ts';
 import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
 import type { Client } from './clients/types.ts';
+import type { ClientEndpoint } from './clusters/client-only.ts';
+import { externalDatabase } from './databases/external.ts';
 import { databases } from './databases/registry.ts';
 import type { DB, DbContext } from './databases/types.ts';
 
@@ -21,6 +23,8 @@ export interface SutSpec {
   clientOptions?: Record<string, unknown>;
   /** Prefix for errors: a flag (`--db`) or a scenario (`S3: binding`). */
   where: string;
+  /** A client-only run: the database is these endpoints, run by someone else (see databases/external.ts). */
+  endpoints?: Readonly<Record<string, ClientEndpoint>>;
 }
 
 export interface Sut {
@@ -28,10 +32,31 @@ export interface Sut {
   dbName: string;
   clientName: string;
   dbOptions: Record<string, unknown>;
-  /** The workload's client, given the workload's own client options (bank accounts …). */
-  makeClient: (workloadOptions: Record<string, unknown>) => Promise<Client>;
+  /**
+   * The workload's client, given the workload's own client options (bank accounts …); `route` points
+   * every client address somewhere else (the proxy) for the client only, never for the database's own
+   * set-up and health checks.
+   */
+  makeClient: (workloadOptions: Record<string, unknown>, route?: AddressRoute) => Promise<Client>;
+  /** Does the client connect only where `db.clientAddress` says (so it can be routed)? */
+  routable: boolean;
   /** Does the client record every attempt itself (no retries hidden in a library)? null = unknown. */
   hiddenRetries: boolean | null;
+}
+
+/** Where a client should connect instead of `address` (the client address of `node`). */
+export type AddressRoute = (address: string, node: string) => string;
+
+/**
+ * The database as the client sees it: the same object (its prototype, so `instanceof` still holds) with
+ * `clientAddress` routed.
+ */
+function routedDb(db: DB, route: AddressRoute): DB {
+  const routed = Object.create(db) as DB;
+  Object.defineProperty(routed, 'clientAddress', {
+    value: (ctx: DbContext, node: string) => route(db.clientAddress(ctx, node), node),
+  });
+  return routed;
 }
 
 export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
@@ -46,7 +71,12 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
     );
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
-  const db = await dbDef.create(dbOptions);
+  const created = await dbDef.create(dbOptions);
+  if (spec.endpoints && clientDef.endpoints !== 'client-address')
+    throw new UserError(
+      `${spec.where}: a client-only run needs a client that connects where it is told (endpoints: client-address); ${clientName} finds its own addresses`,
+    );
+  const db = spec.endpoints ? externalDatabase(created, spec.endpoints) : created;
   const ctx: DbContext = { remote, nodes: remote.nodes.map((n) => n.name) };
   return {
     db,
@@ -54,9 +84,10 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
     clientName,
     dbOptions,
     hiddenRetries: clientDef.hiddenRetries,
-    makeClient: async (workloadOptions) =>
+    routable: clientDef.endpoints === 'client-address',
+    makeClient: async (workloadOptions, route) =>
       clientDef.create({
-        db,
+        db: route ? routedDb(db, route) : db,
         ctx,
         workload: spec.workload,
         dbOptions,

@@ -210,6 +210,6 @@ test('plan steps are validated by their nemesis: real actions only, unknown kind
   const kind = nemesisStepSchema.safeParse({ kind: 'flood' });
   t.regex(
     kind.error?.issues[0]?.message ?? '',
-    /unknown nemesis "flood" \(one of partition, packet, process, clock, disk, membership, lazyfs\)/,
+    /unknown nemesis "flood" \(one of partition, packet, process, clock, disk, membership, lazyfs, proxy\)/,
   );
 });

@@ -1,8 +1,10 @@
-import { formatHealReport, healAll } from '../../../nemeses/heal.ts';
+import { formatHealReport, healAll, healRecords, sweepNodes } from '../../../nemeses/heal.ts';
 import { FaultLedger, readLedger } from '../../../nemeses/ledger.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import type { SshCliOptions } from '../../core/control/connect.ts';
+import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { ClientOnlyRemote } from '../../lib/clusters/client-only.ts';
 import { type ClusterSource, connectCluster } from '../../lib/clusters/connect.ts';
 
 /** The `faultline heal` action: returns the exit code (0 every node clean, 1 not clean). */
@@ -20,6 +22,8 @@ export async function runHeal(
   if (opts.ledger) {
     const state = readLedger(opts.ledger);
     records = state.unhealed;
+    if (state.clientOnly && !opts.inventory)
+      return healClientOnly(opts.ledger, state.nodes, records, opts.json);
     source.nodes = {
       specs: state.nodes,
       ...(state.knownHostsFiles && { knownHostsFiles: state.knownHostsFiles }),
@@ -38,5 +42,37 @@ export async function runHeal(
   } finally {
     ledger?.close();
     await cluster.close();
+  }
+}
+
+/**
+ * A client-only run's ledger: no SSH. Its faults lived on the control node (the proxy) and are healed
+ * there; the sweep covers only the kinds the ledger used, since a node-side sweep would need the nodes.
+ */
+async function healClientOnly(
+  path: string,
+  nodes: readonly NodeSpec[],
+  records: FaultRecord[],
+  json: boolean | undefined,
+): Promise<number> {
+  const remote = new ClientOnlyRemote(
+    Object.fromEntries(nodes.map((n) => [n.name, { host: n.host, port: 0 }])),
+  );
+  const ledger = new FaultLedger(path);
+  try {
+    const faults = await healRecords(remote, records, ledger);
+    const kinds = [...new Set(readLedger(path).records.map((r) => r.spec.kind))];
+    const sweep = await sweepNodes(
+      remote,
+      nodes.map((n) => n.name),
+      kinds,
+    );
+    const report = { faults, sweep, clean: faults.every((f) => f.healed) && sweep.every((s) => s.clean) };
+    process.stdout.write(
+      json ? `${JSON.stringify(report)}\n` : `client-only run (no SSH)\n${formatHealReport(report)}\n`,
+    );
+    return report.clean ? 0 : 1;
+  } finally {
+    ledger.close();
   }
 }

@@ -1,5 +1,7 @@
 import { nemeses } from '../../../nemeses/registry.ts';
 import { isPathName } from '../../core/util/paths.ts';
+import { clients } from '../../lib/clients/registry.ts';
+import { databases } from '../../lib/databases/registry.ts';
 import { parseExpectation } from '../verdict/expectation.ts';
 import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
 import {
@@ -482,6 +484,21 @@ function checkArm(r: ResolvedScenario, out: Problem[]): void {
 }
 
 /** An `Expected verdict:` that cannot be read would silently judge nothing: the plan must not run. */
+/**
+ * Proxy faults stand on the clients' path: they need a client that connects only where the database
+ * says (its definition's `endpoints: client-address`), else the clients would go around the proxy.
+ */
+function checkProxySteps(b: NonNullable<ResolvedScenario['binding']>, add: Add): void {
+  if (!b.nemesis.some((step) => step.kind === 'proxy')) return;
+  const name = b.client ?? databases.get(b.db)?.defaultClient;
+  const def = name ? clients.get(name) : undefined;
+  if (def && def.endpoints !== 'client-address')
+    add(
+      'binding.nemesis',
+      `a proxy step needs a client faultline can point at its proxy; the ${def.name} client does not declare its endpoints (endpoints: client-address), so its connections would go around the proxy`,
+    );
+}
+
 function checkExpectedVerdict(text: string | null, add: (reason: string) => void): void {
   if (text === null) return;
   const r = parseExpectation(text);
@@ -503,6 +520,7 @@ function checkBinding(r: ResolvedScenario, add: Add): void {
     );
   }
   for (const c of checkersWithNothingToRead(b)) add('binding.checkers', c.reason);
+  checkProxySteps(b, add);
   if (b.model === 'session' && b.checkers.includes('linearizable') && !b.checkers.includes('session')) {
     add(
       'binding.checkers',

@@ -44,6 +44,11 @@ export interface ClientInput {
   /** Does the client ever repeat an op on its own (a library retry)? Default: unknown (null). */
   hiddenRetries?: boolean | null;
   options?: OptionsSchema;
+  /**
+   * `client-address`: the client connects only where `db.clientAddress(ctx, node)` says, so faultline
+   * can point it at its proxy (proxy faults, client-only runs). Default: unknown (proxy faults refused).
+   */
+  endpoints?: 'client-address';
   create(c: ClientContext): Client | Promise<Client>;
 }
 

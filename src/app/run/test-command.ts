@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
+import { faultClasses } from '../../../nemeses/registry.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
@@ -11,6 +12,7 @@ import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { log, teeLogToFile } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
 import { clients } from '../../lib/clients/registry.ts';
+import { type ClientEndpoint, ClientOnlyRemote, endpointsFromList } from '../../lib/clusters/client-only.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
@@ -96,6 +98,14 @@ async function runOnce(
   session: TestSession,
   r: { seed: number; index: number; faultSchedule?: Schedule },
 ): Promise<{ valid: Validity; interrupted: boolean }> {
+  if (o.endpoints) {
+    session.say(
+      `client-only run: ${Object.entries(o.endpoints)
+        .map(([n, e]) => `${n} ${e.host}:${e.port}`)
+        .join(', ')} (no SSH, nothing installed, only proxy faults)`,
+    );
+    return runInCluster(o, new ClientOnlyRemote(o.endpoints), session, r);
+  }
   const cluster = await connectCluster(
     {
       ...(o.inventory && { inventory: o.inventory }),
@@ -134,6 +144,7 @@ async function runInCluster(
       workload: o.workload,
       dbOptions: o.dbOptions,
       where: '--db',
+      ...(o.endpoints && { endpoints: o.endpoints }),
     },
     remote,
   );
@@ -151,6 +162,7 @@ async function runInCluster(
       remote,
       db: sut.db,
       makeClient: sut.makeClient,
+      clientRoutable: sut.routable,
       workload: o.workload,
       faults: o.faults,
       nemesisIntervalS: o.nemesisIntervalS,
@@ -253,6 +265,8 @@ interface TestFlags {
   ssh: SshCliOptions;
   /** Jepsen-style `--nodes`/`--nodes-file`. */
   nodeList?: NodeSpec[];
+  /** A client-only run (`--no-ssh`): the database's endpoints by node. */
+  endpoints?: Record<string, ClientEndpoint>;
   /** Run the test this many times, with seeds seed, seed+1, … */
   testCount: number;
 }
@@ -283,6 +297,25 @@ function positiveInt(text: unknown, flag: string): number {
   return n;
 }
 
+/** `--no-ssh`: `--nodes host:port,…` are the database's endpoints; nothing else names nodes. */
+function clientOnlyEndpoints(f: Record<string, unknown>): Record<string, ClientEndpoint> {
+  for (const flag of ['inventory', 'local', 'nodesFile', 'username', 'sshPrivateKey'] as const)
+    if (f[flag] !== undefined)
+      throw new UserError(`--no-ssh: --${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs SSH`);
+  if (f.nodes === undefined)
+    throw new UserError('--no-ssh: name the database endpoints with --nodes host:port,…');
+  return endpointsFromList(String(f.nodes), '--nodes');
+}
+
+/** A client-only run has no node-side fault: only the proxy's, on the clients' path. */
+function refuseNodeFaults(faults: readonly string[]): void {
+  const nodeSide = faults.filter((c) => faultClasses().find((x) => x.name === c)?.kind !== 'proxy');
+  if (nodeSide.length > 0)
+    throw new UserError(
+      `--no-ssh: ${nodeSide.join(', ')} act on the nodes, which a client-only run cannot reach; use proxy faults (--nemesis proxy-*)`,
+    );
+}
+
 export function parseFlags(f: Record<string, unknown>): TestFlags {
   const db = String(f.db ?? 'etcd');
   const dbDef = databases.require(db, '--db');
@@ -292,10 +325,11 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   const serializableReads = f.serializableReads === true;
   if (serializableReads && !dbDef.staleReads)
     throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
-  const nodeList = nodesFromFlags(f as NodeListFlags);
+  const endpoints = f.ssh === false ? clientOnlyEndpoints(f) : undefined;
+  const nodeList = endpoints ? undefined : nodesFromFlags(f as NodeListFlags);
   if ([f.inventory, f.local, nodeList].filter(Boolean).length > 1)
     throw new UserError('--inventory, --local and --nodes/--nodes-file exclude each other');
-  if (!f.inventory && !f.local && !nodeList)
+  if (!f.inventory && !f.local && !nodeList && !endpoints)
     throw new UserError('say where the nodes are: --inventory FILE, --local N or --nodes n1,n2,…');
   const rate = Number(f.rate ?? 100);
   if (!(rate > 0))
@@ -320,6 +354,10 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     testCount: f.testCount === undefined ? 1 : positiveInt(f.testCount, '--test-count'),
   };
   if (nodeList) out.nodeList = nodeList;
+  if (endpoints) {
+    out.endpoints = endpoints;
+    refuseNodeFaults(out.faults);
+  }
   if (f.inventory) out.inventory = String(f.inventory);
   if (f.local) {
     out.local = positiveInt(f.local, '--local');

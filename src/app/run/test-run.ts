@@ -3,6 +3,7 @@ import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import { FaultPlane } from '../../../nemeses/plane.ts';
+import { ProxyHub, setActiveProxyHub } from '../../../nemeses/proxy/hub.ts';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { buildSchedule, type Schedule, scheduleOps, scheduleToJson } from '../../../nemeses/schedule.ts';
 import type { FaultRecord, Nemesis } from '../../../nemeses/types.ts';
@@ -25,11 +26,13 @@ import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
-import { errorMessage } from '../../core/util/errors.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client } from '../../lib/clients/types.ts';
+import { ClientOnlyRemote } from '../../lib/clusters/client-only.ts';
 import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
+import type { AddressRoute } from '../../lib/sut.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
@@ -56,8 +59,16 @@ import { type ClockWrappers, installClockWrappers, sutHooks } from './sut-hooks.
 export interface TestRunOptions {
   remote: Remote;
   db: Database;
-  /** Builds the workload's client for this DB (given the workload's client options). */
-  makeClient: (clientOptions: Record<string, unknown>) => Client | Promise<Client>;
+  /**
+   * Builds the workload's client for this DB (given the workload's client options); `route` points its
+   * addresses at the run's proxy when proxy faults are scheduled.
+   */
+  makeClient: (clientOptions: Record<string, unknown>, route?: AddressRoute) => Client | Promise<Client>;
+  /**
+   * Does the client connect only where `db.clientAddress` says (its definition's `endpoints`)? false:
+   * proxy faults are refused before anything runs, since the clients would go around the proxy.
+   */
+  clientRoutable?: boolean;
   workload: string;
   /** The checkers to run (with their options), given the workload; the workload's own when absent. */
   checkers?: readonly CheckerSpec[] | ((workload: Workload) => readonly CheckerSpec[]);
@@ -138,6 +149,8 @@ interface RunState {
   client?: Client;
   /** The version the database reported on each node (when it can tell). */
   dbVersions?: DbVersionReport | undefined;
+  /** The proxy on the clients' path, when proxy faults are scheduled: closed after the heal. */
+  proxy?: ProxyHub;
 }
 
 export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
@@ -201,6 +214,7 @@ function prepareRun(o: TestRunOptions): RunState {
     state.plane = new FaultPlane({
       remote: o.remote,
       ledgerPath: join(runDir, 'ledger.jsonl'),
+      ...(o.remote instanceof ClientOnlyRemote && { reach: { clientOnly: true } }),
       // Read at injection time: the clock wrappers are installed during set-up.
       sut: sutHooks(o.db, dbCtx, () => state.clock),
       rng,
@@ -272,8 +286,12 @@ async function recordDbVersions(
 /** Client setup, then the generator through the interpreter, streaming history and schedule to disk. */
 async function runWorkload(s: RunState): Promise<InterpreterStats> {
   const { o, nodes, runDir, workload } = s;
+  const proxy = await startProxy(s);
   const client = await inHook(o.db.name, 'client create', null, o.remote, async () =>
-    o.makeClient(workload.clientOptions),
+    o.makeClient(
+      workload.clientOptions,
+      ...(proxy ? [(address: string, node: string) => proxy.route(address, node)] : []),
+    ),
   );
   s.client = client;
   const limit = o.clientCallTimeoutMs ?? CLIENT_CALL_MS;
@@ -342,6 +360,24 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
   }
 }
 
+/**
+ * The proxy, when the schedule has proxy faults: a listener on loopback per node forwarding to the node's
+ * client address, made the process's proxy (the proxy nemesis acts on it). The clients are pointed at it.
+ */
+async function startProxy(s: RunState): Promise<ProxyHub | undefined> {
+  const { o, nodes, dbCtx } = s;
+  if (!s.schedule?.ops.some((op) => classifyFaultOp(op.f, op.value)?.kind === 'proxy')) return undefined;
+  if (o.clientRoutable === false)
+    throw new UserError(
+      'proxy faults need a client that connects only where the database says (endpoints: client-address); this client finds its own addresses',
+    );
+  const hub = await ProxyHub.start(Object.fromEntries(nodes.map((n) => [n, o.db.clientAddress(dbCtx, n)])));
+  setActiveProxyHub(hub);
+  s.proxy = hub;
+  log().info(hub.describe(), 'clients go through the proxy');
+  return hub;
+}
+
 /** Heal every fault and sweep the nodes, collect the DB logs, tear the DB down. Never throws. */
 async function healAndTearDown(s: RunState): Promise<HealReport | null> {
   const { o, nodes, dbCtx, runDir } = s;
@@ -361,6 +397,10 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
   const stopped = o.signal?.aborted === true;
   const teardownMs = stopped ? closeLimit(o) / 2 : (o.clientCallTimeoutMs ?? CLIENT_CALL_MS);
   if (s.client) await tearDownClients(s.client, nodes, teardownMs, stopped ? teardownMs : closeLimit(o));
+  if (s.proxy) {
+    await s.proxy.close();
+    setActiveProxyHub(null);
+  }
   await collectLogs(o.db, dbCtx, runDir);
   if (!o.leaveDbRunning) await tearDownDatabase(o.db, dbCtx);
   return heal;

@@ -223,6 +223,7 @@ function runner(s: ScenarioState): RunOnce {
       remote: o.remote,
       db: s.sut.db,
       makeClient: s.sut.makeClient,
+      clientRoutable: s.sut.routable,
       workload: binding.workload,
       checkers: (w) => bindingCheckers(binding, w),
       faults: [],

@@ -29,6 +29,13 @@ export interface ClientDefinition {
   hiddenRetries: boolean | null;
   /** Schema of the binding's `clientOptions`. */
   options?: OptionsSchema;
+  /**
+   * Where the client connects. `client-address`: only to the addresses `db.clientAddress(ctx, node)`
+   * gives, never to one it discovers (redirects, cluster gossip), so faultline can point it at its proxy
+   * (proxy faults, client-only runs). Absent: the client finds its own addresses, and plan check refuses
+   * proxy faults for it.
+   */
+  endpoints?: 'client-address';
   create(c: ClientContext): Client | Promise<Client>;
 }
 
@@ -41,6 +48,7 @@ clients.register(
     summary: 'etcd v3 JSON gateway over fetch: one request per op, never retried',
     workloads: ['register', 'multi-register', 'set', 'list-append', 'counter', 'bank'],
     hiddenRetries: false,
+    endpoints: 'client-address',
     async create(c) {
       const { EtcdClient } = await import('./etcd.ts');
       const urls = Object.fromEntries(c.ctx.nodes.map((n) => [n, c.db.clientAddress(c.ctx, n)]));
@@ -62,6 +70,7 @@ clients.register(
     summary: 'ioredis, no offline queue and no command retries; reads from replicas on request',
     workloads: ['register', 'multi-register', 'set', 'counter', 'list-append', 'queue'],
     hiddenRetries: null,
+    endpoints: 'client-address',
     async create(c) {
       const { RedisClient } = await import('./redis.ts');
       const { RedisDb } = await import('../databases/redis.ts');

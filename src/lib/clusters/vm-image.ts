@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
+import { processExists } from '../../core/util/pid.ts';
 import { run, runQuiet, which } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
 import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
@@ -85,20 +86,11 @@ export function vmImageRoot(): string {
 
 export const imageLockPath = () => join(vmImageRoot(), 'build.lock');
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The pid holding the image build lock, or null (no lock, or its owner is gone). */
 export function imageLockOwner(): number | null {
   try {
     const pid = Number(readFileSync(imageLockPath(), 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 && pidAlive(pid) ? pid : null;
+    return Number.isInteger(pid) && pid > 0 && processExists(pid) ? pid : null;
   } catch {
     return null;
   }

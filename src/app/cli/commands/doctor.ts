@@ -11,16 +11,47 @@ export function register(program: Command): void {
       helpEpilogue([
         'faultline doctor --inventory nodes.yaml',
         'faultline doctor --inventory nodes.yaml --json',
+        'faultline doctor --no-ssh --nodes db1.example.net:5432,db2.example.net:5432',
       ]),
     )
     .description(
       'check every node of an inventory: SSH, sudo, iptables, tc/netem, libfaketime, dm-flakey, FUSE, clock, disk',
     )
-    .requiredOption('--inventory <file>', 'nodes file (YAML)')
+    .option('--inventory <file>', 'nodes file (YAML)')
+    .option(
+      '--no-ssh',
+      'client-only: check that each endpoint of --nodes accepts a TCP connection, nothing else',
+    )
+    .option('--nodes <endpoints>', "with --no-ssh: the database's endpoints, host:port,…")
     .option('--json', 'print the report as JSON')
     .option('--log-dir <dir>', 'write per-node command logs here');
   addSshOptions(cmd).action(
-    async (o: SshCliOptions & { inventory: string; json?: boolean; logDir?: string }) => {
+    async (
+      o: SshCliOptions & {
+        inventory?: string;
+        json?: boolean;
+        logDir?: string;
+        ssh?: boolean;
+        nodes?: string;
+      },
+    ) => {
+      const { UserError } = await import('../../../core/util/errors.ts');
+      if (o.ssh === false) {
+        if (o.inventory)
+          throw new UserError('doctor --no-ssh: --inventory needs SSH; give --nodes host:port,…');
+        if (!o.nodes) throw new UserError('doctor --no-ssh: name the endpoints with --nodes host:port,…');
+        const { endpointsFromList, checkEndpoints, renderEndpointTable } = await import(
+          '../../../lib/clusters/client-only.ts'
+        );
+        const rows = await checkEndpoints(endpointsFromList(o.nodes, '--nodes'));
+        process.stdout.write(o.json ? `${JSON.stringify(rows, null, 2)}\n` : renderEndpointTable(rows));
+        // As for SSH: an unreachable node means the node list is wrong (254).
+        process.exitCode = rows.every((r) => r.reachable) ? 0 : 254;
+        return;
+      }
+      if (!o.inventory)
+        throw new UserError('doctor: give --inventory FILE (or --no-ssh --nodes host:port,…)');
+      if (o.nodes) throw new UserError('doctor: --nodes goes with --no-ssh');
       const { connectCluster } = await import('../../../lib/clusters/connect.ts');
       const { runDoctor, renderDoctorTable, doctorExitCode } = await import(
         '../../../core/control/doctor.ts'

@@ -21,7 +21,7 @@ export function register(program: Command): void {
       helpEpilogue([
         'faultline test --local 5 --db etcd -w register --nemesis partition,kill --time-limit 60s',
         'faultline test --nodes n1,n2,n3 --username admin --ssh-private-key ~/.ssh/id_ed25519 --test-count 5 --seed 100',
-        'faultline test --inventory nodes.yaml --db redis -w set --concurrency 2n',
+        'faultline test --no-ssh --nodes 127.0.0.1:6379 --db redis --nemesis proxy-latency,proxy-reset',
       ]),
     )
     .description('run a workload against a database under faults and check the history (exit 0/1/2)')
@@ -37,6 +37,10 @@ export function register(program: Command): void {
     .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
     .option('--nodes <hosts>', "Jepsen's node list: comma-separated hosts (host or host:port), named by host")
     .option('--nodes-file <file>', "Jepsen's nodes file: one host per line (# comments)")
+    .option(
+      '--no-ssh',
+      "client-only run: --nodes names the database's endpoints (host:port,…); no SSH, no install, only proxy faults",
+    )
     .option('--username <user>', 'login user for --nodes/--nodes-file (default root)')
     .option('--ssh-private-key <file>', 'private key for --nodes/--nodes-file')
     .option(

@@ -1,0 +1,492 @@
+import net from 'node:net';
+import { type Endpoint, formatEndpoint, parseEndpoint, pointAt } from './endpoint.ts';
+
+/**
+ * The TCP proxy on the control node: one listener per node, each forwarding client connections to the
+ * node's real client address, inside the control process (Node's `net`, no daemon). Faults apply per
+ * link (clients → one node) and leave counters behind (the injector side of their landing evidence);
+ * the proxy also watches the clients themselves (the victim side): the round trip each request takes as
+ * the client sees it, requests left unanswered, connections cut under a client.
+ *
+ * The proxy sits on the client path only: it never stands between nodes, so it cannot cut members off
+ * from each other, and it cannot touch processes, clocks or disks.
+ */
+
+export const PROXY_ACTIONS = [
+  'latency',
+  'bandwidth',
+  'blackhole',
+  'reset',
+  'half-open',
+  'slice',
+  'timeout',
+  'partition',
+] as const;
+export type ProxyAction = (typeof PROXY_ACTIONS)[number];
+
+export interface ProxyFaultParams {
+  /** latency: added to every chunk, each way. */
+  delayMs?: number;
+  /** latency: ± uniformly around delayMs. */
+  jitterMs?: number;
+  /** bandwidth: each direction of each connection paced to this many bytes per second. */
+  bytesPerSecond?: number;
+  /** half-open: the direction that stops (upstream: client → node; downstream: node → client). */
+  direction?: 'upstream' | 'downstream';
+  /** slice: chunk size and the pause between chunks. */
+  sliceBytes?: number;
+  sliceDelayMs?: number;
+  /** timeout: connections are closed this long after they opened (or after the fault began). */
+  afterMs?: number;
+}
+
+/** What one fault did on one link: the injector side of its evidence. */
+export interface FaultCounters {
+  connectionsReset: number;
+  /** New connections accepted and held (never dialled through) while a blackhole or partition stood. */
+  connectionsHeld: number;
+  bytesHeld: number;
+  bytesDropped: number;
+  chunksDelayed: number;
+  /** Sum of the delay each delayed chunk was given (latency) or waited (bandwidth), in ms. */
+  delayAddedMs: number;
+  bytesPaced: number;
+  /** Writes split in pieces, and the pieces. */
+  writesSliced: number;
+  slices: number;
+  connectionsTimedOut: number;
+}
+
+/** A request as the client saw it: from its first byte into the proxy to the last byte of its reply out (`at`). */
+interface RoundTrip {
+  at: number;
+  ms: number;
+}
+
+/** The clients as the proxy sees them on one link: the victim side. */
+export interface VictimView {
+  roundTrips: RoundTrip[];
+  /** Client connections cut (reset, timed out, broken) while a request was waiting for its reply. */
+  cutWithRequest: number;
+  /** Client connections cut in all. */
+  cut: number;
+  /** New client connections reset on arrival. */
+  attemptsReset: number;
+  /** Requests waiting for a reply now, with the time they were sent. */
+  waitingSince: number[];
+}
+
+interface ActiveFault {
+  id: string;
+  action: ProxyAction;
+  params: ProxyFaultParams;
+  since: number;
+}
+
+const zeroCounters = (): FaultCounters => ({
+  connectionsReset: 0,
+  connectionsHeld: 0,
+  bytesHeld: 0,
+  bytesDropped: 0,
+  chunksDelayed: 0,
+  delayAddedMs: 0,
+  bytesPaced: 0,
+  writesSliced: 0,
+  slices: 0,
+  connectionsTimedOut: 0,
+});
+
+const now = () => performance.now();
+const MAX_ROUND_TRIPS = 4096;
+
+/** One direction of one connection: an ordered queue of timed writes, and what a hold kept back. */
+class Lane {
+  readonly queue: { at: number; buf: Buffer }[] = [];
+  held: Buffer[] = [];
+  lastAt = 0;
+  nextFree = 0;
+  private timer: NodeJS.Timeout | null = null;
+  constructor(private readonly write: (buf: Buffer) => void) {}
+
+  /** Write at `at` (performance.now ms), never before anything queued earlier. */
+  push(buf: Buffer, at: number): void {
+    const t = Math.max(at, this.lastAt);
+    this.lastAt = t;
+    if (this.queue.length === 0 && t <= now() + 0.5) {
+      this.write(buf);
+      return;
+    }
+    this.queue.push({ at: t, buf });
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.timer || this.queue.length === 0) return;
+    const head = this.queue[0] as { at: number };
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        const t = now() + 0.5;
+        while (this.queue.length > 0 && (this.queue[0] as { at: number }).at <= t)
+          this.write((this.queue.shift() as { buf: Buffer }).buf);
+        this.arm();
+      },
+      Math.max(0, head.at - now()),
+    );
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.queue.length = 0;
+    this.held = [];
+  }
+}
+
+/** One client connection and its upstream. */
+class Pair {
+  upstream: net.Socket | null = null;
+  readonly up: Lane;
+  readonly down: Lane;
+  waitingSince: number | null = null;
+  /**
+   * The request being timed: from its first byte in to the last byte of its reply out (taken when the
+   * next request starts or the connection ends), so a reply held back in pieces counts whole.
+   */
+  requestAt: number | null = null;
+  replyAt: number | null = null;
+  /** Bytes were lost (half-open, partition): the stream cannot go on after the heal. */
+  broken = false;
+  closed = false;
+  readonly timers = new Map<string, NodeJS.Timeout>();
+  constructor(
+    readonly client: net.Socket,
+    private readonly link: ProxyLink,
+  ) {
+    this.up = new Lane((b) => this.upstream?.write(b));
+    this.down = new Lane((b) => {
+      this.waitingSince = null;
+      this.replyAt = now();
+      client.write(b);
+    });
+  }
+
+  /** A new request starts at `t` (null: none): the one before it, answered, is a round trip. */
+  timeRequest(t: number | null): void {
+    if (this.requestAt !== null && this.replyAt !== null && this.replyAt >= this.requestAt)
+      this.link.roundTrip(this.replyAt - this.requestAt, this.replyAt);
+    this.requestAt = t;
+    this.replyAt = null;
+  }
+
+  dial(): void {
+    if (this.upstream || this.closed) return;
+    const up = net.connect({ host: this.link.upstream.host, port: this.link.upstream.port });
+    up.setNoDelay(true);
+    this.upstream = up;
+    up.on('data', (b: Buffer) => this.link.forward(this, 'down', b));
+    up.on('error', () => this.cut(false));
+    up.on('close', () => this.cut(false));
+  }
+
+  /** Close both sides; `reset` sends an RST to the client instead of a FIN. */
+  cut(reset: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.link.cutPair(this);
+    this.timeRequest(null);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.up.clear();
+    this.down.clear();
+    if (reset) {
+      this.client.resetAndDestroy();
+      this.upstream?.resetAndDestroy();
+    } else {
+      this.client.destroy();
+      this.upstream?.destroy();
+    }
+  }
+}
+
+export class ProxyLink {
+  readonly pairs = new Set<Pair>();
+  readonly faults: ActiveFault[] = [];
+  readonly counters = new Map<string, FaultCounters>();
+  readonly victim: VictimView = {
+    roundTrips: [],
+    cutWithRequest: 0,
+    cut: 0,
+    attemptsReset: 0,
+    waitingSince: [],
+  };
+  /** Every connection accepted, and bytes forwarded each way (the bench reads them). */
+  accepted = 0;
+  server!: net.Server;
+  listen!: Endpoint;
+
+  constructor(
+    readonly node: string,
+    readonly address: string,
+    readonly upstream: Endpoint,
+  ) {}
+
+  async start(host: string): Promise<void> {
+    this.server = net.createServer((c) => this.accept(c));
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host, port: 0 }, () => resolve());
+    });
+    const a = this.server.address() as net.AddressInfo;
+    this.listen = { host: a.address, port: a.port };
+  }
+
+  private count(f: ActiveFault): FaultCounters {
+    const c = this.counters.get(f.id) ?? zeroCounters();
+    this.counters.set(f.id, c);
+    return c;
+  }
+
+  private holding(): ActiveFault[] {
+    return this.faults.filter((f) => f.action === 'blackhole' || f.action === 'partition');
+  }
+
+  private accept(client: net.Socket): void {
+    this.accepted++;
+    client.setNoDelay(true);
+    const pair = new Pair(client, this);
+    this.pairs.add(pair);
+    client.on('data', (b: Buffer) => this.forward(pair, 'up', b));
+    client.on('error', () => pair.cut(false));
+    client.on('close', () => pair.cut(false));
+    const resets = this.faults.filter((f) => f.action === 'reset');
+    if (resets.length > 0) {
+      for (const f of resets) this.count(f).connectionsReset++;
+      this.victim.attemptsReset++;
+      pair.cut(true);
+      return;
+    }
+    for (const f of this.faults) if (f.action === 'timeout') this.armTimeout(pair, f);
+    const holds = this.holding();
+    if (holds.length > 0) {
+      for (const f of holds) this.count(f).connectionsHeld++;
+      return;
+    }
+    pair.dial();
+  }
+
+  roundTrip(ms: number, at: number): void {
+    const r = this.victim.roundTrips;
+    r.push({ at, ms });
+    if (r.length > MAX_ROUND_TRIPS) r.splice(0, r.length - MAX_ROUND_TRIPS);
+  }
+
+  cutPair(pair: Pair): void {
+    this.pairs.delete(pair);
+    this.victim.cut++;
+    if (pair.waitingSince !== null) this.victim.cutWithRequest++;
+  }
+
+  /** A chunk from the client (up) or the node (down), through every fault in force on the link. */
+  forward(pair: Pair, dir: 'up' | 'down', chunk: Buffer): void {
+    const t = now();
+    if (dir === 'up' && pair.waitingSince === null) pair.waitingSince = t;
+    if (dir === 'up' && (pair.requestAt === null || pair.replyAt !== null)) pair.timeRequest(t);
+    const lane = dir === 'up' ? pair.up : pair.down;
+    const partitions = this.faults.filter((f) => f.action === 'partition');
+    if (partitions.length > 0) {
+      // A cut link loses what is in flight; the stream is reset once the cut heals.
+      for (const f of partitions) this.count(f).bytesDropped += chunk.length;
+      pair.broken = true;
+      return;
+    }
+    const holds = this.faults.filter((f) => f.action === 'blackhole');
+    if (holds.length > 0 || (dir === 'up' && !pair.upstream)) {
+      for (const f of holds) this.count(f).bytesHeld += chunk.length;
+      lane.held.push(chunk);
+      return;
+    }
+    const direction = dir === 'up' ? 'upstream' : 'downstream';
+    const stopped = this.faults.filter((f) => f.action === 'half-open' && f.params.direction === direction);
+    if (stopped.length > 0) {
+      for (const f of stopped) this.count(f).bytesDropped += chunk.length;
+      pair.broken = true;
+      return;
+    }
+    let at = t;
+    for (const f of this.faults) {
+      if (f.action === 'latency') {
+        const jitter = f.params.jitterMs ?? 0;
+        const d = Math.max(0, (f.params.delayMs ?? 0) + (Math.random() * 2 - 1) * jitter);
+        const c = this.count(f);
+        c.chunksDelayed++;
+        c.delayAddedMs += d;
+        at += d;
+      } else if (f.action === 'bandwidth') {
+        const start = Math.max(at, lane.nextFree);
+        const end = start + (chunk.length / (f.params.bytesPerSecond ?? 1)) * 1000;
+        lane.nextFree = end;
+        const c = this.count(f);
+        c.chunksDelayed++;
+        c.bytesPaced += chunk.length;
+        c.delayAddedMs += end - at;
+        at = end;
+      }
+    }
+    const slicer = this.faults.find((f) => f.action === 'slice');
+    const size = slicer?.params.sliceBytes ?? 0;
+    if (slicer && size > 0 && chunk.length > size) {
+      const c = this.count(slicer);
+      c.writesSliced++;
+      for (let off = 0, i = 0; off < chunk.length; off += size, i++) {
+        c.slices++;
+        lane.push(chunk.subarray(off, off + size), at + i * (slicer.params.sliceDelayMs ?? 0));
+      }
+      return;
+    }
+    lane.push(chunk, at);
+  }
+
+  private armTimeout(pair: Pair, f: ActiveFault): void {
+    pair.timers.set(
+      f.id,
+      setTimeout(() => {
+        this.count(f).connectionsTimedOut++;
+        pair.cut(false);
+      }, f.params.afterMs ?? 0),
+    );
+  }
+
+  apply(id: string, action: ProxyAction, params: ProxyFaultParams): void {
+    const f: ActiveFault = { id, action, params, since: now() };
+    this.faults.push(f);
+    this.count(f);
+    if (action === 'reset')
+      for (const p of [...this.pairs]) {
+        this.count(f).connectionsReset++;
+        p.cut(true);
+      }
+    if (action === 'timeout') for (const p of this.pairs) this.armTimeout(p, f);
+  }
+
+  /** Undo one fault: held connections are dialled and held bytes delivered; broken streams are reset. */
+  remove(id: string): boolean {
+    const i = this.faults.findIndex((f) => f.id === id);
+    if (i < 0) return false;
+    this.faults.splice(i, 1);
+    for (const p of [...this.pairs]) {
+      const t = p.timers.get(id);
+      if (t) clearTimeout(t);
+      p.timers.delete(id);
+    }
+    this.reflow();
+    return true;
+  }
+
+  private reflow(): void {
+    const lossy = this.faults.some((f) => f.action === 'partition' || f.action === 'half-open');
+    const holding = this.holding().length > 0;
+    for (const p of [...this.pairs]) {
+      if (p.broken && !lossy) {
+        p.cut(true);
+        continue;
+      }
+      if (holding) continue;
+      p.dial();
+      for (const lane of ['up', 'down'] as const) {
+        const held = (lane === 'up' ? p.up : p.down).held;
+        (lane === 'up' ? p.up : p.down).held = [];
+        for (const b of held) this.forward(p, lane, b);
+      }
+    }
+  }
+
+  /** Requests waiting for their reply now (the time each was sent). */
+  waiting(): number[] {
+    return [...this.pairs].flatMap((p) => (p.waitingSince === null ? [] : [p.waitingSince]));
+  }
+
+  async close(): Promise<void> {
+    for (const p of [...this.pairs]) p.cut(false);
+    this.faults.length = 0;
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** The proxy of one run: a link per node. */
+export class ProxyHub {
+  readonly links = new Map<string, ProxyLink>();
+  private constructor(readonly listenHost: string) {}
+
+  /** Listen for every node (node → its client address) on `listenHost` (loopback by default). */
+  static async start(addresses: Record<string, string>, listenHost = '127.0.0.1'): Promise<ProxyHub> {
+    const hub = new ProxyHub(listenHost);
+    try {
+      for (const [node, address] of Object.entries(addresses)) {
+        const upstream = parseEndpoint(address);
+        if (!upstream)
+          throw new Error(
+            `${node}: the client address ${address} names no host:port the proxy can forward to`,
+          );
+        const link = new ProxyLink(node, address, upstream);
+        await link.start(listenHost);
+        hub.links.set(node, link);
+      }
+    } catch (err) {
+      await hub.close();
+      throw err;
+    }
+    return hub;
+  }
+
+  link(node: string): ProxyLink {
+    const l = this.links.get(node);
+    if (!l) throw new Error(`the proxy has no link to ${node}`);
+    return l;
+  }
+
+  /** The address a client should use for `node`: the proxy's listener when `address` is the node's. */
+  route(address: string, node: string): string {
+    const l = this.links.get(node);
+    return l && l.address === address ? pointAt(address, l.listen) : address;
+  }
+
+  /** node → listener, node → upstream: what the fault ledger keeps. */
+  describe(): { listeners: Record<string, string>; upstreams: Record<string, string> } {
+    const links = [...this.links.values()];
+    return {
+      listeners: Object.fromEntries(links.map((l) => [l.node, formatEndpoint(l.listen)])),
+      upstreams: Object.fromEntries(links.map((l) => [l.node, formatEndpoint(l.upstream)])),
+    };
+  }
+
+  apply(id: string, nodes: readonly string[], action: ProxyAction, params: ProxyFaultParams): void {
+    for (const n of nodes) this.link(n).apply(id, action, params);
+  }
+
+  /** Undo a fault on every link; returns the nodes it was in force on. */
+  remove(id: string): string[] {
+    return [...this.links.values()].filter((l) => l.remove(id)).map((l) => l.node);
+  }
+
+  /** Nodes a fault is in force on. */
+  inForce(id: string): string[] {
+    return [...this.links.values()].filter((l) => l.faults.some((f) => f.id === id)).map((l) => l.node);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.links.values()].filter((l) => l.server).map((l) => l.close()));
+    this.links.clear();
+    if (active === this) active = null;
+  }
+}
+
+let active: ProxyHub | null = null;
+
+/** The proxy of the run in this process (the proxy nemesis acts on it), or null. */
+export function activeProxyHub(): ProxyHub | null {
+  return active;
+}
+
+export function setActiveProxyHub(hub: ProxyHub | null): void {
+  active = hub;
+}

@@ -1,0 +1,142 @@
+import net from 'node:net';
+import type { ExecResult, NodeResult, NodeSpec, Remote } from '../../core/control/types.ts';
+import { UserError } from '../../core/util/errors.ts';
+
+/**
+ * A client-only run (`--no-ssh`): the database is an endpoint per node (`--nodes host:port,…`), started
+ * and kept by someone else (a managed service, a shared lab). faultline opens no SSH connection, installs
+ * and starts nothing, and runs no command on the nodes: every attempt is refused with the reason, so a
+ * node-side fault, a log download or an install says it cannot run here instead of being skipped.
+ */
+export interface ClientEndpoint {
+  host: string;
+  port: number;
+}
+
+const ENTRY = /^(?<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9][A-Za-z0-9_.-]*):(?<port>\d{1,5})$/;
+
+/** `host:port,host:port` → nodes n1, n2 … with their endpoints. */
+export function endpointsFromList(list: string, where: string): Record<string, ClientEndpoint> {
+  const entries = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (entries.length === 0) throw new UserError(`${where}: name the database's endpoints (host:port,…)`);
+  return Object.fromEntries(
+    entries.map((e, i) => {
+      const m = ENTRY.exec(e);
+      const port = Number(m?.groups?.port);
+      if (!m?.groups || !(port >= 1 && port <= 65_535))
+        throw new UserError(
+          `${where}: "${e}" is not host:port (a client-only run needs the database's own port)`,
+        );
+      return [`n${i + 1}`, { host: (m.groups.host as string).replace(/^\[|\]$/g, ''), port }];
+    }),
+  );
+}
+
+export class NoSshError extends UserError {
+  override readonly name = 'NoSshError';
+}
+
+const refuse = (node: string, what: string): never => {
+  throw new NoSshError(
+    `${node}: a client-only run has no SSH: cannot ${what} (only proxy faults and the clients run)`,
+  );
+};
+
+export class ClientOnlyRemote implements Remote {
+  readonly nodes: readonly NodeSpec[];
+  constructor(readonly endpoints: Readonly<Record<string, ClientEndpoint>>) {
+    this.nodes = Object.entries(endpoints).map(([name, e]) => ({
+      name,
+      host: e.host,
+      address: e.host,
+      port: 0,
+      user: '',
+    }));
+  }
+  node(name: string): NodeSpec {
+    const n = this.nodes.find((x) => x.name === name);
+    if (!n) throw new UserError(`no node ${name} in this client-only run`);
+    return n;
+  }
+  async exec(node: string, command: string): Promise<ExecResult> {
+    return refuse(node, `run \`${command.split('\n')[0]?.slice(0, 60)}\``);
+  }
+  async upload(node: string, _localPath: string, remotePath: string): Promise<void> {
+    refuse(node, `upload ${remotePath}`);
+  }
+  async download(node: string, remotePath: string, _localPath: string): Promise<void> {
+    refuse(node, `download ${remotePath}`);
+  }
+  async onNodes<T>(nodes: readonly string[], fn: (node: string) => Promise<T>): Promise<NodeResult<T>[]> {
+    return Promise.all(
+      nodes.map(async (node) => {
+        try {
+          return { node, ok: true, value: await fn(node) } as NodeResult<T>;
+        } catch (error) {
+          return { node, ok: false, error } as NodeResult<T>;
+        }
+      }),
+    );
+  }
+  async close(): Promise<void> {}
+}
+
+/** Does a TCP connect to the endpoint succeed within `timeoutMs`? The reason when not. */
+export function reachEndpoint(e: ClientEndpoint, timeoutMs = 2000): Promise<string | null> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: e.host, port: e.port });
+    const done = (why: string | null) => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(why);
+    };
+    const timer = setTimeout(() => done(`no answer in ${timeoutMs} ms`), timeoutMs);
+    s.once('connect', () => done(null));
+    s.once('error', (err) => done(err.message));
+  });
+}
+
+export interface EndpointCheck {
+  node: string;
+  endpoint: string;
+  reachable: boolean;
+  ms: number;
+  error?: string;
+}
+
+/** `doctor --no-ssh`: a TCP connect to every endpoint (in parallel), timed. */
+export async function checkEndpoints(
+  endpoints: Readonly<Record<string, ClientEndpoint>>,
+  timeoutMs = 3000,
+): Promise<EndpointCheck[]> {
+  return Promise.all(
+    Object.entries(endpoints).map(async ([node, e]) => {
+      const t0 = performance.now();
+      const why = await reachEndpoint(e, timeoutMs);
+      return {
+        node,
+        endpoint: e.host.includes(':') ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`,
+        reachable: why === null,
+        ms: Math.round(performance.now() - t0),
+        ...(why !== null && { error: why }),
+      };
+    }),
+  );
+}
+
+export function renderEndpointTable(rows: readonly EndpointCheck[]): string {
+  const lines = rows.map(
+    (r) =>
+      `${r.node.padEnd(5)} ${r.endpoint.padEnd(24)} ${r.reachable ? `reachable (TCP connect in ${r.ms} ms)` : `UNREACHABLE: ${r.error}`}`,
+  );
+  const bad = rows.filter((r) => !r.reachable).length;
+  lines.push(
+    bad === 0
+      ? `client-only: ${rows.length} endpoint(s) reachable; no SSH checked (proxy faults only)`
+      : `client-only: ${bad} of ${rows.length} endpoint(s) unreachable`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,59 @@
+import { formatEndpoint, pointAt } from '../../../nemeses/proxy/endpoint.ts';
+import { type ClientEndpoint, reachEndpoint } from '../clusters/client-only.ts';
+import type { Database, DbContext } from './types.ts';
+
+/**
+ * A database someone else runs (a client-only run): the adapter's client addresses, pointed at the
+ * endpoints given, and nothing else of it. Set-up and teardown do nothing (the data and the daemon are
+ * not faultline's), ready means every endpoint accepts a TCP connection, and no optional capability is
+ * declared (process, clock, disk, membership, logs, primaries all need the nodes): faults and audits
+ * that need one are refused by name.
+ */
+export function externalDatabase(
+  inner: Database,
+  endpoints: Readonly<Record<string, ClientEndpoint>>,
+): Database {
+  const endpoint = (node: string): ClientEndpoint => {
+    const e = endpoints[node];
+    if (!e) throw new Error(`no endpoint for ${node}`);
+    return e;
+  };
+  // The adapter's own prototype (clients may check what database they were given), every optional
+  // capability shadowed: none of them can act without the nodes.
+  const db = Object.create(inner) as Database;
+  for (const cap of NODE_SIDE) Object.defineProperty(db, cap, { value: undefined });
+  return Object.assign(db, {
+    name: inner.name,
+    async setup() {},
+    async teardown() {},
+    clientAddress(ctx: DbContext, node: string): string {
+      // The adapter's own form (scheme, path), with the host and port given.
+      return pointAt(inner.clientAddress(ctx, node), endpoint(node));
+    },
+    async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      for (const node of ctx.nodes) {
+        for (;;) {
+          const why = await reachEndpoint(endpoint(node));
+          if (why === null) break;
+          if (Date.now() > deadline)
+            throw new Error(`${node} (${formatEndpoint(endpoint(node))}) unreachable: ${why}`);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    },
+  });
+}
+
+const NODE_SIDE = [
+  'install',
+  'process',
+  'primaries',
+  'logFiles',
+  'wipe',
+  'dataDir',
+  'clock',
+  'peerView',
+  'membership',
+  'logNoise',
+] as const;

@@ -1,0 +1,261 @@
+import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import test from 'ava';
+import { readLedger } from '../../nemeses/ledger.ts';
+import { FaultPlane } from '../../nemeses/plane.ts';
+import { parseEndpoint, pointAt } from '../../nemeses/proxy/endpoint.ts';
+import { ProxyHub, setActiveProxyHub } from '../../nemeses/proxy/hub.ts';
+import { proxyNemesis } from '../../nemeses/proxy/nemesis.ts';
+import { nemeses } from '../../nemeses/registry.ts';
+import { parseFaults } from '../../nemeses/schedule.ts';
+import type { FaultRecord, FaultSpec } from '../../nemeses/types.ts';
+import type { Remote } from '../../src/core/control/types.ts';
+
+/**
+ * The proxy against a real loopback echo server and a client that keeps sending requests through it:
+ * every fault must show on the proxy's counters and on the client, and be gone after heal.
+ */
+
+const remote = {
+  nodes: [{ name: 'n1', host: '127.0.0.1', port: 22, user: 'root' }],
+} as unknown as Remote;
+
+async function echoServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const socks = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    socks.add(s);
+    s.on('data', (b) => s.write(b));
+    s.on('error', () => {});
+    s.on('close', () => socks.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of socks) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A client sending a 32-byte request and waiting for its echo, again and again; reconnects on any cut. */
+function loadClient(port: number) {
+  const stats = { ok: 0, errors: 0, stopped: false };
+  const run = async () => {
+    while (!stats.stopped) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        let got = 0;
+        const timer = setTimeout(() => {
+          s.destroy();
+          resolve(false);
+        }, 1500);
+        const next = () => s.write(Buffer.alloc(32, 120));
+        s.on('connect', next);
+        s.on('data', (b) => {
+          got += b.length;
+          if (got >= 32) {
+            got -= 32;
+            stats.ok++;
+            if (stats.stopped) {
+              clearTimeout(timer);
+              s.destroy();
+              resolve(true);
+            } else setTimeout(next, 15);
+          }
+        });
+        s.on('error', () => {
+          clearTimeout(timer);
+          resolve(false);
+        });
+        s.on('close', () => {
+          clearTimeout(timer);
+          resolve(false);
+        });
+      });
+      if (!ok) {
+        stats.errors++;
+        await sleep(20);
+      }
+    }
+  };
+  const done = run();
+  return {
+    stats,
+    stop: async () => {
+      stats.stopped = true;
+      await done;
+    },
+  };
+}
+
+test('client addresses are pointed at the proxy with scheme and path kept', (t) => {
+  t.deepEqual(parseEndpoint('http://10.213.0.2:2379'), { host: '10.213.0.2', port: 2379 });
+  t.deepEqual(parseEndpoint('10.0.0.1:5432'), { host: '10.0.0.1', port: 5432 });
+  t.is(parseEndpoint('no-port'), null);
+  t.is(pointAt('redis://10.0.0.2:6379/0', { host: '127.0.0.1', port: 4000 }), 'redis://127.0.0.1:4000/0');
+  t.is(pointAt('10.0.0.2:11211', { host: '127.0.0.1', port: 4001 }), '127.0.0.1:4001');
+});
+
+test('the proxy family parses, and plan steps take typed params with units', (t) => {
+  t.true(parseFaults('proxy-*').length === 8);
+  t.deepEqual(parseFaults('proxy-latency,partition'), ['proxy-latency', 'partition']);
+  const step = nemeses.require('proxy', 'nemesis').step;
+  const ok = step.safeParse({ kind: 'proxy', action: 'latency', params: { delay: '150ms', jitter: '10ms' } });
+  t.true(ok.success);
+  t.deepEqual((ok as { data?: { params: unknown } }).data?.params, { delayMs: 150, jitterMs: 10 });
+  const bw = step.safeParse({ kind: 'proxy', action: 'bandwidth', params: { rate: '1mbit' } });
+  t.deepEqual((bw as { data?: { params: unknown } }).data?.params, { bytesPerSecond: 125000 });
+  t.false(step.safeParse({ kind: 'proxy', action: 'latency', params: { delay: 'soon' } }).success);
+  t.false(step.safeParse({ kind: 'proxy', action: 'reset', params: { delayMs: 5 } }).success);
+  t.false(step.safeParse({ kind: 'proxy', action: 'half-open', params: { direction: 'sideways' } }).success);
+});
+
+const CASES: Array<[string, Record<string, unknown>]> = [
+  ['latency', { delayMs: 80, jitterMs: 10 }],
+  ['bandwidth', { bytesPerSecond: 1000 }],
+  ['blackhole', {}],
+  ['reset', {}],
+  ['half-open', { direction: 'upstream' }],
+  ['half-open', { direction: 'downstream' }],
+  ['slice', { sliceBytes: 4, sliceDelayMs: 10 }],
+  ['timeout', { afterMs: 200 }],
+  ['partition', {}],
+];
+
+for (const [action, params] of CASES)
+  test.serial(
+    `proxy ${action} ${JSON.stringify(params)}: lands on the counters and the client, heals`,
+    async (t) => {
+      const server = await echoServer();
+      const hub = await ProxyHub.start({ n1: `tcp://127.0.0.1:${server.port}` });
+      setActiveProxyHub(hub);
+      const listen = hub.link('n1').listen.port;
+      const client = loadClient(listen);
+      try {
+        await sleep(400); // a baseline of round trips
+        const before = client.stats.ok;
+        t.true(before > 3, 'the client is served through the proxy');
+        const spec: FaultSpec = { kind: 'proxy', action, targets: ['n1'], params };
+        const record = await proxyNemesis.inject(remote, spec, 'w1');
+        const ev = await proxyNemesis.evidence(remote, record);
+        t.true(ev.landed, ev.reason);
+        t.truthy(ev.signals.find((s) => s.side === 'injector' && s.landed));
+        t.truthy(ev.signals.find((s) => s.side === 'victim' && s.landed));
+        await proxyNemesis.heal(remote, record);
+        t.deepEqual(hub.inForce('w1'), []);
+        const after = await proxyNemesis.evidenceAfterHeal?.(remote, record);
+        t.true(after?.landed, after?.reason);
+        const served = client.stats.ok;
+        await sleep(300);
+        t.true(client.stats.ok > served, 'served again after heal');
+      } finally {
+        await client.stop();
+        await hub.close();
+        setActiveProxyHub(null);
+        await server.close();
+      }
+    },
+  );
+
+test.serial('without client traffic a proxy fault is not proven', async (t) => {
+  const server = await echoServer();
+  const hub = await ProxyHub.start({ n1: `127.0.0.1:${server.port}` });
+  setActiveProxyHub(hub);
+  try {
+    const record = await proxyNemesis.inject(
+      remote,
+      { kind: 'proxy', action: 'blackhole', targets: ['n1'] },
+      'w9',
+    );
+    const ev = await proxyNemesis.evidence(remote, record);
+    t.false(ev.landed);
+    t.regex(ev.reason ?? '', /unanswered/);
+    await proxyNemesis.heal(remote, record);
+  } finally {
+    await hub.close();
+    setActiveProxyHub(null);
+    await server.close();
+  }
+});
+
+test.serial('no proxy in the process: inject is refused before anything is recorded', async (t) => {
+  setActiveProxyHub(null);
+  await t.throwsAsync(
+    proxyNemesis.inject(remote, { kind: 'proxy', action: 'reset', targets: ['n1'] }, 'w1'),
+    {
+      message: /no proxy in this run/,
+    },
+  );
+});
+
+test.serial('heal from the ledger: a dead process left nothing; a live one is named', async (t) => {
+  const rec = (pid: number): FaultRecord => ({
+    id: 'w3',
+    spec: { kind: 'proxy', action: 'partition', targets: ['n1'] },
+    nodes: ['n1'],
+    injectedAt: new Date().toISOString(),
+    undo: { pid, action: 'partition', params: {}, listeners: { n1: '127.0.0.1:1' } },
+  });
+  // A pid far beyond pid_max never names a live process.
+  await t.notThrowsAsync(proxyNemesis.heal(remote, rec(2 ** 30)));
+  await t.throwsAsync(proxyNemesis.heal(remote, rec(process.ppid)), { message: /still running/ });
+  t.deepEqual((await proxyNemesis.verifyClean(remote, 'n1')).found, []);
+});
+
+test.serial('through the fault plane: the ledger holds the proxy and heal-all clears it', async (t) => {
+  const server = await echoServer();
+  const hub = await ProxyHub.start({ n1: `127.0.0.1:${server.port}` });
+  setActiveProxyHub(hub);
+  const client = loadClient(hub.link('n1').listen.port);
+  const dir = mkdtempSync(join(tmpdir(), 'fl-proxy-'));
+  const plane = new FaultPlane({ remote, ledgerPath: join(dir, 'ledger.jsonl') });
+  try {
+    await sleep(300);
+    const done = await plane.invoke({ f: 'start-proxy', value: { action: 'reset', targets: ['n1'] } });
+    t.is((done.value as { landed: boolean }).landed, true);
+    const inForce = readLedger(join(dir, 'ledger.jsonl')).unhealed;
+    t.is(inForce.length, 1);
+    const undo = (inForce[0]?.undo ?? {}) as { pid?: number; listeners?: Record<string, string> };
+    t.is(undo.pid, process.pid);
+    t.deepEqual(undo.listeners, {
+      n1: `127.0.0.1:${hub.link('n1').listen.port}`,
+    });
+    const report = await plane.healAll('used');
+    t.true(report.clean);
+    t.deepEqual(hub.inForce('w1'), []);
+    t.is(readLedger(join(dir, 'ledger.jsonl')).unhealed.length, 0);
+  } finally {
+    plane.close();
+    await client.stop();
+    await hub.close();
+    setActiveProxyHub(null);
+    await server.close();
+  }
+});
+
+test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  const { checkPlan } = await import('../../src/app/plan/check.ts');
+  const { parsePlanText } = await import('../../src/app/plan/load.ts');
+  const { clients } = await import('../../src/lib/clients/registry.ts');
+  const text = readFileSync('plans/etcd-proxy.md', 'utf8');
+  const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');
+  t.deepEqual(errors(text), []);
+  if (!clients.has('discovering-test-client'))
+    clients.register('discovering-test-client', {
+      name: 'discovering-test-client',
+      summary: 'a client that follows cluster gossip',
+      workloads: ['multi-register'],
+      hiddenRetries: false,
+      create: () => {
+        throw new Error('not used');
+      },
+    });
+  const refused = errors(text.replaceAll('db: etcd\n', 'db: etcd\nclient: discovering-test-client\n'));
+  t.true(refused.some((p) => /proxy step needs a client faultline can point at its proxy/.test(p.reason)));
+});

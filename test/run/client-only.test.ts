@@ -1,0 +1,117 @@
+import net from 'node:net';
+import test from 'ava';
+import { parseFlags } from '../../src/app/run/test-command.ts';
+import { ClientOnlyRemote, endpointsFromList, reachEndpoint } from '../../src/lib/clusters/client-only.ts';
+import { databases } from '../../src/lib/databases/registry.ts';
+import { createSut } from '../../src/lib/sut.ts';
+
+/** Client-only runs: endpoints instead of nodes, no command on any node, only proxy faults. */
+
+test('endpoints are host:port, named n1, n2 …', (t) => {
+  t.deepEqual(endpointsFromList('127.0.0.1:6379, db.example:2379', '--nodes'), {
+    n1: { host: '127.0.0.1', port: 6379 },
+    n2: { host: 'db.example', port: 2379 },
+  });
+  t.throws(() => endpointsFromList('127.0.0.1', '--nodes'), { message: /is not host:port/ });
+  t.throws(() => endpointsFromList('h:70000', '--nodes'), { message: /is not host:port/ });
+});
+
+test('the remote refuses every command, upload and download with the reason', async (t) => {
+  const r = new ClientOnlyRemote({ n1: { host: '127.0.0.1', port: 6379 } });
+  await t.throwsAsync(r.exec('n1', 'iptables -L'), {
+    message: /n1: a client-only run has no SSH: cannot run `iptables -L`/,
+  });
+  await t.throwsAsync(r.download('n1', '/var/log/x', '/tmp/x'), { message: /cannot download \/var\/log\/x/ });
+  t.is(r.node('n1').address, '127.0.0.1');
+});
+
+test('--no-ssh: --nodes are endpoints; node-side faults and SSH flags are refused', (t) => {
+  const f = parseFlags({ ssh: false, nodes: '127.0.0.1:6379', db: 'redis', nemesis: 'proxy-*' });
+  t.deepEqual(f.endpoints, { n1: { host: '127.0.0.1', port: 6379 } });
+  t.is(f.faults.length, 8);
+  t.throws(() => parseFlags({ ssh: false, nodes: '127.0.0.1:6379', db: 'redis', nemesis: 'partition' }), {
+    message: /--no-ssh: partition act on the nodes/,
+  });
+  t.throws(() => parseFlags({ ssh: false, local: '3', db: 'redis' }), {
+    message: /--no-ssh: --local needs SSH/,
+  });
+  t.throws(() => parseFlags({ ssh: false, db: 'redis' }), { message: /--nodes host:port/ });
+});
+
+test('the database someone else runs: its client address form, no capability, ready when reachable', async (t) => {
+  const server = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    const endpoints = { n1: { host: '127.0.0.1', port } };
+    const remote = new ClientOnlyRemote(endpoints);
+    const sut = await createSut({ db: 'etcd', workload: 'register', where: '--db', endpoints }, remote);
+    const ctx = { remote, nodes: ['n1'] };
+    t.is(sut.db.clientAddress(ctx, 'n1'), `http://127.0.0.1:${port}`);
+    t.is(sut.db.process, undefined);
+    t.is(sut.db.primaries, undefined);
+    t.is(sut.db.install, undefined);
+    t.is(sut.db.logFiles, undefined);
+    await t.notThrowsAsync(sut.db.setup(ctx, 'n1'));
+    await t.notThrowsAsync(sut.db.awaitReady(ctx, 2000));
+    t.is(await reachEndpoint({ host: '127.0.0.1', port: 1 }, 500), 'connect ECONNREFUSED 127.0.0.1:1');
+    t.truthy(databases.get('etcd'));
+  } finally {
+    server.close();
+  }
+});
+
+test('heal after kill -9 of a client-only run: no SSH, the dead proxy process left nothing', async (t) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { FaultLedger, readLedger } = await import('../../nemeses/ledger.ts');
+  const { runHeal } = await import('../../src/app/cli/heal-command.ts');
+  const path = join(mkdtempSync(join(tmpdir(), 'fl-co-')), 'ledger.jsonl');
+  const ledger = new FaultLedger(path);
+  ledger.cluster(new ClientOnlyRemote({ n1: { host: '127.0.0.1', port: 6379 } }).nodes, { clientOnly: true });
+  ledger.beforeInject({
+    id: 'w1',
+    spec: { kind: 'proxy', action: 'partition', targets: ['n1'] },
+    nodes: ['n1'],
+    injectedAt: new Date().toISOString(),
+    // A pid beyond pid_max: the run that held the proxy is gone.
+    undo: { pid: 2 ** 30, action: 'partition', params: {}, listeners: { n1: '127.0.0.1:1' } },
+  });
+  ledger.close();
+  t.true(readLedger(path).clientOnly);
+  const out: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((s: string) => out.push(s) > 0) as typeof process.stdout.write;
+  try {
+    t.is(await runHeal({ ledger: path }), 0);
+  } finally {
+    process.stdout.write = write;
+  }
+  t.regex(out.join(''), /client-only run \(no SSH\)\nhealed w1 \(proxy\)/);
+  t.is(readLedger(path).unhealed.length, 0);
+});
+
+test('doctor --no-ssh: each endpoint reachable or named with the reason', async (t) => {
+  const { checkEndpoints, renderEndpointTable } = await import('../../src/lib/clusters/client-only.ts');
+  const server = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  try {
+    const rows = await checkEndpoints({
+      n1: { host: '127.0.0.1', port },
+      n2: { host: '127.0.0.1', port: 1 },
+    });
+    t.deepEqual(
+      rows.map((r) => [r.node, r.reachable]),
+      [
+        ['n1', true],
+        ['n2', false],
+      ],
+    );
+    t.regex(renderEndpointTable(rows), /n2 +127\.0\.0\.1:1 +UNREACHABLE: connect ECONNREFUSED/);
+    t.regex(renderEndpointTable(rows), /1 of 2 endpoint\(s\) unreachable/);
+  } finally {
+    server.close();
+  }
+});
