@@ -178,8 +178,8 @@ export async function main(argv: string[]): Promise<number> {
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
     if (plugins.length > 0) {
-      const { loadPlugin } = await import('../plugin/load.ts');
-      for (const p of plugins) await loadPlugin(p);
+      const { loadCommandLinePlugin } = await import('../plugin/load.ts');
+      for (const p of plugins) await loadCommandLinePlugin(p);
     }
     if (!(await runWithoutCommander(argv.slice(2)))) await runWithCommander(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

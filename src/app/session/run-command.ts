@@ -55,6 +55,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
     o.junitInconclusiveAs = as as JunitInconclusiveAs;
   }
   if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
+  if (f.trustPlanModules === true) o.trustPlanModules = true;
   return o;
 }
 
