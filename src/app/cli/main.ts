@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ALLOW_PROXY_COMMAND_FLAG, allowProxyCommands } from '../../core/control/command-fields.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { pluginArgs } from '../plugin/args.ts';
@@ -175,6 +176,8 @@ function ignoreClosedOutput(): void {
 export async function main(argv: string[]): Promise<number> {
   ignoreClosedOutput();
   try {
+    // Only the command line can allow a file's ProxyCommand / Match exec (command-fields.ts).
+    if (argv.slice(2).includes(ALLOW_PROXY_COMMAND_FLAG)) allowProxyCommands();
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
     if (plugins.length > 0) {

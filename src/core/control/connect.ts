@@ -22,7 +22,11 @@ export function addSshOptions(cmd: Command): Command {
       "trust unknown host keys on first use (recorded in faultline's known_hosts); changed keys are still refused",
     )
     .option('--insecure-skip-host-key-check', 'do not verify host keys at all (warns on every run)')
-    .option('--known-hosts <file...>', 'extra known_hosts files to check');
+    .option('--known-hosts <file...>', 'extra known_hosts files to check')
+    .option(
+      '--allow-proxy-command',
+      'run ProxyCommand / Match exec commands named by the inventory, its ssh_config or a ledger (refused otherwise)',
+    );
 }
 
 /** The shared SSH flags out of a commander options object. */
