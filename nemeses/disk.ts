@@ -110,6 +110,19 @@ function confined(
   return onNode;
 }
 
+/**
+ * A path the plan named relative to the data directory, checked on the node itself after symlinks
+ * (`realpath -m`): a symlink in the data directory pointing at /etc cannot carry the fault out of it.
+ */
+async function insideOnNode(remote: Remote, node: string, path: string, base: string): Promise<void> {
+  const r = await run(remote, node, `realpath -m -- ${shellQuote(base)} ${shellQuote(path)}`);
+  const [realBase, real] = r.stdout.trim().split('\n');
+  if (!realBase || !real || (real !== realBase && !real.startsWith(`${realBase}/`)))
+    throw new Error(
+      `${node}: ${path} leads to ${real ?? '?'}, outside the data directory ${realBase ?? base}: refused`,
+    );
+}
+
 function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
   if (Array.isArray(spec.targets)) return spec.targets;
   if (typeof spec.targets === 'string' && remote.nodes.some((n) => n.name === spec.targets))
@@ -175,8 +188,10 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       const u: DiskUndo['perNode'][string] = {};
       perNode[node] = u;
       const dir = (p.dirs as Record<string, string> | undefined)?.[node] ?? p.dir;
+      const within = (p.within as Record<string, string> | undefined)?.[node];
       if (action === 'disk-full') {
         if (typeof dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
+        if (within) await insideOnNode(remote, node, dir, within);
         u.dir = dir;
         u.junk = junkPath(dir, id);
         u.freeBefore = await freeBytes(remote, node, dir);
@@ -191,13 +206,17 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
             `${dir} has ${fill} bytes to fill, over the ${cap}-byte cap: give the data directory its own small filesystem (a tmpfs or loop device), or raise params.maxFillBytes`,
           );
       } else if (action === 'corrupt') {
-        let file = typeof p.file === 'string' ? p.file : undefined;
+        let file =
+          (p.files as Record<string, string> | undefined)?.[node] ??
+          (typeof p.file === 'string' ? p.file : undefined);
+        if (!file && within && typeof dir === 'string') await insideOnNode(remote, node, dir, within);
         if (!file) {
           if (typeof dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
           const files = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
           if (files.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
           file = files[rng.int(files.length)] as string;
         }
+        if (within) await insideOnNode(remote, node, file, within);
         u.file = file;
         u.before = await checksum(remote, node, file);
         if (!u.before) throw new Error(`${node}: cannot read ${file}`);
