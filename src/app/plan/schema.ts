@@ -226,7 +226,12 @@ export const planSchema = z.strictObject({
       statement: z.string().default(''),
       aspects: z
         .array(
-          z.strictObject({ claim: z.string(), aspect: z.string(), confidence: z.string(), reason: z.string() }),
+          z.strictObject({
+            claim: z.string(),
+            aspect: z.string(),
+            confidence: z.string(),
+            reason: z.string(),
+          }),
         )
         .default([]),
       allHigh: z.boolean().default(false),
