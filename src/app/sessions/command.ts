@@ -1,6 +1,7 @@
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { terminalText } from '../../core/util/terminal.ts';
 import { diffSessions, renderDiff } from './diff.ts';
 import { rewriteIndex, StoreIndex } from './index-file.ts';
 import { compress, compressible, planPrune, prune } from './maintain.ts';
@@ -15,7 +16,8 @@ import {
 
 /** The `faultline sessions` subcommands: flags in, text (or JSON) on stdout, an exit code out. */
 
-const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+/** Names, headlines and reasons come from the store's files: shown, never sent as escape sequences. */
+const out = (s: string) => process.stdout.write(terminalText(s.endsWith('\n') ? s : `${s}\n`));
 
 function positiveInt(v: unknown, flag: string): number {
   const n = Number(v);
