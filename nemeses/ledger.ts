@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { refuseCommandField } from '../src/core/control/command-fields.ts';
 import type { NodeSpec } from '../src/core/control/types.ts';
 import { InputError } from '../src/core/util/errors.ts';
+import { regularInput } from '../src/core/util/input-file.ts';
 import type { FaultEvidence, FaultRecord } from './types.ts';
 
 /**
@@ -168,6 +169,7 @@ export interface LedgerState {
  * is a one-line InputError naming file:line.
  */
 export function readLedger(path: string): LedgerState {
+  regularInput(path, 'fault ledger');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
+import { regularInput } from '../../core/util/input-file.ts';
 import { optionsIssue } from '../../core/util/options.ts';
 import { parseYaml } from '../../core/util/yaml.ts';
 import { INSPECT_ONLY, type PlanModulePolicy, planModuleVerdict } from '../plugin/trust.ts';
@@ -27,6 +28,7 @@ export interface LoadedPlan extends Plan {
  */
 export async function loadPlan(path: string, policy: PlanModulePolicy = INSPECT_ONLY): Promise<LoadedPlan> {
   let text: string;
+  regularInput(path, 'plan');
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {

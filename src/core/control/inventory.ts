@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, type LineCounter } from 'yaml';
 import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
+import { regularInput } from '../util/input-file.ts';
 import { isPathName } from '../util/paths.ts';
 import { parseYamlDocument } from '../util/yaml.ts';
 import { refuseCommandField } from './command-fields.ts';
@@ -281,6 +282,7 @@ export function parseInventory(text: string, file: string): Inventory {
 }
 
 export function loadInventory(path: string): Inventory {
+  regularInput(path, 'inventory');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
