@@ -18,6 +18,7 @@ import {
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from './errors.ts';
+import { kindOf } from './input-file.ts';
 
 /**
  * The one way faultline writes a result file (converted histories, session files, reports, run files).
@@ -57,15 +58,6 @@ export class OutputExistsError extends UserError {
 }
 
 const TMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
 
 function lstatOrNull(path: string): Stats | null {
   try {

@@ -19,10 +19,12 @@ export function regularInput(path: string, what: string): string {
   return path;
 }
 
-function kindOf(st: Stats): string {
+/** What a non-regular file is, for one-line errors about inputs and outputs. */
+export function kindOf(st: Stats): string {
   if (st.isDirectory()) return 'a directory';
+  if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isFIFO()) return 'a FIFO';
   if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
   if (st.isSocket()) return 'a socket';
-  return 'a special file';
+  return 'not a regular file';
 }
