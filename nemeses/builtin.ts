@@ -494,7 +494,9 @@ export const diskDefinition: NemesisDefinition = {
       p.dirs = Object.fromEntries(
         nodes.map((n) => [n, typeof p.dir === 'string' && p.dir !== '.' ? inside(n, p.dir) : dataDir(n)]),
       );
-      p.within = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
+      // Only a plan-named path can lead elsewhere (through a symlink): the node checks that one.
+      if (p.file !== undefined || (p.dir !== undefined && p.dir !== '.'))
+        p.within = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
       delete p.file;
       delete p.dir;
     }
