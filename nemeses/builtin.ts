@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveInside } from '../src/core/util/paths.ts';
 import {
   CLOCK_ACTIONS,
   checkPartitionParams,
@@ -472,23 +473,40 @@ export const diskDefinition: NemesisDefinition = {
     };
   },
   stepDbNeeds: (step) =>
-    step.action !== 'flakey' && !step.params?.dir && !step.params?.file ? ['data-dir'] : [],
+    step.action !== 'flakey' && !isAbsolute(step.params?.dir) && !isAbsolute(step.params?.file)
+      ? ['data-dir']
+      : [],
   async toSpec(action, value, ctx): Promise<FaultSpec> {
     const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
     const p: Record<string, unknown> = { ...(value.params as Record<string, unknown> | undefined) };
-    if (action !== 'flakey' && p.dir === undefined && p.file === undefined) {
+    if (action !== 'flakey' && !isAbsolute(p.dir) && !isAbsolute(p.file)) {
       const dataDir = ctx.sut.dataDir;
       if (!dataDir)
         throw new DbCapabilityMissingError(
           'data-dir',
           ctx.sut.name ?? 'under test',
-          `a ${action} fault needs the data directory (or params.dir)`,
+          `a ${action} fault needs the data directory (or an absolute params.dir)`,
         );
-      p.dirs = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
+      // Relative paths are inside each node's data directory; the node checks it again after symlinks.
+      const inside = (n: string, rel: unknown) =>
+        resolveInside(dataDir(n), String(rel), { what: `${action} path` });
+      if (typeof p.file === 'string') p.files = Object.fromEntries(nodes.map((n) => [n, inside(n, p.file)]));
+      p.dirs = Object.fromEntries(
+        nodes.map((n) => [n, typeof p.dir === 'string' && p.dir !== '.' ? inside(n, p.dir) : dataDir(n)]),
+      );
+      // Only a plan-named path can lead elsewhere (through a symlink): the node checks that one.
+      if (p.file !== undefined || (p.dir !== undefined && p.dir !== '.'))
+        p.within = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
+      delete p.file;
+      delete p.dir;
     }
     return { kind: 'disk', action, targets: nodes, params: p };
   },
 };
+
+function isAbsolute(p: unknown): boolean {
+  return typeof p === 'string' && p.startsWith('/');
+}
 
 // ---------------------------------------------------------------- membership
 

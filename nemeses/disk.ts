@@ -1,6 +1,8 @@
+import { basename } from 'node:path';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import { Rng } from '../src/core/generator/rng.ts';
+import { pathName } from '../src/core/util/paths.ts';
 import {
   type BitFlip,
   bitflipCommand,
@@ -72,6 +74,55 @@ interface DiskUndo extends Record<string, unknown> {
   >;
 }
 
+/** The node's own markers (what the injector recorded there), read once per heal of a node. */
+async function ownMarker(
+  remote: Remote,
+  node: string,
+  id: string,
+): Promise<(area: string, name: string) => string | undefined> {
+  pathName('fault id', id);
+  const areas = new Map<string, Map<string, string>>();
+  for (const area of [JUNK, BACKUPS, DM]) {
+    const text = (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), area)), false))
+      .stdout;
+    areas.set(area, new Map(parseMarkers(text).map((m) => [m.name, m.value])));
+  }
+  return (area, name) => areas.get(area)?.get(name);
+}
+
+/**
+ * What a ledger's undo names, accepted only when it is exactly what the node's marker recorded: a
+ * ledger cannot make heal remove, overwrite or remap anything faultline did not create.
+ */
+function confined(
+  node: string,
+  id: string,
+  what: string,
+  fromLedger: string,
+  onNode: string | undefined,
+): string | undefined {
+  // No marker: the injector never got as far as creating anything for this fault on the node.
+  if (onNode === undefined) return undefined;
+  if (onNode !== fromLedger)
+    throw new Error(
+      `${node}: the ledger names ${what} ${fromLedger} for fault ${id}, the node recorded ${onNode}: left untouched`,
+    );
+  return onNode;
+}
+
+/**
+ * A path the plan named relative to the data directory, checked on the node itself after symlinks
+ * (`realpath -m`): a symlink in the data directory pointing at /etc cannot carry the fault out of it.
+ */
+async function insideOnNode(remote: Remote, node: string, path: string, base: string): Promise<void> {
+  const r = await run(remote, node, `realpath -m -- ${shellQuote(base)} ${shellQuote(path)}`);
+  const [realBase, real] = r.stdout.trim().split('\n');
+  if (!realBase || !real || (real !== realBase && !real.startsWith(`${realBase}/`)))
+    throw new Error(
+      `${node}: ${path} leads to ${real ?? '?'}, outside the data directory ${realBase ?? base}: refused`,
+    );
+}
+
 function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
   if (Array.isArray(spec.targets)) return spec.targets;
   if (typeof spec.targets === 'string' && remote.nodes.some((n) => n.name === spec.targets))
@@ -137,8 +188,10 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       const u: DiskUndo['perNode'][string] = {};
       perNode[node] = u;
       const dir = (p.dirs as Record<string, string> | undefined)?.[node] ?? p.dir;
+      const within = (p.within as Record<string, string> | undefined)?.[node];
       if (action === 'disk-full') {
         if (typeof dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
+        if (within) await insideOnNode(remote, node, dir, within);
         u.dir = dir;
         u.junk = junkPath(dir, id);
         u.freeBefore = await freeBytes(remote, node, dir);
@@ -153,13 +206,17 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
             `${dir} has ${fill} bytes to fill, over the ${cap}-byte cap: give the data directory its own small filesystem (a tmpfs or loop device), or raise params.maxFillBytes`,
           );
       } else if (action === 'corrupt') {
-        let file = typeof p.file === 'string' ? p.file : undefined;
+        let file =
+          (p.files as Record<string, string> | undefined)?.[node] ??
+          (typeof p.file === 'string' ? p.file : undefined);
+        if (!file && within && typeof dir === 'string') await insideOnNode(remote, node, dir, within);
         if (!file) {
           if (typeof dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
           const files = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
           if (files.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
           file = files[rng.int(files.length)] as string;
         }
+        if (within) await insideOnNode(remote, node, file, within);
         u.file = file;
         u.before = await checksum(remote, node, file);
         if (!u.before) throw new Error(`${node}: cannot read ${file}`);
@@ -341,19 +398,40 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
   async heal(remote, record): Promise<void> {
     const undo = record.undo as Partial<DiskUndo>;
     for (const [node, u] of Object.entries(undo.perNode ?? {})) {
+      // The undo may come from a ledger file someone else wrote: every path or table it names must be
+      // the one this node's own marker (written by the injector, under /run/faultline) says faultline
+      // created for this fault id, or nothing is removed, copied or loaded.
+      const mine = await ownMarker(remote, node, record.id);
       if (undo.action === 'disk-full' && u.junk) {
+        const junk = confined(node, record.id, 'junk file', u.junk, mine(JUNK, record.id));
+        if (junk === undefined) continue;
+        if (basename(junk) !== basename(junkPath('/', record.id)))
+          throw new Error(`${node}: ${junk} is not a junk file of fault ${record.id}: not removed`);
         await run(
           remote,
           node,
-          `rm -f ${shellQuote(u.junk)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${record.id}`)}`,
+          `rm -f ${shellQuote(junk)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${record.id}`)}`,
         );
       } else if (undo.action === 'corrupt' && u.backup && u.file) {
+        const backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${record.id}`;
+        if (u.backup !== backup)
+          throw new Error(`${node}: backup ${u.backup} is not faultline's backup of fault ${record.id}`);
+        const file = confined(
+          node,
+          record.id,
+          'corrupted file',
+          u.file,
+          mine(BACKUPS, `${record.id}.target`),
+        );
+        if (file === undefined) continue;
         await run(
           remote,
           node,
-          `if [ -f ${shellQuote(u.backup)} ]; then cp -p ${shellQuote(u.backup)} ${shellQuote(u.file)} && rm -f ${shellQuote(u.backup)} ${shellQuote(`${nodeStateDir(remote.node(node), BACKUPS)}/${record.id}.target`)}; fi`,
+          `if [ -f ${shellQuote(backup)} ]; then cp -p ${shellQuote(backup)} ${shellQuote(file)} && rm -f ${shellQuote(backup)} ${shellQuote(`${backup}.target`)}; fi`,
         );
       } else if (undo.action === 'flakey' && u.device && u.linearTable) {
+        const table = `${u.device}|${u.linearTable}`;
+        if (confined(node, record.id, 'dm-flakey table', table, mine(DM, record.id)) === undefined) continue;
         await run(remote, node, loadTableCommand(u.device, u.linearTable));
         await run(
           remote,

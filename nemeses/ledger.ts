@@ -1,8 +1,10 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { refuseCommandField } from '../src/core/control/command-fields.ts';
 import type { NodeSpec } from '../src/core/control/types.ts';
 import { InputError } from '../src/core/util/errors.ts';
+import { regularInput } from '../src/core/util/input-file.ts';
 import type { FaultEvidence, FaultRecord } from './types.ts';
 
 /**
@@ -11,7 +13,21 @@ import type { FaultEvidence, FaultRecord } from './types.ts';
  * `faultline heal --ledger FILE` knows exactly what is still in force and how to reach the nodes.
  */
 
-const nodeSpecSchema = z.looseObject({
+/**
+ * A ledger is data someone else may have written: every schema here is strict (an unknown field is a
+ * one-line error naming file:line, never carried along), and a node's `proxyCommand` is only used when
+ * the operator passes --allow-proxy-command (src/core/control/command-fields.ts).
+ */
+const hopSchema = z.strictObject({
+  alias: z.string().min(1),
+  host: z.string().min(1),
+  port: z.number().int(),
+  user: z.string(),
+  identityFile: z.string().optional(),
+  proxyCommand: z.string().optional(),
+});
+
+const nodeSpecSchema = z.strictObject({
   name: z.string().min(1),
   host: z.string().min(1),
   port: z.number().int(),
@@ -22,6 +38,8 @@ const nodeSpecSchema = z.looseObject({
   passwordEnv: z.string().optional(),
   sudoPasswordEnv: z.string().optional(),
   proxyJump: z.string().optional(),
+  jumpHosts: z.array(hopSchema).optional(),
+  proxyCommand: z.string().optional(),
   sharedKernelClock: z.boolean().optional(),
   labels: z.record(z.string(), z.string()).optional(),
 });
@@ -32,9 +50,9 @@ const evidenceSchema = z.looseObject({
   signals: z.array(z.looseObject({ side: z.enum(['injector', 'victim']), node: z.string() })),
 });
 
-const recordSchema = z.looseObject({
+const recordSchema = z.strictObject({
   id: z.string().min(1),
-  spec: z.looseObject({
+  spec: z.strictObject({
     kind: z.string(),
     action: z.string(),
     targets: z.union([z.string(), z.array(z.string())]).optional(),
@@ -44,11 +62,12 @@ const recordSchema = z.looseObject({
   injectedAt: z.string(),
   undo: z.record(z.string(), z.unknown()),
   evidence: evidenceSchema.optional(),
+  afterHeal: evidenceSchema.optional(),
   healedAt: z.string().optional(),
 });
 
 export const ledgerEntrySchema = z.discriminatedUnion('t', [
-  z.object({
+  z.strictObject({
     t: z.literal('cluster'),
     at: z.string(),
     pid: z.number().int(),
@@ -59,18 +78,18 @@ export const ledgerEntrySchema = z.discriminatedUnion('t', [
     /** A client-only run (`--no-ssh`): the nodes are endpoints, heal opens no SSH connection. */
     clientOnly: z.boolean().optional(),
   }),
-  z.object({ t: z.literal('inject'), at: z.string(), record: recordSchema }),
-  z.object({
+  z.strictObject({ t: z.literal('inject'), at: z.string(), record: recordSchema }),
+  z.strictObject({
     t: z.literal('injected'),
     at: z.string(),
     id: z.string(),
     undo: z.record(z.string(), z.unknown()),
   }),
-  z.object({ t: z.literal('evidence'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
-  z.object({ t: z.literal('heal'), at: z.string(), id: z.string() }),
+  z.strictObject({ t: z.literal('evidence'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
+  z.strictObject({ t: z.literal('heal'), at: z.string(), id: z.string() }),
   /** The landing signals measured again after heal. */
-  z.object({ t: z.literal('after-heal'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
-  z.object({ t: z.literal('heal-failed'), at: z.string(), id: z.string(), error: z.string() }),
+  z.strictObject({ t: z.literal('after-heal'), at: z.string(), id: z.string(), evidence: evidenceSchema }),
+  z.strictObject({ t: z.literal('heal-failed'), at: z.string(), id: z.string(), error: z.string() }),
 ]);
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 
@@ -161,6 +180,7 @@ export interface LedgerState {
  * is a one-line InputError naming file:line.
  */
 export function readLedger(path: string): LedgerState {
+  regularInput(path, 'fault ledger');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -194,6 +214,11 @@ export function readLedger(path: string): LedgerState {
     const e = parsed.data;
     switch (e.t) {
       case 'cluster':
+        for (const n of e.nodes) {
+          if (n.proxyCommand) refuseCommandField(path, i + 1, `nodes.${n.name}.proxyCommand`);
+          const hop = n.jumpHosts?.find((h) => h.proxyCommand);
+          if (hop) refuseCommandField(path, i + 1, `nodes.${n.name}.jumpHosts.${hop.alias}.proxyCommand`);
+        }
         nodes = e.nodes as NodeSpec[];
         reach = {
           ...(e.knownHostsFiles && { knownHostsFiles: e.knownHostsFiles }),
@@ -239,13 +264,14 @@ export function readLedger(path: string): LedgerState {
  * read into the same state, so `faultline heal --ledger` finishes a killed `faultline test` run too.
  * An intent with no record yet still counts as unhealed: heal by fault id needs nothing more.
  */
-const driverEntrySchema = z.looseObject({
+const driverEntrySchema = z.strictObject({
   at: z.string().optional(),
   event: z.enum(['intent', 'injected', 'inject-failed', 'evidence', 'healed']),
   id: z.string().min(1),
   spec: recordSchema.shape.spec.optional(),
   record: recordSchema.optional(),
   evidence: evidenceSchema.optional(),
+  error: z.string().optional(),
 });
 
 function applyDriverEntry(

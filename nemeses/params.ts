@@ -16,9 +16,16 @@ const percent = z.number().min(0).max(100);
 const port = z.number().int().min(1).max(65_535);
 const nodeName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a node name (letters, digits, . _ -)');
 const nodeList = z.array(nodeName).min(1);
-const absolutePath = z
+/**
+ * A disk fault's `dir` or `file`: relative to the database's data directory on each node (resolved there
+ * at run time, and checked on the node after symlinks), or absolute. A plan may give only the relative
+ * form (`plan check` refuses absolute ones: they could name any file of the node, or of the host on a
+ * local cluster); absolute paths are for schedules the operator writes for a node it prepared.
+ */
+const diskPath = z
   .string()
-  .regex(/^\/[^\0\n]*$/, 'an absolute path')
+  .min(1)
+  .regex(/^[^\0\n]*$/, 'no NUL or newline')
   .refine((p) => !p.split('/').includes('..'), 'no ".." in the path');
 
 /** A duration with its unit ("50ms", "2s") or, under the `…Ms` name, milliseconds as a number. */
@@ -192,7 +199,7 @@ export const DISK_ACTIONS_MISSING: Readonly<Record<string, string>> = {
 export const diskParams = {
   'disk-full': z
     .strictObject({
-      dir: absolutePath.optional(),
+      dir: diskPath.optional(),
       leaveBytes: z.number().int().nonnegative().optional(),
       /** The most junk written (default 4 GiB): a fill beyond it is refused, never started. */
       maxFillBytes: z.number().int().positive().optional(),
@@ -200,8 +207,8 @@ export const diskParams = {
     .default({}),
   corrupt: z
     .strictObject({
-      file: absolutePath.optional(),
-      dir: absolutePath.optional(),
+      file: diskPath.optional(),
+      dir: diskPath.optional(),
       mode: z.enum(['bitflip', 'truncate', 'zero']).optional(),
       bytes: z.number().int().min(1).optional(),
       flips: z.number().int().min(1).max(1_000_000).optional(),

@@ -1,7 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { makeOutputDir, writeFileAtomic } from '../../src/core/util/atomic-write.ts';
 import { parseOptions, result } from '../catalogue/common.ts';
 import type { CheckContext, Checker } from '../types.ts';
 import { renderTimeline } from './page.ts';
@@ -25,9 +25,9 @@ export const timelineChecker: Checker<TimelineOptions> = {
     const clients = ops.filter((op) => op.process !== 'nemesis').length;
     const artifacts: string[] = [];
     if (ctx?.outDir && ops.length > 0) {
-      await mkdir(ctx.outDir, { recursive: true });
+      makeOutputDir(ctx.outDir);
       const path = join(ctx.outDir, 'timeline.html');
-      await writeFile(
+      await writeFileAtomic(
         path,
         renderTimeline(ops, {
           ...(o.title && { title: o.title }),

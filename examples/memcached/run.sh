@@ -29,7 +29,7 @@ trap 'down; exit 130' INT TERM
 
 started=$(date +%s)
 table=$(mktemp)
-fl --log-level warn run "$PLAN" --local 3 --cluster-name "$NAME" --tier smoke --seed 7 \
+fl --log-level warn run "$PLAN" --plugin "$(dirname "$PLAN")/plugin.ts" --local 3 --cluster-name "$NAME" --tier smoke --seed 7 \
   --yes --max-reduction-runs 2 --deadline 10m --out "$OUT" | tee "$table"
 rc=${PIPESTATUS[0]}
 ok=1

@@ -17,7 +17,7 @@ trap 'down; exit 130' INT TERM
 
 started=$(date +%s)
 table=$(mktemp)
-fl --log-level warn run rabbitmq-queue.md --local 3 --cluster-name "$NAME" --tier smoke --seed 3 \
+fl --log-level warn run rabbitmq-queue.md --plugin ./plugin.ts --local 3 --cluster-name "$NAME" --tier smoke --seed 3 \
   --yes --max-reduction-runs 1 --deadline 8m --out "$OUT" | tee "$table"
 rc=${PIPESTATUS[0]}
 echo "example: $(( $(date +%s) - started ))s"

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { parseFaults } from '../../nemeses/schedule.ts';
-import { loadPlugin } from '../app/plugin/load.ts';
+import { loadCommandLinePlugin } from '../app/plugin/load.ts';
 import { runTest as runOnCluster, type TestRunResult } from '../app/run/test-run.ts';
 import { parseDuration } from '../core/util/duration.ts';
 import { UserError } from '../core/util/errors.ts';
@@ -44,7 +44,7 @@ export interface RunTestOptions {
 }
 
 export async function runTest(o: RunTestOptions): Promise<TestRunResult> {
-  for (const p of o.plugins ?? []) await loadPlugin(p);
+  for (const p of o.plugins ?? []) await loadCommandLinePlugin(p);
   databases.require(o.db, 'db');
   workloads.require(o.workload, 'workload');
   if (!o.inventory && !o.local) throw new UserError('runTest: give inventory or local');

@@ -3,6 +3,7 @@ import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { allowProxyCommands } from '../../src/core/control/command-fields.ts';
 import { parseInventory } from '../../src/core/control/inventory.ts';
 import {
   concreteHosts,
@@ -16,6 +17,9 @@ import {
 } from '../../src/core/control/ssh-config.ts';
 import { proxyCommandLine, routeOf } from '../../src/core/control/ssh-connection.ts';
 import { InputError } from '../../src/core/util/errors.ts';
+
+// These tests exercise ProxyCommand itself: the operator's --allow-proxy-command, given.
+allowProxyCommands();
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-sshcfg-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,12 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { allowProxyCommands } from '../../src/core/control/command-fields.ts';
 import { RemoteConnectError } from '../../src/core/control/errors.ts';
 import { loadInventory } from '../../src/core/control/inventory.ts';
 import { openSshClient } from '../../src/core/control/ssh-config.ts';
 import { connectRemote } from '../../src/core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../src/core/control/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
+
+// These tests exercise ProxyCommand itself: the operator's --allow-proxy-command, given.
+allowProxyCommands();
 
 /**
  * Jump hosts and ProxyCommand against real sshd instances (a 4-node local cluster), configured the way

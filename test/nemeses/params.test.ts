@@ -66,10 +66,12 @@ test('clock: scramble and strobe need an offset with a unit; strobe runs for its
   if (s.success) t.is(s.data.deltaMs, -1500);
 });
 
-test('disk: slow and fsync-fail are refused naming what is missing; paths are absolute', (t) => {
+test('disk: slow and fsync-fail are refused naming what is missing; paths have no ".." (relative ones are inside the data directory)', (t) => {
   t.regex(firstIssue(step({ kind: 'disk', action: 'fsync-fail' })), /^action: .*I\/O interception/);
   t.regex(firstIssue(step({ kind: 'disk', action: 'slow' })), /^action: .*slow disk/);
-  t.false(step({ kind: 'disk', action: 'disk-full', params: { dir: 'relative/dir' } }).success);
+  t.true(step({ kind: 'disk', action: 'disk-full', params: { dir: 'relative/dir' } }).success);
+  t.false(step({ kind: 'disk', action: 'disk-full', params: { dir: '../../etc' } }).success);
+  t.false(step({ kind: 'disk', action: 'corrupt', params: { file: '/var/../etc/passwd' } }).success);
   t.false(step({ kind: 'disk', action: 'flakey', params: { device: 'x; reboot' } }).success);
   t.true(step({ kind: 'disk', action: 'flakey', params: { device: 'db0', down: '2s' } }).success);
   t.true(step({ kind: 'disk', action: 'corrupt', params: { file: '/var/lib/x', mode: 'truncate' } }).success);

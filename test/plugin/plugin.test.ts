@@ -125,7 +125,7 @@ test('a plugin that fails to load, has the wrong shape or takes a name: exit 254
   );
 });
 
-test('module: in a plan binding (relative to the plan) makes its names valid; without it they are plan errors', async (t) => {
+test('module: in a plan binding (relative to the plan, given with --plugin) makes its names valid; without it they are plan errors', async (t) => {
   const original = (await import('node:fs')).readFileSync(planPath, 'utf8');
   const withModule = original.replace(
     '```faultline\ndb: etcd\nworkload: multi-register\n',
@@ -133,14 +133,14 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
   );
   t.not(withModule, original);
   const planFile = file('plugin-plan.md', withModule);
-  const plan = await loadPlan(planFile);
+  const plan = await loadPlan(planFile, { trustPlanModules: true });
   const problems = checkPlan(plan);
   t.false(
     problems.some((p) => p.scenario === 'S1' && p.field.startsWith('binding') && p.severity === 'error'),
     JSON.stringify(problems.filter((p) => p.scenario === 'S1')),
   );
   t.is(plan.resolved.find((r) => r.id === 'S1')?.binding?.db, 'toydb');
-  const check = await run('plan', 'check', planFile);
+  const check = await run('plan', 'check', '--plugin', plain, planFile);
   t.is(check.exitCode, 0, check.stdout + check.stderr);
   const without = file(
     'no-module.md',
@@ -150,7 +150,7 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
   t.is(bad.exitCode, 3);
   t.regex(bad.stdout, /binding\.db.*unknown database "otherdb" \(one of etcd, redis/);
   const gone = file('gone-module.md', withModule.replace('./plain.mjs', './nowhere.mjs'));
-  const r = await run('plan', 'check', gone);
+  const r = await run('plan', 'check', '--plugin', join(dir, 'nowhere.mjs'), gone);
   t.is(r.exitCode, 254);
   t.regex(r.stderr, /nowhere\.mjs: plugin module not found/);
 });
@@ -158,7 +158,7 @@ test('module: in a plan binding (relative to the plan) makes its names valid; wi
 test('a plan whose plugin imports a package that is not installed: plan check names the plugin, the package and the install command', async (t) => {
   const needs = file('needs-pkg.mjs', "import 'faultline-no-such-package/sub';\nexport default {};\n");
   const plan = rebound('needs-pkg.md', 'module: ./needs-pkg.mjs\ndb: etcd\nworkload: multi-register\n');
-  const r = await run('plan', 'check', plan);
+  const r = await run('plan', 'check', '--plugin', needs, plan);
   t.is(r.exitCode, 254);
   t.is(
     r.stderr,

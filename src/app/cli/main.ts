@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { hideCliPassword } from '../../core/control/cli-password.ts';
+import { ALLOW_PROXY_COMMAND_FLAG, allowProxyCommands } from '../../core/control/command-fields.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { pluginArgs } from '../plugin/args.ts';
@@ -179,11 +180,13 @@ export async function main(given: string[]): Promise<number> {
     // `--password VALUE` leaves the argv before anything parses or records it (test.json keeps the argv).
     const argv = hideCliPassword(given);
     if (argv.length !== given.length || argv.some((a, i) => a !== given[i])) process.argv = argv;
+    // Only the command line can allow a file's ProxyCommand / Match exec (command-fields.ts).
+    if (argv.slice(2).includes(ALLOW_PROXY_COMMAND_FLAG)) allowProxyCommands();
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
     if (plugins.length > 0) {
-      const { loadPlugin } = await import('../plugin/load.ts');
-      for (const p of plugins) await loadPlugin(p);
+      const { loadCommandLinePlugin } = await import('../plugin/load.ts');
+      for (const p of plugins) await loadCommandLinePlugin(p);
     }
     if (!(await runWithoutCommander(argv.slice(2)))) await runWithCommander(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -145,7 +145,9 @@ export const bindingSchema = z
       checkOptions(client.options, b.clientOptions, ['clientOptions'], ctx, `${clientName} takes no options`);
     checkStepNodes(b.nemesis, b.tiers, ['nemesis'], ctx);
     checkStepDbCapabilities(b.db, b.nemesis, ['nemesis'], ctx);
+    checkDiskPaths(b.nemesis, ['nemesis'], ctx);
     for (const [surface, arm] of Object.entries(b.arms)) {
+      if (arm.nemesis) checkDiskPaths(arm.nemesis, ['arms', surface, 'nemesis'], ctx);
       if (arm.nemesis) checkStepNodes(arm.nemesis, arm.tiers ?? b.tiers, ['arms', surface, 'nemesis'], ctx);
       if (arm.nemesis)
         checkStepDbCapabilities(arm.db ?? b.db, arm.nemesis, ['arms', surface, 'nemesis'], ctx);
@@ -187,6 +189,25 @@ function checkStepNodes(
           message: `node "${n.name}" does not exist in the ${smallest.name} tier's ${smallest.nodes}-node cluster (n1…n${smallest.nodes})`,
         });
     }
+  });
+}
+
+/**
+ * A plan's disk fault names its file or directory relative to the database's data directory on each
+ * node (resolved and checked again on the node after symlinks). An absolute path could name any file of
+ * the node, or of the host on a local cluster, whose nodes share its filesystem: refused here.
+ */
+function checkDiskPaths(steps: readonly NemesisStep[], at: (string | number)[], ctx: z.RefinementCtx): void {
+  steps.forEach((step, i) => {
+    if (step.kind !== 'disk') return;
+    const params = (step.params ?? {}) as Record<string, unknown>;
+    for (const key of ['dir', 'file'])
+      if (typeof params[key] === 'string' && (params[key] as string).startsWith('/'))
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, i, 'params', key],
+          message: `${JSON.stringify(params[key])} is outside the database's data directory: a plan names disk-fault paths relative to it (e.g. "member/wal")`,
+        });
   });
 }
 

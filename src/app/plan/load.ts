@@ -2,8 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
+import { regularInput } from '../../core/util/input-file.ts';
 import { optionsIssue } from '../../core/util/options.ts';
 import { parseYaml } from '../../core/util/yaml.ts';
+import { INSPECT_ONLY, type PlanModulePolicy, planModuleVerdict } from '../plugin/trust.ts';
 import { bindingCheckers, nominalWorkload } from './binding.ts';
 import { parseMarkdownPlan } from './markdown.ts';
 import type { Problem } from './problem.ts';
@@ -20,14 +22,19 @@ export interface LoadedPlan extends Plan {
   loadProblems: Problem[];
 }
 
-export async function loadPlan(path: string): Promise<LoadedPlan> {
+/**
+ * `policy`: whether the plan's own `module:` bindings may be imported (`run --trust-plan-modules`);
+ * by default (plan check, plan show, author) nothing the plan names is imported (src/app/plugin/trust.ts).
+ */
+export async function loadPlan(path: string, policy: PlanModulePolicy = INSPECT_ONLY): Promise<LoadedPlan> {
   let text: string;
+  regularInput(path, 'plan');
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     throw new UserError(`${path}: cannot read plan: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  await loadBindingModules(text, path);
+  await loadBindingModules(text, path, policy);
   const plan = parsePlanText(text, path);
   plan.loadProblems.push(...(await checkerOptionProblems(plan)));
   return plan;
@@ -63,10 +70,16 @@ async function checkerOptionProblems(plan: LoadedPlan): Promise<Problem[]> {
 
 /**
  * The plugin modules the plan's bindings name (`module: ./plugin.ts`, relative to the plan), loaded
- * before the plan is read so the names they register are valid in its bindings. The text is only
+ * before the plan is read so the names they register are valid in its bindings, when the trust model
+ * allows it (`planModuleVerdict`: the same file given with --plugin, or --trust-plan-modules); any other
+ * module is a one-line error naming the plan's line, before anything is imported. The text is only
  * skimmed here; the real reading (with every problem located) comes after.
  */
-export async function loadBindingModules(text: string, path: string): Promise<string[]> {
+export async function loadBindingModules(
+  text: string,
+  path: string,
+  policy: PlanModulePolicy,
+): Promise<string[]> {
   const modules = new Set<string>();
   const daemons: unknown[] = [];
   const add = (binding: unknown) => {
@@ -87,7 +100,10 @@ export async function loadBindingModules(text: string, path: string): Promise<st
   if (modules.size === 0 && daemons.length === 0) return [];
   const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load.ts');
   const { parseDaemonDescription } = await import('../../lib/databases/daemon-db.ts');
-  for (const m of modules) await loadPlugin(m, dirname(path));
+  const toImport = [...modules].filter(
+    (m) => planModuleVerdict(m, path, dirname(path), moduleLine(text, m), policy) === 'import',
+  );
+  for (const m of toImport) await loadPlugin(m, dirname(path));
   for (const d of daemons)
     registerDaemon(
       typeof d === 'string'
@@ -96,6 +112,14 @@ export async function loadBindingModules(text: string, path: string): Promise<st
       path,
     );
   return [...modules];
+}
+
+/** The line of the plan text naming module `m` (for the error), if it can be found. */
+function moduleLine(text: string, m: string): number | null {
+  const lines = text.split('\n');
+  const i = lines.findIndex((l) => l.includes('module') && l.includes(m));
+  const j = i >= 0 ? i : lines.findIndex((l) => l.includes(m));
+  return j >= 0 ? j + 1 : null;
 }
 
 function skim(read: () => unknown): unknown {

@@ -42,7 +42,7 @@ export const SURFACE_NOT_APPLICABLE = '§7.M.S: not applicable (no boundary or f
 const line = z.number().int().positive().nullable().default(null);
 const text = z.string().nullable().default(null);
 
-export const claimSchema = z.object({
+export const claimSchema = z.strictObject({
   id: z.string(),
   claim: z.string(),
   category: z.string(),
@@ -52,7 +52,7 @@ export const claimSchema = z.object({
 });
 export type Claim = z.infer<typeof claimSchema>;
 
-export const hypothesisSchema = z.object({
+export const hypothesisSchema = z.strictObject({
   id: z.string(),
   title: z.string(),
   statement: z.string().default(''),
@@ -63,7 +63,7 @@ export const hypothesisSchema = z.object({
 });
 export type Hypothesis = z.infer<typeof hypothesisSchema>;
 
-export const environmentRequirementSchema = z.object({
+export const environmentRequirementSchema = z.strictObject({
   requirement: z.string(),
   versionFloor: z.string().default(''),
   usedBy: z.array(z.string()).default([]),
@@ -74,7 +74,7 @@ export const environmentRequirementSchema = z.object({
 export type EnvironmentRequirement = z.infer<typeof environmentRequirementSchema>;
 
 /** §7.M — the six fields; a field left out is null (a partially filled block). */
-export const modelBlockSchema = z.object({
+export const modelBlockSchema = z.strictObject({
   modelUnderTest: text,
   operationHistory: text,
   checker: text,
@@ -94,7 +94,7 @@ export const MODEL_FIELDS = {
 } as const;
 
 /** §7.M.S — the eight fields. */
-export const surfaceBlockSchema = z.object({
+export const surfaceBlockSchema = z.strictObject({
   surfaces: text,
   operations: text,
   adversarialInputs: text,
@@ -125,7 +125,7 @@ export const surfaceSlotSchema = z
   .union([surfaceBlockSchema, z.literal('not applicable'), z.null()])
   .default(null);
 
-export const armSchema = z.object({
+export const armSchema = z.strictObject({
   /** `S5/api` */
   id: z.string(),
   surface: z.string(),
@@ -188,7 +188,7 @@ export const planSchema = z.strictObject({
       status: null,
     }),
   /** Section bodies keyed by number ("0", "1b", "7d"), verbatim, for sections kept as prose. */
-  sections: z.record(z.string(), z.object({ title: z.string(), body: z.string(), line })).default({}),
+  sections: z.record(z.string(), z.strictObject({ title: z.string(), body: z.string(), line })).default({}),
   claims: z.array(claimSchema).default([]),
   missingClaims: z.array(z.record(z.string(), z.string())).default([]),
   hypotheses: z.array(hypothesisSchema).default([]),
@@ -197,7 +197,7 @@ export const planSchema = z.strictObject({
   /** §5 rows: Claim | Hypothesis | Existing tests | Verdict | Gap kind | Recommended scenario. */
   coverageMatrix: z
     .array(
-      z.object({
+      z.strictObject({
         claim: z.string(),
         hypothesis: z.string().default(''),
         existingTests: z.string().default(''),
@@ -212,7 +212,7 @@ export const planSchema = z.strictObject({
   scenarios: z.array(scenarioSchema).default([]),
   adequacy: z
     .array(
-      z.object({
+      z.strictObject({
         claim: z.string(),
         threatModel: z.string().default(''),
         scenarios: z.string().default(''),
@@ -226,7 +226,12 @@ export const planSchema = z.strictObject({
       statement: z.string().default(''),
       aspects: z
         .array(
-          z.object({ claim: z.string(), aspect: z.string(), confidence: z.string(), reason: z.string() }),
+          z.strictObject({
+            claim: z.string(),
+            aspect: z.string(),
+            confidence: z.string(),
+            reason: z.string(),
+          }),
         )
         .default([]),
       allHigh: z.boolean().default(false),

@@ -16,6 +16,7 @@ import { readDaemonDescription } from '../../lib/databases/daemon-file.ts';
 import { databases } from '../../lib/databases/registry.ts';
 import { workloads } from '../../lib/workloads/index.ts';
 import type { Plugin } from './define.ts';
+import { moduleIdentity, trustCommandLinePlugin } from './trust.ts';
 
 /**
  * Loads plugin modules (`--plugin PATH`, `module:` in a plan binding) and registers what they define
@@ -62,6 +63,16 @@ export async function loadPlugin(path: string, baseDir: string = process.cwd()):
   } else throw new UserError(`${path}: a plugin is a .ts, .js or .mjs module`);
   register(file, plugin);
   loaded.set(file, plugin);
+  return plugin;
+}
+
+/**
+ * A module the operator named on the command line (`--plugin`, or `plugins` of the API's runTest): loaded
+ * and recorded as trusted, so a plan binding naming the same file uses it without importing anything.
+ */
+export async function loadCommandLinePlugin(path: string): Promise<Plugin> {
+  const plugin = await loadPlugin(path);
+  trustCommandLinePlugin(moduleIdentity(path, process.cwd()));
   return plugin;
 }
 

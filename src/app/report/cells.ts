@@ -2,6 +2,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
 import { expectationCell } from '../verdict/expectation.ts';
+import { md } from './markdown.ts';
 
 /** The evidence cells every report shares: what the oracle consumed, and how each fault proved it landed. */
 
@@ -76,7 +77,9 @@ export function fileId(id: string): string {
 export function verdictCell(d: Decision): string {
   const v = `${d.verdict}${d.release ? ' (release)' : ''}`;
   const withExpected = d.expectation ? `${v} — expected ${expectationCell(d)}` : v;
-  return d.verdict.startsWith('FAIL-') && d.reasons[0] ? `${withExpected}: ${d.reasons[0]}` : withExpected;
+  return d.verdict.startsWith('FAIL-') && d.reasons[0]
+    ? `${withExpected}: ${md(d.reasons[0])}`
+    : withExpected;
 }
 
 /**

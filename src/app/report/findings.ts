@@ -7,7 +7,7 @@ import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
 import { isFail, isPass } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence, verdictCell } from './cells.ts';
-import { table, utc, writeAtomic } from './markdown.ts';
+import { htmlText, md, table, utc, writeAtomic } from './markdown.ts';
 import type { Finding, SessionRecord } from './types.ts';
 
 /**
@@ -88,11 +88,11 @@ export function auditsFor(row: Row): Audits | null {
 
 function auditLines(a: Audits | null, reasonIfNone: string): string[] {
   const render = (i: AuditItem) =>
-    `- ${i.status === 'checked' ? '[x]' : '[ ]'} ${i.id}. ${i.title} — **${i.status}**: ${i.evidence}`;
+    `- ${i.status === 'checked' ? '[x]' : '[ ]'} ${i.id}. ${i.title} — **${i.status}**: ${md(i.evidence)}`;
   if (!a) {
     return [
-      ...RED_FLAGS.map((t, i) => `- [ ] RF${i + 1}. ${t} — **n/a**: ${reasonIfNone}`),
-      ...WEAK_ORACLE_ITEMS.map((t, i) => `- [ ] WO${i + 1}. ${t} — **n/a**: ${reasonIfNone}`),
+      ...RED_FLAGS.map((t, i) => `- [ ] RF${i + 1}. ${t} — **n/a**: ${md(reasonIfNone)}`),
+      ...WEAK_ORACLE_ITEMS.map((t, i) => `- [ ] WO${i + 1}. ${t} — **n/a**: ${md(reasonIfNone)}`),
     ];
   }
   return [
@@ -131,19 +131,19 @@ export function renderScenarioFinding(
   const rows = rowsOf(r).filter((x) => x.d.scenario === id || x.sc.parentId === id);
   const head = rows.find((x) => x.d.scenario === id);
   if (!head) throw new Error(`no verdict for scenario ${id}`);
-  const out = [`# Scenario ${id}: ${head.sc.name}`, ''];
+  const out = [`# Scenario ${md(id)}: ${md(head.sc.name)}`, ''];
   for (const row of rows) {
     const { d, sc, ev } = row;
-    if (row !== head) out.push(`## Arm ${d.scenario}`, '');
+    if (row !== head) out.push(`## Arm ${md(d.scenario)}`, '');
     out.push(
       `- **Verdict:** ${d.verdict}${d.release ? ' (release)' : ''}${d.cappedBy ? ` (capped by ${d.cappedBy})` : ''}`,
-      ...(d.verdict.startsWith('FAIL-') && d.reasons[0] ? [`- **What failed:** ${d.reasons[0]}`] : []),
+      ...(d.verdict.startsWith('FAIL-') && d.reasons[0] ? [`- **What failed:** ${md(d.reasons[0])}`] : []),
       `- **Budget tier met:** ${d.tierMet ?? '—'}`,
-      `- **Falsifies:** ${sc.scenario.falsifies.join(', ') || '—'}`,
-      `- **Oracle:** ${sc.oracle ?? '—'}`,
-      `- **Oracle execution evidence:** ${oracleEvidence(ev)}`,
-      `- **Nemesis landing evidence:** ${landingEvidence(ev, d)}`,
-      `- **Why:** ${d.reasons.join('; ')}`,
+      `- **Falsifies:** ${md(sc.scenario.falsifies.join(', ')) || '—'}`,
+      `- **Oracle:** ${sc.oracle ? md(sc.oracle) : '—'}`,
+      `- **Oracle execution evidence:** ${md(oracleEvidence(ev))}`,
+      `- **Nemesis landing evidence:** ${md(landingEvidence(ev, d))}`,
+      `- **Why:** ${md(d.reasons.join('; '))}`,
       '',
     );
     if (ev?.attempted) {
@@ -174,19 +174,19 @@ export async function writeScenarioFinding(r: SessionRecord, id: string): Promis
 
 function renderFinding(f: Finding): string[] {
   return [
-    `### Finding ${f.id}: ${f.title}`,
+    `### Finding ${md(f.id)}: ${md(f.title)}`,
     '',
-    `- **Scenario:** ${f.scenario}`,
-    `- **Hypothesis addressed:** ${f.hypothesis}`,
-    `- **What happened:** ${f.whatHappened}`,
-    `- **Reproducer:** ${f.reproducer}`,
-    `- **Reduction:** ${f.reduction ?? 'not reduced'}`,
+    `- **Scenario:** ${md(f.scenario)}`,
+    `- **Hypothesis addressed:** ${md(f.hypothesis)}`,
+    `- **What happened:** ${md(f.whatHappened)}`,
+    `- **Reproducer:** ${htmlText(f.reproducer)}`,
+    `- **Reduction:** ${md(f.reduction ?? 'not reduced')}`,
     `- **Reduction classification:** ${f.reductionClassification}`,
     `- **Classification:** ${f.classification}${f.tags.length ? ` (tags: ${f.tags.join(', ')})` : ''}`,
     `- **Severity:** ${f.severity}`,
-    `- **Evidence:** ${f.evidence}`,
-    `- **Hypothesised root cause:** ${f.rootCause}`,
-    `- **Suggested next action:** ${f.nextAction}`,
+    `- **Evidence:** ${md(f.evidence)}`,
+    `- **Hypothesised root cause:** ${md(f.rootCause)}`,
+    `- **Suggested next action:** ${md(f.nextAction)}`,
     '',
   ];
 }
@@ -268,13 +268,13 @@ export function renderReport(r: SessionRecord): string {
       SCENARIO_RESULT_COLUMNS,
       rows.map((row) => [
         row.d.scenario,
-        row.sc.name,
+        md(row.sc.name),
         verdictCell(row.d),
-        row.sc.oracle,
+        md(row.sc.oracle ?? ''),
         isAggregate(row)
           ? `aggregate of ${row.sc.scenario.arms.length} arms (see the ${row.d.scenario}/… rows)`
-          : oracleEvidence(row.ev),
-        isAggregate(row) ? 'see the arm rows' : landingEvidence(row.ev, row.d),
+          : md(oracleEvidence(row.ev)),
+        isAggregate(row) ? 'see the arm rows' : md(landingEvidence(row.ev, row.d)),
         artifactLink(row),
       ]),
     ),
@@ -294,7 +294,7 @@ export function renderReport(r: SessionRecord): string {
         const ds = r.verdicts.rows.filter((d) => by.includes(d.scenario));
         const ran = ds.filter((d) => d.verdict !== 'NOT-RUN');
         return [
-          `${h.id}. ${h.title}`,
+          md(`${h.id}. ${h.title}`),
           by.join(', ') || '—',
           ds.map((d) => `${d.scenario} ${d.verdict}`).join(', ') || '—',
           by.length === 0
@@ -325,7 +325,7 @@ export function renderReport(r: SessionRecord): string {
               : 'no'
             : `${surfaceRows.filter((x) => x.sc.parentId === row.sc.id && x.ev?.attempted).length}/${row.sc.scenario.arms.length} arms`,
           row.d.verdict,
-          isPass(row.d.verdict) ? '' : (row.d.reasons[0] ?? ''),
+          isPass(row.d.verdict) ? '' : md(row.d.reasons[0] ?? ''),
         ]),
       ),
       '',
@@ -333,7 +333,7 @@ export function renderReport(r: SessionRecord): string {
     const missing = surfaceRows.filter((row) => row.sc.arm && !row.ev?.attempted);
     out.push(
       missing.length
-        ? `Missing surfaces this run did not cover: ${missing.map((m) => `${m.d.scenario} (${m.d.reasons[0] ?? 'not run'})`).join(', ')}.`
+        ? `Missing surfaces this run did not cover: ${md(missing.map((m) => `${m.d.scenario} (${m.d.reasons[0] ?? 'not run'})`).join(', '))}.`
         : 'All planned surfaces were executed.',
       '',
     );
@@ -374,11 +374,11 @@ export function renderReport(r: SessionRecord): string {
   // 9. Confidence delta vs §7d
   const cd = confidenceDelta(p, r.verdicts.rows);
   out.push('## Confidence delta', '', `**${cd.delta}** relative to the plan's §7d confidence statement.`, '');
-  out.push(...cd.why.map((w) => `- ${w}`), '');
+  out.push(...cd.why.map((w) => `- ${md(w)}`), '');
   // 10. Green-but-broken check, per scenario
   out.push('## Green-but-broken check', '');
   for (const row of rows) {
-    out.push(`### ${row.d.scenario}`, '', ...auditLines(auditsFor(row), noneReason(row)), '');
+    out.push(`### ${md(row.d.scenario)}`, '', ...auditLines(auditsFor(row), noneReason(row)), '');
   }
   return out.join('\n');
 }

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { mkdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { makeDirInside } from '../../core/util/atomic-write.ts';
 import { pathName } from '../../core/util/paths.ts';
 
 /**
@@ -38,7 +39,8 @@ export async function createSessionDir(
 ): Promise<string> {
   pathName('plan slug', name);
   const parent = join(resolve(root), name);
-  await mkdir(parent, { recursive: true });
+  // `<root>/<name>` may exist from earlier sessions; a symbolic link planted there is refused.
+  makeDirInside(parent, resolve(root));
   const stamp = sessionTimestamp(startedAt);
   let dir = join(parent, stamp);
   for (let n = 2; ; n++) {

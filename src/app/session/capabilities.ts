@@ -179,7 +179,11 @@ const SUBSTITUTES: Record<string, { needs: string; text: string }> = {
 };
 
 /** A Debian package name (policy §5.6.1), optionally with an architecture qualifier. */
-const PACKAGE_NAME = /^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?$/;
+/**
+ * A Debian package name. apt reads a trailing `-` as "remove" and `+` as "install", and a word with
+ * `.+` / `.` followed by a regex quantifier as a pattern: none of those is a name.
+ */
+const PACKAGE_NAME = /^(?!.*\.\+)[a-z0-9][a-z0-9+.-]*[a-z0-9](?::[a-z0-9-]+)?$/;
 
 /**
  * The only install hint faultline runs: exactly `apt-get install [-y] PKG…` with package-name-shaped words

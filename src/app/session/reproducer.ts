@@ -18,6 +18,7 @@ export interface ReproducerOptions {
   skip: readonly string[];
   assume: readonly string[];
   plugins?: readonly string[];
+  trustPlanModules?: boolean;
 }
 
 function rel(path: string, cwd: string): string {
@@ -39,6 +40,7 @@ export function reproducerCommand(
   if (o.ssh?.insecureSkipHostKeyCheck) args.push('--insecure-skip-host-key-check');
   for (const k of o.ssh?.knownHosts ?? []) args.push('--known-hosts', rel(k, cwd));
   for (const p of o.plugins ?? []) args.push('--plugin', rel(p, cwd));
+  if (o.trustPlanModules) args.push('--trust-plan-modules');
   for (const s of o.skip) args.push('--skip', s);
   for (const a of o.assume) args.push('--assume', a);
   args.push('--scenario', fail.scenario, '--seed', String(fail.seed), '--replay', rel(fail.replayPath, cwd));

@@ -54,6 +54,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.baseline !== undefined) o.baseline = String(f.baseline);
   if (f.junitInconclusive !== undefined) o.junitInconclusiveAs = junitAs(f.junitInconclusive);
   if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
+  if (f.trustPlanModules === true) o.trustPlanModules = true;
   return o;
 }
 

@@ -87,6 +87,8 @@ export interface RunPlanOptions {
   baseline?: string;
   /** How junit.xml reports INCONCLUSIVE / PARTIAL / NOT-RUN rows (default: error). */
   junitInconclusiveAs?: JunitInconclusiveAs;
+  /** `--trust-plan-modules`: import the plan's own `module:` bindings (docs/security.md). */
+  trustPlanModules?: boolean;
   /** `--plugin` paths, as given (they go into the reproducer). */
   plugins?: string[];
   /** Where the run was started from: the reproducer's paths are relative to it (default: the cwd). */
@@ -143,7 +145,7 @@ interface Session {
 }
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
-  const plan = await loadPlan(o.plan);
+  const plan = await loadPlan(o.plan, { trustPlanModules: o.trustPlanModules === true });
   const problems = checkPlan(plan);
   if (blocking(problems)) {
     const errors = problems.filter((p) => p.severity === 'error');

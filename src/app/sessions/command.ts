@@ -1,5 +1,7 @@
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { pathName } from '../../core/util/paths.ts';
+import { terminalText } from '../../core/util/terminal.ts';
 import { diffIsRed, diffSessions, renderDiff } from './diff.ts';
 import { rewriteIndex, StoreIndex } from './index-file.ts';
 import { compress, compressible, planPrune, prune } from './maintain.ts';
@@ -14,7 +16,8 @@ import {
 
 /** The `faultline sessions` subcommands: flags in, text (or JSON) on stdout, an exit code out. */
 
-const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+/** Names, headlines and reasons come from the store's files: shown, never sent as escape sequences. */
+const out = (s: string) => process.stdout.write(terminalText(s.endsWith('\n') ? s : `${s}\n`));
 
 function positiveInt(v: unknown, flag: string): number {
   const n = Number(v);
@@ -23,13 +26,19 @@ function positiveInt(v: unknown, flag: string): number {
   return n;
 }
 
+/** `--name`: a plan slug or test name, validated like every name used in a path (no `..`, no `/`). */
+function nameFlag(v: unknown): string | undefined {
+  return v === undefined ? undefined : pathName('--name', String(v));
+}
+
 const rowLine = (s: SessionSummary) =>
   s.rows.map((r) => `${r.id} ${r.verdict}${r.outcome === 'failure' ? ' ✗' : ''}`).join(', ');
 
 export function listCommand(o: { root: string; name?: string; last: string; json?: boolean }): number {
   const root = storeRoot(o.root);
   const last = positiveInt(o.last, '--last');
-  const names = o.name ? [o.name] : storeNames(root);
+  const name = nameFlag(o.name);
+  const names = name ? [name] : storeNames(root);
   const index = new StoreIndex(root);
   const all = names.map((name) => ({ name, sessions: index.sessions(name, last) }));
   if (o.json) {
@@ -46,7 +55,7 @@ export function listCommand(o: { root: string; name?: string; last: string; json
 
 export function showCommand(ref: string, o: { root: string; name?: string; json?: boolean }): number {
   const root = storeRoot(o.root);
-  const { name, id } = resolveSession(root, ref, o.name);
+  const { name, id } = resolveSession(root, ref, nameFlag(o.name));
   const s = readSession(root, name, id);
   if (o.json) {
     out(JSON.stringify(s));
@@ -71,7 +80,7 @@ export function showCommand(ref: string, o: { root: string; name?: string; json?
 
 export function diffCommand(a: string, b: string, o: Record<string, string | boolean | undefined>): number {
   const root = storeRoot(String(o.root));
-  const name = o.name === undefined ? undefined : String(o.name);
+  const name = nameFlag(o.name);
   const threshold = Number(o.threshold ?? 20);
   if (!Number.isFinite(threshold) || threshold < 0)
     throw new UserError(`--threshold: a percentage (got ${String(o.threshold)})`);
@@ -100,7 +109,7 @@ export async function pruneCommand(o: Record<string, string | boolean | undefine
   const plan = planPrune(root, {
     ...(o.keep !== undefined && { keep: positiveInt(o.keep, '--keep') }),
     ...(o.olderThan !== undefined && { olderThanMs: parseDuration(String(o.olderThan), '--older-than') }),
-    ...(o.name !== undefined && { name: String(o.name) }),
+    ...(o.name !== undefined && { name: nameFlag(o.name) as string }),
   });
   for (const s of plan.remove) out(`${o.dryRun ? 'would remove' : 'removing'} ${s.name}/${s.id}`);
   if (!o.dryRun) {
@@ -122,7 +131,7 @@ export async function compressCommand(o: Record<string, string | boolean | undef
   const root = storeRoot(String(o.root));
   const items = compressible(root, {
     minBytes: parseSize(String(o.minSize ?? '256K'), '--min-size'),
-    ...(o.name !== undefined && { name: String(o.name) }),
+    ...(o.name !== undefined && { name: nameFlag(o.name) as string }),
   });
   const total = items.reduce((n, i) => n + i.bytes, 0);
   if (o.dryRun) {
@@ -137,7 +146,8 @@ export async function compressCommand(o: Record<string, string | boolean | undef
 
 export function indexCommand(o: { root: string; name?: string }): number {
   const root = storeRoot(o.root);
-  for (const name of o.name ? [o.name] : storeNames(root)) {
+  const only = nameFlag(o.name);
+  for (const name of only ? [only] : storeNames(root)) {
     const n = rewriteIndex(root, name, { rebuild: true });
     out(`${name}: ${n} of ${sessionIds(root, name).length} session(s) indexed`);
   }

@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { appendFileInsideSync, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { readSession, type SessionSummary, sessionIds } from './store.ts';
 
@@ -73,7 +74,7 @@ export function recordSessionIndex(sessionDir: string): string | null {
     const nameDir = dirname(sessionDir);
     const entry = entryOf(readSession(dirname(nameDir), basename(nameDir), basename(sessionDir)));
     if (!entry) return `${sessionDir}: no readable report to index`;
-    appendFileSync(join(nameDir, INDEX_FILE), `${JSON.stringify(entry)}\n`);
+    appendFileInsideSync(join(nameDir, INDEX_FILE), `${JSON.stringify(entry)}\n`, nameDir);
     return null;
   } catch (err) {
     return `${sessionDir}: the session index could not be written (${errorMessage(err)})`;
@@ -130,9 +131,7 @@ export function rewriteIndex(root: string, name: string, o: { rebuild?: boolean 
     if (entry) lines.push(JSON.stringify(entry));
   }
   const path = join(root, name, INDEX_FILE);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, lines.length ? `${lines.join('\n')}\n` : '');
-  renameSync(tmp, path);
+  writeFileAtomicSync(path, lines.length ? `${lines.join('\n')}\n` : '', { root });
   return lines.length;
 }
 

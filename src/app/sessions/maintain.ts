@@ -1,8 +1,8 @@
-import { createReadStream, createWriteStream, readdirSync, statSync } from 'node:fs';
-import { rename, rm, utimes } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import { createGzip } from 'node:zlib';
+import { openAtomic } from '../../core/util/atomic-write.ts';
 import { sessionIds, storeNames, timestampOf } from './store.ts';
 
 /**
@@ -82,11 +82,19 @@ export async function compress(items: readonly CompressItem[]): Promise<{ before
   let before = 0;
   let after = 0;
   for (const { path, bytes } of items) {
-    const tmp = `${path}.gz.tmp-${process.pid}`;
-    await pipeline(createReadStream(path), createGzip({ level: 6 }), createWriteStream(tmp));
-    const st = statSync(path);
-    await utimes(tmp, st.atime, st.mtime);
-    await rename(tmp, `${path}.gz`);
+    // Through the one atomic writer: a fresh O_EXCL|O_NOFOLLOW temporary file, renamed only over a
+    // regular file inside the session's directory (a planted `history.jsonl.gz` symlink is refused).
+    const out = await openAtomic(`${path}.gz`, { root: dirname(path) });
+    try {
+      for await (const chunk of createReadStream(path).pipe(createGzip({ level: 6 })))
+        await out.write(chunk as Buffer);
+      const st = statSync(path);
+      await out.handle.utimes(st.atime, st.mtime);
+    } catch (err) {
+      await out.abort();
+      throw err;
+    }
+    await out.commit();
     await rm(path);
     before += bytes;
     after += statSync(`${path}.gz`).size;

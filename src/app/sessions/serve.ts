@@ -1,5 +1,15 @@
-import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  existsSync,
+  fstatSync,
+  openSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { extname, join, sep } from 'node:path';
 import { diffMarkdown, diffSessions, flappingRows } from './diff.ts';
 import { StoreIndex } from './index-file.ts';
@@ -121,14 +131,36 @@ const TYPES: Record<string, string> = {
 
 const isFile = (p: string) => existsSync(p) && statSync(p).isFile();
 
+/** The largest file served (a history of millions of ops is a few hundred MB). */
+export const MAX_RESPONSE_BYTES = 1024 * 1024 * 1024;
+/** A request's headers and body must arrive within this long; an idle connection is closed after it. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * The Host header must name the address the server is bound to (or, bound to loopback, `localhost`):
+ * a page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is refused.
+ */
+function hostAllowed(header: string | undefined, bound: string, port: number): boolean {
+  if (header === undefined) return false;
+  const loopback = bound === '127.0.0.1' || bound === '::1' || bound === 'localhost';
+  const names = new Set([bound, bound.includes(':') ? `[${bound}]` : bound]);
+  if (loopback) for (const n of ['localhost', '127.0.0.1', '[::1]']) names.add(n);
+  const h = header.toLowerCase();
+  return [...names].some((n) => h === `${n}:${port}` || (port === 80 && h === n));
+}
+
 export function startServer(root: string, o: { port: number; host: string; last: number }): Promise<Server> {
   const index = new StoreIndex(root);
   const realRoot = realpathSync(root);
   const server = createServer((req, res) => {
     const send = (code: number, body: string, type = 'text/html; charset=utf-8') => {
+      if (res.headersSent) return res.destroy();
       res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
+    const port = (server.address() as AddressInfo | null)?.port ?? o.port;
+    if (!hostAllowed(req.headers.host, o.host, port))
+      return send(421, `this server answers only to ${o.host}:${port}`, 'text/plain');
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return send(405, 'read-only: GET and HEAD only', 'text/plain');
     let path: string;
@@ -170,18 +202,44 @@ export function startServer(root: string, o: { port: number; host: string; last:
         if (!isFile(file)) return send(404, 'no such file', 'text/plain');
         const real = realpathSync(file);
         if (!real.startsWith(realRoot + sep)) return send(403, 'outside the store', 'text/plain');
+        // Opened without blocking and checked on the open descriptor: a file swapped for a FIFO or a
+        // device after the check above is refused, and one that vanished is a 404, never a crash.
+        let fd: number;
+        try {
+          fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+        } catch {
+          return send(404, 'no such file', 'text/plain');
+        }
+        const st = fstatSync(fd);
+        if (!st.isFile() || st.size > MAX_RESPONSE_BYTES) {
+          closeSync(fd);
+          return st.isFile()
+            ? send(413, `over ${MAX_RESPONSE_BYTES} bytes: not served`, 'text/plain')
+            : send(403, 'not a regular file', 'text/plain');
+        }
         res.writeHead(200, {
           'content-type': TYPES[extname(asked)] ?? 'text/plain; charset=utf-8',
+          'content-length': st.size,
           ...(gzipped && { 'content-encoding': 'gzip' }),
         });
-        if (req.method === 'HEAD') return res.end();
-        return createReadStream(real).pipe(res);
+        if (req.method === 'HEAD') {
+          closeSync(fd);
+          return res.end();
+        }
+        const stream = createReadStream('', { fd, end: Math.max(0, st.size - 1) });
+        stream.on('error', () => res.destroy());
+        return stream.pipe(res);
       }
       return send(404, 'not found', 'text/plain');
     } catch (err) {
       return send(500, `error: ${esc(String(err))}`, 'text/plain');
     }
   });
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = REQUEST_TIMEOUT_MS;
+  server.setTimeout(REQUEST_TIMEOUT_MS, (socket) => socket.destroy());
+  // One failed request never takes the server down.
+  server.on('clientError', (_err, socket) => socket.destroy());
   return new Promise((resolveStart, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => resolveStart(server));

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
+import { regularInput } from '../../core/util/input-file.ts';
 import { LATEST, SESSION_NAME } from '../report/session-dir.ts';
 import { isNotSelected } from '../verdict/aggregate.ts';
 
@@ -69,9 +70,22 @@ const resultsFile = z.looseObject({
 });
 
 /** Reads a JSON file, or its gzip-compressed twin (`<file>.gz`) when `faultline sessions compress` ran. */
+/** A session's JSON file is at most this large (a report.json is tens of KB); larger is not read. */
+export const MAX_SESSION_JSON_BYTES = 64 * 1024 * 1024;
+
 export function readJsonMaybeGz(path: string): unknown {
-  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8'));
-  if (existsSync(`${path}.gz`)) return JSON.parse(gunzipSync(readFileSync(`${path}.gz`)).toString('utf8'));
+  // A store is data from anyone: report.json -> /dev/zero or a FIFO must not hang or fill memory.
+  const small = (p: string) => {
+    regularInput(p, 'session file');
+    if (statSync(p).size > MAX_SESSION_JSON_BYTES)
+      throw new UserError(`${p}: over ${MAX_SESSION_JSON_BYTES} bytes: not a session file`);
+    return readFileSync(p);
+  };
+  if (existsSync(path)) return JSON.parse(small(path).toString('utf8'));
+  if (existsSync(`${path}.gz`))
+    return JSON.parse(
+      gunzipSync(small(`${path}.gz`), { maxOutputLength: MAX_SESSION_JSON_BYTES }).toString('utf8'),
+    );
   return undefined;
 }
 

@@ -35,7 +35,11 @@ export function addSshOptions(cmd: Command): Command {
       "SSH password for every node (Jepsen's flag; visible to other local users in the process list: prefer --password-env)",
     )
     .option('--password-env <var>', 'SSH password for every node, read from this environment variable')
-    .option('--sudo-password-env <var>', 'sudo password for every node, read from this environment variable');
+    .option('--sudo-password-env <var>', 'sudo password for every node, read from this environment variable')
+    .option(
+      '--allow-proxy-command',
+      'run ProxyCommand / Match exec commands named by the inventory, its ssh_config or a ledger (refused otherwise)',
+    );
 }
 
 /** The shared SSH flags out of a commander options object. */

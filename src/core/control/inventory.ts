@@ -4,8 +4,10 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Document, isMap, type LineCounter } from 'yaml';
 import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
+import { regularInput } from '../util/input-file.ts';
 import { isPathName } from '../util/paths.ts';
 import { parseYamlDocument } from '../util/yaml.ts';
+import { refuseCommandField } from './command-fields.ts';
 import { packageFamilySchema } from './packages.ts';
 import { jumpHostsFor, loadSshConfig, type SshConfigResolver } from './ssh-config.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
@@ -37,9 +39,12 @@ const pathNameSchema = (what: string) =>
     );
 const ADDRESS = /^(?:[A-Za-z0-9][A-Za-z0-9.-]*|[0-9A-Fa-f:.]+)$/;
 
+/** An SSH host or ssh_config alias: no shell metacharacters, no leading `-` (it is also an argv word). */
+const HOST = /^[A-Za-z0-9_.:%[\]][A-Za-z0-9_.:%[\]@-]*$/;
+
 const NodeFields = z
   .object({
-    host: z.string().min(1).optional(),
+    host: z.string().regex(HOST, 'must be a host name, an IP address or an ssh_config alias').optional(),
     port: z.number().int().min(1).max(65535).optional(),
     address: z.string().regex(ADDRESS, 'must be an IP address or host name').optional(),
     clusterSshPort: z.number().int().min(1).max(65535).optional(),
@@ -247,7 +252,21 @@ export function parseInventory(text: string, file: string): Inventory {
         const where = route.from === 'node' ? ['nodes', name, 'proxyJump'] : ['defaults', 'proxyJump'];
         throw new InputError(file, lineOf(doc, counter, where), where.join('.'), reason);
       }
-    } else if (route.proxyCommand) spec.proxyCommand = route.proxyCommand;
+    } else if (route.proxyCommand) {
+      if (route.from === 'sshConfig' && sshConfig)
+        refuseCommandField(sshConfig.file, null, `Host ${alias}: ProxyCommand`);
+      else {
+        const where = route.from === 'node' ? ['nodes', name] : ['defaults'];
+        refuseCommandField(
+          file,
+          keyLine(doc, counter, where, 'proxyCommand'),
+          [...where, 'proxyCommand'].join('.'),
+        );
+      }
+      spec.proxyCommand = route.proxyCommand;
+    }
+    const hop = spec.jumpHosts?.find((h) => h.proxyCommand);
+    if (hop && sshConfig) refuseCommandField(sshConfig.file, null, `Host ${hop.alias}: ProxyCommand`);
     if (merged.sharedKernelClock !== undefined) spec.sharedKernelClock = merged.sharedKernelClock;
     if (merged.packageFamily) spec.packageFamily = merged.packageFamily;
     if (Object.keys(merged.labels).length > 0) spec.labels = merged.labels;
@@ -265,6 +284,7 @@ export function parseInventory(text: string, file: string): Inventory {
 }
 
 export function loadInventory(path: string): Inventory {
+  regularInput(path, 'inventory');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

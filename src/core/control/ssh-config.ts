@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { InputError } from '../util/errors.ts';
+import { refuseMatchExec } from './command-fields.ts';
 import type { SshHop } from './types.ts';
 
 /**
@@ -363,7 +364,11 @@ export function loadSshConfig(file: string, opts: { ssh?: string | null } = {}):
     }
     return r;
   };
-  if (ssh) return { file, via: 'openssh', resolve: memo((alias) => resolveWithOpenSsh(ssh, file, alias)) };
+  if (ssh) {
+    // `ssh -G` runs a `Match exec` command while resolving: refused before ssh ever reads the file.
+    refuseMatchExec(file);
+    return { file, via: 'openssh', resolve: memo((alias) => resolveWithOpenSsh(ssh, file, alias)) };
+  }
   const config = parseSshConfig(readFileSync(file, 'utf8'), file);
   return { file, via: 'parser', resolve: memo((alias) => resolveSshHost(config, alias)) };
 }

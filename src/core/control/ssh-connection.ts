@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { Duplex, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ConnectConfig } from 'ssh2';
+import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
+import { proxyCommandsAllowed } from './command-fields.ts';
 import { RemoteAuthError, RemoteConnectError, RemoteError, RemoteHostKeyError } from './errors.ts';
 import {
   appendKnownHost,
@@ -17,6 +19,7 @@ import {
   loadKnownHosts,
   preferredHostKeyAlgorithms,
 } from './known-hosts.ts';
+import { shellQuote } from './quote.ts';
 import { parseJumpChain } from './ssh-config.ts';
 import type { NodeSpec, SshHop } from './types.ts';
 
@@ -369,15 +372,29 @@ interface ProxyProcess {
   kill(): void;
 }
 
-/** OpenSSH's ProxyCommand tokens: %h, %p, %r and %%. */
+/**
+ * OpenSSH's ProxyCommand tokens: %h, %p, %r and %%. Host, port and user come from an inventory or a
+ * ledger, so each is quoted (`shellQuote`) before it reaches the shell: `x$(cmd)` stays a host name.
+ */
 export function proxyCommandLine(command: string, leg: Pick<Leg, 'host' | 'port' | 'user'>): string {
   return command.replace(/%([hpr%])/g, (_, c: string) =>
-    c === 'h' ? leg.host : c === 'p' ? String(leg.port) : c === 'r' ? leg.user : '%',
+    c === 'h'
+      ? shellQuote(leg.host)
+      : c === 'p'
+        ? shellQuote(leg.port)
+        : c === 'r'
+          ? shellQuote(leg.user)
+          : '%',
   );
 }
 
 /** Starts a ProxyCommand as OpenSSH does (`sh -c 'exec COMMAND'`); its stdin/stdout is the socket. */
 function startProxyCommand(node: string, leg: Leg): ProxyProcess {
+  // The last gate: whatever file the command came from, it runs only with --allow-proxy-command.
+  if (!proxyCommandsAllowed())
+    throw new UserError(
+      `${node}: ProxyCommand ${JSON.stringify(leg.proxyCommand)} refused: pass --allow-proxy-command to run it`,
+    );
   const line = proxyCommandLine(leg.proxyCommand as string, leg);
   const child = spawn('/bin/sh', ['-c', `exec ${line}`], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';

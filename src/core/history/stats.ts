@@ -1,3 +1,4 @@
+import { terminalText } from '../util/terminal.ts';
 import type { EventType, ProcessId } from './event.ts';
 import { absentFields } from './event.ts';
 import type { TornTail } from './jsonl.ts';
@@ -133,5 +134,6 @@ export function formatStats(s: HistoryStats): string {
     lines.push(`pairing   ${s.pairingProblems.count} problem(s); first: ${s.pairingProblems.first}`);
   }
   if (s.tornTail) lines.push(`torn tail line ${s.tornTail.line} (${s.tornTail.bytes} bytes) dropped`);
-  return lines.join('\n');
+  // Op names and the first pairing problem come from the history: shown, never sent to the terminal.
+  return terminalText(lines.join('\n'));
 }

@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
+  fstatSync,
   fsyncSync,
   linkSync,
   lstatSync,
   mkdirSync,
   openSync,
+  realpathSync,
   renameSync,
   type Stats,
   statSync,
@@ -16,6 +18,7 @@ import {
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UserError } from './errors.ts';
+import { kindOf } from './input-file.ts';
 
 /**
  * The one way faultline writes a result file (converted histories, session files, reports, run files).
@@ -39,6 +42,11 @@ export interface AtomicWriteOptions {
    * as a subnet, by whichever writer gets there first. An existing OUT is a {@link OutputExistsError}.
    */
   exclusive?: boolean;
+  /**
+   * The directory everything must stay under (`--out`, `--root`, a session's artifacts): OUT's directory,
+   * after symlinks, must be inside it, so a symlink planted in a store cannot carry a write elsewhere.
+   */
+  root?: string;
 }
 
 /** OUT already existed under {@link AtomicWriteOptions.exclusive}: nothing was written. */
@@ -50,15 +58,6 @@ export class OutputExistsError extends UserError {
 }
 
 const TMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
 
 function lstatOrNull(path: string): Stats | null {
   try {
@@ -111,6 +110,57 @@ export function checkOutputPath(out: string, opts: AtomicWriteOptions = {}): voi
   if (!d) throw new UserError(`${out}: cannot write: directory ${dir} does not exist`);
   const real = d.isSymbolicLink() ? statSync(dir) : d;
   if (!real.isDirectory()) throw new UserError(`${out}: cannot write: ${dir} is not a directory`);
+  if (opts.root !== undefined) insideRoot(dir, opts.root, out);
+}
+
+/** Refuses `dir` unless, after symlinks, it is `root` or inside it (the one-line error names `what`). */
+export function insideRoot(dir: string, root: string, what: string = dir): void {
+  let realRoot: string;
+  let realDir: string;
+  try {
+    realRoot = realpathSync(root);
+    realDir = realpathSync(dir);
+  } catch (err) {
+    throw outputError(what, err);
+  }
+  if (realDir !== realRoot && !realDir.startsWith(`${realRoot}/`))
+    throw new UserError(
+      `${what}: refusing to write: it leads to ${realDir}, outside ${root} (a symbolic link)`,
+    );
+}
+
+/**
+ * `mkdir -p` of a directory faultline names inside `root` (a session, a plan slug's directory, an
+ * artifacts folder): created if missing, and refused (exit 254) if it is, or leads through, a symbolic
+ * link out of `root`.
+ */
+export function makeDirInside(dir: string, root: string): void {
+  makeOutputDir(dir);
+  insideRoot(dir, root);
+}
+
+/**
+ * Appends `text` to `path` (created if missing) without following a symbolic link at `path` and only
+ * to a regular file inside `root`: the store's append-only index lines.
+ */
+export function appendFileInsideSync(path: string, text: string, root: string): void {
+  checkOutputPath(path, { root });
+  let fd: number;
+  try {
+    fd = openSync(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o644,
+    );
+  } catch (err) {
+    throw outputError(path, err);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new UserError(`${path}: refusing to write: not a regular file`);
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function tempPathFor(out: string): string {

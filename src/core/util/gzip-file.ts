@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { regularInput } from './input-file.ts';
 
 /**
  * Files `faultline sessions compress` gzipped stay readable by every command: a reader asks for
@@ -11,6 +12,7 @@ const copies = new Map<string, string>();
 let tmp: string | null = null;
 
 export function readablePath(file: string): string {
+  regularInput(file, 'history');
   const gz = file.endsWith('.gz')
     ? file
     : !existsSync(file) && existsSync(`${file}.gz`)

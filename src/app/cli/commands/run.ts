@@ -70,6 +70,10 @@ export function register(program: Command): void {
       'error',
     )
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
+    .option(
+      '--trust-plan-modules',
+      "import the plugin modules the plan's bindings name (module:): they are code; without this flag only --plugin modules run",
+    )
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
     const { runCommand } = await import('../../session/run-command.ts');

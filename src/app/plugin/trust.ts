@@ -1,0 +1,58 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { UserError } from '../../core/util/errors.ts';
+
+/**
+ * The trust model in one place (docs/security.md): only plugins are code. A module runs when the
+ * operator names it on the command line (`--plugin PATH`, loaded by the CLI before anything else), or
+ * when a plan's binding names it (`module:`) and the operator either passed `--plugin` with that same
+ * module or `--trust-plan-modules` on `run`. A plan is data written by someone else: `plan check`,
+ * `plan show` and `author` never import anything it names. Every decision goes through
+ * `planModuleVerdict`, so there is no second path by which a plan's text becomes an import.
+ */
+
+/** Whether a plan's own `module:` bindings may be imported (only `run --trust-plan-modules`). */
+export interface PlanModulePolicy {
+  trustPlanModules: boolean;
+}
+
+export const INSPECT_ONLY: PlanModulePolicy = { trustPlanModules: false };
+
+/** The module file a path names (symlinks resolved, so two spellings of one file are one module). */
+export function moduleIdentity(path: string, baseDir: string): string {
+  const file = isAbsolute(path) ? path : resolve(baseDir, path);
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
+const fromCommandLine = new Set<string>();
+
+/** Record a module the operator named with `--plugin` (called by the plugin loader only). */
+export function trustCommandLinePlugin(identity: string): void {
+  fromCommandLine.add(identity);
+}
+
+/**
+ * May the plan module `path` (as written in `planFile` at `line`) be imported? Yes when the operator
+ * named the same file with `--plugin` (it is then already loaded) or passed `--trust-plan-modules`;
+ * otherwise a one-line error naming the plan, the line and both ways to opt in.
+ */
+export function planModuleVerdict(
+  path: string,
+  planFile: string,
+  planDir: string,
+  line: number | null,
+  policy: PlanModulePolicy,
+): 'loaded' | 'import' {
+  const identity = moduleIdentity(path, planDir);
+  if (fromCommandLine.has(identity)) return 'loaded';
+  if (policy.trustPlanModules) return 'import';
+  const where = line === null ? planFile : `${planFile}:${line}`;
+  const asGiven = relative(process.cwd(), identity) || identity;
+  throw new UserError(
+    `${where}: binding.module: ${JSON.stringify(path)} is code and a plan cannot run code: pass --plugin ${asGiven} (or, for run, --trust-plan-modules)`,
+  );
+}
