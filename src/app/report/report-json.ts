@@ -26,6 +26,8 @@ const auditItem = z.object({
   title: z.string(),
   status: z.enum(['checked', 'failed', 'unchecked', 'n/a']),
   evidence: z.string(),
+  /** Must be measured before PASS-hardening (false only for RF9 when the oracle compares with no baseline). */
+  required: z.boolean().default(true),
 });
 
 export const countsSchema = z.object({

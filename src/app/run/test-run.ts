@@ -32,7 +32,6 @@ import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
-import { RunClock } from './clock.ts';
 import { onAll, setUpDatabase, tearDownDatabase } from './db-lifecycle.ts';
 import { openHistorySink } from './history-sink.ts';
 import { inHook } from './hook-error.ts';
@@ -177,7 +176,6 @@ function prepareRun(o: TestRunOptions): RunState {
     opTimeoutMs: o.opTimeoutMs,
     recoveryS: o.recoveryS,
     ...(o.replay && { replay: o.replay }),
-    historyClock: RunClock.source,
     startedAt: new Date(started).toISOString(),
     ...o.meta,
   });
@@ -304,9 +302,14 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
         });
       }, 1000)
     : undefined;
+  // Requests on the wire are counted over the workload only (set-up and teardown send their own).
+  const wireBefore = client.wire?.().requests ?? 0;
   try {
     return await interp.run();
   } finally {
+    writeJson(join(runDir, 'clock.json'), interp.clock.readings());
+    const wire = client.wire?.();
+    if (wire) writeJson(join(runDir, 'wire.json'), { ...wire, requests: wire.requests - wireBefore });
     await stopSampler?.();
     if (progress) clearInterval(progress);
     await sink.close();
