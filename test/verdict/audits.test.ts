@@ -18,7 +18,7 @@ import {
 
 const S1 = scenario('S1');
 
-function item(list: { id: string; status: string; evidence: string }[], id: string) {
+function item<T extends { id: string; status: string; evidence: string }>(list: T[], id: string): T {
   const i = list.find((x) => x.id === id);
   if (!i) throw new Error(id);
   return i;
