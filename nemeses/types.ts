@@ -1,3 +1,4 @@
+import type { Substitution } from './substitutes.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
@@ -58,6 +59,8 @@ export interface FaultRecord {
   /** Everything heal needs to undo the fault without re-deriving it (rules added, pids paused, files). */
   undo: Record<string, unknown>;
   evidence?: FaultEvidence;
+  /** Substitutes used instead of the native mechanism (./substitutes.ts): recorded, never silent. */
+  substitutions?: Substitution[];
   /** The same signals measured again after heal (a cut link reachable, a paused pid running). */
   afterHeal?: FaultEvidence;
   healedAt?: string;

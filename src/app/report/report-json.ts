@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Decision } from '../verdict/decide.ts';
-import type { ScenarioEvidence } from '../verdict/evidence.ts';
+import { type ScenarioEvidence, substitutionSchema } from '../verdict/evidence.ts';
 import { stoppedShort } from '../verdict/expectation.ts';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
@@ -81,6 +81,8 @@ export const reportRowSchema = z.strictObject({
         startS: z.number(),
         endS: z.number().nullable(),
         landed: z.boolean(),
+        /** Substitutes used instead of the native mechanism: asked, applied, reproduces, cannot. */
+        substitutions: z.array(substitutionSchema).default([]),
       }),
     )
     // Absent in report.json files written before these fields: read as empty.
@@ -265,6 +267,7 @@ export function buildReportJson(r: SessionRecord): ReportJson {
           startS: f.startS,
           endS: f.endS,
           landed: f.landed,
+          substitutions: f.substitute,
         })),
         anomaly: anomalyOf(ev),
         pages: (ev?.oracles ?? []).flatMap((o) =>

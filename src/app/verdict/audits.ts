@@ -1,3 +1,4 @@
+import { describeSubstitution } from '../../../nemeses/substitutes.ts';
 import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
@@ -475,9 +476,17 @@ function noSilentNoOpItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const noop = ev.faults.filter((f) => !f.landed || f.signals.some((s) => s.side === 'victim' && !s.landed));
   if (noop.length > 0)
     return bad(noop.map((f) => `${f.id}: ${f.reason ?? 'a victim saw no effect'}`).join('; '));
-  const subs = ev.faults.filter((f) => f.substitute).map((f) => `${f.id} via ${f.substitute}`);
+  // A substitute is judged like the native fault (its victims felt it), and named with what it
+  // cannot reproduce; one whose asked behaviour was not recorded (an older session) is not judged.
+  const subs = ev.faults.flatMap((f) => f.substitute.map((x) => ({ f, x })));
+  const unknown = subs.filter(({ x }) => x.reproduces === 'unknown');
+  if (unknown.length > 0)
+    return unchecked(
+      `substitute(s) with no record of what they reproduce: ${unknown.map(({ f, x }) => `${f.id} via ${x.applied}`).join(', ')}`,
+    );
+  const named = subs.map(({ f, x }) => `${f.id}: ${describeSubstitution(x)}`);
   return ok(
-    `${ev.faults.length} window(s) landed on victims${subs.length ? `; substitutes: ${subs.join(', ')}` : ''}`,
+    `${ev.faults.length} window(s) landed on victims${named.length ? `; substitutes: ${named.join('; ')}` : ''}`,
   );
 }
 

@@ -84,6 +84,13 @@ export const signalSchema = z.object({
   note: z.string().optional(),
 });
 
+export const substitutionSchema = z.object({
+  asked: z.string(),
+  applied: z.string(),
+  reproduces: z.string(),
+  cannot: z.string(),
+});
+
 /** A fault window as the nemesis ledger recorded it (nemeses/types.ts FaultRecord, JSON form). */
 export const faultSchema = z.object({
   id: z.string(),
@@ -99,8 +106,20 @@ export const faultSchema = z.object({
   endS: z.number().nonnegative().nullable().default(null),
   landed: z.boolean(),
   reason: z.string().nullable().default(null),
-  /** A degraded substitute that was used instead (e.g. iptables statistic for netem loss). */
-  substitute: z.string().nullable().default(null),
+  /**
+   * The substitutes used instead of the native mechanism (nemeses/substitutes.ts): what was asked,
+   * what was applied, what it reproduces and what it cannot. Empty: none. Older sessions recorded one
+   * line of text, kept as the `applied` of a substitution whose other fields are unknown.
+   */
+  substitute: z
+    .union([
+      z.string().transform((applied) => [
+        { asked: 'unknown (older session)', applied, reproduces: 'unknown', cannot: 'unknown' },
+      ]),
+      z.array(substitutionSchema),
+    ])
+    .nullish()
+    .transform((v) => v ?? []),
   signals: z.array(signalSchema).default([]),
   healed: z.boolean().default(false),
   /** The same signals measured again after heal: back to normal (landed) or not, and why. */

@@ -438,7 +438,7 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
     endS: sec(record.healedAt),
     landed: ev?.landed ?? false,
     reason: ev ? (ev.reason ?? null) : 'no landing evidence was collected',
-    substitute: null,
+    substitute: record.substitutions ?? [],
     signals: ev?.signals ?? [],
     healed: record.healedAt !== undefined,
     afterHeal: record.afterHeal
