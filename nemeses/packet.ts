@@ -30,6 +30,7 @@ import {
   tbfScript,
 } from './commands/tc.ts';
 import { nodeAddresses } from './probe.ts';
+import { substitutionFor } from './substitutes.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -40,7 +41,6 @@ import {
   type InjectOptions,
   type Nemesis,
 } from './types.ts';
-import { substitutionFor } from './substitutes.ts';
 
 /**
  * Packet faults (Jepsen's net/shape!): every node shapes its egress towards the targets (a target node

@@ -28,8 +28,10 @@ export interface SubstituteRow {
   native: string;
   /** The capability the native mechanism needs (what INCONCLUSIVE-env names when nothing fits). */
   needs: string;
-  /** The substitute, or null: none reproduces this behaviour. */
-  substitute: (Omit<Substitution, 'asked'> & { needs: string }) | null;
+  /** The capability probe that answers `needs` (the session's probe keys), when one exists. */
+  probe?: string;
+  /** The substitute, or null: none reproduces this behaviour. `probe`: the probe its own need answers to. */
+  substitute: (Omit<Substitution, 'asked'> & { needs: string; probe?: string }) | null;
   /** Why there is none (for a null substitute). */
   noSubstitute?: string;
 }
@@ -49,9 +51,11 @@ export const SUBSTITUTES: readonly SubstituteRow[] = [
     behaviour: 'packet loss',
     native: 'tc netem loss',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: {
       applied: 'iptables statistic match, random DROP to and from the target peers',
       needs: 'iptables statistic match',
+      probe: 'doctor:iptables',
       reproduces: 'independent random loss of the asked share of packets between the targets and their peers',
       cannot: "netem's loss correlation (bursts) and loss inside the qdisc (the drop is in netfilter)",
     },
@@ -60,24 +64,29 @@ export const SUBSTITUTES: readonly SubstituteRow[] = [
     behaviour: 'packet rate',
     native: 'tc netem rate',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: {
       applied: 'tc tbf under prio (or htb) classes for the target peers',
       needs: 'tc tbf with prio or htb',
       reproduces: 'a bandwidth cap on traffic to the target peers',
-      cannot: "netem's packet-overhead and cell accounting; tbf's queue limit drops instead of delaying past it",
+      cannot:
+        "netem's packet-overhead and cell accounting; tbf's queue limit drops instead of delaying past it",
     },
   },
   {
     behaviour: 'packet delay',
     native: 'tc netem delay',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: null,
-    noSubstitute: 'nothing else on Linux holds packets for a time; loss or a rate cap would test something else',
+    noSubstitute:
+      'nothing else on Linux holds packets for a time; loss or a rate cap would test something else',
   },
   {
     behaviour: 'packet corrupt',
     native: 'tc netem corrupt',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: null,
     noSubstitute: 'no other qdisc or netfilter target flips bits in a packet',
   },
@@ -85,6 +94,7 @@ export const SUBSTITUTES: readonly SubstituteRow[] = [
     behaviour: 'packet duplicate',
     native: 'tc netem duplicate',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: null,
     noSubstitute: 'no other qdisc or netfilter target sends a packet twice',
   },
@@ -92,6 +102,7 @@ export const SUBSTITUTES: readonly SubstituteRow[] = [
     behaviour: 'packet reorder',
     native: 'tc netem reorder',
     needs: NETEM,
+    probe: 'doctor:netem',
     substitute: null,
     noSubstitute: 'reordering needs netem delay, which has no substitute',
   },
@@ -105,6 +116,7 @@ export const SUBSTITUTES: readonly SubstituteRow[] = [
     behaviour: 'disk flakey',
     native: 'device-mapper dm-flakey (drop_writes, error_writes)',
     needs: 'device-mapper with the dm-flakey target (dmsetup)',
+    probe: 'doctor:dm-flakey',
     substitute: null,
     noSubstitute:
       'lazyfs loses unsynced writes on a crash, which is another fault: failing or dropping every write at the block layer has no substitute',
@@ -120,11 +132,16 @@ export function substituteRow(behaviour: string): SubstituteRow | undefined {
 export function substitutionFor(behaviour: string): Substitution {
   const row = substituteRow(behaviour);
   if (!row?.substitute) throw new Error(`${behaviour}: no substitute reproduces it`);
-  const { needs: _needs, ...s } = row.substitute;
+  const { needs: _needs, probe: _probe, ...s } = row.substitute;
   return { asked: `${row.behaviour} by ${row.native}`, ...s };
 }
 
 /** One line for a report: asked → applied (reproduces …; cannot …). */
 export function describeSubstitution(s: Substitution): string {
   return `${s.asked} → ${s.applied} (reproduces: ${s.reproduces}; cannot: ${s.cannot})`;
+}
+
+/** The behaviour a nemesis step asks for, as the table names it (`packet delay`, `clock bump` …). */
+export function stepBehaviour(step: { kind: string; action?: string; behaviour?: string }): string {
+  return `${step.kind} ${step.behaviour ?? step.action ?? 'start'}`;
 }

@@ -1,7 +1,7 @@
-import type { Substitution } from './substitutes.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
+import type { Substitution } from './substitutes.ts';
 
 /**
  * The nemesis contract. A fault is appended to the fault ledger before it is injected and its heal

@@ -102,6 +102,7 @@ test('a documented substitute is recorded, not silent', (t) => {
     installHint: '',
     origin: 'nemesis' as const,
     broughtUpBySut: false,
+    asks: ['packet loss'],
   };
   const probed = new Map<string, ProbeAnswer>([
     ['doctor:netem', { present: false, version: '—', source: 'doctor probe: missing on n1' }],
@@ -113,4 +114,36 @@ test('a documented substitute is recorded, not silent', (t) => {
   t.regex(sub?.row.source ?? '', /^substitute: /);
   const none = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'inconclusive')[0];
   t.false(none?.present);
+});
+
+test('a substitute only for what it reproduces: a netem delay is never substituted by loss', (t) => {
+  const need = {
+    name: 'tc/netem',
+    versionFloor: '',
+    usedBy: ['S1'],
+    installHint: '',
+    origin: '§6b' as const,
+    broughtUpBySut: false,
+    asks: ['packet delay'],
+  };
+  const probed = new Map<string, ProbeAnswer>([
+    ['doctor:netem', { present: false, version: '—', source: 'doctor probe: missing on n1' }],
+    ['doctor:iptables', { present: true, version: 'nft', source: 'doctor probe' }],
+  ]);
+  const r = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'substitute')[0];
+  t.false(r?.present);
+  t.is(r?.substitute, null);
+  t.regex(r?.row.source ?? '', /no substitute reproduces packet delay/);
+  t.deepEqual(
+    missingFor('S1', r ? [r] : []).map((m) => m.name),
+    ['tc/netem'],
+  );
+  // Loss and delay asked together: the delay decides, nothing is substituted.
+  const both = reconcile(
+    [{ ...need, asks: ['packet loss', 'packet delay'] }],
+    probed,
+    { skip: new Set(), assume: new Set() },
+    'substitute',
+  )[0];
+  t.false(both?.present);
 });

@@ -113,9 +113,11 @@ export const faultSchema = z.object({
    */
   substitute: z
     .union([
-      z.string().transform((applied) => [
-        { asked: 'unknown (older session)', applied, reproduces: 'unknown', cannot: 'unknown' },
-      ]),
+      z
+        .string()
+        .transform((applied) => [
+          { asked: 'unknown (older session)', applied, reproduces: 'unknown', cannot: 'unknown' },
+        ]),
       z.array(substitutionSchema),
     ])
     .nullish()
