@@ -14,14 +14,27 @@ import { groupFigures, runSpan } from './latency.ts';
  * Groups are by process, node, f or key (the dimension must match the claim). A threshold that cannot
  * be evaluated (one group, fewer than two repeats) makes the verdict unknown, not true.
  */
-export const fairnessOptionsSchema = z.strictObject({
-  groupBy: z.enum(['process', 'node', 'f', 'key']).default('node'),
-  worstP99Ratio: z.number().positive().optional(),
-  minGroupThroughput: z.number().nonnegative().optional(),
-  errorFree: z.boolean().optional(),
-  maxRepeatSpread: z.number().nonnegative().optional(),
-  repeatValues: z.array(z.number()).optional(),
-});
+export const fairnessOptionsSchema = z
+  .strictObject({
+    groupBy: z.enum(['process', 'node', 'f', 'key']).default('node'),
+    worstP99Ratio: z.number().positive().optional(),
+    minGroupThroughput: z.number().nonnegative().optional(),
+    errorFree: z.boolean().optional(),
+    maxRepeatSpread: z.number().nonnegative().optional(),
+    repeatValues: z.array(z.number()).optional(),
+  })
+  .refine(
+    (o) =>
+      o.worstP99Ratio !== undefined ||
+      o.minGroupThroughput !== undefined ||
+      o.errorFree !== undefined ||
+      o.maxRepeatSpread !== undefined,
+    {
+      // With no formula the checker would compare nothing and pass.
+      message:
+        'fairness needs a threshold fixed before the run: worstP99Ratio, minGroupThroughput, errorFree or maxRepeatSpread',
+    },
+  );
 export type FairnessOptions = z.input<typeof fairnessOptionsSchema>;
 
 const SCOPE =

@@ -9,14 +9,19 @@ import { groupFigures, runSpan } from './latency.ts';
  * plan before the run, measured over the whole run window (first invocation to last completion). A run
  * shorter than `minDurationS` is unknown: a short window is this pattern's failure mode.
  */
-export const sloOptionsSchema = z.strictObject({
-  p99Ms: z.number().positive().optional(),
-  maxErrorRate: z.number().min(0).max(1).optional(),
-  minThroughput: z.number().nonnegative().optional(),
-  minDurationS: z.number().nonnegative().default(0),
-  /** Restrict to these fs (default: every client op). */
-  f: z.array(z.string()).optional(),
-});
+export const sloOptionsSchema = z
+  .strictObject({
+    p99Ms: z.number().positive().optional(),
+    maxErrorRate: z.number().min(0).max(1).optional(),
+    minThroughput: z.number().nonnegative().optional(),
+    minDurationS: z.number().nonnegative().default(0),
+    /** Restrict to these fs (default: every client op). */
+    f: z.array(z.string()).optional(),
+  })
+  .refine((o) => o.p99Ms !== undefined || o.maxErrorRate !== undefined || o.minThroughput !== undefined, {
+    // With no threshold the checker would judge nothing and pass: an SLO is its threshold.
+    message: 'an SLO needs a threshold fixed before the run: p99Ms, maxErrorRate or minThroughput',
+  });
 export type SloOptions = z.input<typeof sloOptionsSchema>;
 
 const SCOPE =

@@ -390,7 +390,10 @@ function parseScenario(
       if (fence.info === 'faultline') {
         if (s.binding !== undefined) {
           problems.push(problem(c.id, 'binding', 'more than one ```faultline block', 'error', fence.line));
-        } else s.binding = readBinding(c.id, fence.body, fence.line, problems);
+        } else {
+          s.binding = readBinding(c.id, fence.body, fence.line, problems);
+          fieldLines.binding = fence.line;
+        }
       } else if (skeletonOpen && values.skeleton === '') {
         values.skeleton = fence.body;
       }
