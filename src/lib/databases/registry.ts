@@ -36,7 +36,7 @@ databases.register(
   'etcd',
   {
     name: 'etcd',
-    summary: 'etcd from Debian etcd-server (or a release tarball), one member per node',
+    summary: 'etcd from Debian etcd-server, one member per node',
     defaultClient: 'etcd-http',
     options: z.strictObject({
       /** Serve reads from the contacted member's local state (`--consistency=s`): possibly stale. */
