@@ -22,6 +22,7 @@ import {
 } from './commands/settime.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import { CLOCK_ACTIONS } from './params.ts';
+import { substitutionFor } from './substitutes.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -409,7 +410,16 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
       }),
     );
     const undo: ClockUndo = { mode, action, deltaMs, perNode };
-    const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
+    // On a node sharing the control host's kernel clock, settime cannot be asked: faketime stands in.
+    const shared = mode === 'faketime' && nodes.some((n) => remote.node(n).sharedKernelClock);
+    const record: FaultRecord = {
+      id,
+      spec,
+      nodes,
+      injectedAt: new Date().toISOString(),
+      undo,
+      ...(shared && { substitutions: [substitutionFor(`clock ${action}`)] }),
+    };
     await opts?.beforeApply?.(record);
     await Promise.all(
       nodes.map(async (node) => {

@@ -30,6 +30,7 @@ import {
   tbfScript,
 } from './commands/tc.ts';
 import { nodeAddresses } from './probe.ts';
+import { substitutionFor } from './substitutes.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -304,12 +305,18 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       });
       undo.baselinePing = parsePing(r.stdout);
     }
+    const used = Object.values(perNode).flatMap((n) => n.method);
+    const substituted = [
+      ...(used.includes('iptables-statistic') ? [substitutionFor('packet loss')] : []),
+      ...(used.some((m) => m.startsWith('tc-tbf')) ? [substitutionFor('packet rate')] : []),
+    ];
     const record: FaultRecord = {
       id,
       spec,
       nodes: Object.keys(perNode),
       injectedAt: new Date().toISOString(),
       undo,
+      ...(substituted.length > 0 && { substitutions: substituted }),
     };
     await opts?.beforeApply?.(record);
     await Promise.all(

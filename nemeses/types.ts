@@ -1,6 +1,7 @@
 import type { Remote } from '../src/core/control/types.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
+import type { Substitution } from './substitutes.ts';
 
 /**
  * The nemesis contract. A fault is appended to the fault ledger before it is injected and its heal
@@ -58,6 +59,8 @@ export interface FaultRecord {
   /** Everything heal needs to undo the fault without re-deriving it (rules added, pids paused, files). */
   undo: Record<string, unknown>;
   evidence?: FaultEvidence;
+  /** Substitutes used instead of the native mechanism (./substitutes.ts): recorded, never silent. */
+  substitutions?: Substitution[];
   /** The same signals measured again after heal (a cut link reachable, a paused pid running). */
   afterHeal?: FaultEvidence;
   healedAt?: string;

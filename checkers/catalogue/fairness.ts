@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { CheckerOptionsError, fmt, parseOptions, result } from './common.ts';
+import { fmt, parseOptions, result } from './common.ts';
 import { groupFigures, runSpan } from './latency.ts';
 
 /**
@@ -14,14 +14,27 @@ import { groupFigures, runSpan } from './latency.ts';
  * Groups are by process, node, f or key (the dimension must match the claim). A threshold that cannot
  * be evaluated (one group, fewer than two repeats) makes the verdict unknown, not true.
  */
-export const fairnessOptionsSchema = z.strictObject({
-  groupBy: z.enum(['process', 'node', 'f', 'key']).default('node'),
-  worstP99Ratio: z.number().positive().optional(),
-  minGroupThroughput: z.number().nonnegative().optional(),
-  errorFree: z.boolean().optional(),
-  maxRepeatSpread: z.number().nonnegative().optional(),
-  repeatValues: z.array(z.number()).optional(),
-});
+export const fairnessOptionsSchema = z
+  .strictObject({
+    groupBy: z.enum(['process', 'node', 'f', 'key']).default('node'),
+    worstP99Ratio: z.number().positive().optional(),
+    minGroupThroughput: z.number().nonnegative().optional(),
+    errorFree: z.boolean().optional(),
+    maxRepeatSpread: z.number().nonnegative().optional(),
+    repeatValues: z.array(z.number()).optional(),
+  })
+  .refine(
+    (o) =>
+      o.worstP99Ratio !== undefined ||
+      o.minGroupThroughput !== undefined ||
+      o.errorFree !== undefined ||
+      o.maxRepeatSpread !== undefined,
+    {
+      // With no formula the checker would compare nothing and pass.
+      message:
+        'fairness needs a threshold fixed before the run: worstP99Ratio, minGroupThroughput, errorFree or maxRepeatSpread',
+    },
+  );
 export type FairnessOptions = z.input<typeof fairnessOptionsSchema>;
 
 const SCOPE =
@@ -43,17 +56,8 @@ function groupFn(by: 'process' | 'node' | 'f' | 'key'): (op: Operation) => strin
 export const fairnessChecker: Checker<FairnessOptions> = {
   name: 'fairness',
   check(ops: readonly Operation[], rawOptions: FairnessOptions) {
+    // The schema refuses options with no threshold (also at `plan check`).
     const o = parseOptions('fairness', fairnessOptionsSchema, rawOptions);
-    if (
-      o.worstP99Ratio === undefined &&
-      o.minGroupThroughput === undefined &&
-      o.errorFree === undefined &&
-      o.maxRepeatSpread === undefined
-    ) {
-      throw new CheckerOptionsError(
-        'fairness: give at least one of worstP99Ratio, minGroupThroughput, errorFree, maxRepeatSpread',
-      );
-    }
     const span = runSpan(ops);
     if (span === null)
       return result('fairness', 'unknown', 'fairness: no client ops', SCOPE, [], { opsConsumed: 0 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
-import { CheckerOptionsError, fmt, isClient, parseOptions, result } from './common.ts';
+import { fmt, isClient, parseOptions, result } from './common.ts';
 import { groupFigures, runSpan } from './latency.ts';
 
 /**
@@ -9,14 +9,19 @@ import { groupFigures, runSpan } from './latency.ts';
  * plan before the run, measured over the whole run window (first invocation to last completion). A run
  * shorter than `minDurationS` is unknown: a short window is this pattern's failure mode.
  */
-export const sloOptionsSchema = z.strictObject({
-  p99Ms: z.number().positive().optional(),
-  maxErrorRate: z.number().min(0).max(1).optional(),
-  minThroughput: z.number().nonnegative().optional(),
-  minDurationS: z.number().nonnegative().default(0),
-  /** Restrict to these fs (default: every client op). */
-  f: z.array(z.string()).optional(),
-});
+export const sloOptionsSchema = z
+  .strictObject({
+    p99Ms: z.number().positive().optional(),
+    maxErrorRate: z.number().min(0).max(1).optional(),
+    minThroughput: z.number().nonnegative().optional(),
+    minDurationS: z.number().nonnegative().default(0),
+    /** Restrict to these fs (default: every client op). */
+    f: z.array(z.string()).optional(),
+  })
+  .refine((o) => o.p99Ms !== undefined || o.maxErrorRate !== undefined || o.minThroughput !== undefined, {
+    // With no threshold the checker would judge nothing and pass: an SLO is its threshold.
+    message: 'an SLO needs a threshold fixed before the run: p99Ms, maxErrorRate or minThroughput',
+  });
 export type SloOptions = z.input<typeof sloOptionsSchema>;
 
 const SCOPE =
@@ -25,10 +30,8 @@ const SCOPE =
 export const sloChecker: Checker<SloOptions> = {
   name: 'slo',
   check(ops: readonly Operation[], rawOptions: SloOptions) {
+    // The schema refuses options with no threshold (also at `plan check`).
     const o = parseOptions('slo', sloOptionsSchema, rawOptions);
-    if (o.p99Ms === undefined && o.maxErrorRate === undefined && o.minThroughput === undefined) {
-      throw new CheckerOptionsError('slo: give at least one of p99Ms, maxErrorRate, minThroughput');
-    }
     const fSet = o.f ? new Set(o.f) : null;
     const selected = fSet === null ? ops : ops.filter((op) => !isClient(op) || fSet.has(op.f));
     const span = runSpan(selected);

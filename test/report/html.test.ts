@@ -94,6 +94,7 @@ test('report.md and report.json carry the same headline, fault descriptions and 
       startS: 4,
       endS: 10.5,
       landed: true,
+      substitutions: [],
     });
     t.deepEqual(
       s2?.pages.map((p) => [p.key, p.valid]),

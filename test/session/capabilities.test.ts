@@ -94,23 +94,50 @@ test('reconcile: skip wins, assume settles only an undecided probe, missing name
   );
 });
 
-test('a documented substitute is recorded, not silent', (t) => {
+/** A tc/netem need asking the given behaviours, on nodes with iptables but no netem. */
+function netemMissing(asks: string[], origin: '§6b' | 'nemesis' = 'nemesis') {
   const need = {
     name: 'tc/netem',
     versionFloor: '',
     usedBy: ['S1'],
     installHint: '',
-    origin: 'nemesis' as const,
+    origin,
     broughtUpBySut: false,
+    asks,
   };
   const probed = new Map<string, ProbeAnswer>([
     ['doctor:netem', { present: false, version: '—', source: 'doctor probe: missing on n1' }],
     ['doctor:iptables', { present: true, version: 'nft', source: 'doctor probe' }],
   ]);
+  return { need, probed };
+}
+
+test('a documented substitute is recorded, not silent', (t) => {
+  const { need, probed } = netemMissing(['packet loss']);
   const sub = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'substitute')[0];
   t.true(sub?.present);
   t.regex(sub?.substitute ?? '', /iptables statistic/);
   t.regex(sub?.row.source ?? '', /^substitute: /);
   const none = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'inconclusive')[0];
   t.false(none?.present);
+});
+
+test('a substitute only for what it reproduces: a netem delay is never substituted by loss', (t) => {
+  const { need, probed } = netemMissing(['packet delay'], '§6b');
+  const r = reconcile([need], probed, { skip: new Set(), assume: new Set() }, 'substitute')[0];
+  t.false(r?.present);
+  t.is(r?.substitute, null);
+  t.regex(r?.row.source ?? '', /no substitute reproduces packet delay/);
+  t.deepEqual(
+    missingFor('S1', r ? [r] : []).map((m) => m.name),
+    ['tc/netem'],
+  );
+  // Loss and delay asked together: the delay decides, nothing is substituted.
+  const both = reconcile(
+    [{ ...need, asks: ['packet loss', 'packet delay'] }],
+    probed,
+    { skip: new Set(), assume: new Set() },
+    'substitute',
+  )[0];
+  t.false(both?.present);
 });

@@ -3,7 +3,7 @@ import { aggregateArms, sessionVerdict } from '../../src/app/verdict/aggregate.t
 import { type Decision, decideVerdict } from '../../src/app/verdict/decide.ts';
 import type { ScenarioEvidence } from '../../src/app/verdict/evidence.ts';
 import type { Verdict } from '../../src/app/verdict/states.ts';
-import { hardeningEvidence, scenario, smokeEvidence } from './evidence-builders.ts';
+import { hardeningEvidence, measuredHistory, scenario, smokeEvidence } from './evidence-builders.ts';
 
 const S1 = scenario('S1');
 const S2 = scenario('S2');
@@ -284,7 +284,7 @@ const table: {
             subset: 'puts only',
           },
         ],
-        history: { ops: 60000, fieldsPresent: ['op_id'], clock: 'monotonic', hiddenRetries: false },
+        history: { ...measuredHistory(60000), fieldsPresent: ['op_id'] },
       }),
     verdict: 'PASS-hardening',
   },

@@ -131,7 +131,7 @@ export function hardeningEvidence(over: Partial<ScenarioEvidenceInput> = {}): Sc
         opsConsumed: 60000,
       },
     ],
-    history: { ops: 60000, clock: 'monotonic', hiddenRetries: false },
+    history: measuredHistory(60000),
     intendedOpsPerSec: 100,
     throughput: windows,
     recovery: { baselineOpsPerSec: 100, afterHealOpsPerSec: 98, measuredAfterS: 10 },
@@ -149,7 +149,7 @@ export function smokeEvidence(over: Partial<ScenarioEvidenceInput> = {}): Scenar
     faultsScheduled: 0,
     faults: [],
     oracles: [{ checker: 'linearizable', ran: true, valid: true, evidence: 'ok', opsConsumed: 6000 }],
-    history: { ops: 6000, clock: 'monotonic', hiddenRetries: false },
+    history: measuredHistory(6000),
     throughput: Array.from({ length: 6 }, (_, i) => ({
       startS: i * 10,
       endS: (i + 1) * 10,
@@ -159,4 +159,26 @@ export function smokeEvidence(over: Partial<ScenarioEvidenceInput> = {}): Scenar
     recovery: null,
     ...over,
   });
+}
+
+/**
+ * History facts as a real run measures them: the recorder's clock readings (clock.json), the
+ * timeouts read from the history, and the client's wire count (wire.json), one request per op.
+ */
+export function measuredHistory(ops: number, over: Record<string, unknown> = {}) {
+  return {
+    ops,
+    clock: 'monotonic' as const,
+    clockReadings: {
+      source: { kind: 'monotonic' as const, api: 'process.hrtime.bigint' },
+      readings: ops * 3,
+      regressions: 0,
+      spanS: 600,
+      wallDriftMs: 2,
+      wallJumps: [],
+    },
+    timeouts: { count: 12, withCompletion: 0 },
+    wire: { requests: ops, perOp: 1, what: 'HTTP requests' },
+    ...over,
+  };
 }

@@ -341,3 +341,30 @@ test('faultEvidenceFromRecord turns a nemesis ledger record into evidence second
   t.is(bare.endS, null);
   t.regex(bare.reason!, /no landing evidence/);
 });
+
+test('historyFacts reads timeouts and clock inversions from the ops, and carries the recorder facts', (t) => {
+  const op = (id: number, type: 'ok' | 'info', invoke: number, complete: number | null) => ({
+    id,
+    process: id,
+    f: 'write',
+    type,
+    input: 1,
+    output: null,
+    invokeIndex: id * 2,
+    completeIndex: id * 2 + 1,
+    invokeTime: invoke,
+    completeTime: complete,
+    node: 'n1',
+    key: 'k',
+    error: null,
+    faultEpoch: null,
+    infoTime: type === 'info' ? invoke + 5 : null,
+  });
+  const f = historyFacts([op(0, 'ok', 10, 20), op(1, 'info', 10, null), op(2, 'ok', 30, 25)], []);
+  t.deepEqual(f.timeouts, { count: 1, withCompletion: 0 });
+  t.is(f.timeInversions, 1);
+  t.is(f.clock, 'unknown', 'no clock readings: the clock is not assumed');
+  const marked = historyFacts([op(1, 'info', 10, 12)], []);
+  t.is(marked.timeouts?.withCompletion, 1);
+  t.false(marked.fieldsPresent.includes('timeout_marker'));
+});

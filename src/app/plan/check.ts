@@ -512,7 +512,21 @@ function checkBinding(r: ResolvedScenario, add: Add): void {
     return;
   }
   const h = r.tiers.hardening;
-  if (h && h.faultWindows > 0 && scheduledWindows(b.nemesis, h.durationS) < h.faultWindows) {
+  // Fault-free rows (spec §2 step 8: no fault active → PASS-smoke): the hardening tier is a bigger
+  // smoke run; it can never give PASS-hardening, so a plan that expects it, or a hardening tier that
+  // asks for fault windows the binding never opens, can never be met.
+  if (b.nemesis.length === 0) {
+    if (r.expected?.clauses.some((c) => c.verdicts.includes('PASS-hardening')))
+      add(
+        'Expected verdict',
+        'PASS-hardening can never be reached by a fault-free scenario (spec §2 step 8: no fault → PASS-smoke); expect PASS-smoke or add a fault',
+      );
+    if (h && h.faultWindows > 0)
+      add(
+        'binding.tiers.hardening',
+        `asks ${h.faultWindows} fault window(s) but the binding schedules no fault: the tier can never be met (a fault-free scenario's hardening tier has faultWindows: 0)`,
+      );
+  } else if (h && h.faultWindows > 0 && scheduledWindows(b.nemesis, h.durationS) < h.faultWindows) {
     add(
       'binding.nemesis',
       `the schedule opens ${scheduledWindows(b.nemesis, h.durationS)} fault window(s) in ${h.durationS}s; the hardening tier needs ${h.faultWindows}`,

@@ -45,8 +45,13 @@ type Target =
   | { block: 'model'; field: keyof Omit<ModelBlock, 'line'> }
   | { block: 'surface'; field: keyof Omit<SurfaceBlock, 'line'> };
 
-/** Labels as the spec spells them, plus the drift aliases. Longest first so prefixes do not win. */
-const LABELS: [string, Target][] = (
+/**
+ * Every label and its synonyms, in one table: the spec's spelling, plus the drift aliases. A third
+ * element is where the label goes under a §7.M heading instead (the older template's bare `Nemesis:`
+ * there is its "Nemesis + landing evidence"; above it, the scenario's faults). Longest first so
+ * prefixes do not win.
+ */
+const LABELS: [string, Target, Target?][] = (
   [
     ['Falsifies if it FAILs', { block: 'scenario', field: 'falsifies' }],
     ['Falsifies', { block: 'scenario', field: 'falsifies' }],
@@ -54,7 +59,7 @@ const LABELS: [string, Target][] = (
     ['Technique', { block: 'scenario', field: 'technique' }],
     ['Workload', { block: 'scenario', field: 'workload' }],
     ['Faults', { block: 'scenario', field: 'faults' }],
-    ['Nemesis', { block: 'scenario', field: 'faults' }],
+    ['Nemesis', { block: 'scenario', field: 'faults' }, { block: 'model', field: 'nemesisLandingEvidence' }],
     ['Oracle', { block: 'scenario', field: 'oracle' }],
     ['Expected verdict', { block: 'scenario', field: 'expectedVerdict' }],
     ['Observability required', { block: 'scenario', field: 'observabilityRequired' }],
@@ -79,20 +84,25 @@ const LABELS: [string, Target][] = (
     ['Delayed / async paths', { block: 'surface', field: 'delayedAsyncPaths' }],
     ['Observability paths', { block: 'surface', field: 'observabilityPaths' }],
     ['Scenario arms', { block: 'surface', field: 'scenarioArms' }],
-  ] as [string, Target][]
+  ] as [string, Target, Target?][]
 ).sort((a, b) => b[0].length - a[0].length);
 
-const LABEL_RES: [RegExp, Target][] = LABELS.map(([label, target]) => {
+const LABEL_RES: [RegExp, Target, Target | undefined][] = LABELS.map(([label, target, underModel]) => {
   const esc = label.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&').replace(/\\\/ /g, '\\/ ?');
   // `- **Oracle:** x`, `- \`Oracle:\` x`, `- Oracle: x`, `**Oracle**: x`
-  return [new RegExp(`^[*_\`]*${esc}\\s*:[*_\`]*\\s*|^[*_\`]*${esc}[*_\`]+\\s*:\\s*`, 'i'), target];
+  return [
+    new RegExp(`^[*_\`]*${esc}\\s*:[*_\`]*\\s*|^[*_\`]*${esc}[*_\`]+\\s*:\\s*`, 'i'),
+    target,
+    underModel,
+  ];
 });
 
-function matchLabel(text: string): { target: Target; value: string } | null {
+/** A field label at the start of a line; `inModel`: the line is under a §7.M heading. */
+function matchLabel(text: string, inModel: boolean): { target: Target; value: string } | null {
   const body = text.replace(/^\s*(?:[-*+]|\d+\.)\s+/, '');
-  for (const [re, target] of LABEL_RES) {
+  for (const [re, target, underModel] of LABEL_RES) {
     const m = body.match(re);
-    if (m) return { target, value: body.slice(m[0].length).trim() };
+    if (m) return { target: (inModel && underModel) || target, value: body.slice(m[0].length).trim() };
   }
   return null;
 }
@@ -361,6 +371,8 @@ function parseScenario(
   let open: { set: (v: string) => void; get: () => string } | null = null;
   /** The last field read was `Skeleton:` with no value: the next fenced block is the skeleton. */
   let skeletonOpen = false;
+  /** Under a §7.M heading (until the next heading that is not one). */
+  let inModel = false;
 
   const armFor = (id: string, line: number): Arm => {
     let a = arms.find((x) => x.id === id);
@@ -378,7 +390,10 @@ function parseScenario(
       if (fence.info === 'faultline') {
         if (s.binding !== undefined) {
           problems.push(problem(c.id, 'binding', 'more than one ```faultline block', 'error', fence.line));
-        } else s.binding = readBinding(c.id, fence.body, fence.line, problems);
+        } else {
+          s.binding = readBinding(c.id, fence.body, fence.line, problems);
+          fieldLines.binding = fence.line;
+        }
       } else if (skeletonOpen && values.skeleton === '') {
         values.skeleton = fence.body;
       }
@@ -392,6 +407,7 @@ function parseScenario(
       open = null;
       const t = stripInline(h.text);
       const armId = t.match(ARM_ID)?.[1];
+      inModel = /§7\.M\b(?!\.S)/.test(t);
       if (/§7\.M\.S\b/.test(t)) {
         arm = null;
         if (surface === null || surface === 'not applicable') surface = emptySurface(l.n);
@@ -416,7 +432,7 @@ function parseScenario(
       open = null;
       continue;
     }
-    const lab = matchLabel(l.text);
+    const lab = matchLabel(l.text, inModel);
     const indented = /^\s{2,}\S/.test(l.text) || /^\t/.test(l.text);
     if (lab && !(indented && open)) {
       const { target, value } = lab;

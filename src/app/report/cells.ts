@@ -1,3 +1,4 @@
+import { describeSubstitution } from '../../../nemeses/substitutes.ts';
 import { groupThousands } from '../../core/util/format.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
@@ -52,7 +53,7 @@ function primaryFaults(ev: ScenarioEvidence): string {
           : f.afterHeal.landed
             ? '; after heal: back to normal'
             : `; after heal: NOT back (${f.afterHeal.reason ?? 'no reason given'})`;
-      return `${f.id} ${what}: ${f.landed ? 'landed' : 'NOT landed'}${sig ? ` — ${sig}` : ''}${f.substitute ? ` (substitute: ${f.substitute})` : ''}${after}`;
+      return `${f.id} ${what}: ${f.landed ? 'landed' : 'NOT landed'}${sig ? ` — ${sig}` : ''}${f.substitute.map((x) => ` (substitute: ${describeSubstitution(x)})`).join('')}${after}`;
     })
     .join('; ');
 }

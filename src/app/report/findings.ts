@@ -88,7 +88,7 @@ export function auditsFor(row: Row): Audits | null {
 
 function auditLines(a: Audits | null, reasonIfNone: string): string[] {
   const render = (i: AuditItem) =>
-    `- ${i.status === 'checked' ? '[x]' : '[ ]'} ${i.id}. ${i.title} — **${i.status}**: ${md(i.evidence)}`;
+    `- ${i.status === 'checked' ? '[x]' : '[ ]'} ${i.id}. ${i.title} — **${i.status}**${i.status === 'unchecked' && !i.required ? ' (not required here)' : ''}: ${md(i.evidence)}`;
   if (!a) {
     return [
       ...RED_FLAGS.map((t, i) => `- [ ] RF${i + 1}. ${t} — **n/a**: ${md(reasonIfNone)}`),

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Decision } from '../verdict/decide.ts';
-import { dbVersionSchema, type ScenarioEvidence } from '../verdict/evidence.ts';
+import { dbVersionSchema, type ScenarioEvidence, substitutionSchema } from '../verdict/evidence.ts';
 import { stoppedShort } from '../verdict/expectation.ts';
 import { SESSION_VERDICTS, VERDICTS } from '../verdict/states.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
@@ -26,6 +26,8 @@ const auditItem = z.object({
   title: z.string(),
   status: z.enum(['checked', 'failed', 'unchecked', 'n/a']),
   evidence: z.string(),
+  /** Must be measured before PASS-hardening (false only for RF9 when the oracle compares with no baseline). */
+  required: z.boolean().default(true),
 });
 
 export const countsSchema = z.object({
@@ -79,6 +81,8 @@ export const reportRowSchema = z.strictObject({
         startS: z.number(),
         endS: z.number().nullable(),
         landed: z.boolean(),
+        /** Substitutes used instead of the native mechanism: asked, applied, reproduces, cannot. */
+        substitutions: z.array(substitutionSchema).default([]),
       }),
     )
     // Absent in report.json files written before these fields: read as empty.
@@ -265,6 +269,7 @@ export function buildReportJson(r: SessionRecord): ReportJson {
           startS: f.startS,
           endS: f.endS,
           landed: f.landed,
+          substitutions: f.substitute,
         })),
         anomaly: anomalyOf(ev),
         pages: (ev?.oracles ?? []).flatMap((o) =>

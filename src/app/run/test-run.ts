@@ -36,7 +36,6 @@ import type { AddressRoute } from '../../lib/sut.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
-import { RunClock } from './clock.ts';
 import { onAll, setUpDatabase, tearDownDatabase } from './db-lifecycle.ts';
 import { openHistorySink } from './history-sink.ts';
 import { inHook } from './hook-error.ts';
@@ -193,7 +192,6 @@ function prepareRun(o: TestRunOptions): RunState {
     opTimeoutMs: o.opTimeoutMs,
     recoveryS: o.recoveryS,
     ...(o.replay && { replay: o.replay }),
-    historyClock: RunClock.source,
     startedAt: new Date(started).toISOString(),
     ...o.meta,
   });
@@ -350,9 +348,14 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
         });
       }, 1000)
     : undefined;
+  // Requests on the wire are counted over the workload only (set-up and teardown send their own).
+  const wireBefore = client.wire?.().requests ?? 0;
   try {
     return await interp.run();
   } finally {
+    writeJson(join(runDir, 'clock.json'), interp.clock.readings());
+    const wire = client.wire?.();
+    if (wire) writeJson(join(runDir, 'wire.json'), { ...wire, requests: wire.requests - wireBefore });
     await stopSampler?.();
     if (progress) clearInterval(progress);
     await sink.close();

@@ -1,4 +1,5 @@
 import { nemeses } from '../../../nemeses/registry.ts';
+import { stepBehaviour, substituteRow } from '../../../nemeses/substitutes.ts';
 import type { NemesisStep } from '../../../nemeses/types.ts';
 import { runDoctor } from '../../core/control/doctor.ts';
 import { shellQuote } from '../../core/control/quote.ts';
@@ -23,6 +24,8 @@ export interface Need {
   /** Where the need came from: the plan's §6b table, or a nemesis a scenario's binding uses. */
   origin: '§6b' | 'nemesis';
   broughtUpBySut: boolean;
+  /** The fault behaviours (`packet delay` …) the scenarios using it ask for: what a substitute must reproduce. */
+  asks: string[];
 }
 
 /** What a nemesis step needs on the nodes: the step's own needs, else its action's (nemesis registry). */
@@ -50,10 +53,13 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
       installHint: r.installHint,
       origin: '§6b',
       broughtUpBySut: r.broughtUpBySut,
+      asks: [],
     });
   }
+  const asksOf = new Map<string, string[]>();
   for (const sc of plan.resolved) {
     if (sc.parentId !== null || !wanted.has(sc.id) || !sc.binding) continue;
+    asksOf.set(sc.id, sc.binding.nemesis.map(stepBehaviour));
     for (const step of sc.binding.nemesis) {
       for (const n of nemesisNeeds(step)) {
         const hit = [...out.values()].find((x) => probeKey(x.name) === probeKey(n.name));
@@ -68,10 +74,13 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
           installHint: n.hint,
           origin: 'nemesis',
           broughtUpBySut: false,
+          asks: [],
         });
       }
     }
   }
+  for (const need of out.values())
+    need.asks = [...new Set(need.usedBy.flatMap((id) => asksOf.get(id.split('/')[0] as string) ?? []))];
   return [...out.values()];
 }
 
@@ -173,10 +182,28 @@ export interface ReconciledNeed {
   substitute: string | null;
 }
 
-/** Degraded substitutes the nemeses document (spec §7 item 3c); recorded, never silent. */
-const SUBSTITUTES: Record<string, { needs: string; text: string }> = {
-  'doctor:netem': { needs: 'doctor:iptables', text: 'iptables statistic-match drops instead of netem loss' },
-};
+/**
+ * The substitute for a missing need, when one reproduces every behaviour the scenarios using it ask
+ * for (nemeses/substitutes.ts): a need whose asked behaviours include one with no substitute (a netem
+ * delay) gets none, and the row says which behaviour and why, so the scenario is INCONCLUSIVE-env
+ * naming the missing capability instead of running a fault that cannot land.
+ */
+function substituteFor(
+  need: Need,
+  probed: ReadonlyMap<string, ProbeAnswer>,
+): { text: string } | { refused: string } {
+  const key = probeKey(need.name);
+  const rows = need.asks.map(substituteRow).filter((r) => r !== undefined && r.probe === key);
+  if (rows.length === 0) return { refused: 'no documented substitute' };
+  const none = rows.find((r) => !r?.substitute);
+  if (none) return { refused: `no substitute reproduces ${none.behaviour}: ${none.noSubstitute}` };
+  const absent = rows.find((r) => r?.substitute?.probe && !probed.get(r.substitute.probe)?.present);
+  if (absent)
+    return {
+      refused: `the substitute for ${absent.behaviour} needs ${absent.substitute?.needs}, missing too`,
+    };
+  return { text: rows.map((r) => `${r?.behaviour}: ${r?.substitute?.applied}`).join('; ') };
+}
 
 /** A Debian package name (policy §5.6.1), optionally with an architecture qualifier. */
 /**
@@ -242,12 +269,12 @@ export function reconcile(
     const installRefused = parsed && 'refused' in parsed ? parsed.refused : null;
     let substitute: string | null = null;
     if (!present && onMissing === 'substitute') {
-      const sub = SUBSTITUTES[key];
-      if (sub && probed.get(sub.needs)?.present) {
+      const sub = substituteFor(need, probed);
+      if ('text' in sub) {
         substitute = sub.text;
         present = true;
         source = `substitute: ${sub.text} (${source})`;
-      } else source += '; no documented substitute';
+      } else source += `; ${sub.refused}`;
     }
     if (!present && install) source += `; install: ${install}`;
     if (!present && installRefused) source += `; install hint not run: ${installRefused}`;

@@ -9,7 +9,9 @@ import type { Operation } from '../../core/history/operation.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import type { Binding } from '../plan/binding.ts';
+import { type ClockReadings, clockReadingsSchema } from '../run/clock.ts';
 import { countFailovers, readPrimariesSamples } from '../run/primaries-sampler.ts';
+import { type WireCount, wireCountSchema } from '../run/wire.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
 import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
@@ -138,7 +140,7 @@ export async function measureRun(
     ops: client.length,
     faults,
     oracles,
-    history: { ...historyFacts(ops, times, recorderClock(runDir)), path: historyPath },
+    history: { ...historyFacts(ops, times, recorderFacts(runDir)), path: historyPath },
     throughput,
     recovery,
     sutLog: scanLogs(runDir, logNoise),
@@ -150,10 +152,16 @@ export async function measureRun(
   };
 }
 
-/** The clock the recorder says it read (test.json `historyClock`), or unknown. */
-function recorderClock(runDir: string): 'monotonic' | 'wall' | 'unknown' {
-  const kind = readJson<{ historyClock?: { kind?: unknown } }>(join(runDir, 'test.json'))?.historyClock?.kind;
-  return kind === 'monotonic' || kind === 'wall' ? kind : 'unknown';
+/** The recorder's clock readings (clock.json) and the client's wire count (wire.json), when written. */
+function recorderFacts(runDir: string): { clockReadings: ClockReadings | null; wire: WireCount | null } {
+  const parse = <T>(schema: z.ZodType<T>, file: string): T | null => {
+    const r = schema.safeParse(readJson<unknown>(join(runDir, file)));
+    return r.success ? r.data : null;
+  };
+  return {
+    clockReadings: parse(clockReadingsSchema, 'clock.json'),
+    wire: parse(wireCountSchema, 'wire.json'),
+  };
 }
 
 function failoversOf(path: string): RunMeasurement['failovers'] {

@@ -36,6 +36,7 @@ import {
 import type { SessionVerdict } from '../verdict/states.ts';
 import { type EarlierBaseline, loadEarlierBaselines } from './baseline.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
+import { dryRunRows } from './dry-run.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
 import { reproducerCommand } from './reproducer.ts';
@@ -154,6 +155,19 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
   }
   const selected = selectScenarios(plan, o.scenarios);
+  // Each row's fault schedule built as the run builds it: a step the engine rejects is a plan error.
+  const schedules = dryRunRows(
+    o.plan,
+    selected.flatMap((sc) => leafRows(plan, sc)),
+    o.tier,
+  );
+  if (schedules.errors.length > 0) {
+    o.print(
+      `${o.plan}: the plan must not run (${schedules.errors.length} error(s)); hand it back to design:`,
+    );
+    for (const e of schedules.errors) o.print(`  ${e}`);
+    return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
+  }
   const replay = o.replay ? await loadReplayFile(o.replay) : undefined;
   if (replay && o.shard) throw new UserError('--replay runs one reduced schedule: it does not take --shard');
   const hash = planHash(readFileSync(o.plan));
@@ -165,7 +179,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     seedBase,
   );
   const units = o.shard ? shardUnits(allUnits, o.shard) : allUnits;
-  if (o.dryRun) return dryRun(o, hash, seedBase, allUnits, units);
+  if (o.dryRun) return dryRun(o, hash, seedBase, allUnits, units, schedules.lines);
   if (replay && !selected.some((s) => s.id === replay.scenario))
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
@@ -592,6 +606,7 @@ function dryRun(
   seedBase: number,
   all: readonly Unit[],
   mine: readonly Unit[],
+  schedules: readonly string[],
 ): RunPlanResult {
   const shard = o.shard ?? { index: 1, count: 1 };
   const budget = (us: readonly Unit[]) => us.reduce((n, u) => n + u.costS, 0);
@@ -602,6 +617,7 @@ function dryRun(
     `shard ${shard.index}/${shard.count}: ${mine.length} unit(s), ${budget(mine)}s budgeted${o.seed === undefined ? ` (an unsharded run with --seed ${seedBase} runs the same seeds)` : ''}`,
   );
   for (const u of mine) o.print(`  ${unitName(u)} (${u.costS}s)`);
+  for (const l of schedules) o.print(`  ${l}`);
   return {
     exitCode: EXIT.valid,
     sessionDir: null,

@@ -1,3 +1,4 @@
+import { describeSubstitution } from '../../../nemeses/substitutes.ts';
 import { groupThousands } from '../../core/util/format.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
@@ -20,6 +21,12 @@ export interface AuditItem {
   title: string;
   status: AuditStatus;
   evidence: string;
+  /**
+   * Must this item be measured before PASS-hardening? Every item is, except RF9 for a scenario whose
+   * oracle compares with no baseline (the spec's "baseline comparison is fair" has nothing to judge
+   * there): unchecked, it is reported and does not block.
+   */
+  required: boolean;
 }
 
 export interface Audits {
@@ -146,11 +153,7 @@ export function runAudits(
       : partitions.some((f) => f.topology === 'asymmetric' || f.topology === 'bridge')
         ? ok(`asymmetric partition among ${topologies(partitions)}`)
         : bad(`symmetric partitions only: ${topologies(partitions)}`),
-    ev.history?.hiddenRetries === false
-      ? ok('every client attempt is recorded (no retries hidden by a library)')
-      : ev.history?.hiddenRetries === true
-        ? bad('client library retries behind the recorder')
-        : unchecked('unknown whether the client library hides retries'),
+    each(hiddenRetriesItem),
     each(clockItem),
     topologyItem(ev),
     passingSeeds >= MIN_AGREEING_SEEDS
@@ -171,9 +174,14 @@ export function runAudits(
         : bad('aggregate latency only'),
   ];
 
+  const optional = new Set(comparesWithBaseline(sc) ? [] : ['RF9']);
+  const item = (id: string, title: string, [s, e]: Item) => ({
+    ...declared(ev, id, title, s, e),
+    required: !optional.has(id),
+  });
   return {
-    redFlags: rf.map(([s, e], i) => declared(ev, `RF${i + 1}`, RED_FLAGS[i]!, s, e)),
-    weakOracle: wo.map(([s, e], i) => declared(ev, `WO${i + 1}`, WEAK_ORACLE_ITEMS[i]!, s, e)),
+    redFlags: rf.map((x, i) => item(`RF${i + 1}`, RED_FLAGS[i]!, x)),
+    weakOracle: wo.map((x, i) => item(`WO${i + 1}`, WEAK_ORACLE_ITEMS[i]!, x)),
   };
 }
 
@@ -262,14 +270,57 @@ function failoverItem(ev: ScenarioEvidence): Item {
     : bad(`${ev.failovers} failover(s) of the database's primaries during the run: repeat failovers`);
 }
 
+/**
+ * WO5, from the history: the ops that timed out are there as `info` (the timeout marker) with no
+ * complete_ts, and a history checker consumed every op, them included. A run with no timeout is
+ * measured too (0 info ops, every op has a definite outcome the checker read).
+ */
 function noErrorMetricsItem(ev: ScenarioEvidence, sc: ResolvedScenario): Item {
   const { sloOnly, historyChecker } = checkersOf(ev, sc);
   if (sloOnly) return na(SLO);
-  if (ev.history?.fieldsPresent.includes('timeout_marker') && historyChecker)
-    return ok(`client history records timeout_marker; ${historyChecker.checker} ran over it`);
-  return ev.history
-    ? bad('history lacks timeout_marker or no history checker ran')
-    : unchecked('no history facts');
+  const h = ev.history;
+  if (!h) return unchecked('no history facts');
+  if (!h.timeouts) return unchecked('the history was not read for timeouts (no op-level facts)');
+  const t = h.timeouts;
+  if (t.withCompletion > 0)
+    return bad(`${t.withCompletion} of ${t.count} timed-out op(s) carry a complete_ts (a timeout has none)`);
+  if (!historyChecker) return bad('no history checker consumed the client history: no-error metrics only');
+  if (historyChecker.opsConsumed < h.ops)
+    return bad(
+      `${historyChecker.checker} consumed ${fmt(historyChecker.opsConsumed)} of ${fmt(h.ops)} ops: the timed-out ones may not be among them`,
+    );
+  const timeouts =
+    t.count === 0
+      ? 'no op timed out (0 info completions): every op has a definite outcome'
+      : `${fmt(t.count)} timed-out op(s) recorded as info (timeout_marker, complete_ts null)`;
+  return ok(
+    `${timeouts}; ${historyChecker.checker} consumed all ${fmt(h.ops)} ops${t.count ? ', them included' : ''}`,
+  );
+}
+
+/**
+ * WO8, from observation: the requests the client put on the wire against the ops of the history. More
+ * requests than the ops account for is a retry the history does not show. Without a wire count (the
+ * client counts nothing, or sends a varying number of requests per op) it stays unchecked.
+ */
+function hiddenRetriesItem(ev: ScenarioEvidence): Item {
+  const h = ev.history;
+  if (h?.hiddenRetries === true) return bad('the client library retries behind the recorder (declared)');
+  const w = h?.wire;
+  if (!h || !w)
+    return unchecked('no wire count: the client counts no requests, and no server request counter is read');
+  if (w.perOp === null)
+    return unchecked(
+      `${fmt(w.requests)} ${w.what} for ${fmt(h.ops)} ops, but this workload sends a varying number of requests per op: a surplus cannot be told from the design`,
+    );
+  const expected = h.ops * w.perOp;
+  return w.requests > expected
+    ? bad(
+        `${fmt(w.requests)} ${w.what} for ${fmt(h.ops)} ops (${w.perOp} per op by design): ${fmt(w.requests - expected)} request(s) the history does not show`,
+      )
+    : ok(
+        `${fmt(w.requests)} ${w.what} for ${fmt(h.ops)} ops in the history (${w.perOp} per op by design): no request the history does not show`,
+      );
 }
 
 /** A declaration may settle an unchecked item; it never overrides what the evidence showed. */
@@ -279,7 +330,7 @@ function declared(
   title: string,
   status: AuditStatus,
   evidence: string,
-): AuditItem {
+): Omit<AuditItem, 'required'> {
   const d = ev.declarations[id];
   if (d && status === 'unchecked')
     return { id, title, status: d.status, evidence: `${d.evidence} (declared)` };
@@ -425,9 +476,17 @@ function noSilentNoOpItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const noop = ev.faults.filter((f) => !f.landed || f.signals.some((s) => s.side === 'victim' && !s.landed));
   if (noop.length > 0)
     return bad(noop.map((f) => `${f.id}: ${f.reason ?? 'a victim saw no effect'}`).join('; '));
-  const subs = ev.faults.filter((f) => f.substitute).map((f) => `${f.id} via ${f.substitute}`);
+  // A substitute is judged like the native fault (its victims felt it), and named with what it
+  // cannot reproduce; one whose asked behaviour was not recorded (an older session) is not judged.
+  const subs = ev.faults.flatMap((f) => f.substitute.map((x) => ({ f, x })));
+  const unknown = subs.filter(({ x }) => x.reproduces === 'unknown');
+  if (unknown.length > 0)
+    return unchecked(
+      `substitute(s) with no record of what they reproduce: ${unknown.map(({ f, x }) => `${f.id} via ${x.applied}`).join(', ')}`,
+    );
+  const named = subs.map(({ f, x }) => `${f.id}: ${describeSubstitution(x)}`);
   return ok(
-    `${ev.faults.length} window(s) landed on victims${subs.length ? `; substitutes: ${subs.join(', ')}` : ''}`,
+    `${ev.faults.length} window(s) landed on victims${named.length ? `; substitutes: ${named.join('; ')}` : ''}`,
   );
 }
 
@@ -446,12 +505,29 @@ function topologyItem(ev: ScenarioEvidence): [AuditStatus, string] {
     : bad(`one topology: ${seen[0] ?? 'none measured'}`);
 }
 
+/**
+ * RF5 / WO9, from the recorder's own readings (clock.json): the source it read, that no reading went
+ * backwards, that every op's complete_ts is at or after its invoke_ts, and whether the wall clock
+ * jumped meanwhile (reported: the history's times do not depend on it).
+ */
 function clockItem(ev: ScenarioEvidence): [AuditStatus, string] {
-  if (!ev.history) return unchecked('no history facts');
-  if (ev.history.clock === 'unknown') return unchecked('the recorder did not say which clock it read');
-  return ev.history.clock === 'monotonic'
-    ? ok('timestamps from one monotonic clock per run (as the recorder reports it)')
-    : bad('wall-clock timestamps compared across processes');
+  const h = ev.history;
+  if (!h) return unchecked('no history facts');
+  if (h.clock === 'wall') return bad('wall-clock timestamps compared across processes');
+  const r = h.clockReadings;
+  if (!r) return unchecked("the recorder's clock readings were not recorded (no clock.json in the run)");
+  if (r.source.kind !== 'monotonic') return bad(`timestamps read from ${r.source.api}, a wall clock`);
+  if (r.regressions > 0 || h.timeInversions > 0)
+    return bad(
+      `${r.source.api} went backwards: ${r.regressions} of ${fmt(r.readings)} readings, ${h.timeInversions} op(s) completed before they were invoked`,
+    );
+  const jumps =
+    r.wallJumps.length === 0
+      ? `wall clock moved ${r.wallDriftMs >= 0 ? '+' : ''}${r.wallDriftMs} ms against it, no jump`
+      : `wall clock jumped ${r.wallJumps.map((j) => `${j.byMs >= 0 ? '+' : ''}${j.byMs} ms at ${j.atS}s`).join(', ')} (the history does not read it)`;
+  return ok(
+    `${fmt(r.readings)} readings of ${r.source.api} over ${r.spanS}s, none backwards; every op's complete_ts ≥ invoke_ts; ${jumps}`,
+  );
 }
 
 function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
@@ -578,22 +654,24 @@ function lateReason(w: HealRecovery): string {
 
 /**
  * Red flag 9: the baseline is fair when the harness that captured it is the one running now (else
- * re-baseline). The evidence names where the baseline came from (this run, or an earlier session's file
- * via `--baseline`), both harness versions, the baseline's age, and its ops/s beside this run's no-fault
+ * re-baseline). Only an earlier session's baseline (`--baseline`) is a measurement: this run's own was
+ * captured by this harness by construction, so without one the item is unchecked (and required only
+ * when the oracle compares with a baseline). The evidence names the earlier file, both harness versions, the baseline's age, and its ops/s beside this run's no-fault
  * rate. The spec judges the harness only; the rates are shown so a reader sees what is compared, not
  * judged against a threshold the spec does not give.
  */
 function baselineItem(ev: ScenarioEvidence, sc: ResolvedScenario): [AuditStatus, string] {
   const b = ev.baseline;
-  if (!b) {
-    return /baseline|regression|compared? (with|to)/i.test(sc.oracle ?? '')
-      ? unchecked('the oracle compares with a baseline but none was recorded')
-      : na('the oracle compares with no baseline');
+  const compares = comparesWithBaseline(sc);
+  if (!b?.earlier) {
+    // This run's own baseline compared with this run's harness is the same harness by construction.
+    const why = b
+      ? 'no earlier baseline given (--baseline): the run would only compare its harness with itself'
+      : 'no baseline recorded';
+    return unchecked(compares ? `the oracle compares with a baseline; ${why}` : why);
   }
-  const where = b.earlier
-    ? `baseline from an earlier session (${b.source ?? 'unknown file'})`
-    : `baseline captured by this run${b.source ? ` (read from ${b.source})` : ''}`;
-  const age = b.earlier && b.ageS !== null ? `, ${fmtAge(b.ageS)} old` : '';
+  const where = `baseline from an earlier session (${b.source ?? 'unknown file'})`;
+  const age = b.ageS !== null ? `, ${fmtAge(b.ageS)} old` : '';
   const rates =
     b.opsPerSec !== null || b.currentOpsPerSec !== null
       ? `; baseline ${fmtRate(b.opsPerSec)} vs this run's no-fault ${fmtRate(b.currentOpsPerSec)}`
@@ -617,6 +695,12 @@ function fmtAge(s: number): string {
   return `${(s / 86400).toFixed(1)} days`;
 }
 
+/** Does this scenario's oracle compare with a baseline (RF9 then must be measured)? */
+export function comparesWithBaseline(sc: ResolvedScenario): boolean {
+  return /baseline|regression|compared? (with|to)/i.test(sc.oracle ?? '');
+}
+
+/** What blocks PASS-hardening: a failed item, or a required one left unchecked. */
 export function blocksHardening(items: readonly AuditItem[]): AuditItem[] {
-  return items.filter((i) => i.status === 'failed' || i.status === 'unchecked');
+  return items.filter((i) => i.status === 'failed' || (i.status === 'unchecked' && i.required));
 }

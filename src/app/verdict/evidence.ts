@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { clockReadingsSchema } from '../run/clock.ts';
+import { wireCountSchema } from '../run/wire.ts';
 
 /**
  * `ScenarioEvidence`: everything a run of one scenario (or one §7.M.S arm) produced that the decision
@@ -82,6 +84,13 @@ export const signalSchema = z.object({
   note: z.string().optional(),
 });
 
+export const substitutionSchema = z.object({
+  asked: z.string(),
+  applied: z.string(),
+  reproduces: z.string(),
+  cannot: z.string(),
+});
+
 /** A fault window as the nemesis ledger recorded it (nemeses/types.ts FaultRecord, JSON form). */
 export const faultSchema = z.object({
   id: z.string(),
@@ -97,8 +106,22 @@ export const faultSchema = z.object({
   endS: z.number().nonnegative().nullable().default(null),
   landed: z.boolean(),
   reason: z.string().nullable().default(null),
-  /** A degraded substitute that was used instead (e.g. iptables statistic for netem loss). */
-  substitute: z.string().nullable().default(null),
+  /**
+   * The substitutes used instead of the native mechanism (nemeses/substitutes.ts): what was asked,
+   * what was applied, what it reproduces and what it cannot. Empty: none. Older sessions recorded one
+   * line of text, kept as the `applied` of a substitution whose other fields are unknown.
+   */
+  substitute: z
+    .union([
+      z
+        .string()
+        .transform((applied) => [
+          { asked: 'unknown (older session)', applied, reproduces: 'unknown', cannot: 'unknown' },
+        ]),
+      z.array(substitutionSchema),
+    ])
+    .nullish()
+    .transform((v) => v ?? []),
   signals: z.array(signalSchema).default([]),
   healed: z.boolean().default(false),
   /** The same signals measured again after heal: back to normal (landed) or not, and why. */
@@ -152,8 +175,28 @@ export const historyFactsSchema = z.object({
   weaknesses: z.array(z.string()).default([]),
   /** How timestamps were taken: monotonic per run (good) or wall clocks compared across processes. */
   clock: z.enum(['monotonic', 'wall', 'unknown']).default('unknown'),
+  /** The recorder's clock readings during the run (clock.json): what RF5/WO9 judge. */
+  clockReadings: clockReadingsSchema.nullable().default(null),
+  /** Ops whose complete_ts is earlier than their invoke_ts (a clock that went backwards). */
+  timeInversions: z.number().int().nonnegative().default(0),
+  /**
+   * Timeouts as the history records them (WO5): ops completed `info` (outcome unknown), and how many
+   * of them wrongly carry a complete_ts. Null: not measured.
+   */
+  timeouts: z
+    .object({
+      count: z.number().int().nonnegative(),
+      withCompletion: z.number().int().nonnegative(),
+    })
+    .nullable()
+    .default(null),
   /** Did a client library retry behind the recorder's back (no network-side tap)? null = unknown. */
   hiddenRetries: z.boolean().nullable().default(null),
+  /**
+   * Requests the client put on the wire during the workload (wire.json), against the ops of the
+   * history: WO8's observation. `perOp` is how many requests one op sends by design (null: varies).
+   */
+  wire: wireCountSchema.nullable().default(null),
   path: z.string().nullable().default(null),
 });
 export type HistoryFacts = z.infer<typeof historyFactsSchema>;

@@ -81,7 +81,7 @@ export function windowRate(w: ThroughputWindow): number | null {
 export function historyFacts(
   ops: readonly Operation[],
   faults: readonly FaultWindowTimes[],
-  clock: HistoryFacts['clock'] = 'unknown',
+  recorder: Pick<HistoryFacts, 'clockReadings' | 'wire'> = { clockReadings: null, wire: null },
 ): HistoryFacts {
   const client = ops.filter(isClient);
   const present = new Set<string>(HISTORY_FIELDS);
@@ -104,12 +104,30 @@ export function historyFacts(
     present.delete('fault_epoch');
     weaknesses.push(`${unmarked} op(s) invoked during a fault window lack fault_epoch`);
   }
+  // Timeouts as recorded: an `info` completion is the timeout marker; it must carry no complete_ts.
+  const infos = client.filter((o) => o.type === 'info');
+  const timeouts = {
+    count: infos.length,
+    withCompletion: infos.filter((o) => o.completeTime !== null).length,
+  };
+  if (timeouts.withCompletion > 0) {
+    present.delete('timeout_marker');
+    weaknesses.push(`${timeouts.withCompletion} timed-out op(s) carry a complete_ts`);
+  }
+  const timeInversions = client.filter(
+    (o) => o.completeTime !== null && o.completeTime < o.invokeTime,
+  ).length;
+  const kind = recorder.clockReadings?.source.kind;
   return {
     ops: client.length,
     fieldsPresent: HISTORY_FIELDS.filter((f) => present.has(f)),
     weaknesses,
-    clock,
+    clock: kind ?? 'unknown',
+    clockReadings: recorder.clockReadings,
+    timeInversions,
+    timeouts,
     hiddenRetries: null,
+    wire: recorder.wire,
     path: null,
   };
 }
@@ -420,7 +438,7 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
     endS: sec(record.healedAt),
     landed: ev?.landed ?? false,
     reason: ev ? (ev.reason ?? null) : 'no landing evidence was collected',
-    substitute: null,
+    substitute: record.substitutions ?? [],
     signals: ev?.signals ?? [],
     healed: record.healedAt !== undefined,
     afterHeal: record.afterHeal

@@ -88,9 +88,14 @@ function toKv(kv: z.infer<typeof kvSchema>): Kv {
 }
 
 export class EtcdHttp {
-  constructor(readonly baseUrl: string) {}
+  /** `sent` counts every request handed to fetch (the wire count the hidden-retry audit reads). */
+  constructor(
+    readonly baseUrl: string,
+    private readonly sent: { requests: number } = { requests: 0 },
+  ) {}
 
   async call<T>(path: string, body: unknown, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    this.sent.requests++;
     const res = await fetch(`${this.baseUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

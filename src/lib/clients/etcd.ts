@@ -39,13 +39,16 @@ const IDEMPOTENT = new Set(['read']);
 export class EtcdClient implements Client {
   private http: EtcdHttp | undefined;
   private node = '';
+  /** Requests sent by this factory and every client it opened (shared with them). */
+  private sent = { requests: 0 };
   constructor(private readonly o: EtcdClientOptions) {}
 
   async open(node: string): Promise<Client> {
     const url = this.o.urls[node];
     if (!url) throw new Error(`no etcd client URL for node ${node}`);
     const c = new EtcdClient(this.o);
-    c.http = new EtcdHttp(url);
+    c.sent = this.sent;
+    c.http = new EtcdHttp(url, this.sent);
     c.node = node;
     return c;
   }
@@ -68,6 +71,19 @@ export class EtcdClient implements Client {
     }));
     // Only the first setup wins: the guard (first account never written) makes setup idempotent per run.
     await this.h.txn([{ key: this.k(`account-${accounts[0]}`), target: 'VERSION', version: 0 }], puts);
+  }
+
+  /**
+   * Register ops send exactly one request each (read: range, write: put, cas: txn); the other
+   * workloads read, then write under a guard, retrying on conflict, so their count per op varies.
+   */
+  wire(): { requests: number; perOp: number | null; what: string } {
+    const one = this.o.workload === 'register' || this.o.workload === 'multi-register';
+    return {
+      requests: this.sent.requests,
+      perOp: one ? 1 : null,
+      what: 'HTTP requests etcd-http handed to fetch (/v3/kv/range, put, txn)',
+    };
   }
 
   async teardown(): Promise<void> {}

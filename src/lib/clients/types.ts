@@ -52,4 +52,10 @@ export interface Client {
   close(): Promise<void>;
   /** When true the interpreter keeps the same client after a process is retired (Jepsen's Reusable). */
   readonly reusable?: boolean;
+  /**
+   * Requests this client factory (and every client it opened) has put on the wire so far, counted where
+   * they leave the process, and how many one op sends by design (null: it varies). Absent: not counted,
+   * and the hidden-retry audit (WO8) stays unchecked.
+   */
+  wire?(): { requests: number; perOp: number | null; what: string };
 }

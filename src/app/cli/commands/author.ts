@@ -4,7 +4,8 @@ import { helpEpilogue } from '../help.ts';
 /**
  * `faultline author PLAN [--scenario S3] [--overwrite | --sibling]`: write scenario skeletons to their
  * `Target test file` paths with the provenance header (spec §7 item 6). Never overwrites silently,
- * never commits. Exit 0 when every chosen scenario was written, 2 when some were skipped or refused.
+ * never commits. Exit 0 when every chosen scenario was written, 2 when some were skipped or refused,
+ * 254 (bad input) when a target escapes --root: one hostile target refuses the whole run.
  */
 const collect = (v: string, prev: string[]) => [
   ...prev,
@@ -21,10 +22,12 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline author plans/etcd-register.md',
-        'faultline author plans/etcd-register.md --force   # overwrite skeletons that exist',
+        'faultline author plans/etcd-register.md --overwrite   # replace skeletons that exist',
       ]),
     )
-    .description("write each scenario's skeleton to its Target test file (never overwriting silently)")
+    .description(
+      "write each scenario's skeleton to its Target test file (never overwriting silently); exit 0 when every chosen scenario was written, 2 when one was skipped (its target exists, or it has none) or refused, 254 when a target would land outside --root or the plan cannot be read",
+    )
     .argument('<plan>', 'plan file')
     .option('--scenario <id>', 'only this scenario (repeatable)', collect, [])
     .option('--root <dir>', 'directory the Target test file paths are relative to', '.')

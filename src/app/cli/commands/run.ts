@@ -58,7 +58,10 @@ export function register(program: Command): void {
       '--shard <k/n>',
       "run shard K of N: a deterministic share of the plan's (scenario, seed) units, balanced by budget (merge with `faultline sessions merge`)",
     )
-    .option('--dry-run', 'print the (scenario, seed) units this run or shard would run, and stop')
+    .option(
+      '--dry-run',
+      "print the (scenario, seed) units this run or shard would run and each row's fault schedule, and stop (exit 3 when the plan must not run)",
+    )
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
     .option(
       '--baseline <dir>',
