@@ -5,6 +5,7 @@ import { refuseCommandField } from '../src/core/control/command-fields.ts';
 import type { NodeSpec } from '../src/core/control/types.ts';
 import { InputError } from '../src/core/util/errors.ts';
 import { regularInput } from '../src/core/util/input-file.ts';
+import { substitutionSchema } from './substitutes.ts';
 import type { FaultEvidence, FaultRecord } from './types.ts';
 
 /**
@@ -62,6 +63,7 @@ const recordSchema = z.strictObject({
   injectedAt: z.string(),
   undo: z.record(z.string(), z.unknown()),
   evidence: evidenceSchema.optional(),
+  substitutions: z.array(substitutionSchema).optional(),
   afterHeal: evidenceSchema.optional(),
   healedAt: z.string().optional(),
 });

@@ -9,6 +9,16 @@
  * report.json, and judged by red flag 4.
  */
 
+import { z } from 'zod';
+
+/** One substitution as read back from a ledger or report.json: exactly the fields below, nothing else. */
+export const substitutionSchema = z.strictObject({
+  asked: z.string(),
+  applied: z.string(),
+  reproduces: z.string(),
+  cannot: z.string(),
+});
+
 /** One substitution, as recorded per fault window. */
 export interface Substitution {
   /** The behaviour the step asked for and its native mechanism ("packet loss by tc netem"). */

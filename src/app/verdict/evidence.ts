@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { substitutionSchema } from '../../../nemeses/substitutes.ts';
 import { clockReadingsSchema } from '../run/clock.ts';
 import { wireCountSchema } from '../run/wire.ts';
 
@@ -82,13 +83,6 @@ export const signalSchema = z.object({
   after: z.unknown().optional(),
   landed: z.boolean(),
   note: z.string().optional(),
-});
-
-export const substitutionSchema = z.object({
-  asked: z.string(),
-  applied: z.string(),
-  reproduces: z.string(),
-  cannot: z.string(),
 });
 
 /** A fault window as the nemesis ledger recorded it (nemeses/types.ts FaultRecord, JSON form). */
