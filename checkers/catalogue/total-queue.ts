@@ -23,9 +23,10 @@ import {
  * queues may redeliver).
  *
  * Real time and crashes bound what "lost" may claim:
- *  - only an enqueue acknowledged before the last ok dequeue/drain was invoked must have been consumed;
- *    one acknowledged later (as when a killed run leaves enqueues behind its final drain) may still sit
- *    in the queue, and counts as `unverified`, never lost;
+ *  - only an enqueue acknowledged before the queue was last seen empty must have been consumed: before
+ *    the last ok drain began, or the last ok dequeue that returned nothing. One acknowledged later (as
+ *    when a killed run leaves enqueues behind its final drain), or any when the queue was never seen
+ *    empty, may still sit in the queue, and counts as `unverified`, never lost;
  *  - a dequeue or drain whose outcome is unknown (info) may have taken messages nobody recorded: a
  *    crashed drain any number, a crashed dequeue one. When they can account for every missing message
  *    the verdict is unknown, not a loss; beyond that, the excess is reported lost.
@@ -39,7 +40,7 @@ export const totalQueueOptionsSchema = z.strictObject({
 export type TotalQueueOptions = z.input<typeof totalQueueOptionsSchema>;
 
 const SCOPE =
-  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message possibly taken by a dequeue or drain whose response was lost (info) is unknown, not lost, and enqueues acknowledged after the last dequeue/drain began are not judged.';
+  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message possibly taken by a dequeue or drain whose response was lost (info) is unknown, not lost, and enqueues acknowledged after the queue was last seen empty (the last drain, or a dequeue of nothing) are not judged.';
 
 export const totalQueueChecker: Checker<TotalQueueOptions> = {
   name: 'total-queue',
@@ -56,12 +57,14 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     const ackOp: number[] = [];
     /** Acknowledged enqueues as [slot, completion index]: which must have been consumed is known at the end. */
     const ackedAt: number[] = [];
-    /** Invocation index of the last ok dequeue/drain (by completion): the final consumer. */
-    let finalConsumer: Operation | null = null;
+    /**
+     * Invocation index of the last op that saw the queue empty (an ok drain, or an ok dequeue of
+     * nothing): whatever was acknowledged before it began must have been taken by then.
+     */
+    let emptyAt = Number.NEGATIVE_INFINITY;
     let consumed = 0;
-    const consumer = (op: Operation) => {
-      if (finalConsumer === null || (op.completeIndex ?? 0) > (finalConsumer.completeIndex ?? 0))
-        finalConsumer = op;
+    const sawEmpty = (op: Operation) => {
+      if (op.invokeIndex > emptyAt) emptyAt = op.invokeIndex;
     };
     for (const op of ops) {
       if (!isClient(op)) continue;
@@ -78,14 +81,16 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         consumed++;
         if (op.type === 'info') crashedDequeues.push(op.invokeIndex);
         if (op.type !== 'ok') continue;
-        consumer(op);
-        if (op.output === null || op.output === undefined) continue;
+        if (op.output === null || op.output === undefined) {
+          sawEmpty(op);
+          continue;
+        }
         dequeued.add(index.intern(op.output), 1);
       } else if (op.f === o.drainF) {
         consumed++;
         if (op.type === 'info') crashedDrains.push(op.invokeIndex);
         if (op.type !== 'ok') continue;
-        consumer(op);
+        sawEmpty(op);
         const items = collectionItems(op.output);
         if (items === null)
           throw new Error(
@@ -96,12 +101,11 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         }
       }
     }
-    // Acks that must have been consumed: those completed before the final consumer was invoked.
-    const cutoff = (finalConsumer as Operation | null)?.invokeIndex ?? Number.POSITIVE_INFINITY;
+    // Acks that must have been consumed: those completed before the queue was last seen empty.
     const required = new SlotArray();
     let unverifiedTotal = 0;
     for (let k = 0; k < ackedAt.length; k += 2) {
-      if ((ackedAt[k + 1] as number) < cutoff) required.add(ackedAt[k] as number, 1);
+      if ((ackedAt[k + 1] as number) < emptyAt) required.add(ackedAt[k] as number, 1);
     }
     const lost: { value: unknown; ack: number }[] = [];
     const unexpected: unknown[] = [];
@@ -151,7 +155,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'lost',
-          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) before the last dequeue/drain began, but it was never dequeued${crashedDequeues.length > 0 ? ` (${fmt(lostCount)} missing, at most ${fmt(crashedDequeues.length)} explained by crashed dequeues)` : ''}`,
+          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) before the queue was last seen empty (op ${emptyAt}), but it was never dequeued${crashedDequeues.length > 0 ? ` (${fmt(lostCount)} missing, at most ${fmt(crashedDequeues.length)} explained by crashed dequeues)` : ''}`,
           ops: [ack],
           value,
         });
@@ -182,7 +186,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     return result(
       'total-queue',
       valid,
-      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} ${lossUnknown ? 'missing (unknown: crashed dequeues/drains may have taken them)' : 'lost'}, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}${crashedDequeues.length ? `, ${crashedDequeues.length} dequeues with unknown outcome` : ''}${unverifiedTotal ? `, ${fmt(unverifiedTotal)} acked after the last dequeue/drain began (unverified)` : ''}`,
+      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} ${lossUnknown ? 'missing (unknown: crashed dequeues/drains may have taken them)' : 'lost'}, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}${crashedDequeues.length ? `, ${crashedDequeues.length} dequeues with unknown outcome` : ''}${unverifiedTotal ? `, ${fmt(unverifiedTotal)} acked after the queue was last seen empty (unverified)` : ''}`,
       SCOPE,
       anomalies,
       {

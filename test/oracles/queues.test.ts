@@ -136,3 +136,16 @@ test('total-queue: an enqueue acknowledged after the final drain began is unveri
   const lost = new H().call(0, 'enqueue', 1).invoke(1, 'drain').ok(1, 'drain', []);
   t.is((await run(totalQueueChecker, lost.ops(), {})).valid, false);
 });
+
+test('total-queue: with no drain and no empty dequeue, nothing has to be gone yet: unknown, never lost', async (t) => {
+  // Found by the differential test: a correct queue still holding acked messages was called lossy.
+  const none = new H().call(0, 'enqueue', 1);
+  t.is((await run(totalQueueChecker, none.ops(), {})).valid, 'unknown');
+  const h = new H().call(0, 'enqueue', 1).call(0, 'enqueue', 2).invoke(1, 'dequeue').ok(1, 'dequeue', 1);
+  const r = await run(totalQueueChecker, h.ops(), {});
+  t.is(r.valid, true);
+  t.is(r.stats.unverifiedCount, 1);
+  // A dequeue of nothing saw the queue empty: 2, acked before it began, is lost.
+  h.invoke(1, 'dequeue').ok(1, 'dequeue', null);
+  t.is((await run(totalQueueChecker, h.ops(), {})).valid, false);
+});
