@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { CycleAnomaly } from '../../checkers/elle/cycle-anomaly.ts';
 import { elleChecker } from '../../checkers/elle/index.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { history } from '../elle/helpers.ts';
 
 /**
  * Elle's list-append verdicts against brute force, and every cycle it explains re-checked edge by edge.
@@ -91,40 +92,14 @@ export function toElleOps(txns: readonly Txn[]): Operation[] {
     points.push([t.call, i, false], [t.ret, i, true]);
   });
   points.sort((a, b) => a[0] - b[0] || Number(a[2]) - Number(b[2]) || a[1] - b[1]);
-  const ops: Operation[] = [];
-  const byTxn = new Map<number, Operation>();
-  points.forEach(([, i, done], index) => {
-    const t = txns[i] as Txn;
-    if (!done) {
-      const op: Operation = {
-        id: ops.length,
-        process: t.process,
-        f: 'txn',
-        type: 'info',
-        input: t.mops.map((m) => [m.f, m.k, m.f === 'r' ? null : m.v]),
-        output: null,
-        invokeIndex: index,
-        completeIndex: null,
-        invokeTime: index,
-        completeTime: null,
-        node: null,
-        key: undefined,
-        error: undefined,
-        faultEpoch: null,
-        infoTime: null,
-      };
-      ops.push(op);
-      byTxn.set(i, op);
-      return;
-    }
-    const op = byTxn.get(i) as Operation;
-    op.type = t.type;
-    op.completeIndex = index;
-    if (t.type === 'info') op.infoTime = index;
-    else op.completeTime = index;
-    op.output = t.type === 'ok' ? t.mops.map((m) => [m.f, m.k, m.v]) : null;
-  });
-  return ops;
+  return history(
+    txns.map((t) => ({
+      mops: t.mops.map((m) => [m.f, m.k, m.v] as [string, unknown, unknown]),
+      type: t.type,
+      process: t.process,
+    })),
+    points.map(([, i, done]) => [done ? 'c' : 'i', i]),
+  );
 }
 
 /** Some serial order of the ok txns (and any of the info ones) gives every ok read its list. */
