@@ -144,12 +144,10 @@ async function attachMinimalHistory(
     checks: shrunk.checks,
     ...(kept.length === shrunk.ids.length && { invokeIndices }),
   };
+  // On the evidence line, not in the anomaly's explanation: that one is the headline's sentence.
+  result.evidence += `; minimal failing sub-history: ${shrunk.ids.length} of ${part.ops.length} ops${shrunk.minimal ? ' (1-minimal)' : ' (shrinking budget ran out)'}${kept.length === shrunk.ids.length && kept.length <= 12 ? `: ops ${invokeIndices.join(', ')}` : ''}`;
   const first = result.anomalies[0];
-  const what = `${shrunk.ids.length} of the partition's ${part.ops.length} ops still fail together${shrunk.minimal ? ' (1-minimal: dropping any one makes them linearizable)' : ' (the shrinking budget ran out)'}${kept.length === shrunk.ids.length ? `: ops ${invokeIndices.join(', ')}` : ''}`;
-  if (first) {
-    first.explanation += `; minimal failing sub-history: ${what}`;
-    first.minimalOps = invokeIndices;
-  }
+  if (first && kept.length === shrunk.ids.length) first.minimalOps = invokeIndices;
   if (ctx?.outDir && kept.length === shrunk.ids.length) {
     const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(ctx.outDir, { recursive: true });
