@@ -135,19 +135,19 @@ async function attachMinimalHistory(
   const byId = new Map<number, Operation>();
   for (const op of ops ?? []) byId.set(op.id, op);
   const kept = shrunk.ids.map((id) => byId.get(id)).filter((op): op is Operation => op !== undefined);
-  const invokeIndices = kept.map((op) => op.invokeIndex);
+  const { invokeIndices } = shrunk;
   result.stats.minimalHistory = {
     key: part.key,
     ops: shrunk.ids.length,
     of: part.ops.length,
     minimal: shrunk.minimal,
     checks: shrunk.checks,
-    ...(kept.length === shrunk.ids.length && { invokeIndices }),
+    invokeIndices,
   };
   // On the evidence line, not in the anomaly's explanation: that one is the headline's sentence.
-  result.evidence += `; minimal failing sub-history: ${shrunk.ids.length} of ${part.ops.length} ops${shrunk.minimal ? ' (1-minimal)' : ' (shrinking budget ran out)'}${kept.length === shrunk.ids.length && kept.length <= 12 ? `: ops ${invokeIndices.join(', ')}` : ''}`;
+  result.evidence += `; minimal failing sub-history: ${shrunk.ids.length} of ${part.ops.length} ops${shrunk.minimal ? ' (1-minimal)' : ' (shrinking budget ran out)'}${invokeIndices.length <= 12 ? `: ops ${invokeIndices.join(', ')}` : ''}`;
   const first = result.anomalies[0];
-  if (first && kept.length === shrunk.ids.length) first.minimalOps = invokeIndices;
+  if (first) first.minimalOps = invokeIndices;
   if (ctx?.outDir && kept.length === shrunk.ids.length) {
     const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(ctx.outDir, { recursive: true });

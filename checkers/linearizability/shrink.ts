@@ -16,14 +16,25 @@ import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
 export interface ShrunkPartition {
   /** Ids (faultline op ids) of the ops that still fail together. */
   ids: number[];
+  /** Their invocations' event indices (the numbering reports use). */
+  invokeIndices: number[];
   /** True when no single op of them can be dropped; false when the budget ran out first. */
   minimal: boolean;
   /** Sub-histories checked. */
   checks: number;
 }
 
-export function shrinkFailingPartition(model: AnyModel, ops: EncodedOps, budgetMs = 2_000): ShrunkPartition {
-  const deadline = performance.now() + budgetMs;
+/**
+ * The budget is counted in search iterations, not milliseconds, so the same history shrinks to the same
+ * core on any machine and through either checking path (array or stream).
+ */
+export function shrinkFailingPartition(
+  model: AnyModel,
+  ops: EncodedOps,
+  budgetIterations = 1 << 24,
+): ShrunkPartition {
+  let left = budgetIterations;
+  const spent = () => left <= 0;
   let checks = 0;
   // Ops considered: those invoked before `cut` (the rest deleted; see below).
   let cut = Number.POSITIVE_INFINITY;
@@ -40,8 +51,9 @@ export function shrinkFailingPartition(model: AnyModel, ops: EncodedOps, budgetM
     const search = new PartitionSearch(model, sub, { greedyReads: true });
     try {
       while (search.status === 'running') {
-        if (performance.now() > deadline) return false;
+        if (spent()) return false;
         search.run(SLICE_ITERATIONS);
+        left -= SLICE_ITERATIONS;
       }
       return search.status === 'illegal';
     } finally {
@@ -55,7 +67,7 @@ export function shrinkFailingPartition(model: AnyModel, ops: EncodedOps, budgetM
   const cuts = [...new Set(Array.from(ops.ret).filter(Number.isFinite))].sort((a, b) => a - b);
   let lo = 0;
   let hi = cuts.length - 1;
-  while (lo < hi && performance.now() <= deadline) {
+  while (lo < hi && !spent()) {
     const mid = (lo + hi) >> 1;
     if (fails(every, (cuts[mid] as number) + 0.5)) hi = mid;
     else lo = mid + 1;
@@ -66,7 +78,7 @@ export function shrinkFailingPartition(model: AnyModel, ops: EncodedOps, budgetM
   let n = 2;
   let minimal = false;
   while (set.length >= 2) {
-    if (performance.now() > deadline) break;
+    if (spent()) break;
     const size = Math.ceil(set.length / n);
     let reduced = false;
     for (let start = 0; start < set.length; start += size) {
@@ -77,17 +89,22 @@ export function shrinkFailingPartition(model: AnyModel, ops: EncodedOps, budgetM
         reduced = true;
         break;
       }
-      if (performance.now() > deadline) break;
+      if (spent()) break;
     }
     if (reduced) continue;
     if (n >= set.length) {
-      minimal = performance.now() <= deadline;
+      minimal = !spent();
       break;
     }
     n = Math.min(n * 2, set.length);
   }
   if (set.length === 1) minimal = true;
-  return { ids: set.map((i) => ops.id[i] as number), minimal, checks };
+  return {
+    ids: set.map((i) => ops.id[i] as number),
+    invokeIndices: set.map((i) => ops.call[i] as number),
+    minimal,
+    checks,
+  };
 }
 
 /**
