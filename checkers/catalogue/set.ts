@@ -15,9 +15,11 @@ import {
 
 /**
  * Jepsen's `set` checker: `add` ops of one element each, then a final `read` of the whole set.
- * attempts = every add invocation, acked = ok adds; lost = acked but absent from the final read,
- * unexpected = read but never attempted, recovered = read although the add was not acknowledged.
- * Valid when nothing is lost or unexpected; unknown when no read ever succeeded.
+ * attempts = every add invocation, acked = ok adds; lost = acked before the final read began but absent
+ * from it, unexpected = read but never attempted, recovered = read although the add was not acknowledged.
+ * An add acknowledged only after the final read was invoked (concurrent with it, or invoked after it, as
+ * when a killed run leaves adds behind its last read) may take effect after the read: absent, it is
+ * `unverified`, never lost. Valid when nothing is lost or unexpected; unknown when no read ever succeeded.
  */
 export const setOptionsSchema = z.strictObject({
   addF: z.string().default('add'),
@@ -26,7 +28,7 @@ export const setOptionsSchema = z.strictObject({
 export type SetOptions = z.input<typeof setOptionsSchema>;
 
 const SCOPE =
-  'Looks only at the last ok read: elements lost and later re-added, stale intermediate reads and ordering are invisible; use set-full for reads throughout the run.';
+  'Looks only at the last ok read: elements lost and later re-added, stale intermediate reads, ordering, and adds acknowledged after the final read began (unverified) are invisible; use set-full for reads throughout the run.';
 
 export const setChecker: Checker<SetOptions> = {
   name: 'set',
@@ -35,8 +37,9 @@ export const setChecker: Checker<SetOptions> = {
     // Per element slot: bit 1 = attempted, bit 2 = acknowledged.
     const index = new ValueIndex();
     const flags = new SlotArray();
-    /** Per slot: the op that first acknowledged the add (its event index). */
+    /** Per slot: the op that first acknowledged the add (its event index) and that ack's completion index. */
     const ackOp: number[] = [];
+    const ackDone: number[] = [];
     let acked = 0;
     let finalRead: Operation | null = null;
     let consumed = 0;
@@ -50,8 +53,16 @@ export const setChecker: Checker<SetOptions> = {
         if (op.type === 'ok' && (before & 2) === 0) {
           acked++;
           ackOp[i] = op.invokeIndex;
+          ackDone[i] = op.completeIndex ?? op.invokeIndex;
           flags.set(i, before | 3);
-        } else flags.set(i, before | 1);
+        } else {
+          flags.set(i, before | 1);
+          // Of several acks for one element, the earliest completion is the one the read must show.
+          if (op.type === 'ok' && (op.completeIndex ?? op.invokeIndex) < (ackDone[i] as number)) {
+            ackOp[i] = op.invokeIndex;
+            ackDone[i] = op.completeIndex ?? op.invokeIndex;
+          }
+        }
       } else if (op.f === o.readF) {
         consumed++;
         if (op.type === 'ok') {
@@ -85,6 +96,7 @@ export const setChecker: Checker<SetOptions> = {
       );
     }
     const lost: unknown[] = [];
+    const unverified: unknown[] = [];
     let firstLostAck = -1;
     const unexpected: unknown[] = [];
     const recovered: unknown[] = [];
@@ -112,6 +124,11 @@ export const setChecker: Checker<SetOptions> = {
     for (let i = 0; i < attempted; i++) {
       const f = flags.get(i);
       if ((f & 2) !== 0 && (f & 4) === 0) {
+        // Only an add acknowledged before the read was invoked must be in it (real-time order).
+        if ((ackDone[i] as number) >= finalRead.invokeIndex) {
+          unverified.push(index.values[i]);
+          continue;
+        }
         if (lost.length === 0) firstLostAck = ackOp[i] ?? -1;
         lost.push(index.values[i]);
       }
@@ -137,7 +154,7 @@ export const setChecker: Checker<SetOptions> = {
     return result(
       'set',
       valid,
-      `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, final read of ${fmt(seenCount)} elements (op ${finalRead.invokeIndex}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered`,
+      `set: ${fmt(attempted)} attempted adds, ${fmt(acked)} acked, final read of ${fmt(seenCount)} elements (op ${finalRead.invokeIndex}): ${fmt(lost.length)} lost, ${fmt(unexpected.length)} unexpected, ${fmt(recovered.length)} recovered${unverified.length > 0 ? `, ${fmt(unverified.length)} acked after the final read began and absent from it (unverified)` : ''}`,
       SCOPE,
       anomalies,
       {
@@ -146,9 +163,11 @@ export const setChecker: Checker<SetOptions> = {
         lostCount: lost.length,
         unexpectedCount: unexpected.length,
         recoveredCount: recovered.length,
+        unverifiedCount: unverified.length,
         lost: intervalText(lost),
         unexpected: intervalText(unexpected),
         recovered: intervalText(recovered),
+        unverified: intervalText(unverified),
       },
     );
   },

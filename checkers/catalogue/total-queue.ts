@@ -20,8 +20,16 @@ import {
  * lost = acknowledged − dequeued; unexpected = dequeued but never attempted; duplicated = dequeued more
  * often than attempted; recovered = dequeued although the enqueue was not acknowledged.
  * Valid: no lost and no unexpected (duplicates fail only with `duplicatesInvalid`, since at-least-once
- * queues may redeliver). A drain that did not complete ok makes the verdict unknown: its elements are
- * unknowable, so "lost" could not be told apart from "drained but unrecorded".
+ * queues may redeliver).
+ *
+ * Real time and crashes bound what "lost" may claim:
+ *  - only an enqueue acknowledged before the queue was last seen empty must have been consumed: before
+ *    the last ok drain began, or the last ok dequeue that returned nothing. One acknowledged later (as
+ *    when a killed run leaves enqueues behind its final drain), or any when the queue was never seen
+ *    empty, may still sit in the queue, and counts as `unverified`, never lost;
+ *  - a dequeue or drain whose outcome is unknown (info) may have taken messages nobody recorded: a
+ *    crashed drain any number, a crashed dequeue one. When they can account for every missing message
+ *    the verdict is unknown, not a loss; beyond that, the excess is reported lost.
  */
 export const totalQueueOptionsSchema = z.strictObject({
   enqueueF: z.string().default('enqueue'),
@@ -32,7 +40,7 @@ export const totalQueueOptionsSchema = z.strictObject({
 export type TotalQueueOptions = z.input<typeof totalQueueOptionsSchema>;
 
 const SCOPE =
-  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message dequeued by an op whose response was lost (info) counts as lost.';
+  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message possibly taken by a dequeue or drain whose response was lost (info) is unknown, not lost, and enqueues acknowledged after the queue was last seen empty (the last drain, or a dequeue of nothing) are not judged.';
 
 export const totalQueueChecker: Checker<TotalQueueOptions> = {
   name: 'total-queue',
@@ -44,9 +52,20 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     const acks = new SlotArray();
     const dequeued = new SlotArray();
     const crashedDrains: number[] = [];
+    const crashedDequeues: number[] = [];
     /** Per slot: the op that first acknowledged an enqueue of the value (its event index). */
     const ackOp: number[] = [];
+    /** Acknowledged enqueues as [slot, completion index]: which must have been consumed is known at the end. */
+    const ackedAt: number[] = [];
+    /**
+     * Invocation index of the last op that saw the queue empty (an ok drain, or an ok dequeue of
+     * nothing): whatever was acknowledged before it began must have been taken by then.
+     */
+    let emptyAt = Number.NEGATIVE_INFINITY;
     let consumed = 0;
+    const sawEmpty = (op: Operation) => {
+      if (op.invokeIndex > emptyAt) emptyAt = op.invokeIndex;
+    };
     for (const op of ops) {
       if (!isClient(op)) continue;
       if (op.f === o.enqueueF) {
@@ -56,15 +75,22 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         if (op.type === 'ok') {
           acks.add(i, 1);
           ackOp[i] ??= op.invokeIndex;
+          ackedAt.push(i, op.completeIndex ?? op.invokeIndex);
         }
       } else if (op.f === o.dequeueF) {
         consumed++;
-        if (op.type !== 'ok' || op.output === null || op.output === undefined) continue;
+        if (op.type === 'info') crashedDequeues.push(op.invokeIndex);
+        if (op.type !== 'ok') continue;
+        if (op.output === null || op.output === undefined) {
+          sawEmpty(op);
+          continue;
+        }
         dequeued.add(index.intern(op.output), 1);
       } else if (op.f === o.drainF) {
         consumed++;
         if (op.type === 'info') crashedDrains.push(op.invokeIndex);
         if (op.type !== 'ok') continue;
+        sawEmpty(op);
         const items = collectionItems(op.output);
         if (items === null)
           throw new Error(
@@ -74,6 +100,12 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
           dequeued.add(index.intern(v), 1);
         }
       }
+    }
+    // Acks that must have been consumed: those completed before the queue was last seen empty.
+    const required = new SlotArray();
+    let unverifiedTotal = 0;
+    for (let k = 0; k < ackedAt.length; k += 2) {
+      if ((ackedAt[k + 1] as number) < emptyAt) required.add(ackedAt[k] as number, 1);
     }
     const lost: { value: unknown; ack: number }[] = [];
     const unexpected: unknown[] = [];
@@ -89,15 +121,17 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     for (let i = 0; i < index.size; i++) {
       const att = attempts.get(i);
       const ack = acks.get(i);
+      const req = required.get(i);
       const d = dequeued.get(i);
       const v = index.values[i];
       attemptedTotal += att;
       ackedTotal += ack;
       dequeuedTotal += d;
-      if (d < ack) {
-        lostCount += ack - d;
+      if (d < req) {
+        lostCount += req - d;
         lost.push({ value: v, ack: ackOp[i] ?? -1 });
       }
+      unverifiedTotal += Math.max(0, ack - Math.max(d, req));
       if (d === 0) continue;
       if (att === 0) {
         unexpectedCount += d;
@@ -114,11 +148,14 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       }
     }
     const anomalies: Anomaly[] = [];
-    for (const { value, ack } of sample(lost, 50)) {
+    // Messages a crashed consumer may have taken: any number for a drain, one per dequeue.
+    const explainable = crashedDrains.length > 0 ? Number.POSITIVE_INFINITY : crashedDequeues.length;
+    const lossUnknown = lostCount > 0 && lostCount <= explainable;
+    for (const { value, ack } of sample(lossUnknown ? [] : lost, 50)) {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'lost',
-          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) but it was never dequeued`,
+          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) before the queue was last seen empty (op ${emptyAt}), but it was never dequeued${crashedDequeues.length > 0 ? ` (${fmt(lostCount)} missing, at most ${fmt(crashedDequeues.length)} explained by crashed dequeues)` : ''}`,
           ops: [ack],
           value,
         });
@@ -140,16 +177,16 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         });
     }
     let valid: true | false | 'unknown' = !(
-      lostCount > 0 ||
+      (lostCount > 0 && !lossUnknown) ||
       unexpectedCount > 0 ||
       (o.duplicatesInvalid && duplicatedCount > 0)
     );
-    if (valid === true && crashedDrains.length > 0) valid = 'unknown';
+    if (valid === true && (lossUnknown || crashedDrains.length > 0)) valid = 'unknown';
     if (valid === true && dequeuedTotal === 0 && ackedTotal > 0) valid = 'unknown';
     return result(
       'total-queue',
       valid,
-      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} lost, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}`,
+      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} ${lossUnknown ? 'missing (unknown: crashed dequeues/drains may have taken them)' : 'lost'}, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}${crashedDequeues.length ? `, ${crashedDequeues.length} dequeues with unknown outcome` : ''}${unverifiedTotal ? `, ${fmt(unverifiedTotal)} acked after the queue was last seen empty (unverified)` : ''}`,
       SCOPE,
       anomalies,
       {
@@ -157,12 +194,16 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         attemptedCount: attemptedTotal,
         acknowledgedCount: ackedTotal,
         dequeuedCount: dequeuedTotal,
-        lostCount,
+        lostCount: lossUnknown ? 0 : lostCount,
+        missingUnknownCount: lossUnknown ? lostCount : 0,
+        unverifiedCount: unverifiedTotal,
         unexpectedCount,
         duplicatedCount,
         recoveredCount,
         crashedDrains: sample(crashedDrains, 16),
-        lost: sample(lost, 48).map((l) => l.value),
+        crashedDequeues: sample(crashedDequeues, 16),
+        lost: sample(lossUnknown ? [] : lost, 48).map((l) => l.value),
+        missingUnknown: sample(lossUnknown ? lost : [], 48).map((l) => l.value),
         unexpected: sample(unexpected, 48),
         duplicated: sample(duplicated, 48),
         recovered: sample(recovered, 48),

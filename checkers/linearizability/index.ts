@@ -7,6 +7,7 @@ import { createModel, describeSemantics } from './models/index.ts';
 import { type LinearizabilityOptions, linearizabilityOptionsSchema } from './options.ts';
 import { HistoryPreparer, OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
+import { shrinkFailingPartition, subHistoryLines } from './shrink.ts';
 
 export type { CheckOperationsOptions, CheckOutcome, PartitionResult } from './check.ts';
 export { checkOperations } from './check.ts';
@@ -97,6 +98,8 @@ function openCheck(
         result.stats.nilRead = o.nilRead ?? 'unknown';
         if (o.model === 'cas-register') result.stats.failedCas = o.failedCas ?? 'ignored';
       }
+      if (outcome.valid === false)
+        await attachMinimalHistory(result, checked, outcome, given ?? kept, ctx, o);
       if (htmlPath) {
         const { writeHtml } = await import('./html.ts');
         await writeHtml(htmlPath, checked, outcome, {
@@ -106,9 +109,61 @@ function openCheck(
           ops: given ?? kept ?? [],
           ...(ctx?.faults && { faults: ctx.faults }),
         });
-        result.artifacts = [htmlPath];
+        result.artifacts = [...(result.artifacts ?? []), htmlPath];
       }
       return result;
     },
   };
+}
+
+/**
+ * The first failing partition shrunk to the fewest ops that still fail (delta debugging over ops): its
+ * size goes in the stats and the first anomaly; with an output directory and the ops at hand, the
+ * sub-history is written as minimal-history.jsonl for `faultline check` to re-check on its own.
+ */
+async function attachMinimalHistory(
+  result: CheckResult,
+  model: NonNullable<ReturnType<typeof createModel>>,
+  outcome: Awaited<ReturnType<typeof checkPrepared>>,
+  ops: readonly Operation[] | null,
+  ctx: CheckContext | undefined,
+  o: { model: string; nilRead?: string | undefined; failedCas?: string | undefined; initialValue?: unknown },
+): Promise<void> {
+  const part = outcome.partitions[outcome.failing[0] as number];
+  if (!part) return;
+  const shrunk = shrinkFailingPartition(model, part.ops);
+  const byId = new Map<number, Operation>();
+  for (const op of ops ?? []) byId.set(op.id, op);
+  const kept = shrunk.ids.map((id) => byId.get(id)).filter((op): op is Operation => op !== undefined);
+  const { invokeIndices } = shrunk;
+  result.stats.minimalHistory = {
+    key: part.key,
+    ops: shrunk.ids.length,
+    of: part.ops.length,
+    minimal: shrunk.minimal,
+    checks: shrunk.checks,
+    invokeIndices,
+  };
+  // On the evidence line, not in the anomaly's explanation: that one is the headline's sentence.
+  result.evidence += `; minimal failing sub-history: ${shrunk.ids.length} of ${part.ops.length} ops${shrunk.minimal ? ' (1-minimal)' : ' (shrinking budget ran out)'}${invokeIndices.length <= 12 ? `: ops ${invokeIndices.join(', ')}` : ''}`;
+  const first = result.anomalies[0];
+  if (first) first.minimalOps = invokeIndices;
+  if (ctx?.outDir && kept.length === shrunk.ids.length) {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(ctx.outDir, { recursive: true });
+    const path = join(ctx.outDir, 'minimal-history.jsonl');
+    await writeFile(path, subHistoryLines(kept));
+    result.artifacts = [...(result.artifacts ?? []), path];
+    const flags = [
+      `--model ${o.model}`,
+      ...(o.nilRead ? [`--nil-read ${o.nilRead}`] : []),
+      ...(o.failedCas ? [`--failed-cas ${o.failedCas}`] : []),
+      ...(o.initialValue !== undefined ? [`--initial-value '${JSON.stringify(o.initialValue)}'`] : []),
+    ].join(' ');
+    result.stats.minimalHistory = {
+      ...(result.stats.minimalHistory as object),
+      file: path,
+      recheck: `faultline check ${path} --checker linearizable ${flags}`,
+    };
+  }
 }

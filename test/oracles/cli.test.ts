@@ -125,3 +125,29 @@ fixtureTest(
     t.regex(noWorkload.stderr, /elle: workload: /);
   },
 );
+
+test('faultline check: a history with no client op is vacuously valid (exit 0) and says so', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'check-'));
+  try {
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    const nemesisOnly = join(dir, 'nemesis.jsonl');
+    writeFileSync(
+      nemesisOnly,
+      `${JSON.stringify({ index: 0, type: 'info', process: 'nemesis', f: 'start-partition', value: null, time: 0, node: null, faultEpoch: null })}\n`,
+    );
+    for (const [file, checker] of [
+      [empty, 'linearizable'],
+      [nemesisOnly, 'linearizable'],
+      [empty, 'set,total-queue,elle'],
+    ] as const) {
+      const extra = checker === 'linearizable' ? ['--model', 'cas-register'] : ['--workload', 'list-append'];
+      const r = await check(file, '--checker', checker, ...extra);
+      t.is(r.exitCode, 0, `${file} ${checker}: ${r.stdout}${r.stderr}`);
+      t.regex(r.stdout, /vacuously valid: the history has 0 client operations/);
+      t.regex(r.stdout, /^VALID: .* \(vacuous: 0 client ops, nothing was checked\)$/m);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -25,7 +25,7 @@ const throwing: Checker = {
 };
 
 test('compose merges false > unknown > true', async (t) => {
-  // One client op: an empty history is unknown for every checker, whatever it would say.
+  // One client op: an empty history is vacuously valid for every checker, whatever it would say.
   const ops = new H().call(0, 'add', 1).ops();
   t.is((await compose({ a: fixed('a', true), b: fixed('b', true) }, ops)).valid, true);
   t.is((await compose({ a: fixed('a', true), b: fixed('b', 'unknown') }, ops)).valid, 'unknown');

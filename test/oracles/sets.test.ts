@@ -118,3 +118,38 @@ test('set-full: structured elements compare by value', async (t) => {
     .ok(1, 'read', [[0, 1]]);
   t.is((await run(setFullChecker, h.ops(), {})).valid, true);
 });
+
+test('set: an add invoked after the final read completed is not lost (a killed run)', async (t) => {
+  // The last read completes, then the run is killed while adds are still being acknowledged.
+  const h = new H().call(0, 'add', 1).invoke(1, 'read').ok(1, 'read', [1]).call(0, 'add', 2);
+  const r = await run(setChecker, h.ops(), {});
+  t.is(r.valid, true);
+  t.is(r.stats.lostCount, 0);
+  t.is(r.stats.unverifiedCount, 1);
+  t.regex(r.evidence, /1 acked after the final read began and absent from it \(unverified\)/);
+});
+
+test('set: an add concurrent with the final read may miss it; one acked before it began may not', async (t) => {
+  const h = new H()
+    .call(0, 'add', 1)
+    .invoke(1, 'read')
+    .call(0, 'add', 2)
+    .ok(1, 'read', [])
+    .invoke(2, 'read')
+    .info(2, 'read');
+  const r = await run(setChecker, h.ops(), {});
+  // 1 was acked before the read began: lost; 2 was acked while it ran: unverified. The crashed
+  // later read is no final read.
+  t.is(r.valid, false);
+  t.is(r.stats.lostCount, 1);
+  t.is(r.stats.unverifiedCount, 1);
+  t.is(r.stats.lost, '#{1}');
+});
+
+test('set: of two acks of one element, the earlier completion is the one the read must show', async (t) => {
+  // Add 5 by p0 invoked first but acked late; add 5 by p1 acked before the read began.
+  const h = new H().invoke(0, 'add', 5).call(1, 'add', 5).invoke(2, 'read').ok(0, 'add', 5).ok(2, 'read', []);
+  const r = await run(setChecker, h.ops(), {});
+  t.is(r.valid, false);
+  t.is(r.stats.lostCount, 1);
+});

@@ -220,8 +220,10 @@ export async function runCheckCommand(historyFile: string | undefined, flags: Ch
       if (r.anomalies.length > 3) lines.push(`  … ${r.anomalies.length - 3} more anomalies (--json for all)`);
       for (const f of r.artifacts ?? []) lines.push(`  artifact: ${f}`);
     }
+    // A history with no client op is valid for every checker, but only vacuously: say so on the verdict line.
+    const vacuous = run.results.length > 0 && run.results.every((r) => r.stats.vacuous === true);
     lines.push(
-      `${VERDICT[String(valid) as keyof typeof VERDICT]}: ${opCount} ops in ${historyFile}, ${names.length} checker${names.length === 1 ? '' : 's'}`,
+      `${VERDICT[String(valid) as keyof typeof VERDICT]}: ${opCount} ops in ${historyFile}, ${names.length} checker${names.length === 1 ? '' : 's'}${vacuous ? ' (vacuous: 0 client ops, nothing was checked)' : ''}`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   }

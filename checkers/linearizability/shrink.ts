@@ -1,0 +1,143 @@
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import type { AnyModel } from './model.ts';
+import { EncodedOps } from './op-columns.ts';
+import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
+
+/**
+ * A failing partition shrunk to its core by delta debugging over its ops (Zeller's ddmin, complements
+ * only). Dropping an op outright would let the rest fail for another reason (a read whose write was
+ * dropped fails on its own), so an op is "dropped" by making its outcome unknown instead: it may take
+ * effect at any point after its invocation, or never. The core is a set of ops that cannot be
+ * linearized whatever every other op did; no single op can leave it (1-minimal) unless the budget ran
+ * out first. The core alone fails too (it has fewer possibilities still), so it is what gets written out.
+ * A sub-search that does not finish inside the budget counts as "linearizable", so the core is proven.
+ */
+export interface ShrunkPartition {
+  /** Ids (faultline op ids) of the ops that still fail together. */
+  ids: number[];
+  /** Their invocations' event indices (the numbering reports use). */
+  invokeIndices: number[];
+  /** True when no single op of them can be dropped; false when the budget ran out first. */
+  minimal: boolean;
+  /** Sub-histories checked. */
+  checks: number;
+}
+
+/**
+ * The budget is counted in search iterations, not milliseconds, so the same history shrinks to the same
+ * core on any machine and through either checking path (array or stream).
+ */
+export function shrinkFailingPartition(
+  model: AnyModel,
+  ops: EncodedOps,
+  budgetIterations = 1 << 24,
+): ShrunkPartition {
+  let left = budgetIterations;
+  const spent = () => left <= 0;
+  let checks = 0;
+  // Ops considered: those invoked before `cut` (the rest deleted; see below).
+  let cut = Number.POSITIVE_INFINITY;
+  const fails = (idx: readonly number[], before = cut): boolean => {
+    checks++;
+    const definite = new Set(idx);
+    const all = [];
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops.at(i) as NonNullable<ReturnType<EncodedOps['at']>>;
+      if (op.call >= before) continue;
+      all.push(definite.has(i) && op.ret < before ? op : { ...op, ret: Number.POSITIVE_INFINITY });
+    }
+    const sub = EncodedOps.from(all);
+    const search = new PartitionSearch(model, sub, { greedyReads: true });
+    try {
+      while (search.status === 'running') {
+        if (spent()) return false;
+        search.run(SLICE_ITERATIONS);
+        left -= SLICE_ITERATIONS;
+      }
+      return search.status === 'illegal';
+    } finally {
+      search.release();
+    }
+  };
+  // First a prefix in time: the earliest cut such that the ops invoked before it fail on their own, those
+  // still pending at the cut made unknown. Deleting every op invoked after the cut is safe: the definite
+  // ops all completed before it, so no later op could have taken effect before them.
+  const every = Array.from({ length: ops.length }, (_, i) => i);
+  const cuts = [...new Set(Array.from(ops.ret).filter(Number.isFinite))].sort((a, b) => a - b);
+  let lo = 0;
+  let hi = cuts.length - 1;
+  while (lo < hi && !spent()) {
+    const mid = (lo + hi) >> 1;
+    if (fails(every, (cuts[mid] as number) + 0.5)) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo < cuts.length && fails(every, (cuts[lo] as number) + 0.5)) cut = (cuts[lo] as number) + 0.5;
+  // Ops whose outcome is unknown (already, or pending at the cut) are never part of the core.
+  let set = every.filter((i) => (ops.ret[i] as number) < cut);
+  let n = 2;
+  let minimal = false;
+  while (set.length >= 2) {
+    if (spent()) break;
+    const size = Math.ceil(set.length / n);
+    let reduced = false;
+    for (let start = 0; start < set.length; start += size) {
+      const rest = [...set.slice(0, start), ...set.slice(start + size)];
+      if (rest.length > 0 && fails(rest)) {
+        set = rest;
+        n = Math.max(n - 1, 2);
+        reduced = true;
+        break;
+      }
+      if (spent()) break;
+    }
+    if (reduced) continue;
+    if (n >= set.length) {
+      minimal = !spent();
+      break;
+    }
+    n = Math.min(n * 2, set.length);
+  }
+  if (set.length === 1) minimal = true;
+  return {
+    ids: set.map((i) => ops.id[i] as number),
+    invokeIndices: set.map((i) => ops.call[i] as number),
+    minimal,
+    checks,
+  };
+}
+
+/**
+ * The events of some ops as a history `faultline check` reads back (JSON lines, renumbered densely in
+ * their original order): each op's invocation and, when it had one, its completion.
+ */
+export function subHistoryLines(ops: readonly Operation[]): string {
+  const events: [number, HistoryEvent][] = [];
+  for (const op of ops) {
+    const base = {
+      f: op.f,
+      process: op.process,
+      node: op.node,
+      faultEpoch: op.faultEpoch,
+      ...(op.key !== undefined && { key: op.key }),
+    };
+    events.push([
+      op.invokeIndex,
+      { ...base, index: 0, type: 'invoke', value: op.input, time: op.invokeTime },
+    ]);
+    if (op.completeIndex !== null)
+      events.push([
+        op.completeIndex,
+        {
+          ...base,
+          index: 0,
+          type: op.type,
+          value: op.output,
+          time: op.completeTime ?? op.infoTime ?? op.invokeTime,
+          ...(op.error !== undefined && { error: op.error }),
+        },
+      ]);
+  }
+  events.sort((a, b) => a[0] - b[0]);
+  return events.map(([, e], i) => `${JSON.stringify({ ...e, index: i })}\n`).join('');
+}

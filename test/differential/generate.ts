@@ -1,0 +1,285 @@
+import fc from 'fast-check';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import type { Operation } from '../../src/core/history/operation.ts';
+import { pairEvents } from '../../src/core/history/pair.ts';
+import type { RefOp } from './reference-linearizability.ts';
+
+/**
+ * Random and adversarial histories for the differential tests. Three client threads invoke and complete
+ * ops as Jepsen's processes do (a crashed process is retired); each completion is ok, fail or info. Values
+ * come from tiny domains, so histories are full of concurrent writes of the same value, duplicates, reads
+ * of values never written, nil reads, failed cas and crashed ops. A read usually returns what a
+ * sequential copy of the system holds at that moment (so about half the histories are valid), otherwise
+ * a random value from the domain.
+ */
+export interface Action {
+  thread: number;
+  pick: number;
+  value: number;
+  outcome: number;
+}
+
+export const actionArb: fc.Arbitrary<Action> = fc.record({
+  thread: fc.nat(2),
+  pick: fc.nat(9),
+  value: fc.nat(5),
+  outcome: fc.nat(11),
+});
+
+export const actionsArb = (max: number) => fc.array(actionArb, { minLength: 1, maxLength: max });
+
+type Truth = { state: unknown };
+
+interface Shape {
+  invoke(a: Action): { f: string; input: unknown; key?: string };
+  /** What the op returns when it completes ok against the sequential copy (which it may update). */
+  apply(t: Truth, op: RefOp, a: Action): unknown;
+  /** A wrong or arbitrary result. */
+  random(op: RefOp, a: Action): unknown;
+  init: unknown;
+}
+
+const pickOf = <T>(xs: readonly T[], n: number): T => xs[n % xs.length] as T;
+const small = [null, 0, 1, 2] as const;
+
+const registerShape = (cas: boolean): Shape => ({
+  init: null,
+  invoke: (a) =>
+    a.pick < 4
+      ? { f: 'read', input: null }
+      : a.pick < 7 || !cas
+        ? { f: 'write', input: a.value % 3 }
+        : { f: 'cas', input: [pickOf(small, a.value), (a.value + 1) % 3] },
+  apply(t, op) {
+    if (op.f === 'write') t.state = op.input;
+    if (op.f === 'cas') {
+      const [from, to] = op.input as [unknown, unknown];
+      if ((t.state ?? null) !== from) return 'mismatch';
+      t.state = to;
+    }
+    return op.f === 'read' ? t.state : op.input;
+  },
+  random: (op, a) => (op.f === 'read' ? pickOf(small, a.value + a.outcome) : op.input),
+});
+
+const SHAPES: Record<string, Shape> = {
+  register: registerShape(false),
+  'cas-register': registerShape(true),
+  'multi-register': {
+    init: {},
+    invoke: (a) => {
+      const k = a.pick % 2 === 0 ? 'x' : 'y';
+      return a.pick < 5 ? { f: 'read', input: [k, null] } : { f: 'write', input: [k, a.value % 3] };
+    },
+    apply(t, op) {
+      const [k, v] = op.input as [string, unknown];
+      const m = t.state as Record<string, unknown>;
+      if (op.f === 'write') m[k] = v;
+      return op.f === 'read' ? [k, m[k] ?? null] : op.input;
+    },
+    random: (op, a) =>
+      op.f === 'read' ? [(op.input as [string])[0], pickOf(small, a.value + a.outcome)] : op.input,
+  },
+  mutex: {
+    init: false,
+    invoke: (a) => ({ f: a.pick < 5 ? 'acquire' : 'release', input: null }),
+    apply(t, op) {
+      t.state = op.f === 'acquire';
+      return null;
+    },
+    random: () => null,
+  },
+  counter: {
+    init: 0,
+    invoke: (a) =>
+      a.pick < 4 ? { f: 'read', input: null } : { f: 'add', input: a.pick === 9 ? null : (a.value % 2) + 1 },
+    apply(t, op) {
+      if (op.f === 'add') t.state = (t.state as number) + ((op.input as number | null) ?? 1);
+      return op.f === 'read' ? t.state : op.input;
+    },
+    random: (op, a) => (op.f === 'read' ? (a.value + a.outcome) % 6 : op.input),
+  },
+  set: {
+    init: [],
+    invoke: (a) => (a.pick < 4 ? { f: 'read', input: null } : { f: 'add', input: a.value % 4 }),
+    apply(t, op) {
+      const s = t.state as number[];
+      if (op.f === 'add' && !s.includes(op.input as number)) s.push(op.input as number);
+      return op.f === 'read' ? [...s] : op.input;
+    },
+    // Random subsets of the domain, sometimes with a duplicate or a never-added 9.
+    random: (op, a) => {
+      if (op.f !== 'read') return op.input;
+      const out = [0, 1, 2, 3].filter((x) => ((a.value * 7 + a.outcome) >> x) & 1);
+      if (a.outcome === 11) out.push(out[0] ?? 9, 9);
+      return out;
+    },
+  },
+  'fifo-queue': {
+    init: [],
+    invoke: (a) => (a.pick < 5 ? { f: 'dequeue', input: null } : { f: 'enqueue', input: a.value % 3 }),
+    apply(t, op) {
+      const q = t.state as unknown[];
+      if (op.f === 'enqueue') q.push(op.input);
+      return op.f === 'dequeue' ? (q.shift() ?? null) : op.input;
+    },
+    random: (op, a) => (op.f === 'dequeue' ? pickOf(small, a.value + a.outcome) : op.input),
+  },
+  kv: {
+    init: {},
+    invoke: (a) => {
+      const key = a.pick % 2 === 0 ? 'a' : 'b';
+      const arg = pickOf(['x', 'y', ''], a.value);
+      if (a.pick < 4) return { f: 'get', input: null, key };
+      return { f: a.pick < 7 ? 'put' : 'append', input: arg, key };
+    },
+    apply(t, op) {
+      const m = t.state as Record<string, string>;
+      const k = op.key as string;
+      if (op.f === 'put') m[k] = op.input as string;
+      if (op.f === 'append') m[k] = (m[k] ?? '') + (op.input as string);
+      return op.f === 'get' ? (m[k] ?? '') : op.input;
+    },
+    random: (op, a) =>
+      op.f === 'get' ? pickOf(['', 'x', 'y', 'xy', 'yx', null], a.value + a.outcome) : op.input,
+  },
+};
+
+// Shapes for the catalogue checkers (their op names, no linearizability model).
+SHAPES['counter-bounds'] = {
+  ...(SHAPES.counter as Shape),
+  invoke: (a) => (a.pick < 4 ? { f: 'read', input: null } : { f: 'add', input: (a.value % 2) + 1 }),
+};
+SHAPES['total-queue'] = {
+  init: [],
+  invoke: (a) =>
+    a.pick < 3
+      ? { f: 'dequeue', input: null }
+      : a.pick < 5
+        ? { f: 'drain', input: null }
+        : { f: 'enqueue', input: a.value % 4 },
+  apply(t, op) {
+    const q = t.state as unknown[];
+    if (op.f === 'enqueue') q.push(op.input);
+    if (op.f === 'dequeue') return q.shift() ?? null;
+    if (op.f === 'drain') return q.splice(0, q.length);
+    return op.input;
+  },
+  random: (op, a) =>
+    op.f === 'dequeue'
+      ? pickOf(small, a.value + a.outcome)
+      : op.f === 'drain'
+        ? [0, 1, 2, 3, 9].filter((x) => ((a.value * 5 + a.outcome) >> x) & 1)
+        : op.input,
+};
+SHAPES['unique-ids'] = {
+  init: 0,
+  invoke: () => ({ f: 'generate', input: null }),
+  apply(t) {
+    t.state = (t.state as number) + 1;
+    return t.state;
+  },
+  random: (_op, a) => a.value % 3,
+};
+
+export const MODELS = Object.keys(SHAPES);
+
+/**
+ * Interpret actions as a history: the ops with their event indices (what the reference reads) and the
+ * same history as faultline's paired Operations (events through the real pairer).
+ */
+export function simulate(
+  model: string,
+  actions: readonly Action[],
+  leaveOpen: boolean,
+  /** Every ok result is what the sequential copy returned: a correct system, linearizable by construction. */
+  honest = false,
+): RefOp[] {
+  const shape = SHAPES[model];
+  if (!shape) throw new Error(`no shape for ${model}`);
+  const truth: Truth = { state: structuredClone(shape.init) };
+  const threads = [0, 1, 2].map((p) => ({ process: p, busy: null as RefOp | null }));
+  const ops: RefOp[] = [];
+  let clock = 0;
+  for (const a of actions) {
+    const th = threads[a.thread] as (typeof threads)[number];
+    if (!th.busy) {
+      const inv = shape.invoke(a);
+      th.busy = { process: th.process, ...inv, output: null, type: 'info', call: clock++, ret: null };
+      ops.push(th.busy);
+      continue;
+    }
+    const op = th.busy;
+    th.busy = null;
+    op.ret = clock++;
+    if (a.outcome < 8) {
+      const out = shape.apply(truth, op, a);
+      if (out === 'mismatch') {
+        op.type = 'fail';
+        op.output = op.input;
+      } else {
+        op.type = 'ok';
+        op.output = honest || a.outcome < 5 ? out : shape.random(op, a);
+      }
+    } else if (a.outcome < 10) {
+      op.type = 'fail';
+      op.output = op.input;
+    } else {
+      // Crashed: it may have happened; the copy applies it half the time.
+      if (a.outcome === 11) shape.apply(truth, op, a);
+      op.type = 'info';
+      op.output = op.input;
+      if (a.value % 2 === 0) op.ret = null;
+      else op.ret = op.ret as number;
+      th.process += 3;
+    }
+  }
+  if (!leaveOpen) {
+    for (const th of threads) {
+      if (!th.busy) continue;
+      const op = th.busy;
+      op.ret = clock++;
+      op.type = 'ok';
+      const out = shape.apply(truth, op, actions[0] as Action);
+      if (out === 'mismatch') {
+        op.type = 'fail';
+        op.output = op.input;
+      } else op.output = out;
+    }
+  }
+  return ops;
+}
+
+/** The history as faultline reads it: events (an info op may have an info completion, or none) paired. */
+export function toOperations(ops: readonly RefOp[]): Operation[] {
+  const points: { at: number; ev: Omit<HistoryEvent, 'index'> }[] = [];
+  for (const op of ops) {
+    const base = {
+      process: op.process,
+      f: op.f,
+      node: null,
+      faultEpoch: null,
+      ...(op.key !== undefined && { key: op.key }),
+    };
+    points.push({ at: op.call, ev: { ...base, type: 'invoke', value: op.input, time: op.call } as never });
+    if (op.ret !== null)
+      points.push({ at: op.ret, ev: { ...base, type: op.type, value: op.output, time: op.ret } as never });
+  }
+  points.sort((x, y) => x.at - y.at);
+  const events = points.map((p, index) => ({ ...p.ev, index }) as HistoryEvent);
+  return pairEvents(events).ops;
+}
+
+/** A history as JSON lines, the form `faultline check` reads: printed with every disagreement. */
+export function historyText(ops: readonly RefOp[]): string {
+  const points: [number, Record<string, unknown>][] = [];
+  for (const op of ops) {
+    const base = { process: op.process, f: op.f, ...(op.key !== undefined && { key: op.key }) };
+    points.push([op.call, { type: 'invoke', ...base, value: op.input }]);
+    if (op.ret !== null) points.push([op.ret, { type: op.type, ...base, value: op.output }]);
+  }
+  return points
+    .sort((a, b) => a[0] - b[0])
+    .map(([, e], index) => JSON.stringify({ index, time: index, node: null, faultEpoch: null, ...e }))
+    .join('\n');
+}
