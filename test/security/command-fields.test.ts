@@ -78,7 +78,7 @@ test('a ledger proxyCommand or unknown field is refused by heal; a hostile host 
   const inv = s.file('inv.yaml', `nodes:\n  n1: x$(touch ${s.canary})\n`);
   const r3 = await run(['doctor', '--inventory', inv]);
   t.is(r3.exitCode, 254, r3.stderr);
-  t.regex(r3.stderr, /inv\.yaml:2: nodes\.n1: must be a host name/);
+  t.regex(r3.stderr, /inv\.yaml:2: nodes\.n1(\.host)?: must be a host name/);
   // And where a host does reach a ProxyCommand (opted in), %h, %p, %r are quoted.
   const line = proxyCommandLine('nc %h %p # %r', { host: `x$(touch ${s.canary})`, port: 22, user: "a'b" });
   await execa('sh', ['-c', `echo ${line}`]);

