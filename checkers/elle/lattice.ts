@@ -78,7 +78,8 @@ const MODEL_IMPLIES: Record<string, string[]> = {
 
 /** Anomalies each model adds to what the models it implies already forbid. */
 const DIRECT_PROSCRIBED: Record<string, string[]> = {
-  'read-uncommitted': ['G0', 'duplicate-elements', 'cyclic-versions'],
+  // Elle: no Adya history can hold these. A garbage read (an element no one appended) is the same kind.
+  'read-uncommitted': ['G0', 'duplicate-elements', 'cyclic-versions', 'garbage-read'],
   'read-committed': ['G1'],
   'cursor-stability': ['G1', 'G-cursor', 'lost-update'],
   'monotonic-view': ['G1', 'G-monotonic'],
@@ -190,7 +191,7 @@ const ALL_ANOMALIES: ReadonlySet<string> = new Set([
   ...Object.values(CYCLE_EXISTS_NAME),
   ...UNKNOWN_ANOMALIES,
   ...['G1a', 'G1b', 'internal', 'lost-update', 'incompatible-order', 'future-read'],
-  ...['duplicate-elements', 'dirty-update', 'cyclic-versions'],
+  ...['duplicate-elements', 'dirty-update', 'cyclic-versions', 'garbage-read'],
 ]);
 
 /** True for an anomaly name Elle knows (`--anomalies G9` is a typo, not a request). */

@@ -19,8 +19,9 @@ import {
  * read (every other read must be a prefix of it), or `[v]` for a key appended exactly once and never
  * read. From that order: wr (writer of a read's last element → reader), ww (writer of the previous
  * element → appender), rw (readers of the previous element → appender). An append no read observed is
- * placed after the last observed element. Non-cycle checks: G1a, G1b, internal, future-read,
- * duplicate-elements, dirty-update, incompatible-order, lost-update.
+ * placed after the last observed element. Non-cycle checks: G1a, G1b, garbage-read, internal,
+ * future-read, duplicate-elements, dirty-update, incompatible-order (between reads, or a read against
+ * the order one txn appended in), lost-update.
  *
  * The analysis runs as named passes over one context: version orders, the append index, reads
  * against the orders, dirty updates, checks inside each txn, the dependency edges, and the explainer.
@@ -30,6 +31,7 @@ export function analyseListAppend(h: TxnHistory): WorkloadAnalysis {
   const c = context(h);
   const o = versionOrders(c);
   const w = indexAppends(c, o);
+  checkOwnAppendOrder(c, o, w);
   const readPos = checkReads(c, o, w);
   checkDirtyUpdates(c, o, w);
   checkWithinTxns(c);
@@ -166,6 +168,11 @@ interface Appends {
   writerMopOf(k: number, e: number): number;
   /** Whether append micro-op m is its txn's last append to that key. */
   isFinalAppend(m: number): boolean;
+  /**
+   * Pairs (earlier, later) of observed appends by one txn to one key, consecutive among its observed
+   * appends to that key, that the key's order lists the other way round.
+   */
+  outOfOrder: number[];
 }
 
 function indexAppends(c: Context, o: Orders): Appends {
@@ -175,6 +182,11 @@ function indexAppends(c: Context, o: Orders): Appends {
   const writerMopAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
   const unobserved = new Map<number, Map<number, number>>();
   const appendPos = i32(mopCount).fill(-2);
+  // Per key: the txn, position and micro-op of the last observed append seen (micro-ops run txn by txn).
+  const lastTxn = i32(c.nKeys).fill(-1);
+  const lastPos = i32(c.nKeys);
+  const lastMop = i32(c.nKeys);
+  const outOfOrder: number[] = [];
   const duplicateAppend = (k: number, v: number, m1: number, m2: number): never => {
     throw new WorkloadError(
       'duplicate-appends',
@@ -192,6 +204,10 @@ function indexAppends(c: Context, o: Orders): Appends {
       if (writerMopAt[k]![p] !== -1) duplicateAppend(k, v, writerMopAt[k]![p]!, m);
       writerAt[k]![p] = t;
       writerMopAt[k]![p] = m;
+      if (lastTxn[k] === t && lastPos[k]! > p) outOfOrder.push(lastMop[k]!, m);
+      lastTxn[k] = t;
+      lastPos[k] = p;
+      lastMop[k] = m;
     } else {
       let u = unobserved.get(k);
       if (!u) {
@@ -207,6 +223,7 @@ function indexAppends(c: Context, o: Orders): Appends {
     writerAt,
     writerMopAt,
     appendPos,
+    outOfOrder,
     writerMopOf(k, e) {
       const p = o.posMaps[k]!.get(e);
       if (p !== undefined) return writerMopAt[k]![p]!;
@@ -222,9 +239,41 @@ function indexAppends(c: Context, o: Orders): Appends {
 }
 
 /**
+ * incompatible-order: a txn's appends to one key take effect in the order it issued them, so the key's
+ * order (its longest read) must list them that way. `[append y 1] [append y 2]` read back as `[2 1 …]`
+ * contradicts it. No edge can show this (both appends are one vertex), so it is checked here.
+ */
+function checkOwnAppendOrder(c: Context, o: Orders, w: Appends): void {
+  const { h, mopTxn } = c;
+  const { mopStart, mopKind, mopKey, mopCode } = h;
+  let reported: Set<string> | null = null;
+  for (let i = 0; i < w.outOfOrder.length; i += 2) {
+    const prev = w.outOfOrder[i]!;
+    const m = w.outOfOrder[i + 1]!;
+    const t = mopTxn[m]!;
+    const k = mopKey[m]!;
+    reported ??= new Set();
+    const id = `${t}:${k}`;
+    if (reported.has(id)) continue;
+    reported.add(id);
+    const own: number[] = [];
+    for (let j = mopStart[t]!; j < mopStart[t + 1]!; j++)
+      if (mopKind[j] === WRITE && mopKey[j] === k) own.push(mopCode[j]!);
+    const reader = mopTxn[o.longest[k]!]!;
+    addAnomaly(c.anomalies, {
+      type: 'incompatible-order',
+      explanation: `${c.txnName(reader)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, o.orders[k]!))}, with ${renderValue(c.value(mopCode[m]!))} before ${renderValue(c.value(mopCode[prev]!))}, but ${c.txnName(t)} appended them in the order ${renderValue(values(c, own))}`,
+      ops: [c.opId(reader), c.opId(t)],
+      key: String(h.keys[k]),
+      values: [values(c, o.orders[k]!), values(c, own)],
+    });
+  }
+}
+
+/**
  * Every ok read against its key's order: G1a (an aborted append read), G1b (an intermediate append
- * read last), incompatible-order and duplicates. Returns each read's position of its last element in
- * the order (-1 = empty, -2 = unknown or not a read).
+ * read last), garbage-read (an element nobody appended), incompatible-order and duplicates. Returns
+ * each read's position of its last element in the order (-1 = empty, -2 = unknown or not a read).
  */
 function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const { h, mopCount, mopTxn } = c;
@@ -233,6 +282,11 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const firstFail = orders.map((_, k) => {
     const wa = w.writerAt[k]!;
     for (let i = 0; i < wa.length; i++) if (wa[i]! >= 0 && status[wa[i]!] === FAIL) return i;
+    return -1;
+  });
+  // The first element of each order that no append (ok, info or failed) wrote to that key.
+  const firstGarbage = orders.map((order, k) => {
+    for (let i = 0; i < order.length; i++) if (w.writerMopOf(k, order[i]!) < 0) return i;
     return -1;
   });
   const readPos = i32(mopCount).fill(-2);
@@ -263,6 +317,8 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
       lastMop = w.writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
       if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
+      const fg = firstGarbage[k]!;
+      if (fg >= 0 && fg < r.length) reportGarbage(c, m, order[fg]!);
     } else {
       if (!incompatibleReported.has(k)) {
         incompatibleReported.add(k);
@@ -306,13 +362,36 @@ function reportIncompatibleRead(c: Context, w: Appends, m: number, r: Int32Array
   const dupes = new Map<number, number>();
   for (const e of r) if ((seen.get(e) ?? 0) > 1) dupes.set(e, seen.get(e)!);
   if (dupes.size > 0) reportDuplicates(c, m, dupes);
+  let aborted = false;
+  let garbage = false;
   for (const e of r) {
     const wm = w.writerMopOf(k, e);
-    if (wm >= 0 && h.status[mopTxn[wm]!] === FAIL) {
+    if (wm < 0 && !garbage) {
+      reportGarbage(c, m, e);
+      garbage = true;
+    } else if (wm >= 0 && !aborted && h.status[mopTxn[wm]!] === FAIL) {
       reportG1a(c, m, wm, e);
-      break;
+      aborted = true;
     }
   }
+}
+
+/**
+ * garbage-read: an ok read holds `e` (a code), which no transaction (ok, info or failed) ever appended
+ * to that key; no execution produces that list. Elle names these garbage reads; like duplicate
+ * elements they cannot occur in any Adya history, so read-uncommitted already rules them out.
+ */
+function reportGarbage(c: Context, m: number, e: number): void {
+  const { h, mopTxn } = c;
+  const t = mopTxn[m]!;
+  addAnomaly(c.anomalies, {
+    type: 'garbage-read',
+    explanation: `${c.txnName(t)} read key ${renderValue(h.keys[h.mopKey[m]!])} = ${renderValue(mopValue(h, m))}, including ${renderValue(c.value(e))}, which no transaction ever appended to that key`,
+    ops: [c.opId(t)],
+    key: String(h.keys[h.mopKey[m]!]),
+    mop: c.mopIndexIn(m),
+    element: c.value(e),
+  });
 }
 
 /** `e`: the aborted element's code. */

@@ -6,4 +6,5 @@ test('elle list-append: never invalid where brute force finds a serial order; ev
   process.stdout.write(`elle differential: ${JSON.stringify(tally)}\n`);
   t.true(tally.serializable > 250 && tally.notSerializable > 250, JSON.stringify(tally));
   t.true(tally.elleInvalid > 100 && tally.cyclesVerified > 100, JSON.stringify(tally));
+  t.true(tally.garbage > 50 && tally.ownOrder > 0, JSON.stringify(tally));
 });

@@ -90,9 +90,14 @@ const cases: Case[] = [
   },
   {
     name: 'internal: a read that contradicts the txn’s own append',
-    ops: concurrent(ok(['append', 'x', 3], ['r', 'x', [1, 2]])),
+    // 1 and 2 are appended elsewhere: alone, a read of them would also be a garbage read.
+    ops: concurrent(
+      ok(['append', 'x', 1]),
+      ok(['append', 'x', 2]),
+      ok(['append', 'x', 3], ['r', 'x', [1, 2]]),
+    ),
     valid: false,
-    types: ['empty-transaction-graph', 'internal'],
+    types: ['internal'],
     not: ['read-atomic'],
   },
   {
@@ -119,6 +124,47 @@ const cases: Case[] = [
   {
     name: 'incompatible-order: two reads no single order explains',
     ops: concurrent(ok(['append', 'x', 1]), ok(['append', 'x', 2]), ok(['r', 'x', [1]]), ok(['r', 'x', [2]])),
+    valid: false,
+    types: ['incompatible-order'],
+    not: ['read-committed'],
+  },
+  {
+    name: 'garbage-read: a read holds an element no transaction appended',
+    ops: concurrent(ok(['append', 'x', 1]), ok(['append', 'x', 2]), ok(['r', 'x', [1, 3, 2]])),
+    valid: false,
+    types: ['garbage-read'],
+    not: ['read-uncommitted'],
+  },
+  {
+    name: 'garbage-read in a read that also disagrees with the key’s order',
+    ops: concurrent(
+      ok(['append', 'x', 1]),
+      ok(['append', 'x', 2]),
+      ok(['r', 'x', [1, 2]]),
+      ok(['r', 'x', [2, 7]]),
+    ),
+    valid: false,
+    types: ['garbage-read', 'incompatible-order'],
+    not: ['read-uncommitted'],
+  },
+  {
+    name: 'an element appended only by a failed txn is G1a, not garbage-read; one appended by an info txn is neither',
+    ops: concurrent(
+      failed(['append', 'x', 1]),
+      { mops: [['append', 'x', 2]], type: 'info' },
+      ok(['r', 'x', [1, 2]]),
+    ),
+    valid: false,
+    types: ['G1a'],
+    not: ['read-committed'],
+  },
+  {
+    name: 'incompatible-order: a read lists one txn’s own appends out of order',
+    ops: concurrent(
+      ok(['append', 'y', 1], ['append', 'y', 2]),
+      ok(['append', 'y', 3]),
+      ok(['r', 'y', [2, 1, 3]]),
+    ),
     valid: false,
     types: ['incompatible-order'],
     not: ['read-committed'],

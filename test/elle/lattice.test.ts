@@ -13,6 +13,7 @@ test('not / also-not: the weakest models each anomaly rules out (Elle’s bounda
     [['G-single-item-realtime'], ['strong-snapshot-isolation']],
     [['lost-update'], ['cursor-stability', 'update-atomic']],
     [['internal'], ['read-atomic']],
+    [['garbage-read'], ['read-uncommitted']],
     [
       ['incompatible-order', 'strong-PL-1-cycle-exists'],
       ['read-committed', 'strong-read-uncommitted'],
