@@ -221,6 +221,13 @@ fx.test.serial(
       .replace(
         'smoke: { nodes: 3, durationS: 30, faultWindows: 2, seeds: 1 }',
         'smoke: { nodes: 2, durationS: 5, faultWindows: 0, seeds: 1 }',
+      )
+      // A fault-free scenario's hardening tier asks for no fault window either (plan check refuses one
+      // that does: it could never be met).
+      .replace('5 nodes × 5min × 10 faults × 3 seeds', '5 nodes × 5min × 0 faults × 3 seeds')
+      .replace(
+        'hardening: { nodes: 5, durationS: 300, faultWindows: 10, seeds: 3 }',
+        'hardening: { nodes: 5, durationS: 300, faultWindows: 0, seeds: 3 }',
       );
     const planPath = join(planDir, 'redis-own-build.md');
     writeFileSync(planPath, plan);
