@@ -105,9 +105,7 @@ class JetStreamClientImpl implements Client {
       const nc =
         this.nc ??
         (await connect({
-          servers: this.c.db.clientAddress(this.c.ctx, this.node as string),
-          // Only the node's own address: servers the cluster gossips would bypass faultline's proxy.
-          ignoreClusterUpdates: true,
+          servers: `${address(this.c.ctx, this.node as string)}:${CLIENT_PORT}`,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 250,
           timeout: 3000,
@@ -264,7 +262,6 @@ export default definePlugin({
         'the official nats client: publish with acknowledgement (add), read the whole stream (final-read)',
       workloads: ['jetstream-queue'],
       hiddenRetries: false,
-      endpoints: 'client-address',
       create: (c) => new JetStreamClientImpl(c),
     }),
   ],
