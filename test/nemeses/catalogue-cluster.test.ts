@@ -66,8 +66,19 @@ function lazyfsActions(): Record<string, unknown>[] {
     }));
 }
 
+/**
+ * The proxy's actions: they act on the clients' path through faultline's own TCP proxy, so they land only
+ * in a run whose clients go through it; test/nemeses/proxy.test.ts proves each one's landing and heal.
+ */
+function proxyActions(): Record<string, unknown>[] {
+  return nemeses
+    .require('proxy', 'nemesis')
+    .actions.map((a) => a.name)
+    .map((action) => ({ kind: 'proxy', action, targets: 'one' }));
+}
+
 test('the enumeration covers every kind and action the registry and binding schema accept', (t) => {
-  const steps = [...everyAction(), ...lazyfsActions()];
+  const steps = [...everyAction(), ...lazyfsActions(), ...proxyActions()];
   const kinds = new Set(steps.map((s) => s.kind));
   for (const def of nemeses.values()) t.true(kinds.has(def.kind), `${def.kind} enumerated`);
   for (const raw of steps) {
@@ -82,6 +93,7 @@ test('the enumeration covers every kind and action the registry and binding sche
     { kind: 'packet', behaviour: 'teleport' },
     { kind: 'partition', topology: 'hexagon' },
     { kind: 'lazyfs', action: 'evaporate' },
+    { kind: 'proxy', action: 'teleport' },
   ])
     t.false(nemesisStepSchema.safeParse({ ...bad, startS: 1, durationS: 1 }).success, bad.kind);
 });

@@ -9,7 +9,7 @@ const run = (...args: string[]) =>
 
 test('bad input exits 254 with one line naming the flag', async (t) => {
   for (const [args, re] of [
-    [['--local', '5', '--workload', 'queue'], /--workload: unknown workload "queue"/],
+    [['--local', '5', '--workload', 'teleport'], /--workload: unknown workload "teleport"/],
     [['--local', '5', '--db', 'mongo'], /--db: unknown database "mongo"/],
     [['--local', '5', '--nemesis', 'flood'], /--nemesis: unknown fault "flood"/],
     [['--local', '5', '--time-limit', 'soon'], /--time-limit: "soon" is not a duration/],
