@@ -57,7 +57,7 @@ const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
 };
 
 (enabled ? test : test.skip)(
-  'the demo plan as 3 shards merged gives the unsharded verdict table',
+  `the demo plan as 3 shards merged gives the unsharded verdict table${enabled ? '' : ' (skipped: four demo runs on local clusters, about 7 minutes; npm run test:shards runs it)'}`,
   async (t) => {
     t.timeout(60 * 60_000);
     const root = mkdtempSync(join(tmpdir(), 'shards-demo-'));
