@@ -29,6 +29,9 @@ const action = (name: string): FaultActionDefinition => ({
   restartsDb: true,
   // fsync-fail starts the database on the mount itself, so that its fsyncs begin to fail while it runs.
   startsDbAfterInject: name !== 'fsync-fail',
+  // A power failure that comes before the database acknowledges anything through the cache loses
+  // nothing acknowledged: such a window proves nothing.
+  needsAcknowledgedOps: name === 'lose-unfsynced',
   dbNeeds: needs,
   nodeNeeds,
 });

@@ -236,6 +236,12 @@ export interface FaultActionDefinition {
    * plane starts it again right after the inject, before taking landing evidence.
    */
   startsDbAfterInject?: boolean;
+  /**
+   * The fault can only harm what clients had acknowledged while it was in force (a power failure loses
+   * writes acknowledged through the cache, nothing else): a window in which no client op was
+   * acknowledged exercised nothing, and is not counted as landed (see the run's exposure signal).
+   */
+  needsAcknowledgedOps?: boolean;
   /** Database capabilities the action needs. */
   dbNeeds?: readonly DbCapability[];
   /** What the nodes need (capability probe rows), with the install hint. */

@@ -7,6 +7,7 @@ import {
   scanSutLog,
   throughputWindows,
   windowRate,
+  withExposure,
 } from '../../src/app/verdict/measure.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
@@ -367,4 +368,48 @@ test('historyFacts reads timeouts and clock inversions from the ops, and carries
   const marked = historyFacts([op(1, 'info', 10, 12)], []);
   t.is(marked.timeouts?.withCompletion, 1);
   t.false(marked.fieldsPresent.includes('timeout_marker'));
+});
+
+test('withExposure: a power failure with nothing acknowledged while it was in force has not landed', (t) => {
+  const started = new Date('2026-11-30T04:00:00Z');
+  const power = faultEvidenceFromRecord(
+    {
+      id: 'w1',
+      spec: { kind: 'lazyfs', action: 'lose-unfsynced', targets: ['n1', 'n2', 'n3'] },
+      nodes: ['n1', 'n2', 'n3'],
+      injectedAt: '2026-11-30T04:00:02Z',
+      healedAt: '2026-11-30T04:00:27Z',
+      undo: {},
+      evidence: {
+        landed: true,
+        signals: [{ side: 'injector', node: 'n1', signal: 'mounted', landed: true }],
+      },
+    },
+    started,
+  );
+  const window = { startS: 3, endS: 27 };
+  // Acknowledged before the window, failed or unknown inside it, invoked inside and acknowledged after it.
+  const nothing = [
+    op(1, 1, 1.5),
+    op(2, 5, 5.2, { type: 'fail' }),
+    op(3, 10, null),
+    op(4, 26, 28),
+    op(5, 12, 12.1, { process: 'nemesis' }),
+  ];
+  const none = withExposure(power, window, nothing);
+  t.false(none.landed);
+  t.regex(none.reason ?? '', /no client op was acknowledged while the fault was in force \(3\.0–27\.0 s\)/);
+  t.is(none.signals.at(-1)?.during, '0 acknowledged in 3.0–27.0 s');
+  t.false(none.signals.at(-1)?.landed);
+
+  const some = withExposure(power, window, [...nothing, op(6, 20, 20.3), op(7, 21, 21.4)]);
+  t.true(some.landed);
+  t.is(some.reason, null);
+  t.is(some.signals.at(-1)?.during, '2 acknowledged in 3.0–27.0 s');
+
+  // Other faults are judged by their own evidence only: a partition may well block every write.
+  const partition = { ...power, kind: 'partition', action: 'start' };
+  t.is(withExposure(partition, window, nothing), partition);
+  const fsyncFail = { ...power, action: 'fsync-fail' };
+  t.is(withExposure(fsyncFail, window, nothing), fsyncFail);
 });

@@ -22,6 +22,7 @@ import {
   type SutLogMatch,
   scanSutLog,
   throughputWindows,
+  withExposure,
 } from '../verdict/index.ts';
 
 /**
@@ -94,18 +95,19 @@ export async function measureRun(
   const records = readJson<FaultRecord[]>(join(runDir, 'faults.json')) ?? [];
   const ledger = readLedgerTimes(join(runDir, 'ledger.jsonl'));
   const workloadStart = workloadStartOf(paired.events, ledger);
-  const faults = records.map((r) => faultEvidenceFromRecord(r, workloadStart));
+  const recorded = records.map((r) => faultEvidenceFromRecord(r, workloadStart));
   // The windows as the history marks them: from when the driver holds the fault active (after inject
   // returns) to when its heal is done. Ops in these windows must carry fault_epoch.
   const sec = (iso: string | undefined) =>
     iso === undefined ? null : Math.max(0, (Date.parse(iso) - workloadStart.getTime()) / 1000);
   const healedAt = healCompletions(paired.events);
-  const times = faults.map((f) => ({
+  const times = recorded.map((f) => ({
     id: f.id,
     startS: sec(ledger.injected.get(f.id)) ?? f.startS,
     endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
   }));
   const client = ops.filter((o) => o.process !== 'nemesis');
+  const faults = recorded.map((f, i) => withExposure(f, times[i] ?? f, client));
   // The main phase ran to its time limit when client ops were still being invoked in its last second.
   const mainInvokes = client.map((o) => o.invokeTime / 1e9).filter((t) => t < durationS);
   const lastInvoke = mainInvokes.length > 0 ? Math.max(...mainInvokes) : 0;

@@ -29,6 +29,7 @@ export {
   scanSutLog,
   throughputWindows,
   windowRate,
+  withExposure,
 } from './measure.ts';
 export { decidePlan, type PlanVerdicts } from './plan-verdicts.ts';
 export { SESSION_VERDICTS, type SessionVerdict, VERDICTS, type Verdict } from './states.ts';

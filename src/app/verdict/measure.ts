@@ -1,4 +1,5 @@
 import { describeFaultRecord } from '../../../nemeses/describe.ts';
+import { nemeses } from '../../../nemeses/registry.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import { type Operation, wasNotApplied } from '../../core/history/operation.ts';
 import type { FaultEvidenceRecord, HistoryFacts, ThroughputWindow } from './evidence.ts';
@@ -444,5 +445,48 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
     afterHeal: record.afterHeal
       ? { landed: record.afterHeal.landed, reason: record.afterHeal.reason ?? null }
       : null,
+  };
+}
+
+/**
+ * A fault that can only harm what clients had acknowledged while it was in force (a power failure
+ * loses writes acknowledged through the cache: the action's `needsAcknowledgedOps`) exercised nothing
+ * when no client op was acknowledged in its window (`startS`–`endS`, seconds from the start of the
+ * workload, as the history marks it). Such a window gains a victim signal counting those ops, and does
+ * not count as landed without one: a negative control must not pass because the database was still
+ * recovering from the fault's own restart when the power failed.
+ */
+export function withExposure(
+  fault: FaultEvidenceRecord,
+  window: { startS: number; endS: number | null },
+  ops: readonly Operation[],
+): FaultEvidenceRecord {
+  const action = nemeses.get(fault.kind)?.actions.find((a) => a.name === fault.action);
+  if (!action?.needsAcknowledgedOps) return fault;
+  const from = window.startS * NS;
+  const to = window.endS === null ? Number.POSITIVE_INFINITY : window.endS * NS;
+  let acked = 0;
+  for (const op of ops)
+    if (isClient(op) && op.type === 'ok' && op.invokeTime >= from && (op.completeTime ?? 0) <= to) acked++;
+  const span = `${window.startS.toFixed(1)}–${window.endS === null ? 'end' : window.endS.toFixed(1)} s`;
+  const signal = {
+    side: 'victim' as const,
+    node: fault.nodes.join(' '),
+    signal: 'client ops invoked and acknowledged while the fault was in force (what it could lose)',
+    during: `${acked} acknowledged in ${span}`,
+    landed: acked > 0,
+    ...(acked === 0 && {
+      note: 'nothing was acknowledged while the fault was in force: it could lose nothing acknowledged',
+    }),
+  };
+  const landed = fault.landed && acked > 0;
+  return {
+    ...fault,
+    signals: [...fault.signals, signal],
+    landed,
+    reason:
+      acked === 0
+        ? `no client op was acknowledged while the fault was in force (${span}): it exercised nothing${fault.reason ? `; ${fault.reason}` : ''}`
+        : fault.reason,
   };
 }
