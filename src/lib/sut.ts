@@ -59,7 +59,11 @@ function routedDb(db: DB, route: AddressRoute): DB {
   return routed;
 }
 
-export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
+/**
+ * The database, client and workload names resolved and checked against each other, with no node
+ * touched: callers check flags with it before bringing a cluster up, and `createSut` starts with it.
+ */
+export function resolveSut(spec: Pick<SutSpec, 'db' | 'client' | 'workload' | 'where'>) {
   const dbDef = databases.require(spec.db, `${spec.where}: db`);
   const clientName = spec.client ?? dbDef.defaultClient;
   if (!clientName)
@@ -69,6 +73,11 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
     throw new UserError(
       `${spec.where}: workload ${spec.workload} is not supported by the ${clientName} client on ${spec.db} (one of ${clientDef.workloads.join(', ')})`,
     );
+  return { dbDef, clientName, clientDef };
+}
+
+export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
+  const { dbDef, clientName, clientDef } = resolveSut(spec);
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
   const created = await dbDef.create(dbOptions);

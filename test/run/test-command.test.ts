@@ -17,6 +17,10 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
     [['--local', '5', '--client', 'telnet'], /--client: unknown client "telnet"/],
     [['--workload', 'register'], /--inventory FILE, --local N or --nodes/],
     [['--inventory', '/no/such/inventory.yaml'], /inventory/i],
+    [
+      ['--local', '5', '--db', 'etcd', '--workload', 'queue'],
+      /--db: workload queue is not supported by the etcd-http client on etcd/,
+    ],
   ] as const) {
     const r = await run(...args);
     t.is(r.exitCode, 254, `${args.join(' ')}: ${r.stderr}`);
@@ -28,6 +32,11 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
         .filter((l) => l.startsWith('faultline:')).length,
       1,
     );
+    // Refused from the flags alone (an inventory is read once the session exists): nothing else said,
+    // no session directory, no cluster brought up first.
+    if (!args.includes('--inventory'))
+      t.is(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${r.stderr}`);
+    t.is(r.stdout.trim(), '', `${args.join(' ')}: ${r.stdout}`);
   }
 });
 

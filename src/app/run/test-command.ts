@@ -17,7 +17,7 @@ import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { databases } from '../../lib/databases/registry.ts';
-import { createSut } from '../../lib/sut.ts';
+import { createSut, resolveSut } from '../../lib/sut.ts';
 import { workloads } from '../../lib/workloads/index.ts';
 import {
   ControlLog,
@@ -322,6 +322,8 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   const workload = String(f.workload ?? 'register');
   workloads.require(workload, '--workload');
   if (f.client !== undefined) clients.require(String(f.client), '--client');
+  // Refused here, before any cluster is brought up for a run that could not start.
+  resolveSut({ db, ...(f.client !== undefined && { client: String(f.client) }), workload, where: '--db' });
   const serializableReads = f.serializableReads === true;
   if (serializableReads && !dbDef.staleReads)
     throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
