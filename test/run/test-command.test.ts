@@ -34,7 +34,7 @@ test('bad input exits 254 with one line naming the flag', async (t) => {
     );
     // Refused from the flags alone (an inventory is read once the session exists): nothing else said,
     // no session directory, no cluster brought up first.
-    if (!args.includes('--inventory'))
+    if (!(args as readonly string[]).includes('--inventory'))
       t.is(r.stderr.trim().split('\n').length, 1, `${args.join(' ')}: ${r.stderr}`);
     t.is(r.stdout.trim(), '', `${args.join(' ')}: ${r.stdout}`);
   }
