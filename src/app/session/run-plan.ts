@@ -767,7 +767,7 @@ async function ask(question: string): Promise<string> {
 }
 
 /** The plan's "Change under test", else the faultline checkout's commit (the harness under test). */
-function commitUnderTest(plan: LoadedPlan): string {
+export function commitUnderTest(plan: Pick<LoadedPlan, 'header'>): string {
   const change = plan.header.changeUnderTest;
   return change && !/^N\/A/i.test(change) ? change : `${change ?? 'N/A'} (harness ${harnessHead()})`;
 }
@@ -776,7 +776,7 @@ function commitUnderTest(plan: LoadedPlan): string {
  * The harness itself (RF9 re-baselines when it changed): faultline's version and its checkout's
  * commit, never the commit of the system under test.
  */
-function harnessVersion(): string {
+export function harnessVersion(): string {
   return `faultline ${packageVersion} ${harnessHead()}`;
 }
 
