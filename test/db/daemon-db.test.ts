@@ -36,6 +36,17 @@ function recordingRemote(names: string[]): {
   return { remote, commands };
 }
 
+/** A recording remote and a context whose members have hostnames (host-n1 …) the nodes report. */
+function withMembers(names: string[]) {
+  const { remote, commands } = recordingRemote(names);
+  const ctx: DbContext = {
+    remote,
+    nodes: names,
+    members: names.map((n, i) => ({ name: n, address: `10.9.0.${i + 2}`, hostname: `host-${n}` })),
+  };
+  return { remote, commands, ctx };
+}
+
 const description = {
   name: 'kv9',
   packages: ['memcached'],
@@ -163,16 +174,7 @@ test('config files, env, args with spaces, hostnames and form commands: template
     'brk.yaml',
   );
   const db = new DaemonDatabase(d);
-  const { remote, commands } = recordingRemote(['n1', 'n2', 'n3']);
-  const ctx: DbContext = {
-    remote,
-    nodes: ['n1', 'n2', 'n3'],
-    members: ['n1', 'n2', 'n3'].map((n, i) => ({
-      name: n,
-      address: `10.9.0.${i + 2}`,
-      hostname: `host-${n}`,
-    })),
-  };
+  const { commands, ctx } = withMembers(['n1', 'n2', 'n3']);
   await db.setup(ctx, 'n2');
   const conf = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/brk/lab/n2/brk.conf'));
   t.is(conf?.opts?.stdin, 'listen = 10.9.0.3\nname = n2@host-n2\nseed = host-n1\n');
@@ -226,16 +228,7 @@ test("config lines naming {peer…} repeat once per other node, {member…} once
     'nts.yaml',
   );
   const db = new DaemonDatabase(d);
-  const { remote, commands } = recordingRemote(['n1', 'n2', 'n3']);
-  const ctx: DbContext = {
-    remote,
-    nodes: ['n1', 'n2', 'n3'],
-    members: ['n1', 'n2', 'n3'].map((n, i) => ({
-      name: n,
-      address: `10.9.0.${i + 2}`,
-      hostname: `host-${n}`,
-    })),
-  };
+  const { commands, ctx } = withMembers(['n1', 'n2', 'n3']);
   await db.setup(ctx, 'n2');
   const conf = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/nts/lab/n2/nts.conf'));
   t.is(

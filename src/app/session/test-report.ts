@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { scheduleSchema } from '../../../nemeses/schedule.ts';
@@ -8,11 +7,11 @@ import type { Database } from '../../lib/databases/types.ts';
 import { makeWorkload } from '../../lib/workloads/index.ts';
 import { resolveScenarios, scenarioDirName } from '../plan/resolve.ts';
 import { type Plan, planSchema, type ResolvedScenario } from '../plan/schema.ts';
-import { SessionLogWriter, type SessionRecord, writeSessionReports } from '../report/index.ts';
+import { SessionLogWriter, writeSessionReports } from '../report/index.ts';
 import type { TestRunResult } from '../run/test-run.ts';
-import { decidePlan, parseEvidence } from '../verdict/index.ts';
+import { parseEvidence } from '../verdict/index.ts';
 import { measureRun } from './run-evidence.ts';
-import { commitUnderTest, decideSession, harnessVersion } from './run-plan.ts';
+import { decideSession, harnessVersion, newSessionRecord, operator } from './run-plan.ts';
 import { scenarioEvidence, seedOutcome } from './scenario-evidence.ts';
 import { logRun } from './scenario-run.ts';
 
@@ -54,26 +53,13 @@ export async function writeTestReport(
   const scheduled = faultsScheduled(i.result);
   const plan = testPlan(i, scheduled);
   const sc = plan.resolved[0] as ResolvedScenario;
-  const record: SessionRecord = {
-    plan,
+  const record = newSessionRecord(plan, {
     startedAt: i.startedAt,
     sessionDir: i.sessionDir,
-    commit: commitUnderTest(plan),
-    operator: operator(),
-    toolbox: [{ path: '(none scanned)', role: 'faultline test scans no toolbox' }],
-    capabilities: [],
-    preconditions: {
-      clusterUp: true,
-      observabilityLive: null,
-      baselineCaptured: null,
-      faultPlaneResponsive: null,
-    },
-    timeline: [],
-    evidence: [],
-    verdicts: decidePlan(plan, []),
-    findings: [],
-    artifacts: [],
-  };
+    operator: operator('faultline test'),
+  });
+  record.toolbox = [{ path: '(none scanned)', role: 'faultline test scans no toolbox' }];
+  record.preconditions.clusterUp = true;
   // The session directory of `test` has logs/ only; the report adds spec §6's metrics/ and findings/.
   makeOutputDir(join(i.sessionDir, 'metrics'));
   const log = new SessionLogWriter(record);
@@ -170,12 +156,4 @@ function faultsScheduled(r: TestRunResult): number {
     }
   }
   return r.faults.length;
-}
-
-function operator(): string {
-  try {
-    return `${userInfo().username} (faultline test)`;
-  } catch {
-    return 'faultline test';
-  }
 }
