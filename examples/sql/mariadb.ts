@@ -56,7 +56,7 @@ export class MariaDb implements Database {
         on: 'joining',
         run: async (ctx, node) => {
           await startServer(ctx, node, this.srv);
-          await waitUntil(`galera member ${node}`, 180_000, () => this.notServing(ctx, node, node));
+          await waitUntil(`galera member ${node}`, 180_000, () => this.notServing(ctx, node));
         },
       };
   }
@@ -168,20 +168,19 @@ export class MariaDb implements Database {
     try {
       await startServer(ctx, node, this.srv);
       if (this.mode === 'galera')
-        await waitUntil(`galera bootstrap on ${node}`, 120_000, () => this.notServing(ctx, node, node));
+        await waitUntil(`galera bootstrap on ${node}`, 120_000, () => this.notServing(ctx, node));
     } finally {
       // Restarts after a kill rejoin the existing cluster instead of founding a new one.
       this.bootstrapping.delete(node);
     }
   }
 
-  /** null when `node` answers a query as the faultline user (asked from `from`), else why not. */
-  private async notServing(ctx: DbContext, node: string, from: string): Promise<string | null> {
-    if (node === from && !(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node))))
-      return 'not running';
+  /** null when `node` runs and answers a query (asked on the node) as the faultline user, else why not. */
+  private async notServing(ctx: DbContext, node: string): Promise<string | null> {
+    if (!(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node)))) return 'not running';
     const sql = this.mode === 'galera' ? "SHOW STATUS LIKE 'wsrep_ready'" : 'SELECT 1';
     const r = await ctx.remote.exec(
-      from,
+      node,
       `mariadb -N -B -h ${shellQuote(nodeAddress(ctx, node))} -P ${MARIADB_PORT} -u ${USER.user} -p${USER.password} -e ${shellQuote(sql)}`,
       { check: false, timeoutMs: 10_000 },
     );
@@ -198,7 +197,7 @@ export class MariaDb implements Database {
   /** The first node (the one server, or the Galera cluster it bootstrapped); joiners wait in `form`. */
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
     const first = ctx.nodes[0] as string;
-    await waitUntil(`${this.name} on ${first}`, timeoutMs, () => this.notServing(ctx, first, first));
+    await waitUntil(`${this.name} on ${first}`, timeoutMs, () => this.notServing(ctx, first));
   }
 
   async primaries(ctx: DbContext): Promise<string[]> {
