@@ -1,4 +1,4 @@
-import { type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
+import { type ClusterFormation, type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
 import {
   ensurePackages,
   nodeAddress,
@@ -13,7 +13,8 @@ import {
 /**
  * MariaDB 10.11 from Debian (`mariadb-server`, InnoDB), as one server (`mariadb`: on the first node; other
  * nodes of the test stay idle) or as a Galera cluster (`galera`: every node a member, `galera-4`, rsync
- * state transfer; the first node bootstraps the cluster, the others join it). The server runs with
+ * state transfer; the first node bootstraps the cluster in its setup, the others join it one at a time
+ * in faultline's `form` step, as Galera's documentation asks). The server runs with
  * --no-defaults, so nothing from /etc/mysql applies; an init file creates the `faultline` database and
  * user at every start.
  */
@@ -25,6 +26,12 @@ type Mode = 'single' | 'galera';
 
 export class MariaDb implements Database {
   readonly process;
+  /**
+   * Galera members join one at a time, each once every earlier node serves (faultline runs the joining
+   * nodes in node order): joiners transferring state at the same time from one donor have failed here
+   * ("IST didn't contain all write sets", the joiner then leaves).
+   */
+  readonly form?: ClusterFormation;
   private readonly srv: ServerProcess;
   /** Set while the first node bootstraps a new Galera cluster (cleared once it serves). */
   private readonly bootstrapping = new Set<string>();
@@ -44,6 +51,14 @@ export class MariaDb implements Database {
       ...processControl(this.srv),
       start: (ctx: DbContext, node: string) => this.start(ctx, node),
     };
+    if (mode === 'galera')
+      this.form = {
+        on: 'joining',
+        run: async (ctx, node) => {
+          await startServer(ctx, node, this.srv);
+          await waitUntil(`galera member ${node}`, 180_000, () => this.notServing(ctx, node));
+        },
+      };
   }
 
   private async start(ctx: DbContext, node: string): Promise<void> {
@@ -147,32 +162,25 @@ export class MariaDb implements Database {
         `mariadb-install-db --no-defaults --datadir=${q(`${dir}/data`)} --user=mysql --auth-root-authentication-method=normal --skip-test-db >/dev/null`,
       { sudo: true, timeoutMs: 180_000 },
     );
-    const first = ctx.nodes[0] as string;
-    if (this.mode === 'galera' && node !== first) {
-      // Members join one at a time, as Galera's documentation asks: a joiner needs a primary component,
-      // and joiners transferring state at the same time from one donor have failed here ("IST didn't
-      // contain all write sets", the joiner then leaves). Each waits until every earlier node serves.
-      for (const earlier of ctx.nodes.slice(0, ctx.nodes.indexOf(node)))
-        await waitUntil(`galera member ${earlier}`, 180_000, () => this.notServing(ctx, earlier, node));
-    }
-    if (this.mode === 'galera' && node === first) this.bootstrapping.add(node);
+    // A Galera joiner starts in the form step, once the first node has bootstrapped the cluster.
+    if (node !== ctx.nodes[0]) return;
+    if (this.mode === 'galera') this.bootstrapping.add(node);
     try {
       await startServer(ctx, node, this.srv);
-      if (this.mode === 'galera' && node === first)
-        await waitUntil(`galera bootstrap on ${node}`, 120_000, () => this.notServing(ctx, node, node));
+      if (this.mode === 'galera')
+        await waitUntil(`galera bootstrap on ${node}`, 120_000, () => this.notServing(ctx, node));
     } finally {
       // Restarts after a kill rejoin the existing cluster instead of founding a new one.
       this.bootstrapping.delete(node);
     }
   }
 
-  /** null when `node` answers a query as the faultline user (asked from `from`), else why not. */
-  private async notServing(ctx: DbContext, node: string, from: string): Promise<string | null> {
-    if (node === from && !(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node))))
-      return 'not running';
+  /** null when `node` runs and answers a query (asked on the node) as the faultline user, else why not. */
+  private async notServing(ctx: DbContext, node: string): Promise<string | null> {
+    if (!(await running(ctx.remote, node, this.srv, this.srv.pidFile(ctx, node)))) return 'not running';
     const sql = this.mode === 'galera' ? "SHOW STATUS LIKE 'wsrep_ready'" : 'SELECT 1';
     const r = await ctx.remote.exec(
-      from,
+      node,
       `mariadb -N -B -h ${shellQuote(nodeAddress(ctx, node))} -P ${MARIADB_PORT} -u ${USER.user} -p${USER.password} -e ${shellQuote(sql)}`,
       { check: false, timeoutMs: 10_000 },
     );
@@ -186,9 +194,10 @@ export class MariaDb implements Database {
     return this.mode === 'single' ? [ctx.nodes[0] as string] : [...ctx.nodes];
   }
 
+  /** The first node (the one server, or the Galera cluster it bootstrapped); joiners wait in `form`. */
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
-    for (const node of this.members(ctx))
-      await waitUntil(`${this.name} on ${node}`, timeoutMs, () => this.notServing(ctx, node, node));
+    const first = ctx.nodes[0] as string;
+    await waitUntil(`${this.name} on ${first}`, timeoutMs, () => this.notServing(ctx, first));
   }
 
   async primaries(ctx: DbContext): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
+import { type ClusterFormation, type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
 import {
   ensurePackages,
   nodeAddress,
@@ -13,10 +13,12 @@ import {
 /**
  * PostgreSQL 15 from Debian (`postgresql-15`). The first node of the test is the primary; every other
  * node is an asynchronous streaming replica of it (pg_basebackup -R, hot standby), so one node is a
- * single primary and three nodes are a primary with two replicas. Authentication is `trust` from the
+ * single primary and three nodes are a primary with two replicas, each copied from the primary in
+ * faultline's `form` step, one after the other. Authentication is `trust` from the
  * test network only (the local cluster's namespaces); the server runs as the `postgres` user.
  */
 const BIN = '/usr/lib/postgresql/15/bin';
+const AS_PG = 'runuser -u postgres --';
 export const PG_PORT = 5432;
 
 const server = (name: string): ServerProcess => ({
@@ -97,33 +99,33 @@ export class Postgres implements Database {
   async setup(ctx: DbContext, node: string): Promise<void> {
     const dir = nodeDir(ctx, this.name, node);
     const data = shellQuote(`${dir}/data`);
-    const sh = (cmd: string, timeoutMs = 120_000) => ctx.remote.exec(node, cmd, { sudo: true, timeoutMs });
+    const sh = (cmd: string) => ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 120_000 });
     await sh(`mkdir -p ${shellQuote(dir)} && chown postgres:postgres ${shellQuote(dir)}`);
-    const asPg = `runuser -u postgres --`;
-    if (node === this.primaryOf(ctx)) {
-      await sh(`${asPg} ${BIN}/initdb -D ${data} -U postgres --auth=trust -E UTF8 --no-sync >/dev/null`);
-      // Clients and replicas come from the test network; trust is enough for a throwaway test server.
-      await sh(
-        `printf '%s\\n' 'local all all trust' 'host all all 0.0.0.0/0 trust' 'host replication all 0.0.0.0/0 trust' > ${data}/pg_hba.conf`,
-      );
-    } else {
-      // A replica copies the primary once it serves, and follows it (standby.signal + primary_conninfo).
-      const primaryNode = this.primaryOf(ctx);
-      const primary = nodeAddress(ctx, primaryNode);
-      await waitUntil(`postgres primary ${primaryNode}`, 120_000, () => this.notServing(ctx, primaryNode));
-      // Two standbys copying at once each force a checkpoint; a copy cut short is retried from scratch.
-      const copy = `${asPg} ${BIN}/pg_basebackup -h ${shellQuote(primary)} -p ${PG_PORT} -U postgres -D ${data} -R -X stream --no-sync --checkpoint=fast`;
-      for (let attempt = 1; ; attempt++) {
-        const r = await ctx.remote.exec(node, `rm -rf ${data} && ${copy}`, {
-          sudo: true,
-          timeoutMs: 300_000,
-          check: attempt === 3,
-        });
-        if (r.code === 0) break;
-      }
-    }
+    // A replica is copied from the primary in the form step, once the primary serves.
+    if (node !== this.primaryOf(ctx)) return;
+    await sh(`${AS_PG} ${BIN}/initdb -D ${data} -U postgres --auth=trust -E UTF8 --no-sync >/dev/null`);
+    // Clients and replicas come from the test network; trust is enough for a throwaway test server.
+    await sh(
+      `printf '%s\\n' 'local all all trust' 'host all all 0.0.0.0/0 trust' 'host replication all 0.0.0.0/0 trust' > ${data}/pg_hba.conf`,
+    );
     await startServer(ctx, node, this.srv);
   }
+
+  /** A replica copies the primary and follows it (standby.signal + primary_conninfo), then serves. */
+  readonly form: ClusterFormation = {
+    on: 'joining',
+    run: async (ctx, node) => {
+      const data = shellQuote(this.dataDir(ctx, node));
+      const primary = shellQuote(nodeAddress(ctx, this.primaryOf(ctx)));
+      await ctx.remote.exec(
+        node,
+        `rm -rf ${data} && ${AS_PG} ${BIN}/pg_basebackup -h ${primary} -p ${PG_PORT} -U postgres -D ${data} -R -X stream --no-sync --checkpoint=fast`,
+        { sudo: true, timeoutMs: 240_000 },
+      );
+      await startServer(ctx, node, this.srv);
+      await waitUntil(`postgres replica ${node}`, 60_000, () => this.notServing(ctx, node));
+    },
+  };
 
   /**
    * null once the server says it accepts connections (line 8 of postmaster.pid: `ready`, or `standby`
@@ -138,9 +140,10 @@ export class Postgres implements Database {
     return status === 'ready' || status === 'standby' ? null : `postmaster status "${status || 'none'}"`;
   }
 
+  /** The primary; each replica waits for itself in `form`. */
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
-    for (const node of ctx.nodes)
-      await waitUntil(`postgres on ${node}`, timeoutMs, () => this.notServing(ctx, node));
+    const primary = this.primaryOf(ctx);
+    await waitUntil(`postgres on ${primary}`, timeoutMs, () => this.notServing(ctx, primary));
   }
 
   async primaries(ctx: DbContext): Promise<string[]> {

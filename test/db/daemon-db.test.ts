@@ -36,6 +36,17 @@ function recordingRemote(names: string[]): {
   return { remote, commands };
 }
 
+/** A recording remote and a context whose members have hostnames (host-n1 …) the nodes report. */
+function withMembers(names: string[]) {
+  const { remote, commands } = recordingRemote(names);
+  const ctx: DbContext = {
+    remote,
+    nodes: names,
+    members: names.map((n, i) => ({ name: n, address: `10.9.0.${i + 2}`, hostname: `host-${n}` })),
+  };
+  return { remote, commands, ctx };
+}
+
 const description = {
   name: 'kv9',
   packages: ['memcached'],
@@ -163,16 +174,7 @@ test('config files, env, args with spaces, hostnames and form commands: template
     'brk.yaml',
   );
   const db = new DaemonDatabase(d);
-  const { remote, commands } = recordingRemote(['n1', 'n2', 'n3']);
-  const ctx: DbContext = {
-    remote,
-    nodes: ['n1', 'n2', 'n3'],
-    members: ['n1', 'n2', 'n3'].map((n, i) => ({
-      name: n,
-      address: `10.9.0.${i + 2}`,
-      hostname: `host-${n}`,
-    })),
-  };
+  const { commands, ctx } = withMembers(['n1', 'n2', 'n3']);
   await db.setup(ctx, 'n2');
   const conf = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/brk/lab/n2/brk.conf'));
   t.is(conf?.opts?.stdin, 'listen = 10.9.0.3\nname = n2@host-n2\nseed = host-n1\n');
@@ -207,6 +209,56 @@ test('config files, env, args with spaces, hostnames and form commands: template
   t.throws(() => parseDaemonDescription({ name: 'x', start: 'x', args: ['{nope}'] }, 'x.yaml'), {
     message: /unknown placeholder \{nope\}/,
   });
+});
+
+test("config lines naming {peer…} repeat once per other node, {member…} once per node; {index} is the node's position", async (t) => {
+  const d = parseDaemonDescription(
+    {
+      name: 'nts',
+      start: 'ntsd -c {dir}/nts.conf',
+      config: [
+        {
+          path: 'nts.conf',
+          content:
+            'listen: {address}:4222\nroutes: [\n  nats://{peer}:6222  # {peerNode} {peerHostname}\n]\nserver.{memberIndex}={member}:2888 {memberNode} {memberHostname}\n',
+        },
+        { path: 'data/myid', content: '{index}\n' },
+      ],
+    },
+    'nts.yaml',
+  );
+  const db = new DaemonDatabase(d);
+  const { commands, ctx } = withMembers(['n1', 'n2', 'n3']);
+  await db.setup(ctx, 'n2');
+  const conf = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/nts/lab/n2/nts.conf'));
+  t.is(
+    conf?.opts?.stdin,
+    [
+      'listen: 10.9.0.3:4222',
+      'routes: [',
+      '  nats://10.9.0.2:6222  # n1 host-n1',
+      '  nats://10.9.0.4:6222  # n3 host-n3',
+      ']',
+      'server.1=10.9.0.2:2888 n1 host-n1',
+      'server.2=10.9.0.3:2888 n2 host-n2',
+      'server.3=10.9.0.4:2888 n3 host-n3',
+      '',
+    ].join('\n'),
+  );
+  const myid = commands.find((c) => c.cmd.includes('cat > /var/lib/faultline/nts/lab/n2/data/myid'));
+  t.is(myid?.opts?.stdin, '2\n');
+  // Repeating placeholders live in config content only, and one line repeats over one list.
+  t.throws(() => parseDaemonDescription({ name: 'x', start: 'x --route={peer}' }, 'x.yaml'), {
+    message: /\{peer\} repeats a line of a config file's content: it is not allowed elsewhere/,
+  });
+  t.throws(
+    () =>
+      parseDaemonDescription(
+        { name: 'x', start: 'x', config: [{ path: 'c', content: '{peer} {member}' }] },
+        'x.yaml',
+      ),
+    { message: /config\.0\.content: a line names both \{peer…\} and \{member…\} placeholders/ },
+  );
 });
 
 test('ready: a command retried at its interval until it exits with the expected code', async (t) => {

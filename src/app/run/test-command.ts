@@ -26,6 +26,7 @@ import {
   DEFAULT_STORE_ROOT,
   SSH_LOG_DIR,
 } from '../report/session-dir.ts';
+import { type TestReportInput, writeTestReport } from '../session/test-report.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
 import { type Progress, runTest, type TestRunResult } from './test-run.ts';
 
@@ -154,7 +155,10 @@ async function runInCluster(
     `${o.timeLimitS}s, nemesis ${o.faults.join(',') || 'none'}, seed ${r.seed}`;
   session.say(line);
   let interrupted = false;
+  let stopped: AbortSignal | undefined;
+  const startedAt = new Date().toISOString();
   const result = await withInterrupt((signal) => {
+    stopped = signal;
     signal.addEventListener('abort', () => {
       interrupted = true;
     });
@@ -185,7 +189,38 @@ async function runInCluster(
   const out = o.json ? `${JSON.stringify(result)}\n` : summaryTable(result);
   process.stdout.write(out);
   session.control.write(out);
+  await report(session, {
+    sessionDir: session.dir,
+    startedAt,
+    db: sut.db,
+    hiddenRetries: sut.hiddenRetries,
+    workload: o.workload,
+    nodes,
+    concurrency,
+    faults: o.faults,
+    timeLimitS: o.timeLimitS,
+    rate: o.rate,
+    seed: r.seed,
+    sharedClock: remote.nodes.some((n) => n.sharedKernelClock === true),
+    command: `faultline ${process.argv.slice(2).join(' ')}`,
+    result,
+    signal: stopped ?? new AbortController().signal,
+  });
   return { valid: result.valid, interrupted };
+}
+
+/**
+ * The findings report `faultline run` writes, for the one scenario this run was (S1). It never changes
+ * the exit code (the checkers' verdict); when it cannot be written, the run says so and goes on.
+ */
+async function report(session: TestSession, input: TestReportInput): Promise<void> {
+  try {
+    const r = await writeTestReport(input);
+    session.say(`S1: ${r.verdict} — ${r.reason}`);
+    session.say(`report: ${join(session.dir, 'findings/report.html')} (also report.md, report.json)`);
+  } catch (err) {
+    session.say(`the findings report could not be written: ${errorMessage(err)}`);
+  }
 }
 
 /** Every run counts: any invalid run exits 1, else any unknown one 2, else 0. */

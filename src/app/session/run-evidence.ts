@@ -82,10 +82,18 @@ export interface PhaseFigures {
 
 const WINDOW_S = 2;
 
+/**
+ * What a measurement reads of the scenario: its declared checkers (and their options), its recovery
+ * budget and rate, and its model when it names one (a plan's binding; `faultline test` names no model).
+ */
+export type MeasureSpec = Pick<Binding, 'checkers' | 'checkerOptions' | 'recoveryBudgetS' | 'rate'> & {
+  model?: Binding['model'];
+};
+
 /** `durationS` = the workload's time limit: windows cover the workload phase, not recovery and final reads. */
 export async function measureRun(
   runDir: string,
-  binding: Binding,
+  binding: MeasureSpec,
   durationS: number,
   logNoise: readonly RegExp[] = [],
 ): Promise<RunMeasurement> {
@@ -249,7 +257,7 @@ function sameChecker(a: string, b: string): boolean {
   return (checkers.canonical(a) ?? a) === (checkers.canonical(b) ?? b);
 }
 
-function oracleFrom(r: CheckResult, binding: Binding, opsByF: ReadonlyMap<string, number>): OracleResult {
+function oracleFrom(r: CheckResult, binding: MeasureSpec, opsByF: ReadonlyMap<string, number>): OracleResult {
   const declared = binding.checkers.some((c) => sameChecker(c, r.checker));
   const types = [...new Set(r.anomalies.map((a) => String((a as { type?: unknown }).type ?? 'anomaly')))];
   return {
@@ -313,7 +321,7 @@ const keyOrder = new Intl.Collator('en', { numeric: true });
  * The part of the history a checker saw, when it can see only part: it reads some op functions
  * (`consumes`) and the history holds others, which it never looked at (decision tree step 7 names them).
  */
-function subsetOf(checker: string, binding: Binding, opsByF: ReadonlyMap<string, number>): string | null {
+function subsetOf(checker: string, binding: MeasureSpec, opsByF: ReadonlyMap<string, number>): string | null {
   const canonical = checkers.canonical(checker) ?? checker;
   const options = binding.checkerOptions?.[checker] ?? binding.checkerOptions?.[canonical] ?? {};
   const reads = checkers.get(canonical)?.consumes?.(options) ?? null;
@@ -328,7 +336,7 @@ function subsetOf(checker: string, binding: Binding, opsByF: ReadonlyMap<string,
  * A checker that cannot tell pass from fail for the plan's model (decision tree step 6): a
  * linearizability checker on a session claim judges a stronger property than the one claimed.
  */
-function mismatchOf(checker: string, binding: Binding): string | null {
+function mismatchOf(checker: string, binding: MeasureSpec): string | null {
   const canonical = checkers.canonical(checker) ?? checker;
   if (binding.model === 'session' && canonical === (checkers.canonical('linearizable') ?? 'linearizable'))
     return 'a linearizability checker on a session claim: a stale read a session allows would fail it';

@@ -12,7 +12,7 @@ import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
-import type { ResolvedScenario } from '../plan/schema.ts';
+import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import {
   createSessionDir,
   type Finding,
@@ -248,26 +248,11 @@ async function startSession(
       control.write(line);
     },
   };
-  const record: SessionRecord = {
-    plan,
+  const record = newSessionRecord(plan, {
     startedAt: started.toISOString(),
     sessionDir,
-    commit: commitUnderTest(plan),
-    operator: operator(),
-    toolbox: [],
-    capabilities: [],
-    preconditions: {
-      clusterUp: null,
-      observabilityLive: null,
-      baselineCaptured: null,
-      faultPlaneResponsive: null,
-    },
-    timeline: [],
-    evidence: [],
-    verdicts: decidePlan(plan, []),
-    findings: [],
-    artifacts: [],
-  };
+    operator: operator('faultline run'),
+  });
   o.print(`session: ${sessionDir}`);
   if (o.shard)
     o.print(
@@ -287,6 +272,31 @@ async function startSession(
     abort: new AbortController(),
     reductions: new Map(),
     env: { sharedClock: null },
+  };
+}
+
+/** A session's record before anything ran: no evidence, every precondition unknown, the verdicts of nothing. */
+export function newSessionRecord(
+  plan: Plan,
+  at: Pick<SessionRecord, 'startedAt' | 'sessionDir' | 'operator'>,
+): SessionRecord {
+  return {
+    plan,
+    ...at,
+    commit: commitUnderTest(plan),
+    toolbox: [],
+    capabilities: [],
+    preconditions: {
+      clusterUp: null,
+      observabilityLive: null,
+      baselineCaptured: null,
+      faultPlaneResponsive: null,
+    },
+    timeline: [],
+    evidence: [],
+    verdicts: decidePlan(plan, []),
+    findings: [],
+    artifacts: [],
   };
 }
 
@@ -767,7 +777,7 @@ async function ask(question: string): Promise<string> {
 }
 
 /** The plan's "Change under test", else the faultline checkout's commit (the harness under test). */
-function commitUnderTest(plan: LoadedPlan): string {
+export function commitUnderTest(plan: Pick<Plan, 'header'>): string {
   const change = plan.header.changeUnderTest;
   return change && !/^N\/A/i.test(change) ? change : `${change ?? 'N/A'} (harness ${harnessHead()})`;
 }
@@ -776,7 +786,7 @@ function commitUnderTest(plan: LoadedPlan): string {
  * The harness itself (RF9 re-baselines when it changed): faultline's version and its checkout's
  * commit, never the commit of the system under test.
  */
-function harnessVersion(): string {
+export function harnessVersion(): string {
   return `faultline ${packageVersion} ${harnessHead()}`;
 }
 
@@ -794,10 +804,11 @@ function harnessHead(): string {
   return head;
 }
 
-function operator(): string {
+/** Who ran the command: the user, and the command (`faultline run`, `faultline test`). */
+export function operator(command: string): string {
   try {
-    return `${userInfo().username} (faultline run)`;
+    return `${userInfo().username} (${command})`;
   } catch {
-    return 'faultline run';
+    return command;
   }
 }

@@ -1,5 +1,5 @@
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { copyFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import {
@@ -11,7 +11,7 @@ import {
 } from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
-import { abortReason, errorMessage } from '../../core/util/errors.ts';
+import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
@@ -20,22 +20,14 @@ import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { signalChange } from '../report/cells.ts';
-import { metricsPath, type SeedMetrics, writeMetricsFile } from '../report/metrics-file.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../run/test-run.ts';
-import {
-  type DbVersion,
-  dbVersionSchema,
-  type FaultEvidenceRecord,
-  type ScenarioEvidenceInput,
-  type SeedMeasurementInput,
-  type SeedRun,
-} from '../verdict/evidence.ts';
-import { windowRate } from '../verdict/measure.ts';
-import { baselineFrom, type EarlierBaseline, earlierBaselineFacts } from './baseline.ts';
+import type { FaultEvidenceRecord, ScenarioEvidenceInput, SeedRun } from '../verdict/evidence.ts';
+import type { EarlierBaseline } from './baseline.ts';
 import { missingDbCapabilities } from './db-capabilities.ts';
 import { reduceSchedule, reductionLine } from './reduce.ts';
 import { measureRun, type RunMeasurement } from './run-evidence.ts';
+import { type Run, scenarioEvidence, seedOutcome } from './scenario-evidence.ts';
 
 /**
  * One scenario (or arm) of a session, in the order of spec §7 item 4: preconditions (cluster up, fault
@@ -115,7 +107,6 @@ interface ScenarioState {
   sut: Sut;
 }
 
-type Run = { runDir: string; m: RunMeasurement };
 type RunOnce = (seed: number, ws: readonly FaultWindow[], label: string) => Promise<Run>;
 
 export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOutcome> {
@@ -124,7 +115,7 @@ export async function runScenario(o: ScenarioRunOptions): Promise<ScenarioRunOut
   const s = prepared.state;
   const runOnce = runner(s);
   const { seeds, primary, runs, reduction, failSeed } = await runSeeds(s, runOnce);
-  return { evidence: scenarioEvidence(s, primary, seeds, runs), reduction, failSeed };
+  return { evidence: evidenceOf(s, primary, seeds, runs), reduction, failSeed };
 }
 
 /**
@@ -262,7 +253,10 @@ function declaredSignalsOf(sc: ResolvedScenario): DeclaredSignal[] {
 }
 
 /** The timeline lines of one run: each fault with its landing signals, then the oracles. */
-async function logRun(o: ScenarioRunOptions, m: RunMeasurement): Promise<void> {
+export async function logRun(
+  o: { log: SessionLogWriter; sc: { id: string } },
+  m: RunMeasurement,
+): Promise<void> {
   for (const f of m.faults)
     await o.log.event(
       o.sc.id,
@@ -302,13 +296,7 @@ async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcom
     out.primary ??= run;
     out.runs.push({ seed, run });
     if (!run.m.violation) {
-      const unknown = run.m.oracles.some((x) => x.declared && x.valid === 'unknown');
-      out.seeds.push({
-        seed,
-        outcome: unknown ? 'unknown' : 'pass',
-        rerun: 'not-attempted',
-        reproducer: null,
-      });
+      out.seeds.push({ seed, outcome: seedOutcome(run.m), rerun: 'not-attempted', reproducer: null });
       continue;
     }
     out.primary = run;
@@ -376,157 +364,37 @@ async function confirmFail(
   };
 }
 
-/**
- * The evidence record of the scenario: its primary run's measurement (what the report shows), every
- * seed's own measurement (what the verdict judges), the seeds, the notes.
- */
-function scenarioEvidence(
+/** The evidence record of the scenario (./scenario-evidence.ts), from the state its passes share. */
+function evidenceOf(
   s: ScenarioState,
   primary: Run | null,
   seeds: SeedRun[],
   runs: SeedsOutcome['runs'],
 ): ScenarioEvidenceInput {
-  const { o, startedAt, notes, windows } = s;
-  const endedAt = new Date().toISOString();
-  if (!primary)
-    return {
+  const { o } = s;
+  return scenarioEvidence(
+    {
       scenario: o.sc.id,
-      attempted: !o.signal.aborted || seeds.length > 0,
-      notRunReason: o.signal.aborted ? `${abortReason(o.signal)} before the workload ran` : null,
-      stoppedEarly: abortReason(o.signal),
-      seeds,
-      faultsScheduled: windows.length,
-      notes,
-      startedAt,
-      endedAt,
-    };
-  const m = primary.m;
-  copyRunFiles(primary.runDir, o.sessionDir, s.dirName);
-  // metrics/<S>.json: the primary run's figures (RF9's baseline), and every seed's counts and figures.
-  const primarySeed = runs.find((r) => r.run === primary)?.seed ?? o.seed;
-  const metricsFile = writeMetricsFile(
-    metricsPath(o.sessionDir, s.dirName),
-    { scenario: o.sc.id, baselineHarness: o.harnessVersion, baselineCapturedAt: startedAt },
-    seedMetrics(s, primarySeed, primary),
-    runs.map(({ seed, run }) => seedMetrics(s, seed, run)),
-  );
-  const perSeed = runs.map(({ seed, run }) => seedMeasurement(s, seed, run));
-  // Partition shapes that landed in any seed (WO10 counts topologies over the whole scenario).
-  const landedTopologies = [
-    ...new Set(
-      runs.flatMap(({ run }) =>
-        run.m.faults.filter((f) => f.landed && f.topology).map((f) => f.topology as string),
-      ),
-    ),
-  ];
-  if (o.signal.aborted) notes.push(`stopped early: ${abortReason(o.signal)}`);
-  return {
-    scenario: o.sc.id,
-    attempted: true,
-    stoppedEarly: abortReason(o.signal),
-    ran: {
+      dirName: s.dirName,
+      sessionDir: o.sessionDir,
       nodes: s.nodes.length,
-      durationS: m.workloadS,
-      topologies: landedTopologies,
-      clusterSizes: [s.nodes.length],
+      db: s.sut.db,
+      hiddenRetries: s.sut.hiddenRetries,
+      rate: o.binding.rate ?? null,
+      harnessVersion: o.harnessVersion,
+      earlierBaseline: o.earlierBaseline,
+      signal: o.signal,
+      startedAt: s.startedAt,
+      faultsScheduled: s.windows.length,
+      faultPlaneOk: s.faultPlaneOk,
+      notes: s.notes,
+      preNotes: s.preNotes,
+      copyNodeLogs: true,
     },
+    primary,
     seeds,
-    faultsScheduled: windows.length,
-    faults: m.faults,
-    oracles: m.oracles,
-    history: { ...m.history, hiddenRetries: s.sut.hiddenRetries },
-    intendedOpsPerSec: o.binding.rate ?? null,
-    throughput: m.throughput,
-    recovery: m.recovery,
-    failovers: m.failovers?.count ?? null,
-    sutLog: sutLogOf(s, m),
-    baseline: baselineOf(o, metricsFile, m, startedAt),
-    declarations: s.faultPlaneOk
-      ? {}
-      : { RF4: { status: 'checked', evidence: 'fault plane probe failed before the run' } },
-    startedAt,
-    endedAt,
-    artifacts: artifactList(primary.runDir, o.sessionDir),
-    runDir: relative(o.sessionDir, primary.runDir),
-    perSeed,
-    dbVersion: readDbVersion(primary.runDir),
-    notes: [...notes, ...s.preNotes.map((n) => `precondition: ${n}`)],
-  };
-}
-
-/** The run's db-version.json (the database's own report of its version), or null. */
-function readDbVersion(runDir: string): DbVersion | null {
-  const path = join(runDir, 'db-version.json');
-  if (!existsSync(path)) return null;
-  try {
-    const r = dbVersionSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return r.success ? r.data : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * RF9's baseline: an earlier session's (`--baseline`) when given, else the one this run just wrote;
- * with this run's no-fault rate beside it.
- */
-function baselineOf(
-  o: ScenarioRunOptions,
-  metricsPath: string,
-  m: RunMeasurement,
-  startedAt: string,
-): ScenarioEvidenceInput['baseline'] {
-  const ctx = {
-    currentHarnessVersion: o.harnessVersion,
-    currentOpsPerSec: noFaultRate(m),
-    runStartedAt: startedAt,
-  };
-  return o.earlierBaseline
-    ? earlierBaselineFacts(o.earlierBaseline, ctx)
-    : baselineFrom(metricsPath, o.sessionDir, o.harnessVersion, ctx);
-}
-
-/** The run's no-fault ops/s, as written to its metrics file. */
-function noFaultRate(m: RunMeasurement): number | null {
-  return m.recovery?.baselineOpsPerSec ?? baselineNoFault(m);
-}
-
-/** One seed's run as the verdict judges it. */
-function seedMeasurement(s: ScenarioState, seed: number, run: Run): SeedMeasurementInput {
-  const m = run.m;
-  return {
-    seed,
-    runDir: relative(s.o.sessionDir, run.runDir),
-    durationS: m.workloadS,
-    faults: m.faults,
-    oracles: m.oracles,
-    history: { ...m.history, hiddenRetries: s.sut.hiddenRetries },
-    throughput: m.throughput,
-    recovery: m.recovery,
-    sutLog: sutLogOf(s, m),
-    failovers: m.failovers?.count ?? null,
-  };
-}
-
-function sutLogOf(s: ScenarioState, m: RunMeasurement): ScenarioEvidenceInput['sutLog'] {
-  const db = s.sut.db;
-  return db.logFiles
-    ? m.sutLog
-    : { ...m.sutLog, unavailable: `database ${db.name} declares no log files (the logs capability)` };
-}
-
-/** One seed's entry of metrics/<S>.json. */
-function seedMetrics(s: ScenarioState, seed: number, run: Run): SeedMetrics {
-  const m = run.m;
-  return {
-    seed,
-    runDir: relative(s.o.sessionDir, run.runDir),
-    summary: m.summary,
-    durationS: m.workloadS,
-    baselineOpsPerSec: noFaultRate(m),
-    afterHealOpsPerSec: m.recovery?.afterHealOpsPerSec ?? null,
-    windows: m.metrics,
-  };
+    runs,
+  );
 }
 
 /**
@@ -567,15 +435,6 @@ function signalSummary(signals: readonly FaultEvidenceRecord['signals'][number][
 
 function validWord(v: unknown): string {
   return v === true ? 'valid' : v === false ? 'INVALID' : 'unknown';
-}
-
-function baselineNoFault(m: RunMeasurement): number | null {
-  const rates = m.throughput
-    .filter((w) => !w.faultActive)
-    .map(windowRate)
-    .filter((r): r is number => r !== null);
-  if (rates.length === 0) return null;
-  return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)] as number;
 }
 
 /** Cluster reachable on every node; for network faults, a FAULTLINE test chain created, listed, removed. */
@@ -651,30 +510,4 @@ async function reduce(
   if (lastReproducing && existsSync(join(lastReproducing, 'schedule.json')))
     copyFileSync(join(lastReproducing, 'schedule.json'), join(artifacts, 'reduced-ops-schedule.json'));
   return { line: reductionLine(r), path, events: r.events.map((w) => w.event) };
-}
-
-/** Node logs into logs/<scenario>/<node>/, history/ledger/schedule stay in artifacts/<scenario>/<run>/. */
-function copyRunFiles(runDir: string, sessionDir: string, dirName: string): void {
-  for (const entry of readdirSync(runDir)) {
-    const p = join(runDir, entry);
-    if (statSync(p).isDirectory()) cpSync(p, join(sessionDir, 'logs', dirName, entry), { recursive: true });
-  }
-}
-
-function artifactList(runDir: string, sessionDir: string): { label: string; path: string }[] {
-  const out: { label: string; path: string }[] = [];
-  for (const [label, file] of [
-    ['history', 'history.jsonl'],
-    ['fault ledger', 'ledger.jsonl'],
-    ['faults with landing evidence', 'faults.json'],
-    ['schedule', 'schedule.json'],
-    ['checker results', 'results.json'],
-  ] as const) {
-    const p = join(runDir, file);
-    if (existsSync(p)) out.push({ label, path: relative(sessionDir, p) });
-  }
-  for (const f of readdirSync(runDir)) {
-    if (/\.(html|svg|txt)$/.test(f)) out.push({ label: f, path: relative(sessionDir, join(runDir, f)) });
-  }
-  return out;
 }

@@ -130,6 +130,30 @@ function splitId(id: string): [string, number] {
 export function readSession(root: string, name: string, id: string): SessionSummary {
   const dir = join(root, name, id);
   const base = { name, id, dir };
+  // A `faultline test` session keeps results.json at its root (and, since it has one, a findings report
+  // too): it stays a test session, summarised per checker as before.
+  const results = resultsFile.safeParse(safeRead(join(dir, 'results.json')));
+  if (results.success) {
+    const r = results.data;
+    const word = (v: unknown) => (v === true ? 'valid' : v === false ? 'INVALID' : 'unknown');
+    const opsPerSec = r.stats && r.elapsedS ? r.stats.invoked / r.elapsedS : null;
+    return {
+      ...base,
+      kind: 'test',
+      startedAt: timestampOf(id),
+      verdict: word(r.valid),
+      headline: r.results.map((c) => `${c.checker} ${word(c.valid)}`).join(', '),
+      rows: r.results.map((c) => ({
+        id: c.checker,
+        verdict: word(c.valid),
+        outcome: c.valid === true ? 'success' : c.valid === false ? 'failure' : 'concern',
+        expected: null,
+        opsPerSec,
+        p99Ms: null,
+        anomalies: null,
+      })),
+    };
+  }
   const report = reportFile.safeParse(safeRead(join(dir, 'findings', 'report.json')));
   if (report.success) {
     const r = report.data;
@@ -153,28 +177,6 @@ export function readSession(root: string, name: string, id: string): SessionSumm
           p99Ms: s.figures?.latencyMs.p99 ?? null,
           anomalies: s.counts?.anomalies.total ?? null,
         })),
-    };
-  }
-  const results = resultsFile.safeParse(safeRead(join(dir, 'results.json')));
-  if (results.success) {
-    const r = results.data;
-    const word = (v: unknown) => (v === true ? 'valid' : v === false ? 'INVALID' : 'unknown');
-    const opsPerSec = r.stats && r.elapsedS ? r.stats.invoked / r.elapsedS : null;
-    return {
-      ...base,
-      kind: 'test',
-      startedAt: timestampOf(id),
-      verdict: word(r.valid),
-      headline: r.results.map((c) => `${c.checker} ${word(c.valid)}`).join(', '),
-      rows: r.results.map((c) => ({
-        id: c.checker,
-        verdict: word(c.valid),
-        outcome: c.valid === true ? 'success' : c.valid === false ? 'failure' : 'concern',
-        expected: null,
-        opsPerSec,
-        p99Ms: null,
-        anomalies: null,
-      })),
     };
   }
   return {

@@ -142,9 +142,42 @@ export function parseDaemonDescription(raw: unknown, file: string): DaemonDescri
   ];
   for (const w of templated)
     for (const ph of w.match(/\{[a-zA-Z]+\}/g) ?? [])
-      if (!PLACEHOLDERS.has(ph))
-        throw new InputError(file, null, null, `unknown placeholder ${ph} (${[...PLACEHOLDERS].join(', ')})`);
+      if (!PLACEHOLDERS.has(ph) && !(r.data.config.some((c) => c.content === w) && REPEATED.has(ph)))
+        throw new InputError(
+          file,
+          null,
+          null,
+          REPEATED.has(ph)
+            ? `${ph} repeats a line of a config file's content: it is not allowed elsewhere`
+            : `unknown placeholder ${ph} (${[...PLACEHOLDERS].join(', ')}; in config content also ${[...REPEATED].join(', ')})`,
+        );
+  r.data.config.forEach((c, i) => {
+    for (const line of c.content.split('\n'))
+      if (repeatOver(line) === 'both')
+        throw new InputError(
+          file,
+          null,
+          `config.${i}.content`,
+          `a line names both {peer…} and {member…} placeholders: "${line.trim()}"`,
+        );
+  });
   return r.data;
+}
+
+/**
+ * Placeholders that repeat a line of a `config` file's content: a line naming {peer}, {peerNode} or
+ * {peerHostname} is written once per other node, a line naming {member}, {memberNode},
+ * {memberHostname} or {memberIndex} once per node (this one included); node order, index from 1.
+ * The whole line repeats, so a list takes one item per line (`routes: [` / `  nats://{peer}:6222` / `]`).
+ */
+const PEER_PLACEHOLDERS = ['{peer}', '{peerNode}', '{peerHostname}'] as const;
+const MEMBER_PLACEHOLDERS = ['{member}', '{memberNode}', '{memberHostname}', '{memberIndex}'] as const;
+const REPEATED: ReadonlySet<string> = new Set([...PEER_PLACEHOLDERS, ...MEMBER_PLACEHOLDERS]);
+
+function repeatOver(line: string): 'peers' | 'members' | 'both' | null {
+  const peers = PEER_PLACEHOLDERS.some((p) => line.includes(p));
+  const members = MEMBER_PLACEHOLDERS.some((p) => line.includes(p));
+  return peers && members ? 'both' : peers ? 'peers' : members ? 'members' : null;
 }
 
 const PLACEHOLDERS = new Set([
@@ -161,6 +194,7 @@ const PLACEHOLDERS = new Set([
   '{dir}',
   '{dataDir}',
   '{name}',
+  '{index}',
 ]);
 
 /** The registry definition of a described daemon. */
@@ -255,10 +289,40 @@ export class DaemonDatabase implements Database {
     return this.fill(ctx, node, this.d.clientAddress ?? (this.d.port ? '{address}:{port}' : '{address}'));
   }
 
+  private member(ctx: DbContext, n: string): MemberInfo {
+    return ctx.members?.find((m) => m.name === n) ?? { name: n, address: this.address(ctx, n), hostname: n };
+  }
+
+  /**
+   * A config file's content: each line naming {peer…} written once per other node, each naming
+   * {member…} once per node (see REPEATED), then every placeholder substituted.
+   */
+  private fillContent(ctx: DbContext, node: string, content: string): string {
+    const lines = content.split('\n').flatMap((line) => {
+      const over = repeatOver(line);
+      if (over === null) return [line];
+      return ctx.nodes
+        .filter((n) => over === 'members' || n !== node)
+        .map((n) => {
+          const m = this.member(ctx, n);
+          const values: Record<string, string> = {
+            '{peer}': m.address,
+            '{peerNode}': m.name,
+            '{peerHostname}': m.hostname,
+            '{member}': m.address,
+            '{memberNode}': m.name,
+            '{memberHostname}': m.hostname,
+            '{memberIndex}': String(ctx.nodes.indexOf(n) + 1),
+          };
+          return line.replace(/\{[a-zA-Z]+\}/g, (ph) => values[ph] ?? ph);
+        });
+    });
+    return this.fill(ctx, node, lines.join('\n'));
+  }
+
   /** Placeholders substituted inside one word (quoting comes after, word by word). */
   private fill(ctx: DbContext, node: string, word: string): string {
-    const member = (n: string): MemberInfo =>
-      ctx.members?.find((m) => m.name === n) ?? { name: n, address: this.address(ctx, n), hostname: n };
+    const member = (n: string): MemberInfo => this.member(ctx, n);
     const others = ctx.nodes.filter((n) => n !== node).map(member);
     const primary = member(ctx.nodes[0] as string);
     const values: Record<string, string> = {
@@ -275,6 +339,7 @@ export class DaemonDatabase implements Database {
       '{dir}': this.dir(ctx, node),
       '{dataDir}': this.dataDir(ctx, node),
       '{name}': this.name,
+      '{index}': String(ctx.nodes.indexOf(node) + 1),
     };
     return word.replace(/\{[a-zA-Z]+\}/g, (ph) => values[ph] ?? ph);
   }
@@ -297,7 +362,7 @@ export class DaemonDatabase implements Database {
     await execIdempotent(ctx.remote, node, `mkdir -p ${shellQuote(this.dataDir(ctx, node))}`, { sudo: true });
     for (const file of this.d.config) {
       const path = this.inside(ctx, node, this.fill(ctx, node, file.path), this.dir(ctx, node));
-      const content = this.fill(ctx, node, file.content);
+      const content = this.fillContent(ctx, node, file.content);
       const q = shellQuote(path);
       await execIdempotent(
         ctx.remote,

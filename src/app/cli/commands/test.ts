@@ -24,7 +24,9 @@ export function register(program: Command): void {
         'faultline test --no-ssh --nodes 127.0.0.1:6379 --db redis --nemesis proxy-latency,proxy-reset',
       ]),
     )
-    .description('run a workload against a database under faults and check the history (exit 0/1/2)')
+    .description(
+      'run a workload against a database under faults, check the history and write the findings report (exit 0/1/2)',
+    )
     .addOption(
       optionOf(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd')),
     )
