@@ -54,7 +54,8 @@ function arg(name: string): string | undefined {
 }
 
 const json = process.argv.includes('--json');
-const runs = Math.max(1, Number(arg('--runs') ?? 3));
+// --ci: 8 passes, the first a warm-up left out of the guarded ratios (JIT and GC settle in it).
+const runs = Math.max(1, Number(arg('--runs') ?? (process.argv.includes('--ci') ? 8 : 3)));
 const workers = Number(arg('--workers') ?? 0);
 const sizes = (arg('--sizes') ?? '')
   .split(',')
@@ -115,6 +116,7 @@ const passTotals: number[] = [];
 const passCpuTotals: number[] = [];
 // The anchor, measured before each pass in the same process: reading and pairing the same 109 files
 // again (faultline's own reader; the Go checker is not run here). The guard compares check / anchor.
+const ANCHOR_ROUNDS = 3;
 const anchorCpuTotals: number[] = [];
 const anchorWallTotals: number[] = [];
 // Go Porcupine (--go): one pass of its harness beside each of faultline's, alternating which goes first.
@@ -127,12 +129,13 @@ const goPass = () => {
 const loadBefore = loadavg()[0] ?? 0;
 for (let pass = 0; pass < runs; pass++) {
   if (pass % 2 === 0) goPass();
+  // Three rounds, averaged: one round (~100 ms) moved by ±25 % with the collector's timing.
   const a0 = process.cpuUsage();
   const aw = performance.now();
-  for (const f of fixtures) await loadFixtureOps(f);
-  anchorWallTotals.push(performance.now() - aw);
+  for (let round = 0; round < ANCHOR_ROUNDS; round++) for (const f of fixtures) await loadFixtureOps(f);
+  anchorWallTotals.push((performance.now() - aw) / ANCHOR_ROUNDS);
   const a = process.cpuUsage(a0);
-  anchorCpuTotals.push((a.user + a.system) / 1000);
+  anchorCpuTotals.push((a.user + a.system) / 1000 / ANCHOR_ROUNDS);
   let total = 0;
   const cpu0 = process.cpuUsage();
   for (const h of loaded) {
@@ -159,6 +162,10 @@ const totalMs = median(passTotals);
 const loadAfter = loadavg()[0] ?? 0;
 if (withFixtures && runs >= 3) {
   const round = (x: number, d = 1) => Number(x.toFixed(d));
+  // Per-pass ratios over the passes after the first (a warm-up) when at least 3 remain.
+  const from = runs >= 4 ? 1 : 0;
+  const ratioOf = (xs: number[], ys: number[]) =>
+    round(median(xs.slice(from).map((x, i) => x / (ys[i + from] as number))), 3);
   writeResults(
     {
       bench: 'linearizability',
@@ -172,9 +179,9 @@ if (withFixtures && runs >= 3) {
           floorCpuMs: round(median(anchorCpuTotals)),
           wallMs: round(totalMs),
           floorWallMs: round(median(anchorWallTotals)),
-          ratio: round(median(passCpuTotals.map((c, i) => c / (anchorCpuTotals[i] as number))), 3),
-          wallRatio: round(median(passTotals.map((c, i) => c / (anchorWallTotals[i] as number))), 3),
-          samples: runs,
+          ratio: ratioOf(passCpuTotals, anchorCpuTotals),
+          wallRatio: ratioOf(passTotals, anchorWallTotals),
+          samples: runs - from,
           loadAverage: [round(loadBefore, 2), round(loadAfter, 2)],
         },
         ...(goPasses.length === runs
@@ -187,9 +194,15 @@ if (withFixtures && runs >= 3) {
                 floorCpuMs: round(median(goPasses.map((p) => p.cpuMs))),
                 wallMs: round(totalMs),
                 floorWallMs: round(median(goPasses.map((p) => p.wallMs))),
-                ratio: round(median(passCpuTotals.map((c, i) => c / (goPasses[i] as GoPass).cpuMs)), 3),
-                wallRatio: round(median(passTotals.map((c, i) => c / (goPasses[i] as GoPass).wallMs)), 3),
-                samples: runs,
+                ratio: ratioOf(
+                  passCpuTotals,
+                  goPasses.map((p) => p.cpuMs),
+                ),
+                wallRatio: ratioOf(
+                  passTotals,
+                  goPasses.map((p) => p.wallMs),
+                ),
+                samples: runs - from,
                 loadAverage: [round(loadBefore, 2), round(loadAfter, 2)] as [number, number],
               },
             ]

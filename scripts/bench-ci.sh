@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The performance regression guard (docs/performance.md#the-regression-guard): the short version of each
-# guarded bench, every figure a ratio to a floor measured alternately in the same run, then
-# bench/guard.ts fails if a ratio is more than 30 % worse than bench/baseline.json. About 2 minutes on
-# the 2-core development host under load.
+# The performance regression guard (docs/performance.md, "Ratios to the floor, and the regression
+# guard"): the short version of each guarded bench, every figure a ratio to a floor measured
+# alternately in the same run, then bench/guard.ts fails if a ratio is more than 30 % worse than
+# bench/baseline.json. About 3 minutes on the 2-core development host at load 15-25.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(mktemp -d -t faultline-bench-ci-XXXXXX)
