@@ -65,28 +65,24 @@ const expectExit = (id: string, code: number) => (t: Timing, which: 'figure' | '
 };
 
 const figures: Figure[] = [];
+/** `faultline check FILE …` from the built package. */
+const cliCheck = (file: string, checkerArgs: string[]) => () =>
+  timeCommand(process.execPath, [bin, 'check', file, ...checkerArgs], env);
+/** The CLI against the floor on the same file. */
+const againstFloor = (id: string, figure: string, file: string, checkerArgs: string[], exit: number) =>
+  measurePair(
+    { id, figure, floor: floorName, samples },
+    cliCheck(file, checkerArgs),
+    () => timeCommand(process.execPath, [floorScript, file], env),
+    expectExit(id, exit),
+  );
 
 // Linearizable: the register history bench:linearizability checks (generated once, kept in tmpdir).
 const linFile = await historyFile(ops, 'jsonl');
 const linId = `cli.check-linearizable-${size(ops)}`;
-figures.push(
-  measurePair(
-    {
-      id: linId,
-      figure: `faultline check, ${size(ops)}-op cas-register JSONL, linearizable`,
-      floor: floorName,
-      samples,
-    },
-    () =>
-      timeCommand(
-        process.execPath,
-        [bin, 'check', linFile, '--checker', 'linearizable', '--model', 'cas-register'],
-        env,
-      ),
-    () => timeCommand(process.execPath, [floorScript, linFile], env),
-    expectExit(linId, 0),
-  ),
-);
+const linArgs = ['--checker', 'linearizable', '--model', 'cas-register'];
+const linFigure = `faultline check, ${size(ops)}-op cas-register JSONL, linearizable`;
+figures.push(againstFloor(linId, linFigure, linFile, linArgs, 0));
 
 // The same file in the bench's own process (read + pair + check, no start-up, no printing).
 const generated = fileURLToPath(new URL('./linearizability-generated.ts', import.meta.url));
@@ -107,16 +103,11 @@ figures.push(
   measurePair(
     {
       id: `${linId}-vs-bench`,
-      figure: `faultline check, ${size(ops)}-op cas-register JSONL, linearizable`,
+      figure: linFigure,
       floor: 'the same read + pair + check in the bench process (bench:linearizability)',
       samples,
     },
-    () =>
-      timeCommand(
-        process.execPath,
-        [bin, 'check', linFile, '--checker', 'linearizable', '--model', 'cas-register'],
-        env,
-      ),
+    cliCheck(linFile, linArgs),
     benchFigure,
     expectExit(`${linId}-vs-bench`, 0),
   ),
@@ -132,23 +123,13 @@ if (withElle) {
   );
   if (gen.status !== 0) throw new Error(`generating ${elleFile} failed: ${gen.stderr}`);
   try {
-    const id = `cli.check-elle-${size(txns)}`;
     figures.push(
-      measurePair(
-        {
-          id,
-          figure: `faultline check, ${size(txns)}-txn list-append JSONL, elle`,
-          floor: floorName,
-          samples,
-        },
-        () =>
-          timeCommand(
-            process.execPath,
-            [bin, 'check', elleFile, '--checker', 'elle', '--workload', 'list-append'],
-            env,
-          ),
-        () => timeCommand(process.execPath, [floorScript, elleFile], env),
-        expectExit(id, 1),
+      againstFloor(
+        `cli.check-elle-${size(txns)}`,
+        `faultline check, ${size(txns)}-txn list-append JSONL, elle`,
+        elleFile,
+        ['--checker', 'elle', '--workload', 'list-append'],
+        1,
       ),
     );
   } finally {

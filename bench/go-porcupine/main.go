@@ -105,12 +105,30 @@ var kvModel = porcupine.Model{
 	},
 }
 
+// Events in order; a process's open op is matched by its next return.
+type history struct {
+	events []porcupine.Event
+	open   map[int]int
+	next   int
+}
+
+func newHistory() *history { return &history{open: map[int]int{}} }
+
+func (h *history) call(proc int, input interface{}) {
+	h.events = append(h.events, porcupine.Event{ClientId: proc, Kind: porcupine.CallEvent, Value: input, Id: h.next})
+	h.open[proc] = h.next
+	h.next++
+}
+
+func (h *history) ret(proc int, output interface{}) {
+	h.events = append(h.events, porcupine.Event{ClientId: proc, Kind: porcupine.ReturnEvent, Value: output, Id: h.open[proc]})
+	delete(h.open, proc)
+}
+
 var etcdLine = regexp.MustCompile(`^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:(\w+)\s+(.*?)\s*$`)
 
 func parseEtcd(text string) ([]porcupine.Event, error) {
-	var events []porcupine.Event
-	open := map[int]int{}
-	id := 0
+	h := newHistory()
 	for n, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -135,9 +153,7 @@ func parseEtcd(text string) ([]porcupine.Event, error) {
 				in.arg1, _ = strconv.Atoi(parts[0])
 				in.arg2, _ = strconv.Atoi(parts[1])
 			}
-			events = append(events, porcupine.Event{ClientId: proc, Kind: porcupine.CallEvent, Value: in, Id: id})
-			open[proc] = id
-			id++
+			h.call(proc, in)
 		case "ok", "fail":
 			out := registerOutput{ok: kind == "ok"}
 			if f == "read" {
@@ -148,21 +164,20 @@ func parseEtcd(text string) ([]porcupine.Event, error) {
 					out.value, _ = strconv.Atoi(value)
 				}
 			}
-			events = append(events, porcupine.Event{ClientId: proc, Kind: porcupine.ReturnEvent, Value: out, Id: open[proc]})
-			delete(open, proc)
+			h.ret(proc, out)
 		case "info":
 			// The op stays open: it returns, with an unknown output, after the last line.
 		}
 	}
-	procs := make([]int, 0, len(open))
-	for p := range open {
+	procs := make([]int, 0, len(h.open))
+	for p := range h.open {
 		procs = append(procs, p)
 	}
 	sort.Ints(procs)
 	for _, p := range procs {
-		events = append(events, porcupine.Event{ClientId: p, Kind: porcupine.ReturnEvent, Value: registerOutput{unknown: true}, Id: open[p]})
+		h.ret(p, registerOutput{unknown: true})
 	}
-	return events, nil
+	return h.events, nil
 }
 
 var (
@@ -174,9 +189,7 @@ var (
 )
 
 func parseKv(text string) ([]porcupine.Event, error) {
-	var events []porcupine.Event
-	open := map[int]int{}
-	id := 0
+	h := newHistory()
 	for n, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -194,15 +207,12 @@ func parseKv(text string) ([]porcupine.Event, error) {
 			case "append":
 				in.op = 2
 			}
-			events = append(events, porcupine.Event{ClientId: proc, Kind: porcupine.CallEvent, Value: in, Id: id})
-			open[proc] = id
-			id++
+			h.call(proc, in)
 		} else {
-			events = append(events, porcupine.Event{ClientId: proc, Kind: porcupine.ReturnEvent, Value: v[2], Id: open[proc]})
-			delete(open, proc)
+			h.ret(proc, v[2])
 		}
 	}
-	return events, nil
+	return h.events, nil
 }
 
 type fixture struct {

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import {
   type Baseline,
   baselinePath,
@@ -103,13 +103,19 @@ const runGuard = (dir: string, baselineFile: string) =>
     encoding: 'utf8',
   });
 
-test('bench/guard.ts exits 1 on a worse ratio, 0 within tolerance, 254 on a malformed results file', (t) => {
+/** A temporary baseline (the one above) and an empty results directory, removed after the test. */
+function guardDir(t: ExecutionContext): { baselineFile: string; res: string } {
   const dir = mkdtempSync(join(tmpdir(), 'faultline-guard-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const baselineFile = join(dir, 'baseline.json');
   writeFileSync(baselineFile, JSON.stringify(baseline));
   const res = join(dir, 'results');
   mkdirSync(res);
+  return { baselineFile, res };
+}
+
+test('bench/guard.ts exits 1 on a worse ratio, 0 within tolerance, 254 on a malformed results file', (t) => {
+  const { baselineFile, res } = guardDir(t);
   writeFileSync(join(res, 'b.json'), JSON.stringify(results([figure('b.a', 2.1), figure('b.b', 1.6)])));
   const ok = runGuard(res, baselineFile);
   t.is(ok.status, 0, ok.stdout + ok.stderr);
@@ -124,12 +130,7 @@ test('bench/guard.ts exits 1 on a worse ratio, 0 within tolerance, 254 on a malf
 });
 
 test('bench/guard.ts --update writes the run as the baseline, which then passes', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'faultline-guard-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const baselineFile = join(dir, 'baseline.json');
-  writeFileSync(baselineFile, JSON.stringify(baseline));
-  const res = join(dir, 'results');
-  mkdirSync(res);
+  const { baselineFile, res } = guardDir(t);
   writeFileSync(join(res, 'b.json'), JSON.stringify(results([figure('b.a', 3), figure('b.b', 3)])));
   t.is(runGuard(res, baselineFile).status, 1);
   execFileSync(process.execPath, [
