@@ -91,6 +91,8 @@ interface Subject {
   name: string;
   argv: string[];
   expectExit: number;
+  /** The program run (node unless said). */
+  command?: string;
 }
 
 const subjects: Subject[] = [
@@ -109,6 +111,19 @@ const subjects: Subject[] = [
     expectExit: 0,
   },
 ];
+// `npx faultline` as users type it: npm's own start-up comes first (not in the CI form: it measures npm).
+const npxBin = join(root, 'node_modules', '.bin', 'faultline');
+if (!args.ci) {
+  if (existsSync(npxBin))
+    subjects.push({
+      id: 'startup.npx-version',
+      name: 'npx faultline --version',
+      command: 'npx',
+      argv: ['--no-install', 'faultline', '--version'],
+      expectExit: 0,
+    });
+  else process.stdout.write(`npx faultline is not measured: ${npxBin} is absent (npm ci links it)\n`);
+}
 
 function peakRssMb(argv: string[], env: NodeJS.ProcessEnv): number {
   const r = spawnSync(process.execPath, ['--import', rssProbe, ...argv], { env, encoding: 'utf8' });
@@ -154,7 +169,7 @@ try {
         floor: 'node -e 0 (same run)',
         samples: runs,
       },
-      () => node(s.argv, env),
+      () => (s.command ? timeCommand(s.command, s.argv, env) : node(s.argv, env)),
       () => node(['-e', '0'], env),
       (t, which) => {
         const want = which === 'figure' ? s.expectExit : 0;
@@ -169,7 +184,7 @@ try {
       cpuMsMedian: Math.round(f.cpuMs),
       nodeWallMsMedian: Math.round(f.floorWallMs),
       nodeCpuMsMedian: Math.round(f.floorCpuMs),
-      peakRssMb: peakRssMb(s.argv, env),
+      peakRssMb: s.command ? Number.NaN : peakRssMb(s.argv, env),
     });
   }
 } finally {
@@ -207,7 +222,7 @@ if (args.json) {
   );
   for (const r of results) {
     process.stdout.write(
-      `${r.command.padEnd(32)} wall ${String(r.wallMsMedian).padStart(5)} ms  cpu ${String(r.cpuMsMedian).padStart(5)} ms  peak RSS ${String(r.peakRssMb).padStart(4)} MB  ` +
+      `${r.command.padEnd(32)} wall ${String(r.wallMsMedian).padStart(5)} ms  cpu ${String(r.cpuMsMedian).padStart(5)} ms  peak RSS ${(Number.isNaN(r.peakRssMb) ? '-' : String(r.peakRssMb)).padStart(4)} MB  ` +
         `node -e 0 (alternately) ${r.nodeWallMsMedian} / ${r.nodeCpuMsMedian} ms: +${r.wallMsMedian - r.nodeWallMsMedian} ms wall, +${r.cpuMsMedian - r.nodeCpuMsMedian} ms cpu\n`,
     );
   }
