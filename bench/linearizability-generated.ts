@@ -65,7 +65,7 @@ function etcdLine(ev: HistoryEvent): string {
 }
 
 /** Write the sized history once (kept in the temporary directory for later runs). */
-async function historyFile(ops: number, format: 'jsonl' | 'porcupine-etcd'): Promise<string> {
+export async function historyFile(ops: number, format: 'jsonl' | 'porcupine-etcd'): Promise<string> {
   const file = join(
     tmpdir(),
     `faultline-bench-lin-${ops}-p${SIZED.processes}-i${SIZED.infoRate}-v${SIZED.values}-s${SIZED.seed}.${format === 'jsonl' ? 'jsonl' : 'log'}`,

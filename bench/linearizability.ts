@@ -16,7 +16,14 @@
  * with the RSS before any history is loaded next to the peak.
  *
  *   npm run bench:linearizability [-- --json] [--runs N] [--workers N] [--sizes 1e5,1e6,1e7] [--etcd]
- *                                    [--no-fixtures] [--no-hard] [--built]
+ *                                    [--no-fixtures] [--no-hard] [--built] [--results DIR]
+ *   npm run bench:linearizability -- --ci --no-hard     short version for the regression guard
+ *   FAULTLINE_PORCUPINE_SRC=DIR npm run bench:linearizability -- --go --no-hard
+ *       Go Porcupine (./go-porcupine.ts) one pass beside each of faultline's, alternating, same files
+ *
+ * With ≥ 3 passes the fixtures pass is also written to bench/results/linearizability.json for
+ * bench/guard.ts: the check's CPU time over an anchor measured before each pass in the same process,
+ * reading and pairing the same files again (so the ratio hardly moves with the host's load).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -33,6 +40,8 @@ import {
   porcupineDir,
   porcupineFixtures,
 } from '../test/linearizability/porcupine-fixtures.ts';
+import { median, writeResults } from './figures.ts';
+import { type GoPass, goPorcupine } from './go-porcupine.ts';
 import { type GeneratedCase, runGeneratedCases } from './linearizability-generated.ts';
 
 /** Porcupine's median check total over the 109 files on this machine kind (reference/porcupine.md §5). */
@@ -45,7 +54,8 @@ function arg(name: string): string | undefined {
 }
 
 const json = process.argv.includes('--json');
-const runs = Math.max(1, Number(arg('--runs') ?? 3));
+// --ci: 8 passes, the first a warm-up left out of the guarded ratios (JIT and GC settle in it).
+const runs = Math.max(1, Number(arg('--runs') ?? (process.argv.includes('--ci') ? 8 : 3)));
 const workers = Number(arg('--workers') ?? 0);
 const sizes = (arg('--sizes') ?? '')
   .split(',')
@@ -67,11 +77,6 @@ if (fixturesWanted && fixturesAbsence) {
 }
 const withFixtures = fixturesWanted && !fixturesAbsence;
 const withHard = !process.argv.includes('--no-hard');
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) / 2)] as number;
-};
 
 const goFiles = withFixtures
   ? (
@@ -109,8 +114,28 @@ const passTotals: number[] = [];
 // CPU time of the process during the checks: less sensitive than wall time when the machine is shared
 // (it still includes GC helper threads).
 const passCpuTotals: number[] = [];
+// The anchor, measured before each pass in the same process: reading and pairing the same 109 files
+// again (faultline's own reader; the Go checker is not run here). The guard compares check / anchor.
+const ANCHOR_ROUNDS = 3;
+const anchorCpuTotals: number[] = [];
+const anchorWallTotals: number[] = [];
+// Go Porcupine (--go): one pass of its harness beside each of faultline's, alternating which goes first.
+const go = withFixtures && process.argv.includes('--go') ? goPorcupine(porcupineDir) : null;
+if (go && 'skipped' in go) console.log(`bench: Go Porcupine is skipped: ${go.skipped}`);
+const goPasses: GoPass[] = [];
+const goPass = () => {
+  if (go && 'run' in go) goPasses.push(go.run());
+};
 const loadBefore = loadavg()[0] ?? 0;
 for (let pass = 0; pass < runs; pass++) {
+  if (pass % 2 === 0) goPass();
+  // Three rounds, averaged: one round (~100 ms) moved by ±25 % with the collector's timing.
+  const a0 = process.cpuUsage();
+  const aw = performance.now();
+  for (let round = 0; round < ANCHOR_ROUNDS; round++) for (const f of fixtures) await loadFixtureOps(f);
+  anchorWallTotals.push((performance.now() - aw) / ANCHOR_ROUNDS);
+  const a = process.cpuUsage(a0);
+  anchorCpuTotals.push((a.user + a.system) / 1000 / ANCHOR_ROUNDS);
   let total = 0;
   const cpu0 = process.cpuUsage();
   for (const h of loaded) {
@@ -129,9 +154,65 @@ for (let pass = 0; pass < runs; pass++) {
   passTotals.push(total);
   const cpu = process.cpuUsage(cpu0);
   passCpuTotals.push((cpu.user + cpu.system) / 1000);
+  if (pass % 2 === 1) goPass();
 }
+const goMismatches = [...new Set(goPasses.flatMap((p) => p.mismatches))];
 
 const totalMs = median(passTotals);
+const loadAfter = loadavg()[0] ?? 0;
+if (withFixtures && runs >= 3) {
+  const round = (x: number, d = 1) => Number(x.toFixed(d));
+  // Per-pass ratios over the passes after the first (a warm-up) when at least 3 remain.
+  const from = runs >= 4 ? 1 : 0;
+  const ratioOf = (xs: number[], ys: number[]) =>
+    round(median(xs.slice(from).map((x, i) => x / (ys[i + from] as number))), 3);
+  writeResults(
+    {
+      bench: 'linearizability',
+      mode: process.argv.includes('--ci') ? 'ci' : 'full',
+      figures: [
+        {
+          id: 'linearizability.fixtures',
+          figure: `check of Porcupine's ${loaded.length} histories (one pass)`,
+          floor: 'reading and pairing the same files (same process, before each pass)',
+          cpuMs: round(median(passCpuTotals)),
+          floorCpuMs: round(median(anchorCpuTotals)),
+          wallMs: round(totalMs),
+          floorWallMs: round(median(anchorWallTotals)),
+          ratio: ratioOf(passCpuTotals, anchorCpuTotals),
+          wallRatio: ratioOf(passTotals, anchorWallTotals),
+          samples: runs - from,
+          loadAverage: [round(loadBefore, 2), round(loadAfter, 2)],
+        },
+        ...(goPasses.length === runs
+          ? [
+              {
+                id: 'linearizability.vs-go',
+                figure: `check of Porcupine's ${loaded.length} histories (one pass)`,
+                floor: 'Go Porcupine, the same files, passes alternating (harness bench/go-porcupine)',
+                cpuMs: round(median(passCpuTotals)),
+                floorCpuMs: round(median(goPasses.map((p) => p.cpuMs))),
+                wallMs: round(totalMs),
+                floorWallMs: round(median(goPasses.map((p) => p.wallMs))),
+                ratio: ratioOf(
+                  passCpuTotals,
+                  goPasses.map((p) => p.cpuMs),
+                ),
+                wallRatio: ratioOf(
+                  passTotals,
+                  goPasses.map((p) => p.wallMs),
+                ),
+                samples: runs - from,
+                loadAverage: [round(loadBefore, 2), round(loadAfter, 2)] as [number, number],
+              },
+            ]
+          : []),
+      ],
+      skipped: go && 'skipped' in go ? [{ id: 'linearizability.vs-go', reason: go.skipped }] : [],
+    },
+    ...(arg('--results') ? [arg('--results') as string] : []),
+  );
+}
 const files: Record<string, { ms: number; valid: unknown; goMs?: number }> = {};
 for (const [path, rec] of perFile) {
   files[path] = { ms: Number(median(rec.ms).toFixed(3)), valid: rec.valid, goMs: goFiles[path]?.checkMs };
@@ -235,6 +316,14 @@ function printFixtures(): void {
   console.log(
     `total (median pass): ${totalMs.toFixed(1)} ms; Go ${GO_TOTAL_MS} ms; ratio ${(totalMs / GO_TOTAL_MS).toFixed(3)} (target <= 1)`,
   );
+  if (goPasses.length > 0) {
+    const ratios = passCpuTotals.map((c, i) => c / (goPasses[i] as GoPass).cpuMs);
+    console.log(
+      `Go Porcupine in this run (${go && 'version' in go ? go.version : ''}), passes alternating: CPU ${goPasses.map((p) => p.cpuMs.toFixed(0)).join(', ')} ms, wall ${goPasses.map((p) => p.wallMs.toFixed(0)).join(', ')} ms; ` +
+        `faultline / Go by CPU ${ratios.map((r) => r.toFixed(3)).join(', ')} (median ${median(ratios).toFixed(3)}; target <= 0.25)` +
+        (goMismatches.length > 0 ? `; GO VERDICT MISMATCHES: ${goMismatches.join(', ')}` : ''),
+    );
+  }
   for (const c of c50) console.log(`${c.path}: ${c.ms.toFixed(1)} ms (target <= ${TARGET_C50_MS})`);
   console.log(`process CPU during the checks (median pass): ${median(passCpuTotals).toFixed(1)} ms`);
   console.log(
@@ -254,4 +343,5 @@ function printFixtures(): void {
       : `VERDICT MISMATCHES: ${mismatches.join(', ')}`,
   );
 }
-if (mismatches.length > 0 || (built?.mismatches.length ?? 0) > 0) process.exitCode = 1;
+if (mismatches.length > 0 || (built?.mismatches.length ?? 0) > 0 || goMismatches.length > 0)
+  process.exitCode = 1;

@@ -1,7 +1,7 @@
 import { formatHealReport, healAll, healRecords, sweepNodes } from '../../../nemeses/heal.ts';
 import { FaultLedger, readLedger } from '../../../nemeses/ledger.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
-import type { SshCliOptions } from '../../core/control/connect.ts';
+import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { ClientOnlyRemote } from '../../lib/clusters/client-only.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { faultClasses } from '../../../nemeses/registry.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
-import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';

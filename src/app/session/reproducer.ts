@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { SshCliOptions } from '../../core/control/connect.ts';
 import { shellJoin } from '../../core/control/quote.ts';
+import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 
 /**
  * The command that re-runs a reproducible FAIL, as the user can paste it: `faultline run PLAN` with the

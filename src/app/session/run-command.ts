@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { sshCliOptionsFrom } from '../../core/control/connect.ts';
+import { sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { pathName } from '../../core/util/paths.ts';

@@ -5,7 +5,7 @@ import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
-import type { SshCliOptions } from '../../core/control/connect.ts';
+import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import { abortReason, EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';

@@ -1,57 +1,14 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
 import { type Inventory, loadInventory } from './inventory.ts';
+import type { SshCliOptions } from './ssh-cli-options.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
 import { connectRemote, type RemoteOptions } from './ssh-remote.ts';
 import type { NodeSpec, Remote } from './types.ts';
 
-/** The SSH flags every command that reaches nodes shares. */
-export interface SshCliOptions {
-  inventory?: string;
-  acceptNewHostKeys?: boolean;
-  insecureSkipHostKeyCheck?: boolean;
-  knownHosts?: string[];
-  /** Every node logs in with the password held by this environment variable (over the inventory's). */
-  passwordEnv?: string;
-  /** sudo on every node takes the password held by this environment variable (over the inventory's). */
-  sudoPasswordEnv?: string;
-}
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export function addSshOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--accept-new-host-keys',
-      "trust unknown host keys on first use (recorded in faultline's known_hosts); changed keys are still refused",
-    )
-    .option('--insecure-skip-host-key-check', 'do not verify host keys at all (warns on every run)')
-    .option('--known-hosts <file...>', 'extra known_hosts files to check')
-    .option(
-      '--password <password>',
-      "SSH password for every node (Jepsen's flag; visible to other local users in the process list: prefer --password-env)",
-    )
-    .option('--password-env <var>', 'SSH password for every node, read from this environment variable')
-    .option('--sudo-password-env <var>', 'sudo password for every node, read from this environment variable')
-    .option(
-      '--allow-proxy-command',
-      'run ProxyCommand / Match exec commands named by the inventory, its ssh_config or a ledger (refused otherwise)',
-    );
-}
-
-/** The shared SSH flags out of a commander options object. */
-export function sshCliOptionsFrom(f: Record<string, unknown>): SshCliOptions {
-  return {
-    acceptNewHostKeys: f.acceptNewHostKeys === true,
-    insecureSkipHostKeyCheck: f.insecureSkipHostKeyCheck === true,
-    ...(Array.isArray(f.knownHosts) && { knownHosts: f.knownHosts.map(String) }),
-    ...(typeof f.passwordEnv === 'string' && { passwordEnv: f.passwordEnv }),
-    ...(typeof f.sudoPasswordEnv === 'string' && { sudoPasswordEnv: f.sudoPasswordEnv }),
-  };
-}
 
 /**
  * The nodes with the command line's password variables in place of the inventory's. Only the variables'

@@ -1,12 +1,8 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import {
-  hostKeyPolicyFrom,
-  remoteOptionsFor,
-  type SshCliOptions,
-  withCliPasswords,
-} from '../../core/control/connect.ts';
+import { hostKeyPolicyFrom, remoteOptionsFor, withCliPasswords } from '../../core/control/connect.ts';
 import { type Inventory, loadInventory } from '../../core/control/inventory.ts';
+import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import { connectRemote, type RemoteOptions } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addSshOptions, type SshCliOptions } from '../../../core/control/connect.ts';
+import { addSshOptions, type SshCliOptions } from '../../../core/control/ssh-cli-options.ts';
 import { helpEpilogue } from '../help.ts';
 
 /** `faultline doctor`: per-node preflight report (SSH, sudo, fault tooling, clock ownership, disk). */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addSshOptions } from '../../../core/control/connect.ts';
+import { addSshOptions } from '../../../core/control/ssh-cli-options.ts';
 import { helpEpilogue } from '../help.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { faultClasses } from '../../../../nemeses/registry.ts';
-import { addSshOptions } from '../../../core/control/connect.ts';
+import { addSshOptions } from '../../../core/control/ssh-cli-options.ts';
 import { clients } from '../../../lib/clients/registry.ts';
 import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
