@@ -12,7 +12,14 @@ import { join } from 'node:path';
 import test from 'ava';
 import { diskNemesis } from '../../nemeses/disk.ts';
 import type { FaultSpec } from '../../nemeses/types.ts';
-import { localClusterDown, localClusterUp, nodeFsSource } from '../../src/lib/clusters/local.ts';
+import {
+  DEFAULT_NODE_DATA_BYTES,
+  ensureLocalCluster,
+  localClusterDown,
+  localClusterUp,
+  nodeFsSource,
+  readClusterState,
+} from '../../src/lib/clusters/local.ts';
 import { clusterDir } from '../../src/lib/clusters/state-dir.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
@@ -173,4 +180,23 @@ test.serial('cluster down leaves no mount, no data and no state behind', async (
   for (let i = 0; i < 40 && mountsNamed(sources).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
   t.deepEqual(mountsNamed(sources), [], 'no process on this host sees a node filesystem');
   t.false(existsSync(clusterDir(name)), 'the cluster’s state directory is gone');
+});
+
+test.serial('a cluster from before per-node filesystems is rebuilt, not reused, by --local', async (t) => {
+  if (fx.skipReason) return t.pass(`skipped: ${fx.skipReason}`);
+  const name = `${prefix}node-fs-old`;
+  await localClusterDown(name);
+  await localClusterUp({ nodes: 1, name });
+  try {
+    // What an older faultline wrote: the same state without dataBytes.
+    const statePath = join(clusterDir(name), 'state.json');
+    const { dataBytes: _, ...old } = JSON.parse(readFileSync(statePath, 'utf8'));
+    writeFileSync(statePath, JSON.stringify(old));
+    const again = await ensureLocalCluster(name, 1);
+    t.true(again.created, 'rebuilt');
+    t.is(readClusterState(name)?.dataBytes, DEFAULT_NODE_DATA_BYTES);
+    t.true((await ensureLocalCluster(name, 1)).created === false, 'and reused from then on');
+  } finally {
+    await localClusterDown(name);
+  }
 });

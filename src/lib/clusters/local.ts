@@ -618,8 +618,8 @@ export function listLocalClusters(): string[] {
 
 /**
  * The local cluster `name` with `nodes` nodes: reused when it is already up with that size and every
- * node's sshd answers, rebuilt when its sshds are gone, brought up when absent. `created` tells the caller
- * whether it owns the teardown.
+ * node's sshd answers, rebuilt when its sshds are gone (or it predates per-node filesystems), brought up
+ * when absent. `created` tells the caller whether it owns the teardown.
  */
 export async function ensureLocalCluster(
   name: string,
@@ -634,9 +634,14 @@ export async function ensureLocalCluster(
     // A cluster whose sshds are gone (the host rebooted, or a killed run took its namespaces' processes
     // with it) is rebuilt rather than handed out: every command on it would be refused.
     const up = await Promise.all(existing.nodes.map((n) => tcpOpen(n.address, 22, 1000)));
-    if (up.every(Boolean)) return { cluster: localCluster(name), created: false };
+    // A cluster from a faultline that kept node data on the host's disk (no own filesystems) is rebuilt too.
+    if (up.every(Boolean) && existing.dataBytes !== undefined)
+      return { cluster: localCluster(name), created: false };
     const down = existing.nodes.filter((_, i) => !up[i]).map((n) => n.name);
-    log().warn({ cluster: name, sshdDown: down }, 'local cluster is not serving SSH; rebuilding it');
+    log().warn(
+      { cluster: name, sshdDown: down, ownFilesystems: existing.dataBytes !== undefined },
+      'local cluster is not serving SSH or has no per-node filesystems; rebuilding it',
+    );
     await localClusterDown(name);
   }
   return { cluster: await localClusterUp({ nodes, name }), created: true };
