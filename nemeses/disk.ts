@@ -220,8 +220,8 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         u.dir = dir;
         u.junk = junkPath(dir, id);
         u.freeBefore = await freeBytes(remote, node, dir);
-        // A data directory on a big shared filesystem (a local-cluster node's is the host's own) would
-        // fill the host: refused, naming what is needed, unless the plan raises the cap knowingly.
+        // A data directory on a big shared filesystem (a lab node whose data sits on its root disk) would
+        // fill that disk: refused, naming what is needed, unless the plan raises the cap knowingly.
         const cap = Math.floor(Number(p.maxFillBytes ?? DEFAULT_MAX_FILL_BYTES));
         const fill = u.freeBefore - Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
         if (fill > cap)
