@@ -24,7 +24,13 @@ import {
   writeProbeCommand,
   zeroChunkCommand,
 } from './commands/disk.ts';
-import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
+import {
+  confinedDiskRoots,
+  listMarkersCommand,
+  nodeStateDir,
+  parseMarkers,
+  writeMarkerCommand,
+} from './node-state.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -114,13 +120,31 @@ function confined(
  * A path the plan named relative to the data directory, checked on the node itself after symlinks
  * (`realpath -m`): a symlink in the data directory pointing at /etc cannot carry the fault out of it.
  */
-async function insideOnNode(remote: Remote, node: string, path: string, base: string): Promise<void> {
-  const r = await run(remote, node, `realpath -m -- ${shellQuote(base)} ${shellQuote(path)}`);
-  const [realBase, real] = r.stdout.trim().split('\n');
-  if (!realBase || !real || (real !== realBase && !real.startsWith(`${realBase}/`)))
+async function insideOnNode(
+  remote: Remote,
+  node: string,
+  path: string,
+  bases: string | readonly string[],
+  what = 'the data directory',
+): Promise<void> {
+  const roots = typeof bases === 'string' ? [bases] : bases;
+  const r = await run(remote, node, `realpath -m -- ${[...roots, path].map(shellQuote).join(' ')}`);
+  const lines = r.stdout.trim().split('\n');
+  const real = lines[roots.length];
+  const realRoots = lines.slice(0, roots.length).filter(Boolean);
+  if (!real || !realRoots.some((b) => real === b || real.startsWith(`${b}/`)))
     throw new Error(
-      `${node}: ${path} leads to ${real ?? '?'}, outside the data directory ${realBase ?? base}: refused`,
+      `${node}: ${path} leads to ${real ?? '?'}, outside ${what} ${(realRoots.length > 0 ? realRoots : roots).join(', ')}: refused`,
     );
+}
+
+/**
+ * On a local-cluster node any target, however it was given (plan, --nemesis, API, ledger), must lead
+ * into one of the node's own bounded filesystems: everything else there is the host's.
+ */
+async function onNodeOwnFilesystem(remote: Remote, node: string, path: string): Promise<void> {
+  const roots = confinedDiskRoots(remote.node(node));
+  if (roots) await insideOnNode(remote, node, path, roots, "the node's own filesystems");
 }
 
 function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
@@ -192,11 +216,12 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
       if (action === 'disk-full') {
         if (typeof dir !== 'string') throw new Error('disk-full needs params.dir (the data directory)');
         if (within) await insideOnNode(remote, node, dir, within);
+        await onNodeOwnFilesystem(remote, node, dir);
         u.dir = dir;
         u.junk = junkPath(dir, id);
         u.freeBefore = await freeBytes(remote, node, dir);
-        // A data directory on a big shared filesystem (a local-cluster node's is the host's own) would
-        // fill the host: refused, naming what is needed, unless the plan raises the cap knowingly.
+        // A data directory on a big shared filesystem (a lab node whose data sits on its root disk) would
+        // fill that disk: refused, naming what is needed, unless the plan raises the cap knowingly.
         const cap = Math.floor(Number(p.maxFillBytes ?? DEFAULT_MAX_FILL_BYTES));
         const fill = u.freeBefore - Math.max(0, Math.floor(Number(p.leaveBytes ?? 65536)));
         if (fill > cap)
@@ -212,11 +237,13 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         if (!file && within && typeof dir === 'string') await insideOnNode(remote, node, dir, within);
         if (!file) {
           if (typeof dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
+          await onNodeOwnFilesystem(remote, node, dir);
           const files = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
           if (files.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
           file = files[rng.int(files.length)] as string;
         }
         if (within) await insideOnNode(remote, node, file, within);
+        await onNodeOwnFilesystem(remote, node, file);
         u.file = file;
         u.before = await checksum(remote, node, file);
         if (!u.before) throw new Error(`${node}: cannot read ${file}`);

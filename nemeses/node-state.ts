@@ -6,9 +6,22 @@ import { pathName } from '../src/core/util/paths.ts';
  * Per-node marker directory for what faultline changed on a node (paused pids, junk files, faketime
  * files, strobe loops). The sweep (`faultline heal --inventory`) reads it back without any ledger.
  * The cluster and node names are both part of the path because the nodes of every local cluster on a
- * host share one filesystem: one cluster's sweep must never touch another cluster's markers.
+ * host share the host's /run: one cluster's sweep must never touch another cluster's markers.
  */
 export const STATE_ROOT = '/run/faultline';
+
+/**
+ * Inside a local-cluster node (a network namespace, labelled `netns` by its inventory), the node's own
+ * size-limited filesystems: its data root and its /tmp. They are the only places on such a node a disk
+ * fault may land, since everything else a namespace node sees is the host's own filesystem.
+ */
+export const LOCAL_NODE_DATA_ROOT = '/var/lib/faultline';
+export const LOCAL_NODE_OWN_FILESYSTEMS: readonly string[] = [LOCAL_NODE_DATA_ROOT, '/tmp'];
+
+/** Where disk faults must stay on this node (after symlinks); undefined: the data directory rule alone. */
+export function confinedDiskRoots(spec: Pick<NodeSpec, 'labels'>): readonly string[] | undefined {
+  return spec.labels?.netns !== undefined ? LOCAL_NODE_OWN_FILESYSTEMS : undefined;
+}
 
 /** The cluster a node belongs to (its inventory's `labels.cluster`), or `default` for an unlabelled lab node. */
 export function clusterKeyOf(spec: Pick<NodeSpec, 'name' | 'labels'>): string {

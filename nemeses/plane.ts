@@ -42,7 +42,10 @@ export interface FaultPlaneOptions {
   remote: Remote;
   /** ledger.jsonl of the run. */
   ledgerPath: string;
-  /** Written to the ledger, so `faultline heal --ledger` can reconnect and verify host keys. */
+  /**
+   * Written to the ledger, so `faultline heal --ledger` can reconnect and verify host keys; the remote's
+   * own host-key files are recorded when this names none.
+   */
   reach?: LedgerReach;
   sut?: SutHooks;
   /** Target choices (a seed fixes them). */
@@ -80,7 +83,8 @@ export class FaultPlane implements NemesisDriver {
     this.rng = (o.rng ?? new Rng(1)).fork('fault-targets');
     this.lookup = o.lookup ?? ((kind) => nemeses.require(kind, 'nemesis').load());
     this.ledger = new FaultLedger(o.ledgerPath);
-    this.ledger.cluster(o.remote.nodes, o.reach ?? {});
+    const knownHostsFiles = o.reach?.knownHostsFiles ?? o.remote.knownHostsFiles?.();
+    this.ledger.cluster(o.remote.nodes, { ...o.reach, ...(knownHostsFiles && { knownHostsFiles }) });
   }
 
   private get nodes(): string[] {

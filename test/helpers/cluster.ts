@@ -39,6 +39,8 @@ export interface WithClusterOptions {
   sshViaForward?: boolean;
   /** Nodes log in as this non-root user with sudo. */
   loginUser?: LoginUserOptions;
+  /** Size of each node's own data and /tmp filesystems. */
+  dataBytes?: number;
 }
 
 function skippingTest(test: TestFn, reason: string): TestFn {
@@ -98,6 +100,7 @@ export function withCluster(test: TestFn, given: WithClusterOptions): ClusterFix
         ...(opts.subnet ? { subnet: opts.subnet } : {}),
         ...(opts.sshViaForward && { sshViaForward: true }),
         ...(opts.loginUser && { loginUser: opts.loginUser }),
+        ...(opts.dataBytes && { dataBytes: opts.dataBytes }),
       });
     });
     test.after.always(async () => {

@@ -151,8 +151,8 @@ a.test.serial(
       ha.child.kill('SIGKILL');
       hb.child.kill('SIGKILL');
     });
-    await assertInForce(t, ra, 'sec-a', pa);
-    await assertInForce(t, rb, 'sec-b', pb);
+    await assertInForce(t, ra, a.cluster().name, pa);
+    await assertInForce(t, rb, b.cluster().name, pb);
 
     // The run on sec-a dies mid-fault: nothing of it is healed.
     ha.child.kill('SIGKILL');
@@ -163,14 +163,14 @@ a.test.serial(
         .sort(),
       [...ha.ids].sort(),
     );
-    await assertInForce(t, ra, 'sec-a', pa);
+    await assertInForce(t, ra, a.cluster().name, pa);
 
     const byLedger = await execa('node', [bin, 'heal', '--ledger', la], { reject: false, env });
     t.is(byLedger.exitCode, 0, byLedger.stderr || byLedger.stdout);
     t.regex(byLedger.stdout, /all nodes clean/);
     t.deepEqual(readLedger(la).unhealed, []);
-    await assertClean(t, ra, 'sec-a', pa);
-    await assertInForce(t, rb, 'sec-b', pb);
+    await assertClean(t, ra, a.cluster().name, pa);
+    await assertInForce(t, rb, b.cluster().name, pb);
 
     // A sweep of sec-a by its inventory (no ledger) also leaves sec-b alone.
     const bySweep = await execa('node', [bin, 'heal', '--inventory', a.cluster().inventoryPath], {
@@ -179,13 +179,13 @@ a.test.serial(
     });
     t.is(bySweep.exitCode, 0, bySweep.stderr || bySweep.stdout);
     t.notRegex(bySweep.stdout, /fixed/);
-    await assertInForce(t, rb, 'sec-b', pb);
+    await assertInForce(t, rb, b.cluster().name, pb);
 
     // sec-b's own run still heals everything of its own on SIGTERM.
     hb.child.kill('SIGTERM');
     t.is((await hb.child).exitCode, 143);
     t.deepEqual(readLedger(lb).unhealed, []);
-    await assertClean(t, rb, 'sec-b', pb);
-    await assertClean(t, ra, 'sec-a', pa);
+    await assertClean(t, rb, b.cluster().name, pb);
+    await assertClean(t, ra, a.cluster().name, pa);
   },
 );

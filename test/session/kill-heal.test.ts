@@ -3,14 +3,16 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { readLedger } from '../../nemeses/ledger.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 /**
  * kill -9 of `faultline run` in the middle of a scenario with a partition in force, then
- * `faultline heal --ledger`: every node is clean again (no FAULTLINE chain left) and the history the
- * killed run left is still readable.
+ * `faultline heal --ledger` with nothing else (no inventory, no --known-hosts, no key): the ledger alone
+ * reaches the nodes and verifies their host keys, every node is clean again (no FAULTLINE chain left)
+ * and the history the killed run left is still readable.
  */
 const fx = withCluster(test, { nodes: 3, name: 'run-kill' });
 const root = new URL('../../', import.meta.url).pathname;
@@ -41,7 +43,7 @@ async function waitFor<T>(what: string, fn: () => T | null, timeoutMs: number): 
 }
 
 fx.test.serial(
-  'kill -9 mid-scenario, then faultline heal: the cluster is clean and the history readable',
+  'kill -9 mid-scenario, then faultline heal --ledger alone: the cluster is clean and the history readable',
   async (t) => {
     t.timeout(5 * 60_000);
     const out = mkdtempSync(join(tmpdir(), 'fl-kill-'));
@@ -86,8 +88,13 @@ fx.test.serial(
       ).join('\n');
     t.regex(await chains(), /FAULTLINE/, 'the killed run left its partition in force');
 
-    const heal = spawnSync(process.execPath, [cli, 'heal', '--ledger', ledger, '--inventory', inventory], {
-      env,
+    const cluster = readLedger(ledger);
+    t.true(cluster.knownHostsFiles?.includes(fx.cluster().knownHostsPath), 'the ledger names known_hosts');
+    // From another directory, with HOME elsewhere: nothing but the ledger can tell heal where the nodes are.
+    const home = mkdtempSync(join(tmpdir(), 'fl-kill-home-'));
+    const heal = spawnSync(process.execPath, [cli, 'heal', '--ledger', ledger], {
+      env: { ...env, HOME: home },
+      cwd: home,
       encoding: 'utf8',
     });
     t.log(heal.stdout, heal.stderr);

@@ -1,6 +1,7 @@
 import { parseDuration } from '../../core/util/duration.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { parseSize } from '../../core/util/size.ts';
 import { terminalText } from '../../core/util/terminal.ts';
 import { diffIsRed, diffSessions, renderDiff } from './diff.ts';
 import { rewriteIndex, StoreIndex } from './index-file.ts';
@@ -118,13 +119,6 @@ export async function pruneCommand(o: Record<string, string | boolean | undefine
   }
   out(`${plan.remove.length} session(s) ${o.dryRun ? 'would be removed' : 'removed'}, ${plan.keep} kept`);
   return 0;
-}
-
-export function parseSize(text: string, flag: string): number {
-  const m = text.trim().match(/^(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?$/i);
-  if (!m) throw new UserError(`${flag}: a size such as 256K or 10M (got ${text})`);
-  const unit = (m[2] ?? 'B').toUpperCase()[0]!;
-  return Math.round(Number(m[1]) * ({ B: 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[unit] ?? 1));
 }
 
 export async function compressCommand(o: Record<string, string | boolean | undefined>): Promise<number> {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Duplex, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type ConnectConfig } from 'ssh2';
@@ -109,9 +109,13 @@ export class SshConnector {
     this.knownHosts = loadKnownHosts(this.knownHostsFiles());
   }
 
-  private knownHostsFiles(): string[] {
-    const files = this.opts.knownHostsFiles ?? [join(homedir(), '.ssh', 'known_hosts')];
-    return files.includes(this.acceptedFile) ? files : [...files, this.acceptedFile];
+  /** Every file host keys are checked against (the accepted-keys file included), absolute. */
+  knownHostsFiles(): string[] {
+    const files = (this.opts.knownHostsFiles ?? [join(homedir(), '.ssh', 'known_hosts')]).map((f) =>
+      resolve(f),
+    );
+    const accepted = resolve(this.acceptedFile);
+    return files.includes(accepted) ? files : [...files, accepted];
   }
 
   async connect(spec: NodeSpec): Promise<Client> {

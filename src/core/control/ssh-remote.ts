@@ -270,10 +270,12 @@ class SshRemote implements Remote {
   private readonly redactor = new Redactor();
   private readonly commandLog: CommandLog;
   private readonly defaultTimeoutMs: number;
+  private readonly connector: SshConnector;
 
   constructor(nodes: readonly NodeSpec[], opts: RemoteOptions) {
     this.nodes = nodes;
     const connector = new SshConnector(opts);
+    this.connector = connector;
     const maxChannels = Math.min(Math.max(1, opts.maxChannels ?? 6), 9);
     const maxRunners = Math.max(0, Math.min(opts.commandRunners ?? 3, 9 - maxChannels));
     for (const n of nodes) {
@@ -292,6 +294,10 @@ class SshRemote implements Remote {
 
   commandLogPath(node: string): string | null {
     return this.commandLog.pathOf(node);
+  }
+
+  knownHostsFiles(): string[] {
+    return this.connector.knownHostsFiles();
   }
 
   private session(name: string): NodeSession {

@@ -101,4 +101,9 @@ export interface Remote {
   close(): Promise<void>;
   /** Where every command run on the node is logged (`logs/ssh/<node>.commands.jsonl`), when it is. */
   commandLogPath?(node: string): string | null;
+  /**
+   * The host-key files this remote checks, as absolute paths (a fault ledger records them, so
+   * `faultline heal --ledger` can verify the same nodes again with nothing else given).
+   */
+  knownHostsFiles?(): string[];
 }

@@ -14,7 +14,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { STATE_ROOT as NODE_STATE_ROOT } from '../../../nemeses/node-state.ts';
+import { LOCAL_NODE_DATA_ROOT, STATE_ROOT as NODE_STATE_ROOT } from '../../../nemeses/node-state.ts';
 import { knownHostsName } from '../../core/control/known-hosts.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
@@ -45,7 +45,24 @@ import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
  * `pkill` on one node cannot see another's processes, killing a node's sshd ends everything on it, and
  * root's shell start-up files on this host (pyenv …) are not paid on every command. All nodes share the
  * host kernel, hence its clock: the inventory says so (`sharedKernelClock: true`).
+ *
+ * Each node's /var/lib/faultline (where every database keeps its data, and where disk faults land) and its
+ * /tmp are the node's own size-limited tmpfs filesystems, mounted inside its mount namespace: a database,
+ * a `disk-full` or a runaway log fills them, never the host's disk; the host's /var/lib/faultline (cluster
+ * keys included) is out of the node's sight; the data is gone with the namespace when the node's PID 1
+ * dies (`cluster down`). Disk faults on such a node are refused outside these two (nemeses/disk.ts).
  */
+
+/** Where each node's own bounded filesystem is mounted, inside the node (disk faults stay under it). */
+export const NODE_DATA_ROOT = LOCAL_NODE_DATA_ROOT;
+/** Default size of each of those filesystems (tmpfs pages are only used as written). */
+export const DEFAULT_NODE_DATA_BYTES = 512 * 1024 ** 2;
+const MIN_NODE_DATA_BYTES = 16 * 1024 ** 2;
+/**
+ * The node's own directory (sshd's config, host key, log) as the node sees it: bound here before the
+ * node's data filesystem covers the host's /var/lib/faultline, where the cluster's state lives.
+ */
+const NODE_SELF_DIR = '/run/faultline-node';
 
 const NodeStateSchema = z.object({
   name: z.string(),
@@ -70,6 +87,8 @@ const ClusterStateSchema = z.object({
     .optional(),
   /** Nodes log in as this user and reach root through sudo. */
   loginUser: LoginUserSchema.optional(),
+  /** Size of each node's own data and /tmp filesystems (tmpfs inside the node). */
+  dataBytes: z.number().int().positive().optional(),
 });
 
 export type LocalClusterState = z.infer<typeof ClusterStateSchema>;
@@ -90,6 +109,8 @@ export interface LocalClusterUpOptions {
   sshViaForward?: boolean;
   /** Log in as this non-root user with sudo (NOPASSWD, or a password from an environment variable). */
   loginUser?: LoginUserOptions;
+  /** Size of each node's data and /tmp filesystems in bytes (default DEFAULT_NODE_DATA_BYTES). */
+  dataBytes?: number;
 }
 
 export const DEFAULT_CLUSTER_NAME = 'local';
@@ -145,15 +166,15 @@ function describe(state: LocalClusterState): LocalCluster {
   };
 }
 
-function sshdConfig(dir: string, node: string, address: string, loginUser?: LoginUser): string {
-  const nodeDir = join(dir, 'nodes', node);
+/** sshd's configuration, with paths as the node sees them (its own directory at NODE_SELF_DIR). */
+function sshdConfig(node: string, address: string, loginUser?: LoginUser): string {
   return [
     `# faultline local cluster node ${node}`,
     `ListenAddress ${address}:22`,
-    `HostKey ${join(nodeDir, 'ssh_host_ed25519_key')}`,
+    `HostKey ${NODE_SELF_DIR}/ssh_host_ed25519_key`,
     'PidFile none',
-    // A login user cannot read the cluster's 0700 directory; its key is in its own home.
-    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}${loginUser ? ' .ssh/authorized_keys' : ''}`,
+    // A login user cannot read root's 0600 key file; its key is in its own home.
+    `AuthorizedKeysFile ${NODE_SELF_DIR}/authorized_keys${loginUser ? ' .ssh/authorized_keys' : ''}`,
     'PermitRootLogin prohibit-password',
     // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
     `PasswordAuthentication ${loginUser?.sudoPasswordEnv ? 'yes' : 'no'}`,
@@ -173,24 +194,39 @@ function sshdConfig(dir: string, node: string, address: string, loginUser?: Logi
 
 /**
  * The script run as PID 1's parent inside a node's fresh namespaces: set the hostname, give the node its
- * own /root, /tmp and /etc/hosts, then become sshd.
+ * own /root, /tmp and /etc/hosts, bind its own directory where sshd finds it, cover /var/lib/faultline
+ * with the node's bounded filesystem, then become sshd. Every bind comes from the host's cluster
+ * directory before the cover hides it. Propagation is private: none of these mounts reaches the host.
  */
-function nodeInitScript(dir: string, node: string, configPath: string, loginUser: boolean): string {
+function nodeInitScript(
+  dir: string,
+  cluster: string,
+  node: string,
+  loginUser: boolean,
+  dataBytes: number,
+): string {
   const nodeDir = join(dir, 'nodes', node);
   return [
     'set -e',
     `hostname ${node}`,
     `mount --bind ${join(nodeDir, 'root')} /root`,
-    `mount --bind ${join(nodeDir, 'tmp')} /tmp`,
+    `mount -t tmpfs -o size=${dataBytes},mode=1777 ${nodeFsSource('tmp', cluster, node)} /tmp`,
     `mount --bind ${join(dir, 'hosts')} /etc/hosts`,
     ...(loginUser ? loginUserMounts(dir, nodeDir) : []),
-    `exec ${sshdPath()} -D -f ${configPath} -E ${join(nodeDir, 'sshd.log')}`,
+    `mount --bind ${nodeDir} ${NODE_SELF_DIR}`,
+    `mount -t tmpfs -o size=${dataBytes},mode=0755 ${nodeFsSource('data', cluster, node)} ${NODE_DATA_ROOT}`,
+    `exec ${sshdPath()} -D -f ${NODE_SELF_DIR}/sshd_config -E ${NODE_SELF_DIR}/sshd.log`,
   ].join('\n');
 }
 
-function startNodeSshd(dir: string, node: string, netns: string, loginUser: boolean): number {
+/** The tmpfs source name of a node's data or /tmp filesystem: how a mountinfo line names it. */
+export function nodeFsSource(which: 'data' | 'tmp', cluster: string, node: string): string {
+  return `faultline-${which}-${cluster}-${node}`;
+}
+
+function startNodeSshd(state: LocalClusterState, node: string, netns: string): number {
+  const dir = clusterDir(state.name);
   const nodeDir = join(dir, 'nodes', node);
-  const configPath = join(nodeDir, 'sshd_config');
   const out = openSync(join(nodeDir, 'launcher.log'), 'a');
   // --kill-child: if the launcher dies, the node's PID 1 (sshd) and with it the whole node die too.
   const child = spawn(
@@ -211,7 +247,7 @@ function startNodeSshd(dir: string, node: string, netns: string, loginUser: bool
       '--',
       '/bin/sh',
       '-c',
-      nodeInitScript(dir, node, configPath, loginUser),
+      nodeInitScript(dir, state.name, node, !!state.loginUser, state.dataBytes ?? DEFAULT_NODE_DATA_BYTES),
     ],
     { detached: true, stdio: ['ignore', out, out] },
   );
@@ -267,6 +303,13 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     throw new UserError(`--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_NODES}`);
   }
   if (opts.loginUser) checkLoginUser(opts.loginUser);
+  if (
+    opts.dataBytes !== undefined &&
+    (!Number.isSafeInteger(opts.dataBytes) || opts.dataBytes < MIN_NODE_DATA_BYTES)
+  )
+    throw new UserError(
+      `--data-size ${opts.dataBytes}: expected at least ${MIN_NODE_DATA_BYTES} bytes (16M)`,
+    );
   const dir = clusterDir(name);
   if (existsSync(statePath(name))) {
     throw new UserError(
@@ -283,6 +326,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     throw err;
   }
   const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
+  const dataBytes = opts.dataBytes ?? DEFAULT_NODE_DATA_BYTES;
   const state: LocalClusterState = {
     name,
     subnet: subnet.cidr,
@@ -298,13 +342,13 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       vethPeer: vethPeerName(name, i + 1),
       launcherPid: null,
     })),
+    dataBytes,
   };
   // Recorded before anything exists, so a crash at any later point can still be cleaned up.
   writeState(state);
   try {
     const identityFile = join(dir, 'id_ed25519');
     const clusterPub = await keygen(identityFile, `faultline-cluster-${name}`);
-    writeFileSync(join(dir, 'authorized_keys'), `${clusterPub}\n`, { mode: 0o600 });
     if (opts.loginUser) {
       state.loginUser = await writeAccountFiles(dir, opts.loginUser);
       writeState(state);
@@ -341,12 +385,11 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       state.nodes.map(async (n) => {
         const nodeDir = join(dir, 'nodes', n.name);
         mkdirSync(join(nodeDir, 'root', '.ssh'), { recursive: true, mode: 0o700 });
-        mkdirSync(join(nodeDir, 'tmp'), { recursive: true });
-        chmodSync(join(nodeDir, 'tmp'), 0o1777);
         // Empty shell start-up files: commands on a node must not pay for the host's ~/.bashrc.
         writeFileSync(join(nodeDir, 'root', '.bashrc'), '');
         writeFileSync(join(nodeDir, 'root', '.profile'), '');
-        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(dir, n.name, n.address, state.loginUser));
+        writeFileSync(join(nodeDir, 'sshd_config'), sshdConfig(n.name, n.address, state.loginUser));
+        writeFileSync(join(nodeDir, 'authorized_keys'), `${clusterPub}\n`, { mode: 0o600 });
         if (state.loginUser) writeNodeHome(nodeDir, state.loginUser, clusterPub);
         const pub = await keygen(join(nodeDir, 'ssh_host_ed25519_key'), `faultline-${name}-${n.name}`);
         return [n.name, pub.split(' ').slice(0, 2).join(' ')] as const;
@@ -354,7 +397,9 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     );
 
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
-    for (const n of state.nodes) n.launcherPid = startNodeSshd(dir, n.name, n.netns, !!state.loginUser);
+    // Mount points only: every node mounts its own filesystem on them, in its own namespace.
+    for (const p of [NODE_SELF_DIR, NODE_DATA_ROOT]) mkdirSync(p, { recursive: true, mode: 0o755 });
+    for (const n of state.nodes) n.launcherPid = startNodeSshd(state, n.name, n.netns);
     writeState(state);
     await waitForSshd(state, opts.readyTimeoutMs ?? 15_000);
     if (opts.sshViaForward) {
@@ -573,8 +618,8 @@ export function listLocalClusters(): string[] {
 
 /**
  * The local cluster `name` with `nodes` nodes: reused when it is already up with that size and every
- * node's sshd answers, rebuilt when its sshds are gone, brought up when absent. `created` tells the caller
- * whether it owns the teardown.
+ * node's sshd answers, rebuilt when its sshds are gone (or it predates per-node filesystems), brought up
+ * when absent. `created` tells the caller whether it owns the teardown.
  */
 export async function ensureLocalCluster(
   name: string,
@@ -589,9 +634,14 @@ export async function ensureLocalCluster(
     // A cluster whose sshds are gone (the host rebooted, or a killed run took its namespaces' processes
     // with it) is rebuilt rather than handed out: every command on it would be refused.
     const up = await Promise.all(existing.nodes.map((n) => tcpOpen(n.address, 22, 1000)));
-    if (up.every(Boolean)) return { cluster: localCluster(name), created: false };
+    // A cluster from a faultline that kept node data on the host's disk (no own filesystems) is rebuilt too.
+    if (up.every(Boolean) && existing.dataBytes !== undefined)
+      return { cluster: localCluster(name), created: false };
     const down = existing.nodes.filter((_, i) => !up[i]).map((n) => n.name);
-    log().warn({ cluster: name, sshdDown: down }, 'local cluster is not serving SSH; rebuilding it');
+    log().warn(
+      { cluster: name, sshdDown: down, ownFilesystems: existing.dataBytes !== undefined },
+      'local cluster is not serving SSH or has no per-node filesystems; rebuilding it',
+    );
     await localClusterDown(name);
   }
   return { cluster: await localClusterUp({ nodes, name }), created: true };

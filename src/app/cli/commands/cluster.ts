@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseSize } from '../../../core/util/size.ts';
 import { helpEpilogue } from '../help.ts';
 
 interface UpFlags {
@@ -12,6 +13,7 @@ interface UpFlags {
   sshViaForward?: boolean;
   user?: string;
   sudoPasswordEnv?: string;
+  dataSize: string;
 }
 
 /** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
@@ -63,6 +65,11 @@ export function register(program: Command): void {
     .option('--json', 'print the cluster as JSON')
     .option('--vm', 'qemu VMs with their own kernels (netem, dm-flakey, settime) instead of namespaces')
     .option('--memory <size>', 'memory per VM node (--vm)', '512M')
+    .option(
+      '--data-size <size>',
+      "size of each namespace node's own data filesystem and /tmp (tmpfs inside the node, at /var/lib/faultline and /tmp; disk-full fills them, never the host)",
+      '512M',
+    )
     .option('--rebuild-image', 'rebuild the cached VM node image (--vm)')
     .option(
       '--ssh-via-forward',
@@ -82,6 +89,7 @@ export function register(program: Command): void {
         name: o.name,
         ...(o.subnet && { subnet: o.subnet }),
         ...(o.sshViaForward && { sshViaForward: true }),
+        dataBytes: parseSize(o.dataSize, '--data-size'),
         ...(o.user && {
           loginUser: { name: o.user, ...(o.sudoPasswordEnv && { sudoPasswordEnv: o.sudoPasswordEnv }) },
         }),
