@@ -4,11 +4,9 @@ import {
   type ClientContext,
   type ClientOp,
   type Completion,
-  type DB,
   type DbContext,
   defineClient,
   defineDaemonDatabase,
-  defineDatabase,
   definePlugin,
   defineWorkload,
   eachThread,
@@ -16,15 +14,14 @@ import {
   NOT_APPLIED,
   repeat,
   SECOND,
-  shellQuote,
   stagger,
 } from 'faultline';
 import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection, StringCodec } from 'nats';
 
 /**
  * NATS JetStream under faultline, through the public API only. The database is Debian's nats-server
- * (2.9): a daemon description started with a config file written at setup (one server per node, the
- * three routed into one cluster, JetStream on, file storage under the data directory). JetStream's
+ * (2.9), a daemon description with no code (nats.yaml: one server per node, its config file routing
+ * it to every other, JetStream on, file storage under the data directory). JetStream's
  * default is to fsync periodically (every two minutes), not before acknowledging a publish.
  *
  * Workload `jetstream-queue`: clients publish unique integers with acknowledgement (a PubAck is `ok`,
@@ -35,8 +32,6 @@ import { connect, type JetStreamClient, type JetStreamManager, type NatsConnecti
 const STREAM = 'FAULTLINE';
 const SUBJECT = 'faultline.q';
 const CLIENT_PORT = 4222;
-const ROUTE_PORT = 6222;
-const MONITOR_PORT = 8222;
 /** Message reads in flight at once during the final read. */
 const READ_BATCH = 200;
 /** How long one final-read op reads before answering (the run's per-op timeout is 1.5 s). */
@@ -44,41 +39,9 @@ const READ_BUDGET_MS = 900;
 /** Final reads per client (a whole read spans several ops): 12 did not finish reading 2,200 messages at load average 25. */
 const FINAL_READS = 24;
 
-const daemon = defineDaemonDatabase(fileURLToPath(new URL('./nats.yaml', import.meta.url)));
-
 function address(ctx: DbContext, node: string): string {
   const spec = ctx.remote.node(node);
   return spec.labels?.privateAddress ?? spec.host;
-}
-
-/** nats-server's config for one node: its routes name every other node. */
-export function natsConfig(ctx: DbContext, node: string, dataDir: string): string {
-  const me = address(ctx, node);
-  const routes = ctx.nodes.filter((n) => n !== node).map((n) => `nats://${address(ctx, n)}:${ROUTE_PORT}`);
-  return [
-    `server_name: ${node}`,
-    `listen: ${me}:${CLIENT_PORT}`,
-    `http: ${me}:${MONITOR_PORT}`,
-    `jetstream { store_dir: "${dataDir}/js", max_memory_store: 64MB, max_file_store: 1GB }`,
-    `cluster { name: faultline, listen: ${me}:${ROUTE_PORT}, routes: [${routes.join(', ')}] }`,
-    '',
-  ].join('\n');
-}
-
-async function createDb(): Promise<DB> {
-  const inner = await daemon.create({});
-  const dataDir = (ctx: DbContext, node: string) => inner.dataDir?.(ctx, node) as string;
-  return Object.assign(Object.create(inner) as DB, {
-    async setup(ctx: DbContext, node: string) {
-      const dir = dataDir(ctx, node);
-      await ctx.remote.exec(
-        node,
-        `mkdir -p ${shellQuote(dir)} && printf '%s' ${shellQuote(natsConfig(ctx, node, dir))} > ${shellQuote(`${dir}/../nats.conf`)}`,
-        { sudo: true },
-      );
-      await inner.setup(ctx, node);
-    },
-  });
 }
 
 const sc = StringCodec();
@@ -246,15 +209,7 @@ class JetStreamClientImpl implements Client {
 
 export default definePlugin({
   name: 'nats',
-  databases: [
-    defineDatabase({
-      name: 'nats',
-      summary: 'NATS JetStream from Debian nats-server, three routed servers, an R3 file stream',
-      defaultClient: 'nats-jetstream',
-      binary: 'nats-server',
-      create: () => createDb(),
-    }),
-  ],
+  databases: [defineDaemonDatabase(fileURLToPath(new URL('./nats.yaml', import.meta.url)))],
   clients: [
     defineClient({
       name: 'nats-jetstream',

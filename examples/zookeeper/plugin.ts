@@ -13,7 +13,6 @@ import {
   definePlugin,
   type InvokeContext,
   NOT_APPLIED,
-  shellQuote,
 } from 'faultline';
 import zookeeper from 'node-zookeeper-client';
 import ConnectionManager from 'node-zookeeper-client/lib/ConnectionManager.js';
@@ -21,8 +20,8 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
 
 /**
  * ZooKeeper under faultline, through the public API only. The database is Debian's zookeeperd (3.8): a
- * daemon description started with a zoo.cfg and myid written at setup (a 3-node ensemble, one server per
- * node). ZooKeeper orders every write through the leader, but a read is answered by the server the
+ * daemon description (zookeeper.yaml: zoo.cfg and myid per node, a 3-node ensemble, one server per
+ * node), ready here once the ensemble has one leader. ZooKeeper orders every write through the leader, but a read is answered by the server the
  * session is connected to from its own state: a server cut off from the quorum (or behind it) answers
  * stale reads until it notices. `sync()` before a read makes the server catch up with the leader first.
  *
@@ -43,26 +42,6 @@ const daemon = defineDaemonDatabase(fileURLToPath(new URL('./zookeeper.yaml', im
 function address(ctx: DbContext, node: string): string {
   const spec = ctx.remote.node(node);
   return spec.labels?.privateAddress ?? spec.host;
-}
-
-/**
- * zoo.cfg for one node. tickTime 2 s and syncLimit 10: a follower cut off from the leader notices after
- * 20 s, and serves reads from its own state until then.
- */
-export function zooConfig(ctx: DbContext, node: string, dataDir: string): string {
-  return [
-    'tickTime=2000',
-    'initLimit=10',
-    'syncLimit=10',
-    `dataDir=${dataDir}`,
-    `clientPort=${CLIENT_PORT}`,
-    `clientPortAddress=${address(ctx, node)}`,
-    'admin.enableServer=false',
-    '4lw.commands.whitelist=*',
-    'maxClientCnxns=0',
-    ...ctx.nodes.map((n, i) => `server.${i + 1}=${address(ctx, n)}:2888:3888`),
-    '',
-  ].join('\n');
 }
 
 /** One four-letter word (srvr, mntr, stat …) to one server: its reply text. */
@@ -101,18 +80,7 @@ export async function zkView(ctx: DbContext): Promise<Record<string, { mode: str
 
 async function createDb(): Promise<DB> {
   const inner = await daemon.create({});
-  const dataDir = (ctx: DbContext, node: string) => inner.dataDir?.(ctx, node) as string;
   return Object.assign(Object.create(inner) as DB, {
-    async setup(ctx: DbContext, node: string) {
-      const dir = dataDir(ctx, node);
-      const myid = ctx.nodes.indexOf(node) + 1;
-      await ctx.remote.exec(
-        node,
-        `mkdir -p ${shellQuote(dir)} && printf '%s' ${shellQuote(zooConfig(ctx, node, dir))} > ${shellQuote(`${dir}/../zoo.cfg`)} && echo ${myid} > ${shellQuote(`${dir}/myid`)}`,
-        { sudo: true },
-      );
-      await inner.setup(ctx, node);
-    },
     /** Ready when one server says it is the leader and every other a follower. */
     async awaitReady(ctx: DbContext, timeoutMs: number) {
       await inner.awaitReady(ctx, timeoutMs);

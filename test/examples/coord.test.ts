@@ -1,10 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
+import type { ExecOptions, ExecResult, Remote } from '../../src/core/control/types.ts';
+import { DaemonDatabase } from '../../src/lib/databases/daemon-db.ts';
+import { readDaemonDescription } from '../../src/lib/databases/daemon-file.ts';
 import type { DbContext } from '../../src/lib/databases/types.ts';
 
 /**
@@ -110,7 +113,7 @@ test.before(async () => {
   await ensureDependencies('nats', 'nats');
 });
 
-/** A DbContext over three nodes with cluster addresses, for the plugins' pure functions. */
+/** A DbContext over three nodes with cluster addresses, for the descriptions' configs. */
 const ctx3 = {
   nodes: ['n1', 'n2', 'n3'],
   remote: { node: (n: string) => ({ name: n, host: `10.9.0.${n.slice(1)}`, port: 22 }) },
@@ -131,18 +134,54 @@ async function loadPlugin(example: string): Promise<unknown> {
   return import(pathToFileURL(join(root, 'examples', example, 'plugin.ts')).href);
 }
 
-test('zookeeper plugin: zoo.cfg names every server by id and address; srvr gives mode and zxid', async (t) => {
+/**
+ * Every config file an example's daemon description writes on each node of a 3-node cluster (ctx3), by
+ * path relative to the node's directory: rendered by the description's own setup, over a remote that
+ * records its commands instead of running them.
+ */
+async function renderedConfigs(example: string, yaml: string): Promise<Map<string, Map<string, string>>> {
+  const db = new DaemonDatabase(readDaemonDescription(join(root, 'examples', example, yaml)));
+  const started = new Set<string>();
+  const files = new Map<string, Map<string, string>>();
+  const remote = {
+    node: (n: string) => ({ name: n, host: `10.9.0.${n.slice(1)}`, port: 22, labels: { cluster: 'lab' } }),
+    async exec(node: string, cmd: string, opts?: ExecOptions): Promise<ExecResult> {
+      const dir = `/var/lib/faultline/${db.name}/lab/${node}/`;
+      const written = / && cat > '?([^' ]+)'?/.exec(cmd)?.[1];
+      if (written?.startsWith(dir) && opts?.stdin !== undefined) {
+        if (!files.has(node)) files.set(node, new Map());
+        files.get(node)?.set(written.slice(dir.length), String(opts.stdin));
+      }
+      if (cmd.includes('setsid')) started.add(node);
+      // The daemon's running probe: not running before its start, running after.
+      const code = /test -n "\$p"$/.test(cmd) && !started.has(node) ? 1 : 0;
+      return { node, command: cmd, stdout: '', stderr: '', code, durationMs: 1 };
+    },
+  } as unknown as Remote;
+  const ctx = { ...ctx3, remote } as DbContext;
+  for (const n of ctx.nodes) await db.setup(ctx, n);
+  return files;
+}
+
+test("zookeeper description: zoo.cfg names every server by id and address, myid is the node's id; srvr gives mode and zxid", async (t) => {
+  const files = await renderedConfigs('zookeeper', 'zookeeper.yaml');
+  for (const [i, node] of ctx3.nodes.entries()) {
+    const cfg = files.get(node)?.get('zoo.cfg') ?? '';
+    t.regex(cfg, new RegExp(`^clientPortAddress=10\\.9\\.0\\.${i + 1}$`, 'm'));
+    t.regex(cfg, new RegExp(`^dataDir=/var/lib/faultline/zookeeper/lab/${node}/data$`, 'm'));
+    t.regex(
+      cfg,
+      /^server\.1=10\.9\.0\.1:2888:3888\nserver\.2=10\.9\.0\.2:2888:3888\nserver\.3=10\.9\.0\.3:2888:3888$/m,
+    );
+    t.regex(cfg, /^syncLimit=10$/m, 'a cut-off follower notices after syncLimit × tickTime = 20 s');
+    t.regex(cfg, /^tickTime=2000$/m);
+    t.regex(cfg, /^clientPort=2181$/m);
+    t.regex(cfg, /^4lw\.commands\.whitelist=\*$/m);
+    t.is(files.get(node)?.get('data/myid'), `${i + 1}\n`);
+  }
   const zk = (await loadPlugin('zookeeper')) as {
-    zooConfig(ctx: DbContext, node: string, dataDir: string): string;
     parseSrvr(text: string): { mode: string; zxid: string | null };
   };
-  const cfg = zk.zooConfig(ctx3, 'n2', '/data/zk');
-  t.regex(cfg, /^clientPortAddress=10\.9\.0\.2$/m);
-  t.regex(
-    cfg,
-    /^server\.1=10\.9\.0\.1:2888:3888\nserver\.2=10\.9\.0\.2:2888:3888\nserver\.3=10\.9\.0\.3:2888:3888$/m,
-  );
-  t.regex(cfg, /^syncLimit=10$/m, 'a cut-off follower notices after syncLimit × tickTime = 20 s');
   t.deepEqual(
     zk.parseSrvr(
       'Zookeeper version: 3.8.0\nLatency min/avg/max: 0/1.2/40\nZxid: 0x1000000e9\nMode: follower\n',
@@ -158,15 +197,30 @@ test('zookeeper plugin: zoo.cfg names every server by id and address; srvr gives
   });
 });
 
-test('nats plugin: each server listens on its own address and routes to the two others', async (t) => {
-  const nats = (await loadPlugin('nats')) as {
-    natsConfig(ctx: DbContext, node: string, dataDir: string): string;
-  };
-  const cfg = nats.natsConfig(ctx3, 'n1', '/data/nats');
-  t.regex(cfg, /^server_name: n1$/m);
-  t.regex(cfg, /^listen: 10\.9\.0\.1:4222$/m);
-  t.regex(cfg, /store_dir: "\/data\/nats\/js"/);
-  t.regex(cfg, /routes: \[nats:\/\/10\.9\.0\.2:6222, nats:\/\/10\.9\.0\.3:6222\]/);
+test('nats description: each server listens on its own address and routes to the two others; nats-server accepts the file', async (t) => {
+  const files = await renderedConfigs('nats', 'nats.yaml');
+  const dir = mkdtempSync(join(tmpdir(), 'fl-nats-conf-'));
+  for (const [i, node] of ctx3.nodes.entries()) {
+    const cfg = files.get(node)?.get('nats.conf') ?? '';
+    const me = `10\\.9\\.0\\.${i + 1}`;
+    t.regex(cfg, new RegExp(`^server_name: ${node}$`, 'm'));
+    t.regex(cfg, new RegExp(`^listen: ${me}:4222$`, 'm'));
+    t.regex(cfg, new RegExp(`^http: ${me}:8222$`, 'm'));
+    t.regex(cfg, new RegExp(`store_dir: "/var/lib/faultline/nats/lab/${node}/data/js"`));
+    t.regex(cfg, new RegExp(`^  listen: ${me}:6222$`, 'm'));
+    const routes = [...cfg.matchAll(/^ +nats:\/\/(\S+)$/gm)].map((m) => m[1]);
+    t.deepEqual(
+      routes,
+      ctx3.nodes.filter((n) => n !== node).map((n) => `10.9.0.${n.slice(1)}:6222`),
+    );
+    // The server's own check of the file (-t: parse and validate, then exit), where it is installed.
+    if (existsSync('/usr/sbin/nats-server')) {
+      const file = join(dir, `${node}.conf`);
+      writeFileSync(file, cfg);
+      const r = await execa('/usr/sbin/nats-server', ['-t', '-c', file], { reject: false });
+      t.is(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    }
+  }
 });
 
 // Serial: the two smokes each run a whole cluster, and the NATS negative control needs JetStream to
