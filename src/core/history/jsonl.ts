@@ -2,7 +2,7 @@ import { fileInputError, InputError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
 import {
   MAX_NESTING,
-  mayHoldBigInteger,
+  mayHoldInexactNumber,
   NESTED_TOO_DEEP,
   NESTING_REASON,
   nestsDeeperThan,
@@ -131,7 +131,7 @@ export function parseLines(
   next: number | null,
 ): { events: HistoryEvent[]; firstEventLine: number } {
   let arr: unknown[] | undefined;
-  if (!mayHoldBigInteger(body)) {
+  if (!mayHoldInexactNumber(body)) {
     try {
       arr = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[];
     } catch {

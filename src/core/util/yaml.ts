@@ -44,7 +44,7 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
     throw new InputError(file, null, null, why);
   }
   const depth = depthExceeding(value, YAML_MAX_DEPTH);
-  if (depth) throw new InputError(file, null, null, `YAML nested deeper than ${YAML_MAX_DEPTH} levels`);
+  if (depth) throw new InputError(file, null, null, `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`);
   return { doc, counter, value };
 }
 
@@ -53,9 +53,17 @@ export function parseYaml(text: string, file: string, lineOffset = 0): unknown {
   return parseYamlDocument(text, file, lineOffset).value;
 }
 
+/**
+ * The first line of a parse error. The yaml library parses recursively: a deep enough document (a
+ * 200,000-level flow) overflows its stack, which it reports either by throwing a RangeError or as a
+ * document error whose message is the engine's "Maximum call stack size exceeded". Both are the same
+ * nesting limit JSON and EDN inputs report, so users see the limit, not an engine message.
+ */
 function firstLine(err: unknown): string {
-  if (err instanceof RangeError) return `nested too deeply to read (more than ${YAML_MAX_DEPTH} levels)`;
-  return (errorMessage(err).split('\n')[0] ?? '').trim();
+  const message = errorMessage(err);
+  if (err instanceof RangeError || /maximum call stack size exceeded/i.test(message))
+    return `nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`;
+  return (message.split('\n')[0] ?? '').trim();
 }
 
 /** True when `value` nests deeper than `limit` (checked without recursion). */
