@@ -62,7 +62,11 @@ function exactDecimal(text: string): { negative: boolean; digits: string; expone
   const trimmed = digits.replace(/0+$/, '');
   exponent += digits.length - trimmed.length;
   digits = trimmed;
-  return { negative: mantissa.startsWith('-') && digits !== '', digits, exponent: digits === '' ? 0 : exponent };
+  return {
+    negative: mantissa.startsWith('-') && digits !== '',
+    digits,
+    exponent: digits === '' ? 0 : exponent,
+  };
 }
 
 /**

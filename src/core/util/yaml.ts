@@ -44,7 +44,13 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
     throw new InputError(file, null, null, why);
   }
   const depth = depthExceeding(value, YAML_MAX_DEPTH);
-  if (depth) throw new InputError(file, null, null, `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`);
+  if (depth)
+    throw new InputError(
+      file,
+      null,
+      null,
+      `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`,
+    );
   return { doc, counter, value };
 }
 
