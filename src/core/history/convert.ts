@@ -63,6 +63,8 @@ async function convertTo(
       syncEvery: 50_000,
       syncIntervalMs: 1000,
       fsync: false,
+      // A conversion killed mid-way starts over (its output is atomic): no need to write per event.
+      writeThrough: false,
     });
     for await (const batch of readEventBatches(input, opts)) {
       for (const ev of batch) writer.append(ev);
