@@ -207,3 +207,25 @@ test('YAML nested past the limit says so, in plans and inventories, however deep
     }
   }
 });
+
+test('any string survives EDN output and input, through a file (property, 2,000 strings)', async (t) => {
+  const { default: fc } = await import('fast-check');
+  const { readFileSync } = await import('node:fs');
+  const p = join(dir, 'strings.edn');
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        fc
+          .array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 20 })
+          .map((u) => String.fromCharCode(...u)),
+        fc.constantFrom('"', '\\', '\\"', '"}\n{:type :ok', '\u0000', '\ud800', 'a\udc00b'),
+      ),
+      (s) => {
+        writeFileSync(p, toEdn(s));
+        t.deepEqual(parseEdn(readFileSync(p, 'utf8'), { mode: 'lossless' }), [s]);
+      },
+    ),
+    { seed: 29, numRuns: 2000 },
+  );
+});

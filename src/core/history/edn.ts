@@ -587,9 +587,15 @@ const STRING_ESCAPES: Record<string, string> = {
   '\f': '\\f',
 };
 
+// Characters a string cannot hold raw: quote, backslash, control characters, and UTF-16 surrogates
+// without their pair (UTF-8 cannot encode one: written raw it would come back as U+FFFD).
+const STRING_NEEDS_ESCAPE =
+  /["\\\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 export function ednString(s: string): string {
-  if (!/["\\\u0000-\u001f\u007f]/.test(s)) return `"${s}"`;
-  return `"${s.replace(/["\\\u0000-\u001f\u007f]/g, (ch) => STRING_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+  STRING_NEEDS_ESCAPE.lastIndex = 0;
+  if (!STRING_NEEDS_ESCAPE.test(s)) return `"${s}"`;
+  return `"${s.replace(STRING_NEEDS_ESCAPE, (ch) => STRING_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
 /**
