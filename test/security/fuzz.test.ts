@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import fc from 'fast-check';
 import { checkPlan, parsePlanText } from '../../src/app/plan/index.ts';
 import { UserError } from '../../src/core/util/errors.ts';
-import { FUZZ_CLASSES, fuzzClass } from './fixtures/fuzz-classes.ts';
+import { FUZZ_CLASSES, fuzzClass, makeSandbox } from './fixtures/fuzz-classes.ts';
 import { CASE_TIMEOUT_MS, FuzzRunner } from './fixtures/fuzz-runner.ts';
 
 /**
@@ -70,6 +70,13 @@ function file(ext: string, text: string): string {
   writeFileSync(p, text);
   return p;
 }
+
+test('every class mutates an input that reads cleanly, so the mutations reach past the first check', async (t) => {
+  const sandbox = join(dir, 'seeds');
+  const { caseDir } = makeSandbox(sandbox);
+  const outcomes = await runners[0]?.runBatch(FUZZ_CLASSES.map((c, k) => c.prepare(c.seed, caseDir, k)));
+  for (const [k, cls] of FUZZ_CLASSES.entries()) t.deepEqual(outcomes?.[k], { outcome: 'ok' }, cls.name);
+});
 
 for (const [k, cls] of FUZZ_CLASSES.entries()) {
   test(`${cls.name}: ${RUNS} generated inputs, each a result or a one-line error naming the file; no write outside, no command run`, async (t) => {

@@ -40,14 +40,8 @@ for (const [written, read] of <[string, string][]>[
   ['123456789012.34567', '123456789012.34568'],
 ]) {
   test(`a register written ${written} and read ${read} is INVALID, never rounded into equality`, async (t) => {
-    const bad = await cli(
-      'check',
-      file('h.jsonl', register(written, read)),
-      '-c',
-      'linearizable',
-      '--model',
-      'register',
-    );
+    const checkRegister = (path: string) => cli('check', path, '-c', 'linearizable', '--model', 'register');
+    const bad = await checkRegister(file('h.jsonl', register(written, read)));
     t.is(bad.exitCode, 1, bad.stdout + bad.stderr);
     const edn = join(dir, `${n++}-h.edn`);
     const conv = await cli(
@@ -59,16 +53,9 @@ for (const [written, read] of <[string, string][]>[
       'edn',
     );
     t.is(conv.exitCode, 0, conv.stderr);
-    const viaEdn = await cli('check', edn, '-c', 'linearizable', '--model', 'register');
+    const viaEdn = await checkRegister(edn);
     t.is(viaEdn.exitCode, 1, `the converted EDN too: ${viaEdn.stdout}`);
-    const same = await cli(
-      'check',
-      file('h.jsonl', register(written, written)),
-      '-c',
-      'linearizable',
-      '--model',
-      'register',
-    );
+    const same = await checkRegister(file('h.jsonl', register(written, written)));
     t.is(same.exitCode, 0, `the same number read back is VALID: ${same.stdout}`);
   });
 }

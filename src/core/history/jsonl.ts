@@ -34,14 +34,14 @@ export interface TornTail {
  */
 export const DEFAULT_MAX_LINE_BYTES = 64 << 20;
 
-/** The error for a line over the cap, naming where it starts. */
-export function lineTooLong(file: string, line: number, maxLineBytes: number): InputError {
-  return new InputError(
-    file,
-    line,
-    null,
-    `line longer than ${maxLineBytes} bytes (the cap for one history line; raise it with --max-line-bytes)`,
-  );
+/** The error for a line over the cap, naming where it starts (`why`: what the cap is, how to raise it). */
+export function lineTooLong(
+  file: string,
+  line: number,
+  maxLineBytes: number,
+  why = 'the cap for one history line; raise it with --max-line-bytes',
+): InputError {
+  return new InputError(file, line, null, `line longer than ${maxLineBytes} bytes (${why})`);
 }
 
 /**
