@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { refuseCommandField } from '../src/core/control/command-fields.ts';
 import type { NodeSpec } from '../src/core/control/types.ts';
+import { DEFAULT_MAX_LINE_BYTES, lineTooLong } from '../src/core/history/jsonl.ts';
 import { InputError } from '../src/core/util/errors.ts';
 import { regularInput } from '../src/core/util/input-file.ts';
 import { substitutionSchema } from './substitutes.ts';
@@ -190,13 +191,19 @@ export function readLedger(path: string): LedgerState {
     throw new InputError(path, null, null, `cannot read the fault ledger (${(err as Error).message})`);
   }
   const lines = text.split('\n');
+  // The last line with text: found once (a check per line of what follows it was quadratic in the lines).
+  let lastText = lines.length - 1;
+  while (lastText >= 0 && (lines[lastText] as string).trim() === '') lastText--;
   let nodes: NodeSpec[] = [];
   let reach: LedgerReach = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const isLast = lines.slice(i + 1).every((l) => l.trim() === '');
+    const isLast = i === lastText;
+    // The same cap as history lines: a ledger line is a few hundred bytes.
+    if (line.length * 3 > DEFAULT_MAX_LINE_BYTES && Buffer.byteLength(line) > DEFAULT_MAX_LINE_BYTES)
+      throw lineTooLong(path, i + 1, DEFAULT_MAX_LINE_BYTES, 'the cap for one ledger line');
     let raw: unknown;
     try {
       raw = JSON.parse(line);

@@ -14,6 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'faultline-writer-'));
 test.after.always(() => rmSync(dir, { recursive: true, force: true }));
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const crashWriter = new URL('./helpers/crash-writer.ts', import.meta.url).pathname;
+const ackRecorder = new URL('./helpers/ack-recorder.ts', import.meta.url).pathname;
 
 const base = (i: number): Omit<HistoryEvent, 'index'> => ({
   type: i % 2 ? 'ok' : 'invoke',
@@ -151,4 +152,63 @@ test('crash: SIGKILL mid-stream loses nothing fsynced, and a torn tail is flagge
   const s = JSON.parse(lenient.stdout) as { events: { total: number }; tornTail: TornTail };
   t.is(s.events.total, completeLines);
   t.deepEqual(s.tornTail, { line: completeLines + 1, bytes: 40 });
+});
+
+/**
+ * Runs the ack recorder (./helpers/ack-recorder.ts), SIGKILLs it once it has acknowledged `acks` ops,
+ * and returns the acknowledged completion indices the history lacks.
+ */
+async function killAfterAcks(
+  name: string,
+  acks: number,
+  mode: 'write-through' | 'buffered',
+): Promise<number[]> {
+  const p = join(dir, name);
+  const child = spawn(
+    process.execPath,
+    ['--import=tsx', ackRecorder, p, mode === 'buffered' ? 'buffered' : ''],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (_c, sig) => resolve(sig)),
+  );
+  const acked: number[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`the recorder never acknowledged ${acks} ops`)), 120_000);
+    rl.on('line', (line) => {
+      const m = /^ack (\d+)$/.exec(line);
+      if (m) acked.push(Number(m[1]));
+      if (acked.length === acks) {
+        clearTimeout(timer);
+        child.kill('SIGKILL');
+      }
+    });
+    // Every ack written before the kill is read before the pipe closes.
+    rl.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  if ((await exited) !== 'SIGKILL') throw new Error('the recorder was not killed');
+  const recorded = new Set(
+    (await loadHistory(p, { tornTail: 'drop' })).filter((e) => e.type === 'ok').map((e) => e.index),
+  );
+  return acked.filter((i) => !recorded.has(i));
+}
+
+test('write-before-ack: kill -9 of the recorder loses no op it acknowledged', async (t) => {
+  for (const [k, acks] of [3000, 20_000, 45_000].entries()) {
+    const lost = await killAfterAcks(`ack-${k}.jsonl`, acks, 'write-through');
+    t.deepEqual(lost, [], `killed after ${acks} acks: acknowledged ops missing from the history`);
+  }
+  // The control: the same recorder buffering lines until the batch (the writer before writeThrough)
+  // loses acknowledged ops to the same kill, so this test can tell the two apart.
+  let lost: number[] = [];
+  for (let attempt = 0; attempt < 3 && lost.length === 0; attempt++)
+    lost = await killAfterAcks(`ack-buffered-${attempt}.jsonl`, 20_000, 'buffered');
+  t.true(lost.length > 0, 'buffered lines lose acknowledged ops to kill -9');
+  t.log(`buffered writer: ${lost.length} acknowledged ops lost to kill -9`);
 });

@@ -63,6 +63,8 @@ async function convertTo(
       syncEvery: 50_000,
       syncIntervalMs: 1000,
       fsync: false,
+      // A conversion killed mid-way starts over (its output is atomic): no need to write per event.
+      writeThrough: false,
     });
     for await (const batch of readEventBatches(input, opts)) {
       for (const ev of batch) writer.append(ev);
@@ -74,7 +76,7 @@ async function convertTo(
   }
   const line =
     to === 'edn'
-      ? (ev: HistoryEvent) => `${eventToEdn(ev)}\n`
+      ? (ev: HistoryEvent) => `${ednLine(ev, input)}\n`
       : (ev: HistoryEvent) => `${JSON.stringify(ev)}\n`;
   await writeText(output, async (write) => {
     for await (const batch of readEventBatches(input, opts)) {
@@ -97,6 +99,20 @@ export async function writeRunEdn(runDir: string, results: unknown): Promise<voi
   if (existsSync(history))
     await convertHistory(history, join(runDir, 'history.edn'), { format: 'jsonl', to: 'edn' });
   await writeFileAtomic(join(runDir, 'results.edn'), resultsToEdn(results));
+}
+
+/**
+ * One event as an EDN line. A tagged value EDN cannot say as written (a `#char` of several characters,
+ * a `#tag` named `_`, a keyword holding a delimiter) is the input's fault: refused naming the event,
+ * never written raw (raw, it would read back as other values).
+ */
+function ednLine(ev: HistoryEvent, file: string): string {
+  try {
+    return eventToEdn(ev);
+  } catch (err) {
+    if (err instanceof TypeError) throw new InputError(file, null, `event ${ev.index}`, err.message);
+    throw err;
+  }
 }
 
 function pairOrExplain(events: HistoryEvent[], file: string) {

@@ -1,4 +1,4 @@
-import { MAX_NESTING, NESTING_REASON } from './json-text.ts';
+import { decimalHeldByDouble, MAX_NESTING, NESTING_REASON } from './json-text.ts';
 import { looksLikeIntegerKey, looksLikeKeyword, tagOf } from './values.ts';
 
 /**
@@ -451,7 +451,10 @@ export class EdnReader {
     if (/^[-+]?[0-9]+\/[0-9]+$/.test(tok)) return { '#ratio': tok.replace(/^\+/, '') };
     if (/^[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/.test(tok)) {
       const d = Number(tok);
-      if (this.mode === 'lossless' && (Number.isInteger(d) || !Number.isFinite(d))) return { '#double': tok };
+      // Lossless: a float that JSON would print as an integer, or one a double cannot hold exactly
+      // (1e400, 1e-400, 0.30000000000000001), keeps its text rather than be rounded into equality.
+      if (this.mode === 'lossless' && (Number.isInteger(d) || !decimalHeldByDouble(tok, d)))
+        return { '#double': tok };
       return d;
     }
     return this.fail(`bad number '${tok}'`, start);
@@ -584,16 +587,49 @@ const STRING_ESCAPES: Record<string, string> = {
   '\f': '\\f',
 };
 
+// Characters a string cannot hold raw: quote, backslash, control characters, and UTF-16 surrogates
+// without their pair (UTF-8 cannot encode one: written raw it would come back as U+FFFD).
+const STRING_NEEDS_ESCAPE =
+  /["\\\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 export function ednString(s: string): string {
-  if (!/["\\\u0000-\u001f\u007f]/.test(s)) return `"${s}"`;
-  return `"${s.replace(/["\\\u0000-\u001f\u007f]/g, (ch) => STRING_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+  STRING_NEEDS_ESCAPE.lastIndex = 0;
+  if (!STRING_NEEDS_ESCAPE.test(s)) return `"${s}"`;
+  return `"${s.replace(STRING_NEEDS_ESCAPE, (ch) => STRING_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
-function ednChar(ch: string): string {
+/**
+ * A character literal, or undefined when `ch` is not exactly one character (a longer payload written
+ * raw after `\\` would be read back as more values: a forged op). Anything but printable ASCII is
+ * written as `\\uXXXX`, which reads back whatever bytes follow.
+ */
+function ednChar(ch: string): string | undefined {
   for (const [name, c] of Object.entries(CHAR_NAMES)) if (c === ch) return `\\${name}`;
   const code = ch.charCodeAt(0);
-  if (ch.length === 1 && (code < 33 || code === 127)) return `\\u${code.toString(16).padStart(4, '0')}`;
-  return `\\${ch}`;
+  if (ch.length === 1) {
+    if (code > 32 && code < 127) return `\\${ch}`;
+    if (code < 0xd800 || code > 0xdfff) return `\\u${code.toString(16).padStart(4, '0')}`;
+    return undefined;
+  }
+  // A character beyond the BMP (one code point, two UTF-16 units): EDN has no escape for it.
+  if (ch.length === 2 && (ch.codePointAt(0) as number) > 0xffff) return `\\${ch}`;
+  return undefined;
+}
+
+// A keyword or symbol name the reader reads back as the same single token: no delimiter, whitespace
+// or control character (each would end the token and let the rest read as further values).
+const TOKEN_NAME = /^[^\s,()[\]{}";\u0000-\u001f\u007f\ud800-\udfff]+$/;
+// Symbols that would read back as something else: literals, numbers, keywords, reader macros.
+const NOT_A_SYMBOL = /^(?:nil|true|false|[-+]?\.?[0-9].*|[:#\\^@~`'].*)$/;
+/** An EDN tag: a symbol that starts with a letter (so never `#_`, the discard macro, or `##Inf`). */
+const TAG_NAME = /^[A-Za-z][A-Za-z0-9*+!\-_?$%&=<>.'/:]*$/;
+
+function ednKeywordName(x: unknown): x is string {
+  return typeof x === 'string' && TOKEN_NAME.test(x);
+}
+
+function ednSymbolName(x: unknown): x is string {
+  return ednKeywordName(x) && !NOT_A_SYMBOL.test(x);
 }
 
 /** A map key: integer-looking → integer, keyword-looking → keyword, else string. */
@@ -640,14 +676,16 @@ export function toEdn(v: unknown): string {
         if (typeof x === 'string') return ednString(x);
         break;
       case '#kw':
-        if (typeof x === 'string' && x.length > 0 && !/[\s,()[\]{}";]/.test(x)) return `:${x}`;
+        if (ednKeywordName(x)) return `:${x}`;
         break;
       case '#sym':
-        if (typeof x === 'string' && x.length > 0 && !/[\s,()[\]{}";]/.test(x)) return x;
+        if (ednSymbolName(x)) return x;
         break;
-      case '#char':
-        if (typeof x === 'string' && x.length > 0) return ednChar(x);
+      case '#char': {
+        const lit = typeof x === 'string' ? ednChar(x) : undefined;
+        if (lit !== undefined) return lit;
         break;
+      }
       case '#bigint':
         if (typeof x === 'string' && /^-?[0-9]+$/.test(x)) return `${x}N`;
         break;
@@ -669,7 +707,8 @@ export function toEdn(v: unknown): string {
         }
         break;
       case '#tag':
-        if (Array.isArray(x) && x.length === 2 && typeof x[0] === 'string') return `#${x[0]} ${toEdn(x[1])}`;
+        if (Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && TAG_NAME.test(x[0]))
+          return `#${x[0]} ${toEdn(x[1])}`;
         break;
     }
     throw new TypeError(`malformed tagged value ${JSON.stringify(v)}`);

@@ -20,10 +20,66 @@ export const MAX_NESTING = 1000;
 
 // Sixteen explicit \d: V8 scans this several times faster than \d{16} (which re-tries inside every run).
 const LONG_DIGIT_RUN = /\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d/;
+// An exponent of three digits or more: the only way a short number leaves the double range (1e400, 1e-400).
+const LONG_EXPONENT = /[eE][-+]?\d\d\d/;
+// A decimal with sixteen or more significant digits split by its point (123456789012.3456).
+const LONG_DECIMAL = /\d\.\d|\d[eE]/;
+const DECIMAL_TOKENS = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
 
-/** Whether `text` may hold an integer a double cannot represent exactly. */
-export function mayHoldBigInteger(text: string): boolean {
-  return LONG_DIGIT_RUN.test(text);
+/**
+ * Whether `text` may hold a number a double cannot represent exactly: an integer beyond 2^53, a number
+ * outside the double range, or a decimal with more significant digits than a double keeps. Cheap tests
+ * first: ordinary histories (integers, short decimals) never reach the token scan.
+ */
+export function mayHoldInexactNumber(text: string): boolean {
+  if (LONG_DIGIT_RUN.test(text) || LONG_EXPONENT.test(text)) return true;
+  if (!LONG_DECIMAL.test(text)) return false;
+  for (const m of text.matchAll(DECIMAL_TOKENS)) if (significantDigits(m[0]) > 15) return true;
+  return false;
+}
+
+/** Digits of a number's text without sign, leading zeros, point or exponent (the number 0 has none). */
+function mantissaDigits(text: string): string {
+  const e = text.search(/[eE]/);
+  return (e === -1 ? text : text.slice(0, e)).replace(/[-+.]/g, '').replace(/^0+/, '');
+}
+
+function significantDigits(text: string): number {
+  return mantissaDigits(text).replace(/0+$/, '').length;
+}
+
+/**
+ * A decimal number's exact value as (digits, exponent): `digits × 10^exponent` with no trailing zeros,
+ * so two texts compare equal exactly when they denote the same number (`1.50e2` and `150`).
+ */
+function exactDecimal(text: string): { negative: boolean; digits: string; exponent: number } {
+  const e = text.search(/[eE]/);
+  const mantissa = e === -1 ? text : text.slice(0, e);
+  let exponent = e === -1 ? 0 : Number(text.slice(e + 1));
+  const point = mantissa.indexOf('.');
+  if (point !== -1) exponent -= mantissa.length - point - 1;
+  let digits = mantissa.replace(/[-+.]/g, '').replace(/^0+/, '');
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += digits.length - trimmed.length;
+  digits = trimmed;
+  return {
+    negative: mantissa.startsWith('-') && digits !== '',
+    digits,
+    exponent: digits === '' ? 0 : exponent,
+  };
+}
+
+/**
+ * Whether the double `d` that `text` parses to is exactly the number `text` denotes, as far as decimal
+ * text can tell: `d`'s shortest decimal form (what every JSON and EDN writer prints for a double) must
+ * denote the same number. `0.1` passes (it is how 0.1 is written); `1e400` (Infinity), `1e-400` (0) and
+ * `0.30000000000000001` (0.3) do not: reading them as doubles would make different values equal.
+ */
+export function decimalHeldByDouble(text: string, d: number): boolean {
+  if (!Number.isFinite(d)) return false;
+  const a = exactDecimal(text);
+  const b = exactDecimal(String(d));
+  return a.digits === b.digits && a.exponent === b.exponent && (a.negative === b.negative || a.digits === '');
 }
 
 /** Whether a JSON text of this length can nest deeper than {@link MAX_NESTING}. */
@@ -34,9 +90,17 @@ export function mayNestTooDeep(textLength: number): boolean {
 const SAFE_INTEGER_TEXT = /^-?\d{1,15}$/;
 const INTEGER_TEXT = /^-?\d+$/;
 
-/** A JSON number's text as faultline's value: a double, or a tagged big integer. */
+/**
+ * A JSON number's text as faultline's value: a double when it holds the number exactly, else a tagged
+ * big integer, or a tagged decimal (`{"#bigdec": text}`, as EDN's `M` decimals) for a number outside
+ * the double range or with more digits than a double keeps, so it is never rounded into equality.
+ */
 function numberValue(text: string): unknown {
-  if (SAFE_INTEGER_TEXT.test(text) || !INTEGER_TEXT.test(text)) return Number(text);
+  if (SAFE_INTEGER_TEXT.test(text)) return Number(text);
+  if (!INTEGER_TEXT.test(text)) {
+    const d = Number(text);
+    return decimalHeldByDouble(text, d) ? d : { '#bigdec': text };
+  }
   const big = BigInt(text);
   if (big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(big);
   return { '#bigint': big.toString() };
@@ -88,5 +152,5 @@ export const NESTED_TOO_DEEP: unique symbol = Symbol('nested too deep');
 export function parseJsonValue(text: string): unknown {
   const v = JSON.parse(text) as unknown;
   if (mayNestTooDeep(text.length) && nestsDeeperThan(v)) return NESTED_TOO_DEEP;
-  return mayHoldBigInteger(text) ? parseJsonLossless(text) : v;
+  return mayHoldInexactNumber(text) ? parseJsonLossless(text) : v;
 }

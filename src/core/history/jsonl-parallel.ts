@@ -2,7 +2,7 @@ import { fileInputError, InputError } from '../util/errors.ts';
 import { startModuleWorker } from '../util/module-worker.ts';
 import type { HistoryEvent } from './event.ts';
 import { EventColumnsDecoder, hasExtraFields } from './event-columns.ts';
-import { indexError, type JsonlReadOptions, lastLine, parseLines } from './jsonl.ts';
+import { DEFAULT_MAX_LINE_BYTES, indexError, type JsonlReadOptions, lastLine, parseLines } from './jsonl.ts';
 import {
   closeSegments,
   openSegments,
@@ -82,7 +82,8 @@ export async function* readJsonlBatchesInWorker(
   const count = segmentCount(size, segmentBytes);
   const owned: number[] = [];
   for (let k = 0; k < count; k++) if (workerOwns(k)) owned.push(k);
-  const job: JsonlWorkerJob = { file, size, segmentBytes, segments: owned, ahead: AHEAD };
+  const cap = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const job: JsonlWorkerJob = { file, size, segmentBytes, maxLineBytes: cap, segments: owned, ahead: AHEAD };
   const worker = owned.length > 0 ? startModuleWorker(import.meta.url, 'jsonl-worker', job) : undefined;
   const arrived = new Map<number, JsonlWorkerMessage>();
   let failure: Error | undefined;
@@ -116,7 +117,7 @@ export async function* readJsonlBatchesInWorker(
   let next = 0;
   /** Reads segment k here with what precedes it known: throws the sequential reader's error. */
   function reread(k: number, why: string): never {
-    const seg = readSegment(fd, file, k, size, segmentBytes);
+    const seg = readSegment(fd, file, k, size, segmentBytes, cap);
     parseLines(seg.body, seg.lines, seg.longest, file, lineOffset, next);
     throw new Error(`${file}: segment ${k} failed to parse on the reader thread (${why}) but not here`);
   }
@@ -135,7 +136,7 @@ export async function* readJsonlBatchesInWorker(
       if (!workerOwns(k)) {
         const atStart = { lineOffset, next };
         try {
-          const seg = readSegment(fd, file, k, size, segmentBytes);
+          const seg = readSegment(fd, file, k, size, segmentBytes, cap);
           for (const block of segmentBlocks(file, seg)) yield* take(block);
           tail = seg.tail;
         } catch (err) {

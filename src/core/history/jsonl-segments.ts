@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import type { HistoryEvent } from './event.ts';
-import { lineStats, parseLines } from './jsonl.ts';
-import { firstInvalid, utf8Error } from './utf8.ts';
+import { checkLineBytes, DEFAULT_MAX_LINE_BYTES, lineStats, lineTooLong, parseLines } from './jsonl.ts';
+import { firstInvalid, TORN_CHARACTER, utf8Error } from './utf8.ts';
 
 /**
  * A JSONL file cut into segments of about {@link SEGMENT_BYTES} that two threads can read and parse
@@ -51,8 +51,9 @@ export function openSegments(file: string): number {
 export { closeSync as closeSegments };
 
 /**
- * Reads and decodes segment `k` of a file of `size` bytes. Throws the same InputError for invalid
- * UTF-8 as the sequential reader (naming the file line).
+ * Reads and decodes segment `k` of a file of `size` bytes. Throws the same InputErrors as the
+ * sequential reader (invalid UTF-8, a line over the cap, naming the file line); a file that ends inside
+ * a UTF-8 sequence ends with {@link TORN_CHARACTER}, as there.
  */
 export function readSegment(
   fd: number,
@@ -60,10 +61,18 @@ export function readSegment(
   k: number,
   size: number,
   segmentBytes = SEGMENT_BYTES,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
 ): SegmentText {
-  const begin = k === 0 ? 0 : lineStartAtOrAfter(fd, k * segmentBytes - 1, size);
+  // A line crossing a segment bound is looked for its end at most the cap ahead: a file that is one
+  // huge line is refused after reading the cap, not read whole.
+  const bound = (from: number) => {
+    const at = lineStartAtOrAfter(fd, from, size, maxLineBytes + 1);
+    if (at === -1) throw lineTooLong(file, lineNumberAt(fd, from, size), maxLineBytes);
+    return at;
+  };
+  const begin = k === 0 ? 0 : bound(k * segmentBytes - 1);
   const limit = (k + 1) * segmentBytes;
-  const end = limit >= size ? size : lineStartAtOrAfter(fd, limit - 1, size);
+  const end = limit >= size ? size : bound(limit - 1);
   if (end <= begin) return { body: '', lines: 0, longest: 0, tail: null };
   const buf = Buffer.allocUnsafe(end - begin);
   let got = 0;
@@ -73,18 +82,53 @@ export function readSegment(
     got += n;
   }
   let text: string;
+  const last = end >= size;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buf.subarray(0, got));
   } catch {
-    throw utf8Error(file, readFileSync(file), begin + firstInvalid(buf.subarray(0, got)));
+    // Only the file's end may cut a sequence short (a killed writer); anywhere else it is invalid text.
+    const complete = last ? completeCharacters(buf.subarray(0, got)) : undefined;
+    if (complete === undefined)
+      throw utf8Error(file, readFileSync(file), begin + firstInvalid(buf.subarray(0, got)));
+    text = complete + TORN_CHARACTER;
   }
-  const last = end >= size;
   const lastNl = text.lastIndexOf('\n');
   const tail = last ? (lastNl + 1 < text.length ? text.slice(lastNl + 1) : '') : null;
   if (lastNl === -1) return { body: '', lines: 0, longest: 0, tail: tail ?? text };
   const body = text.slice(0, lastNl);
   const { lines, longest } = lineStats(body);
+  if (longest * 3 > maxLineBytes || (tail !== null && tail.length * 3 > maxLineBytes)) {
+    const before = lineNumberAt(fd, begin, size) - 1;
+    checkLineBytes(body, longest, file, before, maxLineBytes);
+    if (tail !== null && Buffer.byteLength(tail) > maxLineBytes)
+      throw lineTooLong(file, before + lines + 1, maxLineBytes);
+  }
   return { body, lines, longest, tail };
+}
+
+/**
+ * The text of `buf`'s complete characters when it is valid UTF-8 cut short at its end (more bytes could
+ * complete it), else undefined.
+ */
+function completeCharacters(buf: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buf, { stream: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The 1-based line of the byte at `offset` (error paths only: it reads the file up to there). */
+function lineNumberAt(fd: number, offset: number, size: number): number {
+  const buf = Buffer.allocUnsafe(1 << 16);
+  let line = 1;
+  for (let at = 0; at < Math.min(offset, size); ) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, offset - at), at);
+    if (n === 0) break;
+    for (let i = buf.indexOf(10); i !== -1 && i < n; i = buf.indexOf(10, i + 1)) line++;
+    at += n;
+  }
+  return line;
 }
 
 /**
@@ -112,11 +156,20 @@ export function* segmentBlocks(file: string, seg: SegmentText): Generator<Segmen
   }
 }
 
-/** The offset just after the first newline at or after `from`, or `size` when there is none. */
-function lineStartAtOrAfter(fd: number, from: number, size: number): number {
+/**
+ * The offset just after the first newline at or after `from`, or `size` when there is none; -1 when
+ * none is within `within` bytes of `from`.
+ */
+function lineStartAtOrAfter(
+  fd: number,
+  from: number,
+  size: number,
+  within = Number.POSITIVE_INFINITY,
+): number {
   const buf = Buffer.allocUnsafe(1 << 16);
   let at = from;
   while (at < size) {
+    if (at - from >= within) return -1;
     const n = readSync(fd, buf, 0, buf.length, at);
     if (n === 0) break;
     const i = buf.subarray(0, n).indexOf(10);

@@ -11,6 +11,7 @@ export interface JsonlWorkerJob {
   file: string;
   size: number;
   segmentBytes: number;
+  maxLineBytes: number;
   /** The segments this thread parses, in order. */
   segments: number[];
   ahead: number;
@@ -49,7 +50,7 @@ async function run(): Promise<void> {
       const blocks: ColumnBlock[] = [];
       let tail: string | null;
       try {
-        const seg = readSegment(fd, job.file, k, job.size, job.segmentBytes);
+        const seg = readSegment(fd, job.file, k, job.size, job.segmentBytes, job.maxLineBytes);
         for (const b of segmentBlocks(job.file, seg))
           blocks.push({
             columns: encoder.encode(b.events),

@@ -2,7 +2,7 @@ import { fileInputError, InputError } from '../util/errors.ts';
 import type { HistoryEvent } from './event.ts';
 import {
   MAX_NESTING,
-  mayHoldBigInteger,
+  mayHoldInexactNumber,
   NESTED_TOO_DEEP,
   NESTING_REASON,
   nestsDeeperThan,
@@ -28,7 +28,50 @@ export interface TornTail {
   bytes: number;
 }
 
+/**
+ * The longest history line read by default: far above any real event (a read of a million-element
+ * list is about 8 MB), far below what takes a reader minutes and gigabytes to refuse (a 700 MB line).
+ */
+export const DEFAULT_MAX_LINE_BYTES = 64 << 20;
+
+/** The error for a line over the cap, naming where it starts (`why`: what the cap is, how to raise it). */
+export function lineTooLong(
+  file: string,
+  line: number,
+  maxLineBytes: number,
+  why = 'the cap for one history line; raise it with --max-line-bytes',
+): InputError {
+  return new InputError(file, line, null, `line longer than ${maxLineBytes} bytes (${why})`);
+}
+
+/**
+ * Throws {@link lineTooLong} for the first line of `body` (lines after `lineBefore`) longer than the
+ * cap. `longest` is in UTF-16 units, at most the byte length and at least a third of it, so bodies
+ * whose longest line is short enough are not scanned.
+ */
+export function checkLineBytes(
+  body: string,
+  longest: number,
+  file: string,
+  lineBefore: number,
+  maxLineBytes: number,
+): void {
+  if (longest * 3 <= maxLineBytes) return;
+  let line = lineBefore;
+  let start = 0;
+  while (start <= body.length) {
+    let nl = body.indexOf('\n', start);
+    if (nl === -1) nl = body.length;
+    line++;
+    if (nl - start > maxLineBytes / 3 && Buffer.byteLength(body.slice(start, nl)) > maxLineBytes)
+      throw lineTooLong(file, line, maxLineBytes);
+    start = nl + 1;
+  }
+}
+
 export interface JsonlReadOptions {
+  /** The longest line accepted, in bytes (default {@link DEFAULT_MAX_LINE_BYTES}). */
+  maxLineBytes?: number;
   tornTail?: 'error' | 'drop';
   onTornTail?: (t: TornTail) => void;
   /** Read chunk size in bytes (default 64 KiB: smaller chunks keep fewer events alive at once, so the
@@ -43,25 +86,38 @@ export async function* readJsonlBatches(
   let carry = '';
   let lineNo = 0;
   let next = 0;
+  const cap = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   try {
-    for await (const chunk of utf8Chunks(file, opts.chunkSize ?? 1 << 16)) {
-      const text = carry.length > 0 ? carry + chunk : chunk;
-      const lastNl = text.lastIndexOf('\n');
-      if (lastNl === -1) {
-        carry = text;
+    // Chunks of a line with no newline yet are kept apart, not concatenated: searching a growing
+    // concatenation for a newline at every chunk costs time quadratic in the line's length.
+    let pending: string[] = [];
+    let pendingBytes = 0;
+    for await (const chunk of utf8Chunks(file, opts.chunkSize ?? 1 << 16, { tornEnd: true })) {
+      if (chunk.indexOf('\n') === -1) {
+        pending.push(chunk);
+        pendingBytes += Buffer.byteLength(chunk);
+        // A line with no end in sight is refused once past the cap, not gathered whole.
+        if (Buffer.byteLength(carry) + pendingBytes > cap) throw lineTooLong(file, lineNo + 1, cap);
         continue;
       }
+      const text = carry + (pending.length > 0 ? pending.join('') : '') + chunk;
+      pending = [];
+      pendingBytes = 0;
+      const lastNl = text.lastIndexOf('\n');
       carry = lastNl + 1 < text.length ? text.slice(lastNl + 1) : '';
       const body = text.slice(0, lastNl);
       const { lines, longest } = lineStats(body);
+      checkLineBytes(body, longest, file, lineNo, cap);
       const batch = parseLines(body, lines, longest, file, lineNo, next).events;
       lineNo += lines;
       next += batch.length;
       if (batch.length > 0) yield batch;
     }
+    carry += pending.join('');
   } catch (err) {
     throw fileInputError(file, err);
   }
+  if (carry.length * 3 > cap && Buffer.byteLength(carry) > cap) throw lineTooLong(file, lineNo + 1, cap);
   const last = lastLine(carry, file, lineNo + 1, next, opts);
   if (last !== undefined) yield [last];
 }
@@ -131,7 +187,7 @@ export function parseLines(
   next: number | null,
 ): { events: HistoryEvent[]; firstEventLine: number } {
   let arr: unknown[] | undefined;
-  if (!mayHoldBigInteger(body)) {
+  if (!mayHoldInexactNumber(body)) {
     try {
       arr = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[];
     } catch {

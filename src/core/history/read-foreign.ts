@@ -6,7 +6,7 @@ import type { HistoryFormat } from './formats.ts';
 import { eventFromOpMap, OpMapError } from './jepsen.ts';
 import {
   MAX_NESTING,
-  mayHoldBigInteger,
+  mayHoldInexactNumber,
   NESTING_REASON,
   nestsDeeperThan,
   parseJsonLossless,
@@ -106,7 +106,7 @@ function fromJsonArray(text: string, file: string): HistoryEvent[] {
       throw new InputError(file, oneOpPerLine ? i + 1 : null, oneOpPerLine ? null : `[${i}]`, NESTING_REASON);
   }
   // Only now (nesting checked): re-read keeping big integers, if the text may hold any.
-  if (mayHoldBigInteger(text)) arr = parseJsonLossless(text) as unknown[];
+  if (mayHoldInexactNumber(text)) arr = parseJsonLossless(text) as unknown[];
   const out: HistoryEvent[] = [];
   for (let i = 0; i < (arr as unknown[]).length; i++) {
     try {

@@ -7,8 +7,22 @@ import { InputError } from '../util/errors.ts';
  * (exit 254), never silently replaced by U+FFFD (which could turn two different values into one).
  */
 
-/** Streams a file as strictly decoded UTF-8 text chunks. */
-export async function* utf8Chunks(file: string, highWaterMark: number): AsyncGenerator<string> {
+/**
+ * What a file that ends inside a UTF-8 sequence (a writer killed between the bytes of one character)
+ * yields for that sequence with `tornEnd`: a replacement character, which no complete JSON line can
+ * end with, so the line reads as torn (and `--allow-torn-tail` can drop it) instead of as invalid text.
+ */
+export const TORN_CHARACTER = '\uFFFD';
+
+/**
+ * Streams a file as strictly decoded UTF-8 text chunks. With `tornEnd`, an incomplete sequence at the
+ * very end of the file yields {@link TORN_CHARACTER}; invalid bytes anywhere else are still an error.
+ */
+export async function* utf8Chunks(
+  file: string,
+  highWaterMark: number,
+  opts: { tornEnd?: boolean } = {},
+): AsyncGenerator<string> {
   const stream = createReadStream(file, { highWaterMark });
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let offset = 0;
@@ -23,12 +37,14 @@ export async function* utf8Chunks(file: string, highWaterMark: number): AsyncGen
       offset += buf.length;
       if (text.length > 0) yield text;
     }
+    let rest: string;
     try {
-      const rest = decoder.decode();
-      if (rest.length > 0) yield rest;
+      rest = decoder.decode();
     } catch {
-      throw await invalidAt(file, offset);
+      if (!opts.tornEnd) throw await invalidAt(file, offset);
+      rest = TORN_CHARACTER;
     }
+    if (rest.length > 0) yield rest;
   } finally {
     stream.destroy();
   }

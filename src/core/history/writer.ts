@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { HistoryEvent } from './event.ts';
 import { eventLine } from './jsonl.ts';
@@ -6,13 +7,17 @@ import { checkEvent, describe } from './validate.ts';
 /**
  * The history recorder's file: append-only JSONL, written and fsynced in batches.
  *
- * `append` is synchronous and cheap (validate, serialise, buffer). A batch is written and fdatasync'ed
- * when `syncEvery` events are pending or `syncIntervalMs` after the first pending event, whichever
- * comes first; one batch is in flight at a time. So:
- * - `kill -9` loses only events not yet handed to write(): those appended since the last batch started
- *   (at most `syncEvery` events or `syncIntervalMs` worth, unless the disk falls behind the clients);
- * - a power loss loses at most what was not yet fsynced: `durableCount` tells how many are safe;
- * - a kill during a write can leave a torn last line, which the reader detects and reports.
+ * Two guarantees, two mechanisms:
+ * - **Process crash (kill -9): nothing appended is lost.** With `writeThrough` (the default) `append`
+ *   hands the event's line to the kernel with write(2) before it returns, so an op's completion is in
+ *   the file (the page cache) before the recorder passes it back to the generator or the client; the
+ *   kernel keeps it whatever happens to the process. A kill can at worst interrupt one write(2) of
+ *   one line, leaving a torn last line (the reader detects it and `--allow-torn-tail` drops it).
+ * - **Machine crash (power loss): at most the last batch is lost.** fdatasync stays batched: it runs
+ *   when `syncEvery` events are pending or `syncIntervalMs` after the first, whichever comes first, one
+ *   at a time; `durableCount` tells how many events are safe.
+ * Without `writeThrough` (conversions, which can start over) lines are buffered and written with each
+ * batch, which is cheaper per event.
  *
  * Every event is checked with the same rules as the reader (and `index` must count 0, 1, 2, …), so a
  * recorder bug fails at the append that caused it, not later in a checker.
@@ -30,6 +35,11 @@ export interface HistoryWriterOptions {
   onSynced?: (durableCount: number) => void;
   /** Backlog (events not yet on disk) at which {@link HistoryWriter.needsDrain} turns true (default 16 × syncEvery). */
   maxBacklog?: number;
+  /**
+   * Write each event to the kernel as it is appended (default true): a kill -9 of the process then
+   * loses nothing appended. False buffers lines until the next batch (for conversions).
+   */
+  writeThrough?: boolean;
 }
 
 export class HistoryWriter {
@@ -47,6 +57,7 @@ export class HistoryWriter {
   private readonly maxBacklog: number;
   private inFlight = 0;
   private batchDone: (() => void)[] = [];
+  private readonly writeThrough: boolean;
 
   private constructor(
     readonly path: string,
@@ -56,6 +67,7 @@ export class HistoryWriter {
     this.syncEvery = Math.max(1, opts.syncEvery ?? 1000);
     this.syncIntervalMs = Math.max(0, opts.syncIntervalMs ?? 100);
     this.maxBacklog = Math.max(this.syncEvery, opts.maxBacklog ?? 16 * this.syncEvery);
+    this.writeThrough = opts.writeThrough ?? true;
   }
 
   /** Writes through a handle someone else opened (and will close), e.g. an atomic output file's. */
@@ -107,7 +119,8 @@ export class HistoryWriter {
     const problem = checkEvent(ev);
     if (problem) throw new Error(`history event ${describe(ev)}: ${problem.field}: ${problem.reason}`);
     if (ev.index !== this.next) throw new Error(`history event index ${ev.index}, expected ${this.next}`);
-    this.parts.push(eventLine(ev));
+    if (this.writeThrough) this.writeNow(eventLine(ev));
+    else this.parts.push(eventLine(ev));
     this.next++;
     this.pending++;
     if (this.pending >= this.syncEvery) this.schedule();
@@ -142,6 +155,21 @@ export class HistoryWriter {
     }
   }
 
+  /** write(2) the whole line now (a regular file may take it in several writes). */
+  private writeNow(line: string): void {
+    try {
+      // The string form saves a Buffer per event; a short write (rare on a regular file) finishes from bytes.
+      const done = writeSync(this.fh.fd, line);
+      if (done < Buffer.byteLength(line)) {
+        const buf = Buffer.from(line);
+        for (let off = done; off < buf.length; ) off += writeSync(this.fh.fd, buf, off, buf.length - off);
+      }
+    } catch (err) {
+      this.failure = new Error(`writing history ${this.path}: ${(err as Error).message}`, { cause: err });
+      throw this.failure;
+    }
+  }
+
   private schedule(): void {
     if (this.timer) {
       clearTimeout(this.timer);
@@ -161,7 +189,7 @@ export class HistoryWriter {
     this.pending = 0;
     this.inFlight = n;
     try {
-      await this.fh.write(data);
+      if (data.length > 0) await this.fh.write(data);
       if (this.opts.fsync !== false) await this.fh.datasync();
       this.durable += n;
       this.opts.onSynced?.(this.durable);

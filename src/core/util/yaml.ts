@@ -22,6 +22,14 @@ export interface ParsedYaml {
 export function parseYamlDocument(text: string, file: string, lineOffset = 0): ParsedYaml {
   if (Buffer.byteLength(text, 'utf8') > YAML_MAX_BYTES)
     throw new InputError(file, null, null, `YAML larger than ${YAML_MAX_BYTES / 1024 / 1024} MiB`);
+  const tooDeep = nestingPastLimit(text);
+  if (tooDeep !== null)
+    throw new InputError(
+      file,
+      tooDeep + lineOffset,
+      null,
+      `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`,
+    );
   const counter = new LineCounter();
   let doc: Document;
   try {
@@ -44,7 +52,13 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
     throw new InputError(file, null, null, why);
   }
   const depth = depthExceeding(value, YAML_MAX_DEPTH);
-  if (depth) throw new InputError(file, null, null, `YAML nested deeper than ${YAML_MAX_DEPTH} levels`);
+  if (depth)
+    throw new InputError(
+      file,
+      null,
+      null,
+      `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`,
+    );
   return { doc, counter, value };
 }
 
@@ -53,9 +67,17 @@ export function parseYaml(text: string, file: string, lineOffset = 0): unknown {
   return parseYamlDocument(text, file, lineOffset).value;
 }
 
+/**
+ * The first line of a parse error. The yaml library parses recursively: a deep enough document (a
+ * 200,000-level flow) overflows its stack, which it reports either by throwing a RangeError or as a
+ * document error whose message is the engine's "Maximum call stack size exceeded". Both are the same
+ * nesting limit JSON and EDN inputs report, so users see the limit, not an engine message.
+ */
 function firstLine(err: unknown): string {
-  if (err instanceof RangeError) return `nested too deeply to read (more than ${YAML_MAX_DEPTH} levels)`;
-  return (errorMessage(err).split('\n')[0] ?? '').trim();
+  const message = errorMessage(err);
+  if (err instanceof RangeError || /maximum call stack size exceeded/i.test(message))
+    return `nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`;
+  return (message.split('\n')[0] ?? '').trim();
 }
 
 /** True when `value` nests deeper than `limit` (checked without recursion). */
@@ -71,4 +93,67 @@ function depthExceeding(value: unknown, limit: number): boolean {
     for (const c of children) stack.push([c, d + 1]);
   }
   return false;
+}
+
+/**
+ * The 1-based line where the text's nesting passes {@link YAML_MAX_DEPTH}, or null. Scanned before the
+ * yaml library parses, which it does recursively: a deep enough document would otherwise exhaust its
+ * stack (and V8, if that happens while it compiles a regular expression, aborts the process). Counts
+ * flow brackets outside quoted scalars and comments, plus each line's block depth (its indentation
+ * levels and leading `- `/`? ` markers); an over-estimate only for exotic layouts far beyond any plan.
+ */
+function nestingPastLimit(text: string): number | null {
+  const indents: number[] = [];
+  let flow = 0;
+  let line = 1;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    // Start of a line: its block depth (only outside flow collections, where indentation means nothing).
+    let col = 0;
+    while (text.charCodeAt(i + col) === 32) col++;
+    if (flow === 0 && i + col < n && text[i + col] !== '\n' && text[i + col] !== '#') {
+      while (indents.length > 0 && (indents.at(-1) as number) >= col) indents.pop();
+      indents.push(col);
+      let j = i + col;
+      let markers = 0;
+      while ((text[j] === '-' || text[j] === '?') && (text[j + 1] === ' ' || text[j + 1] === '\n')) {
+        markers++;
+        j += 2;
+        while (text[j] === ' ') j++;
+      }
+      if (indents.length + markers > YAML_MAX_DEPTH) return line;
+    }
+    i += col;
+    // The rest of the line: flow brackets outside quotes and comments.
+    let prev = 32;
+    while (i < n && text.charCodeAt(i) !== 10) {
+      const c = text.charCodeAt(i);
+      if (c === 35 /* # */ && (prev === 32 || prev === 9)) {
+        while (i < n && text.charCodeAt(i) !== 10) i++;
+        break;
+      }
+      if (c === 34 /* " */ || c === 39 /* ' */) {
+        // A quoted scalar may span lines; it ends at the same quote (\" escapes in double quotes, '' in single).
+        i++;
+        while (i < n) {
+          const d = text.charCodeAt(i);
+          if (d === 10) line++;
+          if (c === 34 && d === 92 /* \ */) i += 2;
+          else if (d === c && c === 39 && text.charCodeAt(i + 1) === 39) i += 2;
+          else if (d === c) break;
+          else i++;
+        }
+      } else if (c === 91 || c === 123) {
+        if (++flow + indents.length > YAML_MAX_DEPTH) return line;
+      } else if ((c === 93 || c === 125) && flow > 0) flow--;
+      prev = c;
+      i++;
+    }
+    if (i < n) {
+      line++;
+      i++;
+    }
+  }
+  return null;
 }

@@ -5,6 +5,7 @@ import type { CheckContext, CheckResult, Validity } from '../../../../checkers/t
 import type { LoadOptions } from '../../../core/history/read.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { namesOf, registryOption } from '../choices.ts';
+import { maxLineBytesOption } from '../max-line-bytes.ts';
 import type { CommandSpec } from '../spec.ts';
 
 /**
@@ -17,6 +18,7 @@ interface CheckFlags {
   checker?: string;
   list?: boolean;
   format: string;
+  maxLineBytes?: number;
   model?: string;
   initialValue?: string;
   nilRead?: string;
@@ -65,6 +67,7 @@ export function command(): CommandSpec {
       { flags: '-c, --checker <names>', description: `comma-separated checker names: ${namesOf(checkers)}` },
       { flags: '--list', description: 'list the checkers and exit' },
       { flags: '--format <format>', description: 'history format', choices: formats, default: 'auto' },
+      maxLineBytesOption,
       registryOption('--model <model>', 'linearizable: the sequential model', models),
       { flags: '--initial-value <value>', description: 'linearizable: initial value (JSON, or text)' },
       {
@@ -156,7 +159,7 @@ async function optionsFromFlags(flags: CheckFlags): Promise<OptionsMap> {
  */
 async function checkHistoryFile(
   historyFile: string,
-  format: LoadOptions['format'],
+  read: Pick<LoadOptions, 'format' | 'maxLineBytes'>,
   requests: CheckerRequest[],
   ctx: CheckContext,
 ): Promise<{ valid: Validity; results: CheckResult[]; ops: number }> {
@@ -165,12 +168,12 @@ async function checkHistoryFile(
   const { pairEvents, pairEventStream } = await import('../../../core/history/pair.ts');
   const streamed = await runCheckersOnStream(
     requests,
-    (add) => pairEventStream(readEventBatches(historyFile, { format, parallel: true }), add),
+    (add) => pairEventStream(readEventBatches(historyFile, { ...read, parallel: true }), add),
     ctx,
     { badOptions: 'throw' },
   );
   if (streamed) return streamed;
-  const { ops } = pairEvents(await loadHistory(historyFile, { format, parallel: true }));
+  const { ops } = pairEvents(await loadHistory(historyFile, { ...read, parallel: true }));
   const run = await runCheckers(requests, ops, ctx, { badOptions: 'throw' });
   return { ...run, ops: ops.length };
 }
@@ -203,7 +206,12 @@ export async function runCheckCommand(historyFile: string | undefined, flags: Ch
     };
   });
   const ctx = flags.out ? { outDir: flags.out } : {};
-  const run = await checkHistoryFile(historyFile, flags.format as LoadOptions['format'], requests, ctx);
+  const run = await checkHistoryFile(
+    historyFile,
+    { format: flags.format as LoadOptions['format'], maxLineBytes: flags.maxLineBytes },
+    requests,
+    ctx,
+  );
   const opCount = run.ops;
   const valid = run.valid;
   const results = Object.fromEntries(requests.map((r, i) => [r.name, run.results[i]]));

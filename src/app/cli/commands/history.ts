@@ -1,3 +1,4 @@
+import { maxLineBytesOption } from '../max-line-bytes.ts';
 import type { CommandSpec, OptionSpec } from '../spec.ts';
 
 /** `faultline history convert|stats`: move histories between formats and describe them. */
@@ -41,15 +42,17 @@ export function command(): CommandSpec {
             default: 'jsonl',
           },
           tornTail,
+          maxLineBytesOption,
         ],
         action: async ([input, output], options) => {
-          const o = options as { from: string; to: string; allowTornTail?: boolean };
+          const o = options as { from: string; to: string; allowTornTail?: boolean; maxLineBytes?: number };
           const { convertHistory } = await import('../../../core/history/convert.ts');
           const { log } = await import('../../../core/util/log.ts');
           const r = await convertHistory(input as string, output as string, {
             format: o.from as 'auto',
             to: o.to as 'jsonl',
             tornTail: o.allowTornTail ? 'drop' : 'error',
+            maxLineBytes: o.maxLineBytes,
             onTornTail: (t) =>
               log().warn({ file: input, ...t }, `${input}:${t.line}: torn last line dropped`),
           });
@@ -64,13 +67,24 @@ export function command(): CommandSpec {
         description: 'events and ops by type and f, processes, retired processes, open ops, time span, ops/s',
         examples: ['faultline history stats history.jsonl', 'faultline history stats history.edn --json'],
         arguments: [['<file>', 'history file']],
-        options: [from, { flags: '--json', description: 'print one JSON object' }, tornTail],
+        options: [
+          from,
+          { flags: '--json', description: 'print one JSON object' },
+          tornTail,
+          maxLineBytesOption,
+        ],
         action: async ([file], options) => {
-          const o = options as { from: string; json?: boolean; allowTornTail?: boolean };
+          const o = options as {
+            from: string;
+            json?: boolean;
+            allowTornTail?: boolean;
+            maxLineBytes?: number;
+          };
           const { historyStats, formatStats } = await import('../../../core/history/stats.ts');
           const s = await historyStats(file as string, {
             format: o.from as 'auto',
             tornTail: o.allowTornTail ? 'drop' : 'error',
+            maxLineBytes: o.maxLineBytes,
           });
           process.stdout.write(`${o.json ? JSON.stringify(s) : formatStats(s)}\n`);
         },
