@@ -10,6 +10,7 @@ import {
 } from '../../core/generator/types.ts';
 import type { EventType, HistoryEvent, ProcessId } from '../../core/history/event.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
+import { inClientThread } from '../../core/util/client-thread.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client, Completion } from '../../lib/clients/types.ts';
@@ -262,7 +263,10 @@ export class Interpreter {
     // Bounded by the op's own deadline too (the sweep completes it), but a hung open must not be awaited later.
     const clientP = st.client
       ? undefined
-      : bounded(`client open(${st.node})`, this.o.opTimeoutMs, () => this.o.client.open(st.node as string));
+      : bounded(`client open(${st.node})`, this.o.opTimeoutMs, () =>
+          // The thread is known while open() runs: a routed client gets this thread's own proxy listener.
+          inClientThread(flight.thread as number, () => this.o.client.open(st.node as string)),
+        );
     const call = (client: Client) => {
       const ictx = {
         get signal(): AbortSignal {
