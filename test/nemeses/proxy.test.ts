@@ -300,7 +300,7 @@ test.serial(
       };
       t.true(value.landed, JSON.stringify(done.value));
       const ledger = readLedger(join(dir, 'ledger.jsonl')).unhealed;
-      t.deepEqual((ledger[0]?.undo as { params?: unknown }).params, { clients: [0, 1] });
+      t.deepEqual(((ledger[0]?.undo ?? {}) as { params?: unknown }).params, { clients: [0, 1] });
       const before = clients.map((c) => c.stats.ok);
       await sleep(500);
       t.is(clients[0]?.stats.ok, before[0], 'thread 0 is cut');
