@@ -9,6 +9,7 @@ import {
   type ThreadId,
 } from '../../core/generator/types.ts';
 import type { EventType, HistoryEvent, ProcessId } from '../../core/history/event.ts';
+import { NO_CLIENT } from '../../core/history/operation.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { inClientThread } from '../../core/util/client-thread.ts';
 import { errorMessage } from '../../core/util/errors.ts';
@@ -310,7 +311,7 @@ export class Interpreter {
         call(client);
       },
       // Nothing was sent, so the op definitely did not happen (Jepsen's [:no-client msg]).
-      (err) => this.finish(flight, { type: 'fail', error: ['no-client', errorMessage(err)] }),
+      (err) => this.finish(flight, { type: 'fail', error: [NO_CLIENT, errorMessage(err)] }),
     );
   }
 
