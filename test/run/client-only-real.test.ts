@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'ava';
 import { execa } from 'execa';
 import { reachEndpoint } from '../../src/lib/clusters/client-only.ts';
+import { freePort, listening } from '../helpers/ports.ts';
 
 /**
  * Client-only runs against real databases started here, outside faultline, as a managed service would be:
@@ -20,21 +20,7 @@ const env = { ...process.env, FAULTLINE_FROM_SOURCE: '1' };
 const which = (bin: string) =>
   ['/usr/bin', '/usr/sbin', '/usr/local/bin'].map((d) => join(d, bin)).find((p) => existsSync(p));
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-async function waitReachable(port: number, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while ((await reachEndpoint({ host: '127.0.0.1', port }, 500)) !== null) {
-    if (Date.now() > deadline) throw new Error(`127.0.0.1:${port} never came up`);
-    await sleep(200);
-  }
-}
+const waitReachable = (port: number, ms = 20_000) => listening(port, ms);
 
 function stop(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null) return Promise.resolve();
