@@ -196,7 +196,7 @@ function spared(link: ProxyLink, undo: ProxyUndo): Judged['spared'] {
   const others = [...link.pairs].filter((p) => p.thread !== null && !group.includes(p.thread)).length;
   const answered = link.answeredOutside(group, undo.since);
   return {
-    signal: `clients outside group [${group.join(', ')}] answered by ${link.node} during the fault`,
+    signal: `client connections outside group [${group.join(', ')}] answered by ${link.node} during the fault`,
     during: answered,
     landed: others === 0 || answered > 0,
     note:

@@ -299,6 +299,9 @@ test.serial(
         evidence?: { signals?: { signal: string; landed: boolean }[] };
       };
       t.true(value.landed, JSON.stringify(done.value));
+      const record = plane.records.find((r) => r.id === 'w1');
+      for (const sig of record?.evidence?.signals ?? [])
+        t.log(`${sig.side} ${sig.signal}: ${String(sig.during)} landed=${sig.landed}`);
       const ledger = readLedger(join(dir, 'ledger.jsonl')).unhealed;
       t.deepEqual(((ledger[0]?.undo ?? {}) as { params?: unknown }).params, { clients: [0, 1] });
       const before = clients.map((c) => c.stats.ok);
