@@ -44,3 +44,19 @@ export function classifyFaultOp(f: string, value?: unknown): FaultOpMeaning | nu
     starts: m[1] === 'start',
   };
 }
+
+/** Does a nemesis kind act on the nodes (over SSH)? Unknown kinds do, so a client-only run refuses them. */
+export function actsOnNodes(kind: string): boolean {
+  return nemeses.get(kind)?.reach !== 'control';
+}
+
+/**
+ * Why a list of plan steps cannot run client-only (no SSH), naming the first step that acts on the nodes,
+ * or null when every step acts in the control process (the proxy).
+ */
+export function clientOnlyRefusal(steps: readonly { kind: string; action?: string }[]): string | null {
+  const i = steps.findIndex((s) => actsOnNodes(s.kind));
+  if (i < 0) return null;
+  const s = steps[i] as { kind: string; action?: string };
+  return `nemesis step ${i + 1} (kind: ${s.kind}${s.action ? `, action: ${s.action}` : ''}) acts on the nodes`;
+}

@@ -270,6 +270,11 @@ export interface FaultClassDefinition {
 export interface NemesisDefinition {
   kind: string;
   summary: string;
+  /**
+   * Where its faults act: `nodes` (the default: over SSH, on the nodes) or `control` (in the control
+   * process, on the clients' path: needs nothing on the nodes, so a client-only run may use it).
+   */
+  reach?: 'nodes' | 'control';
   load(): Promise<Nemesis>;
   actions: readonly FaultActionDefinition[];
   /** Random-schedule classes this nemesis provides. */

@@ -28,6 +28,7 @@ const classes: FaultClassDefinition[] = PROXY_ACTIONS.map((action) => ({
 
 export const proxyDefinition: NemesisDefinition = {
   kind: 'proxy',
+  reach: 'control',
   summary:
     'a TCP proxy in the control process on the clients’ path: latency, bandwidth, blackhole, reset, half-open, slice, timeout, partition',
   load: async () => (await import('./nemesis.ts')).proxyNemesis,

@@ -8,6 +8,9 @@ import { type Endpoint, formatEndpoint, parseEndpoint, pointAt } from './endpoin
  * the proxy also watches the clients themselves (the victim side): the round trip each request takes as
  * the client sees it, requests left unanswered, connections cut under a client.
  *
+ * A fault may name a client group (client threads): it then acts only on connections made through those
+ * threads' own listeners, so a group of clients is cut from a node set while the others go on.
+ *
  * The proxy sits on the client path only: it never stands between nodes, so it cannot cut members off
  * from each other, and it cannot touch processes, clocks or disks.
  */
@@ -38,6 +41,12 @@ export interface ProxyFaultParams {
   sliceDelayMs?: number;
   /** timeout: connections are closed this long after they opened (or after the fault began). */
   afterMs?: number;
+  /**
+   * The client group the fault acts on (client threads, 0-based, as the history's process modulo the
+   * concurrency); absent: every client. Only connections made through a thread's own listener belong to
+   * a thread, so a grouped fault needs a client that resolves its address when it opens.
+   */
+  clients?: number[];
 }
 
 /** What one fault did on one link: the injector side of its evidence. */
@@ -162,6 +171,8 @@ class Pair {
   constructor(
     readonly client: net.Socket,
     private readonly link: ProxyLink,
+    /** The client thread whose listener it came through; null: the shared listener. */
+    readonly thread: number | null,
   ) {
     this.up = new Lane((b) => this.upstream?.write(b));
     this.down = new Lane((b) => {
@@ -221,8 +232,12 @@ export class ProxyLink {
   };
   /** Every connection accepted, and bytes forwarded each way (the bench reads them). */
   accepted = 0;
-  server!: net.Server;
+  readonly servers: net.Server[] = [];
+  /** The shared listener (every client), and one per client thread when groups can be faulted. */
   listen!: Endpoint;
+  readonly threadListen = new Map<number, Endpoint>();
+  /** Client threads that were handed their own listener (and so can be faulted as a group). */
+  readonly routedThreads = new Set<number>();
 
   constructor(
     readonly node: string,
@@ -230,14 +245,31 @@ export class ProxyLink {
     readonly upstream: Endpoint,
   ) {}
 
-  async start(host: string): Promise<void> {
-    this.server = net.createServer((c) => this.accept(c));
+  /** Listen on `host`: the shared listener, and one per client thread 0 … threads-1. */
+  async start(host: string, threads = 0): Promise<void> {
+    this.listen = await this.serve(host, null);
+    for (let t = 0; t < threads; t++) this.threadListen.set(t, await this.serve(host, t));
+  }
+
+  private async serve(host: string, thread: number | null): Promise<Endpoint> {
+    const server = net.createServer((c) => this.accept(c, thread));
+    this.servers.push(server);
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen({ host, port: 0 }, () => resolve());
+      server.once('error', reject);
+      server.listen({ host, port: 0 }, () => resolve());
     });
-    const a = this.server.address() as net.AddressInfo;
-    this.listen = { host: a.address, port: a.port };
+    const a = server.address() as net.AddressInfo;
+    return { host: a.address, port: a.port };
+  }
+
+  /** Does fault `f` act on this connection (its client group, when it names one)? */
+  private hits(f: ActiveFault, pair: Pair): boolean {
+    return !f.params.clients || (pair.thread !== null && f.params.clients.includes(pair.thread));
+  }
+
+  /** The faults in force on one connection. */
+  private on(pair: Pair): ActiveFault[] {
+    return this.faults.filter((f) => this.hits(f, pair));
   }
 
   private count(f: ActiveFault): FaultCounters {
@@ -246,27 +278,28 @@ export class ProxyLink {
     return c;
   }
 
-  private holding(): ActiveFault[] {
-    return this.faults.filter((f) => f.action === 'blackhole' || f.action === 'partition');
+  private holding(pair: Pair): ActiveFault[] {
+    return this.on(pair).filter((f) => f.action === 'blackhole' || f.action === 'partition');
   }
 
-  private accept(client: net.Socket): void {
+  private accept(client: net.Socket, thread: number | null): void {
     this.accepted++;
     client.setNoDelay(true);
-    const pair = new Pair(client, this);
+    const pair = new Pair(client, this, thread);
     this.pairs.add(pair);
     client.on('data', (b: Buffer) => this.forward(pair, 'up', b));
     client.on('error', () => pair.cut(false));
     client.on('close', () => pair.cut(false));
-    const resets = this.faults.filter((f) => f.action === 'reset');
+    const faults = this.on(pair);
+    const resets = faults.filter((f) => f.action === 'reset');
     if (resets.length > 0) {
       for (const f of resets) this.count(f).connectionsReset++;
       this.victim.attemptsReset++;
       pair.cut(true);
       return;
     }
-    for (const f of this.faults) if (f.action === 'timeout') this.armTimeout(pair, f);
-    const holds = this.holding();
+    for (const f of faults) if (f.action === 'timeout') this.armTimeout(pair, f);
+    const holds = this.holding(pair);
     if (holds.length > 0) {
       for (const f of holds) this.count(f).connectionsHeld++;
       return;
@@ -292,28 +325,29 @@ export class ProxyLink {
     if (dir === 'up' && pair.waitingSince === null) pair.waitingSince = t;
     if (dir === 'up' && (pair.requestAt === null || pair.replyAt !== null)) pair.timeRequest(t);
     const lane = dir === 'up' ? pair.up : pair.down;
-    const partitions = this.faults.filter((f) => f.action === 'partition');
+    const faults = this.on(pair);
+    const partitions = faults.filter((f) => f.action === 'partition');
     if (partitions.length > 0) {
       // A cut link loses what is in flight; the stream is reset once the cut heals.
       for (const f of partitions) this.count(f).bytesDropped += chunk.length;
       pair.broken = true;
       return;
     }
-    const holds = this.faults.filter((f) => f.action === 'blackhole');
+    const holds = faults.filter((f) => f.action === 'blackhole');
     if (holds.length > 0 || (dir === 'up' && !pair.upstream)) {
       for (const f of holds) this.count(f).bytesHeld += chunk.length;
       lane.held.push(chunk);
       return;
     }
     const direction = dir === 'up' ? 'upstream' : 'downstream';
-    const stopped = this.faults.filter((f) => f.action === 'half-open' && f.params.direction === direction);
+    const stopped = faults.filter((f) => f.action === 'half-open' && f.params.direction === direction);
     if (stopped.length > 0) {
       for (const f of stopped) this.count(f).bytesDropped += chunk.length;
       pair.broken = true;
       return;
     }
     let at = t;
-    for (const f of this.faults) {
+    for (const f of faults) {
       if (f.action === 'latency') {
         const jitter = f.params.jitterMs ?? 0;
         const d = Math.max(0, (f.params.delayMs ?? 0) + (Math.random() * 2 - 1) * jitter);
@@ -332,7 +366,7 @@ export class ProxyLink {
         at = end;
       }
     }
-    const slicer = this.faults.find((f) => f.action === 'slice');
+    const slicer = faults.find((f) => f.action === 'slice');
     const size = slicer?.params.sliceBytes ?? 0;
     if (slicer && size > 0 && chunk.length > size) {
       const c = this.count(slicer);
@@ -360,12 +394,13 @@ export class ProxyLink {
     const f: ActiveFault = { id, action, params, since: now() };
     this.faults.push(f);
     this.count(f);
+    const hit = [...this.pairs].filter((p) => this.hits(f, p));
     if (action === 'reset')
-      for (const p of [...this.pairs]) {
+      for (const p of hit) {
         this.count(f).connectionsReset++;
         p.cut(true);
       }
-    if (action === 'timeout') for (const p of this.pairs) this.armTimeout(p, f);
+    if (action === 'timeout') for (const p of hit) this.armTimeout(p, f);
   }
 
   /** Undo one fault: held connections are dialled and held bytes delivered; broken streams are reset. */
@@ -383,14 +418,13 @@ export class ProxyLink {
   }
 
   private reflow(): void {
-    const lossy = this.faults.some((f) => f.action === 'partition' || f.action === 'half-open');
-    const holding = this.holding().length > 0;
     for (const p of [...this.pairs]) {
+      const lossy = this.on(p).some((f) => f.action === 'partition' || f.action === 'half-open');
       if (p.broken && !lossy) {
         p.cut(true);
         continue;
       }
-      if (holding) continue;
+      if (this.holding(p).length > 0) continue;
       p.dial();
       for (const lane of ['up', 'down'] as const) {
         const held = (lane === 'up' ? p.up : p.down).held;
@@ -400,15 +434,27 @@ export class ProxyLink {
     }
   }
 
-  /** Requests waiting for their reply now (the time each was sent). */
-  waiting(): number[] {
-    return [...this.pairs].flatMap((p) => (p.waitingSince === null ? [] : [p.waitingSince]));
+  /** Requests waiting for their reply now (the time each was sent), of the client group when given. */
+  waiting(clients?: readonly number[]): number[] {
+    return [...this.pairs].flatMap((p) =>
+      p.waitingSince === null || (clients && (p.thread === null || !clients.includes(p.thread)))
+        ? []
+        : [p.waitingSince],
+    );
+  }
+
+  /** Requests answered since `t` on connections outside the client group (the clients a grouped fault spares). */
+  answeredOutside(clients: readonly number[], t: number): number {
+    let n = 0;
+    for (const p of this.pairs)
+      if (p.thread !== null && !clients.includes(p.thread) && p.replyAt !== null && p.replyAt >= t) n++;
+    return n;
   }
 
   async close(): Promise<void> {
     for (const p of [...this.pairs]) p.cut(false);
     this.faults.length = 0;
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all(this.servers.map((sv) => new Promise<void>((resolve) => sv.close(() => resolve()))));
   }
 }
 
@@ -417,8 +463,15 @@ export class ProxyHub {
   readonly links = new Map<string, ProxyLink>();
   private constructor(readonly listenHost: string) {}
 
-  /** Listen for every node (node → its client address) on `listenHost` (loopback by default). */
-  static async start(addresses: Record<string, string>, listenHost = '127.0.0.1'): Promise<ProxyHub> {
+  /**
+   * Listen for every node (node → its client address) on `listenHost` (loopback by default); with
+   * `threads`, also one listener per client thread and node, so faults can pick a group of clients.
+   */
+  static async start(
+    addresses: Record<string, string>,
+    listenHost = '127.0.0.1',
+    threads = 0,
+  ): Promise<ProxyHub> {
     const hub = new ProxyHub(listenHost);
     try {
       for (const [node, address] of Object.entries(addresses)) {
@@ -428,7 +481,7 @@ export class ProxyHub {
             `${node}: the client address ${address} names no host:port the proxy can forward to`,
           );
         const link = new ProxyLink(node, address, upstream);
-        await link.start(listenHost);
+        await link.start(listenHost, threads);
         hub.links.set(node, link);
       }
     } catch (err) {
@@ -444,10 +497,36 @@ export class ProxyHub {
     return l;
   }
 
-  /** The address a client should use for `node`: the proxy's listener when `address` is the node's. */
-  route(address: string, node: string): string {
+  /**
+   * The address a client should use for `node`: the proxy's listener when `address` is the node's (the
+   * client thread's own listener when the thread is known and has one).
+   */
+  route(address: string, node: string, thread?: number): string {
     const l = this.links.get(node);
-    return l && l.address === address ? pointAt(address, l.listen) : address;
+    if (!l || l.address !== address) return address;
+    const own = thread === undefined ? undefined : l.threadListen.get(thread);
+    if (!own) return pointAt(address, l.listen);
+    l.routedThreads.add(thread as number);
+    return pointAt(address, own);
+  }
+
+  /**
+   * Why a fault on client group `clients` cannot land on `nodes`, or null: a thread the proxy has no
+   * listener for, or a client that never opened a connection through its thread's own listener (it
+   * resolves its addresses once for all its threads, so the proxy cannot tell the groups apart).
+   */
+  groupProblem(nodes: readonly string[], clients: readonly number[]): string | null {
+    for (const n of nodes) {
+      const l = this.link(n);
+      const missing = clients.filter((t) => !l.threadListen.has(t));
+      if (missing.length > 0)
+        return `no client thread ${missing.join(', ')} (the run has ${l.threadListen.size} client thread(s))`;
+    }
+    if ([...this.links.values()].every((l) => l.routedThreads.size === 0))
+      return 'the client did not open a connection per thread through the proxy (it resolves its addresses once), so a client group cannot be told apart';
+    const reach = nodes.some((n) => clients.some((t) => this.link(n).routedThreads.has(t)));
+    if (!reach) return `client group [${clients.join(', ')}] has no connection to ${nodes.join(', ')} to cut`;
+    return null;
   }
 
   /** node → listener, node → upstream: what the fault ledger keeps. */
@@ -474,7 +553,7 @@ export class ProxyHub {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.links.values()].filter((l) => l.server).map((l) => l.close()));
+    await Promise.all([...this.links.values()].map((l) => l.close()));
     this.links.clear();
     if (active === this) active = null;
   }

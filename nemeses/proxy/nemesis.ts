@@ -68,6 +68,8 @@ function ownHub(record: FaultRecord) {
 interface Judged {
   injector: { signal: string; during: unknown; landed: boolean };
   victim: { signal: string; before?: unknown; during: unknown; landed: boolean };
+  /** A grouped fault: the clients outside the group, still answered on the link (reported, not required). */
+  spared?: { signal: string; during: number; landed: boolean; note: string };
 }
 
 /** Both sides of the evidence on one link, as they stand now. */
@@ -78,7 +80,8 @@ function judge(link: ProxyLink, undo: ProxyUndo, id: string): Judged {
   const during = median(trips);
   const base = before.roundTripMs ?? 0;
   const t = performance.now();
-  const waiting = link.waiting().filter((w) => t - w >= WAITING_MS).length;
+  const group = undo.params.clients;
+  const waiting = link.waiting(group).filter((w) => t - w >= WAITING_MS).length;
   const rtt = (rise: number) => ({
     signal: `client round trip via the proxy to ${link.node}, p50 ms (${trips.length} request(s) during)`,
     before: r1(before.roundTripMs),
@@ -86,7 +89,7 @@ function judge(link: ProxyLink, undo: ProxyUndo, id: string): Judged {
     landed: during !== null && during >= base + rise,
   });
   const waitingVictim = {
-    signal: `client requests to ${link.node} unanswered for ≥${WAITING_MS} ms`,
+    signal: `${group ? `client group [${group.join(', ')}]: ` : ''}client requests to ${link.node} unanswered for ≥${WAITING_MS} ms`,
     before: 0,
     during: waiting,
     landed: waiting > 0,
@@ -182,7 +185,25 @@ function signalsOf(j: Judged, node: string): EvidenceSignal[] {
   return [
     { side: 'injector', node, ...j.injector, before: 0 },
     { side: 'victim', node, ...j.victim },
+    ...(j.spared ? [{ side: 'victim' as const, node, before: 0, ...j.spared }] : []),
   ];
+}
+
+/** The clients a grouped fault leaves alone on a link: requests answered outside the group since inject. */
+function spared(link: ProxyLink, undo: ProxyUndo): Judged['spared'] {
+  const group = undo.params.clients;
+  if (!group) return undefined;
+  const others = [...link.pairs].filter((p) => p.thread !== null && !group.includes(p.thread)).length;
+  const answered = link.answeredOutside(group, undo.since);
+  return {
+    signal: `client connections outside group [${group.join(', ')}] answered by ${link.node} during the fault`,
+    during: answered,
+    landed: others === 0 || answered > 0,
+    note:
+      others === 0
+        ? 'no client outside the group connects to this node'
+        : 'the group is cut, the other clients are not',
+  };
 }
 
 export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
@@ -213,6 +234,8 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     const action = spec.action as ProxyAction;
     if (!PROXY_ACTIONS.includes(action)) throw new Error(`unknown proxy action ${spec.action}`);
     const params = (spec.params ?? {}) as ProxyFaultParams;
+    const problem = params.clients ? hub.groupProblem(nodes, params.clients) : null;
+    if (problem) throw new CapabilityMissingError('control node', 'proxy client group', problem);
     const d = hub.describe();
     const undo: ProxyUndo = {
       pid: process.pid,
@@ -249,7 +272,12 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     const deadline = performance.now() + EVIDENCE_WAIT_MS;
     // Gate on the clients feeling it, never a fixed sleep: poll until every link shows both sides.
     for (;;) {
-      const judged = record.nodes.map((n) => ({ n, j: judge(hub.link(n), undo, record.id) }));
+      const judged = record.nodes.map((n) => {
+        const link = hub.link(n);
+        const j = judge(link, undo, record.id);
+        const s = spared(link, undo);
+        return { n, j: s ? { ...j, spared: s } : j };
+      });
       const landed = judged.length > 0 && judged.every(({ j }) => j.injector.landed && j.victim.landed);
       if (landed || performance.now() >= deadline) {
         const signals = judged.flatMap(({ n, j }) => signalsOf(j, n));

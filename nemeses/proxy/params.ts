@@ -52,7 +52,16 @@ export const proxyParams: Record<ProxyAction, z.ZodType<ProxyFaultParams>> = {
     }),
   blackhole: empty,
   reset: empty,
-  partition: empty,
+  /** `clients`: the client group cut from the target nodes (client threads, 0-based); absent: every client. */
+  partition: z
+    .strictObject({
+      clients: z
+        .array(z.number().int().min(0).max(10_000))
+        .min(1, 'name at least one client thread')
+        .transform((xs) => [...new Set(xs)].sort((a, b) => a - b))
+        .optional(),
+    })
+    .default({}),
   'half-open': z.strictObject({ direction: z.enum(['upstream', 'downstream']).default('upstream') }).default({
     direction: 'upstream',
   }),

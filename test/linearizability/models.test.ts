@@ -89,7 +89,7 @@ test('register: a failed write did not happen', async (t) => {
 });
 
 test('a fail marked not-applied (never reached the server) observed nothing and constrains nothing', async (t) => {
-  const ops = (error: string) => {
+  const ops = (error: Operation['error']) => {
     const h = history([
       [0, 'invoke', 'write', 1],
       [0, 'ok', 'write', 1],
@@ -108,6 +108,9 @@ test('a fail marked not-applied (never reached the server) observed nothing and 
     await verdict('cas-register', ops(`${NOT_APPLIED}: fetch failed (ECONNREFUSED)`), null, mismatch),
     true,
   );
+  // ...nor does one that found no client (its open failed under a proxy reset: Jepsen's [:no-client msg]).
+  t.is(await verdict('cas-register', ops(['no-client', 'Connection is closed.']), null, mismatch), true);
+  t.is(await verdict('cas-register', ops(['other', 'x']), null, mismatch), false);
 });
 
 test('cas-register: ok cas needs the expected value; with failedCas mismatch a failed cas saw another value', async (t) => {

@@ -259,3 +259,103 @@ test('plan check: the shipped proxy plan passes; a client that finds its own add
   const refused = errors(text.replaceAll('db: etcd\n', 'db: etcd\nclient: discovering-test-client\n'));
   t.true(refused.some((p) => /proxy step needs a client faultline can point at its proxy/.test(p.reason)));
 });
+
+test.serial(
+  'partition of a client group from a node set: the group is cut, the others are served, heal',
+  async (t) => {
+    const { inClientThread, currentClientThread } = await import('../../src/core/util/client-thread.ts');
+    const a = await echoServer();
+    const b = await echoServer();
+    const addresses = { n1: `127.0.0.1:${a.port}`, n2: `127.0.0.1:${b.port}` };
+    const hub = await ProxyHub.start(addresses, '127.0.0.1', 4);
+    setActiveProxyHub(hub);
+    const remote2 = {
+      nodes: ['n1', 'n2'].map((name) => ({ name, host: '127.0.0.1', port: 22, user: 'root' })),
+    } as unknown as Remote;
+    // Threads 0 and 2 open n1, threads 1 and 3 open n2, each resolving its address while open() runs.
+    const portOf = (thread: number) => {
+      const node = thread % 2 === 0 ? 'n1' : 'n2';
+      const routed = inClientThread(thread, () =>
+        hub.route(addresses[node as 'n1'], node, currentClientThread()),
+      );
+      return (parseEndpoint(routed) as { port: number }).port;
+    };
+    const clients = [0, 1, 2, 3].map((th) => loadClient(portOf(th)));
+    const dir = mkdtempSync(join(tmpdir(), 'fl-proxy-group-'));
+    const plane = new FaultPlane({ remote: remote2, ledgerPath: join(dir, 'ledger.jsonl') });
+    try {
+      await sleep(400);
+      t.true(
+        clients.every((c) => c.stats.ok > 3),
+        'every client is served through its own listener',
+      );
+      // Group [0, 1] cut from both nodes: threads 2 and 3 must go on.
+      const done = await plane.invoke({
+        f: 'start-proxy',
+        value: { action: 'partition', targets: ['n1', 'n2'], params: { clients: [0, 1] } },
+      });
+      const value = done.value as {
+        landed: boolean;
+        evidence?: { signals?: { signal: string; landed: boolean }[] };
+      };
+      t.true(value.landed, JSON.stringify(done.value));
+      const record = plane.records.find((r) => r.id === 'w1');
+      for (const sig of record?.evidence?.signals ?? [])
+        t.log(`${sig.side} ${sig.signal}: ${String(sig.during)} landed=${sig.landed}`);
+      const ledger = readLedger(join(dir, 'ledger.jsonl')).unhealed;
+      t.deepEqual(((ledger[0]?.undo ?? {}) as { params?: unknown }).params, { clients: [0, 1] });
+      const before = clients.map((c) => c.stats.ok);
+      await sleep(500);
+      t.is(clients[0]?.stats.ok, before[0], 'thread 0 is cut');
+      t.is(clients[1]?.stats.ok, before[1], 'thread 1 is cut');
+      t.true((clients[2]?.stats.ok ?? 0) > (before[2] ?? 0), 'thread 2 is spared');
+      t.true((clients[3]?.stats.ok ?? 0) > (before[3] ?? 0), 'thread 3 is spared');
+      const counters = hub.link('n1').counters.get('w1');
+      t.true((counters?.bytesDropped ?? 0) + (counters?.connectionsHeld ?? 0) > 0);
+      const report = await plane.healAll('used');
+      t.true(report.clean);
+      const healed = clients.map((c) => c.stats.ok);
+      await sleep(2500); // a cut client waits out its 1.5 s timeout, then reconnects
+      t.true(
+        clients.every((c, i) => c.stats.ok > (healed[i] ?? 0)),
+        'every client is served after heal',
+      );
+    } finally {
+      plane.close();
+      for (const c of clients) await c.stop();
+      await hub.close();
+      setActiveProxyHub(null);
+      await a.close();
+      await b.close();
+    }
+  },
+);
+
+test.serial('a client group the proxy cannot tell apart is refused before anything is applied', async (t) => {
+  const server = await echoServer();
+  const hub = await ProxyHub.start({ n1: `127.0.0.1:${server.port}` }, '127.0.0.1', 2);
+  setActiveProxyHub(hub);
+  try {
+    const spec = (clients: number[]): FaultSpec => ({
+      kind: 'proxy',
+      action: 'partition',
+      targets: ['n1'],
+      params: { clients },
+    });
+    // Nobody was routed per thread: the client resolved its address once.
+    await t.throwsAsync(proxyNemesis.inject(remote, spec([0]), 'w1'), { message: /once/ });
+    hub.route(`127.0.0.1:${server.port}`, 'n1', 1);
+    await t.throwsAsync(proxyNemesis.inject(remote, spec([5]), 'w1'), { message: /no client thread 5/ });
+    await t.throwsAsync(proxyNemesis.inject(remote, spec([0]), 'w1'), { message: /no connection to n1/ });
+    t.deepEqual(hub.inForce('w1'), []);
+    const step = nemeses.require('proxy', 'nemesis').step;
+    const ok = step.safeParse({ kind: 'proxy', action: 'partition', params: { clients: [3, 1, 3] } });
+    t.deepEqual((ok as { data?: { params: unknown } }).data?.params, { clients: [1, 3] });
+    t.false(step.safeParse({ kind: 'proxy', action: 'partition', params: { clients: [] } }).success);
+    t.false(step.safeParse({ kind: 'proxy', action: 'partition', params: { clients: [-1] } }).success);
+  } finally {
+    await hub.close();
+    setActiveProxyHub(null);
+    await server.close();
+  }
+});

@@ -115,3 +115,90 @@ test('doctor --no-ssh: each endpoint reachable or named with the reason', async 
     server.close();
   }
 });
+
+test('an inventory with ssh: false is client-only: endpoints by node, anything else refused by name', async (t) => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { clientOnlyInventory } = await import('../../src/lib/clusters/client-only.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'fl-inv-'));
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  t.deepEqual(
+    clientOnlyInventory(
+      file('ok.yaml', 'ssh: false\nnodes:\n  m1: 127.0.0.1:2379\n  m2: { endpoint: db.example:2380 }\n'),
+    ),
+    { m1: { host: '127.0.0.1', port: 2379 }, m2: { host: 'db.example', port: 2380 } },
+  );
+  t.is(clientOnlyInventory(file('ssh.yaml', 'nodes:\n  n1: { host: 10.0.0.1 }\n')), null);
+  t.throws(
+    () => clientOnlyInventory(file('user.yaml', 'ssh: false\nnodes:\n  m1: { endpoint: h:1, user: root }\n')),
+    {
+      message: /user.yaml: nodes.m1: .*ssh: false/,
+    },
+  );
+  t.throws(() => clientOnlyInventory(file('noport.yaml', 'ssh: false\nnodes:\n  m1: db.example\n')), {
+    message: /noport.yaml: nodes.m1: "db.example" is not host:port/,
+  });
+  t.throws(() => clientOnlyInventory(file('empty.yaml', 'ssh: false\nnodes: {}\n')), {
+    message: /at least one node/,
+  });
+});
+
+test('run --no-ssh: flags, and a plan with node-side steps refused naming the scenario and step', async (t) => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { parseRunFlags } = await import('../../src/app/session/run-command.ts');
+  const { runPlan } = await import('../../src/app/session/run-plan.ts');
+  const o = parseRunFlags('plans/etcd-proxy.md', {
+    ssh: false,
+    nodes: '127.0.0.1:1,127.0.0.1:2,127.0.0.1:3',
+  });
+  t.deepEqual(o.endpoints?.n3, { host: '127.0.0.1', port: 3 });
+  t.throws(() => parseRunFlags('p.md', { ssh: false, local: '3' }), {
+    message: /--no-ssh: give the endpoints/,
+  });
+  t.throws(() => parseRunFlags('p.md', { ssh: false }), { message: /--nodes host:port/ });
+  t.throws(() => parseRunFlags('p.md', { local: '3', nodes: 'a:1' }), {
+    message: /--nodes goes with --no-ssh/,
+  });
+  const refused = {
+    ...parseRunFlags('plans/etcd-register.md', { ssh: false, nodes: '127.0.0.1:1' }),
+    print: () => {},
+  };
+  await t.throwsAsync(runPlan(refused), {
+    message:
+      /plans\/etcd-register.md: S1: nemesis step 1 \(kind: partition\) acts on the nodes; a client-only run/,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'fl-inv-'));
+  writeFileSync(join(dir, 'm.yaml'), 'ssh: false\nnodes:\n  m1: 127.0.0.1:1\n');
+  const viaInventory = {
+    ...parseRunFlags('plans/etcd-register.md', { inventory: join(dir, 'm.yaml') }),
+    print: () => {},
+  };
+  await t.throwsAsync(runPlan({ ...viaInventory, scenarios: ['S2'] }), {
+    message: /S2: nemesis step 1 \(kind: clock, action: bump\) acts on the nodes/,
+  });
+});
+
+test('plan check says per scenario whether it can run client-only', async (t) => {
+  const { clientOnlyOf } = await import('../../src/app/plan/cli.ts');
+  const { loadPlan } = await import('../../src/app/plan/load.ts');
+  const proxy = await loadPlan('plans/etcd-proxy.md');
+  t.deepEqual(
+    proxy.resolved.map((r) => [r.id, clientOnlyOf(r).ok]),
+    [
+      ['S1', true],
+      ['S2', true],
+    ],
+  );
+  const register = await loadPlan('plans/etcd-register.md');
+  const s3 = register.resolved.find((r) => r.id === 'S3');
+  t.deepEqual(s3 && clientOnlyOf(s3), {
+    ok: false,
+    why: 'nemesis step 1 (kind: partition) acts on the nodes',
+  });
+});

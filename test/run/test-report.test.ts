@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa, execaSync } from 'execa';
+import { freePort, listening } from '../helpers/ports.ts';
 
 /**
  * `faultline test` writes the findings report `faultline run` writes (report.md, report.html,
@@ -23,30 +23,6 @@ const maybe = hasRedis ? test : test.skip;
 if (!hasRedis)
   test('faultline test report: skipped: redis-server is not installed (scripts/install-deps.sh)', (t) =>
     t.pass());
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-async function listening(port: number, deadlineMs: number): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((r) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.destroy();
-        r(true);
-      });
-      c.on('error', () => r(false));
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 maybe('faultline test writes findings/report.{md,html,json} naming S1 and its verdict', async (t) => {
   const port = await freePort();

@@ -1,10 +1,26 @@
+import { clientOnlyRefusal } from '../../../nemeses/registry.ts';
 import { EXIT } from '../../core/util/errors.ts';
+import { armBinding } from './binding.ts';
 import { formatTier } from './budget.ts';
 import { blocking, checkPlan } from './check.ts';
 import { loadPlan } from './load.ts';
 import { formatProblem } from './problem.ts';
 
 /** The implementations behind `faultline plan check` and `faultline plan show`. */
+
+type Resolved = Awaited<ReturnType<typeof loadPlan>>['resolved'][number];
+
+/** Can this scenario (or arm) run client-only (`--no-ssh`): only steps that act in the control process? */
+export function clientOnlyOf(r: Resolved): { ok: boolean; why: string } {
+  const b = r.binding && (r.arm ? armBinding(r.binding, r.arm.surface) : r.binding);
+  if (!b) return { ok: false, why: 'no executable binding' };
+  const refusal = clientOnlyRefusal(b.nemesis);
+  if (refusal) return { ok: false, why: refusal };
+  return {
+    ok: true,
+    why: b.nemesis.length > 0 ? 'only proxy steps' : 'no fault steps',
+  };
+}
 
 export async function runPlanCheck(path: string, json: boolean): Promise<number> {
   const plan = await loadPlan(path);
@@ -20,6 +36,7 @@ export async function runPlanCheck(path: string, json: boolean): Promise<number>
       surfaceGated: r.surfaceGated,
       categories: r.categories,
       executable: r.binding !== null,
+      clientOnly: clientOnlyOf(r),
       tiers: { smoke: r.tiers.smoke, hardening: r.tiers.hardening, release: r.tiers.release },
     }));
     process.stdout.write(
@@ -27,6 +44,11 @@ export async function runPlanCheck(path: string, json: boolean): Promise<number>
     );
   } else {
     for (const p of problems) process.stdout.write(`${formatProblem(path, p)}\n`);
+    // Per scenario: can it run against a service reached only at its endpoints (--no-ssh)?
+    for (const r of plan.resolved.filter((x) => x.binding)) {
+      const c = clientOnlyOf(r);
+      process.stdout.write(`${path}: ${r.id}: client-only (--no-ssh): ${c.ok ? 'yes' : 'no'} (${c.why})\n`);
+    }
     const scenarios = plan.resolved.filter((r) => r.arm === null).length;
     const arms = plan.resolved.length - scenarios;
     process.stdout.write(

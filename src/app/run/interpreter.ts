@@ -9,7 +9,9 @@ import {
   type ThreadId,
 } from '../../core/generator/types.ts';
 import type { EventType, HistoryEvent, ProcessId } from '../../core/history/event.ts';
+import { NO_CLIENT } from '../../core/history/operation.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
+import { inClientThread } from '../../core/util/client-thread.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client, Completion } from '../../lib/clients/types.ts';
@@ -262,7 +264,10 @@ export class Interpreter {
     // Bounded by the op's own deadline too (the sweep completes it), but a hung open must not be awaited later.
     const clientP = st.client
       ? undefined
-      : bounded(`client open(${st.node})`, this.o.opTimeoutMs, () => this.o.client.open(st.node as string));
+      : bounded(`client open(${st.node})`, this.o.opTimeoutMs, () =>
+          // The thread is known while open() runs: a routed client gets this thread's own proxy listener.
+          inClientThread(flight.thread as number, () => this.o.client.open(st.node as string)),
+        );
     const call = (client: Client) => {
       const ictx = {
         get signal(): AbortSignal {
@@ -306,7 +311,7 @@ export class Interpreter {
         call(client);
       },
       // Nothing was sent, so the op definitely did not happen (Jepsen's [:no-client msg]).
-      (err) => this.finish(flight, { type: 'fail', error: ['no-client', errorMessage(err)] }),
+      (err) => this.finish(flight, { type: 'fail', error: [NO_CLIENT, errorMessage(err)] }),
     );
   }
 

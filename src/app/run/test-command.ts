@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
-import { faultClasses } from '../../../nemeses/registry.ts';
+import { actsOnNodes, faultClasses } from '../../../nemeses/registry.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
 import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
@@ -12,7 +12,12 @@ import { EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { log, teeLogToFile } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
 import { clients } from '../../lib/clients/registry.ts';
-import { type ClientEndpoint, ClientOnlyRemote, endpointsFromList } from '../../lib/clusters/client-only.ts';
+import {
+  type ClientEndpoint,
+  ClientOnlyRemote,
+  clientOnlyInventory,
+  endpointsFromList,
+} from '../../lib/clusters/client-only.ts';
 import { connectCluster } from '../../lib/clusters/connect.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../lib/clusters/node-list.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
@@ -344,7 +349,7 @@ function clientOnlyEndpoints(f: Record<string, unknown>): Record<string, ClientE
 
 /** A client-only run has no node-side fault: only the proxy's, on the clients' path. */
 function refuseNodeFaults(faults: readonly string[]): void {
-  const nodeSide = faults.filter((c) => faultClasses().find((x) => x.name === c)?.kind !== 'proxy');
+  const nodeSide = faults.filter((c) => actsOnNodes(faultClasses().find((x) => x.name === c)?.kind ?? c));
   if (nodeSide.length > 0)
     throw new UserError(
       `--no-ssh: ${nodeSide.join(', ')} act on the nodes, which a client-only run cannot reach; use proxy faults (--nemesis proxy-*)`,
@@ -362,7 +367,9 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   const serializableReads = f.serializableReads === true;
   if (serializableReads && !dbDef.staleReads)
     throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
-  const endpoints = f.ssh === false ? clientOnlyEndpoints(f) : undefined;
+  // --no-ssh --nodes host:port,…, or an inventory that says ssh: false.
+  const fromInventory = f.ssh !== false && f.inventory ? clientOnlyInventory(String(f.inventory)) : null;
+  const endpoints = f.ssh === false ? clientOnlyEndpoints(f) : (fromInventory ?? undefined);
   const nodeList = endpoints ? undefined : nodesFromFlags(f as NodeListFlags);
   if ([f.inventory, f.local, nodeList].filter(Boolean).length > 1)
     throw new UserError('--inventory, --local and --nodes/--nodes-file exclude each other');
@@ -395,7 +402,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     out.endpoints = endpoints;
     refuseNodeFaults(out.faults);
   }
-  if (f.inventory) out.inventory = String(f.inventory);
+  if (f.inventory && !fromInventory) out.inventory = String(f.inventory);
   if (f.local) {
     out.local = positiveInt(f.local, '--local');
     pathName('cluster', out.clusterName);

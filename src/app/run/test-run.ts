@@ -26,6 +26,7 @@ import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
+import { currentClientThread } from '../../core/util/client-thread.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client } from '../../lib/clients/types.ts';
@@ -288,7 +289,9 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
   const client = await inHook(o.db.name, 'client create', null, o.remote, async () =>
     o.makeClient(
       workload.clientOptions,
-      ...(proxy ? [(address: string, node: string) => proxy.route(address, node)] : []),
+      ...(proxy
+        ? [(address: string, node: string) => proxy.route(address, node, currentClientThread())]
+        : []),
     ),
   );
   s.client = client;
@@ -374,7 +377,17 @@ async function startProxy(s: RunState): Promise<ProxyHub | undefined> {
     throw new UserError(
       'proxy faults need a client that connects only where the database says (endpoints: client-address); this client finds its own addresses',
     );
-  const hub = await ProxyHub.start(Object.fromEntries(nodes.map((n) => [n, o.db.clientAddress(dbCtx, n)])));
+  // A fault on a client group needs a listener per client thread, so the proxy can tell the groups apart.
+  const grouped = s.schedule.ops.some(
+    (op) =>
+      op.f === 'start-proxy' &&
+      Array.isArray((op.value as { params?: { clients?: unknown } })?.params?.clients),
+  );
+  const hub = await ProxyHub.start(
+    Object.fromEntries(nodes.map((n) => [n, o.db.clientAddress(dbCtx, n)])),
+    '127.0.0.1',
+    grouped ? o.concurrency : 0,
+  );
   setActiveProxyHub(hub);
   s.proxy = hub;
   log().info(hub.describe(), 'clients go through the proxy');

@@ -3,6 +3,7 @@ import { sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { endpointsFromList } from '../../lib/clusters/client-only.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
 import { ControlLog } from '../report/session-dir.ts';
@@ -13,8 +14,19 @@ import { parseShard } from './shards.ts';
 /** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
 export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlanOptions {
   if (f.inventory && f.local) throw new UserError('--inventory and --local exclude each other');
-  if (!f.inventory && !f.local && f.dryRun !== true)
-    throw new UserError('say where the nodes are: --inventory FILE or --local N');
+  const clientOnly = f.ssh === false;
+  if (clientOnly && (f.inventory || f.local))
+    throw new UserError(
+      `--no-ssh: give the endpoints with --nodes host:port,… (${f.local ? '--local builds nodes over SSH' : 'an inventory says ssh: false itself'})`,
+    );
+  if (clientOnly && f.nodes === undefined)
+    throw new UserError('--no-ssh: name the database endpoints with --nodes host:port,…');
+  if (!clientOnly && f.nodes !== undefined)
+    throw new UserError('--nodes goes with --no-ssh (a client-only run)');
+  if (!f.inventory && !f.local && !clientOnly && f.dryRun !== true)
+    throw new UserError(
+      'say where the nodes are: --inventory FILE, --local N or --no-ssh --nodes host:port,…',
+    );
   const tier = String(f.tier ?? 'smoke');
   if (!(TIER_NAMES as readonly string[]).includes(tier))
     throw new UserError(`--tier: "${tier}" is not a tier (smoke, hardening, release)`);
@@ -39,6 +51,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
     ssh: sshCliOptionsFrom(f),
   };
   if (f.inventory) o.inventory = String(f.inventory);
+  if (clientOnly) o.endpoints = endpointsFromList(String(f.nodes), '--nodes');
   if (f.local !== undefined) {
     const n = nonNegativeInt(f.local, '--local');
     if (n < 1) throw new UserError('--local: at least 1 node');

@@ -4,11 +4,13 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { clientOnlyRefusal } from '../../../nemeses/registry.ts';
 import { loadReplayFile, type ReplayFile } from '../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import { abortReason, EXIT, errorMessage, UserError } from '../../core/util/errors.ts';
 import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
+import { type ClientEndpoint, clientOnlyInventory } from '../../lib/clusters/client-only.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
@@ -65,6 +67,8 @@ export interface RunPlanOptions {
   ssh?: SshCliOptions;
   inventory?: string;
   local?: number;
+  /** A client-only run (`--no-ssh --nodes host:port,…`): the database's endpoints by node. */
+  endpoints?: Record<string, ClientEndpoint>;
   clusterName: string;
   keepCluster: boolean;
   tier: TierName;
@@ -155,6 +159,16 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
   }
   const selected = selectScenarios(plan, o.scenarios);
+  // A client-only run reaches no node: a step that acts on the nodes is refused before anything runs.
+  if (o.endpoints || (o.inventory && clientOnlyInventory(o.inventory)))
+    for (const row of selected.flatMap((sc) => leafRows(plan, sc))) {
+      const b = row.binding && (row.arm ? armBinding(row.binding, row.arm.surface) : row.binding);
+      const why = b ? clientOnlyRefusal(b.nemesis) : null;
+      if (why)
+        throw new UserError(
+          `${o.plan}: ${row.id}: ${why}; a client-only run (--no-ssh) allows only proxy steps (leave it out with --scenario)`,
+        );
+    }
   // Each row's fault schedule built as the run builds it: a step the engine rejects is a plan error.
   const schedules = dryRunRows(
     o.plan,
@@ -354,6 +368,7 @@ async function connectPass(s: Session): Promise<ConnectedCluster | null> {
       {
         ...(o.inventory !== undefined && { inventory: o.inventory }),
         ...(o.local !== undefined && { local: o.local }),
+        ...(o.endpoints && { endpoints: o.endpoints }),
         clusterName: o.clusterName,
       },
       {
@@ -731,6 +746,19 @@ async function capabilityProbe(
       skip.add(s);
   }
   const done = await log.starting('session', 'capability probe', 20);
+  if (cluster.endpoints) {
+    // Nothing can be probed or installed without SSH: the service at the endpoints is taken as given.
+    const given = reconcile(
+      needs,
+      new Map(),
+      { skip, assume: new Set(needs.map((n) => n.name)) },
+      o.onMissing,
+    );
+    for (const r of given)
+      if (r.present) r.row.source = 'client-only run (no SSH): not probed, taken as given with the endpoints';
+    await done(`client-only: ${given.length} need(s) not probed`);
+    return given;
+  }
   let probed = await probeNeeds(cluster.remote, needs);
   let reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   const installable = reconciled.filter((r) => !r.present && r.install && !skip.has(r.need.name));

@@ -13,6 +13,7 @@ import type { Remote } from '../../core/control/types.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
+import { ClientOnlyRemote, checkEndpoints } from '../../lib/clusters/client-only.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { createSut, type Sut } from '../../lib/sut.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
@@ -168,6 +169,8 @@ async function prepareScenario(
       dbOptions: resolveArtifactPaths(binding.dbOptions, dirname(resolve(o.planPath))),
       clientOptions: binding.clientOptions,
       where: `${sc.id}: binding`,
+      // A client-only run: the database is the service at the endpoints (nothing set up or torn down).
+      ...(o.remote instanceof ClientOnlyRemote && { endpoints: o.remote.endpoints }),
     },
     o.remote,
   );
@@ -444,6 +447,19 @@ async function preconditions(
 ): Promise<{ clusterUp: boolean; faultPlane: boolean; notes: string[] }> {
   const nodes = remote.nodes.map((n) => n.name);
   const notes: string[] = [];
+  if (remote instanceof ClientOnlyRemote) {
+    // No SSH: the cluster is up when every endpoint takes a TCP connection; the proxy needs nothing on a node.
+    const rows = await checkEndpoints(remote.endpoints);
+    const down = rows.filter((r) => !r.reachable);
+    if (down.length > 0) {
+      notes.push(`unreachable: ${down.map((d) => `${d.node} ${d.endpoint} (${d.error})`).join(', ')}`);
+      return { clusterUp: false, faultPlane: false, notes };
+    }
+    notes.push(
+      `client-only: ${rows.length} endpoint(s) take a TCP connection; fault plane: the proxy (control node)`,
+    );
+    return { clusterUp: true, faultPlane: true, notes };
+  }
   const up = await remote.onNodes(nodes, (n) => remote.exec(n, 'true', { timeoutMs: 15_000 }));
   const down = up.filter((r) => !r.ok);
   if (down.length > 0) {

@@ -53,6 +53,12 @@ export interface PairedHistory {
  */
 export const NOT_APPLIED = 'not-applied';
 
+/** Jepsen's `[:no-client msg]`: the client could not be opened, so nothing was ever sent. */
+export const NO_CLIENT = 'no-client';
+
 export function wasNotApplied(op: Pick<Operation, 'type' | 'error'>): boolean {
-  return op.type === 'fail' && typeof op.error === 'string' && op.error.startsWith(NOT_APPLIED);
+  if (op.type !== 'fail') return false;
+  if (typeof op.error === 'string') return op.error.startsWith(NOT_APPLIED);
+  // An op that found no client (its open failed: a reset or refused connection) observed nothing either.
+  return Array.isArray(op.error) && op.error[0] === NO_CLIENT;
 }

@@ -73,7 +73,13 @@ export class RedisClient implements Client {
     const c = new RedisClient(this.o);
     c.node = node;
     c.bound = this.conn(node);
-    await c.bound.connect();
+    try {
+      await c.bound.connect();
+    } catch (err) {
+      // Nobody will close a client whose open failed: without this its retry strategy reconnects forever.
+      c.bound.disconnect();
+      throw err;
+    }
     return c;
   }
 

@@ -51,7 +51,13 @@ clients.register(
     endpoints: 'client-address',
     async create(c) {
       const { EtcdClient } = await import('./etcd.ts');
-      const urls = Object.fromEntries(c.ctx.nodes.map((n) => [n, c.db.clientAddress(c.ctx, n)]));
+      // Resolved when a client opens (a getter per node), so a routed address can depend on the client thread.
+      const urls = Object.defineProperties(
+        {} as Record<string, string>,
+        Object.fromEntries(
+          c.ctx.nodes.map((n) => [n, { enumerable: true, get: () => c.db.clientAddress(c.ctx, n) }]),
+        ),
+      );
       return new EtcdClient({
         workload: c.workload,
         urls,

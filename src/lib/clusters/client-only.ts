@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { z } from 'zod';
+import { formatEndpoint } from '../../../nemeses/proxy/endpoint.ts';
 import type { ExecResult, NodeResult, NodeSpec, Remote } from '../../core/control/types.ts';
-import { UserError } from '../../core/util/errors.ts';
+import { errorMessage, UserError } from '../../core/util/errors.ts';
+import { regularInput } from '../../core/util/input-file.ts';
+import { parseYamlDocument } from '../../core/util/yaml.ts';
 
 /**
  * A client-only run (`--no-ssh`): the database is an endpoint per node (`--nodes host:port,…`), started
@@ -31,6 +36,47 @@ export function endpointsFromList(list: string, where: string): Record<string, C
           `${where}: "${e}" is not host:port (a client-only run needs the database's own port)`,
         );
       return [`n${i + 1}`, { host: (m.groups.host as string).replace(/^\[|\]$/g, ''), port }];
+    }),
+  );
+}
+
+/**
+ * A client-only inventory (`ssh: false`): node name → the database's endpoint, as a string (`host:port`)
+ * or `{ endpoint: host:port }`. Nothing else: no user, key or SSH port, since nothing logs in.
+ */
+const ClientOnlyInventorySchema = z.strictObject({
+  ssh: z.literal(false),
+  nodes: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a node name: letters, digits, . _ -'),
+      z.union([z.string(), z.strictObject({ endpoint: z.string() })]),
+    )
+    .refine((n) => Object.keys(n).length > 0, 'at least one node'),
+});
+
+/** Does this inventory text say `ssh: false`? (Read before the SSH inventory schema sees it.) */
+export function clientOnlyInventory(path: string): Record<string, ClientEndpoint> | null {
+  regularInput(path, 'inventory');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UserError(`${path}: cannot read inventory (${errorMessage(err)})`);
+  }
+  const { value } = parseYamlDocument(text, path);
+  if (typeof value !== 'object' || value === null || (value as { ssh?: unknown }).ssh !== false) return null;
+  const r = ClientOnlyInventorySchema.safeParse(value);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new UserError(
+      `${path}: ${i?.path.join('.') || 'inventory'}: ${i?.message} (an inventory with ssh: false names each node's endpoint, host:port)`,
+    );
+  }
+  return Object.fromEntries(
+    Object.entries(r.data.nodes).map(([name, v]) => {
+      const e = typeof v === 'string' ? v : v.endpoint;
+      const one = endpointsFromList(e, `${path}: nodes.${name}`).n1 as ClientEndpoint;
+      return [name, one];
     }),
   );
 }
@@ -118,7 +164,7 @@ export async function checkEndpoints(
       const why = await reachEndpoint(e, timeoutMs);
       return {
         node,
-        endpoint: e.host.includes(':') ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`,
+        endpoint: formatEndpoint(e),
         reachable: why === null,
         ms: Math.round(performance.now() - t0),
         ...(why !== null && { error: why }),

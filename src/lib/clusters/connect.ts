@@ -1,11 +1,13 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { formatEndpoint } from '../../../nemeses/proxy/endpoint.ts';
 import { hostKeyPolicyFrom, remoteOptionsFor, withCliPasswords } from '../../core/control/connect.ts';
 import { type Inventory, loadInventory } from '../../core/control/inventory.ts';
 import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import { connectRemote, type RemoteOptions } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { type ClientEndpoint, ClientOnlyRemote, clientOnlyInventory } from './client-only.ts';
 
 /**
  * The one way a command reaches its nodes: an inventory file, a local cluster of N network namespaces
@@ -23,6 +25,8 @@ export interface ClusterSource {
    * that vouch for them and how to describe them.
    */
   nodes?: { specs: NodeSpec[]; knownHostsFiles?: string[]; description?: string };
+  /** A client-only run (`--no-ssh --nodes host:port,…`): the database's endpoints by node. */
+  endpoints?: Record<string, ClientEndpoint>;
 }
 
 export interface ConnectOptions {
@@ -43,6 +47,8 @@ export interface ConnectedCluster {
   /** The inventory file used, when there is one (a local cluster writes its own). */
   inventoryPath?: string;
   inventory?: Inventory;
+  /** A client-only run (`--no-ssh`, or an inventory with `ssh: false`): the endpoints; no SSH at all. */
+  endpoints?: Record<string, ClientEndpoint>;
   /** Closes the connections and takes down a local cluster brought up for this session (idempotent). */
   close(opts?: { keepCluster?: boolean }): Promise<void>;
 }
@@ -52,6 +58,27 @@ export async function connectCluster(
   o: ConnectOptions = {},
 ): Promise<ConnectedCluster> {
   const log = o.log ?? (() => {});
+  const endpoints =
+    source.endpoints ?? (source.inventory ? (clientOnlyInventory(source.inventory) ?? undefined) : undefined);
+  if (endpoints) {
+    if (source.local !== undefined) throw new UserError('a client-only run (--no-ssh) has no local cluster');
+    if (source.inventory && source.endpoints)
+      throw new UserError(
+        '--no-ssh: give the endpoints with --nodes or an inventory with ssh: false, not both',
+      );
+    const remote = new ClientOnlyRemote(endpoints);
+    const description = `client-only: ${Object.entries(endpoints)
+      .map(([n, e]) => `${n} ${formatEndpoint(e)}`)
+      .join(', ')} (no SSH, nothing installed, only proxy and client-side faults)`;
+    log(description);
+    return {
+      remote,
+      description,
+      endpoints,
+      ...(source.inventory && { inventoryPath: source.inventory }),
+      async close() {},
+    };
+  }
   if (source.inventory && source.local) throw new UserError('--inventory and --local exclude each other');
   if (source.nodes?.description && (source.inventory || source.local))
     throw new UserError('--nodes/--nodes-file, --inventory and --local exclude each other');

@@ -12,6 +12,7 @@ export function register(program: Command): void {
         'faultline doctor --inventory nodes.yaml',
         'faultline doctor --inventory nodes.yaml --json',
         'faultline doctor --no-ssh --nodes db1.example.net:5432,db2.example.net:5432',
+        'faultline doctor --inventory managed.yaml   # ssh: false: each endpoint is checked, no SSH',
       ]),
     )
     .description(
@@ -36,14 +37,20 @@ export function register(program: Command): void {
       },
     ) => {
       const { UserError } = await import('../../../core/util/errors.ts');
-      if (o.ssh === false) {
-        if (o.inventory)
-          throw new UserError('doctor --no-ssh: --inventory needs SSH; give --nodes host:port,…');
-        if (!o.nodes) throw new UserError('doctor --no-ssh: name the endpoints with --nodes host:port,…');
-        const { endpointsFromList, checkEndpoints, renderEndpointTable } = await import(
-          '../../../lib/clusters/client-only.ts'
-        );
-        const rows = await checkEndpoints(endpointsFromList(o.nodes, '--nodes'));
+      const { endpointsFromList, checkEndpoints, renderEndpointTable, clientOnlyInventory } = await import(
+        '../../../lib/clusters/client-only.ts'
+      );
+      // An inventory with ssh: false is a client-only one: its endpoints are checked, nothing logs in.
+      const fromInventory = o.inventory && o.ssh !== false ? clientOnlyInventory(o.inventory) : null;
+      if (o.ssh === false || fromInventory) {
+        if (o.inventory && o.ssh === false)
+          throw new UserError(
+            'doctor --no-ssh: give --nodes host:port,… (or an inventory with ssh: false, without --no-ssh)',
+          );
+        if (!fromInventory && !o.nodes)
+          throw new UserError('doctor --no-ssh: name the endpoints with --nodes host:port,…');
+        if (fromInventory && o.nodes) throw new UserError('doctor: --nodes goes with --no-ssh');
+        const rows = await checkEndpoints(fromInventory ?? endpointsFromList(String(o.nodes), '--nodes'));
         process.stdout.write(o.json ? `${JSON.stringify(rows, null, 2)}\n` : renderEndpointTable(rows));
         // As for SSH: an unreachable node means the node list is wrong (254).
         process.exitCode = rows.every((r) => r.reachable) ? 0 : 254;

@@ -26,12 +26,18 @@ export function register(program: Command): void {
         'faultline run plans/etcd-register.md --local 3',
         'faultline run plans/etcd-register.md --local 3 --scenario S3 --seed 7 --replay test-sessions/<id>/artifacts/S3/reduced-schedule.json',
         'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening --seed 7 --shard 2/3',
+        'faultline run plans/etcd-proxy.md --no-ssh --nodes db1.example.net:2379,db2.example.net:2379,db3.example.net:2379 --scenario S1',
       ]),
     )
     .description('run a test plan end to end: validate, probe, run each scenario, verdicts and reports')
     .argument('<plan>', 'plan file: Markdown (.md) or native YAML/JSON')
     .option('--inventory <file>', 'inventory of the cluster nodes')
     .option('--local <n>', 'use (or bring up) a local cluster of N network-namespace nodes')
+    .option(
+      '--no-ssh',
+      "client-only run: --nodes names the database's endpoints (host:port,…); no SSH, no install, only proxy faults",
+    )
+    .option('--nodes <endpoints>', "with --no-ssh: the database's endpoints, host:port,…")
     .option('--cluster-name <name>', 'name of the local cluster', 'faultline-run')
     .option('--keep-cluster', 'leave a local cluster this run brought up running')
     .option('--tier <tier>', 'budget tier to run: smoke | hardening | release', 'smoke')
