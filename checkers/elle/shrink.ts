@@ -1,0 +1,116 @@
+import type { Operation } from '../../src/core/history/operation.ts';
+
+/**
+ * An Elle FAIL shrunk to the fewest transactions that still fail the same way (Zeller's ddmin over
+ * ops, complements only). A candidate sub-history is the chosen ops alone, with their recorded
+ * outcomes: it "still fails" when checking it finds the target anomaly type and no type the whole
+ * history did not have. The second condition keeps the core honest: dropping the transaction that
+ * appended an element another one read makes that read a garbage read, a failure of another kind, so
+ * such a writer stays in the core. What is written out is exactly a sub-history that was checked, so
+ * it fails on its own with `faultline check`.
+ *
+ * Before ddmin, two cheap cuts: the transactions touching the keys of the target's first case (a cycle
+ * involves only dependencies on its own keys), then the earliest time prefix that still fails.
+ */
+export interface ShrunkElle {
+  /** The anomaly type the core still shows. */
+  type: string;
+  ops: Operation[];
+  /** Ops considered (client transactions of the history). */
+  of: number;
+  /** True when no single op of the core can be dropped; false when the check budget ran out first. */
+  minimal: boolean;
+  checks: number;
+}
+
+type Check = (ops: readonly Operation[]) => { anomalyTypes: readonly string[] };
+
+/**
+ * `check` runs Elle (with the run's options) on a sub-history; `firstCase` is the op ids of the target
+ * type's first case (a cycle's transactions), when it names any. The budget is counted in checks, so the
+ * same history shrinks to the same core on any machine.
+ */
+export function shrinkElleFailure(
+  all: readonly Operation[],
+  original: readonly string[],
+  type: string,
+  firstCase: readonly number[],
+  check: Check,
+  budgetChecks = 4000,
+): ShrunkElle {
+  const allowed = new Set(original);
+  let checks = 0;
+  const fails = (ops: readonly Operation[]): boolean => {
+    checks++;
+    const types = check(ops).anomalyTypes;
+    return types.includes(type) && types.every((t) => allowed.has(t));
+  };
+  const client = all.filter((op) => op.process !== 'nemesis');
+  let set: Operation[] = client;
+  // The keys of the first case: every op touching one of them.
+  const byId = new Map(client.map((op) => [op.id, op]));
+  const keys = new Set<unknown>();
+  for (const id of firstCase) for (const k of txnKeys(byId.get(id))) keys.add(k);
+  if (keys.size > 0) {
+    const onKeys = client.filter((op) => txnKeys(op).some((k) => keys.has(k)));
+    if (onKeys.length < client.length && fails(onKeys)) set = onKeys;
+  }
+  // The earliest prefix in completion order that still fails (ops not complete by then dropped).
+  const ends = [...new Set(set.map(end))].sort((a, b) => a - b);
+  let lo = 0;
+  let hi = ends.length - 1;
+  const prefix = (i: number) => set.filter((op) => end(op) <= (ends[i] as number));
+  while (lo < hi && checks < budgetChecks) {
+    const mid = (lo + hi) >> 1;
+    if (fails(prefix(mid))) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo < ends.length - 1) {
+    const p = prefix(lo);
+    if (fails(p)) set = p;
+  }
+  let n = 2;
+  let minimal = false;
+  while (set.length >= 2) {
+    if (checks >= budgetChecks) break;
+    const size = Math.ceil(set.length / n);
+    let reduced = false;
+    let cutShort = false;
+    for (let start = 0; start < set.length; start += size) {
+      const rest = [...set.slice(0, start), ...set.slice(start + size)];
+      if (rest.length > 0 && fails(rest)) {
+        set = rest;
+        n = Math.max(n - 1, 2);
+        reduced = true;
+        break;
+      }
+      if (checks >= budgetChecks && start + size < set.length) {
+        cutShort = true;
+        break;
+      }
+    }
+    if (reduced) continue;
+    if (cutShort) break;
+    if (n >= set.length) {
+      // Every single op was tried out and none could go.
+      minimal = true;
+      break;
+    }
+    n = Math.min(n * 2, set.length);
+  }
+  if (set.length === 1) minimal = true;
+  return { type, ops: set, of: client.length, minimal, checks };
+}
+
+/** Where an op ends in the history (its completion, or its invocation when it never completed). */
+function end(op: Operation): number {
+  return op.completeIndex ?? op.invokeIndex;
+}
+
+/** The keys a transaction's micro-ops name. */
+function txnKeys(op: Operation | undefined): unknown[] {
+  if (!op) return [];
+  const value = Array.isArray(op.output) ? op.output : op.input;
+  if (!Array.isArray(value)) return [];
+  return value.filter((m): m is unknown[] => Array.isArray(m)).map((m) => m[1]);
+}
