@@ -77,7 +77,7 @@ export function runElle(
 }
 
 /** Histories above this many ops are not shrunk (each step re-checks a sub-history of up to this size). */
-const SHRINK_MAX_OPS = 100_000;
+export const SHRINK_MAX_OPS = 100_000;
 
 /**
  * The FAIL's first anomaly type shrunk to the fewest transactions that still show it (see shrink.ts):

@@ -4,7 +4,7 @@ import { type ElleCheckResult, elleHistoryBuilder, runElle, runElleOn } from './
 import type { ElleOptions } from './options.ts';
 
 export type { CycleAnomaly, CycleStep, ElleCheckResult } from './check.ts';
-export { classifyRels, elleHistoryBuilder, runElleOn } from './check.ts';
+export { classifyRels, elleHistoryBuilder, runElleOn, SHRINK_MAX_OPS } from './check.ts';
 export { boundary, canonicalModel, prohibitedAnomalies } from './lattice.ts';
 export { type ElleOptions, elleOptionsSchema } from './options.ts';
 

@@ -1,4 +1,3 @@
-import type { Operation } from '../../src/core/history/operation.ts';
 import type { AnyModel } from './model.ts';
 import { EncodedOps } from './op-columns.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
