@@ -90,7 +90,9 @@ function attachMinimalHistory(
   rawOptions: unknown,
   ctx: CheckContext,
 ): void {
-  const first = result.anomalies.find((a) => a.type === result.anomalyTypes[0]);
+  // The first type that makes the history invalid (not one that only makes it unknown).
+  const type = result.anomalyTypes.find((t) => !UNKNOWN_ANOMALIES.has(t));
+  const first = result.anomalies.find((a) => a.type === type);
   if (!first) return;
   if (ops.length > SHRINK_MAX_OPS) {
     result.evidence += `; no minimal failing sub-history (${ops.length} ops, shrinking stops at ${SHRINK_MAX_OPS})`;
