@@ -70,10 +70,32 @@ export function runElle(
   ctx: CheckContext = {},
 ): ElleCheckResult {
   const builder = elleHistoryBuilder(rawOptions);
-  for (const op of ops) builder.add(op);
-  const result = runElleOn(builder, rawOptions, ctx);
-  if (result.valid === false && Array.isArray(ops)) attachMinimalHistory(result, ops, rawOptions, ctx);
-  return result;
+  const kept = keptOps();
+  for (const op of ops) {
+    builder.add(op);
+    kept.add(op);
+  }
+  return runElleOn(builder, rawOptions, ctx, kept);
+}
+
+/**
+ * The ops a check keeps to shrink a FAIL with: all of them up to SHRINK_MAX_OPS, none beyond (a history
+ * that large is not shrunk, so the streamed check of a huge history keeps no ops).
+ */
+export function keptOps(): { add(op: Operation): void; ops(): readonly Operation[] | null; count: number } {
+  let kept: Operation[] | null = [];
+  let count = 0;
+  return {
+    add(op) {
+      count++;
+      if (kept && kept.length < SHRINK_MAX_OPS) kept.push(op);
+      else kept = null;
+    },
+    ops: () => kept,
+    get count() {
+      return count;
+    },
+  };
 }
 
 /** Histories above this many ops are not shrunk (each step re-checks a sub-history of up to this size). */
@@ -86,7 +108,8 @@ export const SHRINK_MAX_OPS = 100_000;
  */
 function attachMinimalHistory(
   result: ElleCheckResult,
-  ops: readonly Operation[],
+  ops: readonly Operation[] | null,
+  count: number,
   rawOptions: unknown,
   ctx: CheckContext,
 ): void {
@@ -94,10 +117,13 @@ function attachMinimalHistory(
   const type = result.anomalyTypes.find((t) => !UNKNOWN_ANOMALIES.has(t));
   const first = result.anomalies.find((a) => a.type === type);
   if (!first) return;
-  if (ops.length > SHRINK_MAX_OPS) {
-    result.evidence += `; no minimal failing sub-history (${ops.length} ops, shrinking stops at ${SHRINK_MAX_OPS})`;
+  if (!ops) {
+    result.evidence += `; no minimal failing sub-history (${count} ops, shrinking stops at ${SHRINK_MAX_OPS})`;
     return;
   }
+  // In history order, however they arrived (a streamed history closes its ops in completion order), so
+  // both paths shrink to the same core.
+  ops = [...ops].sort((a, b) => a.id - b.id);
   const options = elleOptionsSchema.parse(rawOptions);
   const quiet = { ...options, outDir: undefined };
   const idOf = new Map(ops.map((op) => [op.invokeIndex, op.id]));
@@ -144,9 +170,19 @@ export function elleHistoryBuilder(rawOptions: unknown): TxnBuilder {
   return new TxnBuilder(elleOptionsSchema.parse(rawOptions).workload === 'list-append' ? 'append' : 'w');
 }
 
-/** Check the history a builder holds (see {@link elleHistoryBuilder}). */
-export function runElleOn(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext = {}): ElleCheckResult {
-  return withArena(() => runElleInArena(builder, rawOptions, ctx));
+/**
+ * Check the history a builder holds (see {@link elleHistoryBuilder}); with the ops kept beside it
+ * ({@link keptOps}), an invalid history is shrunk to its minimal failing sub-history.
+ */
+export function runElleOn(
+  builder: TxnBuilder,
+  rawOptions: unknown,
+  ctx: CheckContext = {},
+  kept?: ReturnType<typeof keptOps>,
+): ElleCheckResult {
+  const result = withArena(() => runElleInArena(builder, rawOptions, ctx));
+  if (result.valid === false && kept) attachMinimalHistory(result, kept.ops(), kept.count, rawOptions, ctx);
+  return result;
 }
 
 function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext): ElleCheckResult {
