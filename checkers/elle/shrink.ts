@@ -28,7 +28,8 @@ type Check = (ops: readonly Operation[]) => { anomalyTypes: readonly string[] };
 /**
  * `check` runs Elle (with the run's options) on a sub-history; `firstCase` is the op ids of the target
  * type's first case (a cycle's transactions), when it names any. The budget is counted in checks, so the
- * same history shrinks to the same core on any machine.
+ * same history shrinks to the same core on any machine; so is the work (ops checked in all), which keeps
+ * a large history from spending minutes (each check of n ops costs about n).
  */
 export function shrinkElleFailure(
   all: readonly Operation[],
@@ -37,11 +38,15 @@ export function shrinkElleFailure(
   firstCase: readonly number[],
   check: Check,
   budgetChecks = 4000,
+  budgetWork = 2_000_000,
 ): ShrunkElle {
+  const spent = () => checks >= budgetChecks || work >= budgetWork;
   const allowed = new Set(original);
   let checks = 0;
+  let work = 0;
   const fails = (ops: readonly Operation[]): boolean => {
     checks++;
+    work += ops.length;
     const types = check(ops).anomalyTypes;
     return types.includes(type) && types.every((t) => allowed.has(t));
   };
@@ -52,7 +57,10 @@ export function shrinkElleFailure(
   const keys = new Set<unknown>();
   for (const id of firstCase) for (const k of txnKeys(byId.get(id))) keys.add(k);
   if (keys.size > 0) {
-    const onKeys = client.filter((op) => txnKeys(op).some((k) => keys.has(k)));
+    const onKeys = withWriters(
+      client,
+      client.filter((op) => txnKeys(op).some((k) => keys.has(k))),
+    );
     if (onKeys.length < client.length && fails(onKeys)) set = onKeys;
   }
   // The earliest prefix in completion order that still fails (ops not complete by then dropped).
@@ -60,7 +68,7 @@ export function shrinkElleFailure(
   let lo = 0;
   let hi = ends.length - 1;
   const prefix = (i: number) => set.filter((op) => end(op) <= (ends[i] as number));
-  while (lo < hi && checks < budgetChecks) {
+  while (lo < hi && !spent()) {
     const mid = (lo + hi) >> 1;
     if (fails(prefix(mid))) hi = mid;
     else lo = mid + 1;
@@ -72,7 +80,7 @@ export function shrinkElleFailure(
   let n = 2;
   let minimal = false;
   while (set.length >= 2) {
-    if (checks >= budgetChecks) break;
+    if (spent()) break;
     const size = Math.ceil(set.length / n);
     let reduced = false;
     let cutShort = false;
@@ -84,7 +92,7 @@ export function shrinkElleFailure(
         reduced = true;
         break;
       }
-      if (checks >= budgetChecks && start + size < set.length) {
+      if (spent() && start + size < set.length) {
         cutShort = true;
         break;
       }
@@ -100,6 +108,38 @@ export function shrinkElleFailure(
   }
   if (set.length === 1) minimal = true;
   return { type, ops: set, of: client.length, minimal, checks };
+}
+
+/**
+ * `chosen` plus, transitively, every op of `all` that wrote a value a chosen op read: without its writer
+ * a read is a garbage read, so a cut by keys that dropped writers could never fail the same way.
+ */
+function withWriters(all: readonly Operation[], chosen: readonly Operation[]): Operation[] {
+  const writer = new Map<string, Operation>();
+  for (const op of all)
+    for (const [f, k, v] of mops(op)) if (f === 'append' || f === 'w') writer.set(JSON.stringify([k, v]), op);
+  const kept = new Set(chosen);
+  const queue = [...chosen];
+  while (queue.length > 0) {
+    const op = queue.pop() as Operation;
+    for (const [f, k, v] of mops(op)) {
+      if (f !== 'r' || v === null || v === undefined) continue;
+      for (const e of Array.isArray(v) ? v : [v]) {
+        const w = writer.get(JSON.stringify([k, e]));
+        if (w && !kept.has(w)) {
+          kept.add(w);
+          queue.push(w);
+        }
+      }
+    }
+  }
+  return all.filter((op) => kept.has(op));
+}
+
+/** A transaction's micro-ops as recorded (the completion's, else the invocation's). */
+function mops(op: Operation): unknown[][] {
+  const value = Array.isArray(op.output) ? op.output : op.input;
+  return Array.isArray(value) ? value.filter((m): m is unknown[] => Array.isArray(m)) : [];
 }
 
 /** Where an op ends in the history (its completion, or its invocation when it never completed). */
