@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { ddmin } from '../sub-history.ts';
 
 /**
  * An Elle FAIL shrunk to the fewest transactions that still fail the same way (Zeller's ddmin over
@@ -77,37 +78,8 @@ export function shrinkElleFailure(
     const p = prefix(lo);
     if (fails(p)) set = p;
   }
-  let n = 2;
-  let minimal = false;
-  while (set.length >= 2) {
-    if (spent()) break;
-    const size = Math.ceil(set.length / n);
-    let reduced = false;
-    let cutShort = false;
-    for (let start = 0; start < set.length; start += size) {
-      const rest = [...set.slice(0, start), ...set.slice(start + size)];
-      if (rest.length > 0 && fails(rest)) {
-        set = rest;
-        n = Math.max(n - 1, 2);
-        reduced = true;
-        break;
-      }
-      if (spent() && start + size < set.length) {
-        cutShort = true;
-        break;
-      }
-    }
-    if (reduced) continue;
-    if (cutShort) break;
-    if (n >= set.length) {
-      // Every single op was tried out and none could go.
-      minimal = true;
-      break;
-    }
-    n = Math.min(n * 2, set.length);
-  }
-  if (set.length === 1) minimal = true;
-  return { type, ops: set, of: client.length, minimal, checks };
+  const shrunk = ddmin(set, fails, spent);
+  return { type, ops: shrunk.set, of: client.length, minimal: shrunk.minimal, checks };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ddmin } from '../sub-history.ts';
 import type { AnyModel } from './model.ts';
 import { EncodedOps } from './op-columns.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
@@ -72,31 +73,11 @@ export function shrinkFailingPartition(
   }
   if (lo < cuts.length && fails(every, (cuts[lo] as number) + 0.5)) cut = (cuts[lo] as number) + 0.5;
   // Ops whose outcome is unknown (already, or pending at the cut) are never part of the core.
-  let set = every.filter((i) => (ops.ret[i] as number) < cut);
-  let n = 2;
-  let minimal = false;
-  while (set.length >= 2) {
-    if (spent()) break;
-    const size = Math.ceil(set.length / n);
-    let reduced = false;
-    for (let start = 0; start < set.length; start += size) {
-      const rest = [...set.slice(0, start), ...set.slice(start + size)];
-      if (rest.length > 0 && fails(rest)) {
-        set = rest;
-        n = Math.max(n - 1, 2);
-        reduced = true;
-        break;
-      }
-      if (spent()) break;
-    }
-    if (reduced) continue;
-    if (n >= set.length) {
-      minimal = !spent();
-      break;
-    }
-    n = Math.min(n * 2, set.length);
-  }
-  if (set.length === 1) minimal = true;
+  const { set, minimal } = ddmin(
+    every.filter((i) => (ops.ret[i] as number) < cut),
+    (rest) => fails(rest),
+    spent,
+  );
   return {
     ids: set.map((i) => ops.id[i] as number),
     invokeIndices: set.map((i) => ops.call[i] as number),
