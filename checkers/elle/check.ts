@@ -1,4 +1,7 @@
+import { join } from 'node:path';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-write.ts';
+import { subHistoryLines } from '../sub-history.ts';
 import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
 import { i32, withArena } from './arena.ts';
@@ -40,6 +43,7 @@ import { DEFAULT_CYCLE_SEARCH_TIMEOUT_MS, DEFAULT_MODELS, elleOptionsSchema } fr
 import { addProcessEdges, addRealtimeEdges } from './order-edges.ts';
 import { writeArtifacts } from './render.ts';
 import { analyseRwRegister } from './rw-register.ts';
+import { shrinkElleFailure } from './shrink.ts';
 import { MicroOpError, renderMop, TxnBuilder, type TxnHistory, txnType } from './txns.ts';
 
 export type { CycleAnomaly, CycleStep };
@@ -66,8 +70,96 @@ export function runElle(
   ctx: CheckContext = {},
 ): ElleCheckResult {
   const builder = elleHistoryBuilder(rawOptions);
-  for (const op of ops) builder.add(op);
-  return runElleOn(builder, rawOptions, ctx);
+  const kept = keptOps();
+  for (const op of ops) {
+    builder.add(op);
+    kept.add(op);
+  }
+  return runElleOn(builder, rawOptions, ctx, kept);
+}
+
+/**
+ * The ops a check keeps to shrink a FAIL with: all of them up to SHRINK_MAX_OPS, none beyond (a history
+ * that large is not shrunk, so the streamed check of a huge history keeps no ops).
+ */
+export function keptOps(): { add(op: Operation): void; ops(): readonly Operation[] | null; count: number } {
+  let kept: Operation[] | null = [];
+  let count = 0;
+  return {
+    add(op) {
+      count++;
+      if (kept && kept.length < SHRINK_MAX_OPS) kept.push(op);
+      else kept = null;
+    },
+    ops: () => kept,
+    get count() {
+      return count;
+    },
+  };
+}
+
+/** Histories above this many ops are not shrunk (each step re-checks a sub-history of up to this size). */
+export const SHRINK_MAX_OPS = 100_000;
+
+/**
+ * The FAIL's first anomaly type shrunk to the fewest transactions that still show it (see shrink.ts):
+ * its size goes in the stats and on the evidence line; with an output directory the sub-history is
+ * written as elle/minimal-history.jsonl, with the command that re-checks it on its own.
+ */
+function attachMinimalHistory(
+  result: ElleCheckResult,
+  ops: readonly Operation[] | null,
+  count: number,
+  rawOptions: unknown,
+  ctx: CheckContext,
+): void {
+  // The first type that makes the history invalid (not one that only makes it unknown).
+  const type = result.anomalyTypes.find((t) => !UNKNOWN_ANOMALIES.has(t));
+  const first = result.anomalies.find((a) => a.type === type);
+  if (!first) return;
+  if (!ops) {
+    result.evidence += `; no minimal failing sub-history (${count} ops, shrinking stops at ${SHRINK_MAX_OPS})`;
+    return;
+  }
+  // In history order, however they arrived (a streamed history closes its ops in completion order), so
+  // both paths shrink to the same core.
+  ops = [...ops].sort((a, b) => a.id - b.id);
+  const options = elleOptionsSchema.parse(rawOptions);
+  const quiet = { ...options, outDir: undefined };
+  const idOf = new Map(ops.map((op) => [op.invokeIndex, op.id]));
+  const caseIds = (first as Partial<CycleAnomaly>).cycle ?? (first.ops ?? []).map((i) => idOf.get(i) ?? -1);
+  const shrunk = shrinkElleFailure(ops, result.anomalyTypes, first.type, caseIds, (sub) =>
+    runElleOn(builderOf(sub, quiet), quiet),
+  );
+  const invokeIndices = shrunk.ops.map((op) => op.invokeIndex);
+  result.stats.minimalHistory = {
+    type: shrunk.type,
+    ops: shrunk.ops.length,
+    of: shrunk.of,
+    minimal: shrunk.minimal,
+    checks: shrunk.checks,
+    invokeIndices,
+  };
+  result.evidence += `; minimal failing sub-history (${shrunk.type}): ${shrunk.ops.length} of ${shrunk.of} ops${shrunk.minimal ? ' (1-minimal)' : ' (shrinking budget ran out)'}${invokeIndices.length <= 12 ? `: ops ${invokeIndices.join(', ')}` : ''}`;
+  first.minimalOps = invokeIndices;
+  const dir = options.outDir ?? ctx.outDir;
+  if (!dir) return;
+  makeOutputDir(join(dir, 'elle'));
+  const path = join(dir, 'elle', 'minimal-history.jsonl');
+  writeFileAtomicSync(path, subHistoryLines(shrunk.ops));
+  result.artifacts = [...(result.artifacts ?? []), path];
+  const models = options.consistencyModels ?? DEFAULT_MODELS;
+  result.stats.minimalHistory = {
+    ...(result.stats.minimalHistory as object),
+    file: path,
+    recheck: `faultline check ${path} --checker elle --workload ${options.workload}${models.length ? ` --consistency-models ${models.join(',')}` : ''}${options.anomalies?.length ? ` --anomalies ${options.anomalies.join(',')}` : ''}`,
+  };
+}
+
+function builderOf(ops: readonly Operation[], options: unknown): TxnBuilder {
+  const b = elleHistoryBuilder(options);
+  for (const op of ops) b.add(op);
+  return b;
 }
 
 /**
@@ -78,9 +170,19 @@ export function elleHistoryBuilder(rawOptions: unknown): TxnBuilder {
   return new TxnBuilder(elleOptionsSchema.parse(rawOptions).workload === 'list-append' ? 'append' : 'w');
 }
 
-/** Check the history a builder holds (see {@link elleHistoryBuilder}). */
-export function runElleOn(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext = {}): ElleCheckResult {
-  return withArena(() => runElleInArena(builder, rawOptions, ctx));
+/**
+ * Check the history a builder holds (see {@link elleHistoryBuilder}); with the ops kept beside it
+ * ({@link keptOps}), an invalid history is shrunk to its minimal failing sub-history.
+ */
+export function runElleOn(
+  builder: TxnBuilder,
+  rawOptions: unknown,
+  ctx: CheckContext = {},
+  kept?: ReturnType<typeof keptOps>,
+): ElleCheckResult {
+  const result = withArena(() => runElleInArena(builder, rawOptions, ctx));
+  if (result.valid === false && kept) attachMinimalHistory(result, kept.ops(), kept.count, rawOptions, ctx);
+  return result;
 }
 
 function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext): ElleCheckResult {

@@ -1,6 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { CheckContext, Checker } from '../types.ts';
-import { type ElleCheckResult, elleHistoryBuilder, runElle, runElleOn } from './check.ts';
+import { type ElleCheckResult, elleHistoryBuilder, keptOps, runElle, runElleOn } from './check.ts';
 import type { ElleOptions } from './options.ts';
 
 export type { CycleAnomaly, CycleStep, ElleCheckResult } from './check.ts';
@@ -19,6 +19,13 @@ export const elleChecker = {
   },
   stream(options: ElleOptions, ctx?: CheckContext) {
     const builder = elleHistoryBuilder(options);
-    return { add: (op: Operation) => builder.add(op), finish: () => runElleOn(builder, options, ctx) };
+    const kept = keptOps();
+    return {
+      add: (op: Operation) => {
+        builder.add(op);
+        kept.add(op);
+      },
+      finish: () => runElleOn(builder, options, ctx, kept),
+    };
   },
 } satisfies Checker<ElleOptions>;

@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../../src/core/util/errors.ts';
+import { subHistoryLines } from '../sub-history.ts';
 import type { CheckContext, Checker, CheckResult, OpSink } from '../types.ts';
 import { checkPrepared } from './check.ts';
 import { createModel, describeSemantics } from './models/index.ts';
 import { type LinearizabilityOptions, linearizabilityOptionsSchema } from './options.ts';
 import { HistoryPreparer, OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
-import { shrinkFailingPartition, subHistoryLines } from './shrink.ts';
+import { shrinkFailingPartition } from './shrink.ts';
 
 export type { CheckOperationsOptions, CheckOutcome, PartitionResult } from './check.ts';
 export { checkOperations } from './check.ts';

@@ -1,5 +1,4 @@
-import type { HistoryEvent } from '../../src/core/history/event.ts';
-import type { Operation } from '../../src/core/history/operation.ts';
+import { ddmin } from '../sub-history.ts';
 import type { AnyModel } from './model.ts';
 import { EncodedOps } from './op-columns.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
@@ -74,70 +73,15 @@ export function shrinkFailingPartition(
   }
   if (lo < cuts.length && fails(every, (cuts[lo] as number) + 0.5)) cut = (cuts[lo] as number) + 0.5;
   // Ops whose outcome is unknown (already, or pending at the cut) are never part of the core.
-  let set = every.filter((i) => (ops.ret[i] as number) < cut);
-  let n = 2;
-  let minimal = false;
-  while (set.length >= 2) {
-    if (spent()) break;
-    const size = Math.ceil(set.length / n);
-    let reduced = false;
-    for (let start = 0; start < set.length; start += size) {
-      const rest = [...set.slice(0, start), ...set.slice(start + size)];
-      if (rest.length > 0 && fails(rest)) {
-        set = rest;
-        n = Math.max(n - 1, 2);
-        reduced = true;
-        break;
-      }
-      if (spent()) break;
-    }
-    if (reduced) continue;
-    if (n >= set.length) {
-      minimal = !spent();
-      break;
-    }
-    n = Math.min(n * 2, set.length);
-  }
-  if (set.length === 1) minimal = true;
+  const { set, minimal } = ddmin(
+    every.filter((i) => (ops.ret[i] as number) < cut),
+    (rest) => fails(rest),
+    spent,
+  );
   return {
     ids: set.map((i) => ops.id[i] as number),
     invokeIndices: set.map((i) => ops.call[i] as number),
     minimal,
     checks,
   };
-}
-
-/**
- * The events of some ops as a history `faultline check` reads back (JSON lines, renumbered densely in
- * their original order): each op's invocation and, when it had one, its completion.
- */
-export function subHistoryLines(ops: readonly Operation[]): string {
-  const events: [number, HistoryEvent][] = [];
-  for (const op of ops) {
-    const base = {
-      f: op.f,
-      process: op.process,
-      node: op.node,
-      faultEpoch: op.faultEpoch,
-      ...(op.key !== undefined && { key: op.key }),
-    };
-    events.push([
-      op.invokeIndex,
-      { ...base, index: 0, type: 'invoke', value: op.input, time: op.invokeTime },
-    ]);
-    if (op.completeIndex !== null)
-      events.push([
-        op.completeIndex,
-        {
-          ...base,
-          index: 0,
-          type: op.type,
-          value: op.output,
-          time: op.completeTime ?? op.infoTime ?? op.invokeTime,
-          ...(op.error !== undefined && { error: op.error }),
-        },
-      ]);
-  }
-  events.sort((a, b) => a[0] - b[0]);
-  return events.map(([, e], i) => `${JSON.stringify({ ...e, index: i })}\n`).join('');
 }

@@ -144,17 +144,16 @@ class JetStreamClientImpl implements Client {
 
   /**
    * Every message of the stream by sequence, through JetStream's direct get (answered by the stream's
-   * replicas without the API queue; the stream allows it). Reading a few thousand messages takes longer
+   * replicas without the API queue; the stream allows it: a client's request is answered by the replica
+   * on its own server, so each node's final read shows that node's copy of the stream). Reading a few thousand messages takes longer
    * than the run's per-op timeout on a busy host, so the read goes on across final-read ops: each reads
    * on from where the last stopped, for about a second, and answers a not-applied `fail` (a read changes
-   * nothing) until it reaches the end; a later read in the same state answers what that read found. The stream's state (first and last sequence, count) is asked at the start
-   * of each op: when it changed, the read starts over, so what `ok` returns is one state of the stream.
+   * nothing) until it reaches the end; the next op reads the whole stream again. The stream's state
+   * (first and last sequence, count) is asked at the start of each op: when it changed, the read starts over, so what `ok` returns is one state of the stream.
    * A "stream not found" answer comes from JetStream's meta leader: the stream is gone, and the read is
    * the empty stream, noted.
    */
-  private cursor: { state: string; next: number; values: number[] } | null = null;
-  /** The last complete read and the stream state it was read in. */
-  private complete: { state: string; values: number[] } | null = null;
+  private cursor: { state: string; next: number; values: number[]; bySeq: (number | null)[] } | null = null;
 
   private async readAll(signal: AbortSignal): Promise<Completion> {
     const budget = Date.now() + READ_BUDGET_MS;
@@ -163,14 +162,7 @@ class JetStreamClientImpl implements Client {
       const info = await jsm.streams.info(STREAM);
       const st = info.state;
       const state = `${st.first_seq}:${st.last_seq}:${st.messages}`;
-      // The same state as a complete read already made: the same messages (nothing is ever deleted).
-      if (this.complete?.state === state)
-        return {
-          type: 'ok',
-          value: this.complete.values,
-          extras: { streamState: st, sameStateAsLastRead: true },
-        };
-      if (this.cursor?.state !== state) this.cursor = { state, next: st.first_seq, values: [] };
+      if (this.cursor?.state !== state) this.cursor = { state, next: st.first_seq, values: [], bySeq: [] };
       const cur = this.cursor;
       const last = st.messages > 0 ? st.last_seq : cur.next - 1;
       while (cur.next <= last && Date.now() < budget && !signal.aborted) {
@@ -188,7 +180,10 @@ class JetStreamClientImpl implements Client {
             ),
           ),
         );
-        for (const v of got) if (v !== null) cur.values.push(v);
+        for (const v of got) {
+          cur.bySeq.push(v);
+          if (v !== null) cur.values.push(v);
+        }
         cur.next += seqs.length;
       }
       if (cur.next <= last)
@@ -197,7 +192,13 @@ class JetStreamClientImpl implements Client {
           error: `${NOT_APPLIED}: partial read: ${cur.next - st.first_seq} of ${st.messages}, continuing`,
         };
       this.cursor = null;
-      return { type: 'ok', value: [...cur.values].sort((a, b) => a - b), extras: { streamState: st } };
+      // bySeq: what this node's replica holds at each sequence from first_seq (null: nothing there), so
+      // two replicas holding different messages at one sequence show as such (examples/nats/loss-timing.ts).
+      return {
+        type: 'ok',
+        value: [...cur.values].sort((a, b) => a - b),
+        extras: { streamState: st, bySeq: cur.bySeq },
+      };
     } catch (err) {
       const msg = (err as Error).message;
       if (/stream not found|10059/i.test(msg))

@@ -87,11 +87,7 @@ export function buildTxns(specs: readonly TxnSpec[]): Txn[] {
 }
 
 export function toElleOps(txns: readonly Txn[]): Operation[] {
-  const points: [number, number, boolean][] = [];
-  txns.forEach((t, i) => {
-    points.push([t.call, i, false], [t.ret, i, true]);
-  });
-  points.sort((a, b) => a[0] - b[0] || Number(a[2]) - Number(b[2]) || a[1] - b[1]);
+  const points = schedulePoints(txns);
   return history(
     txns.map((t) => ({
       mops: t.mops.map((m) => [m.f, m.k, m.v] as [string, unknown, unknown]),
@@ -100,6 +96,22 @@ export function toElleOps(txns: readonly Txn[]): Operation[] {
     })),
     points.map(([, i, done]) => [done ? 'c' : 'i', i]),
   );
+}
+
+/** Invocations and completions in time order: [time, txn index, is completion]. */
+function schedulePoints(txns: readonly Txn[]): [number, number, boolean][] {
+  const points: [number, number, boolean][] = [];
+  txns.forEach((t, i) => {
+    points.push([t.call, i, false], [t.ret, i, true]);
+  });
+  return points.sort((a, b) => a[0] - b[0] || Number(a[2]) - Number(b[2]) || a[1] - b[1]);
+}
+
+/** The txn each op of {@link toElleOps} stands for, by op id (ops are numbered in invocation order). */
+function txnsByOpId(txns: readonly Txn[]): Txn[] {
+  return schedulePoints(txns)
+    .filter(([, , done]) => !done)
+    .map(([, i]) => txns[i] as Txn);
 }
 
 /** Some serial order of the ok txns (and any of the info ones) gives every ok read its list. */
@@ -222,6 +234,10 @@ export interface ElleTally {
   /** Histories whose longest read of a key lists one txn's appends out of order (incompatible-order). */
   ownOrder: number;
   cyclesVerified: number;
+  /** Invalid histories whose minimal sub-history was re-checked (invalid alone, the same type, and no serial order). */
+  shrunk: number;
+  /** Ops in those minimal sub-histories, in all. */
+  shrunkOps: number;
   /** Histories whose reads disagree on a key's order: their cycles are not re-verified. */
   incompatible: number;
 }
@@ -259,6 +275,8 @@ export async function elleDifferential(
     garbage: 0,
     ownOrder: 0,
     cyclesVerified: 0,
+    shrunk: 0,
+    shrunkOps: 0,
     incompatible: 0,
   };
   let problem = '';
@@ -294,6 +312,35 @@ export async function elleDifferential(
       if (serial && r.valid === false) {
         problem = `Elle says not serializable (${r.evidence}), brute force found a serial order`;
         return false;
+      }
+      // The minimal failing sub-history fails alone, the same way, and brute force agrees it has no
+      // serial order.
+      if (r.valid === false) {
+        const m = r.stats.minimalHistory as { type: string; invokeIndices: number[] } | undefined;
+        if (!m) {
+          problem = `an invalid history carries no minimal failing sub-history (${r.evidence})`;
+          return false;
+        }
+        const keep = new Set(m.invokeIndices);
+        const core = ops.filter((op) => keep.has(op.invokeIndex));
+        const again = elleChecker.check(core, {
+          workload: 'list-append',
+          consistencyModels: ['serializable'],
+        });
+        if (
+          !again.anomalyTypes.includes(m.type) ||
+          again.anomalyTypes.some((t) => !r.anomalyTypes.includes(t))
+        ) {
+          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) shows ${JSON.stringify(again.anomalyTypes)}, not ${m.type} within ${JSON.stringify(r.anomalyTypes)}`;
+          return false;
+        }
+        const byId = txnsByOpId(txns);
+        if (bruteForceSerializable(core.map((op) => byId[op.id] as Txn))) {
+          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) has a serial order`;
+          return false;
+        }
+        tally.shrunk++;
+        tally.shrunkOps += core.length;
       }
       // Every explained cycle, whatever the verdict, edge by edge; unless reads contradict each other
       // (incompatible orders), when edges hang on which read's order is believed and Elle says so.

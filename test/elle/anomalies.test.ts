@@ -434,9 +434,9 @@ test('the evidence line names the first case: its type, ops and keys', (t) => {
   const r = elleChecker.check(skew, { workload: la, consistencyModels: ['serializable'] });
   t.regex(
     r.evidence,
-    /found G2-item ×1 against serializable; first G2-item: ops \d+, \d+ on keys "[xy]", "[xy]"$/,
+    /found G2-item ×1 against serializable; first G2-item: ops \d+, \d+ on keys "[xy]", "[xy]"; minimal failing sub-history \(G2-item\): 2 of 2 ops \(1-minimal\): ops \d+, \d+$/,
   );
   const lost = concurrent(ok(['r', 'x', []], ['append', 'x', 1]), ok(['r', 'x', []], ['append', 'x', 2]));
   const l = elleChecker.check(lost, { workload: la, consistencyModels: ['repeatable-read'] });
-  t.regex(l.evidence, /first \S+: ops \d+, \d+ on key "?x"?$/);
+  t.regex(l.evidence, /first \S+: ops \d+, \d+ on key "?x"?; minimal failing sub-history/);
 });

@@ -110,17 +110,17 @@ test('streaming: ops fed as they complete (out of invocation order) give the sam
   for (const isolation of ['snapshot-isolation', 'read-committed'] as const) {
     const o = { isolation, txns: 400, concurrency: 7, seed: 5, activeKeys: 5, infoRate: 0.05 };
     const options = { workload: 'list-append' as const, consistencyModels: ['strict-serializable'] };
-    const builder = elleHistoryBuilder(options);
+    const sink = elleChecker.stream(options);
     const completed: Operation[] = [];
     simulateStream(o, (op) => {
       completed.push(op);
-      builder.add(op);
+      sink.add(op);
     });
     t.true(
       completed.some((op, i) => i > 0 && op.id < completed[i - 1]!.id),
       'the stream really arrives out of invocation order',
     );
-    const streamed = runElleOn(builder, options);
+    const streamed = sink.finish();
     const whole = elleChecker.check(simulate(o), options);
     t.is(whole.valid, false, isolation);
     t.deepEqual(untimed(streamed), untimed(whole), isolation);
