@@ -10,7 +10,6 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline doctor --inventory nodes.yaml',
-        'faultline doctor --inventory nodes.yaml --json',
         'faultline doctor --no-ssh --nodes db1.example.net:5432,db2.example.net:5432',
         'faultline doctor --inventory managed.yaml   # ssh: false: each endpoint is checked, no SSH',
       ]),
