@@ -24,7 +24,6 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline run plans/etcd-register.md --local 3',
-        'faultline run plans/etcd-register.md --local 3 --scenario S3 --seed 7 --replay test-sessions/<id>/artifacts/S3/reduced-schedule.json',
         'faultline run plans/etcd-register.md --inventory nodes.yaml --tier hardening --seed 7 --shard 2/3',
         'faultline run plans/etcd-proxy.md --no-ssh --nodes db1.example.net:2379,db2.example.net:2379,db3.example.net:2379 --scenario S1',
       ]),
