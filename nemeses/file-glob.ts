@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * File patterns a plan names under a database's data directory (`files: ['appendonlydir/*.aof']`): one
  * syntax for every nemesis that aims at files, turned into one regular expression that both the disk
@@ -13,7 +15,8 @@
 /** Why a pattern is refused, or null when it is usable. */
 export function fileGlobProblem(glob: string): string | null {
   if (glob === '') return 'an empty file pattern';
-  if (glob.startsWith('/')) return `file pattern "${glob}" is absolute: name it relative to the data directory`;
+  if (glob.startsWith('/'))
+    return `file pattern "${glob}" is absolute: name it relative to the data directory`;
   if (/[\0\n\r]/.test(glob)) return `file pattern ${JSON.stringify(glob)} holds a control character`;
   if (glob.split('/').some((s) => s === '..' || s === '.'))
     return `file pattern "${glob}" has a "." or ".." segment: it must stay inside the data directory`;
@@ -49,3 +52,14 @@ export function matchFiles(paths: readonly string[], globs: readonly string[]): 
   const res = globs.map((g) => new RegExp(`^(?:${fileGlobRegex(g)})$`));
   return paths.filter((p) => res.some((r) => r.test(p)));
 }
+
+/** A plan's `files`: one to 64 patterns, each checked as above. */
+export const fileGlobs = z
+  .array(
+    z.string().superRefine((g, ctx) => {
+      const problem = fileGlobProblem(g);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  )
+  .min(1)
+  .max(64);

@@ -392,6 +392,23 @@ class LazyOps:
         n = min(length - 1, max(1, int(length * fraction)))
         return [(0, n)]
 
+    def matched(self):
+        """The aimed files now: path, size as the database sees it, size on the disk. Only regular files
+        inside the backing directory (symlinks are not followed)."""
+        out = []
+        with self.mutex:
+            for root, dirs, names in os.walk(self.backing):
+                for n in sorted(names):
+                    full = os.path.join(root, n)
+                    rel = os.path.relpath(full, self.backing)
+                    if os.path.islink(full) or not os.path.isfile(full) or not self.aimed(rel):
+                        continue
+                    c = self.files.get('/' + rel)
+                    durable = os.stat(full).st_size
+                    out.append({'path': rel, 'size': c.size if c else durable, 'durable': durable,
+                                'unsynced': c.unsynced if c else 0})
+        return sorted(out, key=lambda f: f['path'])
+
     def flush_all(self):
         with self.mutex:
             n = 0
@@ -423,6 +440,8 @@ class LazyOps:
             o = json.loads(base64.b64decode(arg)) if arg else {}
             return dict(self.power_failure(cmd[5:], int(o.get('seed', 0)), float(o.get('fraction', 0.5)),
                                            o.get('keep', 'prefix')), stats=self.snapshot())
+        if cmd == 'matched':
+            return {'files': self.matched()}
         if cmd == 'aim':
             o = json.loads(base64.b64decode(arg))
             with self.mutex:

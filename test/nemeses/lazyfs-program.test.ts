@@ -263,7 +263,10 @@ os.close(fd)
 /** What the evidence says survived, checked byte for byte against the durable file. */
 function provesBytes(t: import('ava').ExecutionContext, m: Mounted, hit: Hit, synced: number) {
   const disk = readFileSync(join(m.back, 'wal'));
-  t.true(disk.subarray(0, synced).every((b) => b === 'S'.charCodeAt(0)), 'fsynced bytes intact');
+  t.true(
+    disk.subarray(0, synced).every((b) => b === 'S'.charCodeAt(0)),
+    'fsynced bytes intact',
+  );
   for (const k of hit.kept ?? [])
     t.true(
       disk.subarray(k.at, k.at + k.bytes).every((b) => b === 'a'.charCodeAt(0) + k.write - 0),
@@ -310,24 +313,33 @@ test.serial('torn-op pages: a multi-page write keeps some of its pages, not all'
   const m2 = mount();
   t.teardown(() => m2.unmount());
   writeRecords(m2, [4 * 4096], 4096);
-  t.deepEqual((m2.ctl('torn-op', b64({ keep: 'pages', seed: 7 })) as { files: Hit[] }).files[0]?.kept, hit.kept);
+  t.deepEqual(
+    (m2.ctl('torn-op', b64({ keep: 'pages', seed: 7 })) as { files: Hit[] }).files[0]?.kept,
+    hit.kept,
+  );
 });
 
-test.serial('torn-seq: writes since the last fsync persist out of order (a later one without an earlier one)', (t) => {
-  const m = mount();
-  t.teardown(() => m.unmount());
-  writeRecords(m, [10, 20, 30, 40, 50, 60], 8);
-  const r = m.ctl('torn-seq', b64({ seed: 3 })) as { files: Hit[] };
-  const hit = r.files[0] as Hit;
-  t.is(hit.writes, 6);
-  const kept = new Set((hit.kept ?? []).map((k) => k.write));
-  const lost = new Set((hit.lost ?? []).map((k) => k.write));
-  t.false(kept.has(0), 'the first write is lost');
-  t.true(kept.has(5), 'the last write survives');
-  t.is(kept.size + lost.size, 6);
-  provesBytes(t, m, hit, 8);
-  // A lost write in the middle leaves a hole of zeroes between survivors.
-  const disk = readFileSync(join(m.back, 'wal'));
-  t.is(disk.length, 8 + 10 + 20 + 30 + 40 + 50 + 60);
-  t.true(disk.subarray(8, 18).every((b) => b === 0), 'the first record is a hole');
-});
+test.serial(
+  'torn-seq: writes since the last fsync persist out of order (a later one without an earlier one)',
+  (t) => {
+    const m = mount();
+    t.teardown(() => m.unmount());
+    writeRecords(m, [10, 20, 30, 40, 50, 60], 8);
+    const r = m.ctl('torn-seq', b64({ seed: 3 })) as { files: Hit[] };
+    const hit = r.files[0] as Hit;
+    t.is(hit.writes, 6);
+    const kept = new Set((hit.kept ?? []).map((k) => k.write));
+    const lost = new Set((hit.lost ?? []).map((k) => k.write));
+    t.false(kept.has(0), 'the first write is lost');
+    t.true(kept.has(5), 'the last write survives');
+    t.is(kept.size + lost.size, 6);
+    provesBytes(t, m, hit, 8);
+    // A lost write in the middle leaves a hole of zeroes between survivors.
+    const disk = readFileSync(join(m.back, 'wal'));
+    t.is(disk.length, 8 + 10 + 20 + 30 + 40 + 50 + 60);
+    t.true(
+      disk.subarray(8, 18).every((b) => b === 0),
+      'the first record is a hole',
+    );
+  },
+);
