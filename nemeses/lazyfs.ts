@@ -559,9 +559,11 @@ function tornSignal(node: string, d: DropReport): EvidenceSignal {
     node,
     signal: `bytes that survived torn-${d.torn} (write number, byte range in the file)`,
     after: lines.slice(0, 8),
-    landed: torn,
+    // The power failure happened either way (as lose-unfsynced dropping 0 bytes lands): the note says
+    // when nothing was torn, so a negative control cannot pass by accident unnoticed.
+    landed: true,
     ...(!torn && {
-      note: 'no file had both a kept and a lost part (no un-fsynced write, or one too small to tear)',
+      note: 'nothing torn: no file had both a kept and a lost part (no un-fsynced write, or one too small to tear)',
     }),
   };
 }

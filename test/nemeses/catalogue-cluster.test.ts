@@ -63,6 +63,9 @@ function lazyfsActions(): Record<string, unknown>[] {
       action,
       targets: ['n1'],
       ...((action === 'fsync-delay' || action === 'slow') && { params: { delayMs: 20 } }),
+      // etcd appends to its WAL and reads its bbolt file: the aimed errors' targets.
+      ...(action === 'eio-write' && { params: { files: ['member/wal/*.wal'] } }),
+      ...(action === 'eio-read' && { params: { files: ['member/snap/db'] } }),
     }));
 }
 
