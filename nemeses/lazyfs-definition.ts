@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { targets, timing } from './builtin.ts';
 import { fileGlobs } from './file-glob.ts';
+import { LAZYFS_ACTIONS } from './lazyfs-actions.ts';
 import {
   type DbCapability,
   DbCapabilityMissingError,
@@ -17,16 +18,7 @@ import {
  * end is the power failure itself (torn for torn-op and torn-seq). `params.files` aims a fault at the
  * files matching its patterns (file-glob.ts) under the data directory. See lazyfs.ts.
  */
-const ACTIONS = [
-  'lose-unfsynced',
-  'torn-op',
-  'torn-seq',
-  'eio-read',
-  'eio-write',
-  'fsync-fail',
-  'fsync-delay',
-  'slow',
-] as const;
+const ACTIONS = LAZYFS_ACTIONS;
 /** Actions whose window ends in a power failure. */
 const POWER = new Set(['lose-unfsynced', 'torn-op', 'torn-seq']);
 /** Actions that must name their files. */

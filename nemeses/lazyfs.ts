@@ -20,6 +20,7 @@ import {
   unmountCommand,
 } from './commands/lazyfs.ts';
 import { fileGlobRegex } from './file-glob.ts';
+import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';
 import { LAZYFS_PROGRAM } from './lazyfs-program.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import { observersFor, peerSees, peerText } from './process.ts';
@@ -73,17 +74,6 @@ import {
  * params (filled by the fault plane from the database): dirs {node: data dir}, pidFiles {node: pidfile},
  * processName; delayMs for fsync-delay and slow.
  */
-export const LAZYFS_ACTIONS = [
-  'lose-unfsynced',
-  'torn-op',
-  'torn-seq',
-  'eio-read',
-  'eio-write',
-  'fsync-fail',
-  'fsync-delay',
-  'slow',
-] as const;
-export type LazyfsAction = (typeof LAZYFS_ACTIONS)[number];
 
 const PROGRAM_AREA = 'lazyfs';
 const MARKERS = 'lazyfs-mounts';

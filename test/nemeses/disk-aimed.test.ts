@@ -2,29 +2,13 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { execa } from 'execa';
 import { diskNemesis } from '../../nemeses/disk.ts';
 import { fileGlobProblem, matchFiles } from '../../nemeses/file-glob.ts';
-import type { ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
+import { localShellRemote } from '../helpers/local-shell.ts';
 
 // Disk corruption aimed at files by pattern, on this host through a shell standing in for a node.
 
-const spec: NodeSpec = {
-  name: 'n1',
-  host: '127.0.0.1',
-  port: 22,
-  user: 'root',
-  labels: { cluster: 'h36-aim' },
-};
-const shell = {
-  nodes: [spec],
-  node: () => spec,
-  exec: async (_n: string, command: string, o?: { check?: boolean }): Promise<ExecResult> => {
-    const r = await execa('bash', ['-c', command], { reject: false });
-    if (r.exitCode !== 0 && o?.check !== false) throw new Error(`${command}: ${r.stderr}`);
-    return { code: r.exitCode ?? 0, stdout: r.stdout, stderr: r.stderr } as ExecResult;
-  },
-} as unknown as Remote;
+const shell = localShellRemote('h36-aim');
 
 function dataDir() {
   const dir = mkdtempSync(join(tmpdir(), 'fl-aim-'));
