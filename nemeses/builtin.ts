@@ -451,7 +451,7 @@ export const diskDefinition: NemesisDefinition = {
           `unknown disk action "${String(issue.input)}" (one of ${DISK_ACTIONS.join(', ')})`,
       }),
       targets: targets.default('one'),
-      /** disk-full {dir, leaveBytes}; corrupt {file | dir, mode, bytes, flips, seed, backup}; flakey {device, mode, up, down}. */
+      /** disk-full {dir, leaveBytes}; corrupt {file | files | dir, mode, bytes, flips, offset | fraction, seed, backup}; flakey {device, mode, up, down}. */
       params: z.unknown().optional(),
       ...timing,
     })
@@ -490,12 +490,17 @@ export const diskDefinition: NemesisDefinition = {
       // Relative paths are inside each node's data directory; the node checks it again after symlinks.
       const inside = (n: string, rel: unknown) =>
         resolveInside(dataDir(n), String(rel), { what: `${action} path` });
+      // Patterns are matched on the node under the data directory (disk.ts): carried as globs.
+      if (Array.isArray(p.files)) {
+        p.globs = p.files;
+        delete p.files;
+      }
       if (typeof p.file === 'string') p.files = Object.fromEntries(nodes.map((n) => [n, inside(n, p.file)]));
       p.dirs = Object.fromEntries(
         nodes.map((n) => [n, typeof p.dir === 'string' && p.dir !== '.' ? inside(n, p.dir) : dataDir(n)]),
       );
       // Only a plan-named path can lead elsewhere (through a symlink): the node checks that one.
-      if (p.file !== undefined || (p.dir !== undefined && p.dir !== '.'))
+      if (p.file !== undefined || p.globs !== undefined || (p.dir !== undefined && p.dir !== '.'))
         p.within = Object.fromEntries(nodes.map((n) => [n, dataDir(n)]));
       delete p.file;
       delete p.dir;

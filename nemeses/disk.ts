@@ -16,6 +16,7 @@ import {
   junkPath,
   listFilesCommand,
   loadTableCommand,
+  overwriteCommand,
   parseChecksum,
   parseDmCapability,
   parseFlakeyProbe,
@@ -24,6 +25,7 @@ import {
   writeProbeCommand,
   zeroChunkCommand,
 } from './commands/disk.ts';
+import { matchFiles } from './file-glob.ts';
 import {
   confinedDiskRoots,
   listMarkersCommand,
@@ -46,9 +48,12 @@ import {
  * Disk faults.
  * - disk-full: params.dir (the DB's data directory; `dirs` {node: dir} when it differs per node), leaveBytes (default 64 KiB), writeCommand (a DB
  *   write expected to fail while full). A junk file fills the filesystem; heal removes it.
- * - corrupt: params.file, or params.dir (a file drawn by seed); mode truncate | bitflip | zero; bytes
- *   (truncate/zero, default 64), flips (default 8), seed, backup (true: heal restores the original).
- *   Without backup corruption is permanent, as in Jepsen.
+ * - corrupt: params.file, params.globs (patterns under params.dir, file-glob.ts: every matching file,
+ *   listed on the node, each confined to the data directory after symlinks), or params.dir (a file
+ *   drawn by seed); mode truncate | bitflip | zero | random; bytes (default 64), flips (default 8),
+ *   where: offset or fraction of each file's size (truncate: the length it is cut to; the others: where
+ *   the damaged bytes start; default a seeded position, truncate: the last `bytes` cut off), seed,
+ *   backup (true: heal restores the original). Without backup corruption is permanent, as in Jepsen.
  * - flakey: params.device (a dm device whose table is linear), mode drop_writes | error_writes |
  *   corrupt_bio_byte, upSeconds (default 0), downSeconds (default 3600). Heal loads the linear table back.
  */
@@ -67,17 +72,120 @@ interface DiskUndo extends Record<string, unknown> {
       dir?: string;
       junk?: string;
       freeBefore?: number;
-      file?: string;
-      before?: { sha256: string; size: number } | null;
-      backup?: string;
-      /** corrupt: the file's sha256 and size as the injector read them right after writing. */
-      written?: { sha256: string; size: number } | null;
-      /** corrupt: what the injector wrote (mode, where), once its command succeeded. */
-      applied?: string;
+      /** corrupt: every file damaged on the node. */
+      corrupted?: Corrupted[];
       device?: string;
       linearTable?: string;
     }
   >;
+}
+
+/** One corrupted file: its reading before, what the injector wrote, its reading right after. */
+interface Corrupted {
+  file: string;
+  before: Sum | null;
+  backup?: string;
+  /** The file's sha256 and size as the injector read them right after writing. */
+  written?: Sum | null;
+  /** What the injector wrote (mode, where), once its command succeeded. */
+  applied?: string;
+}
+type Sum = { sha256: string; size: number };
+
+/** Where a located corruption starts in a file of `size` bytes (undefined: not located). */
+function locate(p: Record<string, unknown>, size: number): number | undefined {
+  if (typeof p.offset === 'number') return Math.min(size, Math.floor(p.offset));
+  if (typeof p.fraction === 'number') return Math.min(size, Math.floor(size * p.fraction));
+  return undefined;
+}
+
+/** Damage one file as params say; returns what was written, in words. */
+async function corruptOne(
+  remote: Remote,
+  node: string,
+  c: Corrupted,
+  p: Record<string, unknown>,
+  rng: Rng,
+): Promise<string> {
+  const file = c.file;
+  const size = c.before?.size ?? 0;
+  const mode = String(p.mode ?? 'bitflip');
+  const at = locate(p, size);
+  const bytes = Math.max(1, Math.min(Math.max(1, size - (at ?? 0)), Math.floor(Number(p.bytes ?? 64))));
+  if (mode === 'truncate') {
+    if (at !== undefined) {
+      await run(remote, node, `truncate -s ${at} ${shellQuote(file)}`);
+      return `cut to ${at} byte(s) (${size - at} dropped)`;
+    }
+    const drop = Math.min(size, bytes);
+    await run(remote, node, truncateCommand(file, drop));
+    return `truncated ${drop} byte(s) off the end`;
+  }
+  const start = at ?? rng.int(Math.max(1, size - bytes + 1));
+  if (mode === 'zero') {
+    await run(remote, node, zeroChunkCommand(file, start, bytes));
+    return `zeroed ${bytes} byte(s) at offset ${start}`;
+  }
+  if (mode === 'random') {
+    // Seeded bytes, so a re-run writes the same garbage.
+    const junk = Buffer.from(Array.from({ length: bytes }, () => rng.int(256)));
+    await run(remote, node, overwriteCommand(file, start, junk.toString('base64')));
+    return `overwrote ${bytes} byte(s) at offset ${start} with seeded random bytes`;
+  }
+  if (mode === 'bitflip') {
+    const span = at !== undefined ? bytes : size;
+    const from = at ?? 0;
+    const flips: BitFlip[] = Array.from({ length: Math.max(1, Number(p.flips ?? 8)) }, () => ({
+      offset: from + rng.int(Math.max(1, span)),
+      bit: rng.int(8),
+    }));
+    await run(remote, node, bitflipCommand(file, flips));
+    return `flipped ${flips.length} bit(s) at offsets ${flips
+      .slice(0, 4)
+      .map((f) => f.offset)
+      .join(', ')}${flips.length > 4 ? ' …' : ''}`;
+  }
+  throw new Error(`corrupt: unknown mode "${mode}" (expected truncate, bitflip, zero, random)`);
+}
+
+/** The files a corrupt fault damages on one node: named, matched by patterns, or drawn by seed. */
+async function corruptTargets(
+  remote: Remote,
+  node: string,
+  p: Record<string, unknown>,
+  rng: Rng,
+): Promise<string[]> {
+  const dir = (p.dirs as Record<string, string> | undefined)?.[node] ?? p.dir;
+  const within = (p.within as Record<string, string> | undefined)?.[node];
+  const named =
+    (p.files as Record<string, string> | undefined)?.[node] ??
+    (typeof p.file === 'string' ? p.file : undefined);
+  let files: string[];
+  if (named) files = [named];
+  else {
+    if (typeof dir !== 'string') throw new Error('corrupt needs params.file, params.files or params.dir');
+    if (within) await insideOnNode(remote, node, dir, within);
+    await onNodeOwnFilesystem(remote, node, dir);
+    // find lists regular files and never follows a symlink: every path is physically under dir.
+    const all = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
+    const base = `${dir.replace(/\/+$/, '')}/`;
+    if (Array.isArray(p.globs)) {
+      const rel = all.filter((f) => f.startsWith(base)).map((f) => f.slice(base.length));
+      files = matchFiles(rel, p.globs as string[]).map((f) => base + f);
+      if (files.length === 0)
+        throw new Error(
+          `${node}: no non-empty file under ${dir} matches ${(p.globs as string[]).join(', ')}`,
+        );
+    } else {
+      if (all.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
+      files = [all[rng.int(all.length)] as string];
+    }
+  }
+  for (const f of files) {
+    if (within) await insideOnNode(remote, node, f, within);
+    await onNodeOwnFilesystem(remote, node, f);
+  }
+  return files;
 }
 
 /** The node's own markers (what the injector recorded there), read once per heal of a node. */
@@ -145,6 +253,11 @@ async function insideOnNode(
 async function onNodeOwnFilesystem(remote: Remote, node: string, path: string): Promise<void> {
   const roots = confinedDiskRoots(remote.node(node));
   if (roots) await insideOnNode(remote, node, path, roots, "the node's own filesystems");
+}
+
+/** A corrupted file's backup (and marker) name: the fault id, and the file's place in its list. */
+function backupName(id: string, i: number): string {
+  return i === 0 ? id : `${id}.${i}`;
 }
 
 function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
@@ -231,23 +344,19 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
             `${dir} has ${fill} bytes to fill, over the ${cap}-byte cap: give the data directory its own small filesystem (a tmpfs or loop device), or raise params.maxFillBytes`,
           );
       } else if (action === 'corrupt') {
-        let file =
-          (p.files as Record<string, string> | undefined)?.[node] ??
-          (typeof p.file === 'string' ? p.file : undefined);
-        if (!file && within && typeof dir === 'string') await insideOnNode(remote, node, dir, within);
-        if (!file) {
-          if (typeof dir !== 'string') throw new Error('corrupt needs params.file or params.dir');
-          await onNodeOwnFilesystem(remote, node, dir);
-          const files = (await run(remote, node, listFilesCommand(dir))).stdout.split('\n').filter(Boolean);
-          if (files.length === 0) throw new Error(`${node}: no non-empty file under ${dir} to corrupt`);
-          file = files[rng.int(files.length)] as string;
+        const files = await corruptTargets(remote, node, p, rng);
+        u.corrupted = [];
+        for (const [i, file] of files.entries()) {
+          const before = await checksum(remote, node, file);
+          if (!before) throw new Error(`${node}: cannot read ${file}`);
+          u.corrupted.push({
+            file,
+            before,
+            ...(p.backup === true && {
+              backup: `${nodeStateDir(remote.node(node), BACKUPS)}/${backupName(id, i)}`,
+            }),
+          });
         }
-        if (within) await insideOnNode(remote, node, file, within);
-        await onNodeOwnFilesystem(remote, node, file);
-        u.file = file;
-        u.before = await checksum(remote, node, file);
-        if (!u.before) throw new Error(`${node}: cannot read ${file}`);
-        if (p.backup === true) u.backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${id}`;
       } else {
         const cap = await dmFlakeyCapability(remote, node);
         if (!cap.available) throw new CapabilityMissingError(node, 'dm-flakey', cap.reason ?? 'unavailable');
@@ -273,42 +382,27 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         const free = await freeBytes(remote, node, u.dir as string);
         await run(remote, node, fillCommand(u.junk as string, Math.max(0, free - leave)));
       } else if (action === 'corrupt') {
-        const file = u.file as string;
-        const size = u.before?.size ?? 0;
-        if (u.backup) {
-          await run(
-            remote,
-            node,
-            `mkdir -p ${shellQuote(nodeStateDir(remote.node(node), BACKUPS))} && cp -p ${shellQuote(file)} ${shellQuote(u.backup)}`,
-          );
-          await run(
-            remote,
-            node,
-            writeMarkerCommand(nodeStateDir(remote.node(node), BACKUPS), `${id}.target`, file),
-          );
+        for (const [i, c] of (u.corrupted ?? []).entries()) {
+          if (c.backup) {
+            await run(
+              remote,
+              node,
+              `mkdir -p ${shellQuote(nodeStateDir(remote.node(node), BACKUPS))} && cp -p ${shellQuote(c.file)} ${shellQuote(c.backup)}`,
+            );
+            await run(
+              remote,
+              node,
+              writeMarkerCommand(
+                nodeStateDir(remote.node(node), BACKUPS),
+                `${backupName(id, i)}.target`,
+                c.file,
+              ),
+            );
+          }
+          c.applied = await corruptOne(remote, node, c, p, rng);
+          // The injector's own reading of what it wrote: size and hash before → after.
+          c.written = await checksum(remote, node, c.file);
         }
-        const mode = String(p.mode ?? 'bitflip');
-        const bytes = Math.max(1, Math.min(size, Math.floor(Number(p.bytes ?? 64))));
-        if (mode === 'truncate') {
-          await run(remote, node, truncateCommand(file, bytes));
-          u.applied = `truncated ${bytes} byte(s) off the end`;
-        } else if (mode === 'zero') {
-          const at = rng.int(Math.max(1, size - bytes + 1));
-          await run(remote, node, zeroChunkCommand(file, at, bytes));
-          u.applied = `zeroed ${bytes} byte(s) at offset ${at}`;
-        } else if (mode === 'bitflip') {
-          const flips: BitFlip[] = Array.from({ length: Math.max(1, Number(p.flips ?? 8)) }, () => ({
-            offset: rng.int(size),
-            bit: rng.int(8),
-          }));
-          await run(remote, node, bitflipCommand(file, flips));
-          u.applied = `flipped ${flips.length} bit(s) at offsets ${flips
-            .slice(0, 4)
-            .map((f) => f.offset)
-            .join(', ')}${flips.length > 4 ? ' …' : ''}`;
-        } else throw new Error(`corrupt: unknown mode "${mode}" (expected truncate, bitflip, zero)`);
-        // The injector's own reading of what it wrote: size and hash before → after.
-        u.written = await checksum(remote, node, file);
       } else {
         const mode = String(p.mode ?? 'drop_writes') as (typeof FLAKEY_MODES)[number];
         if (!FLAKEY_MODES.includes(mode)) throw new Error(`flakey: unknown mode ${mode}`);
@@ -367,26 +461,28 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           });
         }
       } else if (undo.action === 'corrupt') {
-        const changed = (x: { sha256: string; size: number } | null | undefined) =>
-          x != null && (x.sha256 !== u.before?.sha256 || x.size !== u.before?.size);
-        signals.push({
-          side: 'injector',
-          node,
-          signal: `sha256/size of ${u.file} as written by the injector`,
-          before: u.before,
-          during: u.written ?? 'not written',
-          landed: u.applied !== undefined && changed(u.written),
-          ...(u.applied && { note: u.applied }),
-        });
-        const during = await checksum(remote, node, u.file as string);
-        signals.push({
-          side: 'victim',
-          node,
-          signal: `sha256/size of ${u.file}`,
-          before: u.before,
-          during,
-          landed: changed(during),
-        });
+        for (const c of u.corrupted ?? []) {
+          const changed = (x: Sum | null | undefined) =>
+            x != null && (x.sha256 !== c.before?.sha256 || x.size !== c.before?.size);
+          signals.push({
+            side: 'injector',
+            node,
+            signal: `sha256/size of ${c.file} as written by the injector`,
+            before: c.before,
+            during: c.written ?? 'not written',
+            landed: c.applied !== undefined && changed(c.written),
+            ...(c.applied && { note: c.applied }),
+          });
+          const during = await checksum(remote, node, c.file);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `sha256/size of ${c.file}`,
+            before: c.before,
+            during,
+            landed: changed(during),
+          });
+        }
       } else {
         const st = await run(remote, node, `dmsetup status ${shellQuote(u.device as string)}`, false);
         signals.push({
@@ -439,23 +535,21 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           node,
           `rm -f ${shellQuote(junk)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${record.id}`)}`,
         );
-      } else if (undo.action === 'corrupt' && u.backup && u.file) {
-        const backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${record.id}`;
-        if (u.backup !== backup)
-          throw new Error(`${node}: backup ${u.backup} is not faultline's backup of fault ${record.id}`);
-        const file = confined(
-          node,
-          record.id,
-          'corrupted file',
-          u.file,
-          mine(BACKUPS, `${record.id}.target`),
-        );
-        if (file === undefined) continue;
-        await run(
-          remote,
-          node,
-          `if [ -f ${shellQuote(backup)} ]; then cp -p ${shellQuote(backup)} ${shellQuote(file)} && rm -f ${shellQuote(backup)} ${shellQuote(`${backup}.target`)}; fi`,
-        );
+      } else if (undo.action === 'corrupt') {
+        for (const [i, c] of (u.corrupted ?? []).entries()) {
+          if (!c.backup) continue;
+          const name = backupName(record.id, i);
+          const backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${name}`;
+          if (c.backup !== backup)
+            throw new Error(`${node}: backup ${c.backup} is not faultline's backup of fault ${record.id}`);
+          const file = confined(node, record.id, 'corrupted file', c.file, mine(BACKUPS, `${name}.target`));
+          if (file === undefined) continue;
+          await run(
+            remote,
+            node,
+            `if [ -f ${shellQuote(backup)} ]; then cp -p ${shellQuote(backup)} ${shellQuote(file)} && rm -f ${shellQuote(backup)} ${shellQuote(`${backup}.target`)}; fi`,
+          );
+        }
       } else if (undo.action === 'flakey' && u.device && u.linearTable) {
         const table = `${u.device}|${u.linearTable}`;
         if (confined(node, record.id, 'dm-flakey table', table, mine(DM, record.id)) === undefined) continue;
@@ -486,17 +580,19 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           landed: after >= (u.freeBefore ?? 0) - 1048576,
         });
       } else if (undo.action === 'corrupt') {
-        const after = await checksum(remote, node, u.file as string);
-        signals.push({
-          side: 'victim',
-          node,
-          signal: `sha256/size of ${u.file}`,
-          before: u.before,
-          after,
-          // Without a backup corruption is permanent (as in Jepsen): the after reading records it.
-          landed: u.backup ? after?.sha256 === u.before?.sha256 : true,
-          ...(!u.backup && { note: 'no backup: the corruption stays (permanent by design)' }),
-        });
+        for (const c of u.corrupted ?? []) {
+          const after = await checksum(remote, node, c.file);
+          signals.push({
+            side: 'victim',
+            node,
+            signal: `sha256/size of ${c.file}`,
+            before: c.before,
+            after,
+            // Without a backup corruption is permanent (as in Jepsen): the after reading records it.
+            landed: c.backup ? after?.sha256 === c.before?.sha256 : true,
+            ...(!c.backup && { note: 'no backup: the corruption stays (permanent by design)' }),
+          });
+        }
       } else if (undo.action === 'flakey' && u.device) {
         const table = await run(remote, node, `dmsetup table ${shellQuote(u.device)}`, false);
         signals.push({

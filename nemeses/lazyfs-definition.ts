@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { targets, timing } from './builtin.ts';
+import { fileGlobs } from './file-glob.ts';
+import { LAZYFS_ACTIONS } from './lazyfs-actions.ts';
 import {
   type DbCapability,
   DbCapabilityMissingError,
@@ -13,9 +15,14 @@ import {
  * The lazy-filesystem nemesis as the registry knows it (kind `lazyfs`): each action is a window opened
  * by `start-lazyfs` and closed by `stop-lazyfs`. The window's start moves the targets' data directories
  * onto the lazy filesystem (the database restarted on it); its end heals, and for `lose-unfsynced` the
- * end is the power failure itself. See lazyfs.ts.
+ * end is the power failure itself (torn for torn-op and torn-seq). `params.files` aims a fault at the
+ * files matching its patterns (file-glob.ts) under the data directory. See lazyfs.ts.
  */
-const ACTIONS = ['lose-unfsynced', 'fsync-fail', 'fsync-delay', 'slow'] as const;
+const ACTIONS = LAZYFS_ACTIONS;
+/** Actions whose window ends in a power failure. */
+const POWER = new Set(['lose-unfsynced', 'torn-op', 'torn-seq']);
+/** Actions that must name their files. */
+const AIMED_ONLY = new Set(['eio-read', 'eio-write']);
 const needs: readonly DbCapability[] = ['process', 'data-dir'];
 const nodeNeeds = [
   { name: 'fuse (lazyfs: python3-fusepy)', hint: 'apt-get install -y fuse3 python3-fusepy' },
@@ -27,11 +34,11 @@ const action = (name: string): FaultActionDefinition => ({
   startOp: 'start-lazyfs',
   stopOp: 'stop-lazyfs',
   restartsDb: true,
-  // fsync-fail starts the database on the mount itself, so that its fsyncs begin to fail while it runs.
-  startsDbAfterInject: name !== 'fsync-fail',
-  // A power failure that comes before the database acknowledges anything through the cache loses
-  // nothing acknowledged: such a window proves nothing.
-  needsAcknowledgedOps: name === 'lose-unfsynced',
+  // These start the database on the mount themselves, so that the errors begin while it runs.
+  startsDbAfterInject: !['fsync-fail', 'eio-read', 'eio-write'].includes(name),
+  // A power failure (lost or torn) that comes before the database acknowledges anything through the
+  // cache loses nothing acknowledged: such a window proves nothing.
+  needsAcknowledgedOps: POWER.has(name),
   dbNeeds: needs,
   nodeNeeds,
 });
@@ -63,6 +70,14 @@ export const lazyfsDefinition: NemesisDefinition = {
         .strictObject({
           /** fsync-delay: each fsync waits this long; slow: each read and write. */
           delayMs: z.number().int().min(1).max(600_000).optional(),
+          /** Patterns of files under the data directory the fault aims at (file-glob.ts). */
+          files: fileGlobs.optional(),
+          /** torn-op and torn-seq: which parts survive (same seed, same parts). */
+          seed: z.number().int().nonnegative().optional(),
+          /** torn-op: the part of the write in flight that survives, a prefix (default) or some of its pages. */
+          keep: z.enum(['prefix', 'pages']).optional(),
+          /** torn-op with keep prefix: the fraction of the write's bytes that survives (default 0.5). */
+          fraction: z.number().gt(0).lt(1).optional(),
         })
         .default({}),
       ...timing,
@@ -74,11 +89,39 @@ export const lazyfsDefinition: NemesisDefinition = {
           path: ['params', 'delayMs'],
           message: `${s.action} needs params.delayMs`,
         });
-      if ((s.action === 'lose-unfsynced' || s.action === 'fsync-fail') && s.params.delayMs !== undefined)
+      if (s.action !== 'fsync-delay' && s.action !== 'slow' && s.params.delayMs !== undefined)
         ctx.addIssue({
           code: 'custom',
           path: ['params', 'delayMs'],
           message: `${s.action} takes no delayMs`,
+        });
+      if (AIMED_ONLY.has(s.action) && s.params.files === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params', 'files'],
+          message: `${s.action} needs params.files (patterns of the files to fail, under the data directory)`,
+        });
+      if (!POWER.has(s.action) && !AIMED_ONLY.has(s.action) && s.params.files !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params', 'files'],
+          message: `${s.action} acts on the whole filesystem: it takes no files`,
+        });
+      const torn = s.action === 'torn-op' || s.action === 'torn-seq';
+      for (const k of ['seed', 'keep', 'fraction'] as const)
+        if (s.params[k] !== undefined && !torn)
+          ctx.addIssue({ code: 'custom', path: ['params', k], message: `${k} is for torn-op and torn-seq` });
+      if (s.action === 'torn-seq' && (s.params.keep !== undefined || s.params.fraction !== undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params'],
+          message: 'torn-seq keeps whole writes: keep and fraction are for torn-op',
+        });
+      if (s.params.keep === 'pages' && s.params.fraction !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params', 'fraction'],
+          message: 'fraction is for keep: prefix (pages keeps a seeded subset of pages)',
         });
     }),
   stepOps(step) {
@@ -107,6 +150,10 @@ export const lazyfsDefinition: NemesisDefinition = {
       targets: nodes,
       params: {
         ...(typeof own.delayMs === 'number' && { delayMs: own.delayMs }),
+        ...(Array.isArray(own.files) && { files: own.files }),
+        ...(typeof own.seed === 'number' && { seed: own.seed }),
+        ...(typeof own.keep === 'string' && { keep: own.keep }),
+        ...(typeof own.fraction === 'number' && { fraction: own.fraction }),
         dirs: Object.fromEntries(nodes.map((n) => [n, dataDir(n)])),
         pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(n)])),
         processName: proc.processName,

@@ -15,23 +15,40 @@
  *   and survives: a file created and written but never fsynced comes back empty. Stricter filesystems
  *   lose those too; this one does not claim to.
  *
+ * Aimed faults (file-glob.ts gives the patterns): `aim` names the files (paths relative to the mount
+ * matching a pattern); then a power failure hits only those (the other files' writes reach the disk
+ * first), and `eio read|write` answers EIO to every read or write of those files (CORDS's errors).
+ *
+ * Torn power failures (LazyFS's torn-op and torn-seq), each file keeping its operations since its last
+ * fsync in order: torn-op persists the writes before the last one and a part of the last (a prefix, or
+ * some of the file pages it spans); torn-seq persists a seeded subset of them, a later write surviving
+ * an earlier one that does not. The answer lists every write's byte ranges kept and lost. A "write" is
+ * one write call the filesystem received: a write(2) of up to 128 KiB (big_writes).
+ *
  * Usage:
  *   lazyfs.py mount BACKING MOUNTPOINT CONTROL_SOCKET   (foreground; unmount with umount MOUNTPOINT)
  *   lazyfs.py ctl CONTROL_SOCKET COMMAND [ARG]          (prints one JSON line)
- * Commands: stats | lose-unfsynced | flush | fsync-fail on|off | fsync-delay MS | io-delay MS
+ * Commands: stats | lose-unfsynced | torn-op B64 | torn-seq B64 | aim B64 | flush | fsync-fail on|off |
+ * fsync-delay MS | io-delay MS   (B64: base64 of a JSON object: aim {patterns, eio}; torn {seed,
+ * fraction, keep: prefix|pages})
  */
 export const LAZYFS_PROGRAM = String.raw`#!/usr/bin/python3
-import errno, json, os, socket, socketserver, sys, threading, time
+import base64, errno, json, os, random, re, socket, socketserver, sys, threading, time
 
 PAGE = 4096
 
 class Cached:
-    """One file's un-fsynced state: dirty pages, its logical size, the lowest size it was cut to."""
+    """One file's un-fsynced state: dirty pages, its logical size, the lowest size it was cut to, and
+    the operations since its last fsync in the order they came (a torn power failure replays a part)."""
     def __init__(self, size):
         self.pages = {}
         self.size = size
         self.low = size
         self.unsynced = 0
+        self.log = []
+
+def span(offset, length):
+    return [offset, offset + length]
 
 class LazyOps:
     def __init__(self, backing):
@@ -42,11 +59,29 @@ class LazyOps:
         self.fsync_fail = False
         self.fsync_delay = 0.0
         self.io_delay = 0.0
+        # Aimed faults: paths (relative to the mount, no leading /) matching one of these patterns.
+        self.aim = []
+        self.eio = None
         self.stats = {'writes': 0, 'bytesWritten': 0, 'fsyncs': 0, 'fsyncsFailed': 0,
-                      'bytesDropped': 0, 'filesDropped': 0, 'drops': 0}
+                      'bytesDropped': 0, 'filesDropped': 0, 'drops': 0, 'eioReads': 0, 'eioWrites': 0}
+        self.eio_files = {}
 
     def real(self, path):
         return os.path.join(self.backing, path.lstrip('/'))
+
+    def aimed(self, path):
+        rel = path.lstrip('/')
+        return any(p.fullmatch(rel) for p in self.aim)
+
+    def fail_io(self, path, kind):
+        """EIO on a read or write of an aimed file (CORDS's read and write errors), counted per file."""
+        if self.eio != kind or not self.aimed(path):
+            return
+        with self.mutex:
+            self.stats['eioReads' if kind == 'read' else 'eioWrites'] += 1
+            key = path.lstrip('/')
+            self.eio_files[key] = self.eio_files.get(key, 0) + 1
+        raise FuseOSError(errno.EIO)
 
     def __call__(self, op, *args):
         if not hasattr(self, op):
@@ -167,6 +202,7 @@ class LazyOps:
     def read(self, path, size, offset, fh):
         if self.io_delay:
             time.sleep(self.io_delay)
+        self.fail_io(path, 'read')
         with self.mutex:
             c = self.files.get(path)
             if c is None:
@@ -189,10 +225,12 @@ class LazyOps:
     def write(self, path, data, offset, fh):
         if self.io_delay:
             time.sleep(self.io_delay)
+        self.fail_io(path, 'write')
         with self.mutex:
             c = self.cached(path, fh)
             if fh in self.append:
                 offset = c.size
+            c.log.append(('w', offset, bytes(data)))
             pos = 0
             while pos < len(data):
                 n, o = divmod(offset + pos, PAGE)
@@ -221,6 +259,7 @@ class LazyOps:
                 c.size = length
                 c.low = min(c.low, length)
                 c.unsynced += 1
+                c.log.append(('t', length, b''))
             finally:
                 if own:
                     os.close(fh)
@@ -253,21 +292,122 @@ class LazyOps:
         return 0
 
     # ---- faults
-    def lose(self):
+    def power_failure(self, torn=None, seed=0, fraction=0.5, keep='prefix'):
+        """Drop what was not fsynced. Aimed (self.aim set), only the aimed files lose anything: the
+        others' writes reach the disk first, as the kernel's writeback would have. torn='op': every
+        hit file keeps its writes before the last one and a part of the last (a write in flight);
+        torn='seq': a seeded subset of its writes since the last fsync survives, out of order."""
         with self.mutex:
-            dropped = []
+            rng = random.Random(seed)
+            hit, flushed = [], []
             for path, c in sorted(self.files.items()):
+                if self.aim and not self.aimed(path):
+                    fh = os.open(self.real(path), os.O_RDWR)
+                    try:
+                        self.persist(path, c, fh)
+                    finally:
+                        os.close(fh)
+                    flushed.append({'path': path, 'bytes': c.unsynced, 'size': c.size})
+                    continue
+                entry = {'path': path, 'bytes': c.unsynced, 'sizeBefore': c.size,
+                         'writes': sum(1 for o in c.log if o[0] == 'w')}
+                if torn:
+                    entry.update(self.replay(path, c, torn, rng, fraction, keep))
                 try:
-                    durable = os.stat(self.real(path)).st_size
+                    entry['sizeAfter'] = os.stat(self.real(path)).st_size
                 except OSError:
-                    durable = None
-                dropped.append({'path': path, 'bytes': c.unsynced, 'sizeBefore': c.size, 'sizeAfter': durable})
-            total = sum(d['bytes'] for d in dropped)
+                    entry['sizeAfter'] = None
+                hit.append(entry)
+            total = sum(d['bytes'] for d in hit)
             self.files.clear()
             self.stats['bytesDropped'] += total
-            self.stats['filesDropped'] += len(dropped)
+            self.stats['filesDropped'] += len(hit)
             self.stats['drops'] += 1
-            return {'bytes': total, 'files': dropped}
+            return {'bytes': total, 'files': hit, 'flushed': flushed, 'torn': torn}
+
+    def replay(self, path, c, torn, rng, fraction, keep):
+        """Persist part of a file's operations since its last fsync onto the durable file; say exactly
+        which byte ranges of which writes survived ('kept') and which did not ('lost')."""
+        ops = c.log
+        writes = [i for i, o in enumerate(ops) if o[0] == 'w']
+        chosen = {}
+        if torn == 'op' and writes:
+            last = writes[-1]
+            for i in range(last):
+                chosen[i] = (0, len(ops[i][2]))
+            data = ops[last][2]
+            parts = self.torn_parts(ops[last][1], len(data), rng, fraction, keep)
+            chosen[last] = parts
+        elif torn == 'seq':
+            keepers = {i for i in writes if rng.random() < 0.5}
+            if len(writes) >= 2:
+                # Out of order by construction: a later write survives an earlier one that does not.
+                keepers.discard(writes[0])
+                keepers.add(writes[-1])
+            for i, o in enumerate(ops):
+                if o[0] == 't' or i in keepers:
+                    chosen[i] = (0, len(o[2]))
+        kept, lost = [], []
+        fh = os.open(self.real(path), os.O_RDWR)
+        try:
+            for i, (kind, at, data) in enumerate(ops):
+                part = chosen.get(i)
+                if kind == 't':
+                    if part is not None:
+                        os.ftruncate(fh, at)
+                    continue
+                pieces = part if isinstance(part, list) else ([part] if part is not None else [])
+                done = 0
+                for start, end in pieces:
+                    os.pwrite(fh, data[start:end], at + start)
+                    kept.append({'write': i, 'at': at + start, 'bytes': end - start})
+                    done += end - start
+                covered = sorted(pieces)
+                pos = 0
+                for start, end in covered + [(len(data), len(data))]:
+                    if start > pos:
+                        lost.append({'write': i, 'at': at + pos, 'bytes': start - pos})
+                    pos = max(pos, end)
+            os.fsync(fh)
+        finally:
+            os.close(fh)
+        return {'kept': kept, 'lost': lost, 'bytesKept': sum(k['bytes'] for k in kept)}
+
+    @staticmethod
+    def torn_parts(at, length, rng, fraction, keep):
+        """Which byte ranges of a write in flight reach the disk: a prefix (fraction of its bytes), or
+        a seeded subset of the file pages it spans. Always some and never all when it can be split."""
+        if length <= 1:
+            return []
+        if keep == 'pages':
+            cuts = [0] + [p * PAGE - at for p in range(at // PAGE + 1, (at + length - 1) // PAGE + 1)] + [length]
+            pages = [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1)]
+            if len(pages) >= 2:
+                kept = [p for p in pages if rng.random() < 0.5]
+                if not kept:
+                    kept = [pages[rng.randrange(len(pages))]]
+                if len(kept) == len(pages):
+                    kept.pop(rng.randrange(len(kept)))
+                return kept
+        n = min(length - 1, max(1, int(length * fraction)))
+        return [(0, n)]
+
+    def matched(self):
+        """The aimed files now: path, size as the database sees it, size on the disk. Only regular files
+        inside the backing directory (symlinks are not followed)."""
+        out = []
+        with self.mutex:
+            for root, dirs, names in os.walk(self.backing):
+                for n in sorted(names):
+                    full = os.path.join(root, n)
+                    rel = os.path.relpath(full, self.backing)
+                    if os.path.islink(full) or not os.path.isfile(full) or not self.aimed(rel):
+                        continue
+                    c = self.files.get('/' + rel)
+                    durable = os.stat(full).st_size
+                    out.append({'path': rel, 'size': c.size if c else durable, 'durable': durable,
+                                'unsynced': c.unsynced if c else 0})
+        return sorted(out, key=lambda f: f['path'])
 
     def flush_all(self):
         with self.mutex:
@@ -286,7 +426,8 @@ class LazyOps:
         with self.mutex:
             return dict(self.stats, unsyncedBytes=sum(c.unsynced for c in self.files.values()),
                         unsyncedFiles=len(self.files), fsyncFail=self.fsync_fail,
-                        fsyncDelayMs=int(self.fsync_delay * 1000), ioDelayMs=int(self.io_delay * 1000))
+                        fsyncDelayMs=int(self.fsync_delay * 1000), ioDelayMs=int(self.io_delay * 1000),
+                        aimed=len(self.aim), eio=self.eio, eioFiles=dict(self.eio_files))
 
     def command(self, words):
         cmd = words[0] if words else ''
@@ -294,7 +435,19 @@ class LazyOps:
         if cmd == 'stats':
             return self.snapshot()
         if cmd == 'lose-unfsynced':
-            return dict(self.lose(), stats=self.snapshot())
+            return dict(self.power_failure(), stats=self.snapshot())
+        if cmd in ('torn-op', 'torn-seq'):
+            o = json.loads(base64.b64decode(arg)) if arg else {}
+            return dict(self.power_failure(cmd[5:], int(o.get('seed', 0)), float(o.get('fraction', 0.5)),
+                                           o.get('keep', 'prefix')), stats=self.snapshot())
+        if cmd == 'matched':
+            return {'files': self.matched()}
+        if cmd == 'aim':
+            o = json.loads(base64.b64decode(arg))
+            with self.mutex:
+                self.aim = [re.compile(x) for x in o.get('patterns', [])]
+                self.eio = o.get('eio')
+            return self.snapshot()
         if cmd == 'flush':
             return dict(self.flush_all(), stats=self.snapshot())
         if cmd == 'fsync-fail' and arg in ('on', 'off'):
@@ -343,7 +496,10 @@ if __name__ == '__main__':
     backing, mountpoint, control = sys.argv[2:5]
     ops = LazyOps(os.path.abspath(backing))
     serve_control(ops, control)
+    # big_writes: a write(2) of up to 128 KiB reaches the filesystem as one write (libfuse 2 splits
+    # it into 4 KiB pieces otherwise), so a torn write tears what the database wrote in one call.
     FUSE(ops, mountpoint, foreground=True, nothreads=True, allow_other=True, default_permissions=True,
+         big_writes=True,
          attr_timeout=0, entry_timeout=0, negative_timeout=0, fsname='faultline-lazyfs',
          subtype='faultline-lazyfs')
 `;

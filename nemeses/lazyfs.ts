@@ -19,6 +19,8 @@ import {
   stopDaemonCommand,
   unmountCommand,
 } from './commands/lazyfs.ts';
+import { fileGlobRegex } from './file-glob.ts';
+import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';
 import { LAZYFS_PROGRAM } from './lazyfs-program.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import { observersFor, peerSees, peerText } from './process.ts';
@@ -49,8 +51,21 @@ import {
  *   its fsyncs begin to fail, as a disk failing under a running database would: the evidence is the
  *   database's own fsyncs answering EIO (injector) and what it did about it (victim: exited, I/O errors
  *   in its log, a peer seeing it down); after heal it runs and serves again.
+ * - torn-op, torn-seq: the same power failure, torn (LazyFS's faults): each hit file keeps its writes
+ *   before the last one and a part of the last (params.keep: a prefix of params.fraction of its bytes,
+ *   or some of the pages it spans), or, torn-seq, a seeded subset of its writes since the last fsync,
+ *   a later one surviving an earlier one that does not. Evidence: every write's byte ranges kept and
+ *   lost, each file's size before and after.
+ * - eio-read, eio-write: every read (write) of the files params.files names answers EIO while the
+ *   database runs (CORDS's read and write errors); as fsync-fail, the database is started on the mount
+ *   and seen writing through it first. Evidence: the errors the database's own calls got, per file,
+ *   and what it did about them.
  * - fsync-delay: every fsync waits params.delayMs first.
  * - slow: every read and write waits params.delayMs first.
+ *
+ * params.files (patterns under the data directory, file-glob.ts) aims the power failures at those
+ * files: only they lose anything, every other file's writes reach the disk first. The files matched,
+ * with their sizes as the database sees them and on the disk, are in the landing evidence.
  *
  * The other actions end cleanly: the database is stopped, the cache flushed (nothing is lost), the
  * filesystem unmounted, the database restarted. Heal from a ledger alone (`faultline heal`) does the
@@ -59,8 +74,6 @@ import {
  * params (filled by the fault plane from the database): dirs {node: data dir}, pidFiles {node: pidfile},
  * processName; delayMs for fsync-delay and slow.
  */
-export const LAZYFS_ACTIONS = ['lose-unfsynced', 'fsync-fail', 'fsync-delay', 'slow'] as const;
-export type LazyfsAction = (typeof LAZYFS_ACTIONS)[number];
 
 const PROGRAM_AREA = 'lazyfs';
 const MARKERS = 'lazyfs-mounts';
@@ -70,7 +83,41 @@ const specParams = z.object({
   pidFiles: z.record(z.string(), z.string().startsWith('/')),
   processName: z.string().min(1),
   delayMs: z.number().int().positive().optional(),
+  files: z.array(z.string()).optional(),
+  seed: z.number().int().nonnegative().optional(),
+  keep: z.enum(['prefix', 'pages']).optional(),
+  fraction: z.number().gt(0).lt(1).optional(),
 });
+type SpecParams = z.infer<typeof specParams>;
+
+/** Actions whose window ends in a power failure, and what the filesystem is told at that moment. */
+const POWER_FAILURE: Partial<Record<LazyfsAction, string>> = {
+  'lose-unfsynced': 'lose-unfsynced',
+  'torn-op': 'torn-op',
+  'torn-seq': 'torn-seq',
+};
+/** Actions whose errors begin under the running database, and the counter of the errors it got. */
+const UNDER_RUNNING_DB: Partial<Record<LazyfsAction, 'fsyncsFailed' | 'eioReads' | 'eioWrites'>> = {
+  'fsync-fail': 'fsyncsFailed',
+  'eio-read': 'eioReads',
+  'eio-write': 'eioWrites',
+};
+
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o), 'utf8').toString('base64');
+
+/** The filesystem's `aim` command: the plan's patterns, and which calls on those files answer EIO. */
+function aimWords(files: readonly string[] | undefined, eio: 'read' | 'write' | null): string[] | null {
+  if (!files || files.length === 0) return null;
+  return ['aim', b64({ patterns: files.map(fileGlobRegex), eio })];
+}
+
+/** What the filesystem is told when the window ends (torn ones with their seed and kept part). */
+function powerWords(action: LazyfsAction, p: Partial<SpecParams>): string[] | null {
+  const cmd = POWER_FAILURE[action];
+  if (!cmd) return null;
+  if (cmd === 'lose-unfsynced') return [cmd];
+  return [cmd, b64({ seed: p.seed ?? 0, keep: p.keep ?? 'prefix', fraction: p.fraction ?? 0.5 })];
+}
 
 interface NodeUndo {
   dir: string;
@@ -79,8 +126,14 @@ interface NodeUndo {
   program: string;
   pidFile: string;
   processName: string;
-  /** What the power failure dropped (set by heal of lose-unfsynced). */
+  /** What the power failure dropped (set by heal of lose-unfsynced, torn-op, torn-seq). */
   dropped?: DropReport | null;
+  /** The filesystem's words at the power failure (torn ones carry their seed). */
+  power?: string[];
+  /** Aimed faults: the `aim` words (patterns, EIO mode). */
+  aim?: string[];
+  /** Aimed faults: the files matched when the evidence was read. */
+  matched?: MatchedFile[];
   /** The pid the power failure killed. */
   killed?: string;
   /** fsync-fail on a running database: what it had done on the mount when its fsyncs began to fail. */
@@ -91,6 +144,8 @@ interface RunningBefore {
   pid: number;
   writes: number;
   fsyncs: number;
+  /** The errors that begin: fsyncs failing, or reads or writes of the aimed files. */
+  errors: 'fsyncsFailed' | 'eioReads' | 'eioWrites';
   /** Lines of its log reporting an I/O error, before. */
   ioErrors: number;
   logFiles: string[];
@@ -104,6 +159,7 @@ interface LazyfsUndo extends Record<string, unknown> {
   perNode: Record<string, NodeUndo>;
 }
 
+const piece = z.object({ write: z.number(), at: z.number(), bytes: z.number() });
 const dropReport = z.object({
   bytes: z.number(),
   files: z.array(
@@ -112,17 +168,35 @@ const dropReport = z.object({
       bytes: z.number(),
       sizeBefore: z.number(),
       sizeAfter: z.number().nullable(),
+      writes: z.number().optional(),
+      kept: z.array(piece).optional(),
+      lost: z.array(piece).optional(),
     }),
   ),
+  /** Aimed: the files not aimed at, whose un-fsynced writes reached the disk first. */
+  flushed: z.array(z.object({ path: z.string(), bytes: z.number(), size: z.number() })).optional(),
+  torn: z.string().nullable().optional(),
   stats: z.record(z.string(), z.unknown()).optional(),
 });
 type DropReport = z.infer<typeof dropReport>;
+
+const matchedFile = z.object({
+  path: z.string(),
+  size: z.number(),
+  durable: z.number(),
+  unsynced: z.number(),
+});
+type MatchedFile = z.infer<typeof matchedFile>;
+const matchedReport = z.object({ files: z.array(matchedFile) });
 
 const statsReport = z.looseObject({
   writes: z.number(),
   bytesWritten: z.number(),
   fsyncs: z.number(),
   fsyncsFailed: z.number(),
+  eioReads: z.number().default(0),
+  eioWrites: z.number().default(0),
+  eioFiles: z.record(z.string(), z.number()).default({}),
   unsyncedBytes: z.number(),
   unsyncedFiles: z.number(),
 });
@@ -155,14 +229,18 @@ function targetsOf(spec: { targets?: string | string[] }): string[] {
   throw new Error('lazyfs faults need resolved target nodes (a list)');
 }
 
-function modeWords(action: LazyfsAction, delayMs: number | undefined): string[] | null {
+function modeWords(action: LazyfsAction, p: SpecParams): string[] | null {
+  const delayMs = p.delayMs;
+  if (action === 'eio-read' || action === 'eio-write')
+    return aimWords(p.files, action === 'eio-read' ? 'read' : 'write');
+  if (POWER_FAILURE[action]) return aimWords(p.files, null);
   if (action === 'fsync-fail') return ['fsync-fail', 'on'];
   if (action === 'fsync-delay') return ['fsync-delay', String(delayMs)];
   if (action === 'slow') return ['io-delay', String(delayMs)];
   return null;
 }
 
-function planNode(remote: Remote, node: string, id: string, p: z.infer<typeof specParams>): NodeUndo {
+function planNode(remote: Remote, node: string, id: string, p: SpecParams): NodeUndo {
   const dir = p.dirs[node];
   const pidFile = p.pidFiles[node];
   if (!dir || !pidFile) throw new Error(`${node}: no data directory or pidfile for the lazy filesystem`);
@@ -209,8 +287,9 @@ async function ioErrorsLogged(remote: Remote, node: string, files: readonly stri
 }
 
 /**
- * fsync-fail under a running database: start it on the mount, wait until it runs there and writes
- * through it, note what it did and what its log and a peer say, then make every fsync fail.
+ * Errors under a running database (fsync-fail, eio-read, eio-write): start it on the mount, wait until
+ * it runs there and writes through it, note what it did and what its log and a peer say, then make
+ * its fsyncs (or the aimed files' reads or writes) fail.
  */
 async function failUnderRunningDb(
   remote: Remote,
@@ -218,6 +297,7 @@ async function failUnderRunningDb(
   u: NodeUndo,
   start: (node: string) => Promise<void>,
   sut: SutHooks | undefined,
+  failing: { words: string[]; errors: RunningBefore['errors'] },
 ) {
   await start(node);
   const seen = await watchLanding(remote, node, u);
@@ -242,11 +322,12 @@ async function failUnderRunningDb(
     pid,
     writes: synced?.writes ?? seen.stats?.writes ?? 0,
     fsyncs: synced?.fsyncs ?? 0,
+    errors: failing.errors,
     ioErrors: (await ioErrorsLogged(remote, node, logFiles)).count,
     logFiles,
     ...(observer && sut?.peerView && { observer, peerBefore: peerText(await sut.peerView(observer, node)) }),
   };
-  await setMode(remote, node, u, ['fsync-fail', 'on']);
+  await setMode(remote, node, u, failing.words);
 }
 
 /** Poll until the database runs on the mount and the filesystem has seen writes from it (up to 20 s). */
@@ -256,7 +337,9 @@ async function watchLanding(remote: Remote, node: string, u: NodeUndo) {
       onDir: (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim(),
       stats: await stats(remote, node, u),
     }),
-    (x) => (x.onDir !== 'none' && (x.stats?.writes ?? 0) > 0) || (x.stats?.fsyncsFailed ?? 0) > 0,
+    (x) =>
+      (x.onDir !== 'none' && (x.stats?.writes ?? 0) > 0) ||
+      (x.stats?.fsyncsFailed ?? 0) + (x.stats?.eioReads ?? 0) + (x.stats?.eioWrites ?? 0) > 0,
     { timeoutMs: 20_000, stepMs: POLL_STEP_MS },
   );
 }
@@ -290,11 +373,18 @@ const REACTION_MS = 20_000;
 /** Between reads of the filesystem's counters and the database's state. */
 const POLL_STEP_MS = 250;
 
+/** What the errors are, in words, for the evidence. */
+const ERROR_WORDS: Record<RunningBefore['errors'], { calls: string; failed: string }> = {
+  fsyncsFailed: { calls: 'fsyncs', failed: 'fsync(s) answered EIO' },
+  eioReads: { calls: 'reads of the aimed files', failed: 'read(s) of the aimed files answered EIO' },
+  eioWrites: { calls: 'writes to the aimed files', failed: 'write(s) to the aimed files answered EIO' },
+};
+
 /**
- * The database's fsyncs answering EIO (the filesystem's counter, read before the probe adds its own),
- * and what the database did: exited, logged an I/O error, and how a peer sees it.
+ * The database's own calls answering EIO (the filesystem's counter, read before any probe adds its
+ * own), and what the database did: exited, logged an I/O error, and how a peer sees it.
  */
-async function fsyncFailReaction(
+async function errorReaction(
   remote: Remote,
   node: string,
   u: NodeUndo,
@@ -307,31 +397,35 @@ async function fsyncFailReaction(
       alive: (await run(remote, node, pidAliveCommand(r.pid), false)).stdout.trim(),
       log: await ioErrorsLogged(remote, node, r.logFiles),
     }),
-    (x) => (x.s?.fsyncsFailed ?? 0) > 0 && (x.alive === 'exited' || x.log.count > r.ioErrors),
+    (x) => (x.s?.[r.errors] ?? 0) > 0 && (x.alive === 'exited' || x.log.count > r.ioErrors),
     { timeoutMs: REACTION_MS, stepMs: POLL_STEP_MS },
   );
-  const failed = s?.fsyncsFailed ?? 0;
+  const failed = s?.[r.errors] ?? 0;
+  const words = ERROR_WORDS[r.errors];
   const logged = log.count > r.ioErrors;
+  const perFile = Object.entries(s?.eioFiles ?? {}).map(([f, n]) => `${f}: ${n}`);
   const out: EvidenceSignal[] = [
     {
       side: 'injector',
       node,
-      signal: `${u.processName}'s own fsyncs on the lazy filesystem`,
+      signal: `${u.processName}'s own ${words.calls} on the lazy filesystem`,
       before: `${r.fsyncs} fsyncs ok, ${r.writes} writes (pid ${r.pid} running on the mount)`,
-      during: s ? `${failed} fsync(s) answered EIO` : 'no answer from the filesystem',
+      during: s
+        ? `${failed} ${words.failed}${r.errors !== 'fsyncsFailed' && perFile.length > 0 ? ` (${perFile.join(', ')})` : ''}`
+        : 'no answer from the filesystem',
       landed: failed > 0,
     },
     {
       side: 'victim',
       node,
-      signal: `${u.processName} pid ${r.pid} once its fsyncs fail (process; I/O errors in its log)`,
+      signal: `${u.processName} pid ${r.pid} once its ${words.calls} fail (process; I/O errors in its log)`,
       before: `running; ${r.ioErrors} I/O error line(s) logged`,
       during: `${alive}; ${log.count} I/O error line(s) logged${logged && log.last ? `, last: ${log.last}` : ''}`,
       landed: failed > 0 && (alive === 'exited' || logged),
       ...(failed > 0 &&
         alive !== 'exited' &&
         !logged && {
-          note: `its fsyncs failed and it neither exited nor logged an I/O error within ${REACTION_MS / 1000} s`,
+          note: `its ${words.calls} failed and it neither exited nor logged an I/O error within ${REACTION_MS / 1000} s`,
         }),
     },
   ];
@@ -377,7 +471,7 @@ async function modeSignal(remote: Remote, node: string, action: LazyfsAction, u:
   };
 }
 
-/** After an fsync-fail window: the database runs again on its own directory, and a peer sees it serving. */
+/** After an fsync-fail, eio-read or eio-write window: the database runs again on its own directory, and a peer sees it serving. */
 async function backAfterHeal(
   remote: Remote,
   node: string,
@@ -414,6 +508,56 @@ async function backAfterHeal(
   return out;
 }
 
+/** The aimed files now, with their size as the database sees it and on the disk. */
+async function aimedSignal(
+  remote: Remote,
+  node: string,
+  u: NodeUndo,
+  files: string[],
+): Promise<EvidenceSignal> {
+  const m = parseJson(matchedReport, await control(remote, node, u, ['matched']));
+  u.matched = m?.files ?? [];
+  return {
+    side: 'injector',
+    node,
+    signal: `files under ${u.dir} matching ${files.join(', ')} (bytes seen by the database / on the disk)`,
+    during: m ? m.files.slice(0, 12).map((f) => `${f.path}: ${f.size} / ${f.durable}`) : 'no answer',
+    landed: (m?.files.length ?? 0) > 0,
+    ...(m && m.files.length > 12 && { note: `${m.files.length - 12} more files` }),
+    ...(m &&
+      m.files.length === 0 && { note: 'no file matches the patterns: the fault has nothing to aim at' }),
+  };
+}
+
+/**
+ * Exactly which bytes of the writes since the last fsync survived a torn power failure: per file,
+ * each write's kept and lost byte ranges ([offset, end) in the file).
+ */
+function tornSignal(node: string, d: DropReport): EvidenceSignal {
+  const range = (x: { write: number; at: number; bytes: number }) =>
+    `#${x.write} [${x.at}, ${x.at + x.bytes})`;
+  const lines = d.files.map((f) => {
+    const kept = f.kept ?? [];
+    const lost = f.lost ?? [];
+    const cut = (xs: typeof kept) =>
+      `${xs.slice(0, 6).map(range).join(' ')}${xs.length > 6 ? ` …${xs.length - 6} more` : ''}`;
+    return `${f.path}: ${f.writes ?? 0} writes since the last fsync; kept ${cut(kept) || 'none'}; lost ${cut(lost) || 'none'}`;
+  });
+  const torn = d.files.some((f) => (f.lost?.length ?? 0) > 0 && (f.kept?.length ?? 0) > 0);
+  return {
+    side: 'injector',
+    node,
+    signal: `bytes that survived torn-${d.torn} (write number, byte range in the file)`,
+    after: lines.slice(0, 8),
+    // The power failure happened either way (as lose-unfsynced dropping 0 bytes lands): the note says
+    // when nothing was torn, so a negative control cannot pass by accident unnoticed.
+    landed: true,
+    ...(!torn && {
+      note: 'nothing torn: no file had both a kept and a lost part (no un-fsynced write, or one too small to tear)',
+    }),
+  };
+}
+
 export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
   kind: 'lazyfs',
 
@@ -435,6 +579,9 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     const p = specParams.parse(spec.params ?? {});
     if ((action === 'fsync-delay' || action === 'slow') && p.delayMs === undefined)
       throw new Error(`lazyfs ${action} needs params.delayMs`);
+    if ((action === 'eio-read' || action === 'eio-write') && !p.files?.length)
+      throw new Error(`lazyfs ${action} needs params.files (patterns of the files to fail)`);
+    for (const g of p.files ?? []) fileGlobRegex(g); // throws on a pattern that could leave the directory
     const nodes = targetsOf(spec);
     for (const node of nodes) {
       const cap = (await run(remote, node, capabilityCommand(), false)).stdout.trim();
@@ -451,10 +598,12 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName].join('|');
         await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), MARKERS), id, marker));
         const start = opts?.startProcess;
-        if (action === 'fsync-fail' && start) {
+        const errors = UNDER_RUNNING_DB[action];
+        const words = modeWords(action, p);
+        if (errors && words && start) {
           await arm(remote, node, u, null);
-          await failUnderRunningDb(remote, node, u, start, opts?.sut);
-        } else await arm(remote, node, u, modeWords(action, p.delayMs));
+          await failUnderRunningDb(remote, node, u, start, opts?.sut, { words, errors });
+        } else await arm(remote, node, u, words);
       }),
     );
     return record;
@@ -462,7 +611,8 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
 
   async evidence(remote, record, ctx): Promise<FaultEvidence> {
     const undo = record.undo as LazyfsUndo;
-    const delayMs = (record.spec.params as { delayMs?: number } | undefined)?.delayMs;
+    const p = specParams.partial().parse(record.spec.params ?? {});
+    const delayMs = p.delayMs;
     const perNode = await Promise.all(
       record.nodes.map(async (node): Promise<EvidenceSignal[]> => {
         const u = undo.perNode[node] as NodeUndo;
@@ -475,11 +625,15 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
           during: mounted,
           landed: mounted === 'mounted',
         };
+        const aimed = p.files?.length ? [await aimedSignal(remote, node, u, p.files)] : [];
         if (u.running)
           return [
             mount,
-            ...(await fsyncFailReaction(remote, node, u, u.running, ctx?.sut)),
-            await modeSignal(remote, node, undo.action, u, delayMs),
+            ...aimed,
+            ...(await errorReaction(remote, node, u, u.running, ctx?.sut)),
+            ...(undo.action === 'fsync-fail'
+              ? [await modeSignal(remote, node, undo.action, u, delayMs)]
+              : []),
           ];
         const seen = await watchLanding(remote, node, u);
         const out: EvidenceSignal[] = [
@@ -494,8 +648,9 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
             landed: (seen.stats?.writes ?? 0) > 0,
           },
           victimSignal(node, u, undo.action, seen),
+          ...aimed,
         ];
-        if (undo.action !== 'lose-unfsynced')
+        if (!POWER_FAILURE[undo.action] && !UNDER_RUNNING_DB[undo.action])
           out.push(await modeSignal(remote, node, undo.action, u, delayMs));
         return out;
       }),
@@ -517,7 +672,9 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
   async heal(remote, record): Promise<void> {
     const undo = record.undo as Partial<LazyfsUndo>;
     const entries = Object.entries(undo.perNode ?? {});
-    const power = undo.action === 'lose-unfsynced';
+    const params = specParams.partial().safeParse(record.spec.params ?? {});
+    const words = undo.action && powerWords(undo.action, params.success ? params.data : {});
+    const power = words !== null && words !== undefined;
     // A power failure hits every target at once: every database dies before any cache is dropped.
     await Promise.all(
       entries.map(async ([node, u]) => {
@@ -532,9 +689,10 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     await Promise.all(
       entries.map(async ([node, u]) => {
         if ((await run(remote, node, mountedCommand(u.dir), false)).stdout.trim() === 'mounted') {
-          if (power) u.dropped = parseJson(dropReport, await control(remote, node, u, ['lose-unfsynced']));
+          if (power) u.dropped = parseJson(dropReport, await control(remote, node, u, words));
           else {
             await control(remote, node, u, ['fsync-fail', 'off']);
+            await control(remote, node, u, ['aim', b64({ patterns: [], eio: null })]);
             await control(remote, node, u, ['flush']);
           }
         }
@@ -562,17 +720,18 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         landed: mounted === 'absent',
       });
       if (u.running) signals.push(...(await backAfterHeal(remote, node, u, u.running, ctx?.sut)));
-      if (undo.action !== 'lose-unfsynced') continue;
+      if (!POWER_FAILURE[undo.action]) continue;
       const d = u.dropped;
       signals.push({
         side: 'injector',
         node,
-        signal: 'power failure: un-fsynced writes dropped',
+        signal: `power failure${d?.torn ? ` (torn-${d.torn})` : ''}: un-fsynced writes dropped`,
         after: d
-          ? `${d.bytes} bytes in ${d.files.length} files (${u.processName} pid ${u.killed} killed first)`
+          ? `${d.bytes} bytes in ${d.files.length} files (${u.processName} pid ${u.killed} killed first)${d.flushed?.length ? `; ${d.flushed.length} files not aimed at reached the disk` : ''}`
           : 'no answer',
         landed: d !== null && d !== undefined,
       });
+      if (d?.torn) signals.push(tornSignal(node, d));
       signals.push({
         side: 'victim',
         node,

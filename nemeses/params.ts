@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../src/core/util/duration.ts';
 import { FLAKEY_MODES } from './commands/disk.ts';
 import { RATE_PATTERN } from './commands/tc.ts';
+import { fileGlobs } from './file-glob.ts';
 
 /**
  * The parameters a plan step may give each nemesis action, typed: numbers are numbers in range
@@ -209,11 +210,28 @@ export const diskParams = {
     .strictObject({
       file: diskPath.optional(),
       dir: diskPath.optional(),
-      mode: z.enum(['bitflip', 'truncate', 'zero']).optional(),
-      bytes: z.number().int().min(1).optional(),
+      /** Patterns of files under the data directory (file-glob.ts): every matching file is corrupted. */
+      files: fileGlobs.optional(),
+      mode: z.enum(['bitflip', 'truncate', 'zero', 'random']).optional(),
+      bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(16 * 1024 * 1024)
+        .optional(),
       flips: z.number().int().min(1).max(1_000_000).optional(),
+      /** Where the corruption starts (truncate: the length the file is cut to): a byte offset… */
+      offset: z.number().int().nonnegative().optional(),
+      /** …or a fraction of each file's size (0 the start, 1 the end). */
+      fraction: z.number().min(0).max(1).optional(),
       seed: z.number().int().nonnegative().optional(),
       backup: z.boolean().optional(),
+    })
+    .superRefine((p, ctx) => {
+      if (p.offset !== undefined && p.fraction !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['fraction'], message: 'offset or fraction, not both' });
+      if (p.files !== undefined && (p.file !== undefined || p.dir !== undefined))
+        ctx.addIssue({ code: 'custom', path: ['files'], message: 'files (patterns) or file/dir, not both' });
     })
     .default({}),
   flakey: z

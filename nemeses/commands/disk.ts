@@ -76,6 +76,11 @@ export function zeroChunkCommand(file: string, offset: number, length: number): 
   return `dd if=/dev/zero of=${shellQuote(file)} bs=${length} count=1 seek=${offset} oflag=seek_bytes conv=notrunc status=none`;
 }
 
+/** Write BASE64's bytes over FILE at OFFSET, in place (the file keeps its size unless they pass its end). */
+export function overwriteCommand(file: string, offset: number, base64: string): string {
+  return `printf '%s' ${shellQuote(base64)} | base64 -d | dd of=${shellQuote(file)} bs=65536 seek=${Math.floor(offset)} oflag=seek_bytes conv=notrunc status=none`;
+}
+
 /** device-mapper and the flakey target: prints `control=yes|no` and `dmsetup targets` output. */
 export function dmCapabilityCommand(): string {
   return `if grep -qw device-mapper /proc/misc 2>/dev/null; then echo control=yes; else echo control=no; fi; command -v dmsetup >/dev/null && echo dmsetup=yes || echo dmsetup=no; dmsetup targets 2>&1 | sed 's/^/targets:/'`;

@@ -63,6 +63,9 @@ function lazyfsActions(): Record<string, unknown>[] {
       action,
       targets: ['n1'],
       ...((action === 'fsync-delay' || action === 'slow') && { params: { delayMs: 20 } }),
+      // etcd appends to its WAL and reads its bbolt file: the aimed errors' targets.
+      ...(action === 'eio-write' && { params: { files: ['member/wal/*.wal'] } }),
+      ...(action === 'eio-read' && { params: { files: ['member/snap/db'] } }),
     }));
 }
 
@@ -201,6 +204,10 @@ async function runCatalogue(t: ExecutionContext, raws: readonly Record<string, u
           `${name}: size/sha256 before → after`,
         );
       }
+    } else if (name === 'lazyfs eio-read') {
+      // A running etcd reads neither its WAL (only at start) nor its bbolt file (mmap pages already in
+      // memory) through read(): the fault is not landed, and its evidence says why.
+      t.regex(String(ev?.reason), /0 read\(s\) of the aimed files answered EIO/, `${name}: ${ev?.reason}`);
     } else {
       t.regex(String(ev?.reason), REFUSAL, `${name}: a refusal names the missing capability`);
       t.false(mustLand.has(step.kind) || substituted.has(name), `${name} must land here: ${ev?.reason}`);

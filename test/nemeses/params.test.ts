@@ -100,3 +100,23 @@ test('a plan naming a node its smallest tier does not have is an error at the no
   // Names that are not a local cluster's (an inventory's hosts) are checked when the run starts.
   t.true(binding([{ kind: 'process', action: 'kill', targets: ['db-a'], startS: 1, durationS: 1 }]).success);
 });
+
+test('aimed faults: file patterns stay inside the data directory; each action takes only its own params', (t) => {
+  const lazy = (action: string, params: Record<string, unknown>) => step({ kind: 'lazyfs', action, params });
+  t.true(lazy('torn-seq', { files: ['appendonlydir/*.incr.aof'], seed: 1 }).success);
+  t.true(lazy('torn-op', { keep: 'pages', seed: 2 }).success);
+  t.true(lazy('eio-write', { files: ['member/wal/*.wal'] }).success);
+  t.regex(firstIssue(lazy('eio-read', {})), /^params\.files: eio-read needs params\.files/);
+  t.regex(firstIssue(lazy('torn-op', { files: ['/etc/*'] })), /^params\.files\.0: .*absolute/);
+  t.regex(firstIssue(lazy('lose-unfsynced', { files: ['../x'] })), /"\.\."/);
+  t.regex(firstIssue(lazy('fsync-fail', { files: ['a'] })), /takes no files/);
+  t.regex(firstIssue(lazy('lose-unfsynced', { seed: 1 })), /seed is for torn-op and torn-seq/);
+  t.regex(firstIssue(lazy('torn-seq', { fraction: 0.5 })), /torn-seq keeps whole writes/);
+  t.regex(firstIssue(lazy('torn-op', { keep: 'pages', fraction: 0.5 })), /fraction is for keep: prefix/);
+  t.false(lazy('torn-op', { fraction: 1 }).success, 'a torn write never keeps all of it');
+  const corrupt = (params: Record<string, unknown>) => step({ kind: 'disk', action: 'corrupt', params });
+  t.true(corrupt({ files: ['**/*.log'], mode: 'random', bytes: 8, fraction: 0.25 }).success);
+  t.regex(firstIssue(corrupt({ files: ['a'], file: 'b' })), /files \(patterns\) or file\/dir, not both/);
+  t.regex(firstIssue(corrupt({ offset: 1, fraction: 0.5 })), /offset or fraction, not both/);
+  t.false(corrupt({ files: ['a/../../etc/passwd'] }).success);
+});

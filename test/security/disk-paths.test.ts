@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { diskNemesis } from '../../nemeses/disk.ts';
-import type { ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
+import { localShellRemote } from '../helpers/local-shell.ts';
 
 /**
  * A plan's disk fault names paths relative to the database's data directory: `plan check` refuses an
@@ -68,22 +68,7 @@ test('on the node, a relative path that leads out of the data directory through 
   const host = join(dir, 'host-file');
   writeFileSync(host, 'precious');
   symlinkSync(dir, join(data, 'escape'));
-  const spec: NodeSpec = {
-    name: 'n1',
-    host: '127.0.0.1',
-    port: 22,
-    user: 'root',
-    labels: { cluster: 'c29-disk' },
-  };
-  const shell = {
-    nodes: [spec],
-    node: () => spec,
-    exec: async (_n: string, command: string): Promise<ExecResult> => {
-      const r = await execa('bash', ['-c', command], { reject: false });
-      if (r.exitCode !== 0) throw new Error(`${command}: ${r.stderr}`);
-      return { code: r.exitCode ?? 0, stdout: r.stdout, stderr: r.stderr } as ExecResult;
-    },
-  } as unknown as Remote;
+  const shell = localShellRemote('c29-disk');
   await t.throwsAsync(
     diskNemesis.inject(
       shell,

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { NOT_APPLIED } from '../../core/history/operation.ts';
 import type { RedisDb } from '../databases/redis.ts';
 import type { DbContext } from '../databases/types.ts';
 import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
@@ -227,6 +228,9 @@ function classifyRedis(op: ClientOp, err: unknown): Completion {
     op.f === 'read' ||
     (op.f === 'txn' && Array.isArray(op.value) && (op.value as unknown[][]).every((m) => m[0] === 'r'));
   if (readOnly) return { type: 'fail', error: msg };
+  // Never sent: nothing reached the database, which is not its answer (recovery audits must not count
+  // it as service).
+  if (notSent && op.f !== 'cas') return { type: 'fail', error: `${NOT_APPLIED}: ${msg}` };
   const refused = notSent || /^(ERR|WRONGTYPE|NOSCRIPT|READONLY)/.test(msg);
   // A failed cas means "compared and saw another value" to the cas-register model: one that never ran
   // its compare observed nothing and can only be info.

@@ -30,7 +30,11 @@ export interface RedisOptions {
   port?: number;
   /** The user's own build instead of the Debian package, and the version it must report. */
   artifact?: DbArtifact;
+  /** Persistence by the append-only file with this fsync policy; absent, none (in memory only). */
+  appendfsync?: RedisAppendFsync;
 }
+
+export type RedisAppendFsync = 'always' | 'everysec' | 'no';
 
 const DEFAULT_BASE = '/var/lib/faultline/redis';
 
@@ -166,7 +170,8 @@ export class RedisDb implements Database {
       '--save',
       '',
       '--appendonly',
-      'no',
+      this.opts.appendfsync ? 'yes' : 'no',
+      ...(this.opts.appendfsync ? ['--appendfsync', this.opts.appendfsync] : []),
       '--logfile',
       '',
     ];

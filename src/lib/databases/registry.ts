@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
 import { checkArtifactOptions, type DbArtifact, dbArtifactOptions } from './artifact.ts';
+import type { RedisAppendFsync } from './redis.ts';
 import type { DB } from './types.ts';
 
 /**
@@ -69,6 +70,11 @@ databases.register(
       .strictObject({
         /** Send reads to the replicas instead of the primary: possibly stale. */
         readFrom: z.enum(['primary', 'replicas']).optional(),
+        /**
+         * Persist every node with the append-only file, fsynced by this policy (`appendfsync`): `always`
+         * before each reply, `everysec` once a second, `no` when the kernel pleases. Absent: no persistence.
+         */
+        appendfsync: z.enum(['always', 'everysec', 'no']).optional(),
         ...dbArtifactOptions,
       })
       .superRefine(checkArtifactOptions),
@@ -76,7 +82,10 @@ databases.register(
     binary: 'redis-server',
     async create(o) {
       const { RedisDb } = await import('./redis.ts');
-      return new RedisDb({ artifact: artifactOf(o) });
+      return new RedisDb({
+        artifact: artifactOf(o),
+        ...(typeof o.appendfsync === 'string' && { appendfsync: o.appendfsync as RedisAppendFsync }),
+      });
     },
   },
   BUILT_IN,
