@@ -1,4 +1,5 @@
 import { localClusterDown } from './local.ts';
+import { isVagrantCluster, vagrantClusterDown } from './vagrant-cluster.ts';
 import {
   allVmClusterNames,
   clearStaleImageLock,
@@ -46,6 +47,10 @@ export async function vmUp(o: {
 
 /** `cluster down` for one name, whichever kind it is; one line of what was removed. */
 export async function downAnyCluster(name: string): Promise<string> {
+  if (isVagrantCluster(name)) {
+    const r = await vagrantClusterDown(name, (line) => process.stderr.write(`${line}\n`));
+    return `${name}: vagrant destroy -f done${r.leftovers.length ? `; LEFT OVER: ${r.leftovers.join(', ')}` : '; no domain, volume or network left'}`;
+  }
   if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);
     return r.existed

@@ -198,13 +198,19 @@ async function chroot(root: string, script: string, timeoutMs = 20 * 60_000): Pr
   });
 }
 
-async function unmountUnder(root: string): Promise<void> {
-  const mounts = readFileSync('/proc/mounts', 'utf8')
+/** Mount points at or below `root`, deepest first. */
+function mountPointsUnder(root: string): string[] {
+  return readFileSync('/proc/mounts', 'utf8')
     .split('\n')
     .map((l) => l.split(' ')[1] ?? '')
     .filter((m) => m === root || m.startsWith(`${root}/`))
     .sort((a, b) => b.length - a.length);
-  for (const m of mounts) await runQuiet('umount', ['-l', m]);
+}
+
+export const mountsUnder = (root: string): boolean => mountPointsUnder(root).length > 0;
+
+export async function unmountUnder(root: string): Promise<void> {
+  for (const m of mountPointsUnder(root)) await runQuiet('umount', ['-l', m]);
 }
 
 async function buildImage(
