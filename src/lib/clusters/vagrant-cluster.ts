@@ -101,7 +101,6 @@ function vagrant(
     const tail: string[] = [];
     const onData = (buf: Buffer) => {
       // Progress bars redraw with escapes and carriage returns: keep only real lines.
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escapes
       const text = buf.toString('utf8').replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
       for (const raw of text.split('\n')) {
         const line = raw.split('\r').pop() ?? '';
@@ -269,50 +268,77 @@ function addSudoPasswordEnv(inventoryPath: string, envName: string): void {
 
 export interface VagrantDownReport {
   existed: boolean;
-  /** libvirt objects of the cluster still present after `vagrant destroy -f`, removed here. */
+  /** Why `vagrant destroy -f` failed, when it did (the sweep below still runs). */
+  destroyError?: string;
+  /** libvirt objects of the cluster that `vagrant destroy -f` left, removed here with virsh. */
+  swept: string[];
+  /** What is still there after the sweep (should be empty). */
   leftovers: string[];
 }
 
 /** Domains are <prefix><machine> and their disks <prefix><machine>.img (vagrant-libvirt's naming). */
 const libvirtPrefix = (name: string) => `${name}_`;
 
-/** libvirt domains, volumes and the private network of this cluster that still exist. */
-export async function vagrantLeftovers(name: string, libvirtNetwork: string): Promise<string[]> {
-  if (!which('virsh')) return [];
+const virsh = (args: string[]) => run('virsh', ['-c', 'qemu:///system', ...args], { timeoutMs: 120_000 });
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/** libvirt domains, volumes and the private network of this cluster that exist now. */
+export async function vagrantLeftovers(
+  name: string,
+  libvirtNetwork: string,
+): Promise<{ domains: string[]; volumes: string[]; networks: string[] }> {
+  const none = { domains: [], volumes: [], networks: [] };
+  if (!which('virsh') || !(await runQuiet('virsh', ['-c', 'qemu:///system', 'version']))) return none;
   const prefix = libvirtPrefix(name);
-  const domains = (await run('virsh', ['-c', 'qemu:///system', 'list', '--all', '--name']).catch(() => ''))
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((d) => d.startsWith(prefix));
-  const volumes = (await run('virsh', ['-c', 'qemu:///system', 'vol-list', 'default']).catch(() => ''))
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/)[0] ?? '')
+  const domains = lines(await virsh(['list', '--all', '--name'])).filter((d) => d.startsWith(prefix));
+  const volumes = lines(await virsh(['vol-list', 'default']).catch(() => ''))
+    .map((l) => l.split(/\s+/)[0] ?? '')
     .filter((v) => v.startsWith(prefix));
-  const nets = (await run('virsh', ['-c', 'qemu:///system', 'net-list', '--all', '--name']).catch(() => ''))
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((n) => n === libvirtNetwork);
-  return [
-    ...domains.map((d) => `domain ${d}`),
-    ...volumes.map((v) => `volume ${v}`),
-    ...nets.map((n) => `network ${n}`),
-  ];
+  const networks = lines(await virsh(['net-list', '--all', '--name'])).filter((n) => n === libvirtNetwork);
+  return { domains, volumes, networks };
 }
+
+const describe = (l: { domains: string[]; volumes: string[]; networks: string[] }) => [
+  ...l.domains.map((d) => `domain ${d}`),
+  ...l.volumes.map((v) => `volume ${v}`),
+  ...l.networks.map((n) => `network ${n}`),
+];
 
 export async function vagrantClusterDown(
   name: string,
   print: (line: string) => void = () => undefined,
 ): Promise<VagrantDownReport> {
   const state = readState(name);
-  if (!state) return { existed: false, leftovers: [] };
+  if (!state) return { existed: false, swept: [], leftovers: [] };
   const dir = vagrantDir(name);
+  let destroyError: string | undefined;
   if (existsSync(join(dir, 'Vagrantfile')))
-    await vagrant(dir, ['destroy', '-f'], vagrantEnv(state), print, 30 * 60_000);
-  const leftovers = await vagrantLeftovers(name, state.libvirtNetwork);
+    await vagrant(dir, ['destroy', '-f'], vagrantEnv(state), print, 30 * 60_000).catch((err: Error) => {
+      destroyError = err.message;
+    });
+  // What vagrant could not remove (it failed, or was killed mid-up) goes through virsh.
+  const found = await vagrantLeftovers(name, state.libvirtNetwork);
+  for (const d of found.domains) {
+    await runQuiet('virsh', ['-c', 'qemu:///system', 'destroy', d]);
+    await runQuiet('virsh', ['-c', 'qemu:///system', 'undefine', d, '--nvram']);
+  }
+  for (const v of found.volumes)
+    await runQuiet('virsh', ['-c', 'qemu:///system', 'vol-delete', v, '--pool', 'default']);
+  for (const n of found.networks) {
+    await runQuiet('virsh', ['-c', 'qemu:///system', 'net-destroy', n]);
+    await runQuiet('virsh', ['-c', 'qemu:///system', 'net-undefine', n]);
+  }
+  const leftovers = describe(await vagrantLeftovers(name, state.libvirtNetwork));
   await forgetForwardKeys(state.sshPorts);
-  releaseSubnetsOf(name);
-  rmSync(clusterDir(name), { recursive: true, force: true });
-  return { existed: true, leftovers };
+  if (leftovers.length === 0) {
+    releaseSubnetsOf(name);
+    rmSync(clusterDir(name), { recursive: true, force: true });
+  }
+  return { existed: true, ...(destroyError && { destroyError }), swept: describe(found), leftovers };
 }
 
 export function vagrantUpSummary(r: VagrantUpReport): string[] {

@@ -49,7 +49,15 @@ export async function vmUp(o: {
 export async function downAnyCluster(name: string): Promise<string> {
   if (isVagrantCluster(name)) {
     const r = await vagrantClusterDown(name, (line) => process.stderr.write(`${line}\n`));
-    return `${name}: vagrant destroy -f done${r.leftovers.length ? `; LEFT OVER: ${r.leftovers.join(', ')}` : '; no domain, volume or network left'}`;
+    const destroy = r.destroyError
+      ? `vagrant destroy -f FAILED (${r.destroyError})`
+      : 'vagrant destroy -f done';
+    const swept = r.swept.length ? `; removed with virsh: ${r.swept.join(', ')}` : '';
+    const left = r.leftovers.length
+      ? `; STILL THERE: ${r.leftovers.join(', ')}`
+      : '; no domain, volume or network of it left';
+    if (r.leftovers.length) process.exitCode = 1;
+    return `${name}: ${destroy}${swept}${left}`;
   }
   if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);
