@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -31,6 +32,7 @@ const StateSchema = z.object({
   libvirtNetwork: z.string(),
   inventoryPath: z.string().optional(),
   sshPorts: z.array(z.number()).default([]),
+  sshPortBase: z.number().int(),
 });
 type VagrantState = z.infer<typeof StateSchema>;
 
@@ -83,6 +85,7 @@ function vagrantEnv(s: VagrantState, sudoPassword?: string): NodeJS.ProcessEnv {
     FAULTLINE_LIBVIRT_DRIVER: s.driver,
     FAULTLINE_LIBVIRT_NETWORK: s.libvirtNetwork,
     FAULTLINE_LIBVIRT_PREFIX: libvirtPrefix(s.name),
+    FAULTLINE_SSH_PORT_BASE: String(s.sshPortBase),
     FAULTLINE_SUDO_PASSWORD: sudoPassword ?? '',
     ...(s.provider !== 'default' && { VAGRANT_DEFAULT_PROVIDER: s.provider }),
   };
@@ -128,6 +131,25 @@ function vagrant(
         );
     });
   });
+}
+
+/**
+ * A base B with 127.0.0.1 ports B+1..B+n all free: n<i>'s SSH forward is B+i. Chosen here because
+ * vagrant-libvirt's own choice, made in parallel per machine, gave two machines the same port.
+ */
+async function freePortRun(n: number): Promise<number> {
+  const free = (port: number) =>
+    new Promise<boolean>((res) => {
+      const srv = createServer();
+      srv.once('error', () => res(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+    });
+  for (let base = 2300; base < 2900; base += 10) {
+    let ok = true;
+    for (let i = 1; i <= n && ok; i++) ok = await free(base + i);
+    if (ok) return base;
+  }
+  throw new UserError('no run of free 127.0.0.1 ports in 2301-2899 for the SSH forwards');
 }
 
 async function boxInstalled(box: string): Promise<boolean> {
@@ -217,6 +239,7 @@ export async function vagrantClusterUp(opts: {
     privateNet: subnet.prefix,
     libvirtNetwork: `faultline-${name}`.slice(0, 40),
     sshPorts: [],
+    sshPortBase: await freePortRun(opts.nodes),
   };
   mkdirSync(dir, { recursive: true });
   copyFileSync(SHIPPED_VAGRANTFILE, join(dir, 'Vagrantfile'));
@@ -227,7 +250,7 @@ export async function vagrantClusterUp(opts: {
   let imported: Awaited<ReturnType<typeof importVagrant>>;
   try {
     await vagrant(dir, ['up'], vagrantEnv(state, sudoPassword), print, 60 * 60_000);
-    imported = await importVagrant({ dir, privateBase: `${subnet.prefix}.100` });
+    imported = await importVagrant({ dir, privateBase: `${subnet.prefix}.100`, env: vagrantEnv(state) });
   } catch (err) {
     // A half-built cluster is not left behind: whatever vagrant made is destroyed.
     print(`vagrant up failed: destroying what it made (cluster down --name ${name})`);
