@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import test from 'ava';
 import { execa } from 'execa';
 import { sweepNodes } from '../../nemeses/heal.ts';
@@ -12,6 +11,7 @@ import { connectRemote } from '../../src/core/control/ssh-remote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { vagrantBoxUnavailableReason, vagrantInsecureKey } from '../../src/lib/clusters/vagrant-box.ts';
 import { vagrantLeftovers } from '../../src/lib/clusters/vagrant-cluster.ts';
+import { startFaultHolder } from '../nemeses/fixtures/start-holder.ts';
 
 /**
  * Vagrant for real (npm run test:vagrant): the box builds and `vagrant box add` registers it; `cluster up
@@ -166,28 +166,8 @@ vtest('kill -9 mid-partition on the private network, then heal --ledger leaves t
   );
   await new Promise((res) => setTimeout(res, 1000));
   const ledger = join(work, 'ledger.jsonl');
-  const holder = execa(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'test', 'nemeses', 'fixtures', 'hold-faults.ts'),
-      inventoryPath,
-      ledger,
-      victimPid,
-    ],
-    { reject: false, env },
-  );
-  const rl = createInterface({ input: holder.stdout as NodeJS.ReadableStream });
-  const ids = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the holder did not inject within 5 min')), 300_000);
-    rl.on('line', (l) => {
-      if (l.startsWith('{"injected"')) {
-        clearTimeout(timer);
-        resolve((JSON.parse(l) as { injected: string[] }).injected);
-      }
-    });
-    holder.catch(reject);
+  const { child: holder, ids } = await startFaultHolder(inventoryPath, ledger, victimPid, {
+    timeoutMs: 300_000,
   });
   // The DROP rules name the peers' private addresses and their counters move: the fault is on the
   // private network, not on the NAT/management interface the control node uses.

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../../core/util/errors.ts';
-import { run, runQuiet, which } from './host-tools.ts';
+import { missingToolReason, run, runQuiet } from './host-tools.ts';
 import {
   ensureVmImage,
   mountsUnder,
@@ -50,7 +50,8 @@ const TOOLS = [
 export function vagrantBoxUnavailableReason(): string | null {
   const vm = vmImageUnavailableReason();
   if (vm) return vm;
-  for (const t of TOOLS) if (!which(t.cmd)) return `${t.cmd} not found: apt-get install -y ${t.pkg}`;
+  const missing = missingToolReason(TOOLS);
+  if (missing) return missing;
   if (!existsSync(MBR)) return `${MBR} is missing: apt-get install -y syslinux-common`;
   return null;
 }
