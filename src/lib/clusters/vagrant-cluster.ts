@@ -250,7 +250,15 @@ export async function vagrantClusterUp(opts: {
   let imported: Awaited<ReturnType<typeof importVagrant>>;
   try {
     await vagrant(dir, ['up'], vagrantEnv(state, sudoPassword), print, 60 * 60_000);
-    imported = await importVagrant({ dir, privateBase: `${subnet.prefix}.100`, env: vagrantEnv(state) });
+    imported = await importVagrant({
+      dir,
+      privateBase: `${subnet.prefix}.100`,
+      env: vagrantEnv(state),
+      // The Vagrantfile forwards 127.0.0.1:<base+i> to n<i>:22 (libvirt: an ssh -L process per machine).
+      sshForwards: Object.fromEntries(
+        Array.from({ length: opts.nodes }, (_, i) => [`n${i + 1}`, state.sshPortBase + i + 1]),
+      ),
+    });
   } catch (err) {
     // A half-built cluster is not left behind: whatever vagrant made is destroyed.
     print(`vagrant up failed: destroying what it made (cluster down --name ${name})`);

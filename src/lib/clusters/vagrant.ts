@@ -121,6 +121,11 @@ export async function importVagrant(opts: {
   sshConfigFile?: string;
   /** Vagrant's environment (a Vagrantfile that reads its node count and box from it needs the same). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * 127.0.0.1 SSH forward per machine. vagrant-libvirt's `vagrant ssh-config` names the management
+   * network address even when it runs a forward (forward_ssh_port): the forward is used instead.
+   */
+  sshForwards?: Record<string, number>;
   privateBase?: string;
 }): Promise<{ inventoryPath: string; nodes: NodeSpec[] }> {
   const dir = resolve(opts.dir);
@@ -140,6 +145,13 @@ export async function importVagrant(opts: {
     source,
     opts.privateBase ? { privateBase: opts.privateBase } : {},
   );
+  for (const n of nodes) {
+    const port = opts.sshForwards?.[n.name];
+    if (port !== undefined) {
+      n.host = '127.0.0.1';
+      n.port = port;
+    }
+  }
   const inventoryPath = resolve(opts.out ?? join(dir, 'inventory.yaml'));
   writeFileAtomicSync(inventoryPath, renderVagrantInventory(nodes, source));
   return { inventoryPath, nodes };
