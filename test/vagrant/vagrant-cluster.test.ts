@@ -172,8 +172,11 @@ vtest('kill -9 mid-partition on the private network, then heal --ledger leaves t
   // The DROP rules name the peers' private addresses and their counters move: the fault is on the
   // private network, not on the NAT/management interface the control node uses.
   const n2 = r.node('n2').address ?? '';
+  const n1 = r.node('n1').address ?? '';
   let rules: string;
   try {
+    // Traffic from n2 to n1's private address while the partition holds: it must hit n1's DROP rule.
+    await r.exec('n2', `timeout 3 bash -c '</dev/tcp/${n1}/22' || true`, { check: false });
     rules = (await r.exec('n1', 'iptables -w -L -v -n -x', { sudo: true })).stdout;
   } finally {
     holder.kill('SIGKILL');
