@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Debian packages VM clusters (`faultline cluster up --vm`) need on this host. Idempotent.
+# Debian packages VM clusters (`faultline cluster up --vm`) need on this host, plus any packages given
+# as arguments (scripts/install-vagrant-deps.sh adds Vagrant's). Idempotent.
 set -euo pipefail
-pkgs=(qemu-system-x86 qemu-utils debootstrap e2fsprogs iproute2 openssh-client)
+pkgs=(qemu-system-x86 qemu-utils debootstrap e2fsprogs iproute2 openssh-client "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

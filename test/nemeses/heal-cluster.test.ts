@@ -1,19 +1,18 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import test from 'ava';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import { sweepNodes } from '../../nemeses/heal.ts';
 import { readLedger } from '../../nemeses/ledger.ts';
 import { partitionNemesis } from '../../nemeses/partition.ts';
 import { probeConnect } from '../../nemeses/probe.ts';
 import { processNemesis } from '../../nemeses/process.ts';
 import { withCluster } from '../helpers/cluster.ts';
+import { startFaultHolder } from './fixtures/start-holder.ts';
 
 const fx = withCluster(test, { nodes: 5, name: 'nem-heal' });
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
-const holder = new URL('./fixtures/hold-faults.ts', import.meta.url).pathname;
 const victimPid = '/tmp/nem-heal-victim-n1.pid';
 
 async function startVictim(): Promise<number> {
@@ -35,32 +34,8 @@ async function startVictim(): Promise<number> {
 }
 
 /** Start the holder and wait until it reports every fault in force. */
-async function holdFaults(
-  ledger: string,
-  extra: string[] = [],
-): Promise<{ child: ResultPromise; ids: string[] }> {
-  // node itself (not npx → tsx → node): the signal must reach the process that holds the faults.
-  const child = execa(
-    process.execPath,
-    ['--import', 'tsx', holder, fx.cluster().inventoryPath, ledger, victimPid, ...extra],
-    {
-      reject: false,
-      env: { FAULTLINE_FROM_SOURCE: '1' },
-    },
-  );
-  const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const ids = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('holder did not inject within 60 s')), 60_000);
-    rl.on('line', (l) => {
-      if (l.startsWith('{"injected"')) {
-        clearTimeout(timer);
-        resolve((JSON.parse(l) as { injected: string[] }).injected);
-      }
-    });
-    child.catch(reject);
-  });
-  return { child, ids };
-}
+const holdFaults = (ledger: string, extra: string[] = []) =>
+  startFaultHolder(fx.cluster().inventoryPath, ledger, victimPid, { extra });
 
 async function assertPartitioned(t: import('ava').ExecutionContext, pid: number): Promise<void> {
   const remote = await fx.remote();

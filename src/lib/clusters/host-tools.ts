@@ -57,14 +57,17 @@ export const LOCAL_CLUSTER_TOOLS: readonly { cmd: string; pkg: string }[] = [
   { cmd: 'timeout', pkg: 'coreutils' },
 ];
 
+/** The first of `tools` missing from this host, as a one-line reason naming its package; null if none. */
+export function missingToolReason(tools: readonly { cmd: string; pkg: string }[]): string | null {
+  for (const t of tools) if (!which(t.cmd)) return `${t.cmd} not found: apt-get install -y ${t.pkg}`;
+  return null;
+}
+
 /** Why a local cluster cannot be built here, as one line, or null when it can. */
 export function localClusterUnavailableReason(): string | null {
   if (process.platform !== 'linux') return 'the local cluster needs Linux network namespaces';
   if (process.getuid?.() !== 0) return 'the local cluster needs root (network namespaces, bridges, sshd)';
-  for (const t of LOCAL_CLUSTER_TOOLS) {
-    if (!which(t.cmd)) return `${t.cmd} not found: install it with apt-get install -y ${t.pkg}`;
-  }
-  return null;
+  return missingToolReason(LOCAL_CLUSTER_TOOLS);
 }
 
 export function assertLocalClusterPossible(): void {

@@ -89,12 +89,12 @@ export function renderVagrantInventory(nodes: readonly NodeSpec[], source: strin
   return `# Written by \`faultline cluster vagrant\` from \`vagrant ssh-config\` in ${source}\n${stringify(doc)}`;
 }
 
-function vagrantSshConfig(dir: string): Promise<string> {
+function vagrantSshConfig(dir: string, env?: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((res, rej) => {
     execFile(
       'vagrant',
       ['ssh-config'],
-      { cwd: dir, timeout: 120_000, maxBuffer: 4 << 20 },
+      { cwd: dir, timeout: 120_000, maxBuffer: 4 << 20, ...(env && { env }) },
       (err, stdout, stderr) => {
         if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT') {
           rej(
@@ -105,7 +105,7 @@ function vagrantSshConfig(dir: string): Promise<string> {
         } else if (err) {
           rej(
             new UserError(
-              `vagrant ssh-config in ${dir} failed: ${String(stderr).trim().split('\n').pop() ?? err.message} (are the VMs up? run: vagrant up)`,
+              `vagrant ssh-config in ${dir} failed: ${String(stderr).trim().split('\n').slice(0, 2).join(' ') || err.message} (are the VMs up? run: vagrant up)`,
             ),
           );
         } else res(String(stdout));
@@ -119,6 +119,13 @@ export async function importVagrant(opts: {
   dir: string;
   out?: string;
   sshConfigFile?: string;
+  /** Vagrant's environment (a Vagrantfile that reads its node count and box from it needs the same). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * 127.0.0.1 SSH forward per machine. vagrant-libvirt's `vagrant ssh-config` names the management
+   * network address even when it runs a forward (forward_ssh_port): the forward is used instead.
+   */
+  sshForwards?: Record<string, number>;
   privateBase?: string;
 }): Promise<{ inventoryPath: string; nodes: NodeSpec[] }> {
   const dir = resolve(opts.dir);
@@ -130,7 +137,7 @@ export async function importVagrant(opts: {
     source = opts.sshConfigFile;
   } else {
     if (!existsSync(join(dir, 'Vagrantfile'))) throw new UserError(`${dir}: no Vagrantfile here (use --dir)`);
-    text = await vagrantSshConfig(dir);
+    text = await vagrantSshConfig(dir, opts.env);
     source = dir;
   }
   const nodes = parseVagrantSshConfig(
@@ -138,6 +145,13 @@ export async function importVagrant(opts: {
     source,
     opts.privateBase ? { privateBase: opts.privateBase } : {},
   );
+  for (const n of nodes) {
+    const port = opts.sshForwards?.[n.name];
+    if (port !== undefined) {
+      n.host = '127.0.0.1';
+      n.port = port;
+    }
+  }
   const inventoryPath = resolve(opts.out ?? join(dir, 'inventory.yaml'));
   writeFileAtomicSync(inventoryPath, renderVagrantInventory(nodes, source));
   return { inventoryPath, nodes };

@@ -1,4 +1,5 @@
 import { localClusterDown } from './local.ts';
+import { isVagrantCluster, vagrantClusterDown } from './vagrant-cluster.ts';
 import {
   allVmClusterNames,
   clearStaleImageLock,
@@ -46,6 +47,18 @@ export async function vmUp(o: {
 
 /** `cluster down` for one name, whichever kind it is; one line of what was removed. */
 export async function downAnyCluster(name: string): Promise<string> {
+  if (isVagrantCluster(name)) {
+    const r = await vagrantClusterDown(name, (line) => process.stderr.write(`${line}\n`));
+    const destroy = r.destroyError
+      ? `vagrant destroy -f FAILED (${r.destroyError})`
+      : 'vagrant destroy -f done';
+    const swept = r.swept.length ? `; removed with virsh: ${r.swept.join(', ')}` : '';
+    const left = r.leftovers.length
+      ? `; STILL THERE: ${r.leftovers.join(', ')}`
+      : '; no domain, volume or network of it left';
+    if (r.leftovers.length) process.exitCode = 1;
+    return `${name}: ${destroy}${swept}${left}`;
+  }
   if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);
     return r.existed

@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
 import { processExists } from '../../core/util/pid.ts';
-import { run, runQuiet, which } from './host-tools.ts';
+import { missingToolReason, run, runQuiet } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
 import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
 
@@ -165,7 +165,8 @@ export function vmImageUnavailableReason(): string | null {
     { cmd: 'ip', pkg: 'iproute2' },
     { cmd: 'ssh-keygen', pkg: 'openssh-client' },
   ];
-  for (const t of tools) if (!which(t.cmd)) return `${t.cmd} not found: apt-get install -y ${t.pkg}`;
+  const missing = missingToolReason(tools);
+  if (missing) return missing;
   if (!existsSync('/dev/net/tun')) return '/dev/net/tun is missing: tap devices cannot be created';
   return null;
 }
@@ -198,13 +199,19 @@ async function chroot(root: string, script: string, timeoutMs = 20 * 60_000): Pr
   });
 }
 
-async function unmountUnder(root: string): Promise<void> {
-  const mounts = readFileSync('/proc/mounts', 'utf8')
+/** Mount points at or below `root`, deepest first. */
+function mountPointsUnder(root: string): string[] {
+  return readFileSync('/proc/mounts', 'utf8')
     .split('\n')
     .map((l) => l.split(' ')[1] ?? '')
     .filter((m) => m === root || m.startsWith(`${root}/`))
     .sort((a, b) => b.length - a.length);
-  for (const m of mounts) await runQuiet('umount', ['-l', m]);
+}
+
+export const mountsUnder = (root: string): boolean => mountPointsUnder(root).length > 0;
+
+export async function unmountUnder(root: string): Promise<void> {
+  for (const m of mountPointsUnder(root)) await runQuiet('umount', ['-l', m]);
 }
 
 async function buildImage(

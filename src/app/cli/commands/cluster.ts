@@ -8,6 +8,7 @@ interface UpFlags {
   subnet?: string;
   json?: boolean;
   vm?: boolean;
+  vagrant?: boolean;
   memory?: string;
   rebuildImage?: boolean;
   sshViaForward?: boolean;
@@ -32,6 +33,21 @@ async function vmUpAction(nodes: number, o: UpFlags): Promise<void> {
   process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.cluster.inventoryPath}\n`);
 }
 
+/** `cluster up --vagrant`: vagrant's own output and a summary on stderr, the inventory path last on stdout. */
+async function vagrantUpAction(nodes: number, o: UpFlags): Promise<void> {
+  const v = await import('../../../lib/clusters/vagrant-cluster.ts');
+  const print = (line: string) => process.stderr.write(`${line}\n`);
+  const r = await v.vagrantClusterUp({
+    nodes,
+    name: o.name,
+    print,
+    ...(o.subnet && { subnet: o.subnet }),
+    ...(o.sudoPasswordEnv && { sudoPasswordEnv: o.sudoPasswordEnv }),
+  });
+  for (const line of v.vagrantUpSummary(r)) print(line);
+  process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.inventoryPath}\n`);
+}
+
 /** `faultline cluster up|down|status|list|vagrant`: local namespace or VM clusters and Vagrant imports. */
 export function register(program: Command): void {
   const cluster = program
@@ -54,6 +70,7 @@ export function register(program: Command): void {
         'faultline cluster up --nodes 5 --name lab-a',
         'faultline cluster up --nodes 3 --name lab-b --ssh-via-forward --user ops   # lab-like: forwards, sudo',
         'faultline cluster up --vm --nodes 3 --name vm-a',
+        'faultline cluster up --vagrant --nodes 3 --name vg-a   # the shipped Vagrantfile; libvirt here',
       ]),
     )
     .description(
@@ -64,6 +81,10 @@ export function register(program: Command): void {
     .option('--subnet <cidr>', 'a private /24 to use (default: first free in 10.213.0.0/16)')
     .option('--json', 'print the cluster as JSON')
     .option('--vm', 'qemu VMs with their own kernels (netem, dm-flakey, settime) instead of namespaces')
+    .option(
+      '--vagrant',
+      'vagrant up the shipped Vagrantfile in a per-cluster directory (libvirt when installed; box from FAULTLINE_BOX, else one built locally)',
+    )
     .option('--memory <size>', 'memory per VM node (--vm)', '512M')
     .option(
       '--data-size <size>',
@@ -83,6 +104,7 @@ export function register(program: Command): void {
     .action(async (o: UpFlags) => {
       const nodes = Number(o.nodes);
       if (o.vm) return vmUpAction(nodes, o);
+      if (o.vagrant) return vagrantUpAction(nodes, o);
       const { localClusterUp } = await import('../../../lib/clusters/local.ts');
       const c = await localClusterUp({
         nodes,
@@ -162,6 +184,34 @@ export function register(program: Command): void {
       const { listVmClusters } = await import('../../../lib/clusters/vm.ts');
       for (const n of listLocalClusters()) process.stdout.write(`${n}\n`);
       for (const n of listVmClusters()) process.stdout.write(`${n} (vm)\n`);
+    });
+
+  cluster
+    .command('vagrant-box')
+    .addHelpText(
+      'after',
+      helpEpilogue([
+        'faultline cluster vagrant-box',
+        'faultline cluster vagrant-box --out /tmp/faultline.box --add',
+      ]),
+    )
+    .description(
+      'build a libvirt Vagrant box (Debian 12, user vagrant, sudo) from the VM node image; prints its path',
+    )
+    .option('--out <file>', 'box file to write (default: in the VM image cache)')
+    .option('--add', `register it with \`vagrant box add --force --name faultline/bookworm\``)
+    .action(async (o: { out?: string; add?: boolean }) => {
+      const box = await import('../../../lib/clusters/vagrant-box.ts');
+      const print = (line: string) => process.stderr.write(`${line}\n`);
+      const r = await box.buildVagrantBox({ print, ...(o.out && { out: o.out }) });
+      print(
+        `box built in ${r.seconds} s (VM image ${r.imageKey} ${r.imageBuilt ? 'built now' : 'cached'}): ${(r.bytes / 1024 ** 2).toFixed(0)} MiB, disk ${r.virtualSizeGiB} GiB`,
+      );
+      if (o.add) {
+        await box.addVagrantBox(r.path);
+        print(`registered as ${box.BOX_NAME} (vagrant box list)`);
+      }
+      process.stdout.write(`${r.path}\n`);
     });
 
   cluster
