@@ -68,7 +68,6 @@ export function register(program: Command): void {
       'after',
       helpEpilogue([
         'faultline cluster up --nodes 5 --name lab-a',
-        'faultline cluster up --nodes 3 --name lab-b --ssh-via-forward --user ops   # lab-like: forwards, sudo',
         'faultline cluster up --vm --nodes 3 --name vm-a',
         'faultline cluster up --vagrant --nodes 3 --name vg-a   # the shipped Vagrantfile; libvirt here',
       ]),
