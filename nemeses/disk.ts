@@ -74,6 +74,9 @@ interface DiskUndo extends Record<string, unknown> {
       freeBefore?: number;
       /** corrupt: every file damaged on the node. */
       corrupted?: Corrupted[];
+      /** corrupt, as ledgers before file patterns recorded it: the one file and its backup. */
+      file?: string;
+      backup?: string;
       device?: string;
       linearTable?: string;
     }
@@ -536,7 +539,9 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
           `rm -f ${shellQuote(junk)} ${shellQuote(`${nodeStateDir(remote.node(node), JUNK)}/${record.id}`)}`,
         );
       } else if (undo.action === 'corrupt') {
-        for (const [i, c] of (u.corrupted ?? []).entries()) {
+        // A ledger written before file patterns names one file at the top (its backup is id-named too).
+        const corrupted = u.corrupted ?? (u.file ? [{ file: u.file, before: null, backup: u.backup }] : []);
+        for (const [i, c] of corrupted.entries()) {
           if (!c.backup) continue;
           const name = backupName(record.id, i);
           const backup = `${nodeStateDir(remote.node(node), BACKUPS)}/${name}`;

@@ -107,4 +107,19 @@ test('what faultline did create is still healed from the ledger', async (t) => {
   await diskNemesis.heal(shell, record('w8', { action: 'corrupt', perNode: { n1: { file, backup } } }));
   t.is(readFileSync(file, 'utf8'), 'original');
   t.false(existsSync(backup));
+  // The same through the ledger's current shape (a list of corrupted files), and refused the same way.
+  writeFileSync(file, 'corrupted');
+  const backup9 = `${nodeStateDir(spec, 'backups')}/w9`;
+  await shell.exec('n1', `printf original > ${backup9}`);
+  await shell.exec('n1', writeMarkerCommand(nodeStateDir(spec, 'backups'), 'w9.target', file));
+  const list = (b: string) => ({
+    action: 'corrupt',
+    perNode: { n1: { corrupted: [{ file, before: null, backup: b }] } },
+  });
+  await t.throwsAsync(diskNemesis.heal(shell, record('w9', list(join(dir, 'decoy')))), {
+    message: /not faultline's backup/,
+  });
+  t.is(readFileSync(file, 'utf8'), 'corrupted');
+  await diskNemesis.heal(shell, record('w9', list(backup9)));
+  t.is(readFileSync(file, 'utf8'), 'original');
 });
