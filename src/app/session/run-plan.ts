@@ -159,6 +159,16 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
   }
   const selected = selectScenarios(plan, o.scenarios);
+  // Read first, before the inventory and any cluster work: a missing or malformed baseline file is bad input, named.
+  const baselines = o.baseline
+    ? loadEarlierBaselines(
+        o.baseline,
+        selected
+          .flatMap((sc) => leafRows(plan, sc))
+          .filter((row) => row.binding)
+          .map((row) => row.id),
+      )
+    : new Map<string, EarlierBaseline>();
   // A client-only run reaches no node: a step that acts on the nodes is refused before anything runs.
   if (o.endpoints || (o.inventory && clientOnlyInventory(o.inventory)))
     for (const row of selected.flatMap((sc) => leafRows(plan, sc))) {
@@ -198,16 +208,6 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
-  // Read before any cluster work: a missing or malformed baseline file is bad input, named.
-  const baselines = o.baseline
-    ? loadEarlierBaselines(
-        o.baseline,
-        selected
-          .flatMap((sc) => leafRows(plan, sc))
-          .filter((row) => row.binding)
-          .map((row) => row.id),
-      )
-    : new Map<string, EarlierBaseline>();
   const session = await startSession(o, plan, selected, replay, baselines, {
     seedBase,
     planHash: hash,
