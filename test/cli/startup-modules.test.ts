@@ -116,6 +116,15 @@ test('without a command word every command is registered (help lists them all)',
     t.regex(r.stdout, new RegExp(`\\n  ${c}\\b`));
 });
 
+test('--help without a command loads no command module and no option schema', async (t) => {
+  const r = await modulesLoaded('help', ['--help']);
+  t.is(r.exitCode, 0);
+  t.deepEqual(
+    r.urls.filter((u) => /\/cli\/commands\/|\/node_modules\/(zod|ssh2|pino)\//.test(u)),
+    [],
+  );
+});
+
 test('commandWord skips global options and their values', (t) => {
   t.is(commandWord(['check', 'h.jsonl']), 'check');
   t.is(commandWord(['--log-level', 'debug', 'history', 'stats']), 'history');

@@ -39,3 +39,20 @@ test('every command and option is in the reference', async (t) => {
   };
   walk(program, 'faultline');
 });
+
+test('command-summaries.ts is what npm run docs:cli writes (the top-level help without loading commands)', async (t) => {
+  const { currentCommandSummaries } = await import('../../src/app/cli/reference.ts');
+  const { COMMAND_SUMMARIES } = await import('../../src/app/cli/command-summaries.ts');
+  t.deepEqual(
+    [...COMMAND_SUMMARIES],
+    await currentCommandSummaries(),
+    'src/app/cli/command-summaries.ts is stale: run npm run docs:cli and commit it',
+  );
+});
+
+test('the top-level help from the summaries is the full program help, byte for byte', async (t) => {
+  const { buildProgram } = await import('../../src/app/cli/main.ts');
+  const full = await buildProgram([]);
+  const listOnly = await buildProgram([], true);
+  t.is(listOnly.helpInformation(), full.helpInformation());
+});

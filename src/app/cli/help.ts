@@ -18,3 +18,10 @@ export const EXIT_CODE_TABLE = [
 export function helpEpilogue(examples: readonly string[]): string {
   return `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n\n${EXIT_CODE_TABLE}\n`;
 }
+
+/** One line of the top-level help's command list: the command's usage term and its description. */
+export interface CommandSummary {
+  readonly name: string;
+  readonly term: string;
+  readonly description: string;
+}

@@ -92,8 +92,18 @@ export function commandWord(args: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** The program with every command registered, or only the one `args` names (faster start-up). */
-export async function buildProgram(args: readonly string[] = []): Promise<Command> {
+/** A version flag anywhere on the command line (commander answers it before any command). */
+function asksVersion(args: readonly string[]): boolean {
+  return args.some((a) => a === '--version' || a === '-V');
+}
+
+/**
+ * The program with every command registered, or only the one `args` names (faster start-up). With
+ * `listOnly`, each command is only its name and help line from command-summaries.ts (generated from the
+ * full definitions, a test keeps them equal): enough for the top-level `--help` and commander's "did you
+ * mean" on a typo, without loading eleven command modules and their option schemas.
+ */
+export async function buildProgram(args: readonly string[] = [], listOnly = false): Promise<Command> {
   const { Command } = await import('commander');
   const { addCommand, optionOf } = await import('./commander-spec.ts');
   const { packageVersion } = await import('../../core/util/package-info.ts');
@@ -115,12 +125,20 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     )
     .hook('preAction', (cmd) => applyGlobalOptions(cmd.optsWithGlobals()));
   const word = commandWord(args);
-  const versionOnly = word === undefined && args.some((a) => a === '--version' || a === '-V');
+  const versionOnly = word === undefined && asksVersion(args);
   const names = versionOnly
     ? []
     : word !== undefined && Object.hasOwn(COMMANDS, word)
       ? [word]
       : COMMAND_NAMES;
+  if (listOnly) {
+    const { COMMAND_SUMMARIES } = await import('./command-summaries.ts');
+    for (const c of COMMAND_SUMMARIES) program.command(c.name).description(c.description);
+    const terms = new Map(COMMAND_SUMMARIES.map((c) => [c.name, c.term]));
+    const standard = program.createHelp();
+    program.configureHelp({ subcommandTerm: (cmd) => terms.get(cmd.name()) ?? standard.subcommandTerm(cmd) });
+    return program;
+  }
   for (const name of names) {
     const mod = await (COMMANDS[name] as () => Promise<CommandModule>)();
     if ('command' in mod) addCommand(program, mod.command());
@@ -155,7 +173,13 @@ async function runWithoutCommander(args: readonly string[]): Promise<boolean> {
 async function runWithCommander(argv: string[]): Promise<void> {
   const { CommanderError } = await import('commander');
   try {
-    await (await buildProgram(argv.slice(2))).parseAsync(argv);
+    const args = argv.slice(2);
+    const word = commandWord(args);
+    // No command to run (`--help`, nothing, a typo): the command list is enough. `help <command>` is
+    // commander's own command and needs the named command's full definition.
+    const listOnly =
+      word === undefined ? !asksVersion(args) : !Object.hasOwn(COMMANDS, word) && word !== 'help';
+    await (await buildProgram(args, listOnly)).parseAsync(argv);
   } catch (err) {
     // --help and --version end here with code 0; usage errors were already printed by commander.
     if (err instanceof CommanderError) process.exitCode = err.exitCode === 0 ? 0 : EXIT.badInput;
