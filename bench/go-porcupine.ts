@@ -18,14 +18,23 @@ export interface GoPass {
   mismatches: string[];
 }
 
-export type GoPorcupine = { run: () => GoPass; version: string } | { skipped: string };
+/** One history checked under a budget (`--one`): Porcupine's CheckResult and the check's own time. */
+export interface GoOne {
+  result: 'ok' | 'illegal' | 'unknown';
+  wallMs: number;
+  cpuMs: number;
+}
+
+export type GoPorcupine =
+  | { run: () => GoPass; checkOne: (etcdLog: string, budgetMs: number) => GoOne; version: string }
+  | { skipped: string };
 
 function sh(cmd: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv) {
   return spawnSync(cmd, args, { cwd, env: env ?? process.env, encoding: 'utf8', maxBuffer: 1 << 24 });
 }
 
 /** Builds the harness, or says why it cannot (no Go, no Porcupine source). */
-export function goPorcupine(fixturesDir: string): GoPorcupine {
+export function goPorcupine(fixturesDir = ''): GoPorcupine {
   const go = sh('go', ['version']);
   if (go.error || go.status !== 0)
     return { skipped: 'Go is not installed (Debian: apt-get install golang-go)' };
@@ -78,6 +87,11 @@ export function goPorcupine(fixturesDir: string): GoPorcupine {
       const p = r.passes[0];
       if (!p) throw new Error('Go Porcupine harness: no pass reported');
       return { wallMs: p.wallMs, cpuMs: p.cpuMs, mismatches: r.mismatches };
+    },
+    checkOne: (etcdLog, budgetMs) => {
+      const out = sh(bin, ['--one', etcdLog, String(budgetMs)]);
+      if (out.status !== 0) throw new Error(`Go Porcupine harness failed on ${etcdLog}: ${out.stderr}`);
+      return JSON.parse(out.stdout) as GoOne;
     },
   };
 }

@@ -22,6 +22,7 @@ import {
   generateCasRegisterEvents,
   generateCasRegisterHistory,
 } from '../checkers/linearizability/generate.ts';
+import type { AnyModel } from '../checkers/linearizability/model.ts';
 import { createModel } from '../checkers/linearizability/models/index.ts';
 import {
   HistoryPreparer,
@@ -53,7 +54,8 @@ const SIZED = { processes: 10, infoRate: 0.1, values: 5, seed: 11 };
 const HARD = { ops: 10_000, processes: 20, infoRate: 0.1, values: 0, seed: 7 };
 export const HARD_BUDGET_MS = 10_000;
 
-function etcdLine(ev: HistoryEvent): string {
+/** One event as a line of Porcupine's etcd log format (what the Go harness reads). */
+export function etcdLine(ev: HistoryEvent): string {
   const v = ev.value;
   const text =
     v === null
@@ -84,6 +86,24 @@ export async function historyFile(ops: number, format: 'jsonl' | 'porcupine-etcd
   return file;
 }
 
+/**
+ * A history file read and prepared as `faultline check` does: streamed, events paired and each op
+ * encoded as it closes; neither events nor Operation objects are kept.
+ */
+export async function streamPrepared(
+  file: string,
+  format: 'jsonl' | 'porcupine-etcd',
+  model: AnyModel,
+): Promise<PreparedHistory> {
+  const pairer = new Pairer(false);
+  const preparer = new HistoryPreparer(model);
+  pairer.onClosed = (op) => preparer.add(op);
+  for await (const batch of readEventBatches(file, { format, parallel: true }))
+    for (const ev of batch) pairer.push(ev);
+  pairer.finish();
+  return preparer.finish();
+}
+
 async function runCase(kind: string, ops: number, format: string): Promise<GeneratedCase> {
   const model = createModel('cas-register');
   if (!model) throw new Error('cas-register');
@@ -96,18 +116,7 @@ async function runCase(kind: string, ops: number, format: string): Promise<Gener
     const file = await historyFile(ops, format as 'jsonl' | 'porcupine-etcd');
     cpu0 = process.cpuUsage();
     const tRead = performance.now();
-    // Streamed: events are paired and each op encoded as it closes; neither events nor Operation
-    // objects are kept.
-    const pairer = new Pairer(false);
-    const preparer = new HistoryPreparer(model);
-    pairer.onClosed = (op) => preparer.add(op);
-    for await (const batch of readEventBatches(file, {
-      format: format as 'jsonl' | 'porcupine-etcd',
-      parallel: true,
-    }))
-      for (const ev of batch) pairer.push(ev);
-    pairer.finish();
-    prepared = preparer.finish();
+    prepared = await streamPrepared(file, format as 'jsonl' | 'porcupine-etcd', model);
     readSeconds = (performance.now() - tRead) / 1000;
     name = `${format} ${ops}`;
   } else {

@@ -5,6 +5,7 @@
 // differ from expected.json. Built and run only by the bench; nothing of Porcupine is in this file.
 //
 //	go-porcupine FIXTURES_DIR PASSES
+//	go-porcupine --one ETCD_LOG BUDGET_MS
 package main
 
 import (
@@ -125,6 +126,15 @@ func (h *history) ret(proc int, output interface{}) {
 	delete(h.open, proc)
 }
 
+// A value as the log writes it: nil (no value: a cas from nil, generated histories have them) or a number.
+func registerValue(text string) int {
+	if text == "nil" {
+		return nilValue
+	}
+	v, _ := strconv.Atoi(text)
+	return v
+}
+
 var etcdLine = regexp.MustCompile(`^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(\w+)\s+:(\w+)\s+(.*?)\s*$`)
 
 func parseEtcd(text string) ([]porcupine.Event, error) {
@@ -150,8 +160,8 @@ func parseEtcd(text string) ([]porcupine.Event, error) {
 			case "cas":
 				in.op = 2
 				parts := strings.Fields(strings.Trim(value, "[]"))
-				in.arg1, _ = strconv.Atoi(parts[0])
-				in.arg2, _ = strconv.Atoi(parts[1])
+				in.arg1 = registerValue(parts[0])
+				in.arg2 = registerValue(parts[1])
 			}
 			h.call(proc, in)
 		case "ok", "fail":
@@ -228,7 +238,38 @@ func cpuMs() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
 
+// checkOne: one Porcupine etcd log (the register model) under a time budget, for the hard-history
+// bench: prints {"result": "ok"|"illegal"|"unknown", "wallMs", "cpuMs"}, parsing excluded.
+func checkOne(path string, budgetMs int) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(254)
+	}
+	events, err := parseEtcd(string(text))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", path, err)
+		os.Exit(254)
+	}
+	c0 := cpuMs()
+	t0 := time.Now()
+	res := porcupine.CheckEventsTimeout(registerModel, events, time.Duration(budgetMs)*time.Millisecond)
+	wall := float64(time.Since(t0).Microseconds()) / 1000
+	names := map[porcupine.CheckResult]string{porcupine.Ok: "ok", porcupine.Illegal: "illegal", porcupine.Unknown: "unknown"}
+	out, _ := json.Marshal(map[string]interface{}{"result": names[res], "wallMs": wall, "cpuMs": cpuMs() - c0})
+	fmt.Println(string(out))
+}
+
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "--one" {
+		budget, err := strconv.Atoi(os.Args[3])
+		if err != nil || budget < 1 {
+			fmt.Fprintln(os.Stderr, "BUDGET_MS: a positive integer")
+			os.Exit(254)
+		}
+		checkOne(os.Args[2], budget)
+		return
+	}
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: go-porcupine FIXTURES_DIR PASSES")
 		os.Exit(254)
