@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 
 /**
- * A shipped plan run end to end on a fresh 3-node local cluster by `bin/faultline.js`, as the example
+ * A shipped plan run end to end on a fresh local cluster by `bin/faultline.js`, as the example
  * smokes (test/examples/) run them: the exit code, the report's rows by scenario id, the session
  * directory and the run's output. The cluster is taken down afterwards whatever happened.
  */
@@ -17,6 +17,7 @@ export interface ScenarioRow {
   id: string;
   verdict: string;
   headline: string;
+  oracleEvidence: string;
   expected: string[] | null;
   expectationMet: boolean | null;
   counts: { ops: number; ok: number };
@@ -24,6 +25,8 @@ export interface ScenarioRow {
 
 export interface PlanRunOptions {
   scenarios?: string[];
+  /** Nodes of the local cluster; 3 unless said. */
+  nodes?: number;
   reductions: number;
   seed: number;
   /** How the plan's plugin is allowed in: `--trust-plan-modules` or `--plugin <path>` (code the operator vouches for). */
@@ -52,7 +55,7 @@ export async function runShippedPlan(plan: string, cluster: string, opts: PlanRu
         join(root, 'plans', plan),
         ...opts.pluginArgs,
         '--local',
-        '3',
+        String(opts.nodes ?? 3),
         '--cluster-name',
         name,
         ...(opts.scenarios ? ['--scenario', opts.scenarios.join(',')] : []),
