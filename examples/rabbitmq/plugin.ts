@@ -15,7 +15,9 @@ import {
  * RabbitMQ through faultline's public API: the daemon description (rabbitmq.yaml) installs, configures,
  * starts and clusters the brokers; this file is only the client for the built-in `queue` workload, on a
  * quorum queue (replicated on every node by Raft). A publish is `ok` once the broker confirmed it; a get
- * is acknowledged before it is reported.
+ * is acknowledged before it is reported. Two plans use it: rabbitmq-queue.md beside it (a broker killed) and
+ * plans/rabbitmq-durability.md (power failures of one broker and of every broker, through the lazy
+ * filesystem; docs/findings/durability.md has the results).
  */
 const QUEUE = 'faultline';
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import type { ExecOptions, ExecResult, Remote } from '../../src/core/control/typ
 import { DaemonDatabase } from '../../src/lib/databases/daemon-db.ts';
 import { readDaemonDescription } from '../../src/lib/databases/daemon-file.ts';
 import type { DbContext } from '../../src/lib/databases/types.ts';
+import { ensureExampleDependencies, expectAllMet, runShippedPlan } from '../helpers/plan-run.ts';
 
 /**
  * examples/zookeeper and examples/nats end to end on a 3-node local cluster (root on Debian 12 with
@@ -20,75 +21,11 @@ import type { DbContext } from '../../src/lib/databases/types.ts';
  * `faultline run` must exit 0, every scenario meeting the `Expected verdict:` its plan declares.
  */
 const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin/faultline.js');
 const full = process.env.FAULTLINE_COORD_TESTS === '1';
-/** FAULTLINE_TEST_CLUSTER_PREFIX (e.g. `ci-`) keeps concurrent runs of this suite on distinct clusters. */
-const clusterPrefix = process.env.FAULTLINE_TEST_CLUSTER_PREFIX ?? '';
 
-interface ScenarioRow {
-  id: string;
-  verdict: string;
-  headline: string;
-  expected: string[] | null;
-  expectationMet: boolean | null;
-  counts: { ops: number; ok: number };
-}
-
-async function ensureDependencies(example: string, module: string): Promise<void> {
-  const dir = join(root, 'examples', example);
-  if (existsSync(join(dir, 'node_modules', module))) return;
-  await execa('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir });
-}
-
-/** Run scenarios of a plan on a fresh local cluster: the exit code and the report's rows. */
-async function runPlan(plan: string, cluster: string, opts: { scenarios?: string[]; reductions: number }) {
-  const out = mkdtempSync(join(tmpdir(), 'fl-coord-'));
-  const started = Date.now();
-  try {
-    const r = await execa(
-      'node',
-      [
-        bin,
-        '--log-level',
-        'warn',
-        'run',
-        join(root, 'plans', plan),
-        // The plan's binding names the example's plugin (module:), which is code the operator vouches for.
-        '--trust-plan-modules',
-        '--local',
-        '3',
-        '--cluster-name',
-        `${clusterPrefix}${cluster}`,
-        ...(opts.scenarios ? ['--scenario', opts.scenarios.join(',')] : []),
-        '--tier',
-        'smoke',
-        '--seed',
-        '7',
-        '--yes',
-        '--max-reduction-runs',
-        String(opts.reductions),
-        '--out',
-        out,
-      ],
-      { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } },
-    );
-    const session = /^report: (.+)\/findings\/report\.(?:md|html)\b/m.exec(r.stdout)?.[1];
-    if (!session) throw new Error(`no report (exit ${r.exitCode}): ${r.stdout}\n${r.stderr}`);
-    const json = JSON.parse(readFileSync(join(session, 'findings/report.json'), 'utf8')) as {
-      scenarios: ScenarioRow[];
-    };
-    return {
-      exitCode: r.exitCode,
-      rows: new Map(json.scenarios.map((s) => [s.id, s])),
-      output: `${r.stdout}\n${r.stderr}`,
-      seconds: Math.round((Date.now() - started) / 1000),
-    };
-  } finally {
-    await execa('node', [bin, 'cluster', 'down', '--name', `${clusterPrefix}${cluster}`], {
-      reject: false,
-      env: { FAULTLINE_FROM_SOURCE: '1' },
-    });
-  }
+/** A plan of these examples on a fresh local cluster; the plan's binding names the example's plugin (module:), code the operator vouches for. */
+function runPlan(plan: string, cluster: string, opts: { scenarios?: string[]; reductions: number }) {
+  return runShippedPlan(plan, cluster, { ...opts, seed: 7, pluginArgs: ['--trust-plan-modules'] });
 }
 
 /**
@@ -109,8 +46,8 @@ const LOST_ACKS =
   /acknowledged add of \d+ \(op \d+, process \d+ on n\d, [\d.]+–[\d.]+ s, (?:during w1: lazyfs lose-unfsynced on n1 n2 n3|with no fault active(?:, [\d.]+ s after w1 healed \(lazyfs lose-unfsynced on n1 n2 n3\))?)\) is missing from the final state/;
 
 test.before(async () => {
-  await ensureDependencies('zookeeper', 'node-zookeeper-client');
-  await ensureDependencies('nats', 'nats');
+  await ensureExampleDependencies('zookeeper', 'node-zookeeper-client');
+  await ensureExampleDependencies('nats', 'nats');
 });
 
 /** A DbContext over three nodes with cluster addresses, for the descriptions' configs. */
@@ -253,15 +190,6 @@ smoke('nats smoke: a power failure of every server loses acknowledged messages, 
 });
 
 const fullTest = full ? test.serial : test.skip;
-
-function expectAllMet(t: import('ava').ExecutionContext, r: Awaited<ReturnType<typeof runPlan>>) {
-  for (const row of r.rows.values()) {
-    t.log(`${row.id} ${row.verdict} (expected ${row.expected?.join(' or ') ?? '—'}): ${row.headline}`);
-    t.true(row.expectationMet === true, `${row.id}: ${row.verdict}, expected ${row.expected?.join(' or ')}`);
-  }
-  t.log(`whole plan in ${r.seconds}s`);
-  t.is(r.exitCode, 0, r.output);
-}
 
 fullTest('zookeeper plan: every scenario meets its expected verdict', async (t) => {
   t.timeout(30 * 60_000);

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { runShippedPlan, type ScenarioRow } from '../helpers/plan-run.ts';
 
 /**
  * examples/sql end to end on a local cluster (root on Debian 12; the plugin's npm dependencies are
@@ -14,16 +14,8 @@ import { execa } from 'execa';
  * verdict each plan expects. Every run must exit 0: each selected row met the plan's expected verdict.
  */
 const root = new URL('../../', import.meta.url).pathname;
-const bin = join(root, 'bin/faultline.js');
 const example = join(root, 'examples/sql');
 const full = process.env.FAULTLINE_SQL_TESTS === '1';
-
-interface ScenarioRow {
-  id: string;
-  verdict: string;
-  headline: string;
-  oracleEvidence: string;
-}
 
 async function ensureDependencies(): Promise<void> {
   if (existsSync(join(example, 'node_modules/pg')) && existsSync(join(example, 'node_modules/mariadb')))
@@ -31,49 +23,15 @@ async function ensureDependencies(): Promise<void> {
   await execa('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: example });
 }
 
-/** Run scenarios of a plan on a fresh local cluster; the report's rows and the session directory. */
-async function runPlan(plan: string, scenarios: string[], nodes: number, cluster: string) {
-  const out = mkdtempSync(join(tmpdir(), 'fl-sql-'));
-  try {
-    const r = await execa(
-      'node',
-      [
-        bin,
-        '--log-level',
-        'warn',
-        'run',
-        join(root, 'plans', plan),
-        // The plan's binding names the example's plugin (module:), which is code the operator vouches for.
-        '--trust-plan-modules',
-        '--local',
-        String(nodes),
-        '--cluster-name',
-        cluster,
-        '--scenario',
-        scenarios.join(','),
-        '--seed',
-        '7',
-        '--yes',
-        '--max-reduction-runs',
-        '1',
-        '--out',
-        out,
-      ],
-      { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' } },
-    );
-    const session = /^report: (.+)\/findings\/report\.(?:md|html)\b/m.exec(r.stdout)?.[1];
-    if (!session) throw new Error(`no report (exit ${r.exitCode}): ${r.stdout}\n${r.stderr}`);
-    const json = JSON.parse(readFileSync(join(session, 'findings/report.json'), 'utf8')) as {
-      scenarios: ScenarioRow[];
-    };
-    const rows = new Map(json.scenarios.map((s) => [s.id, s]));
-    return { rows, session, exitCode: r.exitCode, output: `${r.stdout}\n${r.stderr}` };
-  } finally {
-    await execa('node', [bin, 'cluster', 'down', '--name', cluster], {
-      reject: false,
-      env: { FAULTLINE_FROM_SOURCE: '1' },
-    });
-  }
+/** Run scenarios of a plan on a fresh local cluster; the plan's binding names the example's plugin (module:), code the operator vouches for. */
+function runPlan(plan: string, scenarios: string[], nodes: number, cluster: string) {
+  return runShippedPlan(plan, cluster, {
+    scenarios,
+    nodes,
+    reductions: 1,
+    seed: 7,
+    pluginArgs: ['--trust-plan-modules'],
+  });
 }
 
 /** What a checker needs from a transactional history, measured on one run's history.jsonl. */
