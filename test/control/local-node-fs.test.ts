@@ -101,6 +101,8 @@ fx.test.serial(
         'the node’s root is its own copy-on-write view of the host’s, and /dev/shm its own',
       );
     }
+    const hosts = await remote.exec('n1', 'echo 10.0.0.1 x >> /etc/hosts', { check: false });
+    t.not(hosts.code, 0, 'the cluster’s /etc/hosts, shared by every node, is read-only on a node');
     const rootSize = await remote.exec('n1', 'df -B1 --output=size / | tail -1');
     t.is(Number(rootSize.stdout.trim()), 128 * MiB, 'the root layer is bounded by --root-size');
   },

@@ -51,6 +51,8 @@ import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
  * a `disk-full` or a runaway log fills them, never the host's disk; the host's /var/lib/faultline (cluster
  * keys included) is out of the node's sight; the data is gone with the namespace when the node's PID 1
  * dies (`cluster down`). Disk faults on such a node are refused outside these two (nemeses/disk.ts).
+ * Everything else the node writes (packages it installs, logs under /var/log) lands in its own
+ * copy-on-write layer over the host's root filesystem, gone with it too (nodeInitScript).
  */
 
 /** Where each node's own bounded filesystem is mounted, inside the node (disk faults stay under it). */
@@ -249,7 +251,9 @@ function nodeInitScript(
     `mount -t proc proc ${root}/proc`,
     `mount --bind ${join(nodeDir, 'root')} ${root}/root`,
     `mount -t tmpfs -o size=${dataBytes},mode=1777 ${nodeFsSource('tmp', cluster, node)} ${root}/tmp`,
+    // Read-only: the file is the cluster's, shared by every node.
     `mount --bind ${join(dir, 'hosts')} ${root}/etc/hosts`,
+    `mount -o remount,bind,ro ${root}/etc/hosts`,
     ...(loginUser ? loginUserMounts(dir, nodeDir, root) : []),
     `mount --bind ${nodeDir} ${root}${NODE_SELF_DIR}`,
     ...hideState,
@@ -336,12 +340,24 @@ async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise
     if (pending.size === 0) return;
     if (Date.now() > deadline) {
       const names = [...pending].map((n) => n.name).join(', ');
-      const logs = [...pending]
-        .map((n) => join(clusterDir(state.name), 'nodes', n.name, 'sshd.log'))
-        .join(' ');
-      throw new Error(`sshd did not come up on ${names} within ${timeoutMs} ms (see ${logs})`);
+      const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
+      const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
+      // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
+      const first = [...pending][0];
+      const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
+      throw new Error(
+        `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
+      );
     }
     await sleep(50);
+  }
+}
+
+function lastLine(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').at(-1)?.trim() ?? '';
+  } catch {
+    return '';
   }
 }
 
