@@ -5,8 +5,8 @@ import { pathName } from '../src/core/util/paths.ts';
 /**
  * Per-node marker directory for what faultline changed on a node (paused pids, junk files, faketime
  * files, strobe loops). The sweep (`faultline heal --inventory`) reads it back without any ledger.
- * The cluster and node names are both part of the path because the nodes of every local cluster on a
- * host share the host's /run: one cluster's sweep must never touch another cluster's markers.
+ * The cluster and node names are both part of the path so that nodes sharing one /run (lab machines on a
+ * shared root; local-cluster nodes before each had its own root layer) never touch each other's markers.
  */
 export const STATE_ROOT = '/run/faultline';
 

@@ -45,8 +45,9 @@ fx.test.serial('a Debian node: family apt from /etc/os-release, in doctor and in
 
 fx.test.serial('apt installs a missing package for real, and finds it there afterwards', async (t) => {
   const remote = await fx.remote();
-  // GNU hello: small, harmless, not something any other test needs (local nodes share the host's dpkg).
-  // Namespace nodes have no route to a mirror: the host fetches the .deb into the apt cache they share.
+  // GNU hello: small, harmless, not something any other test needs. Namespace nodes have no route to a
+  // mirror: the host fetches the .deb into its apt cache, which each node sees through its root layer
+  // (and the install lands in that node's layer only, never on the host).
   const fetched = await execa(
     'apt-get',
     ['-o', 'DPkg::Lock::Timeout=900', 'install', '--download-only', '-y', '--no-install-recommends', 'hello'],
@@ -57,11 +58,14 @@ fx.test.serial('apt installs a missing package for real, and finds it there afte
   await remote.exec('n1', 'apt-get remove -y -o DPkg::Lock::Timeout=300 hello >/dev/null 2>&1 || true', {
     sudo: true,
   });
+  const hostHas = async () => (await execa('dpkg', ['-s', 'hello'], { reject: false })).exitCode === 0;
+  const hostHad = await hostHas();
   const started = Date.now();
   await ensurePackages(remote, 'n1', ['hello']);
   t.log(`apt-get install hello through the layer: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const r = await remote.exec('n1', 'dpkg -s hello >/dev/null && hello -g ok', { check: false });
   t.is(r.stdout.trim(), 'ok');
+  t.is(await hostHas(), hostHad, 'the install stayed on the node: the host’s dpkg is as it was');
   await remote.exec('n1', 'apt-get remove -y -o DPkg::Lock::Timeout=300 hello >/dev/null', { sudo: true });
 });
 

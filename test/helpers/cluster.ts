@@ -41,6 +41,8 @@ export interface WithClusterOptions {
   loginUser?: LoginUserOptions;
   /** Size of each node's own data and /tmp filesystems. */
   dataBytes?: number;
+  /** Size of each node's copy-on-write layer over the host's root filesystem. */
+  rootBytes?: number;
 }
 
 function skippingTest(test: TestFn, reason: string): TestFn {
@@ -101,6 +103,7 @@ export function withCluster(test: TestFn, given: WithClusterOptions): ClusterFix
         ...(opts.sshViaForward && { sshViaForward: true }),
         ...(opts.loginUser && { loginUser: opts.loginUser }),
         ...(opts.dataBytes && { dataBytes: opts.dataBytes }),
+        ...(opts.rootBytes && { rootBytes: opts.rootBytes }),
       });
     });
     test.after.always(async () => {

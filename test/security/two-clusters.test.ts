@@ -17,8 +17,8 @@ import { type ClusterFixture, withCluster } from '../helpers/cluster.ts';
  * one is killed with SIGKILL mid-fault; `faultline heal` for that cluster (by its ledger, then by its
  * inventory) must repair every leftover of that cluster and leave the other's faults exactly in force:
  * iptables chains and tc qdiscs (per network namespace), a stopped process (per PID namespace), the
- * markers under /run/faultline (shared by every node on the host, keyed by cluster), a corrupted file's
- * backup and a junk file filling a mount.
+ * markers under /run/faultline/<cluster>/<node> (on each node's own root layer; keyed by cluster for
+ * nodes that share a /run), a corrupted file's backup and a junk file filling a mount.
  */
 const a = withCluster(test, { nodes: 2, name: 'sec-a' });
 const b = withCluster(test, { nodes: 2, name: 'sec-b' });

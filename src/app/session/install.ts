@@ -7,8 +7,9 @@ import type { ReconciledNeed } from './capabilities.ts';
  * `--install`: install the packages of the missing, trivially installable capabilities on every node —
  * only after confirmation (`--yes`, or "y" at the terminal prompt), never silently. The hints name Debian
  * packages; each node installs them with its own package family (apt, dnf, yum, apk, zypper), and a
- * `packageFamily: none` node installs nothing and says exactly what it lacks. One node at a time: local
- * namespace nodes share the host's package database, so parallel apt runs would fight over its lock.
+ * `packageFamily: none` node installs nothing and says exactly what it lacks. One node at a time: nodes
+ * sharing one package database (lab machines on a shared root) would fight over its lock; local namespace
+ * nodes each have their own, in their copy-on-write layer over the host's root filesystem.
  */
 export interface InstallChoice {
   /** --install was given. */

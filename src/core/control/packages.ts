@@ -171,7 +171,7 @@ export function installCommand(family: Exclude<PackageFamily, 'none'>, packages:
   const q = packages.map(shellQuote).join(' ');
   switch (family) {
     case 'apt':
-      // Nodes of a local cluster share the host's package database: wait for its lock, do not fail.
+      // Something else may hold the node's dpkg lock for a while (unattended-upgrades): wait, do not fail.
       return `DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends ${q}`;
     case 'dnf':
       return `dnf install -y ${q}`;

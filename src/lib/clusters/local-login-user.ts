@@ -111,13 +111,13 @@ export function writeNodeHome(nodeDir: string, user: LoginUser, authorizedKey: s
 }
 
 /** Lines of the node's init script that bind the cluster's account files and the node's /home. */
-export function loginUserMounts(dir: string, nodeDir: string): string[] {
+export function loginUserMounts(dir: string, nodeDir: string, root: string): string[] {
   const etc = join(dir, 'etc');
   return [
-    `mount --bind ${join(etc, 'passwd')} /etc/passwd`,
-    `mount --bind ${join(etc, 'group')} /etc/group`,
-    `mount --bind ${join(etc, 'shadow')} /etc/shadow`,
-    `mount --bind ${join(etc, 'sudoers.d')} /etc/sudoers.d`,
-    `mount --bind ${join(nodeDir, 'home')} /home`,
+    `mount --bind ${join(etc, 'passwd')} ${root}/etc/passwd`,
+    `mount --bind ${join(etc, 'group')} ${root}/etc/group`,
+    `mount --bind ${join(etc, 'shadow')} ${root}/etc/shadow`,
+    `mount --bind ${join(etc, 'sudoers.d')} ${root}/etc/sudoers.d`,
+    `mount --bind ${join(nodeDir, 'home')} ${root}/home`,
   ];
 }

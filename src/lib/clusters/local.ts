@@ -51,6 +51,8 @@ import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
  * a `disk-full` or a runaway log fills them, never the host's disk; the host's /var/lib/faultline (cluster
  * keys included) is out of the node's sight; the data is gone with the namespace when the node's PID 1
  * dies (`cluster down`). Disk faults on such a node are refused outside these two (nemeses/disk.ts).
+ * Everything else the node writes (packages it installs, logs under /var/log) lands in its own
+ * copy-on-write layer over the host's root filesystem, gone with it too (nodeInitScript).
  */
 
 /** Where each node's own bounded filesystem is mounted, inside the node (disk faults stay under it). */
@@ -63,6 +65,16 @@ const MIN_NODE_DATA_BYTES = 16 * 1024 ** 2;
  * node's data filesystem covers the host's /var/lib/faultline, where the cluster's state lives.
  */
 const NODE_SELF_DIR = '/run/faultline-node';
+/**
+ * Where, inside a node's mount namespace, the node's root layer (a tmpfs holding the overlay's upper and
+ * work directories, and the overlay itself) is mounted before the node moves into it.
+ */
+const NODE_ROOT_LAYER = '/run/faultline-node-root';
+/**
+ * Default size of each node's copy-on-write layer over the host's root filesystem: what a node may write
+ * outside its data filesystem and /tmp (packages it installs, logs under /var/log), in memory as written.
+ */
+export const DEFAULT_NODE_ROOT_BYTES = 1024 ** 3;
 
 const NodeStateSchema = z.object({
   name: z.string(),
@@ -89,6 +101,8 @@ const ClusterStateSchema = z.object({
   loginUser: LoginUserSchema.optional(),
   /** Size of each node's own data and /tmp filesystems (tmpfs inside the node). */
   dataBytes: z.number().int().positive().optional(),
+  /** Size of each node's copy-on-write layer over the host's root filesystem (tmpfs inside the node). */
+  rootBytes: z.number().int().positive().optional(),
 });
 
 export type LocalClusterState = z.infer<typeof ClusterStateSchema>;
@@ -111,6 +125,8 @@ export interface LocalClusterUpOptions {
   loginUser?: LoginUserOptions;
   /** Size of each node's data and /tmp filesystems in bytes (default DEFAULT_NODE_DATA_BYTES). */
   dataBytes?: number;
+  /** Size of each node's copy-on-write layer over the host's root filesystem (default DEFAULT_NODE_ROOT_BYTES). */
+  rootBytes?: number;
 }
 
 export const DEFAULT_CLUSTER_NAME = 'local';
@@ -193,10 +209,18 @@ function sshdConfig(node: string, address: string, loginUser?: LoginUser): strin
 }
 
 /**
- * The script run as PID 1's parent inside a node's fresh namespaces: set the hostname, give the node its
- * own /root, /tmp and /etc/hosts, bind its own directory where sshd finds it, cover /var/lib/faultline
- * with the node's bounded filesystem, then become sshd. Every bind comes from the host's cluster
- * directory before the cover hides it. Propagation is private: none of these mounts reaches the host.
+ * The script run as PID 1's parent inside a node's fresh namespaces (propagation private: none of these
+ * mounts reaches the host). It builds the node's root and moves into it:
+ * - an overlay whose lower layer is the host's root filesystem and whose upper layer is on the node's own
+ *   tmpfs (`--root-size`): the node sees the host's files as they are, and every write it makes outside
+ *   its other filesystems (a package install into /usr, /etc, /var, /opt, a file under /root or /work)
+ *   lands in that upper layer only, so neither the host nor a peer node sees it, and each node has its
+ *   own dpkg database and lock;
+ * - the kernel's filesystems (/dev, /sys, a /proc of the node's PID namespace) and a /dev/shm of its own;
+ * - its own /root, /tmp and /etc/hosts, its directory where sshd finds it, and its bounded data
+ *   filesystem over /var/lib/faultline (which also hides the cluster's state, keys included);
+ * then `pivot_root` into it and detach the host's root, and become sshd. Every bind comes from a host path
+ * before the switch, while the host's root is still the node's.
  */
 function nodeInitScript(
   dir: string,
@@ -204,23 +228,52 @@ function nodeInitScript(
   node: string,
   loginUser: boolean,
   dataBytes: number,
+  rootBytes: number,
 ): string {
   const nodeDir = join(dir, 'nodes', node);
+  const layer = NODE_ROOT_LAYER;
+  const root = `${layer}/root`;
+  const state = clustersDir();
+  // A state directory outside the node's data filesystem (FAULTLINE_STATE_DIR) is covered too.
+  const hideState =
+    state === NODE_DATA_ROOT || state.startsWith(`${NODE_DATA_ROOT}/`) || state.startsWith('/tmp/')
+      ? []
+      : [`mount -t tmpfs -o size=4k,mode=0700 faultline-hidden ${root}${state}`];
   return [
     'set -e',
     `hostname ${node}`,
-    `mount --bind ${join(nodeDir, 'root')} /root`,
-    `mount -t tmpfs -o size=${dataBytes},mode=1777 ${nodeFsSource('tmp', cluster, node)} /tmp`,
-    `mount --bind ${join(dir, 'hosts')} /etc/hosts`,
-    ...(loginUser ? loginUserMounts(dir, nodeDir) : []),
-    `mount --bind ${nodeDir} ${NODE_SELF_DIR}`,
-    `mount -t tmpfs -o size=${dataBytes},mode=0755 ${nodeFsSource('data', cluster, node)} ${NODE_DATA_ROOT}`,
+    `mount -t tmpfs -o size=${rootBytes},mode=0755 ${nodeFsSource('root', cluster, node)} ${layer}`,
+    `mkdir ${layer}/upper ${layer}/work ${root}`,
+    `mount -t overlay -o lowerdir=/,upperdir=${layer}/upper,workdir=${layer}/work ${nodeFsSource('overlay', cluster, node)} ${root}`,
+    `mount --rbind /dev ${root}/dev`,
+    `mount -t tmpfs -o size=${dataBytes},mode=1777 ${nodeFsSource('shm', cluster, node)} ${root}/dev/shm`,
+    `mount --rbind /sys ${root}/sys`,
+    `mount -t proc proc ${root}/proc`,
+    `mount --bind ${join(nodeDir, 'root')} ${root}/root`,
+    `mount -t tmpfs -o size=${dataBytes},mode=1777 ${nodeFsSource('tmp', cluster, node)} ${root}/tmp`,
+    // Read-only: the file is the cluster's, shared by every node.
+    `mount --bind ${join(dir, 'hosts')} ${root}/etc/hosts`,
+    `mount -o remount,bind,ro ${root}/etc/hosts`,
+    ...(loginUser ? loginUserMounts(dir, nodeDir, root) : []),
+    `mount --bind ${nodeDir} ${root}${NODE_SELF_DIR}`,
+    ...hideState,
+    `mount -t tmpfs -o size=${dataBytes},mode=0755 ${nodeFsSource('data', cluster, node)} ${root}${NODE_DATA_ROOT}`,
+    // pivot_root . . stacks the old root under the new one; the lazy unmount detaches it (and every host
+    // mount below it) from this namespace.
+    `cd ${root}`,
+    'pivot_root . .',
+    'umount -l .',
+    'cd /',
     `exec ${sshdPath()} -D -f ${NODE_SELF_DIR}/sshd_config -E ${NODE_SELF_DIR}/sshd.log`,
   ].join('\n');
 }
 
 /** The tmpfs source name of a node's data or /tmp filesystem: how a mountinfo line names it. */
-export function nodeFsSource(which: 'data' | 'tmp', cluster: string, node: string): string {
+export function nodeFsSource(
+  which: 'data' | 'tmp' | 'shm' | 'root' | 'overlay',
+  cluster: string,
+  node: string,
+): string {
   return `faultline-${which}-${cluster}-${node}`;
 }
 
@@ -247,7 +300,14 @@ function startNodeSshd(state: LocalClusterState, node: string, netns: string): n
       '--',
       '/bin/sh',
       '-c',
-      nodeInitScript(dir, state.name, node, !!state.loginUser, state.dataBytes ?? DEFAULT_NODE_DATA_BYTES),
+      nodeInitScript(
+        dir,
+        state.name,
+        node,
+        !!state.loginUser,
+        state.dataBytes ?? DEFAULT_NODE_DATA_BYTES,
+        state.rootBytes ?? DEFAULT_NODE_ROOT_BYTES,
+      ),
     ],
     { detached: true, stdio: ['ignore', out, out] },
   );
@@ -280,12 +340,24 @@ async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise
     if (pending.size === 0) return;
     if (Date.now() > deadline) {
       const names = [...pending].map((n) => n.name).join(', ');
-      const logs = [...pending]
-        .map((n) => join(clusterDir(state.name), 'nodes', n.name, 'sshd.log'))
-        .join(' ');
-      throw new Error(`sshd did not come up on ${names} within ${timeoutMs} ms (see ${logs})`);
+      const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
+      const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
+      // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
+      const first = [...pending][0];
+      const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
+      throw new Error(
+        `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
+      );
     }
     await sleep(50);
+  }
+}
+
+function lastLine(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').at(-1)?.trim() ?? '';
+  } catch {
+    return '';
   }
 }
 
@@ -303,13 +375,12 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     throw new UserError(`--nodes ${opts.nodes}: expected an integer from 1 to ${MAX_NODES}`);
   }
   if (opts.loginUser) checkLoginUser(opts.loginUser);
-  if (
-    opts.dataBytes !== undefined &&
-    (!Number.isSafeInteger(opts.dataBytes) || opts.dataBytes < MIN_NODE_DATA_BYTES)
-  )
-    throw new UserError(
-      `--data-size ${opts.dataBytes}: expected at least ${MIN_NODE_DATA_BYTES} bytes (16M)`,
-    );
+  for (const [flag, bytes] of [
+    ['--data-size', opts.dataBytes],
+    ['--root-size', opts.rootBytes],
+  ] as const)
+    if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < MIN_NODE_DATA_BYTES))
+      throw new UserError(`${flag} ${bytes}: expected at least ${MIN_NODE_DATA_BYTES} bytes (16M)`);
   const dir = clusterDir(name);
   if (existsSync(statePath(name))) {
     throw new UserError(
@@ -343,6 +414,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       launcherPid: null,
     })),
     dataBytes,
+    rootBytes: opts.rootBytes ?? DEFAULT_NODE_ROOT_BYTES,
   };
   // Recorded before anything exists, so a crash at any later point can still be cleaned up.
   writeState(state);
@@ -398,7 +470,8 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
 
     mkdirSync('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
     // Mount points only: every node mounts its own filesystem on them, in its own namespace.
-    for (const p of [NODE_SELF_DIR, NODE_DATA_ROOT]) mkdirSync(p, { recursive: true, mode: 0o755 });
+    for (const p of [NODE_SELF_DIR, NODE_DATA_ROOT, NODE_ROOT_LAYER])
+      mkdirSync(p, { recursive: true, mode: 0o755 });
     for (const n of state.nodes) n.launcherPid = startNodeSshd(state, n.name, n.netns);
     writeState(state);
     await waitForSshd(state, opts.readyTimeoutMs ?? 15_000);
@@ -518,7 +591,8 @@ export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Pro
   report.existed =
     state !== null || namespaces.length > 0 || report.removedLinks.length > 0 || existsSync(dir);
   rmSync(dir, { recursive: true, force: true });
-  // The nodes' marker directories are on this host's /run (shared by every node): they go with the nodes.
+  // Markers now live in each node's own root layer and go with it; a cluster built before that kept them
+  // on this host's /run.
   rmSync(join(NODE_STATE_ROOT, name), { recursive: true, force: true });
   return report;
 }
@@ -634,12 +708,13 @@ export async function ensureLocalCluster(
     // A cluster whose sshds are gone (the host rebooted, or a killed run took its namespaces' processes
     // with it) is rebuilt rather than handed out: every command on it would be refused.
     const up = await Promise.all(existing.nodes.map((n) => tcpOpen(n.address, 22, 1000)));
-    // A cluster from a faultline that kept node data on the host's disk (no own filesystems) is rebuilt too.
-    if (up.every(Boolean) && existing.dataBytes !== undefined)
-      return { cluster: localCluster(name), created: false };
+    // A cluster from a faultline that kept node data on the host's disk (no own filesystems), or whose
+    // nodes wrote through to the host's root filesystem (no copy-on-write root), is rebuilt too.
+    const contained = existing.dataBytes !== undefined && existing.rootBytes !== undefined;
+    if (up.every(Boolean) && contained) return { cluster: localCluster(name), created: false };
     const down = existing.nodes.filter((_, i) => !up[i]).map((n) => n.name);
     log().warn(
-      { cluster: name, sshdDown: down, ownFilesystems: existing.dataBytes !== undefined },
+      { cluster: name, sshdDown: down, ownFilesystems: contained },
       'local cluster is not serving SSH or has no per-node filesystems; rebuilding it',
     );
     await localClusterDown(name);

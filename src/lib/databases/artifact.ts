@@ -141,7 +141,8 @@ async function stageAndInstall(
     final: string;
   },
 ): Promise<void> {
-  // Per node and attempt: local-cluster nodes share this directory, and must not unpack into each other.
+  // Per node and attempt: nodes that share this directory (a lab's shared mount) must not unpack into
+  // each other.
   const stage = `${o.dist}/.stage-${node.replace(/[^A-Za-z0-9_.-]/g, '_')}-${process.pid}-${Date.now()}`;
   const file = `${stage}/${a.tarball ? 'artifact.tar.gz' : (o.binaries[0] as string)}`;
   const q = shellQuote;
@@ -178,7 +179,7 @@ async function stageAndInstall(
       throw new UserError(
         `${node}: ${o.db}: ${o.local}: cannot unpack: ${r.stderr.trim() || `exit ${r.code}`}`,
       );
-    // Another node of a local cluster (one shared filesystem) may have installed it first: keep that one.
+    // Another node sharing this directory may have installed it first: keep that one.
     await remote.exec(
       node,
       `mv -T ${q(stage)} ${q(o.final)} 2>/dev/null || test -x ${q(`${o.final}/${o.binaries[0] as string}`)}`,

@@ -15,6 +15,7 @@ interface UpFlags {
   user?: string;
   sudoPasswordEnv?: string;
   dataSize: string;
+  rootSize: string;
 }
 
 /** `cluster up --vm`: progress on stderr, the inventory path (or JSON) on stdout, as for namespaces. */
@@ -90,6 +91,11 @@ export function register(program: Command): void {
       "size of each namespace node's own data filesystem and /tmp (tmpfs inside the node, at /var/lib/faultline and /tmp; disk-full fills them, never the host)",
       '512M',
     )
+    .option(
+      '--root-size <size>',
+      "size of each namespace node's copy-on-write layer over the host's root filesystem (tmpfs inside the node): what it installs or writes outside its data filesystem and /tmp lands there, never on the host",
+      '1G',
+    )
     .option('--rebuild-image', 'rebuild the cached VM node image (--vm)')
     .option(
       '--ssh-via-forward',
@@ -111,6 +117,7 @@ export function register(program: Command): void {
         ...(o.subnet && { subnet: o.subnet }),
         ...(o.sshViaForward && { sshViaForward: true }),
         dataBytes: parseSize(o.dataSize, '--data-size'),
+        rootBytes: parseSize(o.rootSize, '--root-size'),
         ...(o.user && {
           loginUser: { name: o.user, ...(o.sudoPasswordEnv && { sudoPasswordEnv: o.sudoPasswordEnv }) },
         }),
