@@ -14,9 +14,9 @@
  *
  * Reported: how many histories each decides within the budget, any wrong answer (the run fails), the
  * median of faultline's CPU time over Go's on the histories both decide, and with `--largest` the
- * largest history of the hardest setting each decides within `--largest-budget` (doubling the size).
+ * largest history of one setting each decides within `--largest-budget` (doubling the size).
  *
- *   FAULTLINE_PORCUPINE_SRC=DIR npm run bench:hard [-- --ops 2000] [--budget 10s] [--seeds 1]
+ *   FAULTLINE_PORCUPINE_SRC=DIR npm run bench:hard [-- --ops 500,2000] [--budget 10s] [--seeds 1]
  *                                                    [--largest] [--largest-budget 60s] [--max-ops 256000]
  *
  * Without Go or Porcupine's source the Go column is skipped with the reason and faultline runs alone.
@@ -126,7 +126,7 @@ const fmt = (o: GoOne | null) =>
 async function main(): Promise<void> {
   const { values: a } = parseArgs({
     options: {
-      ops: { type: 'string', default: '2000' },
+      ops: { type: 'string', default: '500,2000' },
       budget: { type: 'string', default: '10s' },
       seeds: { type: 'string', default: '1' },
       largest: { type: 'boolean', default: false },
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   try {
     let i = 0;
-    for (const c of grid(Number(a.ops), Number(a.seeds))) {
+    for (const c of a.ops.split(',').flatMap((n) => grid(Number(n), Number(a.seeds)))) {
       const { file, expected } = await writeCase(dir, c);
       // Alternate which checker goes first, so neither always runs on a warmer or quieter host.
       let faultline: GoOne;
@@ -204,8 +204,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * The largest history of the hardest setting (100 processes, 40 % crashed, values reused) that one
- * checker decides within the budget, doubling from 1,000 ops until it gives up or `--max-ops`.
+ * The largest history of one grid setting (20 processes, 25 % crashed, values reused: one both
+ * checkers decide at small sizes) that one checker decides within the budget, doubling from 250 ops
+ * until it gives up or `--max-ops`.
  */
 async function largestDecided(
   dir: string,
@@ -215,10 +216,10 @@ async function largestDecided(
 ): Promise<{ ops: number; cpuMs: number } | null> {
   const budgetMs = parseDuration(a['largest-budget'], '--largest-budget');
   let best: { ops: number; cpuMs: number } | null = null;
-  for (let ops = 1000; ops <= Number(a['max-ops']); ops *= 2) {
+  for (let ops = 250; ops <= Number(a['max-ops']); ops *= 2) {
     const c: HardCase = {
-      name: 'largest p100 info0.4 reused',
-      gen: { ops, processes: 100, infoRate: 0.4, values: 5, seed: 42 },
+      name: 'largest p20 info0.25 reused',
+      gen: { ops, processes: 20, infoRate: 0.25, values: 5, seed: 42 },
       expected: 'ok',
     };
     const { file } = await writeCase(dir, c);
