@@ -1,12 +1,16 @@
 import test from 'ava';
+import { execa } from 'execa';
 import { analyse, formatCycle, parseLists, parseTxlog } from '../../examples/sql/pg-ssi-repro/cycles.ts';
 
 /**
  * The standalone cycle finder of examples/sql/pg-ssi-repro on hand-made logs (rows as `COPY txlog TO
  * STDOUT` prints them): the G2-item PostgreSQL 15.18 committed in faultline's campaign (seed 5008, with
  * its recorded xids and snapshots) is found with every edge agreeing with the snapshots; the same
- * transactions with the read-only one seeing the pivot's append are acyclic.
+ * transactions with the read-only one seeing the pivot's append are acyclic. With FAULTLINE_SQL_TESTS=1
+ * (`npm run test:sql`: root, PostgreSQL 15 and gdb) race.sh runs one round of the deterministic race and
+ * its two controls on a scratch server.
  */
+const full = process.env.FAULTLINE_SQL_TESTS === '1';
 const row = (id: number, xid: string, snap: string, mops: [number, number, string][]) =>
   [id, 1, 100 + id, xid, snap, 'serializable', ...[0, 1, 2, 3].flatMap((i) => mops[i] ?? [0, 0, '0'])].join(
     '\t',
@@ -90,3 +94,21 @@ test('a committed append nobody logged becomes a writer with unknown reads; a lo
   t.is(a.cycles.length, 0);
   t.throws(() => parseTxlog('1\t2\t3'), { message: /txlog line 1: 3 columns, want 18/ });
 });
+
+(full ? test : test.skip)(
+  'race.sh: PostgreSQL commits the cycle in the race and aborts T1 in both controls',
+  async (t) => {
+    const root = new URL('../../', import.meta.url).pathname;
+    const r = await execa('examples/sql/pg-ssi-repro/race.sh', ['1', '55439'], { cwd: root, reject: false });
+    t.log(
+      r.stdout
+        .split('\n')
+        .filter((l) => / -> |rounds:/.test(l))
+        .join('\n'),
+    );
+    t.is(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    t.regex(r.stdout, /\[1 race\] all three committed/);
+    t.regex(r.stdout, /\[1 --control\] T1 .* aborted \(40001/);
+    t.regex(r.stdout, /\[1 --pivot-after\] T1 .* aborted \(40001/);
+  },
+);
