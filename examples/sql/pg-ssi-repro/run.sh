@@ -13,6 +13,8 @@
 #              default-serializable (plain BEGIN, the server's default_transaction_isolation=serializable),
 #              begin-repeatable-read (the control: snapshot isolation, which allows G2-item)
 #     PORT     default 55432; OUT default /tmp/pg-ssi-repro
+#   KEYS=1..3 (active keys, default 3) and MOPS=1..4 (most micro-ops per transaction, default 4) in the
+#   environment narrow the workload below faultline's.
 # Exit: 0 no cycle, 1 a cycle or an inconsistency was found, 2 the run itself failed.
 set -euo pipefail
 seconds=${1:?usage: run.sh SECONDS [CLIENTS] [RATE] [MODE] [PORT] [OUT]}
@@ -21,6 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 for n in "$seconds" "$clients" "$rate" "$port"; do
   [[ "$n" =~ ^[0-9]+$ ]] || { echo "not a number: $n" >&2; exit 2; }
 done
+keys=${KEYS:-3} mops=${MOPS:-4}
+[[ "$keys" =~ ^[1-3]$ && "$mops" =~ ^[1-4]$ ]] || { echo "KEYS must be 1..3, MOPS 1..4" >&2; exit 2; }
 case "$mode" in
   begin-serializable) begin='BEGIN ISOLATION LEVEL SERIALIZABLE;' server_iso=() ;;
   default-serializable) begin='BEGIN;' server_iso=(-c default_transaction_isolation=serializable) ;;
@@ -37,10 +41,10 @@ grep -qxF "$begin" "$work/txn.pgbench"
 
 throttle=()
 [[ "$rate" -gt 0 ]] && throttle=(-R "$rate")
-echo "$version; $mode, $clients clients, ${seconds}s, rate $rate (0: unthrottled)"
+echo "$version; $mode, $clients clients, ${seconds}s, rate $rate (0: unthrottled), $keys keys, 1-$mops micro-ops"
 # pgbench ends a transaction at a serialization failure or deadlock (counted as failed, not retried:
 # --max-tries 1) and goes on with the next; any other error aborts that client, which the summary shows.
-pgbench -h 127.0.0.1 -p "$port" -U postgres -n -M extended -c "$clients" -j 2 -T "$seconds" -P 60 \
+pgbench -h 127.0.0.1 -p "$port" -U postgres -n -M extended -c "$clients" -j 2 -T "$seconds" -P 60 -D keys="$keys" -D mops="$mops" \
   "${throttle[@]}" -f "$work/txn.pgbench" postgres >"$out/pgbench.out" 2>&1 || true
 grep -E '^(number of (transactions actually processed|failed transactions)|tps|latency average)|aborted' "$out/pgbench.out" || true
 if grep -q 'aborted in command' "$out/pgbench.out"; then
