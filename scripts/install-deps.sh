@@ -3,7 +3,7 @@
 # MariaDB/Galera, ZooKeeper, NATS, FUSE) need on this host, and Chromium for the page tests (driven by
 # playwright-core; no browser download). Idempotent.
 set -euo pipefail
-pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils chromium postgresql-15 mariadb-server galera-4 rsync fuse3 python3-fusepy zookeeperd nats-server rabbitmq-server sudo openssl)
+pkgs=(iproute2 iptables openssh-server openssh-client procps psmisc util-linux etcd-server etcd-client redis-server redis-tools memcached faketime libfaketime kmod e2fsprogs libxml2-utils chromium postgresql-15 gdb mariadb-server galera-4 rsync fuse3 python3-fusepy zookeeperd nats-server rabbitmq-server sudo openssl)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { committedIn, parseSnapshot, type Snapshot } from './pg-snapshot.ts';
 
 /**
  * Checks a dependency cycle that Elle reported against PostgreSQL's own record of the transactions:
@@ -16,11 +17,6 @@ import { createInterface } from 'node:readline';
  *   (op numbers and edge types as the report names them). Exit 0: every edge agrees; 1: an edge
  *   disagrees or cannot be checked; 2: bad input.
  */
-interface Snapshot {
-  xmin: bigint;
-  xmax: bigint;
-  inProgress: Set<bigint>;
-}
 interface Traced {
   op: number;
   xid: bigint | null;
@@ -29,17 +25,6 @@ interface Traced {
   /** The server's transaction_isolation; absent in histories recorded before it was traced. */
   isolation: string | null;
 }
-
-function parseSnapshot(text: string): Snapshot {
-  const [xmin, xmax, xip = ''] = text.split(':');
-  return {
-    xmin: BigInt(xmin as string),
-    xmax: BigInt(xmax as string),
-    inProgress: new Set(xip ? xip.split(',').map(BigInt) : []),
-  };
-}
-
-const committedIn = (xid: bigint, s: Snapshot) => xid < s.xmin || (xid < s.xmax && !s.inProgress.has(xid));
 
 /** The ok completion of each wanted op (its invocation's index), paired by process. */
 async function tracedOps(path: string, wanted: Set<number>): Promise<Map<number, Traced>> {
