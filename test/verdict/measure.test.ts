@@ -437,3 +437,26 @@ test('recoveryAfterHeal: failures that never reached the database (no-client) ar
   t.is(w?.retired, undefined, 'asked until the end: not retired');
   t.is(w?.rate?.backAfterS, null, 'the rate of answered ops never came back');
 });
+
+test('recoveryAfterHeal: a database that answers nothing after the heal has not recovered, whichever keys the workload moved on to', (t) => {
+  // Keys a and b in use across a fault 2–4 s; after the heal every op is refused at once, so the
+  // generator burns through a and b and moves on to c: nothing answered, a and b are not "retired".
+  const refused = { type: 'fail' as const, error: 'not-applied: fetch failed (ECONNREFUSED)' };
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 0.3, 0.4, { key: 'b' }),
+    op(2, 4.1, 4.11, { key: 'a', ...refused }),
+    op(3, 4.2, 4.21, { key: 'b', ...refused }),
+    op(4, 5.0, 5.01, { key: 'c', ...refused }),
+    op(5, 7.0, 7.01, { key: 'c', ...refused }),
+  ];
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  const w = recoveryAfterHeal(ops, windows, faults, { endS: 8 })?.windows[0];
+  t.is(w?.recoveredAfterS, null);
+  t.is(w?.retired, undefined);
+  // The same history with key c served at 5 s: a and b were retired by a database that answers.
+  const served = ops.map((o) => (o.id === 4 ? { ...o, type: 'ok' as const, error: null } : o));
+  const w2 = recoveryAfterHeal(served, windows, faults, { endS: 8 })?.windows[0];
+  t.deepEqual(w2?.retired, ['a', 'b']);
+});

@@ -347,9 +347,14 @@ function windowRecovery(
   // retired, whatever the budget (with the default budget, to the end of the history, every key's last
   // op comes before the budget ends, so a database that never answered again looked retired, unjudged).
   let lastAsked = Number.NEGATIVE_INFINITY;
+  // Whether the database answered anything after the heal, on any key: keys the workload stopped
+  // asking are retired only when it did (when it answered nothing, the generator moving on to new keys
+  // is no sign of recovery: ops failing at once burn through a key's ops in seconds).
+  let servedAny = false;
   for (const o of client) {
     const at = o.invokeTime / NS;
     if (at >= heal && at < heal + budgetS) lastAsked = Math.max(lastAsked, at);
+    if ((o.completeTime ?? o.infoTime ?? -1) / NS >= heal && answered(o)) servedAny = true;
   }
   for (const o of client) {
     const done = (o.completeTime ?? o.infoTime ?? -1) / NS;
@@ -372,7 +377,7 @@ function windowRecovery(
       continue;
     }
     const last = lastInvoke.get(k) ?? 0;
-    if (t === undefined && last < heal + budgetS && last < lastAsked) {
+    if (t === undefined && servedAny && last < heal + budgetS && last < lastAsked) {
       retired.push(k);
       continue;
     }
