@@ -437,39 +437,28 @@ class ZkRegisterClient implements Client {
   }
 }
 
-const options = {
-  safeParse(v: unknown) {
-    const o = (v ?? {}) as Record<string, unknown>;
-    const extra = Object.keys(o).filter((k) => k !== 'sync');
-    if (extra.length > 0)
-      return {
-        success: false as const,
-        error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
-      };
-    if (o.sync !== undefined && typeof o.sync !== 'boolean')
-      return { success: false as const, error: { issues: [{ path: ['sync'], message: 'true or false' }] } };
-    return { success: true as const, data: { sync: o.sync === true } };
-  },
-};
+/** An options schema of one optional boolean, `key`, `fallback` when absent; any other key refused. */
+function oneBoolean(key: string, fallback: boolean) {
+  return {
+    safeParse(v: unknown) {
+      const o = (v ?? {}) as Record<string, unknown>;
+      const extra = Object.keys(o).filter((k) => k !== key);
+      if (extra.length > 0)
+        return {
+          success: false as const,
+          error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
+        };
+      if (o[key] !== undefined && typeof o[key] !== 'boolean')
+        return { success: false as const, error: { issues: [{ path: [key], message: 'true or false' }] } };
+      return { success: true as const, data: { [key]: o[key] ?? fallback } };
+    },
+  };
+}
 
-/** `dbOptions`: `forceSync` (true or false, default true). */
-const dbOptions = {
-  safeParse(v: unknown) {
-    const o = (v ?? {}) as Record<string, unknown>;
-    const extra = Object.keys(o).filter((k) => k !== 'forceSync');
-    if (extra.length > 0)
-      return {
-        success: false as const,
-        error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
-      };
-    if (o.forceSync !== undefined && typeof o.forceSync !== 'boolean')
-      return {
-        success: false as const,
-        error: { issues: [{ path: ['forceSync'], message: 'true or false' }] },
-      };
-    return { success: true as const, data: { forceSync: o.forceSync !== false } };
-  },
-};
+/** clientOptions: `sync` (default false). */
+const options = oneBoolean('sync', false);
+/** dbOptions: `forceSync` (default true). */
+const dbOptions = oneBoolean('forceSync', true);
 
 export default definePlugin({
   name: 'zookeeper',
