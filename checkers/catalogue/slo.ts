@@ -2,27 +2,60 @@ import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { Anomaly, Checker } from '../types.ts';
 import { fmt, isClient, parseOptions, result } from './common.ts';
-import { groupFigures, runSpan } from './latency.ts';
+import { endTime, groupFigures, type RunSpan, runSpan } from './latency.ts';
 
 /**
- * Metric SLO thresholds (oracle pattern 4): p99 latency, error rate and a throughput floor, fixed in the
- * plan before the run, measured over the whole run window (first invocation to last completion). A run
- * shorter than `minDurationS` is unknown: a short window is this pattern's failure mode.
+ * Metric SLO thresholds (oracle pattern 4): p99 latency, error rate, a throughput floor and the longest
+ * outage, fixed in the plan before the run, measured over the whole run window (first invocation to last
+ * completion). A run shorter than `minDurationS` is unknown: a short window is this pattern's failure mode.
  */
 export const sloOptionsSchema = z
   .strictObject({
     p99Ms: z.number().positive().optional(),
     maxErrorRate: z.number().min(0).max(1).optional(),
     minThroughput: z.number().nonnegative().optional(),
+    /**
+     * The longest stretch without an acknowledged (ok) op, in seconds: between two of them, or from the
+     * last one to the end of the run (a database that never serves again). Not before the first: that
+     * is the clients starting. Unlike the error rate it does not shrink when the ops that fail hang for
+     * their whole timeout, and unlike the throughput floor it does not move with the host's load.
+     */
+    maxOutageS: z.number().positive().optional(),
     minDurationS: z.number().nonnegative().default(0),
     /** Restrict to these fs (default: every client op). */
     f: z.array(z.string()).optional(),
   })
-  .refine((o) => o.p99Ms !== undefined || o.maxErrorRate !== undefined || o.minThroughput !== undefined, {
-    // With no threshold the checker would judge nothing and pass: an SLO is its threshold.
-    message: 'an SLO needs a threshold fixed before the run: p99Ms, maxErrorRate or minThroughput',
-  });
+  .refine(
+    (o) =>
+      o.p99Ms !== undefined ||
+      o.maxErrorRate !== undefined ||
+      o.minThroughput !== undefined ||
+      o.maxOutageS !== undefined,
+    {
+      // With no threshold the checker would judge nothing and pass: an SLO is its threshold.
+      message:
+        'an SLO needs a threshold fixed before the run: p99Ms, maxErrorRate, minThroughput or maxOutageS',
+    },
+  );
 export type SloOptions = z.input<typeof sloOptionsSchema>;
+
+/** The longest stretch of the run (seconds, and where it began) with no ok op, from the first ok on. */
+export function longestOutage(
+  ops: readonly Operation[],
+  span: RunSpan,
+): { seconds: number; fromS: number; toS: number } {
+  const oks = ops
+    .filter((op) => isClient(op) && op.type === 'ok')
+    .map((op) => endTime(op) ?? op.invokeTime)
+    .sort((a, b) => a - b);
+  const edges = oks.length === 0 ? [span.start, span.end] : [...oks, Math.max(span.end, oks.at(-1) ?? 0)];
+  let best = { from: edges[0] as number, to: edges[0] as number };
+  for (let i = 1; i < edges.length; i++)
+    if ((edges[i] as number) - (edges[i - 1] as number) > best.to - best.from)
+      best = { from: edges[i - 1] as number, to: edges[i] as number };
+  const sec = (ns: number) => (ns - span.start) / 1e9;
+  return { seconds: (best.to - best.from) / 1e9, fromS: sec(best.from), toS: sec(best.to) };
+}
 
 const SCOPE =
   'Whole-window aggregates: a short outage inside an otherwise fast run can pass; thresholds must come from the plan, which this checker cannot verify.';
@@ -91,6 +124,20 @@ export const sloChecker: Checker<SloOptions> = {
           explanation: `throughput ${g.throughput.toFixed(3)} ok/s is below ${o.minThroughput}`,
           value: g.throughput,
           threshold: o.minThroughput,
+        });
+    }
+    if (o.maxOutageS !== undefined) {
+      const out = longestOutage(selected, span);
+      const ok = out.seconds <= o.maxOutageS;
+      checks.push(
+        `longest stretch without an ok op ${out.seconds.toFixed(1)} s (${out.fromS.toFixed(1)}–${out.toS.toFixed(1)} s) ${ok ? '<=' : '>'} ${o.maxOutageS} s`,
+      );
+      if (!ok)
+        anomalies.push({
+          type: 'outage-exceeded',
+          explanation: `no op was acknowledged for ${out.seconds.toFixed(1)} s (${out.fromS.toFixed(1)}–${out.toS.toFixed(1)} s into the run${out.toS >= seconds - 1e-9 ? ', until it ended' : ''}), longer than ${o.maxOutageS} s`,
+          value: out.seconds,
+          threshold: o.maxOutageS,
         });
     }
     return result(

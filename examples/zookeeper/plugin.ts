@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
@@ -17,6 +18,7 @@ import {
 import zookeeper from 'node-zookeeper-client';
 import ConnectionManager from 'node-zookeeper-client/lib/ConnectionManager.js';
 import jute from 'node-zookeeper-client/lib/jute/index.js';
+import { parse as parseYaml } from 'yaml';
 
 /**
  * ZooKeeper under faultline, through the public API only. The database is Debian's zookeeperd (3.8): a
@@ -37,7 +39,22 @@ import jute from 'node-zookeeper-client/lib/jute/index.js';
 const CLIENT_PORT = 2181;
 const ROOT = '/faultline';
 
-const daemon = defineDaemonDatabase(fileURLToPath(new URL('./zookeeper.yaml', import.meta.url)));
+const description = parseYaml(
+  readFileSync(fileURLToPath(new URL('./zookeeper.yaml', import.meta.url)), 'utf8'),
+) as { config: { path: string; content: string }[] } & Record<string, unknown>;
+
+/**
+ * The daemon with `dbOptions.forceSync` (default true): false writes `forceSync=no` into zoo.cfg, which
+ * ZooKeeper reads as the system property `zookeeper.forceSync` — the transaction log is written but not
+ * fsynced before a write is acknowledged (the ZooKeeper Administrator's Guide calls it unsafe).
+ */
+function daemonFor(forceSync: boolean) {
+  if (forceSync) return defineDaemonDatabase(description);
+  const config = description.config.map((f) =>
+    f.path === 'zoo.cfg' ? { ...f, content: `${f.content.trimEnd()}\nforceSync=no\n` } : f,
+  );
+  return defineDaemonDatabase({ ...description, config });
+}
 
 function address(ctx: DbContext, node: string): string {
   const spec = ctx.remote.node(node);
@@ -78,8 +95,8 @@ export async function zkView(ctx: DbContext): Promise<Record<string, { mode: str
   return out;
 }
 
-async function createDb(): Promise<DB> {
-  const inner = await daemon.create({});
+async function createDb(opts: { forceSync: boolean }): Promise<DB> {
+  const inner = await daemonFor(opts.forceSync).create({});
   return Object.assign(Object.create(inner) as DB, {
     /** Ready when one server says it is the leader and every other a follower. */
     async awaitReady(ctx: DbContext, timeoutMs: number) {
@@ -420,20 +437,28 @@ class ZkRegisterClient implements Client {
   }
 }
 
-const options = {
-  safeParse(v: unknown) {
-    const o = (v ?? {}) as Record<string, unknown>;
-    const extra = Object.keys(o).filter((k) => k !== 'sync');
-    if (extra.length > 0)
-      return {
-        success: false as const,
-        error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
-      };
-    if (o.sync !== undefined && typeof o.sync !== 'boolean')
-      return { success: false as const, error: { issues: [{ path: ['sync'], message: 'true or false' }] } };
-    return { success: true as const, data: { sync: o.sync === true } };
-  },
-};
+/** An options schema of one optional boolean, `key`, `fallback` when absent; any other key refused. */
+function oneBoolean(key: string, fallback: boolean) {
+  return {
+    safeParse(v: unknown) {
+      const o = (v ?? {}) as Record<string, unknown>;
+      const extra = Object.keys(o).filter((k) => k !== key);
+      if (extra.length > 0)
+        return {
+          success: false as const,
+          error: { issues: [{ path: [extra[0] as string], message: 'unknown option' }] },
+        };
+      if (o[key] !== undefined && typeof o[key] !== 'boolean')
+        return { success: false as const, error: { issues: [{ path: [key], message: 'true or false' }] } };
+      return { success: true as const, data: { [key]: o[key] ?? fallback } };
+    },
+  };
+}
+
+/** clientOptions: `sync` (default false). */
+const options = oneBoolean('sync', false);
+/** dbOptions: `forceSync` (default true). */
+const dbOptions = oneBoolean('forceSync', true);
 
 export default definePlugin({
   name: 'zookeeper',
@@ -443,7 +468,8 @@ export default definePlugin({
       summary: 'ZooKeeper 3.8 from Debian zookeeperd, a 3-node ensemble (one server per node)',
       defaultClient: 'zookeeper',
       binary: 'java',
-      create: () => createDb(),
+      options: dbOptions,
+      create: (o) => createDb({ forceSync: o.forceSync !== false }),
     }),
   ],
   clients: [

@@ -167,6 +167,24 @@ test('perf: per-window figures and SVG plots with fault windows shaded', async (
   }
 });
 
+test('slo maxOutageS: the longest stretch without an ok op, up to the end of the run', async (t) => {
+  // 100 ops, one every 0.1 s, 10 ms each: ok until op 40 (4.0 s), then every op hangs for its
+  // timeout and is info, as against a database that never serves again.
+  const ops = opsWithLatencies(Array(100).fill(10), ['read']).map((op, i) =>
+    i > 40 ? { ...op, type: 'info' as const, completeTime: null, infoTime: op.invokeTime + 5e9 } : op,
+  );
+  const dead = await run(sloChecker, ops, { maxOutageS: 3 });
+  t.is(dead.valid, false, dead.evidence);
+  t.deepEqual(types(dead), ['outage-exceeded']);
+  t.regex(dead.evidence, /longest stretch without an ok op 10\.9 s \(4\.0–14\.9 s\) > 3 s/);
+  // Serving again after 2 s of nothing: within 3 s.
+  const back = opsWithLatencies(Array(100).fill(10), ['read']).map((op, i) =>
+    i > 40 && i < 60 ? { ...op, type: 'fail' as const } : op,
+  );
+  t.is((await run(sloChecker, back, { maxOutageS: 3 })).valid, true);
+  t.is((await run(sloChecker, back, { maxOutageS: 1.5 })).valid, false);
+});
+
 test('slo: thresholds over the whole window pass and fail; a short window is unknown', async (t) => {
   const ops = opsWithLatencies([10, 10, 10, 10, 200], ['read']);
   t.is((await run(sloChecker, ops, { p99Ms: 250, maxErrorRate: 0, minThroughput: 5 })).valid, true);

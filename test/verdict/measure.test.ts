@@ -94,7 +94,7 @@ test('throughputWindows: the seconds served start at the first completion and en
 });
 
 test('recoveryAfterHeal: per key, from the heal to its first ok op, against the budget', (t) => {
-  // Keys a and b in use across a fault 2–4 s; a serves at 4.3 s, b only at 5.5 s (its op invoked under
+  // Keys a and b in use across a fault 2–4 s; a serves at 4.3 s (and twice more before 5 s), b only at 5.5 s (its op invoked under
   // the fault timed out); key c was retired during the fault and has nothing to recover.
   const ops = [
     op(0, 0.1, 0.2, { key: 'a' }),
@@ -103,6 +103,8 @@ test('recoveryAfterHeal: per key, from the heal to its first ok op, against the 
     op(3, 2.5, null, { key: 'c', type: 'info', infoTime: 4.5 * S }),
     op(4, 3.0, null, { key: 'b', type: 'info', infoTime: 4.8 * S }),
     op(5, 4.1, 4.3, { key: 'a' }),
+    op(9, 4.4, 4.5, { key: 'a' }),
+    op(10, 4.6, 4.7, { key: 'a' }),
     op(6, 4.9, 5.5, { key: 'b' }),
     op(7, 6.1, 6.2, { key: 'a' }),
     op(8, 7.1, 7.2, { key: 'b' }),
@@ -119,7 +121,8 @@ test('recoveryAfterHeal: per key, from the heal to its first ok op, against the 
       budgetS: 2,
       budgetFrom: "the plan's recoveryBudgetS",
       slowestKey: 'b',
-      // 4–5 s ran 3 ops (≥ 80% of the 3.75 ops/s before the fault): the rate was back at once.
+      // 4–5 s answered 3 ops (≥ 80% of the 3.75 ops/s before the fault; the two timeouts completing
+      // in it are not counted): the rate was back at once.
       rate: { backAfterS: 0, referenceOpsPerSec: 3.75 },
     },
   ]);
@@ -412,4 +415,48 @@ test('withExposure: a power failure with nothing acknowledged while it was in fo
   t.is(withExposure(partition, window, nothing), partition);
   const fsyncFail = { ...power, action: 'fsync-fail' };
   t.is(withExposure(fsyncFail, window, nothing), fsyncFail);
+});
+
+test('recoveryAfterHeal: failures that never reached the database (no-client) are not service', (t) => {
+  // One key, served at 10 ops/s before a power failure 2–4 s; after the heal the database never
+  // answers again: every op fails at once because no client could be opened (Jepsen's no-client),
+  // at a higher rate than before, until the history ends at 8 s. No budget: the end of the history.
+  const ops: Operation[] = [];
+  let id = 0;
+  for (let s = 0.05; s < 2; s += 0.1) ops.push(op(id++, s, s + 0.01, { key: 'k' }));
+  for (let s = 4.01; s < 8; s += 0.05)
+    ops.push(op(id++, s, s + 0.001, { key: 'k', type: 'fail', error: ['no-client', 'Connection refused'] }));
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  t.is(windows[5]?.ops, 20, 'the refusals complete, and are counted as completions');
+  t.is(windows[5]?.served, 0, 'but none of them was answered by the database');
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 8 });
+  const w = r?.windows[0];
+  t.is(w?.recoveredAfterS, null, 'the key never served again');
+  t.is(w?.slowestKey, 'k');
+  t.is(w?.retired, undefined, 'asked until the end: not retired');
+  t.is(w?.rate?.backAfterS, null, 'the rate of answered ops never came back');
+});
+
+test('recoveryAfterHeal: a database that answers nothing after the heal has not recovered, whichever keys the workload moved on to', (t) => {
+  // Keys a and b in use across a fault 2–4 s; after the heal every op is refused at once, so the
+  // generator burns through a and b and moves on to c: nothing answered, a and b are not "retired".
+  const refused = { type: 'fail' as const, error: 'not-applied: fetch failed (ECONNREFUSED)' };
+  const ops = [
+    op(0, 0.1, 0.2, { key: 'a' }),
+    op(1, 0.3, 0.4, { key: 'b' }),
+    op(2, 4.1, 4.11, { key: 'a', ...refused }),
+    op(3, 4.2, 4.21, { key: 'b', ...refused }),
+    op(4, 5.0, 5.01, { key: 'c', ...refused }),
+    op(5, 7.0, 7.01, { key: 'c', ...refused }),
+  ];
+  const faults = [{ id: 'w1', startS: 2, endS: 4 }];
+  const windows = throughputWindows(ops, { windowS: 1, durationS: 8, faults });
+  const w = recoveryAfterHeal(ops, windows, faults, { endS: 8 })?.windows[0];
+  t.is(w?.recoveredAfterS, null);
+  t.is(w?.retired, undefined);
+  // The same history with key c served at 5 s: a and b were retired by a database that answers.
+  const served = ops.map((o) => (o.id === 4 ? { ...o, type: 'ok' as const, error: null } : o));
+  const w2 = recoveryAfterHeal(served, windows, faults, { endS: 8 })?.windows[0];
+  t.deepEqual(w2?.retired, ['a', 'b']);
 });

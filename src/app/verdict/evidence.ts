@@ -131,6 +131,12 @@ export const throughputWindowSchema = z.object({
   endS: z.number().positive(),
   /** Completed client ops (ok + fail + info) in the window. */
   ops: z.number().int().nonnegative(),
+  /**
+   * Of those, the ops the database answered (ok, or a definite refusal from its own logic; not a failed
+   * read, a timeout or an op that never reached it, such as Jepsen's no-client): the rate red flag 8
+   * compares. Absent in evidence recorded before it was counted.
+   */
+  served: z.number().int().nonnegative().optional(),
   faultActive: z.boolean(),
   /**
    * Seconds of the window the workload was serving: from the first completed client op (before it the

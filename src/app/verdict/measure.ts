@@ -30,7 +30,16 @@ function overlaps(a0: number, a1: number, f: FaultWindowTimes): boolean {
 }
 
 /**
- * Completed client ops per window of `windowS` seconds, each marked when a fault window overlaps it.
+ * The database served the op: ok, or a definite refusal its own logic gave (a compare that did not
+ * match). Not a read's fail (clients record an unanswered read as fail) nor one marked not-applied
+ * (nothing reached the database): those say nothing about service.
+ */
+function answered(o: Operation): boolean {
+  return o.type === 'ok' || (o.type === 'fail' && o.f !== 'read' && !wasNotApplied(o));
+}
+
+/**
+ * Completed client ops per window of `windowS` seconds (and, as `served`, those the database answered), each marked when a fault window overlaps it.
  * `seconds` is the part of the window the workload was serving: it starts at the first completed client
  * op (before it the clients are still starting: connections, the first request through a cold
  * interpreter; that is no rate collapse of the system under test) and ends with the workload
@@ -43,6 +52,7 @@ export function throughputWindows(
   let end = opts.durationS ?? 0;
   let first = Number.POSITIVE_INFINITY;
   const counts: number[] = [];
+  const served: number[] = [];
   for (const op of ops) {
     if (!isClient(op)) continue;
     const t = op.completeTime ?? op.infoTime;
@@ -52,6 +62,7 @@ export function throughputWindows(
     if (opts.durationS === undefined) end = Math.max(end, s);
     const i = Math.floor(s / opts.windowS);
     counts[i] = (counts[i] ?? 0) + 1;
+    if (answered(op)) served[i] = (served[i] ?? 0) + 1;
   }
   const n = Math.max(1, Math.ceil(end / opts.windowS));
   const out: ThroughputWindow[] = [];
@@ -63,6 +74,7 @@ export function throughputWindows(
       startS,
       endS,
       ops: counts[i] ?? 0,
+      served: served[i] ?? 0,
       faultActive: opts.faults.some((f) => overlaps(startS, endS, f)),
       seconds: Number.isFinite(seconds) ? round3(seconds) : 0,
     });
@@ -76,6 +88,17 @@ const round3 = (x: number) => Math.round(x * 1000) / 1000;
 export function windowRate(w: ThroughputWindow): number | null {
   const s = w.seconds ?? w.endS - w.startS;
   return s > 0 ? w.ops / s : null;
+}
+
+/**
+ * Ops the database answered per second (windowRate of `served`): what recovery compares. Failures
+ * that never reached it (no client could be opened, a refused connection) complete at once and in
+ * numbers, so counting them would show a database that never came back as serving at full rate.
+ * Evidence from before `served` was recorded falls back to every completed op.
+ */
+export function servedRate(w: ThroughputWindow): number | null {
+  const s = w.seconds ?? w.endS - w.startS;
+  return s > 0 ? (w.served ?? w.ops) / s : null;
 }
 
 /** Which history fields are present on every op that needs them, and what makes the history weak. */
@@ -168,7 +191,7 @@ export interface WindowRecovery {
    * Keys the workload stopped asking inside the budget before they served again (the generator moved on
    * to other keys while the system was still recovering): nothing tested them for the rest of the
    * budget, so they are not judged. A system that stays down is still caught by the keys asked after
-   * them and by the rate.
+   * them (the key asked last inside the budget is never retired) and by the rate of answered ops.
    */
   retired?: string[];
   /** Absent when there was no reference rate (no window before the first fault, no intended rate). */
@@ -202,7 +225,7 @@ export function recoveryAfterHeal(
   const client = ops.filter(isClient);
   const first = Math.min(...faults.map((f) => f.startS));
   const rates = (ws: readonly ThroughputWindow[]) =>
-    ws.map(windowRate).filter((r): r is number => r !== null);
+    ws.map(servedRate).filter((r): r is number => r !== null);
   const before = rates(windows.filter((w) => w.endS <= first));
   const sorted = [...before].sort((a, b) => a - b);
   const baseline = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : null;
@@ -248,7 +271,7 @@ function withRateRecovery(
       t.endS <= next &&
       !t.faultActive &&
       whole(t) &&
-      (windowRate(t) ?? 0) >= RECOVERY_FRACTION * reference,
+      (servedRate(t) ?? 0) >= RECOVERY_FRACTION * reference,
   );
   const backAfterS = back ? round3(back.startS - w.healS) : null;
   // Not back, but the next fault or the end of the workload came inside the budget: not this heal's to judge.
@@ -294,15 +317,6 @@ export function markRecovering(windows: ThroughputWindow[], recovery: Recovery |
   );
 }
 
-/**
- * The database served the op: ok, or a definite refusal its own logic gave (a compare that did not
- * match). Not a read's fail (clients record an unanswered read as fail) nor one marked not-applied
- * (nothing reached the database): those say nothing about service.
- */
-function answered(o: Operation): boolean {
-  return o.type === 'ok' || (o.type === 'fail' && o.f !== 'read' && !wasNotApplied(o));
-}
-
 function windowRecovery(
   client: readonly Operation[],
   f: FaultWindowTimes & { endS: number },
@@ -329,6 +343,19 @@ function windowRecovery(
   const firstOk = new Map<string, number>();
   const seenAfter = new Set<string>();
   const lastInvoke = new Map<string, number>();
+  // The last op the workload invoked inside the budget, on any key: a key asked until then was not
+  // retired, whatever the budget (with the default budget, to the end of the history, every key's last
+  // op comes before the budget ends, so a database that never answered again looked retired, unjudged).
+  let lastAsked = Number.NEGATIVE_INFINITY;
+  // Whether the database answered anything after the heal, on any key: keys the workload stopped
+  // asking are retired only when it did (when it answered nothing, the generator moving on to new keys
+  // is no sign of recovery: ops failing at once burn through a key's ops in seconds).
+  let servedAny = false;
+  for (const o of client) {
+    const at = o.invokeTime / NS;
+    if (at >= heal && at < heal + budgetS) lastAsked = Math.max(lastAsked, at);
+    if ((o.completeTime ?? o.infoTime ?? -1) / NS >= heal && answered(o)) servedAny = true;
+  }
   for (const o of client) {
     const done = (o.completeTime ?? o.infoTime ?? -1) / NS;
     const k = keyOf(o);
@@ -349,7 +376,8 @@ function windowRecovery(
       unjudged.push(k);
       continue;
     }
-    if (t === undefined && (lastInvoke.get(k) ?? 0) < heal + budgetS) {
+    const last = lastInvoke.get(k) ?? 0;
+    if (t === undefined && servedAny && last < heal + budgetS && last < lastAsked) {
       retired.push(k);
       continue;
     }
