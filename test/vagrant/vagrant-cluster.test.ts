@@ -27,6 +27,12 @@ const BIN = join(ROOT, 'bin', 'faultline.js');
 const NAME = process.env.FAULTLINE_VAGRANT_CLUSTER ?? 'vagrant-suite';
 const NODES = Number(process.env.FAULTLINE_VAGRANT_NODES ?? '2');
 const SUDO_ENV = 'FAULTLINE_TEST_SUDO_PASSWORD';
+// sudo mode: `password` (default: a password from the environment, every sudo asks for it) or `nopasswd`
+// (the box's own NOPASSWD grant, as on public boxes).
+const SUDO_MODE = process.env.FAULTLINE_VAGRANT_SUDO ?? 'password';
+if (SUDO_MODE !== 'password' && SUDO_MODE !== 'nopasswd')
+  throw new Error(`FAULTLINE_VAGRANT_SUDO=${SUDO_MODE}: expected password or nopasswd`);
+const WITH_PASSWORD = SUDO_MODE === 'password';
 
 const reason = process.env.FAULTLINE_VAGRANT_TESTS
   ? (vagrantBoxUnavailableReason() ??
@@ -39,8 +45,9 @@ const vtest = reason
   ? (title: string, ..._rest: unknown[]) => test.skip(`${title} (skipped: ${reason})`, () => undefined)
   : test.serial;
 
-// Every sudo on the nodes asks for this password (the Vagrantfile removes the box's NOPASSWD grant).
-process.env[SUDO_ENV] = `pw-${process.pid}`;
+// In password mode every sudo on the nodes asks for this password (the Vagrantfile removes the box's
+// NOPASSWD grant).
+if (WITH_PASSWORD) process.env[SUDO_ENV] = `pw-${process.pid}`;
 const env = { ...process.env, FAULTLINE_FROM_SOURCE: '1' };
 const fl = (args: string[], timeoutMs: number) =>
   execa(process.execPath, [BIN, ...args], { env, reject: false, timeout: timeoutMs, all: true });
@@ -87,7 +94,7 @@ vtest('vagrant validate accepts the shipped Vagrantfile', async (t) => {
 });
 
 vtest(
-  `cluster up --vagrant --nodes ${NODES}: inventory last, SSH over 127.0.0.1 forwards, private addresses`,
+  `cluster up --vagrant --nodes ${NODES} (sudo ${SUDO_MODE}): inventory last, SSH over 127.0.0.1 forwards, private addresses`,
   async (t) => {
     const t0 = Date.now();
     const r = await fl(
@@ -99,8 +106,7 @@ vtest(
         String(NODES),
         '--name',
         NAME,
-        '--sudo-password-env',
-        SUDO_ENV,
+        ...(WITH_PASSWORD ? ['--sudo-password-env', SUDO_ENV] : []),
       ],
       60 * 60_000,
     );
@@ -119,7 +125,7 @@ vtest(
       t.is(n.host, '127.0.0.1', `${n.name}: control traffic over the forwarded port`);
       t.is(n.user, 'vagrant');
       t.regex(n.address ?? '', /^10\.213\.\d+\.10\d$/, `${n.name}: cluster traffic on the private network`);
-      t.is(n.sudoPasswordEnv, SUDO_ENV);
+      t.is(n.sudoPasswordEnv, WITH_PASSWORD ? SUDO_ENV : undefined);
     }
     t.log(`vagrant up of ${NODES} nodes: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   },
@@ -136,7 +142,7 @@ async function connect(): Promise<Remote> {
 }
 
 vtest(
-  'the login is vagrant, non-root; the insecure key is gone; sudo asks for the password and works with it',
+  `the login is vagrant, non-root; the insecure key is gone; sudo ${WITH_PASSWORD ? 'asks for the password and works with it' : 'works without a password'}`,
   async (t) => {
     const r = await connect();
     const insecure = vagrantInsecureKey().split(/\s+/)[1] ?? '';
@@ -145,15 +151,72 @@ vtest(
       const keys = await r.exec(n.name, 'cat ~/.ssh/authorized_keys');
       t.false(keys.stdout.includes(insecure), `${n.name}: Vagrant replaced its insecure key`);
       const nopw = await r.exec(n.name, 'sudo -n true', { check: false });
-      t.not(nopw.code, 0, `${n.name}: sudo without the password is refused`);
-      t.is(
-        (await r.exec(n.name, 'id -u', { sudo: true })).stdout.trim(),
-        '0',
-        `${n.name}: sudo with the password`,
-      );
+      if (WITH_PASSWORD) t.not(nopw.code, 0, `${n.name}: sudo without the password is refused`);
+      else t.is(nopw.code, 0, `${n.name}: NOPASSWD sudo`);
+      t.is((await r.exec(n.name, 'id -u', { sudo: true })).stdout.trim(), '0', `${n.name}: sudo`);
       const sync = await r.exec(n.name, 'systemctl is-enabled systemd-timesyncd chrony 2>&1; true');
       t.notRegex(sync.stdout, /^enabled/m, `${n.name}: no time sync service`);
     }
+  },
+);
+
+vtest('apt on the nodes goes through the cluster’s apt proxy on the host’s private address', async (t) => {
+  const r = await connect();
+  const net = (r.node('n1').address ?? '').split('.').slice(0, 3).join('.');
+  const proxy = `http://${net}.1:3142/`;
+  for (const n of r.nodes) {
+    const conf = await r.exec(n.name, 'cat /etc/apt/apt.conf.d/01faultline-proxy');
+    t.is(conf.stdout.trim(), `Acquire::http::Proxy "${proxy}";`, n.name);
+  }
+  // The host's Debian sources, through the proxy (the nodes have no other way to a mirror here).
+  const update = await r.exec('n1', 'apt-get update -q', { sudo: true, check: false, timeoutMs: 600_000 });
+  t.is(update.code, 0, update.stdout + update.stderr);
+  t.notRegex(update.stdout + update.stderr, /^(Err|W: Failed)/m);
+});
+
+// The demo plan's own expectations (plans/etcd-register.md): on nodes with their own kernel clocks S2's
+// bump lands with settime and the plan expects PASS-smoke.
+const DEMO_EXPECTED: Record<string, RegExp> = {
+  S1: /^PASS-smoke$/,
+  S2: /^PASS-smoke$/,
+  S3: /^FAIL-reproducible$/,
+};
+
+vtest(
+  'the demo plan (S1, S2, S3) reaches its expected verdicts, etcd installed through the proxy',
+  async (t) => {
+    await remote?.close().catch(() => undefined);
+    remote = undefined;
+    const out = join(work, 'demo');
+    const t0 = Date.now();
+    const r = await fl(
+      [
+        '--log-level',
+        'warn',
+        'run',
+        join(ROOT, 'plans', 'etcd-register.md'),
+        '--inventory',
+        inventoryPath,
+        '--tier',
+        'smoke',
+        '--seed',
+        '7',
+        '--install',
+        '--yes',
+        '--max-reduction-runs',
+        '1',
+        '--out',
+        out,
+      ],
+      90 * 60_000,
+    );
+    t.log(r.stdout.slice(-3000));
+    t.log(`demo plan on Vagrant: ${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${r.exitCode}`);
+    for (const [id, want] of Object.entries(DEMO_EXPECTED)) {
+      const row = new RegExp(`^${id} +(\\S+)`, 'm').exec(r.stdout)?.[1] ?? '';
+      t.regex(row, want, `${id}: ${row || 'no verdict row'}`);
+    }
+    t.is(r.exitCode, 0, r.stderr.slice(-2000));
   },
 );
 
