@@ -16,10 +16,13 @@ import { startFaultHolder } from '../nemeses/fixtures/start-holder.ts';
 /**
  * Vagrant for real (npm run test:vagrant): the box builds and `vagrant box add` registers it; `cluster up
  * --vagrant` brings the shipped Vagrantfile up with vagrant-libvirt (TCG where KVM does not run); the
- * nodes log in as `vagrant` and reach root only through sudo, here with a sudo password from the
- * environment; a partition lands on the private network (iptables counters on the private addresses) and
- * a kill -9 of the control process is repaired by `faultline heal --ledger`; `cluster down` leaves no
- * domain, volume or network. Emulated VMs take minutes: only under FAULTLINE_VAGRANT_TESTS=1, skipped
+ * nodes log in as `vagrant` and reach root only through sudo, with a sudo password from the environment
+ * (FAULTLINE_VAGRANT_SUDO=password, the default) or the box's NOPASSWD grant (=nopasswd); apt on the nodes
+ * goes through the cluster's apt proxy; the demo plan (plans/etcd-register.md, etcd installed through
+ * that proxy) reaches its expected verdicts, S2's clock bump landing with settime on the VMs' kernels; a
+ * partition lands on the private network (iptables counters on the private addresses) and a kill -9 of
+ * the control process is repaired by `faultline heal --ledger`; `cluster down` leaves no domain, volume,
+ * network or apt proxy. Emulated VMs take minutes: only under FAULTLINE_VAGRANT_TESTS=1, skipped
  * with the reason otherwise (FAULTLINE_REQUIRE_VAGRANT=1 makes a missing prerequisite a failure).
  */
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -272,9 +275,12 @@ vtest('cluster down runs vagrant destroy -f and leaves no domain, volume or netw
   const d = await fl(['cluster', 'down', '--name', NAME], 20 * 60_000);
   t.is(d.exitCode, 0, d.all);
   t.regex(d.stdout, /no domain, volume or network of it left/);
+  t.regex(d.stdout, /stopped the apt proxy/);
   const left = await vagrantLeftovers(NAME, `faultline-${NAME}`);
   t.deepEqual(left, { domains: [], volumes: [], networks: [] });
   // pgrep never lists itself; exit 1 means no match.
   const qemu = await execa('pgrep', ['-af', `guest=${NAME}_`], { reject: false });
   t.is(qemu.stdout.trim(), '', 'no qemu process of the cluster');
+  const proxy = await execa('pgrep', ['-af', `"cluster":"${NAME}"`], { reject: false });
+  t.is(proxy.stdout.trim(), '', 'no apt proxy of the cluster');
 });
