@@ -28,7 +28,7 @@ import { startFaultHolder } from '../nemeses/fixtures/start-holder.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'faultline.js');
 const NAME = process.env.FAULTLINE_VAGRANT_CLUSTER ?? 'vagrant-suite';
-const NODES = Number(process.env.FAULTLINE_VAGRANT_NODES ?? '2');
+const NODES = Number(process.env.FAULTLINE_VAGRANT_NODES ?? '3');
 const SUDO_ENV = 'FAULTLINE_TEST_SUDO_PASSWORD';
 // sudo mode: `password` (default: a password from the environment, every sudo asks for it) or `nopasswd`
 // (the box's own NOPASSWD grant, as on public boxes).
