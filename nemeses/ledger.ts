@@ -43,6 +43,8 @@ const nodeSpecSchema = z.strictObject({
   jumpHosts: z.array(hopSchema).optional(),
   proxyCommand: z.string().optional(),
   sharedKernelClock: z.boolean().optional(),
+  connectTimeoutS: z.number().int().min(1).max(600).optional(),
+  packageFamily: z.enum(['apt', 'dnf', 'yum', 'apk', 'zypper', 'none']).optional(),
   labels: z.record(z.string(), z.string()).optional(),
 });
 

@@ -5,6 +5,7 @@ import test from 'ava';
 import { loadInventory } from '../../src/core/control/inventory.ts';
 import {
   describeMissing,
+  ensurePackages,
   familyFromOsRelease,
   familyPackages,
   installCommand,
@@ -13,6 +14,7 @@ import {
   PACKAGES,
   parseOsRelease,
 } from '../../src/core/control/packages.ts';
+import type { Remote } from '../../src/core/control/types.ts';
 
 /** The package layer's pure parts: os-release detection, name maps, command construction per family. */
 
@@ -126,4 +128,50 @@ test('inventory: packageFamily per node or in defaults, strict (a family faultli
   writeFileSync(file, 'nodes:\n  n1:\n    host: 10.0.0.1\n    packageFamily: pacman\n');
   const err = t.throws(() => loadInventory(file));
   t.regex(err?.message ?? '', /nodes\.yaml:4.*packageFamily/);
+});
+
+test('apt install on a node without package lists fetches them once and tries again', async (t) => {
+  // A node as a box or cloud image ships it: no /var/lib/apt/lists, so the first install cannot find
+  // etcd-server; after `apt-get update` it can.
+  const calls: string[] = [];
+  let lists = false;
+  let installed = false;
+  const spec = { name: 'n1', host: 'h', port: 22, user: 'vagrant', packageFamily: 'apt' as const };
+  const remote = {
+    node: () => spec,
+    exec: async (_node: string, cmd: string) => {
+      calls.push(cmd.includes('command -v') ? 'check' : cmd.split(' ').slice(0, 2).join(' '));
+      if (cmd.includes('command -v'))
+        return { code: 0, stdout: installed ? '' : 'etcd-server\n', stderr: '' };
+      if (cmd.startsWith('apt-get update')) {
+        lists = true;
+        return { code: 0, stdout: '', stderr: '' };
+      }
+      if (!lists) throw new Error('exit 100: E: Unable to locate package etcd-server');
+      installed = true;
+      return { code: 0, stdout: '', stderr: '' };
+    },
+  } as unknown as Remote;
+  await ensurePackages(remote, 'n1', ['etcd-server']);
+  t.true(installed);
+  t.deepEqual(calls, [
+    'check',
+    'DEBIAN_FRONTEND=noninteractive apt-get',
+    'apt-get update',
+    'DEBIAN_FRONTEND=noninteractive apt-get',
+    'check',
+  ]);
+  // A failure after the update is the real error, reported as is.
+  lists = false;
+  installed = false;
+  const failing = {
+    ...remote,
+    node: () => spec,
+    exec: async (_n: string, cmd: string) => {
+      if (cmd.includes('command -v')) return { code: 0, stdout: 'etcd-server\n', stderr: '' };
+      if (cmd.startsWith('apt-get update')) return { code: 0, stdout: '', stderr: '' };
+      throw new Error('exit 100: E: Unable to locate package etcd-server');
+    },
+  } as unknown as Remote;
+  await t.throwsAsync(ensurePackages(failing, 'n1', ['etcd-server']), { message: /Unable to locate/ });
 });

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import test from 'ava';
 import { interpretProbe, renderDoctorTable } from '../../src/core/control/doctor.ts';
 import { parseProbe, USER_PROBE } from '../../src/core/control/doctor-probe.ts';
@@ -116,4 +117,15 @@ test('doctor: the probe script itself runs and yields the keys the interpreter r
     t.true(key in out, key);
   }
   t.regex(out.disk_free_kb ?? '', /^\d+$/);
+});
+
+test('doctor: the probe finds sbin tools under a non-root login’s PATH (Debian’s has no sbin)', (t) => {
+  const r = spawnSync('/bin/sh', ['-c', USER_PROBE], {
+    encoding: 'utf8',
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+  });
+  const out = parseProbe(r.stdout);
+  // tc lives only in /usr/sbin (iproute2): before, a vagrant login's doctor reported it missing.
+  if (!existsSync('/usr/sbin/tc') || existsSync('/usr/bin/tc')) return t.pass('no /usr/sbin-only tc here');
+  t.regex(out.tc ?? '', /sbin\/tc$/);
 });

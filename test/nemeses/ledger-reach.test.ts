@@ -116,3 +116,20 @@ test('an explicit reach wins over the remote files, and a ledger with an unknown
   writeFileSync(forged, `${JSON.stringify({ ...entry, knownHostsCommand: 'touch /tmp/x' })}\n`);
   t.throws(() => readLedger(forged), { message: /forged\.jsonl:1/ });
 });
+
+test('a Vagrant inventory (connectTimeoutS, packageFamily) round-trips through the ledger heal reads', async (t) => {
+  const path = join(dir, 'vagrant.yaml');
+  writeFileSync(
+    path,
+    [
+      'hostKeyCheck: accept-new',
+      'nodes:',
+      '  n1: { host: 127.0.0.1, port: 2301, address: 10.213.3.101, clusterSshPort: 22, user: vagrant,',
+      '        identityFile: /k/n1, sharedKernelClock: false, connectTimeoutS: 60, packageFamily: apt }',
+    ].join('\n'),
+  );
+  // Before, the ledger's strict node schema refused both fields: heal --ledger could not read it.
+  const { inv, state } = await ledgerOf(path, 'vagrant');
+  t.deepEqual(state.nodes, inv.nodes);
+  t.is(state.nodes[0]?.connectTimeoutS, 60);
+});

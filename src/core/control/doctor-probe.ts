@@ -5,6 +5,8 @@
  * (a throwaway veth/dummy link) to prove netem really loads.
  */
 export const USER_PROBE = `
+# A non-root login's PATH lacks the sbin directories on Debian, where tc and dmsetup live.
+PATH="$PATH:/usr/sbin:/sbin"
 echo "user=$(id -un)"
 if [ "$(id -u)" = 0 ]; then echo sudo=root; elif sudo -n true 2>/dev/null; then echo sudo=yes; else echo sudo=no; fi
 if [ -r /etc/os-release ]; then . /etc/os-release; fi

@@ -55,6 +55,8 @@ const NodeFields = z
     proxyJump: z.string().min(1).optional(),
     proxyCommand: z.string().min(1).optional(),
     sharedKernelClock: z.boolean().optional(),
+    /** SSH handshake timeout per attempt, as OpenSSH's ConnectTimeout (default 10 s). */
+    connectTimeoutS: z.number().int().min(1).max(600).optional(),
     /** apt, dnf, yum, apk, zypper, or none (pre-provisioned); absent: detected from /etc/os-release. */
     packageFamily: packageFamilySchema.optional(),
     labels: z
@@ -268,6 +270,7 @@ export function parseInventory(text: string, file: string): Inventory {
     const hop = spec.jumpHosts?.find((h) => h.proxyCommand);
     if (hop && sshConfig) refuseCommandField(sshConfig.file, null, `Host ${hop.alias}: ProxyCommand`);
     if (merged.sharedKernelClock !== undefined) spec.sharedKernelClock = merged.sharedKernelClock;
+    if (merged.connectTimeoutS !== undefined) spec.connectTimeoutS = merged.connectTimeoutS;
     if (merged.packageFamily) spec.packageFamily = merged.packageFamily;
     if (Object.keys(merged.labels).length > 0) spec.labels = merged.labels;
     return spec;

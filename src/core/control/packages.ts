@@ -264,7 +264,23 @@ export async function ensurePackages(
     throw new UserError(
       `${node}: no ${family} package known for ${describeMissing(unmapped)}; install it on the node`,
     );
-  await remote.exec(node, installCommand(family, packages), { sudo: true, timeoutMs: 600_000 });
+  const install = () =>
+    remote.exec(node, installCommand(family, packages), { sudo: true, timeoutMs: 600_000 });
+  if (family !== 'apt') await install();
+  else if (
+    (await install().then(
+      () => true,
+      () => false,
+    )) === false
+  ) {
+    // Images and boxes ship without package lists (or with stale ones: 404 on the archive): fetch them
+    // once and try again; a second failure is the real error.
+    await remote.exec(node, 'apt-get update -q -o DPkg::Lock::Timeout=300', {
+      sudo: true,
+      timeoutMs: 600_000,
+    });
+    await install();
+  }
   const still = await missingOn(remote, node, family, debianNames);
   if (still.length > 0)
     throw new UserError(

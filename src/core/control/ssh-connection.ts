@@ -194,7 +194,9 @@ export class SshConnector {
       host,
       port,
       username: user,
-      readyTimeout: this.opts.connectTimeoutMs ?? 10_000,
+      readyTimeout: spec.connectTimeoutS
+        ? Math.max(spec.connectTimeoutS * 1000, this.opts.connectTimeoutMs ?? 0)
+        : (this.opts.connectTimeoutMs ?? 10_000),
       keepaliveInterval: this.opts.keepaliveIntervalMs ?? 5_000,
       keepaliveCountMax: this.opts.keepaliveCountMax ?? 3,
       hostVerifier: this.verifier(spec, host, port, onReject),

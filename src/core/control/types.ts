@@ -37,6 +37,11 @@ export interface NodeSpec {
   /** Facts the inventory knows: e.g. local-cluster nodes share the control host's kernel clock. */
   sharedKernelClock?: boolean;
   /**
+   * SSH handshake timeout per attempt for this node (seconds), over the caller's default: emulated VMs
+   * behind a forward on a loaded host take longer than 10 s.
+   */
+  connectTimeoutS?: number;
+  /**
    * How software gets onto the node (apt, dnf, yum, apk, zypper; `none`: pre-provisioned, nothing is
    * installed, missing binaries are reported). Absent: detected from the node's /etc/os-release.
    */

@@ -7,12 +7,14 @@ import { z } from 'zod';
 import { defaultAcceptedKnownHostsFile } from '../../core/control/ssh-connection.ts';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { aptProxyUrl, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
 import { run, runQuiet, which } from './host-tools.ts';
 import { clusterDir, readJsonOrNull } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 import { importVagrant } from './vagrant.ts';
 import { addVagrantBox, BOX_NAME, buildVagrantBox } from './vagrant-box.ts';
 import { chooseAccel } from './vm-accel.ts';
+import { guestAptSources, readHostAptSources } from './vm-apt-sources.ts';
 import { ensureVmImage } from './vm-image.ts';
 
 /**
@@ -33,6 +35,10 @@ const StateSchema = z.object({
   inventoryPath: z.string().optional(),
   sshPorts: z.array(z.number()).default([]),
   sshPortBase: z.number().int(),
+  /** Whether the nodes' apt goes through a proxy on the host's private address. */
+  aptProxy: z.boolean().default(false),
+  /** That proxy's process, once started. */
+  aptProxyPid: z.number().int().nullable().default(null),
 });
 type VagrantState = z.infer<typeof StateSchema>;
 
@@ -75,6 +81,21 @@ async function libvirtReady(): Promise<string | null> {
   return null;
 }
 
+/** The host's address on the cluster's private network (the Vagrantfile's libvirt__host_ip). */
+const hostAddress = (s: VagrantState) => `${s.privateNet}.1`;
+
+/**
+ * The nodes' sources.list, from the host's Debian sources; empty when the host has no plain-http
+ * Debian archive (then the nodes keep the box's own sources and no proxy runs).
+ */
+function guestSourceLines(): string[] {
+  try {
+    return guestAptSources(readHostAptSources()).lines;
+  } catch {
+    return [];
+  }
+}
+
 /** Vagrant's environment for this cluster: what the shipped Vagrantfile reads. */
 function vagrantEnv(s: VagrantState, sudoPassword?: string): NodeJS.ProcessEnv {
   return {
@@ -87,6 +108,8 @@ function vagrantEnv(s: VagrantState, sudoPassword?: string): NodeJS.ProcessEnv {
     FAULTLINE_LIBVIRT_PREFIX: libvirtPrefix(s.name),
     FAULTLINE_SSH_PORT_BASE: String(s.sshPortBase),
     FAULTLINE_SUDO_PASSWORD: sudoPassword ?? '',
+    FAULTLINE_APT_PROXY: s.aptProxy ? aptProxyUrl(hostAddress(s)) : '',
+    FAULTLINE_APT_SOURCES: s.aptProxy ? guestSourceLines().join('\n') : '',
     ...(s.provider !== 'default' && { VAGRANT_DEFAULT_PROVIDER: s.provider }),
   };
 }
@@ -240,6 +263,8 @@ export async function vagrantClusterUp(opts: {
     libvirtNetwork: `faultline-${name}`.slice(0, 40),
     sshPorts: [],
     sshPortBase: await freePortRun(opts.nodes),
+    aptProxy: guestSourceLines().length > 0,
+    aptProxyPid: null,
   };
   mkdirSync(dir, { recursive: true });
   copyFileSync(SHIPPED_VAGRANTFILE, join(dir, 'Vagrantfile'));
@@ -259,6 +284,9 @@ export async function vagrantClusterUp(opts: {
         Array.from({ length: opts.nodes }, (_, i) => [`n${i + 1}`, state.sshPortBase + i + 1]),
       ),
     });
+    // The private network exists now: the nodes' apt (pointed here by the Vagrantfile) gets its proxy.
+    if (state.aptProxy) state.aptProxyPid = await spawnAptProxy(name, hostAddress(state), clusterDir(name));
+    writeFileAtomicSync(statePath(name), `${JSON.stringify(state, null, 2)}\n`);
   } catch (err) {
     // A half-built cluster is not left behind: whatever vagrant made is destroyed.
     print(`vagrant up failed: destroying what it made (cluster down --name ${name})`);
@@ -301,6 +329,8 @@ export interface VagrantDownReport {
   existed: boolean;
   /** Why `vagrant destroy -f` failed, when it did (the sweep below still runs). */
   destroyError?: string;
+  /** Whether the cluster's apt proxy was running and has been stopped. */
+  stoppedAptProxy: boolean;
   /** libvirt objects of the cluster that `vagrant destroy -f` left, removed here with virsh. */
   swept: string[];
   /** What is still there after the sweep (should be empty). */
@@ -344,8 +374,9 @@ export async function vagrantClusterDown(
   print: (line: string) => void = () => undefined,
 ): Promise<VagrantDownReport> {
   const state = readState(name);
-  if (!state) return { existed: false, swept: [], leftovers: [] };
+  if (!state) return { existed: false, stoppedAptProxy: false, swept: [], leftovers: [] };
   const dir = vagrantDir(name);
+  const stoppedProxy = await stopAptProxy(state.aptProxyPid, name);
   let destroyError: string | undefined;
   if (existsSync(join(dir, 'Vagrantfile')))
     await vagrant(dir, ['destroy', '-f'], vagrantEnv(state), print, 30 * 60_000).catch((err: Error) => {
@@ -369,7 +400,13 @@ export async function vagrantClusterDown(
     releaseSubnetsOf(name);
     rmSync(clusterDir(name), { recursive: true, force: true });
   }
-  return { existed: true, ...(destroyError && { destroyError }), swept: describe(found), leftovers };
+  return {
+    existed: true,
+    ...(destroyError && { destroyError }),
+    stoppedAptProxy: stoppedProxy,
+    swept: describe(found),
+    leftovers,
+  };
 }
 
 export function vagrantUpSummary(r: VagrantUpReport): string[] {

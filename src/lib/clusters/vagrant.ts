@@ -18,6 +18,13 @@ export interface VagrantImportOptions {
   privateBase?: string;
 }
 
+/**
+ * SSH handshakes with a Vagrant VM go through its port forward (under libvirt, an ssh -L process into
+ * the VM) and, without KVM, an emulated CPU: measured at 10-13 s each on a loaded 2-core host, past the
+ * 10 s default.
+ */
+const VAGRANT_CONNECT_TIMEOUT_S = 60;
+
 function privateAddress(base: string, node: string): string | undefined {
   const m = /^n(\d+)$/.exec(node);
   const parts = base.split('.').map(Number);
@@ -50,6 +57,7 @@ export function parseVagrantSshConfig(
       user: r.user ?? 'vagrant',
       identityFile: r.identityFile,
       sharedKernelClock: false,
+      connectTimeoutS: VAGRANT_CONNECT_TIMEOUT_S,
       labels: { provider: 'vagrant' },
     };
     const priv = privateAddress(base, alias);
@@ -81,6 +89,7 @@ export function renderVagrantInventory(nodes: readonly NodeSpec[], source: strin
           ...(n.proxyJump && { proxyJump: n.proxyJump }),
           ...(n.proxyCommand && { proxyCommand: n.proxyCommand }),
           sharedKernelClock: n.sharedKernelClock ?? false,
+          ...(n.connectTimeoutS !== undefined && { connectTimeoutS: n.connectTimeoutS }),
           labels: n.labels ?? {},
         },
       ]),

@@ -52,12 +52,13 @@ export async function downAnyCluster(name: string): Promise<string> {
     const destroy = r.destroyError
       ? `vagrant destroy -f FAILED (${r.destroyError})`
       : 'vagrant destroy -f done';
+    const proxy = r.stoppedAptProxy ? '; stopped the apt proxy' : '';
     const swept = r.swept.length ? `; removed with virsh: ${r.swept.join(', ')}` : '';
     const left = r.leftovers.length
       ? `; STILL THERE: ${r.leftovers.join(', ')}`
       : '; no domain, volume or network of it left';
     if (r.leftovers.length) process.exitCode = 1;
-    return `${name}: ${destroy}${swept}${left}`;
+    return `${name}: ${destroy}${proxy}${swept}${left}`;
   }
   if (isVmCluster(name) || (await hasVmLeftovers(name))) {
     const r = await vmClusterDown(name);

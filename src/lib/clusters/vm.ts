@@ -1,18 +1,7 @@
-import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { alignClock } from '../../../nemeses/clock.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
@@ -21,6 +10,7 @@ import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { aptProxyUrl, isAptProxyOf, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
 import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
@@ -29,17 +19,10 @@ import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
-import {
-  ensureVmImage,
-  imageLockOwner,
-  imageLockPath,
-  vmImageRoot,
-  vmImageUnavailableReason,
-} from './vm-image.ts';
+import { ensureVmImage, imageLockOwner, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
 import {
   clustersWithQemu,
   cmdlineOf,
-  pidAlive,
   QEMU_BINARY,
   qemuArgs,
   qemuMarker,
@@ -59,7 +42,6 @@ import {
  */
 
 const MAX_VM_NODES = 16;
-const APT_PROXY_PORT = 3142;
 const DATA_DISK_SIZE = '1G';
 
 const VmNodeStateSchema = z.object({
@@ -189,52 +171,6 @@ function parseMemory(m: string): string {
   return m;
 }
 
-/** The apt proxy's entry: the compiled .js next to this file, or the .ts source through tsx. */
-function aptProxyCommand(opts: object): string[] {
-  const self = fileURLToPath(import.meta.url);
-  const fromSource = self.endsWith('.ts');
-  const entry = join(self, '..', `vm-apt-proxy-main.${fromSource ? 'ts' : 'js'}`);
-  const loader = fromSource ? ['--import', import.meta.resolve('tsx')] : [];
-  return [...loader, entry, JSON.stringify(opts)];
-}
-
-async function startAptProxy(s: VmClusterState, hosts: readonly string[]): Promise<number> {
-  const dir = clusterDir(s.name);
-  const out = openSync(join(dir, 'apt-proxy.out'), 'a');
-  const child = spawn(
-    process.execPath,
-    aptProxyCommand({
-      cluster: s.name,
-      host: s.bridgeAddress,
-      port: APT_PROXY_PORT,
-      allowHosts: hosts,
-      cacheDir: join(vmImageRoot(), 'apt-cache'),
-      hostArchives: '/var/cache/apt/archives',
-      logFile: join(dir, 'apt-proxy.log'),
-    }),
-    { detached: true, stdio: ['ignore', out, out] },
-  );
-  child.unref();
-  closeSync(out);
-  if (child.pid === undefined) throw new Error('cannot start the apt proxy');
-  const deadline = Date.now() + 15_000;
-  while (!(await httpAnswers(s.bridgeAddress, APT_PROXY_PORT))) {
-    if (!pidAlive(child.pid) || Date.now() > deadline)
-      throw new Error(`the apt proxy did not start (see ${join(dir, 'apt-proxy.out')})`);
-    await sleep(100);
-  }
-  return child.pid;
-}
-
-async function httpAnswers(host: string, port: number): Promise<boolean> {
-  try {
-    await fetch(`http://${host}:${port}/`, { signal: AbortSignal.timeout(1000) });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function prepareNode(
   s: VmClusterState,
   i: number,
@@ -263,7 +199,7 @@ async function prepareNode(
       name: n.name,
       address: n.address,
       prefixLength: 24,
-      aptProxy: `http://${s.bridgeAddress}:${APT_PROXY_PORT}/`,
+      aptProxy: aptProxyUrl(s.bridgeAddress),
     }),
   );
   writeFileSync(join(fw, 'hosts'), readFileSync(join(dir, 'hosts')));
@@ -456,8 +392,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
     await writeKeys(s);
     await hostNetwork(s);
 
-    const { guestAptSources, readHostAptSources } = await import('./vm-apt-sources.ts');
-    s.aptProxyPid = await startAptProxy(s, guestAptSources(readHostAptSources()).hosts);
+    s.aptProxyPid = await spawnAptProxy(s.name, s.bridgeAddress, clusterDir(s.name));
     writeState(s);
 
     const fwCfg = await Promise.all(s.nodes.map((_, i) => prepareNode(s, i, image.rootfs)));
@@ -561,15 +496,7 @@ export async function vmClusterDown(name: string): Promise<VmClusterDownReport> 
     .map((n) => n.qemuPid)
     .filter((p): p is number => p !== null && cmdlineOf(p).includes(`-name ${marker}`));
   report.killedQemu = await stopPids([...new Set([...fromState, ...qemuPids(marker)])]);
-  const proxy = state?.aptProxyPid;
-  if (
-    proxy &&
-    cmdlineOf(proxy).includes('vm-apt-proxy-main') &&
-    cmdlineOf(proxy).includes(`"cluster":"${name}"`)
-  ) {
-    await stopPids([proxy]);
-    report.killedProxy = proxy;
-  }
+  if (await stopAptProxy(state?.aptProxyPid, name)) report.killedProxy = state?.aptProxyPid ?? null;
   const taps =
     state?.nodes.map((n) => n.tap) ?? Array.from({ length: MAX_VM_NODES }, (_, i) => tapName(name, i + 1));
   for (const link of [...taps, bridgeName(name)]) {
@@ -670,7 +597,7 @@ export async function vmClusterStatus(name: string): Promise<VmClusterStatus> {
     }),
   );
   await remote.close();
-  const proxy = s.aptProxyPid !== null && cmdlineOf(s.aptProxyPid).includes('vm-apt-proxy-main');
+  const proxy = s.aptProxyPid !== null && isAptProxyOf(s.aptProxyPid, s.name);
   return {
     name,
     exists: true,
