@@ -241,13 +241,19 @@ test.serial('through the fault plane: the ledger holds the proxy and heal-all cl
   }
 });
 
-test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+/** The shipped proxy plan's text, and the errors plan check finds in a variant of it. */
+async function proxyPlanChecker() {
   const { readFileSync } = await import('node:fs');
   const { checkPlan } = await import('../../src/app/plan/check.ts');
   const { parsePlanText } = await import('../../src/app/plan/load.ts');
-  const { clients } = await import('../../src/lib/clients/registry.ts');
   const text = readFileSync('plans/etcd-proxy.md', 'utf8');
   const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');
+  return { text, errors };
+}
+
+test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+  const { clients } = await import('../../src/lib/clients/registry.ts');
+  const { text, errors } = await proxyPlanChecker();
   t.deepEqual(errors(text), []);
   if (!clients.has('discovering-test-client'))
     clients.register('discovering-test-client', {
@@ -466,11 +472,7 @@ test('peer links: a partition names clients or links: peers, not both; plan chec
     "nemesis step 1 (kind: proxy, links: peers) needs the database's peer addresses configured on the nodes",
   );
   t.is(clientOnlyRefusal([{ kind: 'proxy', action: 'partition', params: {} }]), null);
-  const { readFileSync } = await import('node:fs');
-  const { checkPlan } = await import('../../src/app/plan/check.ts');
-  const { parsePlanText } = await import('../../src/app/plan/load.ts');
-  const text = readFileSync('plans/etcd-proxy.md', 'utf8');
-  const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');
+  const { text, errors } = await proxyPlanChecker();
   t.deepEqual(errors(text), []);
   // Redis does not let faultline choose its members' peer addresses.
   const redis = errors(
