@@ -54,9 +54,21 @@ export function actsOnNodes(kind: string): boolean {
  * Why a list of plan steps cannot run client-only (no SSH), naming the first step that acts on the nodes,
  * or null when every step acts in the control process (the proxy).
  */
-export function clientOnlyRefusal(steps: readonly { kind: string; action?: string }[]): string | null {
-  const i = steps.findIndex((s) => actsOnNodes(s.kind));
+export function clientOnlyRefusal(
+  steps: readonly { kind: string; action?: string; params?: unknown }[],
+): string | null {
+  const i = steps.findIndex((s) => actsOnNodes(s.kind) || isPeerProxyStep(s));
   if (i < 0) return null;
-  const s = steps[i] as { kind: string; action?: string };
+  const s = steps[i] as { kind: string; action?: string; params?: unknown };
+  if (isPeerProxyStep(s))
+    return `nemesis step ${i + 1} (kind: proxy, links: peers) needs the database's peer addresses configured on the nodes`;
   return `nemesis step ${i + 1} (kind: ${s.kind}${s.action ? `, action: ${s.action}` : ''}) acts on the nodes`;
+}
+
+/**
+ * A proxy step on the members' peer links: faultline must configure the database (its members advertise
+ * the proxy as each other's address), so it needs SSH and a database that declares its peer address.
+ */
+export function isPeerProxyStep(step: { kind: string; params?: unknown }): boolean {
+  return step.kind === 'proxy' && (step.params as { links?: unknown } | undefined)?.links === 'peers';
 }

@@ -11,8 +11,13 @@ import { type Endpoint, formatEndpoint, parseEndpoint, pointAt } from './endpoin
  * A fault may name a client group (client threads): it then acts only on connections made through those
  * threads' own listeners, so a group of clients is cut from a node set while the others go on.
  *
- * The proxy sits on the client path only: it never stands between nodes, so it cannot cut members off
- * from each other, and it cannot touch processes, clocks or disks.
+ * Peer links, when the database lets faultline choose the address its members advertise to each other
+ * (etcd's peer URLs): one listener per member on the control host's cluster-facing address, forwarding to
+ * the member's real peer port, so the members talk to each other only through the proxy. A connection's
+ * source address names the member that dialled it; a fault on member n's peer links acts on the
+ * connections into n and on those n dialled to the others (a partition: only those crossing between the
+ * target set and the rest). Without that configuration the proxy sits on the client path only and
+ * cannot cut members off from each other; it never touches processes, clocks or disks.
  */
 
 export const PROXY_ACTIONS = [
@@ -41,6 +46,11 @@ export interface ProxyFaultParams {
   sliceDelayMs?: number;
   /** timeout: connections are closed this long after they opened (or after the fault began). */
   afterMs?: number;
+  /**
+   * partition: the links it cuts: `clients` (clients → the target nodes, the default) or `peers` (the
+   * target members from the other members, both ways; needs the members' peer traffic through the proxy).
+   */
+  links?: 'clients' | 'peers';
   /**
    * The client group the fault acts on (client threads, 0-based, as the history's process modulo the
    * concurrency); absent: every client. Only connections made through a thread's own listener belong to
@@ -85,11 +95,15 @@ export interface VictimView {
   waitingSince: number[];
 }
 
+/** On a peer link: which dialling members a fault acts on (only these, or all but these). */
+type Sources = { only: readonly string[] } | { except: readonly string[] };
+
 interface ActiveFault {
   id: string;
   action: ProxyAction;
   params: ProxyFaultParams;
   since: number;
+  sources?: Sources;
 }
 
 const zeroCounters = (): FaultCounters => ({
@@ -173,6 +187,8 @@ class Pair {
     private readonly link: ProxyLink,
     /** The client thread whose listener it came through; null: the shared listener. */
     readonly thread: number | null,
+    /** On a peer link: the member that dialled it (by its source address); null: not a member. */
+    readonly from: string | null = null,
   ) {
     this.up = new Lane((b) => this.upstream?.write(b));
     this.down = new Lane((b) => {
@@ -230,8 +246,10 @@ export class ProxyLink {
     attemptsReset: 0,
     waitingSince: [],
   };
-  /** Every connection accepted, and bytes forwarded each way (the bench reads them). */
+  /** Every connection accepted (the bench reads it). */
   accepted = 0;
+  /** Bytes let through, both ways, by the member that dialled the connection ('?': not a member). */
+  readonly throughFrom = new Map<string, number>();
   readonly servers: net.Server[] = [];
   /** The shared listener (every client), and one per client thread when groups can be faulted. */
   listen!: Endpoint;
@@ -243,6 +261,8 @@ export class ProxyLink {
     readonly node: string,
     readonly address: string,
     readonly upstream: Endpoint,
+    /** Peer links only: the member a source address belongs to (the dialling side of a connection). */
+    private readonly memberAt?: (ip: string) => string | null,
   ) {}
 
   /** Listen on `host`: the shared listener, and one per client thread 0 … threads-1. */
@@ -262,9 +282,13 @@ export class ProxyLink {
     return { host: a.address, port: a.port };
   }
 
-  /** Does fault `f` act on this connection (its client group, when it names one)? */
+  /** Does fault `f` act on this connection (its client group, or its dialling members, when it names them)? */
   private hits(f: ActiveFault, pair: Pair): boolean {
-    return !f.params.clients || (pair.thread !== null && f.params.clients.includes(pair.thread));
+    if (f.params.clients && (pair.thread === null || !f.params.clients.includes(pair.thread))) return false;
+    const src = f.sources;
+    if (!src) return true;
+    if ('only' in src) return pair.from !== null && src.only.includes(pair.from);
+    return pair.from === null || !src.except.includes(pair.from);
   }
 
   /** The faults in force on one connection. */
@@ -285,7 +309,8 @@ export class ProxyLink {
   private accept(client: net.Socket, thread: number | null): void {
     this.accepted++;
     client.setNoDelay(true);
-    const pair = new Pair(client, this, thread);
+    const ip = (client.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const pair = new Pair(client, this, thread, this.memberAt ? this.memberAt(ip) : null);
     this.pairs.add(pair);
     client.on('data', (b: Buffer) => this.forward(pair, 'up', b));
     client.on('error', () => pair.cut(false));
@@ -346,6 +371,8 @@ export class ProxyLink {
       pair.broken = true;
       return;
     }
+    const from = pair.from ?? '?';
+    this.throughFrom.set(from, (this.throughFrom.get(from) ?? 0) + chunk.length);
     let at = t;
     for (const f of faults) {
       if (f.action === 'latency') {
@@ -390,8 +417,8 @@ export class ProxyLink {
     );
   }
 
-  apply(id: string, action: ProxyAction, params: ProxyFaultParams): void {
-    const f: ActiveFault = { id, action, params, since: now() };
+  apply(id: string, action: ProxyAction, params: ProxyFaultParams, sources?: Sources): void {
+    const f: ActiveFault = { id, action, params, since: now(), ...(sources && { sources }) };
     this.faults.push(f);
     this.count(f);
     const hit = [...this.pairs].filter((p) => this.hits(f, p));
@@ -458,9 +485,10 @@ export class ProxyLink {
   }
 }
 
-/** The proxy of one run: a link per node. */
+/** The proxy of one run: a client link per node, and a peer link per member when the members talk through it. */
 export class ProxyHub {
   readonly links = new Map<string, ProxyLink>();
+  readonly peerLinks = new Map<string, ProxyLink>();
   private constructor(readonly listenHost: string) {}
 
   /**
@@ -473,22 +501,62 @@ export class ProxyHub {
     threads = 0,
   ): Promise<ProxyHub> {
     const hub = new ProxyHub(listenHost);
+    await hub.addClients(addresses, threads);
+    return hub;
+  }
+
+  /** A hub with no link yet (peer links are added before the database starts, client links after). */
+  static create(listenHost = '127.0.0.1'): ProxyHub {
+    return new ProxyHub(listenHost);
+  }
+
+  /** A client link per node (node → its client address). */
+  async addClients(addresses: Record<string, string>, threads = 0): Promise<void> {
+    await this.addLinks(this.links, addresses, 'client address', (link) =>
+      link.start(this.listenHost, threads),
+    );
+  }
+
+  /**
+   * A peer link per member (node → the address its peers reach it at) listening on `listenHost`, an
+   * address every member reaches the control host at; `members` maps a member's own address to its node,
+   * so a connection's source tells which member dialled it.
+   */
+  async addPeers(
+    addresses: Record<string, string>,
+    listenHost: string,
+    members: Record<string, string>,
+  ): Promise<void> {
+    const memberAt = (ip: string) => members[ip] ?? null;
+    await this.addLinks(
+      this.peerLinks,
+      addresses,
+      'peer address',
+      (link) => link.start(listenHost),
+      memberAt,
+    );
+  }
+
+  private async addLinks(
+    into: Map<string, ProxyLink>,
+    addresses: Record<string, string>,
+    what: string,
+    start: (link: ProxyLink) => Promise<void>,
+    memberAt?: (ip: string) => string | null,
+  ): Promise<void> {
     try {
       for (const [node, address] of Object.entries(addresses)) {
         const upstream = parseEndpoint(address);
         if (!upstream)
-          throw new Error(
-            `${node}: the client address ${address} names no host:port the proxy can forward to`,
-          );
-        const link = new ProxyLink(node, address, upstream);
-        await link.start(listenHost, threads);
-        hub.links.set(node, link);
+          throw new Error(`${node}: the ${what} ${address} names no host:port the proxy can forward to`);
+        const link = new ProxyLink(node, address, upstream, memberAt);
+        into.set(node, link);
+        await start(link);
       }
     } catch (err) {
-      await hub.close();
+      await this.close();
       throw err;
     }
-    return hub;
   }
 
   link(node: string): ProxyLink {
@@ -529,32 +597,99 @@ export class ProxyHub {
     return null;
   }
 
-  /** node → listener, node → upstream: what the fault ledger keeps. */
-  describe(): { listeners: Record<string, string>; upstreams: Record<string, string> } {
-    const links = [...this.links.values()];
+  /**
+   * Peer bytes let through between `node` and the other members so far: into it (its own peer link) and
+   * out of it (connections it dialled into the others' links).
+   */
+  peerBytes(node: string): { into: number; out: number } {
+    let into = 0;
+    let out = 0;
+    for (const l of this.peerLinks.values())
+      if (l.node === node) for (const n of l.throughFrom.values()) into += n;
+      else out += l.throughFrom.get(node) ?? 0;
+    return { into, out };
+  }
+
+  /** The peer link of a member (its peers' connections into it), when the members talk through the proxy. */
+  peerLink(node: string): ProxyLink {
+    const l = this.peerLinks.get(node);
+    if (!l)
+      throw new Error(`the members' peer traffic does not go through the proxy (no peer link to ${node})`);
+    return l;
+  }
+
+  /** The address a member advertises to its peers: its peer listener (the address itself when none). */
+  peerRoute(address: string, node: string): string {
+    const l = this.peerLinks.get(node);
+    return l && l.address === address ? pointAt(address, l.listen) : address;
+  }
+
+  /** node → listener, node → upstream (and the same for peer links): what the fault ledger keeps. */
+  describe(): {
+    listeners: Record<string, string>;
+    upstreams: Record<string, string>;
+    peerListeners?: Record<string, string>;
+    peerUpstreams?: Record<string, string>;
+  } {
+    const of = (m: Map<string, ProxyLink>, f: (l: ProxyLink) => Endpoint) =>
+      Object.fromEntries([...m.values()].map((l) => [l.node, formatEndpoint(f(l))]));
     return {
-      listeners: Object.fromEntries(links.map((l) => [l.node, formatEndpoint(l.listen)])),
-      upstreams: Object.fromEntries(links.map((l) => [l.node, formatEndpoint(l.upstream)])),
+      listeners: of(this.links, (l) => l.listen),
+      upstreams: of(this.links, (l) => l.upstream),
+      ...(this.peerLinks.size > 0 && {
+        peerListeners: of(this.peerLinks, (l) => l.listen),
+        peerUpstreams: of(this.peerLinks, (l) => l.upstream),
+      }),
     };
   }
 
   apply(id: string, nodes: readonly string[], action: ProxyAction, params: ProxyFaultParams): void {
+    if (params.links === 'peers') {
+      // Into a target, from whoever is on the other side; out of a target, into every other member.
+      // A partition spares the links inside the target set; every other fault acts on them too.
+      const inside = action === 'partition';
+      for (const l of this.peerLinks.values())
+        l.apply(
+          id,
+          action,
+          params,
+          nodes.includes(l.node) ? (inside ? { except: nodes } : undefined) : { only: nodes },
+        );
+      return;
+    }
     for (const n of nodes) this.link(n).apply(id, action, params);
+  }
+
+  private allLinks(): ProxyLink[] {
+    return [...this.links.values(), ...this.peerLinks.values()];
   }
 
   /** Undo a fault on every link; returns the nodes it was in force on. */
   remove(id: string): string[] {
-    return [...this.links.values()].filter((l) => l.remove(id)).map((l) => l.node);
+    return [
+      ...new Set(
+        this.allLinks()
+          .filter((l) => l.remove(id))
+          .map((l) => l.node),
+      ),
+    ];
   }
 
   /** Nodes a fault is in force on. */
   inForce(id: string): string[] {
-    return [...this.links.values()].filter((l) => l.faults.some((f) => f.id === id)).map((l) => l.node);
+    return [
+      ...new Set(
+        this.allLinks()
+          .filter((l) => l.faults.some((f) => f.id === id))
+          .map((l) => l.node),
+      ),
+    ];
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.links.values()].map((l) => l.close()));
+    await Promise.all(this.allLinks().map((l) => l.close()));
     this.links.clear();
+    this.peerLinks.clear();
     if (active === this) active = null;
   }
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from '../../src/core/util/log.ts';
 import { processExists } from '../../src/core/util/pid.ts';
 import {
   type Capability,
@@ -15,6 +16,7 @@ import {
   PROXY_ACTIONS,
   type ProxyAction,
   type ProxyFaultParams,
+  type ProxyHub,
   type ProxyLink,
 } from './hub.ts';
 
@@ -37,6 +39,9 @@ interface ProxyUndo extends Record<string, unknown> {
   params: ProxyFaultParams;
   listeners: Record<string, string>;
   upstreams: Record<string, string>;
+  /** links: peers: every member's peer listener and its real peer address (the fault acts on all of them). */
+  peerListeners?: Record<string, string>;
+  peerUpstreams?: Record<string, string>;
   /** Per node: the clients' median round trip before the fault (ms), and victim counts at inject. */
   before: Record<
     string,
@@ -70,6 +75,41 @@ interface Judged {
   victim: { signal: string; before?: unknown; during: unknown; landed: boolean };
   /** A grouped fault: the clients outside the group, still answered on the link (reported, not required). */
   spared?: { signal: string; during: number; landed: boolean; note: string };
+}
+
+/**
+ * A partition of the target members from the others on their peer links: the bytes dropped and
+ * connections held into each target (its own peer listener) and out of the targets (the others'
+ * listeners, connections the targets dialled); the victims are the member's clients, whose requests
+ * that need the quorum go unanswered, and the database's own health of the member seen from a peer.
+ */
+function judgePeers(hub: ProxyHub, node: string, id: string, record: FaultRecord): Judged {
+  const cut = (c: FaultCounters | undefined) => (c ? c.bytesDropped + c.connectionsHeld : 0);
+  const into = hub.peerLink(node).counters.get(id);
+  const out = [...hub.peerLinks.values()]
+    .filter((l) => !record.nodes.includes(l.node))
+    .map((l) => l.counters.get(id));
+  const outBytes = out.reduce((a, c) => a + (c?.bytesDropped ?? 0), 0);
+  const outHeld = out.reduce((a, c) => a + (c?.connectionsHeld ?? 0), 0);
+  const t = performance.now();
+  // The member's clients, when they go through the proxy too (a run always sends them there).
+  const link = hub.links.get(node);
+  const waiting = link ? link.waiting().filter((w) => t - w >= WAITING_MS).length : 0;
+  return {
+    injector: {
+      signal: `proxy peer bytes dropped / connections held into ${node}; out of ${record.nodes.join(', ')} to the other members`,
+      during: `${into?.bytesDropped ?? 0} / ${into?.connectionsHeld ?? 0}; ${outBytes} / ${outHeld}`,
+      landed: cut(into) > 0 && out.some((c) => cut(c) > 0),
+    },
+    victim: {
+      signal: link
+        ? `client requests to ${node} unanswered for ≥${WAITING_MS} ms (the member lost its quorum)`
+        : `no client of ${node} goes through the proxy: the member's side is not seen`,
+      before: 0,
+      during: waiting,
+      landed: waiting > 0,
+    },
+  };
 }
 
 /** Both sides of the evidence on one link, as they stand now. */
@@ -236,6 +276,12 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     const params = (spec.params ?? {}) as ProxyFaultParams;
     const problem = params.clients ? hub.groupProblem(nodes, params.clients) : null;
     if (problem) throw new CapabilityMissingError('control node', 'proxy client group', problem);
+    if (params.links === 'peers' && nodes.some((n) => !hub.peerLinks.has(n)))
+      throw new CapabilityMissingError(
+        'control node',
+        'proxy peer links',
+        "the members' peer traffic does not go through the proxy (the run routes it only when the database declares its peer address and a plan step asks for links: peers)",
+      );
     const d = hub.describe();
     const undo: ProxyUndo = {
       pid: process.pid,
@@ -243,9 +289,12 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
       params,
       listeners: Object.fromEntries(nodes.map((n) => [n, d.listeners[n] as string])),
       upstreams: Object.fromEntries(nodes.map((n) => [n, d.upstreams[n] as string])),
+      ...(params.links === 'peers' && { peerListeners: d.peerListeners, peerUpstreams: d.peerUpstreams }),
       before: Object.fromEntries(
         nodes.map((n) => {
-          const l = hub.link(n);
+          // A fault on peer links may run with no client link (the victim side is then unproven).
+          const l = params.links === 'peers' ? hub.links.get(n) : hub.link(n);
+          if (!l) return [n, { roundTripMs: null, cut: 0, cutWithRequest: 0, attemptsReset: 0 }];
           return [
             n,
             {
@@ -273,6 +322,7 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     // Gate on the clients feeling it, never a fixed sleep: poll until every link shows both sides.
     for (;;) {
       const judged = record.nodes.map((n) => {
+        if (undo.params.links === 'peers') return { n, j: judgePeers(hub, n, record.id, record) };
         const link = hub.link(n);
         const j = judge(link, undo, record.id);
         const s = spared(link, undo);
@@ -309,28 +359,58 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
       throw new Error(
         `the proxy of ${record.id} lives in process ${undo.pid}, which is still running: stop it (its exit heal undoes the fault)`,
       );
+    // The members advertised the dead proxy as each other's address: nothing to undo, but they cannot
+    // talk until the database is set up again (the next run's teardown and setup do it).
+    if (undo.peerListeners)
+      log().warn(
+        { fault: record.id, peerListeners: undo.peerListeners },
+        "the members' peer traffic went through the proxy of a run that is gone: the database cannot form a quorum until it is set up again",
+      );
   },
 
   async evidenceAfterHeal(_remote, record): Promise<FaultEvidence> {
     const hub = ownHub(record);
+    const undo = record.undo as Partial<ProxyUndo>;
     if (!hub)
       return { landed: true, reason: 'the proxy of this fault has gone with its process', signals: [] };
     const healedAt = performance.now();
     const deadline = healedAt + EVIDENCE_WAIT_MS;
+    const peers = undo.params?.links === 'peers';
+    const peerAt = new Map(record.nodes.map((n) => [n, hub.peerLinks.has(n) ? hub.peerBytes(n) : null]));
     const signals = (): EvidenceSignal[] =>
       record.nodes.flatMap((n) => {
+        const injector: EvidenceSignal = {
+          side: 'injector',
+          node: n,
+          signal: `proxy faults in force on ${n}${peers ? "'s peer links" : ''} for ${record.id}`,
+          after: hub.inForce(record.id).includes(n) ? 1 : 0,
+          landed: !hub.inForce(record.id).includes(n),
+        };
+        if (peers) {
+          // What the fault cut is flowing again: the member's raft traffic, both ways. (Its clients are
+          // served once it has caught up and any election it forced is over: the recovery budget's job.)
+          const at = peerAt.get(n) ?? { into: 0, out: 0 };
+          const now = hub.peerBytes(n);
+          const into = now.into - at.into;
+          const out = now.out - at.out;
+          return [
+            injector,
+            {
+              side: 'victim',
+              node: n,
+              signal: `peer bytes between ${n} and the other members after heal (into / out of ${n})`,
+              after: `${into} / ${out}`,
+              landed: into > 0 && out > 0,
+              note: 'after heal: the member talks to its peers again',
+            },
+          ];
+        }
         const l = hub.link(n);
         const trips = l.victim.roundTrips.filter((r) => r.at - r.ms >= healedAt).map((r) => r.ms);
         return [
+          injector,
           {
-            side: 'injector' as const,
-            node: n,
-            signal: `proxy faults in force on ${n} for ${record.id}`,
-            after: l.faults.filter((f) => f.id === record.id).length,
-            landed: !l.faults.some((f) => f.id === record.id),
-          },
-          {
-            side: 'victim' as const,
+            side: 'victim',
             node: n,
             signal: `client requests to ${n} answered after heal (p50 ms)`,
             after: trips.length > 0 ? `${trips.length} (${r1(median(trips))} ms)` : 0,
@@ -345,7 +425,11 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
       if (ok || performance.now() >= deadline)
         return {
           landed: ok,
-          ...(!ok && { reason: 'no client request crossed a healed link in time' }),
+          ...(!ok && {
+            reason: peers
+              ? 'no peer traffic crossed the healed links in time'
+              : 'no client request crossed a healed link in time',
+          }),
           signals: s,
         };
       await sleep(50);

@@ -52,7 +52,10 @@ export const proxyParams: Record<ProxyAction, z.ZodType<ProxyFaultParams>> = {
     }),
   blackhole: empty,
   reset: empty,
-  /** `clients`: the client group cut from the target nodes (client threads, 0-based); absent: every client. */
+  /**
+   * `clients`: the client group cut from the target nodes (client threads, 0-based); absent: every client.
+   * `links: peers`: the target members cut from the others instead (their peer traffic through the proxy).
+   */
   partition: z
     .strictObject({
       clients: z
@@ -60,8 +63,19 @@ export const proxyParams: Record<ProxyAction, z.ZodType<ProxyFaultParams>> = {
         .min(1, 'name at least one client thread')
         .transform((xs) => [...new Set(xs)].sort((a, b) => a - b))
         .optional(),
+      links: z.enum(['clients', 'peers']).optional(),
     })
-    .default({}),
+    .default({})
+    .superRefine((p, ctx) => {
+      if (p.links === 'peers' && p.clients)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients'],
+          message:
+            'a client group cuts client links; links: peers cuts the members from each other (give one)',
+        });
+    })
+    .transform(({ links, ...p }) => (links === 'peers' ? { ...p, links } : p)),
   'half-open': z.strictObject({ direction: z.enum(['upstream', 'downstream']).default('upstream') }).default({
     direction: 'upstream',
   }),

@@ -23,7 +23,7 @@ const remote = {
   nodes: [{ name: 'n1', host: '127.0.0.1', port: 22, user: 'root' }],
 } as unknown as Remote;
 
-async function echoServer(): Promise<{ port: number; close: () => Promise<void> }> {
+async function echoServer(host = '127.0.0.1'): Promise<{ port: number; close: () => Promise<void> }> {
   const socks = new Set<net.Socket>();
   const server = net.createServer((s) => {
     socks.add(s);
@@ -31,7 +31,7 @@ async function echoServer(): Promise<{ port: number; close: () => Promise<void> 
     s.on('error', () => {});
     s.on('close', () => socks.delete(s));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   return {
     port: (server.address() as net.AddressInfo).port,
     close: () =>
@@ -42,13 +42,16 @@ async function echoServer(): Promise<{ port: number; close: () => Promise<void> 
   };
 }
 
-/** A client sending a 32-byte request and waiting for its echo, again and again; reconnects on any cut. */
-function loadClient(port: number) {
+/**
+ * A client sending a 32-byte request and waiting for its echo, again and again; reconnects on any cut.
+ * `from`: the local address it dials from (a member dialling a peer, as the proxy sees it).
+ */
+function loadClient(port: number, from?: string) {
   const stats = { ok: 0, errors: 0, stopped: false };
   const run = async () => {
     while (!stats.stopped) {
       const ok = await new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1');
+        const s = net.connect({ port, host: '127.0.0.1', ...(from && { localAddress: from }) });
         let got = 0;
         const timer = setTimeout(() => {
           s.destroy();
@@ -238,13 +241,19 @@ test.serial('through the fault plane: the ledger holds the proxy and heal-all cl
   }
 });
 
-test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+/** The shipped proxy plan's text, and the errors plan check finds in a variant of it. */
+async function proxyPlanChecker() {
   const { readFileSync } = await import('node:fs');
   const { checkPlan } = await import('../../src/app/plan/check.ts');
   const { parsePlanText } = await import('../../src/app/plan/load.ts');
-  const { clients } = await import('../../src/lib/clients/registry.ts');
   const text = readFileSync('plans/etcd-proxy.md', 'utf8');
   const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');
+  return { text, errors };
+}
+
+test('plan check: the shipped proxy plan passes; a client that finds its own addresses is refused', async (t) => {
+  const { clients } = await import('../../src/lib/clients/registry.ts');
+  const { text, errors } = await proxyPlanChecker();
   t.deepEqual(errors(text), []);
   if (!clients.has('discovering-test-client'))
     clients.register('discovering-test-client', {
@@ -358,4 +367,119 @@ test.serial('a client group the proxy cannot tell apart is refused before anythi
     setActiveProxyHub(null);
     await server.close();
   }
+});
+
+test.serial(
+  'peer links: members dial each other through the proxy; a partition cuts one member both ways, the others go on; heal',
+  async (t) => {
+    // Three "members" on their own loopback addresses (the proxy tells who dialled by the source address).
+    const ips = { n1: '127.0.0.11', n2: '127.0.0.12', n3: '127.0.0.13' };
+    const servers = {
+      n1: await echoServer(ips.n1),
+      n2: await echoServer(ips.n2),
+      n3: await echoServer(ips.n3),
+    };
+    const real = Object.fromEntries(
+      Object.entries(servers).map(([n, sv]) => [n, `http://${ips[n as 'n1']}:${sv.port}`]),
+    );
+    const hub = ProxyHub.create();
+    await hub.addPeers(real, '127.0.0.1', Object.fromEntries(Object.entries(ips).map(([n, ip]) => [ip, n])));
+    setActiveProxyHub(hub);
+    // Every member advertises its peer listener; each dials the others' advertised addresses.
+    const advertised = Object.fromEntries(Object.entries(real).map(([n, a]) => [n, hub.peerRoute(a, n)]));
+    t.regex(advertised.n1 as string, /^http:\/\/127\.0\.0\.1:\d+$/);
+    t.is(
+      hub.peerRoute('http://10.0.0.9:2380', 'n1'),
+      'http://10.0.0.9:2380',
+      'another address is left alone',
+    );
+    const flows = new Map<string, ReturnType<typeof loadClient>>();
+    for (const from of ['n1', 'n2', 'n3'] as const)
+      for (const to of ['n1', 'n2', 'n3'] as const)
+        if (from !== to)
+          flows.set(
+            `${from}->${to}`,
+            loadClient((parseEndpoint(advertised[to] as string) as { port: number }).port, ips[from]),
+          );
+    const ok = () => new Map([...flows].map(([k, f]) => [k, f.stats.ok]));
+    const remote3 = {
+      nodes: ['n1', 'n2', 'n3'].map((name) => ({ name, host: '127.0.0.1', port: 22, user: 'root' })),
+    } as unknown as Remote;
+    try {
+      await sleep(400);
+      for (const [k, n] of ok()) t.true(n > 3, `${k} is served through the proxy`);
+      const spec: FaultSpec = {
+        kind: 'proxy',
+        action: 'partition',
+        targets: ['n3'],
+        params: { links: 'peers' },
+      };
+      const record = await proxyNemesis.inject(remote3, spec, 'w1');
+      const undo = record.undo as {
+        peerListeners?: Record<string, string>;
+        peerUpstreams?: Record<string, string>;
+      };
+      t.deepEqual(
+        Object.keys(undo.peerListeners ?? {}).sort(),
+        ['n1', 'n2', 'n3'],
+        'the ledger keeps every peer listener',
+      );
+      t.is(undo.peerUpstreams?.n3, `${ips.n3}:${servers.n3.port}`);
+      const before = ok();
+      await sleep(600);
+      const during = ok();
+      for (const k of ['n1->n3', 'n2->n3', 'n3->n1', 'n3->n2'])
+        t.is(during.get(k), before.get(k), `${k} is cut`);
+      for (const k of ['n1->n2', 'n2->n1'])
+        t.true((during.get(k) ?? 0) > (before.get(k) ?? 0), `${k} goes on`);
+      const into = hub.peerLink('n3').counters.get('w1');
+      const out = ['n1', 'n2'].map((n) => hub.peerLink(n).counters.get('w1'));
+      t.true((into?.bytesDropped ?? 0) + (into?.connectionsHeld ?? 0) > 0, 'dropped into n3');
+      t.true(
+        out.every((c) => (c?.bytesDropped ?? 0) + (c?.connectionsHeld ?? 0) > 0),
+        'dropped out of n3',
+      );
+      await proxyNemesis.heal(remote3, record);
+      t.deepEqual(hub.inForce('w1'), []);
+      const after = await proxyNemesis.evidenceAfterHeal?.(remote3, record);
+      t.true(after?.landed, JSON.stringify(after));
+      t.regex(String(after?.signals[1]?.signal), /peer bytes between n3 and the other members after heal/);
+      const healed = ok();
+      await sleep(2500); // a cut flow waits out its 1.5 s timeout, then reconnects
+      for (const [k, n] of ok()) t.true(n > (healed.get(k) ?? 0), `${k} is served after heal`);
+    } finally {
+      for (const f of flows.values()) await f.stop();
+      await hub.close();
+      setActiveProxyHub(null);
+      for (const sv of Object.values(servers)) await sv.close();
+    }
+  },
+);
+
+test('peer links: a partition names clients or links: peers, not both; plan check and client-only runs refuse what cannot route peers', async (t) => {
+  const step = nemeses.require('proxy', 'nemesis').step;
+  const ok = step.safeParse({ kind: 'proxy', action: 'partition', params: { links: 'peers' } });
+  t.deepEqual((ok as { data?: { params: unknown } }).data?.params, { links: 'peers' });
+  const plain = step.safeParse({ kind: 'proxy', action: 'partition', params: { links: 'clients' } });
+  t.deepEqual((plain as { data?: { params: unknown } }).data?.params, {});
+  t.false(
+    step.safeParse({ kind: 'proxy', action: 'partition', params: { links: 'peers', clients: [0] } }).success,
+  );
+  t.false(step.safeParse({ kind: 'proxy', action: 'latency', params: { links: 'peers' } }).success);
+  const { clientOnlyRefusal } = await import('../../nemeses/registry.ts');
+  t.is(
+    clientOnlyRefusal([{ kind: 'proxy', action: 'partition', params: { links: 'peers' } }]),
+    "nemesis step 1 (kind: proxy, links: peers) needs the database's peer addresses configured on the nodes",
+  );
+  t.is(clientOnlyRefusal([{ kind: 'proxy', action: 'partition', params: {} }]), null);
+  const { text, errors } = await proxyPlanChecker();
+  t.deepEqual(errors(text), []);
+  // Redis does not let faultline choose its members' peer addresses.
+  const redis = errors(
+    text.replaceAll('db: etcd\n', 'db: redis\n').replaceAll('dbOptions: { serializableReads: true }\n', ''),
+  );
+  t.true(
+    redis.some((p) => /does not let faultline choose its members' peer addresses/.test(p.reason)),
+    JSON.stringify(redis),
+  );
 });

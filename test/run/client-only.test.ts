@@ -192,9 +192,16 @@ test('plan check says per scenario whether it can run client-only', async (t) =>
     proxy.resolved.map((r) => [r.id, clientOnlyOf(r).ok]),
     [
       ['S1', true],
-      ['S2', true],
+      ['S2', false],
+      ['S3', false],
     ],
   );
+  // The peer-link partition needs faultline to configure the members: not a client-only step.
+  const s2 = proxy.resolved.find((r) => r.id === 'S2');
+  t.deepEqual(s2 && clientOnlyOf(s2), {
+    ok: false,
+    why: "nemesis step 1 (kind: proxy, links: peers) needs the database's peer addresses configured on the nodes",
+  });
   const register = await loadPlan('plans/etcd-register.md');
   const s3 = register.resolved.find((r) => r.id === 'S3');
   t.deepEqual(s3 && clientOnlyOf(s3), {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkers } from '../../../checkers/registry.ts';
+import { isPeerProxyStep } from '../../../nemeses/registry.ts';
 import { nemesisStepSchema, stepNodeNames } from '../../../nemeses/schedule.ts';
 import type { NemesisStep } from '../../../nemeses/types.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
@@ -211,7 +212,10 @@ function checkDiskPaths(steps: readonly NemesisStep[], at: (string | number)[], 
   });
 }
 
-/** A membership fault needs a database that declares membership (etcd does; Redis and others do not). */
+/**
+ * A membership fault needs a database that declares membership (etcd does; Redis and others do not); a
+ * proxy fault on peer links one that declares its peer address.
+ */
 function checkStepDbCapabilities(
   dbName: string,
   steps: readonly NemesisStep[],
@@ -226,6 +230,12 @@ function checkStepDbCapabilities(
         code: 'custom',
         path: [...at, i, 'kind'],
         message: `database ${dbName} does not support membership faults (it declares no membership capability: remove and add members)`,
+      });
+    if (isPeerProxyStep(step) && !db.capabilities?.includes('peer-address'))
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, i, 'params', 'links'],
+        message: `database ${dbName} does not let faultline choose its members' peer addresses (no peer-address capability), so the proxy cannot stand between its members`,
       });
   });
 }

@@ -4,9 +4,11 @@ import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import type { HealReport } from '../../../nemeses/heal.ts';
 import { FaultPlane } from '../../../nemeses/plane.ts';
 import { ProxyHub, setActiveProxyHub } from '../../../nemeses/proxy/hub.ts';
+import { controlHostAddress } from '../../../nemeses/proxy/peers.ts';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { buildSchedule, type Schedule, scheduleOps, scheduleToJson } from '../../../nemeses/schedule.ts';
 import type { FaultRecord, Nemesis } from '../../../nemeses/types.ts';
+import { clusterAddress } from '../../core/control/addresses.ts';
 import type { Remote } from '../../core/control/types.ts';
 import {
   any,
@@ -159,6 +161,7 @@ export async function runTest(o: TestRunOptions): Promise<TestRunResult> {
   let heal: HealReport | null = null;
   let runError: unknown;
   try {
+    await startPeerProxy(s);
     await setUpDb(s);
     stats = await runWorkload(s);
   } catch (err) {
@@ -383,15 +386,58 @@ async function startProxy(s: RunState): Promise<ProxyHub | undefined> {
       op.f === 'start-proxy' &&
       Array.isArray((op.value as { params?: { clients?: unknown } })?.params?.clients),
   );
-  const hub = await ProxyHub.start(
+  const hub = s.proxy ?? ProxyHub.create();
+  s.proxy = hub;
+  setActiveProxyHub(hub);
+  await hub.addClients(
     Object.fromEntries(nodes.map((n) => [n, o.db.clientAddress(dbCtx, n)])),
-    '127.0.0.1',
     grouped ? o.concurrency : 0,
   );
-  setActiveProxyHub(hub);
-  s.proxy = hub;
   log().info(hub.describe(), 'clients go through the proxy');
   return hub;
+}
+
+/** Does the schedule have a proxy fault on the members' peer links? */
+function peerProxyOps(s: RunState): boolean {
+  return (
+    s.schedule?.ops.some(
+      (op) =>
+        op.f === 'start-proxy' && (op.value as { params?: { links?: unknown } })?.params?.links === 'peers',
+    ) === true
+  );
+}
+
+/**
+ * Before the database is set up, when a proxy fault acts on peer links: a peer listener per member on
+ * the address the members reach the control host at, forwarding to the member's real peer address, and
+ * the database told to advertise those listeners (ctx.peerRoute), so members talk only through the proxy.
+ */
+async function startPeerProxy(s: RunState): Promise<void> {
+  const { o, nodes, dbCtx } = s;
+  if (!peerProxyOps(s)) return;
+  if (o.remote instanceof ClientOnlyRemote)
+    throw new UserError(
+      'a proxy fault on peer links needs faultline to configure the database on the nodes; a client-only run (--no-ssh) cannot',
+    );
+  const peerAddress = o.db.peerAddress?.bind(o.db);
+  if (!peerAddress)
+    throw new UserError(
+      `a proxy fault on peer links needs a database that lets faultline choose its members' peer addresses; ${o.db.name} declares no peer address`,
+    );
+  const addresses = Object.fromEntries(o.remote.nodes.map((n) => [n.name, clusterAddress(n)]));
+  const listenHost = await controlHostAddress(addresses).catch((err: Error) => {
+    throw new UserError(`proxy on peer links: ${err.message}`);
+  });
+  const hub = ProxyHub.create();
+  s.proxy = hub;
+  setActiveProxyHub(hub);
+  await hub.addPeers(
+    Object.fromEntries(nodes.map((n) => [n, peerAddress(dbCtx, n)])),
+    listenHost,
+    Object.fromEntries(Object.entries(addresses).map(([n, a]) => [a, n])),
+  );
+  dbCtx.peerRoute = (address, node) => hub.peerRoute(address, node);
+  log().info(hub.describe(), "the members' peer traffic goes through the proxy");
 }
 
 /** Heal every fault and sweep the nodes, collect the DB logs, tear the DB down. Never throws. */
@@ -413,12 +459,17 @@ async function healAndTearDown(s: RunState): Promise<HealReport | null> {
   const stopped = o.signal?.aborted === true;
   const teardownMs = stopped ? closeLimit(o) / 2 : (o.clientCallTimeoutMs ?? CLIENT_CALL_MS);
   if (s.client) await tearDownClients(s.client, nodes, teardownMs, stopped ? teardownMs : closeLimit(o));
+  await collectLogs(o.db, dbCtx, runDir);
+  if (!o.leaveDbRunning) await tearDownDatabase(o.db, dbCtx);
+  else if (s.proxy?.peerLinks.size)
+    log().warn(
+      "the database is left running, but its members reached each other through this run's proxy, which stops now",
+    );
+  // After the teardown: members whose peer traffic goes through the proxy lose each other when it stops.
   if (s.proxy) {
     await s.proxy.close();
     setActiveProxyHub(null);
   }
-  await collectLogs(o.db, dbCtx, runDir);
-  if (!o.leaveDbRunning) await tearDownDatabase(o.db, dbCtx);
   return heal;
 }
 

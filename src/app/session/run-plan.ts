@@ -176,7 +176,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
       const why = b ? clientOnlyRefusal(b.nemesis) : null;
       if (why)
         throw new UserError(
-          `${o.plan}: ${row.id}: ${why}; a client-only run (--no-ssh) allows only proxy steps (leave it out with --scenario)`,
+          `${o.plan}: ${row.id}: ${why}; a client-only run (--no-ssh) allows only proxy steps on client links (leave it out with --scenario)`,
         );
     }
   // Each row's fault schedule built as the run builds it: a step the engine rejects is a plan error.

@@ -37,7 +37,8 @@ import type {
 /**
  * etcd, one member per node (reference §7). The binary comes from Debian's etcd-server package, or from the
  * user's own build (a release tarball or one binary, see artifact.ts) whose sha256 is verified on the node. Each member has its own directory with data dir,
- * pidfile and log; it listens on 2379 (clients) and 2380 (peers) and advertises the node's address.
+ * pidfile and log; it listens on 2379 (clients) and 2380 (peers) and advertises the node's address (its peer
+ * URL is the run's proxy instead when a proxy fault acts on peer links: `ctx.peerRoute`).
  * The first boot uses --initial-cluster-state new; restarts after a kill reuse the data dir, where etcd
  * ignores the initial-cluster flags.
  */
@@ -194,8 +195,14 @@ export class EtcdDb implements Database {
     return `http://${clusterAddress(this.spec(ctx, node))}:${this.clientPort}`;
   }
 
-  private peerUrl(ctx: DbContext, node: string): string {
+  peerAddress(ctx: DbContext, node: string): string {
     return `http://${clusterAddress(this.spec(ctx, node))}:${this.peerPort}`;
+  }
+
+  /** The peer URL the members know `node` by: the run's proxy when it stands between them. */
+  private peerUrl(ctx: DbContext, node: string): string {
+    const real = this.peerAddress(ctx, node);
+    return ctx.peerRoute ? ctx.peerRoute(real, node) : real;
   }
 
   async install(ctx: DbContext, node: string): Promise<void> {

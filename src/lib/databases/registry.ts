@@ -25,9 +25,10 @@ export interface DatabaseDefinition {
   binary?: string;
   /**
    * Optional capabilities the adapter declares that a plan is checked against before anything runs
-   * (`plan check` refuses a membership fault for a database without `membership`).
+   * (`plan check` refuses a membership fault for a database without `membership`, and a proxy fault on
+   * peer links for one without `peer-address`: its adapter's `peerAddress`).
    */
-  capabilities?: readonly 'membership'[];
+  capabilities?: readonly ('membership' | 'peer-address')[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
   create(options: Record<string, unknown>): DB | Promise<DB>;
 }
@@ -50,7 +51,7 @@ databases.register(
       .superRefine(checkArtifactOptions),
     staleReads: { serializableReads: true },
     binary: 'etcd',
-    capabilities: ['membership'],
+    capabilities: ['membership', 'peer-address'],
     async create(o) {
       const { EtcdDb } = await import('./etcd.ts');
       return new EtcdDb({ artifact: artifactOf(o) });

@@ -26,6 +26,12 @@ export interface DbContext {
    * runner fills it in before `setup`; absent only outside a run (a bare adapter in a unit test).
    */
   members?: readonly MemberInfo[];
+  /**
+   * The address a member advertises to its peers, given its real one (`peerAddress`): the run's proxy
+   * when a fault acts on the members' peer links, so their traffic to each other goes through it.
+   * Absent: the real address.
+   */
+  peerRoute?: (address: string, node: string) => string;
 }
 
 /** What a node is called by faultline, by the network and by itself. */
@@ -57,6 +63,12 @@ export interface Database {
   teardown(ctx: DbContext, node: string): Promise<void>;
   /** Where clients connect, e.g. http://10.213.0.2:2379 or redis://…. */
   clientAddress(ctx: DbContext, node: string): string;
+  /**
+   * Where the members reach `node` (its real peer listener, e.g. http://10.213.0.2:2380). Declaring it
+   * promises that every member is told its peers' addresses through `ctx.peerRoute` (flags, config), so
+   * faultline can put its proxy between the members (proxy faults on peer links).
+   */
+  peerAddress?(ctx: DbContext, node: string): string;
   /** After every node's setup: wait until the cluster serves clients (Jepsen's barrier + ready wait). */
   awaitReady(ctx: DbContext, timeoutMs: number): Promise<void>;
 
