@@ -1,6 +1,7 @@
 import test from 'ava';
 import { loadPlan } from '../../src/app/plan/index.ts';
 import {
+  binaryProbeScript,
   missingFor,
   needsOf,
   type ProbeAnswer,
@@ -140,4 +141,39 @@ test('a substitute only for what it reproduces: a netem delay is never substitut
     'substitute',
   )[0];
   t.false(both?.present);
+});
+
+test('the binary probe kills a binary that starts instead of answering --version, and what it started', async (t) => {
+  const { mkdtempSync, writeFileSync, readFileSync, chmodSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const { execa } = await import('execa');
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-probe-'));
+  // Like Debian's rabbitmq-server: no --version, it starts a server (a child that would run for a minute).
+  const daemon = join(dir, 'fake-daemon');
+  writeFileSync(daemon, `#!/bin/sh\nsleep 60 &\necho $! > ${join(dir, 'child.pid')}\nwait\n`);
+  chmodSync(daemon, 0o755);
+  const r = await execa('sh', ['-c', binaryProbeScript('fake-daemon')], {
+    env: { PATH: `${dir}:${process.env.PATH}` },
+    timeout: 30_000,
+  });
+  t.regex(r.stdout, new RegExp(`path=${daemon}`));
+  t.regex(r.stdout, /^version=$/m, 'no version line from a binary that never answered');
+  const child = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+  // Killed: gone, or a zombie its new parent has not reaped yet.
+  let state = 'gone';
+  try {
+    state = readFileSync(`/proc/${child}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .charAt(0);
+  } catch {}
+  t.true(state === 'gone' || state === 'Z', `the server it started was killed too (state ${state})`);
+  // A binary that answers keeps its version line.
+  const answers = join(dir, 'answers');
+  writeFileSync(answers, '#!/bin/sh\necho "answers 1.2.3"\n');
+  chmodSync(answers, 0o755);
+  const ok = await execa('sh', ['-c', binaryProbeScript('answers')], {
+    env: { PATH: `${dir}:${process.env.PATH}` },
+  });
+  t.regex(ok.stdout, /^version=answers 1\.2\.3$/m);
 });

@@ -106,6 +106,19 @@ export interface ProbeAnswer {
   fix?: string;
 }
 
+/** Seconds a binary gets to answer `--version` before it and everything it started are killed. */
+export const VERSION_PROBE_LIMIT_S = 5;
+
+/**
+ * The node-side probe of one binary: its path, and the first line of its `--version`. A daemon without
+ * that option (Debian's `rabbitmq-server`) starts instead of answering, so the call runs under
+ * `timeout -s KILL`, which kills the whole process group it started, with no input.
+ */
+export function binaryProbeScript(bin: string): string {
+  const version = `if command -v timeout >/dev/null 2>&1; then timeout -s KILL ${VERSION_PROBE_LIMIT_S} "$p" --version; else "$p" --version; fi </dev/null 2>/dev/null | head -1`;
+  return `p=$(command -v ${shellQuote(bin)} || true); if [ -n "$p" ]; then echo "path=$p"; echo "version=$(${version})"; fi`;
+}
+
 /** Probe every node for each need; present only when present on every node. */
 export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promise<Map<string, ProbeAnswer>> {
   const out = new Map<string, ProbeAnswer>();
@@ -134,7 +147,7 @@ export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promis
     }
     if (key.startsWith('bin:')) {
       const bin = key.slice(4);
-      const script = `p=$(command -v ${shellQuote(bin)} || true); if [ -n "$p" ]; then echo "path=$p"; echo "version=$("$p" --version 2>/dev/null | head -1)"; fi`;
+      const script = binaryProbeScript(bin);
       const results = await remote.onNodes(
         nodes,
         async (n) => (await remote.exec(n, script, { timeoutMs: 15_000 })).stdout,
