@@ -93,6 +93,9 @@ test('--install --yes installs with each node’s family (sudo), one node at a t
       'n3: dnf install -y iptables',
       'n1: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
       'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
+      // A failed apt install fetches the package lists once and tries again; the second failure is the error.
+      'n2: apt-get update -q -o DPkg::Lock::Timeout=300',
+      'n2: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=300 --no-install-recommends libfaketime faketime',
       'n3: dnf install -y libfaketime',
     ],
   );
