@@ -174,4 +174,15 @@ test('apt install on a node without package lists fetches them once and tries ag
     },
   } as unknown as Remote;
   await t.throwsAsync(ensurePackages(failing, 'n1', ['etcd-server']), { message: /Unable to locate/ });
+  // A node that cannot fetch the lists (no route to a mirror) reports the install's error, not the update's.
+  const offline = {
+    ...remote,
+    node: () => spec,
+    exec: async (_n: string, cmd: string) => {
+      if (cmd.includes('command -v')) return { code: 0, stdout: 'etcd-server\n', stderr: '' };
+      if (cmd.startsWith('apt-get update')) throw new Error('exit 100: W: Failed to fetch: no route');
+      throw new Error('exit 100: E: Unable to locate package etcd-server');
+    },
+  } as unknown as Remote;
+  await t.throwsAsync(ensurePackages(offline, 'n1', ['etcd-server']), { message: /Unable to locate/ });
 });

@@ -266,19 +266,19 @@ export async function ensurePackages(
     );
   const install = () =>
     remote.exec(node, installCommand(family, packages), { sudo: true, timeoutMs: 600_000 });
-  if (family !== 'apt') await install();
-  else if (
-    (await install().then(
-      () => true,
-      () => false,
-    )) === false
-  ) {
+  try {
+    await install();
+  } catch (err) {
+    if (family !== 'apt') throw err;
     // Images and boxes ship without package lists (or with stale ones: 404 on the archive): fetch them
-    // once and try again; a second failure is the real error.
-    await remote.exec(node, 'apt-get update -q -o DPkg::Lock::Timeout=300', {
-      sudo: true,
-      timeoutMs: 600_000,
-    });
+    // once and try again. A node that cannot fetch them (no mirror route) reports the install's own error.
+    const updated = await remote
+      .exec(node, 'apt-get update -q -o DPkg::Lock::Timeout=300', { sudo: true, timeoutMs: 600_000 })
+      .then(
+        () => true,
+        () => false,
+      );
+    if (!updated) throw err;
     await install();
   }
   const still = await missingOn(remote, node, family, debianNames);
