@@ -2,18 +2,13 @@
 // Prints the longest functions (declarations, methods, arrows, function expressions) in src/, nemeses/
 // and checkers/, in lines from the first to the last line of the function. `--max N` exits 1 when one is
 // longer than N (nested functions count inside their parent too). Usage: node scripts/function-lengths.mjs [--top 15] [--max 150]
+// `functionLengths()` is also what scripts/shape.mjs counts.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const arg = (name, d) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : d;
-};
-const top = arg('--top', 15);
-const max = arg('--max', Number.POSITIVE_INFINITY);
 
 function files(dir) {
   const out = [];
@@ -25,6 +20,8 @@ function files(dir) {
   return out;
 }
 
+/** Every function in src/, nemeses/ and checkers/ with its length in lines, longest first. */
+export function functionLengths() {
 const rows = [];
 for (const file of ['src', 'nemeses', 'checkers'].flatMap(files)) {
   const text = readFileSync(join(root, file), 'utf8');
@@ -43,9 +40,21 @@ for (const file of ['src', 'nemeses', 'checkers'].flatMap(files)) {
   visit(sf);
 }
 rows.sort((a, b) => b.lines - a.lines);
+return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+const arg = (name, d) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : d;
+};
+const top = arg('--top', 15);
+const max = arg('--max', Number.POSITIVE_INFINITY);
+const rows = functionLengths();
 for (const r of rows.slice(0, top)) console.log(`${String(r.lines).padStart(5)}  ${r.file}:${r.line}  ${r.name}`);
 const over = rows.filter((r) => r.lines > max);
 if (over.length > 0) {
   console.log(`${over.length} function(s) over ${max} lines`);
   process.exit(1);
+}
 }
