@@ -1,7 +1,7 @@
 import test from 'ava';
-import { EtcdHttp } from '../../src/lib/clients/etcd-http.ts';
 import { daemonRunning } from '../../src/lib/databases/daemon.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import { EtcdHttp } from '../../src/lib/databases/etcd-http.ts';
 import type { DbContext } from '../../src/lib/databases/types.ts';
 import { withCluster } from '../helpers/cluster.ts';
 

@@ -13,7 +13,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { anchorOf } from '../../src/app/cli/reference.ts';
-import { checkPlan, formatProblem, loadPlan } from '../../src/app/plan/index.ts';
+import { checkPlan } from '../../src/app/plan/check.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
+import { formatProblem } from '../../src/app/plan/problem.ts';
 
 /**
  * The documentation is tested like code (docs/development.md, "Documentation"):

@@ -6,9 +6,9 @@ import { execa } from 'execa';
 import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
 import { sutHooks } from '../../src/app/run/sut-hooks.ts';
-import { EtcdHttp } from '../../src/lib/clients/etcd-http.ts';
 import { daemonRunning } from '../../src/lib/databases/daemon.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
+import { EtcdHttp } from '../../src/lib/databases/etcd-http.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
 /**

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { faultWindows, nemesisPlanFor, opsForStep } from '../../nemeses/schedule.ts';
-import { loadPlan, scheduledWindows } from '../../src/app/plan/index.ts';
+import { scheduledWindows } from '../../src/app/plan/binding.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 

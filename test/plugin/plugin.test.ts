@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { checkPlan, loadPlan } from '../../src/app/plan/index.ts';
+import { checkPlan } from '../../src/app/plan/check.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
 
 /**
  * Plugins through the CLI: `--plugin PATH` (a .mjs plain object, a .ts module built with the define

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
+import { VERDICTS } from '../../src/app/plan/verdict-states.ts';
 import { renderJunit } from '../../src/app/report/junit.ts';
 import { NOT_IN_SHARD, NOT_SELECTED, sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import type { Decision } from '../../src/app/verdict/decide.ts';
-import { VERDICTS } from '../../src/app/verdict/states.ts';
 import { sampleSession } from './session-record.ts';
 
 const xsd = new URL('./junit.xsd', import.meta.url).pathname;

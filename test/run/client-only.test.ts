@@ -1,6 +1,6 @@
 import net from 'node:net';
 import test from 'ava';
-import { parseFlags } from '../../src/app/run/test-command.ts';
+import { parseFlags } from '../../src/app/cli/test-command.ts';
 import { ClientOnlyRemote, endpointsFromList, reachEndpoint } from '../../src/lib/clusters/client-only.ts';
 import { databases } from '../../src/lib/databases/registry.ts';
 import { createSut } from '../../src/lib/sut.ts';
@@ -151,7 +151,7 @@ test('run --no-ssh: flags, and a plan with node-side steps refused naming the sc
   const { mkdtempSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { parseRunFlags } = await import('../../src/app/session/run-command.ts');
+  const { parseRunFlags } = await import('../../src/app/cli/run-command.ts');
   const { runPlan } = await import('../../src/app/session/run-plan.ts');
   const o = parseRunFlags('plans/etcd-proxy.md', {
     ssh: false,

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { clockReadingsSchema, RunClock } from '../../src/app/run/clock.ts';
+import { RunClock } from '../../src/app/run/clock.ts';
+import { clockReadingsSchema } from '../../src/app/verdict/run-readings.ts';
 
 test('RunClock records its own readings: count, none backwards, the wall clock beside it', (t) => {
   const c = new RunClock();

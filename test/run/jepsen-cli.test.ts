@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { combinedExitCode } from '../../src/app/run/test-command.ts';
+import { combinedExitCode } from '../../src/app/cli/test-command.ts';
 import { clusterAddress } from '../../src/core/control/addresses.ts';
 import { nodesFromFlags } from '../../src/lib/clusters/node-list.ts';
 import { withCluster } from '../helpers/cluster.ts';

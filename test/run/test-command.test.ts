@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execa } from 'execa';
-import { exitCode, parseConcurrency, parseFlags, summaryTable } from '../../src/app/run/test-command.ts';
+import { exitCode, parseConcurrency, parseFlags, summaryTable } from '../../src/app/cli/test-command.ts';
 import { parseDuration } from '../../src/core/util/duration.ts';
 
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;

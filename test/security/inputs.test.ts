@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { parsePlanText } from '../../src/app/plan/index.ts';
+import { parsePlanText } from '../../src/app/plan/load.ts';
 import { parseInventory } from '../../src/core/control/inventory.ts';
 import { parseEdn, toEdn } from '../../src/core/history/edn.ts';
 import { readJsonlBatchesInWorker } from '../../src/core/history/jsonl-parallel.ts';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { loadPlan } from '../../src/app/plan/index.ts';
+import { loadPlan } from '../../src/app/plan/load.ts';
 import {
   binaryProbeScript,
   missingFor,

@@ -5,9 +5,9 @@ import test from 'ava';
 import { execa } from 'execa';
 import { sweepNodes } from '../../nemeses/heal.ts';
 import { loadReplayFile } from '../../nemeses/schedule.ts';
+import { parseRunFlags } from '../../src/app/cli/run-command.ts';
 import { REPORT_SECTIONS } from '../../src/app/report/findings.ts';
 import { SESSION_LOG_SECTIONS } from '../../src/app/report/session-log.ts';
-import { parseRunFlags } from '../../src/app/session/run-command.ts';
 import { runPlan } from '../../src/app/session/run-plan.ts';
 import { withCluster } from '../helpers/cluster.ts';
 

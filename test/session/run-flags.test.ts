@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { parseRunFlags } from '../../src/app/session/run-command.ts';
+import { parseRunFlags } from '../../src/app/cli/run-command.ts';
 import { exitCodeFor, runPlan } from '../../src/app/session/run-plan.ts';
 import { EXIT, UserError } from '../../src/core/util/errors.ts';
 

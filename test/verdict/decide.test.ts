@@ -1,8 +1,8 @@
 import test from 'ava';
+import type { Verdict } from '../../src/app/plan/verdict-states.ts';
 import { aggregateArms, sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import { type Decision, decideVerdict } from '../../src/app/verdict/decide.ts';
 import type { ScenarioEvidence } from '../../src/app/verdict/evidence.ts';
-import type { Verdict } from '../../src/app/verdict/states.ts';
 import { hardeningEvidence, measuredHistory, scenario, smokeEvidence } from './evidence-builders.ts';
 
 const S1 = scenario('S1');

@@ -1,8 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { VERDICTS } from '../../src/app/plan/verdict-states.ts';
 import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import type { ScenarioEvidence } from '../../src/app/verdict/evidence.ts';
-import { VERDICTS } from '../../src/app/verdict/states.ts';
 import { hardeningEvidence, scenario } from './evidence-builders.ts';
 
 /**

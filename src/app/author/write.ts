@@ -4,7 +4,7 @@ import { dirname, extname } from 'node:path';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { resolveInside } from '../../core/util/paths.ts';
-import { loadPlan } from '../plan/index.ts';
+import { loadPlan } from '../plan/load.ts';
 import { AUTO_HEADER, skeletonFor } from './skeleton.ts';
 
 /**

@@ -2,7 +2,6 @@ import { nemeses } from '../../../nemeses/registry.ts';
 import { isPathName } from '../../core/util/paths.ts';
 import { clients } from '../../lib/clients/registry.ts';
 import { databases } from '../../lib/databases/registry.ts';
-import { parseExpectation } from '../verdict/expectation.ts';
 import { checkersWithNothingToRead, scheduledWindows } from './binding.ts';
 import {
   forbiddenBudgetReason,
@@ -14,6 +13,7 @@ import {
   TENANTS_UNMEASURED,
   toTier,
 } from './budget.ts';
+import { parseExpectation } from './expectation.ts';
 import { parseLandingSignals } from './landing-signal.ts';
 import type { LoadedPlan } from './load.ts';
 import { type Problem, problem } from './problem.ts';

@@ -1,7 +1,7 @@
 import { isPathName, pathName } from '../../core/util/paths.ts';
-import { type Expectation, parseExpectation } from '../verdict/expectation.ts';
 import { armBinding, type Binding, type Tier } from './binding.ts';
 import { parseBudget, parseReleaseDisclosure, toTier } from './budget.ts';
+import { type Expectation, parseExpectation } from './expectation.ts';
 import {
   GATED_CATEGORIES,
   type Plan,

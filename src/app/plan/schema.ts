@@ -130,7 +130,7 @@ export const armSchema = z.strictObject({
   id: z.string(),
   surface: z.string(),
   oracle: text,
-  /** `Expected verdict:` under the arm's heading (see src/app/verdict/expectation.ts). */
+  /** `Expected verdict:` under the arm's heading (see src/app/plan/expectation.ts). */
   expectedVerdict: text,
   model: z.union([modelBlockSchema, z.null()]).default(null),
   line,
@@ -267,7 +267,7 @@ export interface ResolvedScenario {
   surfaceGated: boolean;
   oracle: string | null;
   /** The declared expected verdict (an arm's own; a scenario's own), parsed; null when none. */
-  expected: import('../verdict/expectation.ts').Expectation | null;
+  expected: import('./expectation.ts').Expectation | null;
   model: ModelBlock | null;
   tiers: ScenarioTiers;
   binding: import('./binding.ts').Binding | null;

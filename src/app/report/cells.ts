@@ -1,8 +1,8 @@
 import { describeSubstitution } from '../../../nemeses/substitutes.ts';
 import { groupThousands } from '../../core/util/format.ts';
+import { expectationCell } from '../plan/expectation.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
-import { expectationCell } from '../verdict/expectation.ts';
 import { md } from './markdown.ts';
 
 /** The evidence cells every report shares: what the oracle consumed, and how each fault proved it landed. */

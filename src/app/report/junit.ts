@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { expectationCell, stoppedShort } from '../plan/expectation.ts';
+import { isFail, isPass } from '../plan/verdict-states.ts';
 import { isNotSelected } from '../verdict/aggregate.ts';
 import type { Decision } from '../verdict/decide.ts';
-import { expectationCell, stoppedShort } from '../verdict/expectation.ts';
-import { isFail, isPass } from '../verdict/states.ts';
 import { writeAtomic } from './markdown.ts';
 import type { SessionRecord } from './types.ts';
 

@@ -1,23 +1,4 @@
-import { z } from 'zod';
-
-/**
- * What the recorder's clock actually did during one run (clock.json in the run directory): RF5 and WO9
- * judge these readings, not a declaration. `regressions` counts readings that went backwards (a
- * monotonic source never does); `wallJumps` are the moments the wall clock moved against the monotonic
- * one by more than WALL_JUMP_MS between two readings (NTP steps, settime on the control host): the
- * history does not use the wall clock, but a jump is reported so a reader can see it happened.
- */
-export const clockReadingsSchema = z.object({
-  source: z.object({ kind: z.enum(['monotonic', 'wall']), api: z.string() }),
-  readings: z.number().int().nonnegative(),
-  regressions: z.number().int().nonnegative(),
-  /** Monotonic seconds covered by the readings (first to last). */
-  spanS: z.number().nonnegative(),
-  /** Wall-clock elapsed minus monotonic elapsed over the span, ms (drift plus every jump). */
-  wallDriftMs: z.number(),
-  wallJumps: z.array(z.object({ atS: z.number(), byMs: z.number() })).default([]),
-});
-export type ClockReadings = z.infer<typeof clockReadingsSchema>;
+import type { ClockReadings } from '../verdict/run-readings.ts';
 
 /** A wall-clock move against the monotonic clock larger than this between two readings is a jump. */
 export const WALL_JUMP_MS = 1000;

@@ -3,16 +3,15 @@ import { basename, join, resolve } from 'node:path';
 import { UserError } from '../../core/util/errors.ts';
 import { parsePlanText } from '../plan/load.ts';
 import { fileId } from '../report/cells.ts';
-import {
-  createSessionDir,
-  type JunitInconclusiveAs,
-  SessionLogWriter,
-  type SessionRecord,
-  writeSessionReports,
-} from '../report/index.ts';
+import type { JunitInconclusiveAs } from '../report/junit.ts';
 import { metricsPath, readMetricsFile, writeMetricsFile } from '../report/metrics-file.ts';
+import { createSessionDir } from '../report/session-dir.ts';
+import { SessionLogWriter } from '../report/session-log.ts';
+import type { SessionRecord } from '../report/types.ts';
+import { writeSessionReports } from '../report/write-all.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
-import { decidePlan, parseEvidence, type ScenarioEvidence } from '../verdict/index.ts';
+import { parseEvidence, type ScenarioEvidence } from '../verdict/evidence.ts';
+import { decidePlan } from '../verdict/plan-verdicts.ts';
 import { mergeRowEvidence, relocateEvidence, type ShardPart } from './merge-evidence.ts';
 import { decideSession, leafRows, type Reduction, type RunPlanResult, sessionResult } from './run-plan.ts';
 import { readSessionFile, SESSION_FILE_VERSION, type SessionFile, writeSessionFile } from './session-file.ts';

@@ -9,9 +9,7 @@ import type { Operation } from '../../core/history/operation.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
 import type { Binding } from '../plan/binding.ts';
-import { type ClockReadings, clockReadingsSchema } from '../run/clock.ts';
 import { countFailovers, readPrimariesSamples } from '../run/primaries-sampler.ts';
-import { type WireCount, wireCountSchema } from '../run/wire.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
 import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
@@ -23,7 +21,13 @@ import {
   scanSutLog,
   throughputWindows,
   withExposure,
-} from '../verdict/index.ts';
+} from '../verdict/measure.ts';
+import {
+  type ClockReadings,
+  clockReadingsSchema,
+  type WireCount,
+  wireCountSchema,
+} from '../verdict/run-readings.ts';
 
 /**
  * What one runner run (a run directory written by `runTest`) proves, as the verdict engine's evidence

@@ -13,29 +13,22 @@ import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ClientEndpoint, clientOnlyInventory } from '../../lib/clusters/client-only.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
-import { blocking, checkPlan, formatProblem, type LoadedPlan, loadPlan } from '../plan/index.ts';
+import { blocking, checkPlan } from '../plan/check.ts';
+import { type ExpectationEnv, expectationCell } from '../plan/expectation.ts';
+import { type LoadedPlan, loadPlan } from '../plan/load.ts';
+import { formatProblem } from '../plan/problem.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
-import {
-  createSessionDir,
-  type Finding,
-  findingSchema,
-  type JunitInconclusiveAs,
-  SessionLogWriter,
-  type SessionRecord,
-  writeScenarioFinding,
-  writeSessionReports,
-} from '../report/index.ts';
-import { ControlLog, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
+import type { SessionVerdict } from '../plan/verdict-states.ts';
+import { writeScenarioFinding } from '../report/findings.ts';
+import type { JunitInconclusiveAs } from '../report/junit.ts';
+import { ControlLog, createSessionDir, DEBUG_LOG, SSH_LOG_DIR } from '../report/session-dir.ts';
+import { SessionLogWriter } from '../report/session-log.ts';
+import { type Finding, findingSchema, type SessionRecord } from '../report/types.ts';
+import { writeSessionReports } from '../report/write-all.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
 import { NOT_IN_SHARD, NOT_SELECTED } from '../verdict/aggregate.ts';
-import { type ExpectationEnv, expectationCell } from '../verdict/expectation.ts';
-import {
-  decidePlan,
-  parseEvidence,
-  type ScenarioEvidence,
-  type ScenarioEvidenceInput,
-} from '../verdict/index.ts';
-import type { SessionVerdict } from '../verdict/states.ts';
+import { parseEvidence, type ScenarioEvidence, type ScenarioEvidenceInput } from '../verdict/evidence.ts';
+import { decidePlan } from '../verdict/plan-verdicts.ts';
 import { type EarlierBaseline, loadEarlierBaselines } from './baseline.ts';
 import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
 import { dryRunRows } from './dry-run.ts';
@@ -540,7 +533,7 @@ async function finishSession(s: Session): Promise<RunPlanResult> {
     const unindexed = recordSessionIndex(s.sessionDir);
     if (unindexed) o.print(unindexed);
   } catch (err) {
-    const { renderReport } = await import('../report/index.ts');
+    const { renderReport } = await import('../report/findings.ts');
     o.print(`the report could not be written (${errorMessage(err)}); its text follows:`);
     o.print(renderReport(record));
   }

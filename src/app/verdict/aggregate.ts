@@ -1,6 +1,12 @@
+import { stoppedShort } from '../plan/expectation.ts';
+import {
+  isFail,
+  isInconclusive,
+  isPartial,
+  type SessionVerdict,
+  type Verdict,
+} from '../plan/verdict-states.ts';
 import type { Decision } from './decide.ts';
-import { stoppedShort } from './expectation.ts';
-import { isFail, isInconclusive, isPartial, type SessionVerdict, type Verdict } from './states.ts';
 
 /**
  * Rolling verdicts up: §7.M.S arms into their parent scenario (the downgrade rule), and scenarios into

@@ -1,8 +1,8 @@
 import { describeSubstitution } from '../../../nemeses/substitutes.ts';
 import { groupThousands } from '../../core/util/format.ts';
+import { isNegativeControl } from '../plan/expectation.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
-import { isNegativeControl } from './expectation.ts';
 import { RECOVERY_FRACTION, windowRate } from './measure.ts';
 import { type SeedView, seedPrefix, seedViews } from './seeds.ts';
 

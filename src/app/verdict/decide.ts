@@ -1,10 +1,10 @@
 import { groupThousands } from '../../core/util/format.ts';
+import type { ExpectationJudgement } from '../plan/expectation.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
+import type { TierMet, Verdict } from '../plan/verdict-states.ts';
 import { type AuditContext, type Audits, blocksHardening, MIN_AGREEING_SEEDS, runAudits } from './audits.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
-import type { ExpectationJudgement } from './expectation.ts';
 import { seedPrefix, seedViews } from './seeds.ts';
-import type { TierMet, Verdict } from './states.ts';
 import { assessTier } from './tier.ts';
 
 /**
@@ -26,7 +26,7 @@ export interface Decision {
   /** PASS-hardening that met the release budget. */
   release: boolean;
   audits: Audits | null;
-  /** The row judged against the plan's expected verdict, when it declares one (./expectation.ts). */
+  /** The row judged against the plan's expected verdict, when it declares one (../plan/expectation.ts). */
   expectation?: ExpectationJudgement;
   /**
    * Why the row stopped before its planned runs ended (Ctrl-C, the session deadline, its own budget):

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { substitutionSchema } from '../../../nemeses/substitutes.ts';
-import { clockReadingsSchema } from '../run/clock.ts';
-import { wireCountSchema } from '../run/wire.ts';
+import { clockReadingsSchema, wireCountSchema } from './run-readings.ts';
 
 /**
  * `ScenarioEvidence`: everything a run of one scenario (or one §7.M.S arm) produced that the decision

@@ -1,9 +1,9 @@
+import { type ExpectationEnv, isNegativeControl, judge, judgeParent } from '../plan/expectation.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import { aggregateArms, type SessionOutcome, sessionVerdict } from './aggregate.ts';
 import type { AuditContext } from './audits.ts';
 import { type Decision, decideVerdict } from './decide.ts';
 import { parseEvidence, type ScenarioEvidence } from './evidence.ts';
-import { type ExpectationEnv, isNegativeControl, judge, judgeParent } from './expectation.ts';
 
 /**
  * Verdicts for a whole plan: one decision per scenario and per arm (in plan order, parent before its

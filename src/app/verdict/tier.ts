@@ -1,9 +1,9 @@
 import type { Tier } from '../plan/binding.ts';
 import { type BudgetDimension, shortfall, TENANTS_UNMEASURED } from '../plan/budget.ts';
 import type { ScenarioTiers } from '../plan/schema.ts';
+import type { TierMet } from '../plan/verdict-states.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { seedViews } from './seeds.ts';
-import type { TierMet } from './states.ts';
 
 /**
  * The budget tier a run actually met: config size, duration, landed fault windows and seeds, each

@@ -1,9 +1,9 @@
 import { NOT_APPLIED } from '../../core/history/operation.ts';
-import { type Compare, EtcdError, EtcdHttp, type Kv, type RequestOp } from './etcd-http.ts';
+import { type Compare, EtcdError, EtcdHttp, type Kv, type RequestOp } from '../databases/etcd-http.ts';
 import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
 
 /**
- * The etcd client for every bundled workload, over the v3 JSON gateway (see etcd-http.ts):
+ * The etcd client for every bundled workload, over the v3 JSON gateway (see ../databases/etcd-http.ts):
  *
  * - register / multi-register: `read` → value (null when unset), `write v`, `cas [old, new]` (txn comparing
  *   the value; a failed compare is a definite `fail`).

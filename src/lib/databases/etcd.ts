@@ -6,7 +6,6 @@ import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
-import { EtcdHttp } from '../clients/etcd-http.ts';
 import {
   artifactSource,
   type DbArtifact,
@@ -24,6 +23,7 @@ import {
   startDaemon,
   startDaemonCommand,
 } from './daemon.ts';
+import { EtcdHttp } from './etcd-http.ts';
 import { curlProbeCommand, parseEtcdHealth, peerProbe } from './peer-view.ts';
 import type {
   ClockWrapper,

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { addSshOptions, type SshCliOptions } from '../../../core/control/ssh-cli-options.ts';
+import type { SshCliOptions } from '../../../core/control/ssh-cli-options.ts';
 import { helpEpilogue } from '../help.ts';
+import { addSshOptions } from '../ssh-flags.ts';
 
 /** `faultline doctor`: per-node preflight report (SSH, sudo, fault tooling, clock ownership, disk). */
 export function register(program: Command): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { addSshOptions } from '../../../core/control/ssh-cli-options.ts';
 import { helpEpilogue } from '../help.ts';
+import { addSshOptions } from '../ssh-flags.ts';
 
 /**
  * `faultline heal --ledger FILE | --inventory FILE`: undo what a killed run left behind and sweep every

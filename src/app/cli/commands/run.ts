@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { addSshOptions } from '../../../core/control/ssh-cli-options.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { helpEpilogue } from '../help.ts';
+import { addSshOptions } from '../ssh-flags.ts';
 
 /**
  * `faultline run PLAN`: execute a test plan end to end on a real cluster (spec §6–§7) and write the
@@ -84,7 +84,7 @@ export function register(program: Command): void {
     )
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
-    const { runCommand } = await import('../../session/run-command.ts');
+    const { runCommand } = await import('../run-command.ts');
     process.exitCode = await runCommand(plan, flags);
   });
 }

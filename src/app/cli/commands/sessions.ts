@@ -90,7 +90,7 @@ export function register(program: Command): void {
     )
     .option('--json', 'print the result as one JSON object on stdout')
     .action(async (dirs: string[], o: Record<string, string | boolean | undefined>) => {
-      const { mergeCommand } = await import('../../session/run-command.ts');
+      const { mergeCommand } = await import('../run-command.ts');
       process.exitCode = await mergeCommand(dirs, o);
     });
   sessions

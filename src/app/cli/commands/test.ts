@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { faultClasses } from '../../../../nemeses/registry.ts';
-import { addSshOptions } from '../../../core/control/ssh-cli-options.ts';
 import { clients } from '../../../lib/clients/registry.ts';
 import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
@@ -8,6 +7,7 @@ import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
 import { registryOption } from '../choices.ts';
 import { optionOf } from '../commander-spec.ts';
 import { helpEpilogue } from '../help.ts';
+import { addSshOptions } from '../ssh-flags.ts';
 
 /**
  * `faultline test`: bring up a DB on a cluster, run a workload under faults, heal, check, and exit
@@ -91,7 +91,7 @@ export function register(program: Command): void {
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print results.json to stdout instead of the table');
   addSshOptions(cmd).action(async (flags: Record<string, unknown>) => {
-    const { testCommand } = await import('../../run/test-command.ts');
+    const { testCommand } = await import('../test-command.ts');
     process.exitCode = await testCommand(flags);
   });
 }

@@ -1,5 +1,4 @@
 import { appendFileSync } from 'node:fs';
-import { sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
 import { parseDuration } from '../../core/util/duration.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { pathName } from '../../core/util/paths.ts';
@@ -7,9 +6,9 @@ import { endpointsFromList } from '../../lib/clusters/client-only.ts';
 import { TIER_NAMES, type TierName } from '../plan/binding.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../report/junit.ts';
 import { ControlLog } from '../report/session-dir.ts';
-
-import { type RunPlanOptions, type RunPlanResult, runPlan } from './run-plan.ts';
-import { parseShard } from './shards.ts';
+import { type RunPlanOptions, type RunPlanResult, runPlan } from '../session/run-plan.ts';
+import { parseShard } from '../session/shards.ts';
+import { sshCliOptionsFrom } from './ssh-flags.ts';
 
 /** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
 export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlanOptions {
@@ -91,7 +90,7 @@ export async function runCommand(plan: string, flags: Record<string, unknown>): 
 
 /** `faultline sessions merge`: the shards' sessions into one, reported like a run. */
 export async function mergeCommand(dirs: string[], flags: Record<string, unknown>): Promise<number> {
-  const { mergeSessions } = await import('./merge.ts');
+  const { mergeSessions } = await import('../session/merge.ts');
   return report(
     await mergeSessions({
       dirs,

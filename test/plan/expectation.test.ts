@@ -1,16 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import test from 'ava';
 import { checkPlan } from '../../src/app/plan/check.ts';
+import { judge, parseExpectation } from '../../src/app/plan/expectation.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
+import type { Verdict } from '../../src/app/plan/verdict-states.ts';
 import { junitOutcome } from '../../src/app/report/junit.ts';
 import { NOT_SELECTED, sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import type { Decision } from '../../src/app/verdict/decide.ts';
 import { parseEvidence } from '../../src/app/verdict/evidence.ts';
-import { judge, parseExpectation } from '../../src/app/verdict/expectation.ts';
 import { decidePlan } from '../../src/app/verdict/plan-verdicts.ts';
-import type { Verdict } from '../../src/app/verdict/states.ts';
 import { completePlan } from '../report/session-record.ts';
-import { hardeningEvidence, smokeEvidence } from './evidence-builders.ts';
+import { hardeningEvidence, smokeEvidence } from '../verdict/evidence-builders.ts';
 
 const parsed = (text: string) => {
   const r = parseExpectation(text);

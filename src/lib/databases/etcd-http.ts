@@ -4,7 +4,9 @@ import { z } from 'zod';
  * A small client for etcd's v3 HTTP/JSON gateway (grpc-gateway: POST /v3/kv/range, /v3/kv/put, /v3/kv/txn,
  * /v3/maintenance/status, /v3/cluster/member/list), on Node's fetch. Keys and values travel base64, int64
  * fields come back as strings, and proto3 JSON omits false/zero/empty fields (a failed txn has no
- * `succeeded`, an empty range no `kvs`), which the schemas below default.
+ * `succeeded`, an empty range no `kvs`), which the schemas below default. It lives with the database
+ * because the installer speaks it too (status, member list); the etcd client (src/lib/clients/etcd.ts)
+ * sits above and imports it from here.
  */
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');

@@ -1,4 +1,4 @@
-import { isFail, isPass, VERDICTS, type Verdict } from './states.ts';
+import { isFail, isPass, VERDICTS, type Verdict } from './verdict-states.ts';
 
 /**
  * A scenario's (or arm's) expected verdict, and the judgement of a row against it. A negative control

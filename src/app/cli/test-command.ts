@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../checkers/types.ts';
 import { actsOnNodes, faultClasses } from '../../../nemeses/registry.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../nemeses/schedule.ts';
-import { type SshCliOptions, sshCliOptionsFrom } from '../../core/control/ssh-cli-options.ts';
+import type { SshCliOptions } from '../../core/control/ssh-cli-options.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { checkOutputDir } from '../../core/util/atomic-write.ts';
 import { parseDuration } from '../../core/util/duration.ts';
@@ -31,9 +31,10 @@ import {
   DEFAULT_STORE_ROOT,
   SSH_LOG_DIR,
 } from '../report/session-dir.ts';
+import { type Progress, runTest, type TestRunResult } from '../run/test-run.ts';
 import { type TestReportInput, writeTestReport } from '../session/test-report.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
-import { type Progress, runTest, type TestRunResult } from './test-run.ts';
+import { sshCliOptionsFrom } from './ssh-flags.ts';
 
 /**
  * Parses the `faultline test` flags, then runs: each run (of --test-count, seeds seed, seed+1, …) in
