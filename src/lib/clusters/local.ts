@@ -20,6 +20,7 @@ import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
@@ -35,7 +36,7 @@ import {
 } from './local-login-user.ts';
 import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
-import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
+import { clusterDir, clustersDir } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 
 /**

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { processExists } from '../../core/util/pid.ts';
 import { missingToolReason, run, runQuiet } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
@@ -136,11 +137,8 @@ function imageKey(suite: string, aptSources: readonly string[]): string {
 }
 
 export function readManifest(dir: string): VmImageManifest | null {
-  try {
-    return ManifestSchema.parse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
-  } catch {
-    return null;
-  }
+  const r = ManifestSchema.safeParse(readJsonOrNull(join(dir, 'manifest.json')));
+  return r.success ? r.data : null;
 }
 
 function describeImage(dir: string, manifest: VmImageManifest, built: boolean): VmImage {
