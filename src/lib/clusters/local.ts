@@ -23,6 +23,7 @@ import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
@@ -334,24 +335,21 @@ export function tcpOpen(host: string, port: number, timeoutMs: number): Promise<
 }
 
 async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const pending = new Set(state.nodes);
-  while (pending.size > 0) {
+  const allUp = async () => {
     for (const n of [...pending]) if (await tcpOpen(n.address, 22, 500)) pending.delete(n);
-    if (pending.size === 0) return;
-    if (Date.now() > deadline) {
-      const names = [...pending].map((n) => n.name).join(', ');
-      const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
-      const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
-      // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
-      const first = [...pending][0];
-      const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
-      throw new Error(
-        `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
-      );
-    }
-    await sleep(50);
-  }
+    return pending.size === 0;
+  };
+  if (await waitFor(allUp, timeoutMs, 50)) return;
+  const names = [...pending].map((n) => n.name).join(', ');
+  const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
+  const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
+  // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
+  const first = [...pending][0];
+  const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
+  throw new Error(
+    `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
+  );
 }
 
 function lastLine(path: string): string {

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { alignClock } from '../../../nemeses/clock.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
@@ -11,6 +10,7 @@ import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
 import { aptProxyUrl, isAptProxyOf, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
 import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
@@ -217,22 +217,26 @@ async function prepareNode(
 async function waitForLogin(
   remote: Remote,
   n: { name: string; address: string },
-  deadline: number,
+  timeoutMs: number,
 ): Promise<void> {
   let last = '';
-  while (Date.now() < deadline) {
-    if (await tcpOpen(n.address, 22, 5000)) {
+  const loggedIn = await waitFor(
+    async () => {
+      if (!(await tcpOpen(n.address, 22, 5000))) return false;
       try {
         const r = await remote.exec(n.name, 'hostname', { timeoutMs: 15_000 });
-        if (r.stdout.trim() === n.name) return;
+        if (r.stdout.trim() === n.name) return true;
         last = `hostname is ${JSON.stringify(r.stdout.trim())}`;
       } catch (err) {
         last = (err as Error).message;
       }
-    }
-    await sleep(500);
-  }
-  throw new Error(`${n.name} (${n.address}) did not accept an SSH login in time${last ? `: ${last}` : ''}`);
+      return false;
+    },
+    timeoutMs,
+    500,
+  );
+  if (!loggedIn)
+    throw new Error(`${n.name} (${n.address}) did not accept an SSH login in time${last ? `: ${last}` : ''}`);
 }
 
 /** Boot every node (at most `parallel` booting at once); resolves with each node's boot-to-SSH ms. */
@@ -259,7 +263,7 @@ async function bootNodes(
       n.qemuPid = Number(readFileSync(join(dir, 'nodes', n.name, 'qemu.pid'), 'utf8').trim());
       writeState(s);
       try {
-        await waitForLogin(remote, n, t0 + o.timeoutMs);
+        await waitForLogin(remote, n, o.timeoutMs - (Date.now() - t0));
       } catch (err) {
         const console = join(dir, 'nodes', n.name, 'console.log');
         throw new Error(`${(err as Error).message} (console: ${console})`);
