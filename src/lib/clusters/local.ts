@@ -37,6 +37,7 @@ import {
 } from './local-login-user.ts';
 import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
+import { sshdSettings } from './sshd-config.ts';
 import { clusterDir, clustersDir } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 
@@ -189,21 +190,14 @@ function sshdConfig(node: string, address: string, loginUser?: LoginUser): strin
   return [
     `# faultline local cluster node ${node}`,
     `ListenAddress ${address}:22`,
-    `HostKey ${NODE_SELF_DIR}/ssh_host_ed25519_key`,
     'PidFile none',
     // A login user cannot read root's 0600 key file; its key is in its own home.
     `AuthorizedKeysFile ${NODE_SELF_DIR}/authorized_keys${loginUser ? ' .ssh/authorized_keys' : ''}`,
-    'PermitRootLogin prohibit-password',
-    // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
-    `PasswordAuthentication ${loginUser?.sudoPasswordEnv ? 'yes' : 'no'}`,
-    'KbdInteractiveAuthentication no',
-    'UsePAM no',
-    'UseDNS no',
-    'PrintMotd no',
-    'PrintLastLog no',
-    // OpenSSH's default: the control node's channel semaphore must keep us under it.
-    'MaxSessions 10',
-    'MaxStartups 64:30:128',
+    ...sshdSettings({
+      hostKey: `${NODE_SELF_DIR}/ssh_host_ed25519_key`,
+      // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
+      passwordLogin: Boolean(loginUser?.sudoPasswordEnv),
+    }),
     'ClientAliveInterval 0',
     'Subsystem sftp internal-sftp',
     '',
