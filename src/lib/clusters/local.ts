@@ -39,7 +39,7 @@ import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } fro
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
 import { sshdSettings } from './sshd-config.ts';
 import { clusterDir, clustersDir } from './state-dir.ts';
-import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
+import { claimClusterDir, releaseSubnetsOf } from './subnet.ts';
 
 /**
  * A cluster of N "nodes" on this host. Each node is a network namespace joined to a private bridge by a
@@ -380,15 +380,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       `local cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
   }
-  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
-  try {
-    subnet = await claimSubnet(name, opts.subnet);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const subnet = await claimClusterDir(name, opts.subnet);
   const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const dataBytes = opts.dataBytes ?? DEFAULT_NODE_DATA_BYTES;
   const state: LocalClusterState = {

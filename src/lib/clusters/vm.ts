@@ -17,7 +17,7 @@ import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import { bridgeName, clusterId } from './local-names.ts';
 import { clusterDir, clustersDir } from './state-dir.ts';
-import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
+import { claimClusterDir, releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
 import { ensureVmImage, imageLockOwner, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
@@ -344,15 +344,7 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
     throw new UserError(
       `cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
-  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
-  try {
-    subnet = await claimSubnet(name, opts.subnet);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const subnet = await claimClusterDir(name, opts.subnet);
   const s: VmClusterState = {
     kind: 'vm',
     name,
