@@ -24,6 +24,7 @@ import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
 import { waitFor } from '../../core/util/retry.ts';
+import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
@@ -39,7 +40,7 @@ import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } fro
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
 import { sshdSettings } from './sshd-config.ts';
 import { clusterDir, clustersDir } from './state-dir.ts';
-import { claimClusterDir, releaseSubnetsOf } from './subnet.ts';
+import { releaseSubnetsOf } from './subnet.ts';
 
 /**
  * A cluster of N "nodes" on this host. Each node is a network namespace joined to a private bridge by a
@@ -89,12 +90,7 @@ const NodeStateSchema = z.object({
 });
 
 const ClusterStateSchema = z.object({
-  name: z.string(),
-  subnet: z.string(),
-  prefix: z.string(),
-  bridge: z.string(),
-  bridgeAddress: z.string(),
-  createdAt: z.string(),
+  ...bridgedClusterFields,
   nodes: z.array(NodeStateSchema),
   /** Lab-like mode: SSH through 127.0.0.1 port forwards, cluster traffic on the namespace addresses. */
   sshForward: z
@@ -380,20 +376,15 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       `local cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
   }
-  const subnet = await claimClusterDir(name, opts.subnet);
+  const bridged = await newBridgedCluster(name, opts.subnet);
   const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const dataBytes = opts.dataBytes ?? DEFAULT_NODE_DATA_BYTES;
   const state: LocalClusterState = {
-    name,
-    subnet: subnet.cidr,
-    prefix: subnet.prefix,
-    bridge: bridgeName(name),
-    bridgeAddress: `${subnet.prefix}.1`,
-    createdAt: new Date().toISOString(),
+    ...bridged,
     nodes: nodeNames.map((n, i) => ({
       name: n,
       netns: netnsName(name, n),
-      address: `${subnet.prefix}.${11 + i}`,
+      address: `${bridged.prefix}.${11 + i}`,
       vethHost: vethHostName(name, i + 1),
       vethPeer: vethPeerName(name, i + 1),
       launcherPid: null,
@@ -481,7 +472,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     const cluster = describe(state);
     writeFileAtomicSync(cluster.inventoryPath, renderLocalInventory(cluster));
     log().info(
-      { cluster: name, nodes: opts.nodes, subnet: subnet.cidr, inventory: cluster.inventoryPath },
+      { cluster: name, nodes: opts.nodes, subnet: state.subnet, inventory: cluster.inventoryPath },
       'local cluster up',
     );
     return cluster;

@@ -1,9 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { OutputExistsError, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { run } from './host-tools.ts';
-import { clusterDir, clustersDir, stateDir, subnetClaimsDir } from './state-dir.ts';
+import { stateDir, subnetClaimsDir } from './state-dir.ts';
 
 /** Local clusters take /24s from 10.213.0.0/16 unless told otherwise. Nothing routes it off the host. */
 export const DEFAULT_POOL_PREFIX = '10.213';
@@ -40,22 +40,6 @@ async function prefixesInUse(): Promise<Set<string>> {
 
 /** Who holds a claim: the cluster's name and its state directory (names are unique per state directory). */
 const claimOwner = (cluster: string) => `${cluster}\t${stateDir()}`;
-
-/**
- * A new cluster's state directory (private to root) and its claimed /24: the directory is removed again
- * when no subnet can be claimed, so a failed `cluster up` leaves nothing behind.
- */
-export async function claimClusterDir(cluster: string, requested?: string): Promise<Subnet> {
-  const dir = clusterDir(cluster);
-  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    return await claimSubnet(cluster, requested);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
-}
 
 /**
  * Claim a /24 for a cluster by creating `<claims>/<prefix>` exclusively (the one atomic writer): two

@@ -12,12 +12,13 @@ import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
 import { waitFor } from '../../core/util/retry.ts';
 import { aptProxyUrl, isAptProxyOf, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
+import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
 import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import { bridgeName, clusterId } from './local-names.ts';
 import { clusterDir, clustersDir } from './state-dir.ts';
-import { claimClusterDir, releaseSubnetsOf } from './subnet.ts';
+import { releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
 import { ensureVmImage, imageLockOwner, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
@@ -56,12 +57,7 @@ const VmNodeStateSchema = z.object({
 
 const VmStateSchema = z.object({
   kind: z.literal('vm'),
-  name: z.string(),
-  subnet: z.string(),
-  prefix: z.string(),
-  bridge: z.string(),
-  bridgeAddress: z.string(),
-  createdAt: z.string(),
+  ...bridgedClusterFields,
   memory: z.string(),
   accel: z.object({ accel: z.enum(['kvm', 'tcg']), cpu: z.string(), reason: z.string() }).nullable(),
   image: z
@@ -344,22 +340,17 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
     throw new UserError(
       `cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
-  const subnet = await claimClusterDir(name, opts.subnet);
+  const bridged = await newBridgedCluster(name, opts.subnet);
   const s: VmClusterState = {
     kind: 'vm',
-    name,
-    subnet: subnet.cidr,
-    prefix: subnet.prefix,
-    bridge: bridgeName(name),
-    bridgeAddress: `${subnet.prefix}.1`,
-    createdAt: new Date().toISOString(),
+    ...bridged,
     memory,
     accel: null,
     image: null,
     aptProxyPid: null,
     nodes: Array.from({ length: opts.nodes }, (_, i) => ({
       name: `n${i + 1}`,
-      address: `${subnet.prefix}.${11 + i}`,
+      address: `${bridged.prefix}.${11 + i}`,
       tap: tapName(name, i + 1),
       mac: macOf(name, i + 1),
       qemuPid: null,
