@@ -6,6 +6,7 @@ import type { NodeSpec } from '../src/core/control/types.ts';
 import { DEFAULT_MAX_LINE_BYTES, lineTooLong } from '../src/core/history/jsonl.ts';
 import { InputError } from '../src/core/util/errors.ts';
 import { regularInput } from '../src/core/util/input-file.ts';
+import { parseJsonLines } from '../src/core/util/json-file.ts';
 import { substitutionSchema } from './substitutes.ts';
 import type { FaultEvidence, FaultRecord } from './types.ts';
 
@@ -192,43 +193,35 @@ export function readLedger(path: string): LedgerState {
   } catch (err) {
     throw new InputError(path, null, null, `cannot read the fault ledger (${(err as Error).message})`);
   }
-  const lines = text.split('\n');
-  // The last line with text: found once (a check per line of what follows it was quadratic in the lines).
-  let lastText = lines.length - 1;
-  while (lastText >= 0 && (lines[lastText] as string).trim() === '') lastText--;
   let nodes: NodeSpec[] = [];
   let reach: LedgerReach = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    const isLast = i === lastText;
+  const lines = parseJsonLines(text, path, {
+    reject: 'not a JSON object',
     // The same cap as history lines: a ledger line is a few hundred bytes.
-    if (line.length * 3 > DEFAULT_MAX_LINE_BYTES && Buffer.byteLength(line) > DEFAULT_MAX_LINE_BYTES)
-      throw lineTooLong(path, i + 1, DEFAULT_MAX_LINE_BYTES, 'the cap for one ledger line');
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      if (isLast && !text.endsWith('\n')) return; // torn final append
-      throw new InputError(path, i + 1, null, 'not a JSON object');
-    }
+    check: (line, n) => {
+      if (line.length * 3 > DEFAULT_MAX_LINE_BYTES && Buffer.byteLength(line) > DEFAULT_MAX_LINE_BYTES)
+        throw lineTooLong(path, n, DEFAULT_MAX_LINE_BYTES, 'the cap for one ledger line');
+    },
+  });
+  for (const { line: at, value: raw } of lines) {
     if (raw !== null && typeof raw === 'object' && 'event' in raw) {
-      applyDriverEntry(raw as Record<string, unknown>, byId, healed, path, i + 1);
-      return;
+      applyDriverEntry(raw as Record<string, unknown>, byId, healed, path, at);
+      continue;
     }
     const parsed = ledgerEntrySchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new InputError(path, i + 1, issue?.path.join('.') || 't', issue?.message ?? 'invalid entry');
+      throw new InputError(path, at, issue?.path.join('.') || 't', issue?.message ?? 'invalid entry');
     }
     const e = parsed.data;
     switch (e.t) {
       case 'cluster':
         for (const n of e.nodes) {
-          if (n.proxyCommand) refuseCommandField(path, i + 1, `nodes.${n.name}.proxyCommand`);
+          if (n.proxyCommand) refuseCommandField(path, at, `nodes.${n.name}.proxyCommand`);
           const hop = n.jumpHosts?.find((h) => h.proxyCommand);
-          if (hop) refuseCommandField(path, i + 1, `nodes.${n.name}.jumpHosts.${hop.alias}.proxyCommand`);
+          if (hop) refuseCommandField(path, at, `nodes.${n.name}.jumpHosts.${hop.alias}.proxyCommand`);
         }
         nodes = e.nodes as NodeSpec[];
         reach = {
@@ -265,7 +258,7 @@ export function readLedger(path: string): LedgerState {
       case 'heal-failed':
         break;
     }
-  });
+  }
   const records = [...byId.values()];
   return { nodes, ...reach, records, unhealed: records.filter((r) => !healed.has(r.id)) };
 }

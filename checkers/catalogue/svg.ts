@@ -3,6 +3,7 @@
  * windows (Jepsen needs gnuplot for this; faultline writes the SVG text itself). Each fault window is
  * one band with its label; a log axis gets ticks at 1-2-5 (or every decade) so it always has several.
  */
+import { escapeHtml } from '../../src/core/util/html.ts';
 
 export interface Series {
   name: string;
@@ -39,10 +40,6 @@ const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b
 
 export function color(i: number): string {
   return PALETTE[i % PALETTE.length] as string;
-}
-
-function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 /** Linear ticks at 1-2-5 steps, about `n` of them. */
@@ -163,16 +160,16 @@ export function renderChart(spec: ChartSpec): string {
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="${m.l}" y="18" font-size="14" font-weight="bold">${esc(spec.title)}</text>`,
+    `<text x="${m.l}" y="18" font-size="14" font-weight="bold">${escapeHtml(spec.title)}</text>`,
   );
-  if (spec.subtitle) parts.push(`<text x="${m.l}" y="34" fill="#555">${esc(spec.subtitle)}</text>`);
+  if (spec.subtitle) parts.push(`<text x="${m.l}" y="34" fill="#555">${escapeHtml(spec.subtitle)}</text>`);
   spec.bands.forEach((b, i) => {
     const x = sx(b.start);
     const w = Math.max(1, sx(b.end) - x);
     const fill = b.landed === false ? '#999' : '#f0a030';
     parts.push(
-      `<rect class="fault-band" data-label="${esc(b.label)}" x="${x.toFixed(1)}" y="${top}" width="${w.toFixed(1)}" height="${ph}" fill="${fill}" fill-opacity="0.16" stroke="${fill}" stroke-opacity="0.5" stroke-dasharray="3 3"><title>${esc(b.label)}</title></rect>`,
-      `<text x="${(x + 2).toFixed(1)}" y="${m.t + 10 + (rows[i] as number) * 13}" fill="#8a4b00">${esc(b.label)}</text>`,
+      `<rect class="fault-band" data-label="${escapeHtml(b.label)}" x="${x.toFixed(1)}" y="${top}" width="${w.toFixed(1)}" height="${ph}" fill="${fill}" fill-opacity="0.16" stroke="${fill}" stroke-opacity="0.5" stroke-dasharray="3 3"><title>${escapeHtml(b.label)}</title></rect>`,
+      `<text x="${(x + 2).toFixed(1)}" y="${m.t + 10 + (rows[i] as number) * 13}" fill="#8a4b00">${escapeHtml(b.label)}</text>`,
     );
   });
   // Axes, ticks and grid.
@@ -197,8 +194,8 @@ export function renderChart(spec: ChartSpec): string {
     );
   }
   parts.push(
-    `<text x="${m.l + pw / 2}" y="${H - 10}" text-anchor="middle">${esc(spec.xLabel)}</text>`,
-    `<text transform="translate(16 ${top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}${spec.logY ? ' (log scale)' : ''}</text>`,
+    `<text x="${m.l + pw / 2}" y="${H - 10}" text-anchor="middle">${escapeHtml(spec.xLabel)}</text>`,
+    `<text transform="translate(16 ${top + ph / 2}) rotate(-90)" text-anchor="middle">${escapeHtml(spec.yLabel)}${spec.logY ? ' (log scale)' : ''}</text>`,
   );
   // Dots under lines, so percentile lines stay readable over the raw points.
   const ordered = [...spec.series].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'dots' ? -1 : 1));
@@ -239,7 +236,7 @@ export function renderChart(spec: ChartSpec): string {
       s.kind === 'line'
         ? `<line x1="${x}" y1="${lyy - 3}" x2="${x + 16}" y2="${lyy - 3}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 2"' : ''}/>`
         : `<circle cx="${x + 8}" cy="${lyy - 3}" r="3" fill="${s.color}" fill-opacity="0.6"/>`,
-      `<text x="${x + 22}" y="${lyy + 1}">${esc(s.name)}</text>`,
+      `<text x="${x + 22}" y="${lyy + 1}">${escapeHtml(s.name)}</text>`,
     );
   });
   parts.push('</svg>');

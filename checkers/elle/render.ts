@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-write.ts';
+import { escapeHtml } from '../../src/core/util/html.ts';
 import type { Anomaly } from '../types.ts';
 import type { WorkloadAnalysis } from './analysis.ts';
 import type { CycleAnomaly, CycleStep } from './cycle-anomaly.ts';
@@ -37,12 +38,12 @@ export function writeArtifacts(
   ];
   for (const type of types) {
     const cases = found.get(type) ?? [];
-    html.push(`<h2>${escapeXml(type)} (${cases.length})</h2>`);
+    html.push(`<h2>${escapeHtml(type)} (${cases.length})</h2>`);
     cases.forEach((c, i) => {
       const body = 'text' in c && typeof c.text === 'string' ? c.text : c.explanation;
       text.push(`${type} #${i}\n${body}\n`);
       if (i < MAX_DRAWINGS_PER_TYPE) {
-        html.push(`<h3>${escapeXml(type)} #${i}</h3><pre>${escapeXml(body)}</pre>`);
+        html.push(`<h3>${escapeHtml(type)} #${i}</h3><pre>${escapeHtml(body)}</pre>`);
         if (isCycle(c)) {
           const svg = drawCycle(c, analysis);
           makeOutputDir(join(root, type));
@@ -105,7 +106,7 @@ export function drawCycle(c: CycleAnomaly, analysis: WorkloadAnalysis): string {
     const my = (ay + by) / 2 + (dx / len) * 30;
     const colour = REL_COLOURS[s.rel];
     out.push(
-      `<path d="M${ax.toFixed(1)},${ay.toFixed(1)} Q${mx.toFixed(1)},${my.toFixed(1)} ${bx.toFixed(1)},${by.toFixed(1)}" fill="none" stroke="${colour}" stroke-width="2" marker-end="url(#arrow-${s.rel})"><title>${escapeXml(s.explanation)}</title></path>`,
+      `<path d="M${ax.toFixed(1)},${ay.toFixed(1)} Q${mx.toFixed(1)},${my.toFixed(1)} ${bx.toFixed(1)},${by.toFixed(1)}" fill="none" stroke="${colour}" stroke-width="2" marker-end="url(#arrow-${s.rel})"><title>${escapeHtml(s.explanation)}</title></path>`,
       `<text x="${mx.toFixed(1)}" y="${my.toFixed(1)}" fill="${colour}" text-anchor="middle">${s.rel}</text>`,
     );
   });
@@ -122,8 +123,4 @@ export function drawCycle(c: CycleAnomaly, analysis: WorkloadAnalysis): string {
   });
   out.push('</svg>');
   return out.join('\n');
-}
-
-function escapeXml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

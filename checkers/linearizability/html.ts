@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { writeFileAtomic } from '../../src/core/util/atomic-write.ts';
+import { escapeHtml } from '../../src/core/util/html.ts';
 import { type FaultBand, faultBands } from '../fault-bands.ts';
 import {
   embedJson,
   emptyLaneData,
-  escapeHtml,
   LANES_SCRIPT,
   LANES_STYLE,
   type LaneClass,

@@ -366,10 +366,3 @@ export const LANES_SCRIPT = `
 export function embedJson(v: unknown): string {
   return JSON.stringify(v).replace(/</g, '\\u003c');
 }
-
-export function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"]/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string,
-  );
-}

@@ -1,10 +1,10 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { escapeHtml } from '../../src/core/util/html.ts';
 import { bandLabel, type FaultBand, faultBands } from '../fault-bands.ts';
 import { show } from '../linearizability/model.ts';
 import {
   embedJson,
   emptyLaneData,
-  escapeHtml,
   LANES_SCRIPT,
   LANES_STYLE,
   type LaneBand,

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseFaults } from '../../nemeses/schedule.ts';
 import { loadCommandLinePlugin } from '../app/plugin/load.ts';
+import { TEST_DEFAULTS } from '../app/run/test-defaults.ts';
 import { runTest as runOnCluster, type TestRunResult } from '../app/run/test-run.ts';
 import { parseDuration } from '../core/util/duration.ts';
 import { UserError } from '../core/util/errors.ts';
@@ -48,12 +49,12 @@ export async function runTest(o: RunTestOptions): Promise<TestRunResult> {
   databases.require(o.db, 'db');
   workloads.require(o.workload, 'workload');
   if (!o.inventory && !o.local) throw new UserError('runTest: give inventory or local');
-  const faults = parseFaults((o.nemesis ?? []).join(',') || 'none');
+  const faults = parseFaults((o.nemesis ?? []).join(',') || TEST_DEFAULTS.nemesis);
   const cluster = await connectCluster(
     {
       ...(o.inventory && { inventory: o.inventory }),
       ...(o.local && { local: o.local }),
-      clusterName: o.clusterName ?? 'faultline-test',
+      clusterName: o.clusterName ?? TEST_DEFAULTS.clusterName,
     },
     { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'keep' },
   );
@@ -77,14 +78,15 @@ export async function runTest(o: RunTestOptions): Promise<TestRunResult> {
       clientRoutable: sut.routable,
       workload: o.workload,
       faults,
-      nemesisIntervalS: parseDuration(o.nemesisInterval ?? '10s', 'nemesisInterval') / 1000,
-      timeLimitS: parseDuration(o.timeLimit ?? '60s', 'timeLimit') / 1000,
+      nemesisIntervalS:
+        parseDuration(o.nemesisInterval ?? TEST_DEFAULTS.nemesisInterval, 'nemesisInterval') / 1000,
+      timeLimitS: parseDuration(o.timeLimit ?? TEST_DEFAULTS.timeLimit, 'timeLimit') / 1000,
       concurrency: o.concurrency ?? cluster.remote.nodes.length,
-      rate: o.rate ?? 100,
+      rate: o.rate ?? TEST_DEFAULTS.rate,
       seed,
       outDir: o.out ?? join('store', `${o.db}-${o.workload}`, new Date().toISOString().replace(/[:.]/g, '')),
-      opTimeoutMs: parseDuration(o.opTimeout ?? '5s', 'opTimeout'),
-      recoveryS: parseDuration(o.recovery ?? '10s', 'recovery') / 1000,
+      opTimeoutMs: parseDuration(o.opTimeout ?? TEST_DEFAULTS.opTimeout, 'opTimeout'),
+      recoveryS: parseDuration(o.recovery ?? TEST_DEFAULTS.recovery, 'recovery') / 1000,
       ...(o.signal && { signal: o.signal }),
       meta: { api: true, dbOptions: sut.dbOptions, client: sut.clientName },
     });

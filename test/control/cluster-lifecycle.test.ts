@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { connectInventory } from '../../src/core/control/connect.ts';
+import { connectCluster } from '../../src/lib/clusters/connect.ts';
 import { localClusterUnavailableReason } from '../../src/lib/clusters/host-tools.ts';
 import { localClusterDown, localClusterStatus, localClusterUp } from '../../src/lib/clusters/local.ts';
 import { bridgeName, clusterId } from '../../src/lib/clusters/local-names.ts';
@@ -56,7 +56,8 @@ t_(title('two clusters coexist on separate bridges and subnets and cannot reach 
       ['n2', true, true],
     ],
   );
-  const { remote } = await connectInventory(a.inventoryPath);
+  const connected = await connectCluster({ inventory: a.inventoryPath });
+  const { remote } = connected;
   try {
     const bHost = b.nodes[0]?.host ?? '';
     const cross = await remote.exec('n1', `timeout 2 bash -c '</dev/tcp/${bHost}/22'`, { check: false });
@@ -66,7 +67,7 @@ t_(title('two clusters coexist on separate bridges and subnets and cannot reach 
     });
     t.is(same.code, 0, 'nodes of one cluster reach each other');
   } finally {
-    await remote.close();
+    await connected.close();
   }
   const clash = await t.throwsAsync(localClusterUp({ nodes: 1, name: A }));
   t.regex(clash?.message ?? '', /already exists/);

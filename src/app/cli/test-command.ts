@@ -31,6 +31,7 @@ import {
   DEFAULT_STORE_ROOT,
   SSH_LOG_DIR,
 } from '../report/session-dir.ts';
+import { TEST_DEFAULTS } from '../run/test-defaults.ts';
 import { type Progress, runTest, type TestRunResult } from '../run/test-run.ts';
 import { type TestReportInput, writeTestReport } from '../session/test-report.ts';
 import { recordSessionIndex } from '../sessions/index-file.ts';
@@ -358,9 +359,9 @@ function refuseNodeFaults(faults: readonly string[]): void {
 }
 
 export function parseFlags(f: Record<string, unknown>): TestFlags {
-  const db = String(f.db ?? 'etcd');
+  const db = String(f.db ?? TEST_DEFAULTS.db);
   const dbDef = databases.require(db, '--db');
-  const workload = String(f.workload ?? 'register');
+  const workload = String(f.workload ?? TEST_DEFAULTS.workload);
   workloads.require(workload, '--workload');
   if (f.client !== undefined) clients.require(String(f.client), '--client');
   // Refused here, before any cluster is brought up for a run that could not start.
@@ -376,7 +377,7 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     throw new UserError('--inventory, --local and --nodes/--nodes-file exclude each other');
   if (!f.inventory && !f.local && !nodeList && !endpoints)
     throw new UserError('say where the nodes are: --inventory FILE, --local N or --nodes n1,n2,…');
-  const rate = Number(f.rate ?? 100);
+  const rate = Number(f.rate ?? TEST_DEFAULTS.rate);
   if (!(rate > 0))
     throw new UserError(`--rate: expected a positive number of ops per second (got ${String(f.rate)})`);
   const out: TestFlags = {
@@ -384,19 +385,20 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     ...(f.client !== undefined && { client: String(f.client) }),
     dbOptions: { ...(serializableReads ? dbDef.staleReads : {}), ...artifactFlags(f) },
     workload,
-    clusterName: String(f.clusterName ?? 'faultline-test'),
+    clusterName: String(f.clusterName ?? TEST_DEFAULTS.clusterName),
     faults: parseFaults(f.nemesis === undefined ? undefined : String(f.nemesis)),
-    nemesisIntervalS: parseDuration(String(f.nemesisInterval ?? '10s'), '--nemesis-interval') / 1000,
-    timeLimitS: parseDuration(String(f.timeLimit ?? '60s'), '--time-limit') / 1000,
-    concurrency: String(f.concurrency ?? '1n'),
+    nemesisIntervalS:
+      parseDuration(String(f.nemesisInterval ?? TEST_DEFAULTS.nemesisInterval), '--nemesis-interval') / 1000,
+    timeLimitS: parseDuration(String(f.timeLimit ?? TEST_DEFAULTS.timeLimit), '--time-limit') / 1000,
+    concurrency: String(f.concurrency ?? TEST_DEFAULTS.concurrency),
     rate,
-    opTimeoutMs: parseDuration(String(f.opTimeout ?? '5s'), '--op-timeout'),
-    recoveryS: parseDuration(String(f.recovery ?? '10s'), '--recovery') / 1000,
+    opTimeoutMs: parseDuration(String(f.opTimeout ?? TEST_DEFAULTS.opTimeout), '--op-timeout'),
+    recoveryS: parseDuration(String(f.recovery ?? TEST_DEFAULTS.recovery), '--recovery') / 1000,
     serializableReads,
     leaveDbRunning: f.leaveDbRunning === true,
     json: f.json === true,
     ssh: sshCliOptionsFrom(f),
-    testCount: f.testCount === undefined ? 1 : positiveInt(f.testCount, '--test-count'),
+    testCount: f.testCount === undefined ? TEST_DEFAULTS.testCount : positiveInt(f.testCount, '--test-count'),
   };
   if (nodeList) out.nodeList = nodeList;
   if (endpoints) {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { escapeHtml } from '../../core/util/html.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
@@ -35,13 +36,9 @@ th{background:#f4f4f4;font-weight:600}
 ul.links{columns:2;margin:4px 0}
 `;
 
-function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
 /** A relative link from findings/. */
 function link(path: string, text: string): string {
-  return `<a href="../${esc(path)}">${esc(text)}</a>`;
+  return `<a href="../${escapeHtml(path)}">${escapeHtml(text)}</a>`;
 }
 
 function badge(v: string): string {
@@ -54,7 +51,7 @@ function badge(v: string): string {
         : v.startsWith('PARTIAL')
           ? 'PARTIAL'
           : v;
-  return `<span class="v ${esc(cls)}">${esc(v)}</span>`;
+  return `<span class="v ${escapeHtml(cls)}">${escapeHtml(v)}</span>`;
 }
 
 interface Row {
@@ -66,11 +63,11 @@ interface Row {
 function verdictTable(rows: readonly Row[]): string {
   const body = rows.map(({ d, sc, ev }) => {
     const target = ev?.attempted
-      ? `<a href="#${esc(fileId(d.scenario))}">${esc(d.scenario)}</a>`
-      : esc(d.scenario);
+      ? `<a href="#${escapeHtml(fileId(d.scenario))}">${escapeHtml(d.scenario)}</a>`
+      : escapeHtml(d.scenario);
     const focus = anomalyLinks(ev);
     const open = focus?.path ? ` ${link(focus.path, 'open the anomaly')}` : '';
-    return `<tr><td>${target}</td><td>${esc(sc.name)}</td><td>${badge(d.verdict)}${d.release ? ' (release)' : ''}</td><td>${esc(d.tierMet ?? '—')}</td><td>${esc(d.reasons[0] ?? '')}${open}</td></tr>`;
+    return `<tr><td>${target}</td><td>${escapeHtml(sc.name)}</td><td>${badge(d.verdict)}${d.release ? ' (release)' : ''}</td><td>${escapeHtml(d.tierMet ?? '—')}</td><td>${escapeHtml(d.reasons[0] ?? '')}${open}</td></tr>`;
   });
   return `<table><tr><th>ID</th><th>Scenario</th><th>Verdict</th><th>Tier met</th><th>What happened</th></tr>${body.join('')}</table>`;
 }
@@ -80,7 +77,7 @@ function faultTable(ev: ScenarioEvidence): string {
     return `<p class="small">${ev.faultsScheduled > 0 ? `${ev.faultsScheduled} fault window(s) scheduled, none recorded.` : 'No fault was scheduled.'}</p>`;
   const rows = ev.faults.map(
     (f) =>
-      `<tr><td>${esc(f.id)}</td><td>${esc(f.kind)}${f.topology ? ` (${esc(f.topology)})` : ''}</td><td>${esc(f.what || `${f.kind} ${f.action}`)}</td><td>${f.startS.toFixed(1)} s</td><td>${f.endS === null ? 'never healed' : `${f.endS.toFixed(1)} s`}</td><td>${f.landed ? 'landed' : `<b>not proven</b>: ${esc(f.reason ?? '')}`}</td></tr>`,
+      `<tr><td>${escapeHtml(f.id)}</td><td>${escapeHtml(f.kind)}${f.topology ? ` (${escapeHtml(f.topology)})` : ''}</td><td>${escapeHtml(f.what || `${f.kind} ${f.action}`)}</td><td>${f.startS.toFixed(1)} s</td><td>${f.endS === null ? 'never healed' : `${f.endS.toFixed(1)} s`}</td><td>${f.landed ? 'landed' : `<b>not proven</b>: ${escapeHtml(f.reason ?? '')}`}</td></tr>`,
   );
   return `<table><tr><th>Window</th><th>Kind</th><th>What it did</th><th>From</th><th>To</th><th>Landing</th></tr>${rows.join('')}</table>`;
 }
@@ -107,7 +104,7 @@ function pageIndex(ev: ScenarioEvidence): string {
         ? `#op=${p.focus.op}${p.focus.related.length ? `&ctx=${p.focus.related.join(',')}` : ''}`
         : '';
     const cls = p.valid === false ? ' style="background:#fff5f5;font-weight:600"' : '';
-    return `<tr${cls}><td>${esc(p.checker)}</td><td>${esc(p.key ?? 'whole history')}</td><td>${esc(word(p.valid))}</td><td>${link(`${ev.runDir}/${p.path}${at}`, p.path)}</td></tr>`;
+    return `<tr${cls}><td>${escapeHtml(p.checker)}</td><td>${escapeHtml(p.key ?? 'whole history')}</td><td>${escapeHtml(word(p.valid))}</td><td>${link(`${ev.runDir}/${p.path}${at}`, p.path)}</td></tr>`;
   });
   return `<h3>Pages per key</h3><table><tr><th>Checker</th><th>Key</th><th>Verdict</th><th>Page</th></tr>${rows.join('')}</table>`;
 }
@@ -116,11 +113,12 @@ function scenarioSection(r: SessionRecord, rows: readonly Row[], row: Row): stri
   const { d, sc, ev } = row;
   if (!ev?.attempted) return '';
   const out: string[] = [
-    `<section id="${esc(fileId(d.scenario))}"><h2>${esc(d.scenario)} ${esc(sc.name)} ${badge(d.verdict)}</h2>`,
+    `<section id="${escapeHtml(fileId(d.scenario))}"><h2>${escapeHtml(d.scenario)} ${escapeHtml(sc.name)} ${badge(d.verdict)}</h2>`,
   ];
   const fail = d.verdict.startsWith('FAIL-');
-  out.push(`<p class="headline${fail ? ' FAIL' : ''}">${esc(d.reasons[0] ?? '')}</p>`);
-  if (d.reasons.length > 1) out.push(`<p class="small">${d.reasons.slice(1).map(esc).join('<br>')}</p>`);
+  out.push(`<p class="headline${fail ? ' FAIL' : ''}">${escapeHtml(d.reasons[0] ?? '')}</p>`);
+  if (d.reasons.length > 1)
+    out.push(`<p class="small">${d.reasons.slice(1).map(escapeHtml).join('<br>')}</p>`);
   const focus = anomalyLinks(ev);
   if (focus) {
     const opens = [
@@ -138,24 +136,24 @@ function scenarioSection(r: SessionRecord, rows: readonly Row[], row: Row): stri
   }
   out.push('<h3>Fault windows</h3>', faultTable(ev));
   out.push(
-    `<p class="small"><b>Oracle:</b> ${esc(oracleEvidence(ev))}<br><b>Landing evidence:</b> ${esc(landingEvidence(ev, d))}</p>`,
+    `<p class="small"><b>Oracle:</b> ${escapeHtml(oracleEvidence(ev))}<br><b>Landing evidence:</b> ${escapeHtml(landingEvidence(ev, d))}</p>`,
   );
   const seeds = ev.seeds.map(
     (s) =>
-      `seed ${s.seed}: ${s.outcome}${s.rerun !== 'not-attempted' ? ` (re-run ${s.rerun})` : ''}${s.reproducer ? ` — reproducer: <code>${esc(s.reproducer)}</code>` : ''}`,
+      `seed ${s.seed}: ${s.outcome}${s.rerun !== 'not-attempted' ? ` (re-run ${s.rerun})` : ''}${s.reproducer ? ` — reproducer: <code>${escapeHtml(s.reproducer)}</code>` : ''}`,
   );
   if (seeds.length) out.push(`<p class="small">${seeds.join('<br>')}</p>`);
   out.push('<h3>Plots</h3>', plots(r.sessionDir, ev));
   out.push(pageIndex(ev));
   const arts = [
-    `<li><a href="${esc(fileId(sc.parentId ?? sc.id))}.md">findings/${esc(fileId(sc.parentId ?? sc.id))}.md</a></li>`,
+    `<li><a href="${escapeHtml(fileId(sc.parentId ?? sc.id))}.md">findings/${escapeHtml(fileId(sc.parentId ?? sc.id))}.md</a></li>`,
     ...ev.artifacts.map((a) => `<li>${link(a.path, a.label)}</li>`),
   ];
   out.push(`<h3>Artifacts</h3><ul class="links">${arts.join('')}</ul>`);
   const arms = rows.filter((x) => x.sc.parentId === sc.id);
   if (arms.length)
     out.push(
-      `<p class="small">Arms: ${arms.map((a) => `${esc(a.d.scenario)} ${badge(a.d.verdict)}`).join(', ')}</p>`,
+      `<p class="small">Arms: ${arms.map((a) => `${escapeHtml(a.d.scenario)} ${badge(a.d.verdict)}`).join(', ')}</p>`,
     );
   out.push('</section>');
   return out.join('\n');
@@ -172,16 +170,16 @@ export function renderReportHtml(r: SessionRecord): string {
   const title = `Findings: ${r.plan.slug} @ ${utc(r.startedAt)}`;
   const findings = r.findings.map(
     (f) =>
-      `<li><b>${esc(f.id)}</b> ${esc(f.title)} — ${esc(f.severity)}, ${esc(f.classification)}; reproducer: <code>${esc(f.reproducer)}</code>${f.reduction ? `; reduction: ${esc(f.reduction)}` : ''}</li>`,
+      `<li><b>${escapeHtml(f.id)}</b> ${escapeHtml(f.title)} — ${escapeHtml(f.severity)}, ${escapeHtml(f.classification)}; reproducer: <code>${escapeHtml(f.reproducer)}</code>${f.reduction ? `; reduction: ${escapeHtml(f.reduction)}` : ''}</li>`,
   );
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>${esc(title)}</title><style>${STYLE}</style></head>
+<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body>
-<h1>${esc(title)}</h1>
-<p class="meta">Plan ${esc(r.plan.source.path)} · commit under test ${esc(r.commit)} · ${esc(r.operator)} ·
+<h1>${escapeHtml(title)}</h1>
+<p class="meta">Plan ${escapeHtml(r.plan.source.path)} · commit under test ${escapeHtml(r.commit)} · ${escapeHtml(r.operator)} ·
 <a href="report.md">report.md</a> · <a href="report.json">report.json</a> · <a href="../session-log.md">session-log.md</a> · <a href="../junit.xml">junit.xml</a></p>
 <p>Session verdict ${badge(s.verdict)}</p>
-<p class="headline${s.verdict === 'FAIL' ? ' FAIL' : ''}" id="headline">${esc(s.headline)}</p>
+<p class="headline${s.verdict === 'FAIL' ? ' FAIL' : ''}" id="headline">${escapeHtml(s.headline)}</p>
 <h2>Verdicts</h2>
 ${verdictTable(rows)}
 ${rows

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 
 /**
  * `metrics/<S>.json`, one per scenario or arm: the primary run's figures (`summary`, `windows`, what RF9
@@ -116,11 +116,6 @@ export function writeMetricsFile(
 
 /** The file, or null when it is absent or not one (a report still renders without it). */
 export function readMetricsFile(path: string): MetricsFile | null {
-  if (!existsSync(path)) return null;
-  try {
-    const r = metricsFileSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return r.success ? r.data : null;
-  } catch {
-    return null;
-  }
+  const r = metricsFileSchema.safeParse(readJsonOrNull(path));
+  return r.success ? r.data : null;
 }

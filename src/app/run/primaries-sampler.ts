@@ -1,4 +1,5 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { readJsonLines } from '../../core/util/json-file.ts';
 import type { RunClock } from './clock.ts';
 
 /**
@@ -36,16 +37,13 @@ export function startPrimariesSampler(
 }
 
 export function readPrimariesSamples(path: string): PrimariesSample[] | null {
-  if (!existsSync(path)) return null;
+  // A torn last line (the run was killed mid-write) is skipped.
+  const lines = readJsonLines(path);
+  if (!lines) return null;
   const out: PrimariesSample[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const s = JSON.parse(line) as PrimariesSample;
-      if (typeof s.atS === 'number' && Array.isArray(s.primaries)) out.push(s);
-    } catch {
-      // A torn last line (the run was killed mid-write) is skipped.
-    }
+  for (const { value } of lines) {
+    const s = value as Partial<PrimariesSample> | null;
+    if (typeof s?.atS === 'number' && Array.isArray(s.primaries)) out.push(s as PrimariesSample);
   }
   return out;
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ScenarioEvidenceInput } from '../verdict/evidence.ts';
 
@@ -92,13 +93,7 @@ export function baselineFrom(
   currentHarnessVersion: string,
   ctx: Partial<BaselineContext> = {},
 ): ScenarioEvidenceInput['baseline'] {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-  const b = baselineFileSchema.safeParse(raw);
+  const b = baselineFileSchema.safeParse(readJsonOrNull(path));
   if (!b.success || b.data.baselineOpsPerSec == null) return null;
   return baselineFacts(b.data, relative(sessionDir, path), false, {
     currentHarnessVersion,

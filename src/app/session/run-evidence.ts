@@ -8,6 +8,7 @@ import type { HistoryEvent } from '../../core/history/event.ts';
 import type { Operation } from '../../core/history/operation.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import type { Binding } from '../plan/binding.ts';
 import { countFailovers, readPrimariesSamples } from '../run/primaries-sampler.ts';
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
@@ -104,7 +105,7 @@ export async function measureRun(
   const historyPath = join(runDir, 'history.jsonl');
   const paired = pairEvents(await loadHistory(historyPath, { format: 'jsonl' }));
   const ops = paired.ops;
-  const records = readJson<FaultRecord[]>(join(runDir, 'faults.json')) ?? [];
+  const records = (readJsonOrNull(join(runDir, 'faults.json')) as FaultRecord[] | null) ?? [];
   const ledger = readLedgerTimes(join(runDir, 'ledger.jsonl'));
   const workloadStart = workloadStartOf(paired.events, ledger);
   const recorded = records.map((r) => faultEvidenceFromRecord(r, workloadStart));
@@ -132,7 +133,8 @@ export async function measureRun(
     intendedOpsPerSec: binding.rate ?? null,
   });
   const throughput = markRecovering(windows, recovery);
-  const results = readJson<{ results: CheckResult[] }>(join(runDir, 'results.json'))?.results ?? [];
+  const results =
+    (readJsonOrNull(join(runDir, 'results.json')) as { results: CheckResult[] } | null)?.results ?? [];
   const opsByF = new Map<string, number>();
   for (const o of client) opsByF.set(o.f, (opsByF.get(o.f) ?? 0) + 1);
   const headlines = {
@@ -169,7 +171,7 @@ export async function measureRun(
 /** The recorder's clock readings (clock.json) and the client's wire count (wire.json), when written. */
 function recorderFacts(runDir: string): { clockReadings: ClockReadings | null; wire: WireCount | null } {
   const parse = <T>(schema: z.ZodType<T>, file: string): T | null => {
-    const r = schema.safeParse(readJson<unknown>(join(runDir, file)));
+    const r = schema.safeParse(readJsonOrNull(join(runDir, file)));
     return r.success ? r.data : null;
   };
   return {
@@ -186,15 +188,6 @@ function failoversOf(path: string): RunMeasurement['failovers'] {
     samples: samples.length,
     leaders: [...new Set(samples.flatMap((s) => s.primaries))].sort(),
   };
-}
-
-function readJson<T>(path: string): T | null {
-  if (!existsSync(path)) return null;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
-import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { abortReason } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import type { Database } from '../../lib/databases/types.ts';
 import { metricsPath, type SeedMetrics, writeMetricsFile } from '../report/metrics-file.ts';
 import {
@@ -135,14 +136,8 @@ export function scenarioEvidence(
 
 /** The run's db-version.json (the database's own report of its version), or null. */
 function readDbVersion(runDir: string): DbVersion | null {
-  const path = join(runDir, 'db-version.json');
-  if (!existsSync(path)) return null;
-  try {
-    const r = dbVersionSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return r.success ? r.data : null;
-  } catch {
-    return null;
-  }
+  const r = dbVersionSchema.safeParse(readJsonOrNull(join(runDir, 'db-version.json')));
+  return r.success ? r.data : null;
 }
 
 /**

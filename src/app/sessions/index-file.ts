@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { appendFileInsideSync, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
+import { readJsonLines } from '../../core/util/json-file.ts';
 import { readSession, type SessionSummary, sessionIds } from './store.ts';
 
 /**
@@ -84,17 +85,9 @@ export function recordSessionIndex(sessionDir: string): string | null {
 /** The index lines of a name by session id (the last line of an id wins); unreadable lines are skipped. */
 export function readIndex(root: string, name: string): Map<string, IndexEntry> {
   const out = new Map<string, IndexEntry>();
-  const path = join(root, name, INDEX_FILE);
-  if (!existsSync(path)) return out;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line) continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      continue; // a line cut short by a crash: that session is read from its reports
-    }
-    const e = entrySchema.safeParse(json);
+  // A line cut short by a crash is skipped: that session is read from its reports.
+  for (const { value } of readJsonLines(join(root, name, INDEX_FILE)) ?? []) {
+    const e = entrySchema.safeParse(value);
     if (e.success) out.set(e.data.id, e.data);
   }
   return out;

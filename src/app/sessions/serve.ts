@@ -11,6 +11,7 @@ import {
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, sep } from 'node:path';
+import { escapeHtml } from '../../core/util/html.ts';
 import { diffMarkdown, diffSessions, flappingRows } from './diff.ts';
 import { StoreIndex } from './index-file.ts';
 import { type SessionSummary, sessionIds, storeNames } from './store.ts';
@@ -22,9 +23,6 @@ import { type SessionSummary, sessionIds, storeNames } from './store.ts';
  * Summaries come from the store's index (./index-file.ts) and are kept in memory, so only new sessions
  * are read again. Only GET and HEAD; paths outside the root are refused.
  */
-
-const esc = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const COLOR = (r: { verdict: string; outcome: string | null }) =>
   r.outcome === 'failure'
@@ -38,10 +36,10 @@ const COLOR = (r: { verdict: string; outcome: string | null }) =>
           : '#f0ad4e';
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title><style>
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>
 body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:13px}
 .cell{display:inline-block;width:14px;height:14px;margin:1px}.range{font-size:11px;color:#555}a{color:#0366d6}pre{background:#f6f8fa;padding:8px}
-</style></head><body><p><a href="/">all plans</a></p><h1>${esc(title)}</h1>${body}</body></html>`;
+</style></head><body><p><a href="/">all plans</a></p><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
 function trend(values: (number | null)[]): string {
@@ -71,7 +69,7 @@ export function renderIndex(index: StoreIndex, last: number): string {
     const newest = sessions.at(-1)!;
     const prev = sessions.at(-2);
     parts.push(
-      `<h2 id="${esc(name)}">${esc(name)}</h2><p>latest <a href="/session/${esc(name)}/${esc(newest.id)}">${esc(newest.id)}</a>: <b>${esc(newest.verdict)}</b>${prev ? ` · <a href="/diff/${esc(name)}/${esc(prev.id)}/${esc(newest.id)}">diff with previous</a>` : ''}</p>`,
+      `<h2 id="${escapeHtml(name)}">${escapeHtml(name)}</h2><p>latest <a href="/session/${escapeHtml(name)}/${escapeHtml(newest.id)}">${escapeHtml(newest.id)}</a>: <b>${escapeHtml(newest.verdict)}</b>${prev ? ` · <a href="/diff/${escapeHtml(name)}/${escapeHtml(prev.id)}/${escapeHtml(newest.id)}">diff with previous</a>` : ''}</p>`,
       '<table><tr><th>row</th><th>last sessions (oldest → newest)</th><th>ops/s trend</th><th>p99 trend</th><th>anomalies trend</th></tr>',
       ...rowIds.map((id) => {
         const cells = sessions
@@ -79,11 +77,11 @@ export function renderIndex(index: StoreIndex, last: number): string {
             const r = s.rows.find((x) => x.id === id);
             const title = `${s.id}: ${r ? r.verdict : 'absent'}`;
             const color = r ? COLOR(r) : '#eee';
-            return `<a href="/session/${esc(name)}/${esc(s.id)}" title="${esc(title)}" class="cell" style="background:${color}"></a>`;
+            return `<a href="/session/${escapeHtml(name)}/${escapeHtml(s.id)}" title="${escapeHtml(title)}" class="cell" style="background:${color}"></a>`;
           })
           .join('');
         const figures = sessions.map((s) => s.rows.find((x) => x.id === id));
-        return `<tr class="row"><td>${esc(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td><td>${trend(figures.map((r) => r?.anomalies ?? null))}</td></tr>`;
+        return `<tr class="row"><td>${escapeHtml(id)}${flapping.has(id) ? ' (flapping)' : ''}</td><td>${cells}</td><td>${trend(figures.map((r) => r?.opsPerSec ?? null))}</td><td>${trend(figures.map((r) => r?.p99Ms ?? null))}</td><td>${trend(figures.map((r) => r?.anomalies ?? null))}</td></tr>`;
       }),
       '</table>',
     );
@@ -95,10 +93,10 @@ export function renderSession(s: SessionSummary): string {
   const rows = s.rows
     .map(
       (r) =>
-        `<tr><td>${esc(r.id)}</td><td style="color:${COLOR(r)}"><b>${esc(r.verdict)}</b></td><td>${esc(r.expected?.join(' or ') ?? '—')}</td><td>${esc(r.outcome ?? '—')}</td><td>${r.opsPerSec?.toFixed(1) ?? '—'}</td><td>${r.p99Ms?.toFixed(1) ?? '—'}</td></tr>`,
+        `<tr><td>${escapeHtml(r.id)}</td><td style="color:${COLOR(r)}"><b>${escapeHtml(r.verdict)}</b></td><td>${escapeHtml(r.expected?.join(' or ') ?? '—')}</td><td>${escapeHtml(r.outcome ?? '—')}</td><td>${r.opsPerSec?.toFixed(1) ?? '—'}</td><td>${r.p99Ms?.toFixed(1) ?? '—'}</td></tr>`,
     )
     .join('');
-  const href = (f: string) => `/files/${esc(s.name)}/${esc(s.id)}/${esc(f)}`;
+  const href = (f: string) => `/files/${escapeHtml(s.name)}/${escapeHtml(s.id)}/${escapeHtml(f)}`;
   const report = existsSync(join(s.dir, 'findings/report.html'))
     ? `<p class="report"><a href="${href('findings/report.html')}">open the report page</a> (every scenario, its fault windows, plots and per-key checker pages)</p>`
     : '';
@@ -112,11 +110,11 @@ export function renderSession(s: SessionSummary): string {
     'logs/control.log',
   ]
     .filter((f) => existsSync(join(s.dir, f)))
-    .map((f) => `<li><a href="${href(f)}">${esc(f)}</a></li>`)
+    .map((f) => `<li><a href="${href(f)}">${escapeHtml(f)}</a></li>`)
     .join('');
   return page(
     `${s.name} ${s.id}`,
-    `<p class="verdict">session verdict: <b>${esc(s.verdict)}</b></p><p>${esc(s.headline)}</p>${report}
+    `<p class="verdict">session verdict: <b>${escapeHtml(s.verdict)}</b></p><p>${escapeHtml(s.headline)}</p>${report}
 <table><tr><th>row</th><th>verdict</th><th>expected</th><th>outcome</th><th>ops/s</th><th>p99 ms</th></tr>${rows}</table>
 <h2>files</h2><ul>${files}</ul>`,
   );
@@ -189,7 +187,7 @@ export function startServer(root: string, o: { port: number; host: string; last:
           200,
           page(
             `${name}: ${id} → ${rest[0]}`,
-            `<p class="sessions">from <a href="/session/${esc(name!)}/${esc(id!)}">${esc(id!)}</a> to <a href="/session/${esc(name!)}/${esc(rest[0]!)}">${esc(rest[0]!)}</a></p><pre class="diff">${esc(diffMarkdown(d))}</pre>`,
+            `<p class="sessions">from <a href="/session/${escapeHtml(name!)}/${escapeHtml(id!)}">${escapeHtml(id!)}</a> to <a href="/session/${escapeHtml(name!)}/${escapeHtml(rest[0]!)}">${escapeHtml(rest[0]!)}</a></p><pre class="diff">${escapeHtml(diffMarkdown(d))}</pre>`,
           ),
         );
       }
@@ -232,7 +230,7 @@ export function startServer(root: string, o: { port: number; host: string; last:
       }
       return send(404, 'not found', 'text/plain');
     } catch (err) {
-      return send(500, `error: ${esc(String(err))}`, 'text/plain');
+      return send(500, `error: ${escapeHtml(String(err))}`, 'text/plain');
     }
   });
   server.requestTimeout = REQUEST_TIMEOUT_MS;

@@ -2,11 +2,11 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
-import { type Inventory, loadInventory } from './inventory.ts';
+import type { Inventory } from './inventory.ts';
 import type { SshCliOptions } from './ssh-cli-options.ts';
 import type { HostKeyPolicy } from './ssh-connection.ts';
-import { connectRemote, type RemoteOptions } from './ssh-remote.ts';
-import type { NodeSpec, Remote } from './types.ts';
+import type { RemoteOptions } from './ssh-remote.ts';
+import type { NodeSpec } from './types.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -64,18 +64,4 @@ export function remoteOptionsFor(
     ];
   }
   return opts;
-}
-
-/** Load an inventory and connect to its nodes. */
-export async function connectInventory(
-  path: string,
-  cli: SshCliOptions = {},
-  extra: RemoteOptions = {},
-): Promise<{ inventory: Inventory; remote: Remote }> {
-  const inventory = loadInventory(path);
-  const remote = await connectRemote(
-    withCliPasswords(inventory.nodes, cli),
-    remoteOptionsFor(inventory, cli, extra),
-  );
-  return { inventory, remote };
 }

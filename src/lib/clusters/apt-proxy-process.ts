@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { guestAptSources, readHostAptSources } from './vm-apt-sources.ts';
 import { vmImageRoot } from './vm-image.ts';
-import { cmdlineOf, pidAlive, stopPids } from './vm-qemu.ts';
+import { cmdlineOf, helperReady, stopPids } from './vm-qemu.ts';
 
 /**
  * The apt proxy (vm-apt-proxy.ts) as a cluster's own detached process, listening on the host's address
@@ -59,15 +58,13 @@ export async function spawnAptProxy(cluster: string, hostAddress: string, stateD
   child.unref();
   closeSync(out);
   if (child.pid === undefined) throw new Error('cannot start the apt proxy');
-  const deadline = Date.now() + 15_000;
-  while (!(await httpAnswers(hostAddress, APT_PROXY_PORT))) {
-    if (!pidAlive(child.pid) || Date.now() > deadline) {
-      await stopPids([child.pid]);
-      throw new Error(`the apt proxy did not start (see ${join(stateDir, 'apt-proxy.out')})`);
-    }
-    await sleep(100);
+  const pid = child.pid;
+  const answers = () => httpAnswers(hostAddress, APT_PROXY_PORT);
+  if (!(await helperReady(pid, answers, { timeoutMs: 15_000, stepMs: 100 }))) {
+    await stopPids([pid]);
+    throw new Error(`the apt proxy did not start (see ${join(stateDir, 'apt-proxy.out')})`);
   }
-  return child.pid;
+  return pid;
 }
 
 /** Whether `pid` is cluster `cluster`'s apt proxy (a recorded pid may have been reused since). */

@@ -20,8 +20,11 @@ import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
+import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
@@ -35,8 +38,9 @@ import {
 } from './local-login-user.ts';
 import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
-import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
-import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
+import { sshdSettings } from './sshd-config.ts';
+import { clusterDir, clustersDir } from './state-dir.ts';
+import { releaseSubnetsOf } from './subnet.ts';
 
 /**
  * A cluster of N "nodes" on this host. Each node is a network namespace joined to a private bridge by a
@@ -86,12 +90,7 @@ const NodeStateSchema = z.object({
 });
 
 const ClusterStateSchema = z.object({
-  name: z.string(),
-  subnet: z.string(),
-  prefix: z.string(),
-  bridge: z.string(),
-  bridgeAddress: z.string(),
-  createdAt: z.string(),
+  ...bridgedClusterFields,
   nodes: z.array(NodeStateSchema),
   /** Lab-like mode: SSH through 127.0.0.1 port forwards, cluster traffic on the namespace addresses. */
   sshForward: z
@@ -187,21 +186,14 @@ function sshdConfig(node: string, address: string, loginUser?: LoginUser): strin
   return [
     `# faultline local cluster node ${node}`,
     `ListenAddress ${address}:22`,
-    `HostKey ${NODE_SELF_DIR}/ssh_host_ed25519_key`,
     'PidFile none',
     // A login user cannot read root's 0600 key file; its key is in its own home.
     `AuthorizedKeysFile ${NODE_SELF_DIR}/authorized_keys${loginUser ? ' .ssh/authorized_keys' : ''}`,
-    'PermitRootLogin prohibit-password',
-    // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
-    `PasswordAuthentication ${loginUser?.sudoPasswordEnv ? 'yes' : 'no'}`,
-    'KbdInteractiveAuthentication no',
-    'UsePAM no',
-    'UseDNS no',
-    'PrintMotd no',
-    'PrintLastLog no',
-    // OpenSSH's default: the control node's channel semaphore must keep us under it.
-    'MaxSessions 10',
-    'MaxStartups 64:30:128',
+    ...sshdSettings({
+      hostKey: `${NODE_SELF_DIR}/ssh_host_ed25519_key`,
+      // A login user with a password (its sudo password) may also log in with it, as in password-only labs.
+      passwordLogin: Boolean(loginUser?.sudoPasswordEnv),
+    }),
     'ClientAliveInterval 0',
     'Subsystem sftp internal-sftp',
     '',
@@ -333,24 +325,21 @@ export function tcpOpen(host: string, port: number, timeoutMs: number): Promise<
 }
 
 async function waitForSshd(state: LocalClusterState, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const pending = new Set(state.nodes);
-  while (pending.size > 0) {
+  const allUp = async () => {
     for (const n of [...pending]) if (await tcpOpen(n.address, 22, 500)) pending.delete(n);
-    if (pending.size === 0) return;
-    if (Date.now() > deadline) {
-      const names = [...pending].map((n) => n.name).join(', ');
-      const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
-      const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
-      // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
-      const first = [...pending][0];
-      const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
-      throw new Error(
-        `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
-      );
-    }
-    await sleep(50);
-  }
+    return pending.size === 0;
+  };
+  if (await waitFor(allUp, timeoutMs, 50)) return;
+  const names = [...pending].map((n) => n.name).join(', ');
+  const nodeDir = (n: { name: string }) => join(clusterDir(state.name), 'nodes', n.name);
+  const logs = [...pending].map((n) => join(nodeDir(n), 'sshd.log')).join(' ');
+  // A node whose init script stopped (a mount the kernel refused, e.g. no overlayfs) says why here.
+  const first = [...pending][0];
+  const why = first ? lastLine(join(nodeDir(first), 'launcher.log')) : '';
+  throw new Error(
+    `sshd did not come up on ${names} within ${timeoutMs} ms${why ? `: ${why}` : ''} (see ${logs})`,
+  );
 }
 
 function lastLine(path: string): string {
@@ -387,28 +376,15 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
       `local cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
   }
-  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
-  try {
-    subnet = await claimSubnet(name, opts.subnet);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const bridged = await newBridgedCluster(name, opts.subnet);
   const nodeNames = Array.from({ length: opts.nodes }, (_, i) => `n${i + 1}`);
   const dataBytes = opts.dataBytes ?? DEFAULT_NODE_DATA_BYTES;
   const state: LocalClusterState = {
-    name,
-    subnet: subnet.cidr,
-    prefix: subnet.prefix,
-    bridge: bridgeName(name),
-    bridgeAddress: `${subnet.prefix}.1`,
-    createdAt: new Date().toISOString(),
+    ...bridged,
     nodes: nodeNames.map((n, i) => ({
       name: n,
       netns: netnsName(name, n),
-      address: `${subnet.prefix}.${11 + i}`,
+      address: `${bridged.prefix}.${11 + i}`,
       vethHost: vethHostName(name, i + 1),
       vethPeer: vethPeerName(name, i + 1),
       launcherPid: null,
@@ -496,7 +472,7 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
     const cluster = describe(state);
     writeFileAtomicSync(cluster.inventoryPath, renderLocalInventory(cluster));
     log().info(
-      { cluster: name, nodes: opts.nodes, subnet: subnet.cidr, inventory: cluster.inventoryPath },
+      { cluster: name, nodes: opts.nodes, subnet: state.subnet, inventory: cluster.inventoryPath },
       'local cluster up',
     );
     return cluster;

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { cmdlineOf, pidAlive, stopPids } from './vm-qemu.ts';
+import { cmdlineOf, helperReady, stopPids } from './vm-qemu.ts';
 
 /**
  * The control host's side of a lab-like local cluster: one 127.0.0.1 port per node, forwarded to the
@@ -39,12 +38,9 @@ export async function startSshForwards(
   closeSync(out);
   const pid = child.pid;
   if (pid === undefined) throw new Error('cannot start the SSH port forwards');
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(portsFile)) {
-    if (!pidAlive(pid) || Date.now() > deadline)
-      throw new Error(`the SSH port forwards did not start (see ${join(dir, 'ssh-forward.log')})`);
-    await sleep(50);
-  }
+  // Written once every forward listens.
+  if (!(await helperReady(pid, async () => existsSync(portsFile), { timeoutMs, stepMs: 50 })))
+    throw new Error(`the SSH port forwards did not start (see ${join(dir, 'ssh-forward.log')})`);
   return { pid, ports: PortsSchema.parse(JSON.parse(readFileSync(portsFile, 'utf8'))) };
 }
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathName } from '../../core/util/paths.ts';
@@ -19,18 +18,6 @@ export function clustersDir(): string {
 /** Every path built from a cluster name goes through here, so a name can never leave clustersDir(). */
 export function clusterDir(name: string): string {
   return join(clustersDir(), pathName('cluster', name));
-}
-
-/**
- * A state file's JSON, or null when it is not JSON (a truncated or foreign file): the caller's schema then
- * reports it as corrupt state in one line, instead of a parser's stack trace.
- */
-export function readJsonOrNull(path: string): unknown {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { stateDir } from './state-dir.ts';
 
 /**
@@ -133,10 +134,8 @@ export async function chooseAccel(
 ): Promise<AccelChoice> {
   const base = { probedAt: new Date().toISOString(), bootId: bootId() };
   if (opts.force === 'tcg') return { accel: 'tcg', cpu: 'max', reason: 'TCG requested', ...base };
-  try {
-    const cached = ChoiceSchema.parse(JSON.parse(readFileSync(cachePath(), 'utf8')));
-    if (cached.bootId === base.bootId && !opts.force) return cached;
-  } catch {}
+  const cached = ChoiceSchema.safeParse(readJsonOrNull(cachePath()));
+  if (cached.success && cached.data.bootId === base.bootId && !opts.force) return cached.data;
   let choice: AccelChoice;
   let usable = existsSync('/dev/kvm');
   if (usable) {

@@ -5,6 +5,7 @@
  * device) and the init itself arrive at each boot through qemu's fw_cfg as files under opt/faultline/,
  * so one cached image serves every cluster and node.
  */
+import { sshdSettings } from './sshd-config.ts';
 
 export const FW_CFG_PREFIX = 'opt/faultline';
 
@@ -42,18 +43,7 @@ export interface GuestNodeConfig {
   aptProxy: string;
 }
 
-const SSHD_CONFIG = [
-  'HostKey /etc/ssh/ssh_host_ed25519_key',
-  'PermitRootLogin prohibit-password',
-  'PasswordAuthentication no',
-  'KbdInteractiveAuthentication no',
-  'UsePAM no',
-  'UseDNS no',
-  'PrintMotd no',
-  'PrintLastLog no',
-  'MaxSessions 10',
-  'MaxStartups 64:30:128',
-];
+const SSHD_CONFIG = sshdSettings({ hostKey: '/etc/ssh/ssh_host_ed25519_key' });
 
 /**
  * The node's init (fw_cfg opt/faultline/init), running as PID 1. Its siblings hosts, authorized_keys,

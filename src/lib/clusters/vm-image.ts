@@ -13,10 +13,11 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { processExists } from '../../core/util/pid.ts';
+import { pollFor } from '../../core/util/retry.ts';
 import { missingToolReason, run, runQuiet } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
 import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
@@ -96,31 +97,39 @@ export function imageLockOwner(): number | null {
   }
 }
 
-async function takeLock(print: (line: string) => void, timeoutMs: number): Promise<() => void> {
-  mkdirSync(vmImageRoot(), { recursive: true });
-  const path = imageLockPath();
-  const deadline = Date.now() + timeoutMs;
-  let told = false;
+/** Take the image lock: null when taken, else the pid of the live builder holding it. */
+function tryLock(path: string): number | null {
   for (;;) {
     try {
       const fd = openSync(path, 'wx');
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
-      return () => rmSync(path, { force: true });
+      return null;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const owner = imageLockOwner();
-    if (owner === null) {
-      rmSync(path, { force: true }); // its builder died: take over
-      continue;
-    }
-    if (!told) print(`waiting for the VM image build of pid ${owner} (${path})`);
-    told = true;
-    if (Date.now() > deadline)
-      throw new UserError(`the VM image build of pid ${owner} holds ${path} too long`);
-    await sleep(2000);
+    if (owner !== null) return owner;
+    rmSync(path, { force: true }); // its builder died: take over
   }
+}
+
+async function takeLock(print: (line: string) => void, timeoutMs: number): Promise<() => void> {
+  mkdirSync(vmImageRoot(), { recursive: true });
+  const path = imageLockPath();
+  let told = false;
+  const owner = await pollFor(
+    async () => {
+      const owner = tryLock(path);
+      if (owner !== null && !told) print(`waiting for the VM image build of pid ${owner} (${path})`);
+      told ||= owner !== null;
+      return owner;
+    },
+    (owner) => owner === null,
+    { timeoutMs, stepMs: 2000 },
+  );
+  if (owner !== null) throw new UserError(`the VM image build of pid ${owner} holds ${path} too long`);
+  return () => rmSync(path, { force: true });
 }
 
 function imageKey(suite: string, aptSources: readonly string[]): string {
@@ -136,11 +145,8 @@ function imageKey(suite: string, aptSources: readonly string[]): string {
 }
 
 export function readManifest(dir: string): VmImageManifest | null {
-  try {
-    return ManifestSchema.parse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
-  } catch {
-    return null;
-  }
+  const r = ManifestSchema.safeParse(readJsonOrNull(join(dir, 'manifest.json')));
+  return r.success ? r.data : null;
 }
 
 function describeImage(dir: string, manifest: VmImageManifest, built: boolean): VmImage {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pollFor, waitFor } from '../../core/util/retry.ts';
 import type { AccelChoice } from './vm-accel.ts';
 import { FW_CFG_PREFIX, GUEST_INIT_PATH } from './vm-guest.ts';
 
@@ -122,6 +123,23 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Until a helper process just started (port forwards, apt proxy) is `ready`: false when it exited first
+ * (it never will be) or `timeoutMs` passed.
+ */
+export async function helperReady(
+  pid: number,
+  ready: () => Promise<boolean>,
+  o: { timeoutMs: number; stepMs: number },
+): Promise<boolean> {
+  const state = await pollFor(
+    async () => ((await ready()) ? 'ready' : pidAlive(pid) ? 'starting' : 'exited'),
+    (s) => s !== 'starting',
+    o,
+  );
+  return state === 'ready';
+}
+
 /** SIGTERM, then SIGKILL after graceMs; resolves once every pid is gone. Returns the pids signalled. */
 export async function stopPids(pids: readonly number[], graceMs = 3000): Promise<number[]> {
   const signalled: number[] = [];
@@ -131,8 +149,7 @@ export async function stopPids(pids: readonly number[], graceMs = 3000): Promise
       signalled.push(pid);
     } catch {}
   }
-  const deadline = Date.now() + graceMs;
-  while (signalled.some(pidAlive) && Date.now() < deadline) await sleep(100);
+  await waitFor(async () => !signalled.some(pidAlive), graceMs, 100);
   for (const pid of signalled.filter(pidAlive)) {
     try {
       process.kill(pid, 'SIGKILL');

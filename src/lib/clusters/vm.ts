@@ -1,22 +1,24 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { alignClock } from '../../../nemeses/clock.ts';
 import { connectRemote } from '../../core/control/ssh-remote.ts';
 import type { NodeSpec, Remote } from '../../core/control/types.ts';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
+import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
 import { aptProxyUrl, isAptProxyOf, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
+import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
 import { run, runQuiet } from './host-tools.ts';
 import { keygen, tcpOpen } from './local.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import { bridgeName, clusterId } from './local-names.ts';
-import { clusterDir, clustersDir, readJsonOrNull } from './state-dir.ts';
-import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
+import { clusterDir, clustersDir } from './state-dir.ts';
+import { releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
 import { ensureVmImage, imageLockOwner, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
@@ -55,12 +57,7 @@ const VmNodeStateSchema = z.object({
 
 const VmStateSchema = z.object({
   kind: z.literal('vm'),
-  name: z.string(),
-  subnet: z.string(),
-  prefix: z.string(),
-  bridge: z.string(),
-  bridgeAddress: z.string(),
-  createdAt: z.string(),
+  ...bridgedClusterFields,
   memory: z.string(),
   accel: z.object({ accel: z.enum(['kvm', 'tcg']), cpu: z.string(), reason: z.string() }).nullable(),
   image: z
@@ -216,22 +213,26 @@ async function prepareNode(
 async function waitForLogin(
   remote: Remote,
   n: { name: string; address: string },
-  deadline: number,
+  timeoutMs: number,
 ): Promise<void> {
   let last = '';
-  while (Date.now() < deadline) {
-    if (await tcpOpen(n.address, 22, 5000)) {
+  const loggedIn = await waitFor(
+    async () => {
+      if (!(await tcpOpen(n.address, 22, 5000))) return false;
       try {
         const r = await remote.exec(n.name, 'hostname', { timeoutMs: 15_000 });
-        if (r.stdout.trim() === n.name) return;
+        if (r.stdout.trim() === n.name) return true;
         last = `hostname is ${JSON.stringify(r.stdout.trim())}`;
       } catch (err) {
         last = (err as Error).message;
       }
-    }
-    await sleep(500);
-  }
-  throw new Error(`${n.name} (${n.address}) did not accept an SSH login in time${last ? `: ${last}` : ''}`);
+      return false;
+    },
+    timeoutMs,
+    500,
+  );
+  if (!loggedIn)
+    throw new Error(`${n.name} (${n.address}) did not accept an SSH login in time${last ? `: ${last}` : ''}`);
 }
 
 /** Boot every node (at most `parallel` booting at once); resolves with each node's boot-to-SSH ms. */
@@ -258,7 +259,7 @@ async function bootNodes(
       n.qemuPid = Number(readFileSync(join(dir, 'nodes', n.name, 'qemu.pid'), 'utf8').trim());
       writeState(s);
       try {
-        await waitForLogin(remote, n, t0 + o.timeoutMs);
+        await waitForLogin(remote, n, o.timeoutMs - (Date.now() - t0));
       } catch (err) {
         const console = join(dir, 'nodes', n.name, 'console.log');
         throw new Error(`${(err as Error).message} (console: ${console})`);
@@ -339,30 +340,17 @@ export async function vmClusterUp(opts: VmClusterUpOptions): Promise<VmClusterUp
     throw new UserError(
       `cluster ${name} already exists (${dir}); run: faultline cluster down --name ${name}`,
     );
-  mkdirSync(clustersDir(), { recursive: true, mode: 0o755 });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let subnet: Awaited<ReturnType<typeof claimSubnet>>;
-  try {
-    subnet = await claimSubnet(name, opts.subnet);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const bridged = await newBridgedCluster(name, opts.subnet);
   const s: VmClusterState = {
     kind: 'vm',
-    name,
-    subnet: subnet.cidr,
-    prefix: subnet.prefix,
-    bridge: bridgeName(name),
-    bridgeAddress: `${subnet.prefix}.1`,
-    createdAt: new Date().toISOString(),
+    ...bridged,
     memory,
     accel: null,
     image: null,
     aptProxyPid: null,
     nodes: Array.from({ length: opts.nodes }, (_, i) => ({
       name: `n${i + 1}`,
-      address: `${subnet.prefix}.${11 + i}`,
+      address: `${bridged.prefix}.${11 + i}`,
       tap: tapName(name, i + 1),
       mac: macOf(name, i + 1),
       qemuPid: null,

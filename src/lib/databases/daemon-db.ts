@@ -1,6 +1,5 @@
 import { Socket } from 'node:net';
 import { posix } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { RemoteTimeoutError } from '../../core/control/errors.ts';
@@ -9,6 +8,7 @@ import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
 import {
   daemonRunning,
   ensureStartedProcess,
@@ -396,12 +396,10 @@ export class DaemonDatabase implements Database {
 
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
     const ready = this.d.ready;
-    const deadline = Date.now() + Math.min(timeoutMs, ready?.timeout ?? timeoutMs);
-    const interval = ready?.command ? ready.interval : 250;
     const port = ready?.port ?? (ready?.command ? undefined : this.d.port);
     const pending = new Set(ctx.nodes);
     let last = '';
-    for (;;) {
+    const allReady = async () => {
       for (const node of [...pending]) {
         const why = await this.notReady(ctx, node, port, ready?.command);
         if (why === null) pending.delete(node);
@@ -409,13 +407,13 @@ export class DaemonDatabase implements Database {
         // It was started and has exited: waiting longer cannot make it ready.
         if (why === 'not running') throw new UserError(await this.exitedMessage(ctx, node));
       }
-      if (pending.size === 0) return;
-      if (Date.now() > deadline)
-        throw new UserError(
-          `${this.name} did not become ready on ${[...pending].join(', ')} (${last}); see ${this.consoleLog(ctx, [...pending][0] as string)} on the node`,
-        );
-      await sleep(interval);
-    }
+      return pending.size === 0;
+    };
+    const limitMs = Math.min(timeoutMs, ready?.timeout ?? timeoutMs);
+    if (!(await waitFor(allReady, limitMs, ready?.command ? ready.interval : 250)))
+      throw new UserError(
+        `${this.name} did not become ready on ${[...pending].join(', ')} (${last}); see ${this.consoleLog(ctx, [...pending][0] as string)} on the node`,
+      );
   }
 
   /** The daemon exited before it was ready: say so with the last lines of its console. */

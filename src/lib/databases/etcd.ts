@@ -1,11 +1,11 @@
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
+import { waitFor } from '../../core/util/retry.ts';
 import {
   artifactSource,
   type DbArtifact,
@@ -275,10 +275,9 @@ export class EtcdDb implements Database {
   }
 
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     const pending = new Set(ctx.nodes);
     let lastErr = '';
-    while (pending.size > 0) {
+    const allHealthy = async () => {
       for (const node of [...pending]) {
         try {
           const res = await fetch(`${this.clientAddress(ctx, node)}/health`, {
@@ -291,13 +290,12 @@ export class EtcdDb implements Database {
           lastErr = `${node}: ${(err as Error).message}`;
         }
       }
-      if (pending.size === 0) break;
-      if (Date.now() > deadline)
-        throw new UserError(
-          `etcd did not become healthy on ${[...pending].join(', ')} within ${timeoutMs} ms (${lastErr}); see ${this.logFile(ctx, [...pending][0] as string)} on the node`,
-        );
-      await sleep(250);
-    }
+      return pending.size === 0;
+    };
+    if (!(await waitFor(allHealthy, timeoutMs, 250)))
+      throw new UserError(
+        `etcd did not become healthy on ${[...pending].join(', ')} within ${timeoutMs} ms (${lastErr}); see ${this.logFile(ctx, [...pending][0] as string)} on the node`,
+      );
     log().debug({ nodes: ctx.nodes }, 'etcd healthy on every node');
   }
 

@@ -1,4 +1,5 @@
 import { formatEndpoint, pointAt } from '../../../nemeses/proxy/endpoint.ts';
+import { pollFor } from '../../core/util/retry.ts';
 import { type ClientEndpoint, reachEndpoint } from '../clusters/client-only.ts';
 import type { Database, DbContext } from './types.ts';
 
@@ -31,16 +32,19 @@ export function externalDatabase(
       return pointAt(inner.clientAddress(ctx, node), endpoint(node));
     },
     async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      for (const node of ctx.nodes) {
-        for (;;) {
+      // The nodes in order, one time limit for all: the first node not reached yet, and why.
+      let reached = 0;
+      const firstUnreached = async () => {
+        for (; reached < ctx.nodes.length; reached++) {
+          const node = ctx.nodes[reached] as string;
           const why = await reachEndpoint(endpoint(node));
-          if (why === null) break;
-          if (Date.now() > deadline)
-            throw new Error(`${node} (${formatEndpoint(endpoint(node))}) unreachable: ${why}`);
-          await new Promise((r) => setTimeout(r, 500));
+          if (why !== null) return { node, why };
         }
-      }
+        return null;
+      };
+      const left = await pollFor(firstUnreached, (l) => l === null, { timeoutMs, stepMs: 500 });
+      if (left)
+        throw new Error(`${left.node} (${formatEndpoint(endpoint(left.node))}) unreachable: ${left.why}`);
     },
   });
 }

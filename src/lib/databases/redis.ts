@@ -1,11 +1,11 @@
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
+import { pollFor } from '../../core/util/retry.ts';
 import {
   artifactSource,
   type DbArtifact,
@@ -217,9 +217,7 @@ export class RedisDb implements Database {
 
   /** Every node answers, and every replica's link to the primary is up. */
   async awaitReady(ctx: DbContext, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
+    const notReady = async () => {
       const states = await Promise.all(
         ctx.nodes.map(async (n) => {
           try {
@@ -231,12 +229,10 @@ export class RedisDb implements Database {
           }
         }),
       );
-      const bad = states.filter((s): s is string => s !== null);
-      if (bad.length === 0) return;
-      last = bad.join('; ');
-      if (Date.now() > deadline) throw new UserError(`redis not ready within ${timeoutMs} ms: ${last}`);
-      await sleep(250);
-    }
+      return states.filter((s): s is string => s !== null).join('; ');
+    };
+    const last = await pollFor(notReady, (why) => why === '', { timeoutMs, stepMs: 250 });
+    if (last) throw new UserError(`redis not ready within ${timeoutMs} ms: ${last}`);
   }
 
   async teardown(ctx: DbContext, node: string): Promise<void> {

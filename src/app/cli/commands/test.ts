@@ -4,6 +4,7 @@ import { clients } from '../../../lib/clients/registry.ts';
 import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
+import { TEST_DEFAULTS } from '../../run/test-defaults.ts';
 import { registryOption } from '../choices.ts';
 import { optionOf } from '../commander-spec.ts';
 import { helpEpilogue } from '../help.ts';
@@ -28,15 +29,19 @@ export function register(program: Command): void {
       'run a workload against a database under faults, check the history and write the findings report (exit 0/1/2)',
     )
     .addOption(
-      optionOf(registryOption('--db <name>', 'the database to set up on the nodes', databases, 'etcd')),
+      optionOf(
+        registryOption('--db <name>', 'the database to set up on the nodes', databases, TEST_DEFAULTS.db),
+      ),
     )
     .addOption(
       optionOf(registryOption('--client <name>', "the client (default: the database's own)", clients)),
     )
-    .addOption(optionOf(registryOption('-w, --workload <name>', 'the workload', workloads, 'register')))
+    .addOption(
+      optionOf(registryOption('-w, --workload <name>', 'the workload', workloads, TEST_DEFAULTS.workload)),
+    )
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
-    .option('--cluster-name <name>', 'local cluster name (with --local)', 'faultline-test')
+    .option('--cluster-name <name>', 'local cluster name (with --local)', TEST_DEFAULTS.clusterName)
     .option('--nodes <hosts>', "Jepsen's node list: comma-separated hosts (host or host:port), named by host")
     .option('--nodes-file <file>', "Jepsen's nodes file: one host per line (# comments)")
     .option(
@@ -48,7 +53,7 @@ export function register(program: Command): void {
     .option(
       '--test-count <n>',
       'run the test n times with seeds seed, seed+1, …, each a session of its own; the exit code covers every run',
-      '1',
+      String(TEST_DEFAULTS.testCount),
     )
     .option(
       '--nemesis <faults>',
@@ -58,16 +63,32 @@ export function register(program: Command): void {
         .filter((c) => c.inAll)
         .map((c) => c.name)
         .join(', ')})`,
-      'none',
+      TEST_DEFAULTS.nemesis,
     )
-    .option('--nemesis-interval <duration>', 'mean time between fault starts/stops', '10s')
-    .option('--time-limit <duration>', 'how long the workload runs', '60s')
-    .option('--concurrency <n>', 'client processes: a number, or Jepsen’s 3n (× node count)', '1n')
-    .option('-r, --rate <hz>', 'target ops per second across all clients (open loop)', '100')
+    .option(
+      '--nemesis-interval <duration>',
+      'mean time between fault starts/stops',
+      TEST_DEFAULTS.nemesisInterval,
+    )
+    .option('--time-limit <duration>', 'how long the workload runs', TEST_DEFAULTS.timeLimit)
+    .option(
+      '--concurrency <n>',
+      'client processes: a number, or Jepsen’s 3n (× node count)',
+      TEST_DEFAULTS.concurrency,
+    )
+    .option(
+      '-r, --rate <hz>',
+      'target ops per second across all clients (open loop)',
+      String(TEST_DEFAULTS.rate),
+    )
     .option('--seed <n>', 'seed for every random choice (ops and fault schedule)')
     .option('--out <root>', 'session root: the run goes to ROOT/<db>-<workload>/<UTC>/', './test-sessions/')
-    .option('--op-timeout <duration>', 'an op still running after this completes as info (timeout)', '5s')
-    .option('--recovery <duration>', 'wait between healing and the final reads', '10s')
+    .option(
+      '--op-timeout <duration>',
+      'an op still running after this completes as info (timeout)',
+      TEST_DEFAULTS.opTimeout,
+    )
+    .option('--recovery <duration>', 'wait between healing and the final reads', TEST_DEFAULTS.recovery)
     .option('--serializable-reads', 'etcd: serializable (possibly stale) reads; Redis: read from replicas')
     .option(
       '--db-version <version>',
