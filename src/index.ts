@@ -106,7 +106,6 @@ export type {
   ClockWrapper,
   ClusterFormation,
   Database,
-  DB,
   DbContext,
   MemberInfo,
   ProcessControl,

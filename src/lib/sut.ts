@@ -6,7 +6,7 @@ import type { Client } from './clients/types.ts';
 import type { ClientEndpoint } from './clusters/client-only.ts';
 import { externalDatabase } from './databases/external.ts';
 import { databases } from './databases/registry.ts';
-import type { DB, DbContext } from './databases/types.ts';
+import type { Database, DbContext } from './databases/types.ts';
 
 /**
  * The one system-under-test factory: a database adapter and the client factory for a workload, built
@@ -28,7 +28,7 @@ export interface SutSpec {
 }
 
 export interface Sut {
-  db: DB;
+  db: Database;
   dbName: string;
   clientName: string;
   dbOptions: Record<string, unknown>;
@@ -51,8 +51,8 @@ export type AddressRoute = (address: string, node: string) => string;
  * The database as the client sees it: the same object (its prototype, so `instanceof` still holds) with
  * `clientAddress` routed.
  */
-function routedDb(db: DB, route: AddressRoute): DB {
-  const routed = Object.create(db) as DB;
+function routedDb(db: Database, route: AddressRoute): Database {
+  const routed = Object.create(db) as Database;
   Object.defineProperty(routed, 'clientAddress', {
     value: (ctx: DbContext, node: string) => route(db.clientAddress(ctx, node), node),
   });

@@ -3,7 +3,7 @@ import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
 import { checkArtifactOptions, type DbArtifact, dbArtifactOptions } from './artifact.ts';
 import type { RedisAppendFsync } from './redis.ts';
-import type { DB } from './types.ts';
+import type { Database } from './types.ts';
 
 /**
  * Every database faultline can set up by name (`--db`, a plan binding's `db:`): one registry. A
@@ -30,7 +30,7 @@ export interface DatabaseDefinition {
    */
   capabilities?: readonly ('membership' | 'peer-address')[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
-  create(options: Record<string, unknown>): DB | Promise<DB>;
+  create(options: Record<string, unknown>): Database | Promise<Database>;
 }
 
 export const databases = new Registry<DatabaseDefinition>('database');
