@@ -1,4 +1,4 @@
-import type { AnyModel } from '../../../checkers/linearizability/model.ts';
+import type { Model } from '../../../checkers/linearizability/model.ts';
 import type { ModelDefinition } from '../../../checkers/linearizability/models/index.ts';
 import type { CheckerDefinition } from '../../../checkers/registry.ts';
 import type { Checker } from '../../../checkers/types.ts';
@@ -103,7 +103,7 @@ export interface ModelInput {
   name: string;
   summary?: string;
   ops: readonly string[];
-  create(options: { initialValue?: unknown }): AnyModel;
+  create(options: { initialValue?: unknown }): Model;
 }
 
 export function defineModel(m: ModelInput): ModelDefinition {
