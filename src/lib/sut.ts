@@ -1,4 +1,5 @@
 import type { Remote } from '../core/control/types.ts';
+import { hasCapability, SUT_CAPABILITIES } from '../core/sut/capabilities.ts';
 import { UserError } from '../core/util/errors.ts';
 import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
@@ -81,6 +82,11 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
   const created = await dbDef.create(dbOptions);
+  const lacking = (dbDef.capabilities ?? []).filter((c) => !hasCapability(created, c));
+  if (lacking.length > 0)
+    throw new UserError(
+      `database ${dbDef.name}: its definition declares ${lacking.join(', ')} but its adapter has no ${lacking.map((c) => SUT_CAPABILITIES[c].member).join(', ')}`,
+    );
   if (spec.endpoints && clientDef.endpoints !== 'client-address')
     throw new UserError(
       `${spec.where}: a client-only run needs a client that connects where it is told (endpoints: client-address); ${clientName} finds its own addresses`,
