@@ -3,16 +3,11 @@ import { Redis } from 'ioredis';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { pollFor } from '../../core/util/retry.ts';
-import {
-  artifactSource,
-  type DbArtifact,
-  type DbVersionReport,
-  installServer,
-  versionReport,
-} from './artifact.ts';
+import { artifactSource, type DbArtifact, installServer, versionReport } from './artifact.ts';
 import { execIdempotent, killDaemon, pidfileProcess, startDaemon } from './daemon.ts';
 import { parseRedisPing, peerProbe, redisPingCommand } from './peer-view.ts';
 import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
