@@ -23,11 +23,8 @@ if (existsSync(compiled) && !process.env.FAULTLINE_FROM_SOURCE) {
     process.exit(254);
   }
   api.register();
-  // A plugin that imports 'faultline' gets these same sources, not a compiled dist/: two copies of the
-  // registries, classes and generator symbols would not work together (or dist/ may not exist at all).
-  const self = pathToFileURL(join(root, 'src', 'index.ts')).href;
-  const hook = `export async function resolve(s, c, next) { return next(s === 'faultline' ? ${JSON.stringify(self)} : s, c); }`;
-  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+  // A plugin that imports 'faultline' (or a subpath) gets these same sources, not a compiled dist/.
+  register(new URL('./source-hook.mjs', import.meta.url));
   entry = join(root, 'src', 'app', 'cli', 'main.ts');
 }
 const { main } = await import(pathToFileURL(entry).href);

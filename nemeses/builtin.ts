@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { requireCapability, type SutCapability } from '../src/core/sut/capabilities.ts';
 import { resolveInside } from '../src/core/util/paths.ts';
 import {
   CLOCK_ACTIONS,
@@ -20,16 +21,7 @@ import {
 } from './params.ts';
 import { minoritySize } from './targets.ts';
 import { topologies } from './topology.ts';
-import {
-  type DbCapability,
-  DbCapabilityMissingError,
-  type FaultActionDefinition,
-  type FaultOp,
-  type FaultSpec,
-  type NemesisDefinition,
-  type NemesisStep,
-  type SpecContext,
-} from './types.ts';
+import type { FaultActionDefinition, FaultOp, FaultSpec, NemesisDefinition, NemesisStep } from './types.ts';
 
 /**
  * The nemeses faultline ships, as the registry knows them: their actions with Jepsen's op names, the
@@ -55,17 +47,6 @@ export const params = z.record(z.string(), z.unknown()).default({});
 
 const all = { targets: 'all' };
 const op = (f: string, value: Record<string, unknown>): FaultOp => ({ f, value });
-
-function needProcess(ctx: SpecContext, what: string) {
-  const p = ctx.sut.process;
-  if (!p)
-    throw new DbCapabilityMissingError(
-      'process',
-      ctx.sut.name ?? 'under test',
-      `${what} needs its pidfile and a way to start it`,
-    );
-  return p;
-}
 
 function selectorOf(value: Record<string, unknown>): unknown {
   return value.targets;
@@ -166,7 +147,7 @@ export const partitionDefinition: NemesisDefinition = {
 // ---------------------------------------------------------------- process
 
 const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
-const processNeeds: readonly DbCapability[] = ['process'];
+const processNeeds: readonly SutCapability[] = ['process'];
 /** An action opened by `start-<kind>` (its name in the op's value) and closed by `stop-<kind>`. */
 export const generic = (kind: string, name: string, extra: Partial<FaultActionDefinition> = {}) =>
   ({ name, cls: kind, startOp: `start-${kind}`, stopOp: `stop-${kind}`, ...extra }) as FaultActionDefinition;
@@ -222,7 +203,12 @@ export const processDefinition: NemesisDefinition = {
     };
   },
   async toSpec(action, value, ctx): Promise<FaultSpec> {
-    const proc = needProcess(ctx, `a process fault (${action})`);
+    const { db, ctx: dbCtx } = requireCapability(
+      ctx.sut,
+      'process',
+      `a process fault (${action}) needs its pidfile and a way to start it`,
+    );
+    const proc = db.process;
     const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
     return {
       kind: 'process',
@@ -230,7 +216,7 @@ export const processDefinition: NemesisDefinition = {
       targets: nodes,
       params: {
         ...(value.params as Record<string, unknown> | undefined),
-        pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(n)])),
+        pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(dbCtx, n)])),
         process: proc.processName,
       },
     };
@@ -337,7 +323,7 @@ export const clockDefinition: NemesisDefinition = {
     const p: Record<string, unknown> = { ...(value.params as Record<string, unknown> | undefined) };
     if (value.deltaMs !== undefined) p.deltaMs = value.deltaMs;
     // The SUT's libfaketime wrapper (offset file, binary, the DB's own time) wins over the op's values.
-    Object.assign(p, ctx.sut.clock?.() ?? {});
+    Object.assign(p, ctx.sut?.clock?.() ?? {});
     return { kind: 'clock', action, targets: nodes, params: p };
   },
 };
@@ -480,13 +466,12 @@ export const diskDefinition: NemesisDefinition = {
     const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
     const p: Record<string, unknown> = { ...(value.params as Record<string, unknown> | undefined) };
     if (action !== 'flakey' && !isAbsolute(p.dir) && !isAbsolute(p.file)) {
-      const dataDir = ctx.sut.dataDir;
-      if (!dataDir)
-        throw new DbCapabilityMissingError(
-          'data-dir',
-          ctx.sut.name ?? 'under test',
-          `a ${action} fault needs the data directory (or an absolute params.dir)`,
-        );
+      const sut = requireCapability(
+        ctx.sut,
+        'data-dir',
+        `a ${action} fault needs the data directory (or an absolute params.dir)`,
+      );
+      const dataDir = (n: string) => sut.db.dataDir(sut.ctx, n);
       // Relative paths are inside each node's data directory; the node checks it again after symlinks.
       const inside = (n: string, rel: unknown) =>
         resolveInside(dataDir(n), String(rel), { what: `${action} path` });
@@ -515,7 +500,7 @@ function isAbsolute(p: unknown): boolean {
 
 // ---------------------------------------------------------------- membership
 
-const membershipNeeds: readonly DbCapability[] = ['membership'];
+const membershipNeeds: readonly SutCapability[] = ['membership'];
 
 export const membershipDefinition: NemesisDefinition = {
   kind: 'membership',
@@ -552,13 +537,12 @@ export const membershipDefinition: NemesisDefinition = {
     return { start: op('shrink', { targets: step.targets, ...p }), stop: op('grow', all) };
   },
   async toSpec(action, value, ctx): Promise<FaultSpec> {
-    const m = ctx.sut.membership;
-    if (!m)
-      throw new DbCapabilityMissingError(
-        'membership',
-        ctx.sut.name ?? 'under test',
-        'a membership fault removes a member through the database and adds it back',
-      );
+    const { db, ctx: dbCtx } = requireCapability(
+      ctx.sut,
+      'membership',
+      'a membership fault removes a member through the database and adds it back',
+    );
+    const m = db.membership;
     const nodes = await ctx.resolve(selectorOf(value) ?? 'one');
     const peers = ctx.nodes.filter((n) => !nodes.includes(n));
     if (nodes.length >= ctx.nodes.length / 2)
@@ -577,12 +561,12 @@ export const membershipDefinition: NemesisDefinition = {
         peers,
         observer,
         commands: {
-          list: m.list(peers),
-          observe: m.list([observer]),
-          remove: each((n) => m.remove(n, peers)),
-          retire: each((n) => m.retire(n)),
-          add: each((n) => m.add(n, peers)),
-          join: each((n) => m.join(n, peers)),
+          list: m.listCommand(dbCtx, peers),
+          observe: m.listCommand(dbCtx, [observer]),
+          remove: each((n) => m.removeCommand(dbCtx, n, peers)),
+          retire: each((n) => m.retireCommand(dbCtx, n)),
+          add: each((n) => m.addCommand(dbCtx, n, peers)),
+          join: each((n) => m.joinCommand(dbCtx, n, peers)),
         },
       },
     };
@@ -599,7 +583,7 @@ export const BUILT_IN_NEMESES: readonly NemesisDefinition[] = [
 ];
 
 /** Database capabilities one plan step needs: its action's, plus any its topology or params add. */
-export function dbNeedsOfStep(def: NemesisDefinition, step: NemesisStep): DbCapability[] {
+export function dbNeedsOfStep(def: NemesisDefinition, step: NemesisStep): SutCapability[] {
   const action = def.actions.find((a) => a.name === (step.action ?? 'start'));
   return [...new Set([...(action?.dbNeeds ?? []), ...(def.stepDbNeeds?.(step) ?? [])])];
 }

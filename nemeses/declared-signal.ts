@@ -1,6 +1,7 @@
 import { clusterAddress } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { type Sut, sutWith } from '../src/core/sut/capabilities.ts';
 import type { FaultRecord } from './types.ts';
 
 /**
@@ -16,10 +17,6 @@ export type DeclaredSignal =
   | { type: 'log'; pattern: string; only: string | null; text: string };
 
 /** What reading a declared signal needs besides the nodes: where the database logs. */
-export interface DeclaredSignalContext {
-  logFiles?: (node: string) => string[];
-}
-
 /** One reading on one node: a command's output, a metric's value, a count of log lines. */
 export type Reading = string | number;
 
@@ -43,7 +40,7 @@ export function metricValue(text: string, name: string): number | null {
   return sum;
 }
 
-function commandFor(s: DeclaredSignal, remote: Remote, node: string, ctx: DeclaredSignalContext): string {
+function commandFor(s: DeclaredSignal, remote: Remote, node: string, sut: Sut | undefined): string {
   // `{address}`: the node's cluster address, where a database listening on that address alone answers.
   if (s.type === 'command')
     return `{ ${s.command.replaceAll('{node}', node).replaceAll('{address}', clusterAddress(remote.node(node)))} ; } 2>&1 | head -c 2000; echo " ${MARK} rc=$?"`;
@@ -51,7 +48,8 @@ function commandFor(s: DeclaredSignal, remote: Remote, node: string, ctx: Declar
     const url = s.url.replaceAll('{address}', clusterAddress(remote.node(node))).replaceAll('{node}', node);
     return `curl -sS -m 3 ${shellQuote(url)} 2>&1; echo " ${MARK} rc=$?"`;
   }
-  const files = ctx.logFiles?.(node) ?? [];
+  const logs = sutWith(sut, 'logs');
+  const files = logs ? logs.db.logFiles(logs.ctx, node) : [];
   if (files.length === 0) return `echo "no log files"; echo " ${MARK} rc=1"`;
   return `cat ${files.map(shellQuote).join(' ')} 2>/dev/null | grep -c -E ${shellQuote(s.pattern)}; echo " ${MARK} rc=0"`;
 }
@@ -74,12 +72,12 @@ export async function readDeclared(
   remote: Remote,
   s: DeclaredSignal,
   nodes: readonly string[],
-  ctx: DeclaredSignalContext,
+  sut: Sut | undefined,
 ): Promise<Record<string, Reading>> {
   const entries = await Promise.all(
     nodes.map(async (node): Promise<[string, Reading]> => {
       try {
-        const r = await remote.exec(node, commandFor(s, remote, node, ctx), {
+        const r = await remote.exec(node, commandFor(s, remote, node, sut), {
           sudo: true,
           check: false,
           timeoutMs: 30_000,

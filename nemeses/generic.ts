@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import type { SutCapability } from '../src/core/sut/capabilities.ts';
 import { generic, params, targets, timing } from './builtin.ts';
 import type {
-  DbCapability,
   FaultActionDefinition,
   FaultClassDefinition,
   FaultOp,
@@ -30,7 +30,7 @@ export interface NemesisSpec {
   step?: NemesisDefinition['step'];
   stepOps?: NemesisDefinition['stepOps'];
   toSpec?: NemesisDefinition['toSpec'];
-  stepDbNeeds?: (step: NemesisStep) => readonly DbCapability[];
+  stepDbNeeds?: (step: NemesisStep) => readonly SutCapability[];
   stepNodeNeeds?: NemesisDefinition['stepNodeNeeds'];
 }
 

@@ -1,15 +1,9 @@
 import { z } from 'zod';
+import { type Capable, requireCapability, type SutCapability } from '../src/core/sut/capabilities.ts';
 import { targets, timing } from './builtin.ts';
 import { fileGlobs } from './file-glob.ts';
 import { LAZYFS_ACTIONS } from './lazyfs-actions.ts';
-import {
-  type DbCapability,
-  DbCapabilityMissingError,
-  type FaultActionDefinition,
-  type FaultOp,
-  type FaultSpec,
-  type NemesisDefinition,
-} from './types.ts';
+import type { FaultActionDefinition, FaultOp, FaultSpec, NemesisDefinition } from './types.ts';
 
 /**
  * The lazy-filesystem nemesis as the registry knows it (kind `lazyfs`): each action is a window opened
@@ -23,7 +17,7 @@ const ACTIONS = LAZYFS_ACTIONS;
 const POWER = new Set(['lose-unfsynced', 'torn-op', 'torn-seq']);
 /** Actions that must name their files. */
 const AIMED_ONLY = new Set(['eio-read', 'eio-write']);
-const needs: readonly DbCapability[] = ['process', 'data-dir'];
+const needs: readonly SutCapability[] = ['process', 'data-dir'];
 const nodeNeeds = [
   { name: 'fuse (lazyfs: python3-fusepy)', hint: 'apt-get install -y fuse3 python3-fusepy' },
 ];
@@ -135,13 +129,13 @@ export const lazyfsDefinition: NemesisDefinition = {
     };
   },
   async toSpec(act, value, ctx): Promise<FaultSpec> {
-    const proc = ctx.sut.process;
-    const dataDir = ctx.sut.dataDir;
-    const db = ctx.sut.name ?? 'under test';
-    if (!proc)
-      throw new DbCapabilityMissingError('process', db, `lazyfs ${act} stops and restarts the database`);
-    if (!dataDir)
-      throw new DbCapabilityMissingError('data-dir', db, `lazyfs ${act} mounts under the data directory`);
+    const { ctx: dbCtx } = requireCapability(
+      ctx.sut,
+      'process',
+      `lazyfs ${act} stops and restarts the database`,
+    );
+    const { db } = requireCapability(ctx.sut, 'data-dir', `lazyfs ${act} mounts under the data directory`);
+    const proc = (db as typeof db & Capable<'process'>).process;
     const nodes = await ctx.resolve(value.targets ?? 'all');
     const own = (value.params as Record<string, unknown> | undefined) ?? {};
     return {
@@ -154,8 +148,8 @@ export const lazyfsDefinition: NemesisDefinition = {
         ...(typeof own.seed === 'number' && { seed: own.seed }),
         ...(typeof own.keep === 'string' && { keep: own.keep }),
         ...(typeof own.fraction === 'number' && { fraction: own.fraction }),
-        dirs: Object.fromEntries(nodes.map((n) => [n, dataDir(n)])),
-        pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(n)])),
+        dirs: Object.fromEntries(nodes.map((n) => [n, db.dataDir(dbCtx, n)])),
+        pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(dbCtx, n)])),
         processName: proc.processName,
       },
     };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { type Sut, sutWith } from '../src/core/sut/capabilities.ts';
 import { pollFor } from '../src/core/util/retry.ts';
 import {
   capabilityCommand,
@@ -33,7 +34,6 @@ import {
   type FaultRecord,
   type InjectOptions,
   type Nemesis,
-  type SutHooks,
 } from './types.ts';
 
 /**
@@ -296,7 +296,7 @@ async function failUnderRunningDb(
   node: string,
   u: NodeUndo,
   start: (node: string) => Promise<void>,
-  sut: SutHooks | undefined,
+  sutOrNone: Sut | undefined,
   failing: { words: string[]; errors: RunningBefore['errors'] },
 ) {
   await start(node);
@@ -316,8 +316,10 @@ async function failUnderRunningDb(
           (x) => (x?.fsyncs ?? 0) > 0,
           { timeoutMs: FIRST_FSYNC_MS, stepMs: POLL_STEP_MS },
         );
-  const logFiles = sut?.logFiles?.(node) ?? [];
-  const observer = sut?.peerView ? observersFor(remote, [node]) : null;
+  const logs = sutWith(sutOrNone, 'logs');
+  const logFiles = logs ? logs.db.logFiles(logs.ctx, node) : [];
+  const sut = sutWith(sutOrNone, 'peer-view');
+  const observer = sut ? observersFor(remote, [node]) : null;
   u.running = {
     pid,
     writes: synced?.writes ?? seen.stats?.writes ?? 0,
@@ -325,7 +327,8 @@ async function failUnderRunningDb(
     errors: failing.errors,
     ioErrors: (await ioErrorsLogged(remote, node, logFiles)).count,
     logFiles,
-    ...(observer && sut?.peerView && { observer, peerBefore: peerText(await sut.peerView(observer, node)) }),
+    ...(observer &&
+      sut && { observer, peerBefore: peerText(await sut.db.peerView(sut.ctx, observer, node)) }),
   };
   await setMode(remote, node, u, failing.words);
 }
@@ -389,7 +392,7 @@ async function errorReaction(
   node: string,
   u: NodeUndo,
   r: RunningBefore,
-  sut: SutHooks | undefined,
+  sutOrNone: Sut | undefined,
 ): Promise<EvidenceSignal[]> {
   const { s, alive, log } = await pollFor(
     async () => ({
@@ -429,16 +432,17 @@ async function errorReaction(
         }),
     },
   ];
-  if (r.observer && sut?.peerView) {
+  const sut = sutWith(sutOrNone, 'peer-view');
+  if (r.observer && sut) {
     const want = alive === 'exited' ? false : null;
     const view =
       want === false
         ? await peerSees(sut, r.observer, node, false, 10_000)
-        : await sut.peerView(r.observer, node);
+        : await sut.db.peerView(sut.ctx, r.observer, node);
     out.push({
       side: 'victim',
       node,
-      signal: `${sut.name ?? 'database'} member ${node} as peer ${r.observer} sees it`,
+      signal: `${sut.db.name} member ${node} as peer ${r.observer} sees it`,
       before: r.peerBefore ?? 'unknown',
       during: peerText(view),
       // Informative when the process stays up (a database may refuse writes yet answer health checks).
@@ -477,7 +481,7 @@ async function backAfterHeal(
   node: string,
   u: NodeUndo,
   r: RunningBefore,
-  sut: SutHooks | undefined,
+  sutOrNone: Sut | undefined,
 ): Promise<EvidenceSignal[]> {
   const onDir = await pollFor(
     async () => (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim(),
@@ -494,12 +498,13 @@ async function backAfterHeal(
       landed: onDir !== 'none',
     },
   ];
-  if (r.observer && sut?.peerView) {
+  const sut = sutWith(sutOrNone, 'peer-view');
+  if (r.observer && sut) {
     const view = await peerSees(sut, r.observer, node, true, REACTION_MS);
     out.push({
       side: 'victim',
       node,
-      signal: `${sut.name ?? 'database'} member ${node} as peer ${r.observer} sees it`,
+      signal: `${sut.db.name} member ${node} as peer ${r.observer} sees it`,
       before: r.peerBefore ?? 'unknown',
       after: peerText(view),
       landed: view.up !== false,

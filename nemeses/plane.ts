@@ -1,5 +1,11 @@
 import type { Remote } from '../src/core/control/types.ts';
 import { Rng } from '../src/core/generator/rng.ts';
+import {
+  requireCapability,
+  type Sut,
+  SutCapabilityMissingError,
+  sutWith,
+} from '../src/core/sut/capabilities.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import { log } from '../src/core/util/log.ts';
 import { retry } from '../src/core/util/retry.ts';
@@ -9,19 +15,17 @@ import { type HealReport, healRecords, sweepNodes } from './heal.ts';
 import { FaultLedger, type LedgerReach } from './ledger.ts';
 import { classifyFaultOp, nemeses } from './registry.ts';
 import { selectTargets, TargetError } from './targets.ts';
-import {
-  DbCapabilityMissingError,
-  type EvidenceContext,
-  type EvidenceSignal,
-  type FaultEvidence,
-  type FaultOpMeaning,
-  type FaultRecord,
-  type FaultSpec,
-  type Nemesis,
-  type NemesisCompletion,
-  type NemesisDriver,
-  type SpecContext,
-  type SutHooks,
+import type {
+  EvidenceContext,
+  EvidenceSignal,
+  FaultEvidence,
+  FaultOpMeaning,
+  FaultRecord,
+  FaultSpec,
+  Nemesis,
+  NemesisCompletion,
+  NemesisDriver,
+  SpecContext,
 } from './types.ts';
 
 /**
@@ -47,7 +51,7 @@ export interface FaultPlaneOptions {
    * own host-key files are recorded when this names none.
    */
   reach?: LedgerReach;
-  sut?: SutHooks;
+  sut?: Sut;
   /** Target choices (a seed fixes them). */
   rng?: Rng;
   /** Nemesis by kind (the registry's by default; tests pass fakes). */
@@ -117,13 +121,8 @@ export class FaultPlane implements NemesisDriver {
   async resolveTargets(selector: unknown): Promise<string[]> {
     let primaries: string[] | undefined;
     if (selector === 'primaries') {
-      const ask = this.o.sut?.primaries;
-      if (!ask)
-        throw new DbCapabilityMissingError(
-          'primaries',
-          this.o.sut?.name ?? 'under test',
-          'target "primaries"',
-        );
+      const { db, ctx } = requireCapability(this.o.sut, 'primaries', 'target "primaries"');
+      const ask = () => db.primaries(ctx);
       primaries = await retry(
         async () => {
           const p = await ask();
@@ -140,7 +139,7 @@ export class FaultPlane implements NemesisDriver {
     return {
       nodes: this.nodes,
       rng: this.rng,
-      sut: this.o.sut ?? {},
+      ...(this.o.sut && { sut: this.o.sut }),
       resolve: (sel) => this.resolveTargets(sel),
     };
   }
@@ -190,7 +189,7 @@ export class FaultPlane implements NemesisDriver {
       this.active.delete(id);
     }
     const why =
-      err instanceof DbCapabilityMissingError
+      err instanceof SutCapabilityMissingError
         ? `capability missing: ${err.message}`
         : `inject failed: ${errorMessage(err)}`;
     const now = new Date().toISOString();
@@ -226,7 +225,7 @@ export class FaultPlane implements NemesisDriver {
         restartsDb: window.restartsDb === true,
       });
     let planned = false;
-    const start = this.o.sut?.process?.start;
+    const start = this.startProcess();
     const record = await nemesis.inject(this.o.remote, spec, id, {
       beforeApply: (r) => {
         planned = true;
@@ -307,7 +306,7 @@ export class FaultPlane implements NemesisDriver {
     const declared = this.declaredBefore.get(record.id) ?? [];
     this.declaredBefore.delete(record.id);
     for (const d of declared) {
-      const now = await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {});
+      const now = await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut);
       after.signals.push({ ...declaredSignalOf(d.signal, d.before, {}), after: perNode(now), landed: true });
     }
     record.afterHeal = after;
@@ -320,7 +319,7 @@ export class FaultPlane implements NemesisDriver {
     const applicable = (this.o.declaredSignals ?? []).filter((s) => appliesTo(s, { spec }));
     if (applicable.length === 0) return;
     const nodes = Array.isArray(spec.targets) && spec.targets.length > 0 ? spec.targets : this.nodes;
-    const sut = this.o.sut ?? {};
+    const sut = this.o.sut;
     this.declaredBefore.set(
       id,
       await Promise.all(
@@ -345,7 +344,7 @@ export class FaultPlane implements NemesisDriver {
         declaredSignalOf(
           d.signal,
           d.before,
-          await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut ?? {}),
+          await readDeclared(this.o.remote, d.signal, d.nodes, this.o.sut),
         ),
       ),
     );
@@ -365,9 +364,15 @@ export class FaultPlane implements NemesisDriver {
     };
   }
 
+  /** The database's own start on a node, when it declares process control. */
+  private startProcess(): ((node: string) => Promise<void>) | undefined {
+    const sut = sutWith(this.o.sut, 'process');
+    return sut && ((node) => sut.db.process.start(sut.ctx, node));
+  }
+
   /** A killed database comes back through its own start (idempotent when it is running). */
   private async restartDb(): Promise<string[]> {
-    const start = this.o.sut?.process?.start;
+    const start = this.startProcess();
     if (!start) return [];
     const errors: string[] = [];
     const results = await Promise.allSettled(this.nodes.map((n) => start(n)));

@@ -1,5 +1,6 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { type PeerView, type Sut, type SutWith, sutWith } from '../src/core/sut/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
@@ -10,8 +11,6 @@ import type {
   FaultRecord,
   InjectOptions,
   Nemesis,
-  PeerView,
-  SutHooks,
 } from './types.ts';
 
 /**
@@ -58,13 +57,13 @@ export function peerText(v: PeerView): string {
  * own timeout, a restarted one once it serves again.
  */
 export async function peerSees(
-  sut: SutHooks,
+  sut: SutWith<'peer-view'>,
   observer: string,
   node: string,
   want: boolean,
   ms: number,
 ): Promise<PeerView> {
-  const ask = sut.peerView as NonNullable<SutHooks['peerView']>;
+  const ask = (o: string, n: string) => sut.db.peerView(sut.ctx, o, n);
   let view = await ask(observer, node);
   if (ms <= 0) return view;
   await waitFor(
@@ -85,7 +84,7 @@ export function observersFor(remote: Remote, targets: readonly string[]): string
 }
 
 async function peerSignal(
-  sut: SutHooks | undefined,
+  sutOrNone: Sut | undefined,
   undo: ProcessUndo,
   node: string,
   phase: 'during' | 'after',
@@ -93,7 +92,8 @@ async function peerSignal(
   othersInForce: readonly string[] = [],
 ): Promise<EvidenceSignal | null> {
   const peer = undo.peers?.[node];
-  if (!peer || !sut?.peerView) return null;
+  const sut = sutWith(sutOrNone, 'peer-view');
+  if (!peer || !sut) return null;
   const want = phase === 'after' ? true : (PEER_EXPECT[undo.action] ?? false);
   // After heal, with other faults still in force (a partition may cut the peer off), the peer's view
   // is read once and not judged: waiting for it would hold up those faults' own heal.
@@ -102,7 +102,7 @@ async function peerSignal(
   return {
     side: 'victim',
     node,
-    signal: `${sut.name ?? 'database'} member ${node} as peer ${peer.observer} sees it`,
+    signal: `${sut.db.name} member ${node} as peer ${peer.observer} sees it`,
     before: peer.before,
     [phase]: peerText(view),
     landed: view.up === want || unjudged,
@@ -196,10 +196,10 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       throw new Error(
         "restart needs the database's own start (the process capability) or params.startCommand",
       );
-    const observer = opts?.sut?.peerView ? observersFor(remote, nodes) : null;
-    if (observer && opts?.sut?.peerView) {
-      const ask = opts.sut.peerView;
-      const views = await Promise.all(nodes.map((n) => ask(observer, n)));
+    const sut = sutWith(opts?.sut, 'peer-view');
+    const observer = sut ? observersFor(remote, nodes) : null;
+    if (observer && sut) {
+      const views = await Promise.all(nodes.map((n) => sut.db.peerView(sut.ctx, observer, n)));
       undo.peers = Object.fromEntries(
         nodes.map((n, i) => [n, { observer, before: peerText(views[i] as PeerView) }]),
       );

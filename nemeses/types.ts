@@ -1,5 +1,6 @@
 import type { Remote } from '../src/core/control/types.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
+import type { Sut, SutCapability } from '../src/core/sut/capabilities.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
 import type { Substitution } from './substitutes.ts';
 
@@ -71,12 +72,12 @@ export interface InjectOptions {
   /** Start the system under test on a node (its own start): what a process restart brings back. */
   startProcess?(node: string): Promise<void>;
   /** The system under test (its peers' view of a member: the victim side of process faults). */
-  sut?: SutHooks;
+  sut?: Sut;
 }
 
 /** What evidence may read besides the nodes: the system under test's own views. */
 export interface EvidenceContext {
-  sut?: SutHooks;
+  sut?: Sut;
   /**
    * After heal: the other faults still in force (e.g. "w4 partition"). A peer cut off by one of them
    * cannot show the member back, so that view is read once and not judged, rather than waited for.
@@ -124,65 +125,6 @@ export class CapabilityMissingError extends Error {
     readonly reason: string,
   ) {
     super(`${node}: ${capability} unavailable: ${reason}`);
-  }
-}
-
-/**
- * What the fault plane needs from the system under test, each part optional (a database declares the
- * capabilities it has). A fault that needs a part the SUT lacks is refused with the capability named
- * (`DbCapabilityMissingError`), never attempted blind.
- */
-export interface SutHooks {
-  /** The database's name (logs, faketime offset files). */
-  name?: string;
-  /** Process control: what process faults act on, and how the database comes back after a kill. */
-  process?: {
-    processName: string;
-    pidFile(node: string): string;
-    start(node: string): Promise<void>;
-  };
-  /** Current leaders, as the database reports them live. */
-  primaries?: () => Promise<string[]>;
-  /** Extra params for clock faults (the libfaketime wrapper's offset file, the DB's binary and clock). */
-  clock?: () => Record<string, unknown>;
-  /** The data directory on a node (disk faults). */
-  dataDir?: (node: string) => string;
-  /** The database's log files on a node (a declared log-pattern landing signal counts lines there). */
-  logFiles?: (node: string) => string[];
-  /** How `observer` (a peer) sees `node`: the victim side of process faults. */
-  peerView?: (observer: string, node: string) => Promise<PeerView>;
-  /** Membership faults: the shell commands that list, remove and add members (the DB protocol's `MembershipControl`). */
-  membership?: {
-    list(peers: readonly string[]): string;
-    remove(node: string, peers: readonly string[]): string;
-    retire(node: string): string;
-    add(node: string, peers: readonly string[]): string;
-    join(node: string, peers: readonly string[]): string;
-  };
-}
-
-/**
- * One member as a peer sees it (etcd's /health of the member asked from another node, Redis's PING from
- * a replica). `up: null` when the peer could not tell (its probe tool missing): never read as down.
- */
-export interface PeerView {
-  up: boolean | null;
-  /** What the peer saw, e.g. `{"health":"true"}`, `connection refused`, `no answer in 2 s`. */
-  detail: string;
-}
-
-/** The database capabilities faults and audits can ask for. */
-export type DbCapability = 'process' | 'primaries' | 'clock' | 'data-dir' | 'logs' | 'membership';
-
-/** A fault (or audit) needs a database capability the system under test does not declare. */
-export class DbCapabilityMissingError extends Error {
-  override readonly name = 'DbCapabilityMissingError';
-  constructor(
-    readonly capability: DbCapability,
-    readonly db: string,
-    readonly why: string,
-  ) {
-    super(`database ${db} does not declare the ${capability} capability (${why})`);
   }
 }
 
@@ -243,7 +185,7 @@ export interface FaultActionDefinition {
    */
   needsAcknowledgedOps?: boolean;
   /** Database capabilities the action needs. */
-  dbNeeds?: readonly DbCapability[];
+  dbNeeds?: readonly SutCapability[];
   /** What the nodes need (capability probe rows), with the install hint. */
   nodeNeeds?: readonly { name: string; hint: string }[];
 }
@@ -286,7 +228,7 @@ export interface NemesisDefinition {
   /** The fault spec for a start op: targets resolved, params filled from the op value and the SUT. */
   toSpec(action: string, value: Record<string, unknown>, ctx: SpecContext): Promise<FaultSpec>;
   /** Database capabilities a plan step needs (beyond its action's): e.g. a `primaries` topology. */
-  stepDbNeeds?(step: NemesisStep): readonly DbCapability[];
+  stepDbNeeds?(step: NemesisStep): readonly SutCapability[];
   /**
    * What the nodes need for a plan step, when it depends on the step rather than the action (a packet
    * `rate` needs tc's tbf, a `delay` needs netem): replaces the action's `nodeNeeds` for that step.
@@ -297,7 +239,8 @@ export interface NemesisDefinition {
 export interface SpecContext {
   nodes: readonly string[];
   rng: Rng;
-  sut: SutHooks;
+  /** The system under test; absent when the run has none (a client-only run). */
+  sut?: Sut;
   /** Resolve a target selector to node names (the one selector, primaries from the SUT). */
   resolve(selector: unknown): Promise<string[]>;
 }

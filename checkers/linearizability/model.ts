@@ -20,14 +20,19 @@ export interface EncodedIO<I, O> {
   output: O;
 }
 
+/**
+ * What the search needs is Porcupine's two (`init`, `step`) and `encode`, which reads a history op as the
+ * model's input and output (Porcupine's histories already hold them; faultline's hold Jepsen ops). The
+ * rest is optional; `completeModel` fills it in, in one place: states compared with `deepEqual` and
+ * hashed with `hashValue` (Porcupine's default equality is `==`: structural here, since states are
+ * immutable values), described with `show`, named `model`.
+ */
 export interface Model<S = unknown, I = unknown, O = unknown> {
-  readonly name: string;
+  /** How reports name it ("no order of the ops fits the register model"); default `model`. */
+  readonly name?: string;
   init(): S;
   /** Apply one op: the next state, or ILLEGAL when the output cannot follow from `state`. */
   step(state: S, input: I, output: O): S | Illegal;
-  equal(a: S, b: S): boolean;
-  /** 32-bit hash; equal states must hash equally. */
-  hash(state: S): number;
   /**
    * Map a history op onto the model. Returns null for an op that cannot affect the verdict (a failed
    * write that did not happen, a read whose result is unknown); throws ModelInputError for an op the
@@ -36,6 +41,10 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * each distinct combination once).
    */
   encode(op: Operation): EncodedIO<I, O> | null;
+  /** Are two states the same? Default: structural equality (`deepEqual`). */
+  equal?(a: S, b: S): boolean;
+  /** 32-bit hash; equal states must hash equally. Default: `hashValue`, structural. */
+  hash?(state: S): number;
   /**
    * True when the op leaves the state unchanged in every state where it is legal (reads, a failed
    * cas): the search then linearizes it greedily. Must be exact; when unsure, return false.
@@ -59,11 +68,41 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   stateStore?(inputs: readonly I[], outputs: readonly O[]): StateStore<S>;
   /** P-compositionality: ops with different keys are checked independently. Absent: one partition. */
   partitionKey?(input: I): string;
-  describeOperation(input: I, output: O): string;
-  describeState(state: S): string;
+  /** One op in reports. Default: `input → output`, rendered by `show`. */
+  describeOperation?(input: I, output: O): string;
+  /** One state in reports. Default: `show`. */
+  describeState?(state: S): string;
 }
 
-export type AnyModel = Model<unknown, unknown, unknown>;
+/** The members `completeModel` fills in when a model leaves them out. */
+type Defaulted = 'name' | 'equal' | 'hash' | 'describeOperation' | 'describeState';
+
+/** A model with its defaults applied: what the search, the reports and the pages use. */
+export type CompleteModel<S = unknown, I = unknown, O = unknown> = Model<S, I, O> &
+  Required<Pick<Model<S, I, O>, Defaulted>>;
+
+export type AnyModel = CompleteModel<unknown, unknown, unknown>;
+
+const DEFAULTS: Required<Pick<Model, Defaulted>> = {
+  name: 'model',
+  equal: deepEqual,
+  hash: hashValue,
+  describeOperation: (input, output) => `${show(input)} → ${show(output)}`,
+  describeState: show,
+};
+
+/**
+ * The one place a model's optional members get their defaults. A model that declares them all is
+ * returned as it is; otherwise a view of it (its prototype, so class models keep their methods) with
+ * the missing ones added.
+ */
+export function completeModel<S, I, O>(model: Model<S, I, O>): CompleteModel<S, I, O> {
+  const missing = (Object.keys(DEFAULTS) as Defaulted[]).filter((k) => model[k] === undefined);
+  if (missing.length === 0) return model as CompleteModel<S, I, O>;
+  const view = Object.create(model) as Record<string, unknown>;
+  for (const k of missing) view[k] = DEFAULTS[k];
+  return view as unknown as CompleteModel<S, I, O>;
+}
 
 /**
  * A model's own interning of the states one search reaches, as dense integer ids (see

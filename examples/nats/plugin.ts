@@ -9,13 +9,10 @@ import {
   defineDaemonDatabase,
   definePlugin,
   defineWorkload,
-  eachThread,
   type InvokeContext,
   NOT_APPLIED,
-  repeat,
-  SECOND,
-  stagger,
 } from 'faultline';
+import { eachThread, repeat, SECOND, stagger } from 'faultline/generators';
 import { connect, type JetStreamClient, type JetStreamManager, type NatsConnection, StringCodec } from 'nats';
 
 /**

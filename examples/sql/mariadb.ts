@@ -1,4 +1,6 @@
-import { type ClusterFormation, type Database, type DbContext, defineDatabase, shellQuote } from 'faultline';
+import { type Database, type DbContext, defineDatabase } from 'faultline';
+import { shellQuote } from 'faultline/control';
+import type { ClusterFormation } from 'faultline/database';
 import {
   ensurePackages,
   nodeAddress,

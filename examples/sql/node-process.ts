@@ -1,4 +1,6 @@
-import { type DbContext, type ProcessControl, type Remote, shellQuote, UserError } from 'faultline';
+import { type DbContext, UserError } from 'faultline';
+import { type Remote, shellQuote } from 'faultline/control';
+import type { ProcessControl } from 'faultline/database';
 
 /**
  * The SQL servers' processes on a node, through faultline's public Remote only. PostgreSQL is a process
@@ -109,7 +111,7 @@ export function processControl(s: ServerProcess): ProcessControl {
  * Packages by their Debian names, installed with each node's own package family (apt, dnf, apk, zypper;
  * a `packageFamily: none` node installs nothing and says what it lacks): faultline's package layer.
  */
-export { ensurePackages } from 'faultline';
+export { ensurePackages } from 'faultline/control';
 
 /** Poll `probe` until it returns null (ready) or the deadline passes; the last reason names what is missing. */
 export async function waitUntil(

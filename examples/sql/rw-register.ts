@@ -1,4 +1,5 @@
-import { defineWorkload, type GeneratorContext, type GenOp, type Workload } from 'faultline';
+import { defineWorkload, type Workload } from 'faultline';
+import { elleTransactions, repeat } from 'faultline/generators';
 
 /**
  * Elle's rw-register: transactions of 1–4 micro-ops, each a read of a key or a write of a value never
@@ -7,41 +8,15 @@ import { defineWorkload, type GeneratorContext, type GenOp, type Workload } from
  * Reads alone do not reveal the version order: Elle infers it from the writes each read observed and
  * from writes following reads within one transaction.
  *
- * The generators are plain op functions (called for each next op; null ends them), so the workload
- * runs the same under any faultline instance that loads it.
+ * The transactions are faultline's own (`elleTransactions`, the list-append workload's generator),
+ * with `w` for the write.
  */
-export function rwRegisterWorkload(concurrency: number, keyCount = 4, maxWritesPerKey = 24): Workload {
-  const active: number[] = Array.from({ length: keyCount }, (_v, i) => i);
-  let nextKey = keyCount;
-  const writes = new Map<number, number>();
-  const txn = (ctx: GeneratorContext) => {
-    const n = 1 + ctx.rng.int(4);
-    const mops: [string, number, number | null][] = [];
-    for (let i = 0; i < n; i++) {
-      const slot = ctx.rng.int(active.length);
-      const k = active[slot] as number;
-      if (ctx.rng.next() < 0.5) {
-        mops.push(['r', k, null]);
-        continue;
-      }
-      const v = (writes.get(k) ?? 0) + 1;
-      writes.set(k, v);
-      mops.push(['w', k, v]);
-      if (v >= maxWritesPerKey) active[slot] = nextKey++;
-    }
-    return { f: 'txn', value: mops };
-  };
+export function rwRegisterWorkload(keyCount = 4, maxWritesPerKey = 24): Workload {
+  const { txn, finalRead } = elleTransactions({ keyCount, maxWritesPerKey, write: 'w' });
   return {
     name: 'rw-register',
-    generator: () => txn,
-    finalGenerator: () => {
-      // One final read of every active key on each thread, after the faults are healed.
-      let thread = 0;
-      return (): GenOp | null =>
-        thread < concurrency
-          ? { f: 'txn', value: active.map((k) => ['r', k, null]), thread: thread++ }
-          : null;
-    },
+    generator: () => repeat(txn),
+    finalGenerator: finalRead,
     checkers: [
       {
         name: 'elle',
@@ -56,5 +31,5 @@ export const rwRegister = defineWorkload({
   name: 'rw-register',
   summary: "Elle's rw-register transactions (reads and unique writes) over a few active keys (elle)",
   ops: ['txn'],
-  create: (o) => rwRegisterWorkload(o.concurrency),
+  create: () => rwRegisterWorkload(),
 });

@@ -5,8 +5,8 @@ import {
   type Completion,
   type InvokeContext,
   NOT_APPLIED,
-  type OptionsSchema,
 } from 'faultline';
+import type { OptionsSchema } from 'faultline/checkers';
 
 /**
  * Elle's transactions over SQL, for any driver: one op is one transaction of micro-ops

@@ -6,7 +6,7 @@ import {
   type ClientContext,
   type ClientOp,
   type Completion,
-  type DB,
+  type Database,
   type DbContext,
   defineClient,
   defineDaemonDatabase,
@@ -95,9 +95,9 @@ export async function zkView(ctx: DbContext): Promise<Record<string, { mode: str
   return out;
 }
 
-async function createDb(opts: { forceSync: boolean }): Promise<DB> {
+async function createDb(opts: { forceSync: boolean }): Promise<Database> {
   const inner = await daemonFor(opts.forceSync).create({});
-  return Object.assign(Object.create(inner) as DB, {
+  return Object.assign(Object.create(inner) as Database, {
     /** Ready when one server says it is the leader and every other a follower. */
     async awaitReady(ctx: DbContext, timeoutMs: number) {
       await inner.awaitReady(ctx, timeoutMs);

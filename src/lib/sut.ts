@@ -1,4 +1,5 @@
 import type { Remote } from '../core/control/types.ts';
+import { hasCapability, SUT_CAPABILITIES } from '../core/sut/capabilities.ts';
 import { UserError } from '../core/util/errors.ts';
 import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
@@ -6,7 +7,7 @@ import type { Client } from './clients/types.ts';
 import type { ClientEndpoint } from './clusters/client-only.ts';
 import { externalDatabase } from './databases/external.ts';
 import { databases } from './databases/registry.ts';
-import type { DB, DbContext } from './databases/types.ts';
+import type { Database, DbContext } from './databases/types.ts';
 
 /**
  * The one system-under-test factory: a database adapter and the client factory for a workload, built
@@ -28,7 +29,7 @@ export interface SutSpec {
 }
 
 export interface Sut {
-  db: DB;
+  db: Database;
   dbName: string;
   clientName: string;
   dbOptions: Record<string, unknown>;
@@ -51,8 +52,8 @@ export type AddressRoute = (address: string, node: string) => string;
  * The database as the client sees it: the same object (its prototype, so `instanceof` still holds) with
  * `clientAddress` routed.
  */
-function routedDb(db: DB, route: AddressRoute): DB {
-  const routed = Object.create(db) as DB;
+function routedDb(db: Database, route: AddressRoute): Database {
+  const routed = Object.create(db) as Database;
   Object.defineProperty(routed, 'clientAddress', {
     value: (ctx: DbContext, node: string) => route(db.clientAddress(ctx, node), node),
   });
@@ -81,6 +82,11 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
   const created = await dbDef.create(dbOptions);
+  const lacking = (dbDef.capabilities ?? []).filter((c) => !hasCapability(created, c));
+  if (lacking.length > 0)
+    throw new UserError(
+      `database ${dbDef.name}: its definition declares ${lacking.join(', ')} but its adapter has no ${lacking.map((c) => SUT_CAPABILITIES[c].member).join(', ')}`,
+    );
   if (spec.endpoints && clientDef.endpoints !== 'client-address')
     throw new UserError(
       `${spec.where}: a client-only run needs a client that connects where it is told (endpoints: client-address); ${clientName} finds its own addresses`,

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
+import { capabilitiesOf } from '../../src/core/sut/capabilities.ts';
 import { UserError } from '../../src/core/util/errors.ts';
 import { DaemonDatabase, parseDaemonDescription } from '../../src/lib/databases/daemon-db.ts';
 import { readDaemonDescription } from '../../src/lib/databases/daemon-file.ts';
-import { capabilitiesOf, type DbContext } from '../../src/lib/databases/types.ts';
+import type { DbContext } from '../../src/lib/databases/types.ts';
 
 /** A remote that records every command and answers "running" once the daemon was started. */
 function recordingRemote(names: string[]): {

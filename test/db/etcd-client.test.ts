@@ -133,7 +133,7 @@ fx.test.serial(
   'a member that is down: writes fail definitely (connection refused), reads fail',
   async (t) => {
     const [a] = await clientFor('register');
-    await db.kill(ctx, 'n1');
+    await db.process.kill(ctx, 'n1');
     try {
       const w = await a.invoke(op('write', 1, { key: 'r' }), { signal });
       t.is(w.type, 'fail');

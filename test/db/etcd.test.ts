@@ -39,7 +39,7 @@ fx.test.serial(
       const leader = leaders[0] as string;
       t.true(ctx.nodes.includes(leader));
 
-      await db.kill(ctx, leader);
+      await db.process.kill(ctx, leader);
       t.false(await daemonRunning(remote, leader, db.pidFile(ctx, leader), 'etcd'));
       let after: string[] = [];
       for (let i = 0; i < 60 && (after.length === 0 || after[0] === leader); i++) {
@@ -53,13 +53,13 @@ fx.test.serial(
       t.is((await new EtcdHttp(db.clientAddress(ctx, leader)).get('k')).kv?.value, '"v2"');
 
       const victim = ctx.nodes.find((n) => n !== after[0]) as string;
-      await db.pause(ctx, victim);
+      await db.process.pause(ctx, victim);
       const state = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,
       );
       t.regex(state.stdout, /T \(stopped\)/);
-      await db.resume(ctx, victim);
+      await db.process.resume(ctx, victim);
       const state2 = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,

@@ -63,13 +63,13 @@ fx.test.serial(
         },
       );
 
-      await db.pause(ctx, 'n1');
+      await db.process.pause(ctx, 'n1');
       const next = await db.failover(ctx, 'n2');
       t.is(next, 'n2');
       t.true((await db.primaries(ctx)).includes('n2'));
       // writes now go to n2 (the old primary is paused and would hang)
       t.is((await onN3.invoke(op('write', 10, { key: 'r' }), { signal })).type, 'ok');
-      await db.resume(ctx, 'n1');
+      await db.process.resume(ctx, 'n1');
       for (const cl of [onN1, onN3, c]) await cl.close();
     } finally {
       await Promise.all(ctx.nodes.map((n) => db.teardown(ctx, n).catch(() => {})));

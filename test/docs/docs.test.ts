@@ -213,11 +213,24 @@ function shimDir(dir: string): string {
   const bin = join(dir, 'node_modules', '.bin');
   mkdirSync(pkg, { recursive: true });
   mkdirSync(bin, { recursive: true });
+  // Each of the package's entry points (`faultline`, `faultline/generators` …) re-exports its source.
+  const entries = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports as Record<
+    string,
+    { default?: string }
+  >;
+  const exportsMap: Record<string, string> = {};
+  for (const [key, target] of Object.entries(entries)) {
+    const file = typeof target === 'object' ? target.default : undefined;
+    if (!file?.startsWith('./dist/')) continue;
+    const name = key === '.' ? 'index' : key.slice(2);
+    const source = join(root, file.slice('./dist/'.length).replace(/\.js$/, '.ts'));
+    writeFileSync(join(pkg, `${name}.ts`), `export * from ${JSON.stringify(source)};\n`);
+    exportsMap[key] = `./${name}.ts`;
+  }
   writeFileSync(
     join(pkg, 'package.json'),
-    JSON.stringify({ name: 'faultline', type: 'module', exports: { '.': './index.ts' } }),
+    JSON.stringify({ name: 'faultline', type: 'module', exports: exportsMap }),
   );
-  writeFileSync(join(pkg, 'index.ts'), `export * from ${JSON.stringify(join(root, 'src', 'index.ts'))};\n`);
   const wrapper = join(bin, 'faultline');
   writeFileSync(
     wrapper,

@@ -63,9 +63,7 @@ const ctx3 = {
 let resolvesFaultline = false;
 async function loadPlugin(example: string): Promise<unknown> {
   if (!resolvesFaultline) {
-    const self = pathToFileURL(join(root, 'src', 'index.ts')).href;
-    const hook = `export async function resolve(s, c, next) { return next(s === 'faultline' ? ${JSON.stringify(self)} : s, c); }`;
-    register(`data:text/javascript,${encodeURIComponent(hook)}`);
+    register(pathToFileURL(join(root, 'bin', 'source-hook.mjs')));
     resolvesFaultline = true;
   }
   return import(pathToFileURL(join(root, 'examples', example, 'plugin.ts')).href);

@@ -1,5 +1,5 @@
 import type { Remote } from '../../src/core/control/types.ts';
-import type { DB } from '../../src/lib/databases/types.ts';
+import type { Database } from '../../src/lib/databases/types.ts';
 
 /**
  * What `runTest` needs around an in-memory client: three nodes no command reaches (every exec
@@ -33,4 +33,4 @@ export const memoryDb = {
   wipe: async () => {},
   pidFile: () => '/dev/null',
   clientAddress: () => '',
-} as unknown as DB;
+} as unknown as Database;

@@ -5,9 +5,10 @@ import test from 'ava';
 import { healRecords, sweepNodes } from '../../nemeses/heal.ts';
 import { lazyfsNemesis } from '../../nemeses/lazyfs.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';
-import type { FaultRecord, SutHooks } from '../../nemeses/types.ts';
+import type { FaultRecord } from '../../nemeses/types.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
+import type { Sut } from '../../src/core/sut/capabilities.ts';
 import { pollFor } from '../../src/core/util/retry.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
@@ -36,13 +37,17 @@ while True:
 const dir = (node: string) => `${BASE}/${node}`;
 const pidFile = (node: string) => `${dir(node)}/writer.pid`;
 
-function sut(remote: Remote): SutHooks {
-  return {
+function sut(remote: Remote): Sut {
+  const none = async () => {};
+  const db = {
     name: 'writer',
     process: {
       processName: 'python3',
-      pidFile,
-      async start(node) {
+      pidFile: (_ctx: unknown, node: string) => pidFile(node),
+      kill: none,
+      pause: none,
+      resume: none,
+      async start(_ctx: unknown, node: string) {
         const d = dir(node);
         await remote.exec(
           node,
@@ -51,8 +56,9 @@ function sut(remote: Remote): SutHooks {
         );
       },
     },
-    dataDir: (node) => `${dir(node)}/data`,
+    dataDir: (_ctx: unknown, node: string) => `${dir(node)}/data`,
   };
+  return { db, ctx: { remote, nodes: remote.nodes.map((n) => n.name) } };
 }
 
 /** How many of the writer's lines ("1\\n", "2\\n" …) make exactly `bytes`, or null. */
@@ -96,7 +102,7 @@ fx.test.serial(
     const remote = await fx.remote();
     await prepare(t, remote);
     const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.process?.start(n);
+    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
     const plane = new FaultPlane({
       remote,
       sut: hooks,
@@ -147,7 +153,7 @@ fx.test.serial(
     const remote = await fx.remote();
     await prepare(t, remote);
     const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.process?.start(n);
+    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
     const plane = new FaultPlane({
       remote,
       sut: hooks,
@@ -195,7 +201,7 @@ fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker an
   const remote = await fx.remote();
   await prepare(t, remote);
   const hooks = sut(remote);
-  await hooks.process?.start('n1');
+  await hooks.db.process?.start(hooks.ctx, 'n1');
   const rec = await lazyfsNemesis.inject(
     remote,
     {

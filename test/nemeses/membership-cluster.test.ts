@@ -5,7 +5,6 @@ import test from 'ava';
 import { execa } from 'execa';
 import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
-import { sutHooks } from '../../src/app/run/sut-hooks.ts';
 import { daemonRunning } from '../../src/lib/databases/daemon.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
 import { EtcdHttp } from '../../src/lib/databases/etcd-http.ts';
@@ -44,7 +43,7 @@ fx.test.serial(
     const plane = new FaultPlane({
       remote: ctx.remote,
       ledgerPath: join(dir, 'ledger.jsonl'),
-      sut: sutHooks(db, ctx, () => undefined),
+      sut: { db, ctx },
     });
     t.teardown(() => plane.close());
     const n1 = db.clientAddress(ctx, 'n1');
@@ -87,7 +86,7 @@ fx.test.serial('a run killed with a member removed is repaired by faultline heal
   const plane = new FaultPlane({
     remote: ctx.remote,
     ledgerPath,
-    sut: sutHooks(db, ctx, () => undefined),
+    sut: { db, ctx },
     reach: { inventory: fx.cluster().inventoryPath, knownHostsFiles: [fx.cluster().knownHostsPath] },
   });
   const shrink = await plane.invoke({ f: 'shrink', value: { targets: ['n3'] } });

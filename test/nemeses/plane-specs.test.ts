@@ -5,9 +5,10 @@ import test from 'ava';
 import { FaultPlane } from '../../nemeses/plane.ts';
 import { classifyFaultOp } from '../../nemeses/registry.ts';
 import { buildSchedule, checkStepTargets, nemesisStepSchema } from '../../nemeses/schedule.ts';
-import type { FaultRecord, FaultSpec, Nemesis, SutHooks } from '../../nemeses/types.ts';
+import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { Rng } from '../../src/core/generator/index.ts';
+import type { Sut } from '../../src/core/sut/capabilities.ts';
 
 const remoteOf = (n: number) =>
   ({
@@ -54,10 +55,12 @@ function recorder(specs: FaultSpec[]): Nemesis {
   };
 }
 
-function plane(n: number, sut: SutHooks = {}) {
+function plane(n: number, caps: Partial<Omit<Sut, 'ctx'>> = {}) {
   const specs: FaultSpec[] = [];
+  const remote = remoteOf(n);
+  const sut: Sut = { db: { name: 'db' }, ...caps, ctx: { remote, nodes: remote.nodes.map((x) => x.name) } };
   const p = new FaultPlane({
-    remote: remoteOf(n),
+    remote,
     ledgerPath: join(mkdtempSync(join(tmpdir(), 'fl-plane-')), 'ledger.jsonl'),
     sut,
     rng: new Rng(3),
@@ -83,8 +86,10 @@ test('minority-third resolves to nodes (a third of the cluster), never to an emp
 });
 
 test('unknown node names are refused: at inject time, and before a plan runs', async (t) => {
+  const none = async () => {};
+  const process = { processName: 'db', pidFile: (_c: unknown, n: string) => `/p/${n}`, start: none };
   const { p, specs } = plane(3, {
-    process: { processName: 'db', pidFile: (n) => `/p/${n}`, start: async () => {} },
+    db: { name: 'db', process: { ...process, kill: none, pause: none, resume: none } },
   });
   const r = await p.invoke({ f: 'kill', value: { targets: ['n1', 'n9'] } });
   t.regex(String(r.error), /unknown target node\(s\): n9/);
@@ -110,7 +115,7 @@ test('unknown node names are refused: at inject time, and before a plan runs', a
 });
 
 test('a fault needing a database capability the SUT lacks is not landed, naming the capability', async (t) => {
-  const { p, specs } = plane(3, { name: 'memcached' });
+  const { p, specs } = plane(3, { db: { name: 'memcached' } });
   const kill = await p.invoke({ f: 'kill', value: { targets: 'one' } });
   t.regex(
     String(kill.error),
@@ -129,7 +134,7 @@ test('a fault needing a database capability the SUT lacks is not landed, naming 
 
 test('plan steps become the specs the nemeses expect (packet behaviours, disk data dirs, clock wrapper)', async (t) => {
   const { p, specs } = plane(3, {
-    dataDir: (n) => `/data/${n}`,
+    db: { name: 'db', dataDir: (_c, n) => `/data/${n}` },
     clock: () => ({ mode: 'faketime', name: 'db', binary: '/usr/bin/db' }),
   });
   await p.invoke({ f: 'start-packet', value: { action: 'loss', targets: 'all', params: { percent: 10 } } });

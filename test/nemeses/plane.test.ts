@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import test from 'ava';
 import { readLedger } from '../../nemeses/ledger.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';
-import type { FaultRecord, FaultSpec, Nemesis, SutHooks } from '../../nemeses/types.ts';
+import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import { faultCheck } from '../../src/app/run/checks.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { Rng } from '../../src/core/generator/index.ts';
+import type { Sut } from '../../src/core/sut/capabilities.ts';
 
 const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const remote = {
@@ -50,18 +51,23 @@ function fakeNemesis(
   };
 }
 
-function fakeSut(calls: string[]): SutHooks {
-  return {
+function fakeSut(calls: string[]): Sut {
+  const none = async () => {};
+  const db = {
     name: 'fake',
     primaries: async () => ['n3'],
     process: {
       processName: 'fake',
-      pidFile: (n: string) => `/run/${n}.pid`,
-      start: async (n: string) => {
+      pidFile: (_c: unknown, n: string) => `/run/${n}.pid`,
+      start: async (_c: unknown, n: string) => {
         calls.push(`start ${n}`);
       },
+      kill: none,
+      pause: none,
+      resume: none,
     },
   };
+  return { db, ctx: { remote, nodes: remote.nodes.map((n) => n.name) } };
 }
 
 function driver(calls: string[], opts: { failInject?: boolean; lands?: (s: FaultSpec) => boolean } = {}) {

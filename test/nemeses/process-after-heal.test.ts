@@ -1,7 +1,8 @@
 import test from 'ava';
 import { processNemesis } from '../../nemeses/process.ts';
-import type { FaultRecord, PeerView, SutHooks } from '../../nemeses/types.ts';
+import type { FaultRecord } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/core/control/types.ts';
+import type { PeerView, Sut } from '../../src/core/sut/capabilities.ts';
 
 // After a kill window is healed, the killed member's peer is asked whether it serves again. While another
 // fault is still in force (a partition that cuts the peer off), the peer cannot see it back: that view is
@@ -34,14 +35,15 @@ function record(): FaultRecord {
   };
 }
 
-function sut(asked: string[]): SutHooks {
-  return {
+function sut(asked: string[]): Sut {
+  const db = {
     name: 'db',
-    peerView: async (observer, node): Promise<PeerView> => {
+    peerView: async (_ctx: unknown, observer: string, node: string): Promise<PeerView> => {
       asked.push(`${observer}->${node}`);
       return { up: false, detail: 'no answer' };
     },
   };
+  return { db, ctx: { remote, nodes: remote.nodes.map((n) => n.name) } };
 }
 
 test('with another fault in force, the peer view after heal is read once and not judged', async (t) => {

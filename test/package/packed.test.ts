@@ -108,7 +108,12 @@ test('npm pack ships dist/, types, README and LICENSE; an example plugin compile
     }
     writeFileSync(
       join(consumer, 'plugin.ts'),
-      `import { type Client, type Completion, check, defineClient, defineDatabase, definePlugin, shellQuote } from 'faultline';
+      `import { type Client, type Completion, check, defineClient, defineDatabase, definePlugin } from 'faultline';
+import { shellQuote } from 'faultline/control';
+import { repeat } from 'faultline/generators';
+import { type ReportJson } from 'faultline/report';
+export const everyOp = repeat({ f: 'read', value: null });
+export type Report = ReportJson;
 class Echo implements Client {
   async open(_node: string): Promise<Client> { return this; }
   async setup(): Promise<void> {}
@@ -142,7 +147,10 @@ export const run = () => check([], 'stats');
     t.is(typecheck.exitCode, 0, typecheck.stdout + typecheck.stderr);
     const imported = await execa(
       'node',
-      ['-e', "import('faultline').then((m) => console.log(JSON.stringify(Object.keys(m).sort())))"],
+      [
+        '-e',
+        "Promise.all(['faultline', 'faultline/report', 'faultline/generators'].map((p) => import(p))).then((ms) => console.log(JSON.stringify(ms.flatMap((m) => Object.keys(m)).sort())))",
+      ],
       { cwd: consumer, reject: false },
     );
     t.is(imported.exitCode, 0, imported.stderr);
@@ -161,6 +169,8 @@ export const run = () => check([], 'stats');
       'loadHistory',
       'reportJsonSchema',
       'REPORT_JSON_SCHEMA_VERSION',
+      'repeat',
+      'eachThread',
     ])
       t.true(names.includes(n), `exports ${n}`);
   } finally {

@@ -107,7 +107,7 @@ test("a declared command names its node and the node's cluster address; the outp
     },
   } as unknown as Remote;
   const s = { type: 'command', command: 'zk-view {node} {address}:2181', only: null, text: '' } as const;
-  const r = await readDeclared(remote, s, ['n1', 'n2'], {});
+  const r = await readDeclared(remote, s, ['n1', 'n2'], undefined);
   t.true(sent[0]?.includes('zk-view n1 10.9.0.11:2181'), sent[0]);
   t.true(sent[1]?.includes('zk-view n2 10.9.0.12:2181'), sent[1]);
   t.deepEqual(r, { n1: 'exit 0: Mode: follower', n2: 'exit 0: Mode: follower' });

@@ -9,7 +9,7 @@ import type { Remote } from '../../src/core/control/types.ts';
 import { bounded, CallTimeoutError } from '../../src/core/util/bounded.ts';
 import { EXIT } from '../../src/core/util/errors.ts';
 import type { Client, ClientOp, Completion } from '../../src/lib/clients/types.ts';
-import type { DB } from '../../src/lib/databases/types.ts';
+import type { Database } from '../../src/lib/databases/types.ts';
 import { memoryDb, nowhereRemote } from '../helpers/memory-run.ts';
 
 /**
@@ -110,7 +110,7 @@ test('open, invoke, teardown and close that never resolve: the run still ends, o
   t.true(Date.now() - started < 5000);
 });
 
-test('a failing DB hook names the hook, the node, the full command, its stderr and the command log; exit 254', async (t) => {
+test('a failing Database hook names the hook, the node, the full command, its stderr and the command log; exit 254', async (t) => {
   const command = `apt-get install -y ${'some-long-package-name '.repeat(12)}missing-thing`;
   const stderr = Array.from({ length: 12 }, (_, i) => `E: line ${i + 1}`).join('\n');
   const db = {
@@ -118,7 +118,7 @@ test('a failing DB hook names the hook, the node, the full command, its stderr a
     setup: async (_ctx: unknown, node: string) => {
       if (node === 'n2') throw new RemoteCommandError(node, command, 100, '', stderr);
     },
-  } as unknown as DB;
+  } as unknown as Database;
   const remote = {
     ...nowhereRemote,
     commandLogPath: (node: string) => `/runs/x/logs/ssh/${node}.commands.jsonl`,

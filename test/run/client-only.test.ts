@@ -1,6 +1,7 @@
 import net from 'node:net';
 import test from 'ava';
 import { parseFlags } from '../../src/app/cli/test-command.ts';
+import { capabilitiesOf } from '../../src/core/sut/capabilities.ts';
 import { ClientOnlyRemote, endpointsFromList, reachEndpoint } from '../../src/lib/clusters/client-only.ts';
 import { databases } from '../../src/lib/databases/registry.ts';
 import { createSut } from '../../src/lib/sut.ts';
@@ -48,10 +49,7 @@ test('the database someone else runs: its client address form, no capability, re
     const sut = await createSut({ db: 'etcd', workload: 'register', where: '--db', endpoints }, remote);
     const ctx = { remote, nodes: ['n1'] };
     t.is(sut.db.clientAddress(ctx, 'n1'), `http://127.0.0.1:${port}`);
-    t.is(sut.db.process, undefined);
-    t.is(sut.db.primaries, undefined);
-    t.is(sut.db.install, undefined);
-    t.is(sut.db.logFiles, undefined);
+    t.deepEqual(capabilitiesOf(sut.db), ['peer-address', 'versions'], 'nothing that acts on the nodes');
     await t.notThrowsAsync(sut.db.setup(ctx, 'n1'));
     await t.notThrowsAsync(sut.db.awaitReady(ctx, 2000));
     t.is(await reachEndpoint({ host: '127.0.0.1', port: 1 }, 500), 'connect ECONNREFUSED 127.0.0.1:1');

@@ -1,5 +1,5 @@
 import { BUILT_IN, Registry } from '../../../src/core/util/registry.ts';
-import type { AnyModel } from '../model.ts';
+import { type AnyModel, completeModel, type Model } from '../model.ts';
 import { makeCounter } from './counter.ts';
 import { makeFifoQueue } from './fifo-queue.ts';
 import { makeKv } from './kv.ts';
@@ -46,7 +46,7 @@ export interface ModelDefinition {
   summary?: string;
   /** The op functions the model reads. */
   ops: readonly string[];
-  create(options: ModelOptions): AnyModel;
+  create(options: ModelOptions): Model;
 }
 
 export const models = new Registry<ModelDefinition>('model');
@@ -118,7 +118,7 @@ const specs = new WeakMap<AnyModel, ModelSpec>();
 export function createModel(name: string, options: ModelOptions = {}): AnyModel | null {
   const def = models.get(name);
   if (!def) return null;
-  const model = def.create(options);
+  const model = completeModel(def.create(options));
   // Only built-in models can be rebuilt inside a worker thread.
   if (models.originOf(name) === BUILT_IN) {
     const kept: ModelOptions = { initialValue: options.initialValue };

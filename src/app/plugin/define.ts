@@ -1,4 +1,4 @@
-import type { AnyModel } from '../../../checkers/linearizability/model.ts';
+import type { Model } from '../../../checkers/linearizability/model.ts';
 import type { ModelDefinition } from '../../../checkers/linearizability/models/index.ts';
 import type { CheckerDefinition } from '../../../checkers/registry.ts';
 import type { Checker } from '../../../checkers/types.ts';
@@ -11,7 +11,7 @@ import type { Client } from '../../lib/clients/types.ts';
 import { daemonDatabaseDefinition, parseDaemonDescription } from '../../lib/databases/daemon-db.ts';
 import { readDaemonDescription } from '../../lib/databases/daemon-file.ts';
 import type { DatabaseDefinition } from '../../lib/databases/registry.ts';
-import type { DB } from '../../lib/databases/types.ts';
+import type { Database } from '../../lib/databases/types.ts';
 import type { WorkloadDefinition } from '../../lib/workloads/index.ts';
 import type { Workload, WorkloadOptions } from '../../lib/workloads/types.ts';
 
@@ -29,7 +29,7 @@ export interface DatabaseInput {
   options?: OptionsSchema;
   staleReads?: Record<string, unknown>;
   binary?: string;
-  create(options: Record<string, unknown>): DB | Promise<DB>;
+  create(options: Record<string, unknown>): Database | Promise<Database>;
 }
 
 export function defineDatabase(d: DatabaseInput): DatabaseDefinition {
@@ -103,7 +103,7 @@ export interface ModelInput {
   name: string;
   summary?: string;
   ops: readonly string[];
-  create(options: { initialValue?: unknown }): AnyModel;
+  create(options: { initialValue?: unknown }): Model;
 }
 
 export function defineModel(m: ModelInput): ModelDefinition {

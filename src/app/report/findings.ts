@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import { describeVersions } from '../../lib/databases/artifact.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import { isFail, isPass } from '../plan/verdict-states.ts';
 import { type AuditItem, type Audits, RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../verdict/audits.ts';

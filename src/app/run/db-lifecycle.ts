@@ -1,5 +1,6 @@
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { RemoteChannelError } from '../../core/control/errors.ts';
+import { hasCapability } from '../../core/sut/capabilities.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
@@ -33,16 +34,15 @@ export async function setUpDatabase(
   await onAll(nodes, (n) =>
     hook('teardown', n, () => retryLostChannel('DB teardown', () => db.teardown(ctx, n))),
   );
-  const install = db.install?.bind(db);
-  if (install)
+  if (hasCapability(db, 'install'))
     await onAll(nodes, (n) =>
-      hook('install', n, () => retryLostChannel('DB install', () => install(ctx, n))),
+      hook('install', n, () => retryLostChannel('DB install', () => db.install(ctx, n))),
     );
   ctx.members = await resolveMembers(ctx);
   await before?.(onAll);
   await onAll(nodes, (n) => hook('setup', n, () => db.setup(ctx, n)));
   await hook('awaitReady', null, () => db.awaitReady(ctx, 90_000));
-  const form = db.form;
+  const form = hasCapability(db, 'form') ? db.form : undefined;
   if (form) {
     const members = ctx.members;
     const on = form.on === 'primary' ? nodes.slice(0, 1) : nodes.slice(1);

@@ -26,6 +26,8 @@ import type { Generator, GenLike } from '../../core/generator/types.ts';
 import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import { hasCapability } from '../../core/sut/capabilities.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { currentClientThread } from '../../core/util/client-thread.ts';
@@ -33,19 +35,19 @@ import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client } from '../../lib/clients/types.ts';
 import { ClientOnlyRemote } from '../../lib/clusters/client-only.ts';
-import { type DbVersionReport, describeVersions } from '../../lib/databases/artifact.ts';
+import { describeVersions } from '../../lib/databases/artifact.ts';
 import type { Database, DbContext } from '../../lib/databases/types.ts';
 import type { AddressRoute } from '../../lib/sut.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
+import { type ClockWrappers, installClockWrappers, sutOf } from './clock-wrappers.ts';
 import { onAll, setUpDatabase, tearDownDatabase } from './db-lifecycle.ts';
 import { openHistorySink } from './history-sink.ts';
 import { inHook } from './hook-error.ts';
 import { Interpreter, type InterpreterStats } from './interpreter.ts';
 import { startPrimariesSampler } from './primaries-sampler.ts';
 import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
-import { type ClockWrappers, installClockWrappers, sutHooks } from './sut-hooks.ts';
 
 /**
  * One `faultline test` run, in Jepsen's order (reference §1.4): DB cycle (teardown, install, setup, ready)
@@ -218,7 +220,7 @@ function prepareRun(o: TestRunOptions): RunState {
       ledgerPath: join(runDir, 'ledger.jsonl'),
       ...(o.remote instanceof ClientOnlyRemote && { reach: { clientOnly: true } }),
       // Read at injection time: the clock wrappers are installed during set-up.
-      sut: sutHooks(o.db, dbCtx, () => state.clock),
+      sut: sutOf(o.db, dbCtx, () => state.clock),
       rng,
       ...(o.lookupNemesis && { lookup: o.lookupNemesis }),
       ...(o.declaredSignals && { declaredSignals: o.declaredSignals }),
@@ -244,7 +246,7 @@ function faultScheduleOf(
     seed: o.seed,
     ...(nodeCount !== undefined && { nodeCount }),
     ...(o.faultTargets && { targets: o.faultTargets }),
-    ...(o.db && { hasPrimaries: o.db.primaries !== undefined }),
+    ...(o.db && { hasPrimaries: hasCapability(o.db, 'primaries') }),
   });
 }
 
@@ -258,7 +260,9 @@ async function setUpDb(s: RunState): Promise<void> {
   await setUpDatabase(o.db, dbCtx, async (all) => {
     if (wantsClock) s.clock = await installClockWrappers(o.db, dbCtx, all);
   });
-  if (o.db.versions) s.dbVersions = await recordDbVersions(o.db.versions.bind(o.db), dbCtx, s.runDir);
+  const db = o.db;
+  if (hasCapability(db, 'versions'))
+    s.dbVersions = await recordDbVersions(db.versions.bind(db), dbCtx, s.runDir);
 }
 
 /**
@@ -338,7 +342,8 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     ...(o.signal && { signal: o.signal }),
   });
   // The database's own view of its primaries, sampled while faults run: what failovers are counted from.
-  const primaries = o.db.primaries?.bind(o.db);
+  const db = o.db;
+  const primaries = hasCapability(db, 'primaries') ? db.primaries.bind(db) : undefined;
   const stopSampler =
     primaries && s.plane
       ? startPrimariesSampler(join(runDir, 'primaries.jsonl'), interp.clock, () => primaries(s.dbCtx))
@@ -419,7 +424,8 @@ async function startPeerProxy(s: RunState): Promise<void> {
     throw new UserError(
       'a proxy fault on peer links needs faultline to configure the database on the nodes; a client-only run (--no-ssh) cannot',
     );
-  const peerAddress = o.db.peerAddress?.bind(o.db);
+  const db = o.db;
+  const peerAddress = hasCapability(db, 'peer-address') ? db.peerAddress.bind(db) : undefined;
   if (!peerAddress)
     throw new UserError(
       `a proxy fault on peer links needs a database that lets faultline choose its members' peer addresses; ${o.db.name} declares no peer address`,
@@ -582,8 +588,8 @@ const closeLimit = (o: TestRunOptions) => Math.min(o.clientCallTimeoutMs ?? CLIE
  * fatal. A database without the log-files capability has nothing to collect (the SUT log audit says so).
  */
 async function collectLogs(db: Database, ctx: DbContext, runDir: string): Promise<void> {
-  const logFiles = db.logFiles?.bind(db);
-  if (!logFiles) return;
+  if (!hasCapability(db, 'logs')) return;
+  const logFiles = db.logFiles.bind(db);
   await Promise.all(
     ctx.nodes.map(async (node) => {
       const dir = join(runDir, node);

@@ -1,8 +1,9 @@
 import { dbNeedsOfStep } from '../../../nemeses/builtin.ts';
 import { nemeses } from '../../../nemeses/registry.ts';
-import type { DbCapability, NemesisStep } from '../../../nemeses/types.ts';
+import type { NemesisStep } from '../../../nemeses/types.ts';
 import type { Remote } from '../../core/control/types.ts';
-import { type Database, DB_CAPABILITIES, type DbCapabilityName } from '../../lib/databases/types.ts';
+import { hasCapability, SUT_CAPABILITIES, type SutCapability } from '../../core/sut/capabilities.ts';
+import type { Database } from '../../lib/databases/types.ts';
 
 /**
  * The database capabilities a scenario's faults need that the database does not declare: process
@@ -15,8 +16,8 @@ export function missingDbCapabilities(
   steps: readonly NemesisStep[],
   remote: Remote,
 ): { name: string; reason: string }[] {
-  const needs = new Map<DbCapability, string[]>();
-  const need = (cap: DbCapability, why: string) => needs.set(cap, [...(needs.get(cap) ?? []), why]);
+  const needs = new Map<SutCapability, string[]>();
+  const need = (cap: SutCapability, why: string) => needs.set(cap, [...(needs.get(cap) ?? []), why]);
   const sharedClock = remote.nodes.some((n) => n.sharedKernelClock === true);
   for (const step of steps) {
     const def = nemeses.get(step.kind);
@@ -28,28 +29,11 @@ export function missingDbCapabilities(
   }
   const out: { name: string; reason: string }[] = [];
   for (const [cap, by] of needs) {
-    if (declares(db, cap)) continue;
+    if (hasCapability(db, cap)) continue;
     out.push({
-      name: `database capability: ${DB_CAPABILITIES[cap as DbCapabilityName]}`,
+      name: `database capability: ${SUT_CAPABILITIES[cap].label}`,
       reason: `database ${db.name} does not declare it; needed by ${[...new Set(by)].join(', ')}`,
     });
   }
   return out;
-}
-
-function declares(db: Database, cap: DbCapability): boolean {
-  switch (cap) {
-    case 'process':
-      return db.process !== undefined;
-    case 'primaries':
-      return typeof db.primaries === 'function';
-    case 'clock':
-      return db.clock !== undefined;
-    case 'data-dir':
-      return typeof db.dataDir === 'function';
-    case 'logs':
-      return typeof db.logFiles === 'function';
-    case 'membership':
-      return db.membership !== undefined;
-  }
 }

@@ -1,5 +1,6 @@
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { hasCapability } from '../../core/sut/capabilities.ts';
 import { abortReason } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import type { Database } from '../../lib/databases/types.ts';
@@ -30,7 +31,7 @@ export interface EvidenceContext {
   dirName: string;
   sessionDir: string;
   nodes: number;
-  db: Pick<Database, 'name' | 'logFiles'>;
+  db: Database;
   /** Does the client retry behind the history's back (its definition's `hiddenRetries`)? */
   hiddenRetries: boolean | null;
   /** The intended rate (ops/s), when the scenario sets one. */
@@ -191,7 +192,7 @@ function seedMeasurement(c: EvidenceContext, seed: number, run: Run): SeedMeasur
 }
 
 function sutLogOf(c: EvidenceContext, m: RunMeasurement): ScenarioEvidenceInput['sutLog'] {
-  return c.db.logFiles
+  return hasCapability(c.db, 'logs')
     ? m.sutLog
     : { ...m.sutLog, unavailable: `database ${c.db.name} declares no log files (the logs capability)` };
 }

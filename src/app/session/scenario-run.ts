@@ -10,6 +10,7 @@ import {
   windowSchedule,
 } from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
+import { logNoiseOf } from '../../core/sut/capabilities.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
@@ -242,7 +243,7 @@ function runner(s: ScenarioState): RunOnce {
       },
       meta: { plan: o.planPath, scenario: sc.id, tier: o.tier, dbOptions: binding.dbOptions },
     });
-    const m = await measureRun(result.runDir, binding, durationS, s.sut.db.logNoise);
+    const m = await measureRun(result.runDir, binding, durationS, logNoiseOf(s.sut.db));
     if (result.heal) await logQuiesce(o, result.heal);
     await logRun(o, m);
     await done(`${m.violation ? 'violation' : 'no violation'}, ${m.ops} ops`);

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { scheduleSchema } from '../../../nemeses/schedule.ts';
+import { logNoiseOf } from '../../core/sut/capabilities.ts';
 import { makeOutputDir } from '../../core/util/atomic-write.ts';
 import type { Database } from '../../lib/databases/types.ts';
 import { makeWorkload } from '../../lib/workloads/index.ts';
@@ -28,7 +29,7 @@ export interface TestReportInput {
   sessionDir: string;
   /** When the run started (ISO-8601 UTC). */
   startedAt: string;
-  db: Pick<Database, 'name' | 'logFiles' | 'logNoise'>;
+  db: Database;
   hiddenRetries: boolean | null;
   workload: string;
   nodes: readonly string[];
@@ -74,7 +75,7 @@ export async function writeTestReport(
       rate: i.rate,
     },
     i.timeLimitS,
-    i.db.logNoise,
+    logNoiseOf(i.db),
   );
   await logRun({ log, sc }, m);
   const run = { runDir: i.result.runDir, m };

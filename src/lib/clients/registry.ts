@@ -1,6 +1,6 @@
 import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
-import type { DB, DbContext } from '../databases/types.ts';
+import type { Database, DbContext } from '../databases/types.ts';
 import type { Client } from './types.ts';
 
 /**
@@ -11,7 +11,7 @@ import type { Client } from './types.ts';
  * Plugins add clients with `defineClient`.
  */
 export interface ClientContext {
-  db: DB;
+  db: Database;
   ctx: DbContext;
   workload: string;
   /** The binding's `dbOptions`, already validated by the database's schema. */

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ensurePackages } from '../../core/control/packages.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 
 /**
@@ -228,18 +229,6 @@ export async function installServer(
   });
   if (!got.paths[tool]) await ensurePackages(remote, node, [toolPkg]);
   return { server: got.paths[server] as string, tool: got.paths[tool] ?? tool, sha256: got.sha256 };
-}
-
-/** The version a database reported on each node, against the one the user expects. */
-export interface DbVersionReport {
-  db: string;
-  /** `--db-version` / `dbOptions.version`; null when none was given. */
-  expected: string | null;
-  /** Where the binary came from: the packaged one, or the tarball/binary with its sha256. */
-  source: string;
-  nodes: { node: string; reported: string | null; error?: string }[];
-  /** Nodes whose reported version differs from the expected one (or reported none). */
-  mismatched: string[];
 }
 
 const normalize = (v: string) => v.trim().replace(/^v/i, '');

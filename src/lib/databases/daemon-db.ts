@@ -13,8 +13,7 @@ import {
   daemonRunning,
   ensureStartedProcess,
   execIdempotent,
-  killDaemon,
-  signalDaemon,
+  pidfileProcess,
   startDaemon,
   startSelfDaemonizing,
 } from './daemon.ts';
@@ -218,14 +217,11 @@ export class DaemonDatabase implements Database {
   constructor(private readonly d: DaemonDescription) {
     this.name = d.name;
     const processName = d.processName ?? posix.basename(d.start[0] as string);
-    this.process = {
+    this.process = pidfileProcess(
       processName,
-      pidFile: (ctx, node) => this.pidFile(ctx, node),
-      start: (ctx, node) => this.start(ctx, node),
-      kill: (ctx, node) => killDaemon(ctx.remote, node, this.pidFile(ctx, node), processName),
-      pause: (ctx, node) => signalDaemon(ctx.remote, node, this.pidFile(ctx, node), processName, 'STOP'),
-      resume: (ctx, node) => signalDaemon(ctx.remote, node, this.pidFile(ctx, node), processName, 'CONT'),
-    };
+      (ctx, node) => this.pidFile(ctx, node),
+      (ctx, node) => this.start(ctx, node),
+    );
     this.clock = {
       setWrapper: (node, path) => {
         if (path === null) this.wrappers.delete(node);

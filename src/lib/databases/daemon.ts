@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/errors.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
+import type { DbContext, ProcessControl } from '../../core/sut/capabilities.ts';
 import { retry, waitFor } from '../../core/util/retry.ts';
 
 /**
@@ -132,6 +133,25 @@ export async function daemonRunning(
     timeoutMs: 15_000,
   });
   return r.code === 0;
+}
+
+/**
+ * The process capability of a daemon with a pidfile: its own start, and kill, pause and resume by the
+ * pidfile (never by process name across nodes).
+ */
+export function pidfileProcess(
+  processName: string,
+  pidFile: (ctx: DbContext, node: string) => string,
+  start: (ctx: DbContext, node: string) => Promise<void>,
+): ProcessControl {
+  return {
+    processName,
+    pidFile,
+    start,
+    kill: (ctx, node) => killDaemon(ctx.remote, node, pidFile(ctx, node), processName),
+    pause: (ctx, node) => signalDaemon(ctx.remote, node, pidFile(ctx, node), processName, 'STOP'),
+    resume: (ctx, node) => signalDaemon(ctx.remote, node, pidFile(ctx, node), processName, 'CONT'),
+  };
 }
 
 /** SIGKILL by pidfile, wait (bounded) until the process is gone, remove the pidfile. */

@@ -2,24 +2,19 @@ import { dirname } from 'node:path';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { waitFor } from '../../core/util/retry.ts';
-import {
-  artifactSource,
-  type DbArtifact,
-  type DbVersionReport,
-  installServer,
-  versionReport,
-} from './artifact.ts';
+import { artifactSource, type DbArtifact, installServer, versionReport } from './artifact.ts';
 import {
   type DaemonSpec,
   daemonRunning,
   execIdempotent,
   killDaemon,
   killDaemonCommand,
-  signalDaemon,
+  pidfileProcess,
   startDaemon,
   startDaemonCommand,
 } from './daemon.ts';
@@ -66,14 +61,11 @@ export class EtcdDb implements Database {
     return `date -d "$(bash -c ${shellQuote(get)})" +%s`;
   }
   private readonly wrappers = new Map<string, string>();
-  readonly process: ProcessControl = {
-    processName: 'etcd',
-    pidFile: (ctx, node) => this.pidFile(ctx, node),
-    start: (ctx, node) => this.start(ctx, node),
-    kill: (ctx, node) => this.kill(ctx, node),
-    pause: (ctx, node) => this.pause(ctx, node),
-    resume: (ctx, node) => this.resume(ctx, node),
-  };
+  readonly process: ProcessControl = pidfileProcess(
+    'etcd',
+    (ctx, node) => this.pidFile(ctx, node),
+    (ctx, node) => this.start(ctx, node),
+  );
   readonly clock: ClockWrapper;
   /**
    * Membership through etcdctl (v3 API) on a peer, as Jepsen's etcd nemesis does it: `member remove`,
@@ -329,18 +321,6 @@ export class EtcdDb implements Database {
       logFile: this.logFile(ctx, node),
       cwd: dir,
     });
-  }
-
-  async kill(ctx: DbContext, node: string): Promise<void> {
-    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd');
-  }
-
-  async pause(ctx: DbContext, node: string): Promise<void> {
-    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd', 'STOP');
-  }
-
-  async resume(ctx: DbContext, node: string): Promise<void> {
-    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'etcd', 'CONT');
   }
 
   /** The leader reported by the member with the highest raft term (Jepsen's rule). */

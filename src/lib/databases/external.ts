@@ -1,4 +1,5 @@
 import { formatEndpoint, pointAt } from '../../../nemeses/proxy/endpoint.ts';
+import { SUT_CAPABILITIES, type SutCapability } from '../../core/sut/capabilities.ts';
 import { pollFor } from '../../core/util/retry.ts';
 import { type ClientEndpoint, reachEndpoint } from '../clusters/client-only.ts';
 import type { Database, DbContext } from './types.ts';
@@ -7,7 +8,7 @@ import type { Database, DbContext } from './types.ts';
  * A database someone else runs (a client-only run): the adapter's client addresses, pointed at the
  * endpoints given, and nothing else of it. Set-up and teardown do nothing (the data and the daemon are
  * not faultline's), ready means every endpoint accepts a TCP connection, and no optional capability is
- * declared (process, clock, disk, membership, logs, primaries all need the nodes): faults and audits
+ * declared that acts on the nodes (process, clock, disk, membership, logs, primaries …): faults and audits
  * that need one are refused by name.
  */
 export function externalDatabase(
@@ -49,15 +50,10 @@ export function externalDatabase(
   });
 }
 
-const NODE_SIDE = [
-  'install',
-  'process',
-  'primaries',
-  'logFiles',
-  'wipe',
-  'dataDir',
-  'clock',
-  'peerView',
-  'membership',
-  'logNoise',
-] as const;
+/**
+ * The capabilities shadowed: every one that acts on the nodes. The peer address stays (a peer-link proxy
+ * fault is refused by the run itself, naming the client-only run), and so do the reported versions.
+ */
+const NODE_SIDE = (Object.keys(SUT_CAPABILITIES) as SutCapability[])
+  .filter((c) => c !== 'peer-address' && c !== 'versions')
+  .map((c) => SUT_CAPABILITIES[c].member);

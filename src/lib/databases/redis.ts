@@ -3,17 +3,12 @@ import { Redis } from 'ioredis';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
+import type { DbVersionReport } from '../../core/sut/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { pollFor } from '../../core/util/retry.ts';
-import {
-  artifactSource,
-  type DbArtifact,
-  type DbVersionReport,
-  installServer,
-  versionReport,
-} from './artifact.ts';
-import { execIdempotent, killDaemon, signalDaemon, startDaemon } from './daemon.ts';
+import { artifactSource, type DbArtifact, installServer, versionReport } from './artifact.ts';
+import { execIdempotent, killDaemon, pidfileProcess, startDaemon } from './daemon.ts';
 import { parseRedisPing, peerProbe, redisPingCommand } from './peer-view.ts';
 import type { ClockWrapper, Database, DbContext, PeerView, ProcessControl } from './types.ts';
 
@@ -41,14 +36,11 @@ const DEFAULT_BASE = '/var/lib/faultline/redis';
 export class RedisDb implements Database {
   readonly name = 'redis';
   private readonly wrappers = new Map<string, string>();
-  readonly process: ProcessControl = {
-    processName: 'redis-server',
-    pidFile: (ctx, node) => this.pidFile(ctx, node),
-    start: (ctx, node) => this.start(ctx, node),
-    kill: (ctx, node) => this.kill(ctx, node),
-    pause: (ctx, node) => this.pause(ctx, node),
-    resume: (ctx, node) => this.resume(ctx, node),
-  };
+  readonly process: ProcessControl = pidfileProcess(
+    'redis-server',
+    (ctx, node) => this.pidFile(ctx, node),
+    (ctx, node) => this.start(ctx, node),
+  );
   readonly clock: ClockWrapper;
   private readonly base: string;
   readonly port: number;
@@ -255,18 +247,6 @@ export class RedisDb implements Database {
       logFile: this.logFile(ctx, node),
       cwd: this.dir(ctx, node),
     });
-  }
-
-  async kill(ctx: DbContext, node: string): Promise<void> {
-    await killDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server');
-  }
-
-  async pause(ctx: DbContext, node: string): Promise<void> {
-    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server', 'STOP');
-  }
-
-  async resume(ctx: DbContext, node: string): Promise<void> {
-    await signalDaemon(ctx.remote, node, this.pidFile(ctx, node), 'redis-server', 'CONT');
   }
 
   /** PING of the member from a peer node (refused or no answer: the peer sees it down). */

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import type { SutCapability } from '../../core/sut/capabilities.ts';
 import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
 import { checkArtifactOptions, type DbArtifact, dbArtifactOptions } from './artifact.ts';
 import type { RedisAppendFsync } from './redis.ts';
-import type { DB } from './types.ts';
+import type { Database } from './types.ts';
 
 /**
  * Every database faultline can set up by name (`--db`, a plan binding's `db:`): one registry. A
@@ -24,13 +25,14 @@ export interface DatabaseDefinition {
   /** The executable the capability probe looks for on the nodes. */
   binary?: string;
   /**
-   * Optional capabilities the adapter declares that a plan is checked against before anything runs
-   * (`plan check` refuses a membership fault for a database without `membership`, and a proxy fault on
-   * peer links for one without `peer-address`: its adapter's `peerAddress`).
+   * The capabilities (the one vocabulary, src/core/sut/capabilities.ts) a plan is checked against before
+   * any adapter exists: `plan check` refuses a membership fault for a database without `membership`, and
+   * a proxy fault on peer links for one without `peer-address`. The adapter must have them by shape
+   * (`createSut` refuses one that does not); every other capability is read from the adapter alone.
    */
-  capabilities?: readonly ('membership' | 'peer-address')[];
+  capabilities?: readonly SutCapability[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
-  create(options: Record<string, unknown>): DB | Promise<DB>;
+  create(options: Record<string, unknown>): Database | Promise<Database>;
 }
 
 export const databases = new Registry<DatabaseDefinition>('database');

@@ -1,0 +1,20 @@
+/**
+ * `faultline/database`: the vocabulary of the Database protocol's optional capabilities (each one a
+ * protocol of its own, detected by shape) and what they exchange; daemon descriptions; the runner's
+ * bounds on database calls.
+ */
+export {
+  type ClockWrapper,
+  type ClusterFormation,
+  capabilitiesOf,
+  type DbVersionReport,
+  type MemberInfo,
+  type MembershipControl,
+  type PeerView,
+  type ProcessControl,
+  SUT_CAPABILITIES,
+  type SutCapabilities,
+} from '../core/sut/capabilities.ts';
+export type { DaemonDescription } from '../lib/databases/daemon-db.ts';
+export type { DatabaseDefinition } from '../lib/databases/registry.ts';
+export { DB_CALL_TIMEOUTS } from '../lib/databases/types.ts';
