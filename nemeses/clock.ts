@@ -20,6 +20,7 @@ import {
   stopNtpScript,
   strobeLoopScript,
 } from './commands/settime.ts';
+import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import { CLOCK_ACTIONS } from './params.ts';
 import { substitutionFor } from './substitutes.ts';
@@ -583,19 +584,11 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         }
       }
     }
-    const victims = signals.filter((s) => s.side === 'victim');
-    const landed = victims.length > 0 && victims.every((s) => s.landed) && reasons.length === 0;
-    if (!landed && reasons.length === 0)
-      reasons.push(
-        `not landed: ${victims
-          .filter((s) => !s.landed)
-          .map(
-            (s) =>
-              `${s.node} ${s.signal}=${String(s.during)} (expected ${expectedOf(undo.perNode[s.node] ?? {})}±${tol})`,
-          )
-          .join('; ')}`,
-      );
-    return { landed, ...(reasons.length > 0 && { reason: reasons.join('; ') }), signals };
+    return landingEvidence(signals, {
+      judged: signals.filter((s) => s.side === 'victim'),
+      failures: reasons,
+      show: (s) => `${shownAt('during')(s)} (expected ${expectedOf(undo.perNode[s.node] ?? {})}±${tol})`,
+    });
   },
 
   async heal(remote, record): Promise<void> {
@@ -686,8 +679,7 @@ export const clockNemesis: Nemesis & { kind: 'clock' } = {
         }
       }
     }
-    const ok = signals.every((s) => s.landed);
-    return { landed: ok, ...(!ok && { reason: 'a clock is still off after heal' }), signals };
+    return landingEvidence(signals, { noneLands: true, reason: 'a clock is still off after heal' });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

@@ -26,6 +26,7 @@ import {
   zeroChunkCommand,
 } from './commands/disk.ts';
 import { matchFiles } from './file-glob.ts';
+import { landingEvidence, shownAt } from './landing.ts';
 import {
   confinedDiskRoots,
   listMarkersCommand,
@@ -508,17 +509,7 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         });
       }
     }
-    const landed = signals.length > 0 && signals.every((s) => s.landed);
-    return {
-      landed,
-      ...(!landed && {
-        reason: `not landed: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${JSON.stringify(s.during)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, { show: shownAt('during', true) });
   },
 
   async heal(remote, record): Promise<void> {
@@ -610,12 +601,10 @@ export const diskNemesis: Nemesis & { kind: 'disk' } = {
         });
       }
     }
-    const ok = signals.every((s) => s.landed);
-    return {
-      landed: ok,
-      ...(!ok && { reason: 'the disk is not back to its state before the fault' }),
-      signals,
-    };
+    return landingEvidence(signals, {
+      noneLands: true,
+      reason: 'the disk is not back to its state before the fault',
+    });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

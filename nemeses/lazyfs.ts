@@ -21,6 +21,7 @@ import {
   unmountCommand,
 } from './commands/lazyfs.ts';
 import { fileGlobRegex } from './file-glob.ts';
+import { landingEvidence, shownAt } from './landing.ts';
 import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';
 import { LAZYFS_PROGRAM } from './lazyfs-program.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
@@ -661,17 +662,7 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
       }),
     );
     const signals = perNode.flat();
-    const landed = signals.length > 0 && signals.every((s) => s.landed);
-    return {
-      landed,
-      ...(!landed && {
-        reason: `not landed: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${JSON.stringify(s.during)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, { show: shownAt('during', true) });
   },
 
   async heal(remote, record): Promise<void> {
@@ -748,8 +739,10 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         ...(d && d.files.length > 8 && { note: `${d.files.length - 8} more files` }),
       });
     }
-    const ok = signals.every((s) => s.landed);
-    return { landed: ok, ...(!ok && { reason: 'the lazy filesystem was not cleanly removed' }), signals };
+    return landingEvidence(signals, {
+      noneLands: true,
+      reason: 'the lazy filesystem was not cleanly removed',
+    });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

@@ -179,6 +179,15 @@ export interface LedgerState {
   records: FaultRecord[];
   /** Faults with no `heal` entry: still (possibly) in force. */
   unhealed: FaultRecord[];
+  /** When each fault's entries were appended: its windows on the wall clock, for the run's evidence. */
+  times: LedgerTimes;
+}
+
+/** Wall time (ISO) of the newest `injected`, `evidence` and `heal` entry, per fault id. */
+export interface LedgerTimes {
+  injected: Map<string, string>;
+  evidence: Map<string, string>;
+  healed: Map<string, string>;
 }
 
 /**
@@ -197,6 +206,7 @@ export function readLedger(path: string): LedgerState {
   let reach: LedgerReach = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
+  const times: LedgerTimes = { injected: new Map(), evidence: new Map(), healed: new Map() };
   const lines = parseJsonLines(text, path, {
     reject: 'not a JSON object',
     // The same cap as history lines: a ledger line is a few hundred bytes.
@@ -235,16 +245,19 @@ export function readLedger(path: string): LedgerState {
         healed.delete(e.record.id);
         break;
       case 'injected': {
+        times.injected.set(e.id, e.at);
         const r = byId.get(e.id);
         if (r) r.undo = { ...r.undo, ...e.undo };
         break;
       }
       case 'evidence': {
+        times.evidence.set(e.id, e.at);
         const r = byId.get(e.id);
         if (r) r.evidence = e.evidence as unknown as FaultEvidence;
         break;
       }
       case 'heal': {
+        times.healed.set(e.id, e.at);
         healed.add(e.id);
         const r = byId.get(e.id);
         if (r) r.healedAt = e.at;
@@ -260,7 +273,7 @@ export function readLedger(path: string): LedgerState {
     }
   }
   const records = [...byId.values()];
-  return { nodes, ...reach, records, unhealed: records.filter((r) => !healed.has(r.id)) };
+  return { nodes, ...reach, records, unhealed: records.filter((r) => !healed.has(r.id)), times };
 }
 
 /**

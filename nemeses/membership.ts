@@ -1,6 +1,7 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { ExecResult, Remote } from '../src/core/control/types.ts';
 import { pollFor } from '../src/core/util/retry.ts';
+import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
   Capability,
@@ -190,17 +191,7 @@ export const membershipNemesis: Nemesis & { kind: 'membership' } = {
         note: `${node} ${undo.retired[node] ? 'stopped and wiped' : 'not stopped'}`,
       });
     }
-    const landed = signals.every((s) => s.landed);
-    return {
-      landed,
-      ...(!landed && {
-        reason: `not landed: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${String(s.during)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, { noneLands: true, show: shownAt('during') });
   },
 
   async heal(remote, record): Promise<void> {
@@ -240,12 +231,10 @@ export const membershipNemesis: Nemesis & { kind: 'membership' } = {
       after: after.join(' '),
       landed: after.includes(node) && !after.includes('(unstarted)'),
     }));
-    const ok = signals.every((s) => s.landed);
-    return {
-      landed: ok,
-      ...(!ok && { reason: `membership not restored: ${after.join(' ')}` }),
-      signals,
-    };
+    return landingEvidence(signals, {
+      noneLands: true,
+      reason: `membership not restored: ${after.join(' ')}`,
+    });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

@@ -29,6 +29,7 @@ import {
   TBF_BURST_BYTES,
   tbfScript,
 } from './commands/tc.ts';
+import { landingEvidence } from './landing.ts';
 import { nodeAddresses } from './probe.ts';
 import { substitutionFor } from './substitutes.ts';
 import {
@@ -476,15 +477,10 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       });
       if (victim) signals.push(victim);
     }
-    const landed = signals.length > 0 && signals.every((s) => s.landed);
-    const subs = undo.substitutions.length > 0 ? `substitution: ${undo.substitutions.join('; ')}` : '';
-    const why = landed
-      ? subs
-      : `not landed: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.signal}=${JSON.stringify(s.during ?? s.note)}`)
-          .join('; ')}${subs ? `; ${subs}` : ''}`;
-    return { landed, ...(why && { reason: why }), signals };
+    return landingEvidence(signals, {
+      show: (s) => `${s.signal}=${JSON.stringify(s.during ?? s.note)}`,
+      ...(undo.substitutions.length > 0 && { note: `substitution: ${undo.substitutions.join('; ')}` }),
+    });
   },
 
   async heal(remote, record): Promise<void> {
@@ -569,17 +565,11 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
         landed: left === undefined,
       });
     }
-    const ok = signals.every((s) => s.landed);
-    return {
-      landed: ok,
-      ...(!ok && {
-        reason: `not back after heal: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.signal}=${JSON.stringify(s.after)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, {
+      noneLands: true,
+      prefix: 'not back after heal',
+      show: (s) => `${s.signal}=${JSON.stringify(s.after)}`,
+    });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

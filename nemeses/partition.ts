@@ -12,6 +12,7 @@ import {
   removeFaultRulesScript,
   totalPackets,
 } from './commands/iptables.ts';
+import { landingEvidence } from './landing.ts';
 import { nodeAddresses, probeConnect, reachable } from './probe.ts';
 import { completeGrudge, computeGrudge, cutPairs, type Grudge } from './topology.ts';
 import type {
@@ -216,22 +217,15 @@ export const partitionNemesis: Nemesis & { kind: 'partition' } = {
         landed: r.outcome === 'timeout' && reachable((pr.before ?? 'error') as never),
       });
     });
+    if (undo.probes.length === 0) return { landed: false, reason: 'the grudge cuts no link', signals };
+    // The victims' probes, and the injector's rules on the nodes probed: the rest are informative.
     const probedReceivers = new Set(undo.probes.map((p) => p.receiver));
-    const victimOk = signals.filter((s) => s.side === 'victim').every((s) => s.landed);
-    const injectorOk = signals
-      .filter((s) => s.side === 'injector' && probedReceivers.has(s.node))
-      .every((s) => s.landed);
-    const anyRules = counters.some((c) => c.rules > 0);
-    const landed = anyRules && victimOk && injectorOk && undo.probes.length > 0;
-    let reason: string | undefined;
-    if (!landed) {
-      const bad = signals.filter((s) => !s.landed && (s.side === 'victim' || probedReceivers.has(s.node)));
-      reason =
-        undo.probes.length === 0
-          ? 'the grudge cuts no link'
-          : `not landed: ${bad.map((s) => `${s.signal} during=${String(s.during)} before=${String(s.before)}`).join('; ')}`;
-    }
-    return { landed, ...(reason && { reason }), signals };
+    return landingEvidence(signals, {
+      judged: signals.filter((s) => s.side === 'victim' || probedReceivers.has(s.node)),
+      noneLands: true,
+      holds: counters.some((c) => c.rules > 0),
+      show: (s) => `${s.signal} during=${String(s.during)} before=${String(s.before)}`,
+    });
   },
 
   async heal(remote, record): Promise<void> {
@@ -264,8 +258,7 @@ export const partitionNemesis: Nemesis & { kind: 'partition' } = {
         };
       }),
     );
-    const ok = signals.every((s) => s.landed);
-    return { landed: ok, ...(!ok && { reason: 'a probed link is still cut after heal' }), signals };
+    return landingEvidence(signals, { noneLands: true, reason: 'a probed link is still cut after heal' });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

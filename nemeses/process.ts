@@ -2,6 +2,7 @@ import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import { type PeerView, type Sut, type SutWith, sutWith } from '../src/core/sut/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
+import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
   Capability,
@@ -312,17 +313,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
     // The database's own members: a peer sees the victim down (or, after a restart, serving again).
     const peers = await Promise.all(record.nodes.map((n) => peerSignal(ctx?.sut, undo, n, 'during', waitMs)));
     signals.push(...peers.filter((x): x is EvidenceSignal => x !== null));
-    const landed = signals.length > 0 && signals.every((s) => s.landed);
-    return {
-      landed,
-      ...(!landed && {
-        reason: `not landed: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${String(s.during)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, { show: shownAt('during') });
   },
 
   async heal(remote, record): Promise<void> {
@@ -391,17 +382,11 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         if (peer) signals.push(peer);
       }),
     );
-    const ok = signals.every((s) => s.landed);
-    return {
-      landed: ok,
-      ...(!ok && {
-        reason: `not back after heal: ${signals
-          .filter((s) => !s.landed)
-          .map((s) => `${s.node} ${s.signal}=${String(s.after)}`)
-          .join('; ')}`,
-      }),
-      signals,
-    };
+    return landingEvidence(signals, {
+      noneLands: true,
+      prefix: 'not back after heal',
+      show: shownAt('after'),
+    });
   },
 
   async verifyClean(remote, node): Promise<CleanReport> {

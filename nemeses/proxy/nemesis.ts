@@ -1,6 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../../src/core/util/log.ts';
 import { processExists } from '../../src/core/util/pid.ts';
+import { pollFor } from '../../src/core/util/retry.ts';
+import { landingEvidence, notLandedReason } from '../landing.ts';
 import {
   type Capability,
   CapabilityMissingError,
@@ -318,33 +319,33 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     const hub = ownHub(record);
     if (!hub) return { landed: false, reason: 'the proxy of this fault is not in this process', signals: [] };
     const undo = record.undo as ProxyUndo;
-    const deadline = performance.now() + EVIDENCE_WAIT_MS;
-    // Gate on the clients feeling it, never a fixed sleep: poll until every link shows both sides.
-    for (;;) {
-      const judged = record.nodes.map((n) => {
+    const judgeAll = async () =>
+      record.nodes.map((n) => {
         if (undo.params.links === 'peers') return { n, j: judgePeers(hub, n, record.id, record) };
         const link = hub.link(n);
         const j = judge(link, undo, record.id);
         const s = spared(link, undo);
         return { n, j: s ? { ...j, spared: s } : j };
       });
-      const landed = judged.length > 0 && judged.every(({ j }) => j.injector.landed && j.victim.landed);
-      if (landed || performance.now() >= deadline) {
-        const signals = judged.flatMap(({ n, j }) => signalsOf(j, n));
-        const bad = signals.filter((s) => !s.landed);
-        return {
-          landed,
-          ...(!landed && {
-            reason:
-              judged.length === 0
-                ? 'the fault names no node'
-                : `not landed in ${EVIDENCE_WAIT_MS} ms: ${bad.map((s) => `${s.signal} = ${String(s.during)}`).join('; ')}`,
-          }),
-          signals,
-        };
-      }
-      await sleep(50);
-    }
+    // Both sides of every link, not the clients outside a group: those are shown, never waited for.
+    const felt = (judged: Awaited<ReturnType<typeof judgeAll>>) =>
+      judged.length > 0 && judged.every(({ j }) => j.injector.landed && j.victim.landed);
+    // Gate on the clients feeling it, never a fixed sleep: poll until every link shows both sides.
+    const judged = await pollFor(judgeAll, felt, { timeoutMs: EVIDENCE_WAIT_MS, stepMs: 50 });
+    const signals = judged.flatMap(({ n, j }) => signalsOf(j, n));
+    if (felt(judged)) return { landed: true, signals };
+    return {
+      landed: false,
+      reason:
+        judged.length === 0
+          ? 'the fault names no node'
+          : notLandedReason(
+              signals,
+              (s) => `${s.signal} = ${String(s.during)}`,
+              `not landed in ${EVIDENCE_WAIT_MS} ms`,
+            ),
+      signals,
+    };
   },
 
   async heal(_remote, record): Promise<void> {
@@ -374,7 +375,6 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
     if (!hub)
       return { landed: true, reason: 'the proxy of this fault has gone with its process', signals: [] };
     const healedAt = performance.now();
-    const deadline = healedAt + EVIDENCE_WAIT_MS;
     const peers = undo.params?.links === 'peers';
     const peerAt = new Map(record.nodes.map((n) => [n, hub.peerLinks.has(n) ? hub.peerBytes(n) : null]));
     const signals = (): EvidenceSignal[] =>
@@ -419,21 +419,20 @@ export const proxyNemesis: Nemesis & { kind: 'proxy' } = {
           },
         ];
       });
-    for (;;) {
-      const s = signals();
-      const ok = s.every((x) => x.landed);
-      if (ok || performance.now() >= deadline)
-        return {
-          landed: ok,
-          ...(!ok && {
-            reason: peers
-              ? 'no peer traffic crossed the healed links in time'
-              : 'no client request crossed a healed link in time',
-          }),
-          signals: s,
-        };
-      await sleep(50);
-    }
+    const last = await pollFor(
+      async () => signals(),
+      (s) => s.every((x) => x.landed),
+      {
+        timeoutMs: EVIDENCE_WAIT_MS,
+        stepMs: 50,
+      },
+    );
+    return landingEvidence(last, {
+      noneLands: true,
+      reason: peers
+        ? 'no peer traffic crossed the healed links in time'
+        : 'no client request crossed a healed link in time',
+    });
   },
 
   async verifyClean(): Promise<CleanReport> {

@@ -104,3 +104,32 @@ test('pollFor: reads until the value is accepted, or returns the last value read
   t.true(await waitFor(async () => n++ > last + 1, 5_000, 1));
   t.false(await waitFor(async () => false, 20, 5));
 });
+
+test('pollFor: a signal stops it between reads, even in a long pause; periodic reads keep their pace', async (t) => {
+  const stop = new AbortController();
+  let reads = 0;
+  const polling = pollFor(
+    async () => ++reads,
+    () => false,
+    { timeoutMs: Number.POSITIVE_INFINITY, stepMs: 60_000, signal: stop.signal },
+  );
+  await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  t.is(await polling, 1, 'one read, then stopped inside the minute-long pause');
+  // A read that takes the whole period leaves no pause after it: reads start a period apart, not two.
+  const starts: number[] = [];
+  await pollFor(
+    async () => {
+      starts.push(performance.now());
+      await new Promise((r) => setTimeout(r, 100));
+      return starts.length;
+    },
+    (n) => n === 3,
+    { timeoutMs: 5_000, stepMs: 100, periodic: true },
+  );
+  const gaps = starts.slice(1).map((s, i) => s - (starts[i] as number));
+  t.true(
+    gaps.every((g) => g >= 99 && g < 190),
+    `read starts ${gaps.map((g) => g.toFixed(0)).join(', ')} ms apart, not 200 (100 read + 100 pause)`,
+  );
+});

@@ -42,6 +42,26 @@ test('ledger: inject before, heal after; unhealed read back with the newest undo
   t.truthy(s.records[0]?.healedAt);
 });
 
+test("ledger: the wall times of each fault's injected, evidence and heal entries are read back", (t) => {
+  const path = tmp();
+  const entries = [
+    { t: 'inject', at: '2026-01-01T00:00:00.000Z', record: rec('w1') },
+    { t: 'injected', at: '2026-01-01T00:00:01.000Z', id: 'w1', undo: {} },
+    { t: 'evidence', at: '2026-01-01T00:00:02.000Z', id: 'w1', evidence: { landed: true, signals: [] } },
+    { t: 'heal', at: '2026-01-01T00:00:05.000Z', id: 'w1' },
+    { t: 'injected', at: '2026-01-01T00:00:06.000Z', id: 'w2', undo: {} },
+  ];
+  // The run was killed while appending w2's evidence: the torn line costs only that entry.
+  writeFileSync(path, `${entries.map((e) => JSON.stringify(e)).join('\n')}\n{"t":"evidence","at":"2026-01`);
+  const { times } = readLedger(path);
+  t.deepEqual(Object.fromEntries(times.injected), {
+    w1: '2026-01-01T00:00:01.000Z',
+    w2: '2026-01-01T00:00:06.000Z',
+  });
+  t.deepEqual(Object.fromEntries(times.evidence), { w1: '2026-01-01T00:00:02.000Z' });
+  t.deepEqual(Object.fromEntries(times.healed), { w1: '2026-01-01T00:00:05.000Z' });
+});
+
 test('ledger: a torn last line is ignored; a bad middle line names file:line', (t) => {
   const path = tmp();
   const l = new FaultLedger(path);

@@ -1,6 +1,6 @@
 import test from 'ava';
+import { MemoryDispatchLog, replayDispatchLog } from '../../src/app/run/dispatch-log.ts';
 import { Interpreter, type NemesisDriver } from '../../src/app/run/interpreter.ts';
-import { MemorySchedule, replaySchedule } from '../../src/app/run/schedule.ts';
 import { MemorySink } from '../../src/app/run/sink.ts';
 import { clients, limit, nemesis, phases, Rng, repeat, sleep } from '../../src/core/generator/index.ts';
 import { NoopClient } from '../../src/lib/clients/noop.ts';
@@ -14,7 +14,7 @@ function run(opts: {
   client?: Client;
   nemesis?: NemesisDriver;
   timeoutMs?: number;
-  schedule?: MemorySchedule;
+  dispatchLog?: MemoryDispatchLog;
 }) {
   const sink = new MemorySink();
   const interp = new Interpreter({
@@ -26,7 +26,7 @@ function run(opts: {
     sink,
     rng: new Rng(1),
     opTimeoutMs: opts.timeoutMs ?? 1000,
-    ...(opts.schedule && { schedule: opts.schedule }),
+    ...(opts.dispatchLog && { dispatchLog: opts.dispatchLog }),
   });
   return interp.run().then((stats) => ({ stats, events: sink.events }));
 }
@@ -137,19 +137,19 @@ test('sleep ops idle a thread without entering the history', async (t) => {
   t.true(Date.now() - started >= 25);
 });
 
-test('a recorded schedule replays the same ops on the same threads', async (t) => {
-  const schedule = new MemorySchedule();
+test('a recorded dispatch log replays the same ops on the same threads', async (t) => {
+  const dispatchLog = new MemoryDispatchLog();
   const gen = limit(
     50,
     repeat((ctx) => ({ f: 'write', value: ctx.rng.int(100) })),
   );
-  const first = await run({ gen, schedule });
-  const second = await run({ gen: replaySchedule({ ops: schedule.ops }) as never });
+  const first = await run({ gen, dispatchLog });
+  const second = await run({ gen: replayDispatchLog({ ops: dispatchLog.ops }) as never });
   const sig = (evs: typeof first.events) =>
     evs
       .filter((e) => e.type === 'invoke')
       .map((e) => `${e.process}:${e.value}`)
       .sort();
   t.deepEqual(sig(second.events), sig(first.events));
-  t.is(schedule.ops.length, 50);
+  t.is(dispatchLog.ops.length, 50);
 });

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { classifyFaultOp } from '../../nemeses/registry.ts';
 import { parseFaults } from '../../nemeses/schedule.ts';
+import { MemoryDispatchLog } from '../../src/app/run/dispatch-log.ts';
 import { Interpreter, type NemesisDriver } from '../../src/app/run/interpreter.ts';
-import { MemorySchedule } from '../../src/app/run/schedule.ts';
 import { MemorySink } from '../../src/app/run/sink.ts';
 import { buildGenerator } from '../../src/app/run/test-run.ts';
 import { Rng } from '../../src/core/generator/index.ts';
@@ -26,7 +26,7 @@ function fakeNemesis(): NemesisDriver {
 }
 
 async function runOnce(seed: number) {
-  const schedule = new MemorySchedule();
+  const dispatchLog = new MemoryDispatchLog();
   const sink = new MemorySink();
   const workload = registerWorkload({ nodes: ['n1', 'n2', 'n3'], concurrency: 4 });
   const generator = buildGenerator(
@@ -51,13 +51,13 @@ async function runOnce(seed: number) {
     sink,
     rng: new Rng(seed),
     opTimeoutMs: 1000,
-    schedule,
+    dispatchLog,
   }).run();
   // main-phase client ops: the ones with an intended time (rate); final reads have none
-  const client = schedule.ops
+  const client = dispatchLog.ops
     .filter((o) => o.thread !== 'nemesis' && o.kind === 'invoke' && o.time !== undefined)
     .map((o) => `${o.f}:${JSON.stringify(o.value)}`);
-  const faults = schedule.ops
+  const faults = dispatchLog.ops
     .filter((o) => o.thread === 'nemesis' && o.kind === 'invoke')
     .map((o) => `${o.f}:${JSON.stringify(o.value)}`);
   return { client, faults, events: sink.events };

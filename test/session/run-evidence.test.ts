@@ -61,7 +61,17 @@ function runDir(opts: { unmarked?: number } = {}): string {
   writeFileSync(join(dir, 'history.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   // The ledger's wall clock: the workload began at T0.
   const ledger = [
-    { t: 'inject', at: iso(3.05), record: { id: 'w1' } },
+    {
+      t: 'inject',
+      at: iso(3.05),
+      record: {
+        id: 'w1',
+        spec: { kind: 'partition', action: 'start' },
+        nodes: ['n1'],
+        injectedAt: iso(3.05),
+        undo: {},
+      },
+    },
     { t: 'injected', at: iso(3.15), id: 'w1', undo: {} },
     { t: 'evidence', at: iso(3.2), id: 'w1', evidence: { landed: true, signals: [] } },
     { t: 'heal', at: iso(6.02), id: 'w1' },

@@ -31,6 +31,7 @@ import {
   DEFAULT_STORE_ROOT,
   SSH_LOG_DIR,
 } from '../report/session-dir.ts';
+import { loadDispatchLog } from '../run/dispatch-log.ts';
 import { TEST_DEFAULTS } from '../run/test-defaults.ts';
 import { type Progress, runTest, type TestRunResult } from '../run/test-run.ts';
 import { type TestReportInput, writeTestReport } from '../session/test-report.ts';
@@ -46,7 +47,7 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
   const o = parseFlags(flags);
   // Every input file and the output directory are checked before anything touches the cluster.
   if (o.out) checkOutputDir(o.out);
-  if (o.replay) await loadSchedule(o.replay);
+  if (o.replay) await loadDispatchLog(o.replay);
   const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
   const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
   const verdicts: Validity[] = [];

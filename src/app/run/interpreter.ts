@@ -16,7 +16,7 @@ import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import type { Client, Completion } from '../../lib/clients/types.ts';
 import { RunClock } from './clock.ts';
-import type { ScheduleRecorder } from './schedule.ts';
+import type { DispatchRecorder } from './dispatch-log.ts';
 import type { EventSink } from './sink.ts';
 
 /**
@@ -53,7 +53,8 @@ export interface InterpreterOptions {
   closeTimeoutMs?: number;
   /** Nemesis ops get their own, longer bound (a kill + restart can take a while). */
   nemesisTimeoutMs?: number;
-  schedule?: ScheduleRecorder;
+  /** Records every op handed to a thread (the run's schedule.json). */
+  dispatchLog?: DispatchRecorder;
   clock?: RunClock;
   signal?: AbortSignal;
 }
@@ -206,7 +207,7 @@ export class Interpreter {
     const st = this.threads.get(thread) as ThreadState;
     const now = this.clock.now();
     const kind = op.kind ?? 'invoke';
-    this.o.schedule?.record(thread, st.process, now, op);
+    this.o.dispatchLog?.record(thread, st.process, now, op);
     this.free.delete(thread);
     const isNemesis = thread === 'nemesis';
     const flight: InFlight = {

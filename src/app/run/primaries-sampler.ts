@@ -1,5 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { readJsonLines } from '../../core/util/json-file.ts';
+import { pollFor } from '../../core/util/retry.ts';
 import type { RunClock } from './clock.ts';
 
 /**
@@ -19,19 +20,22 @@ export function startPrimariesSampler(
   ask: () => Promise<string[]>,
   everyMs = 1000,
 ): () => Promise<void> {
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = Date.now();
-      const primaries = await ask().catch(() => [] as string[]);
-      if (stopped) break;
-      const sample: PrimariesSample = { atS: clock.now() / 1e9, primaries: [...primaries].sort() };
-      appendFileSync(path, `${JSON.stringify(sample)}\n`);
-      await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - started))));
-    }
-  })();
+  const stop = new AbortController();
+  const sample = async (): Promise<void> => {
+    const primaries = await ask().catch(() => [] as string[]);
+    if (stop.signal.aborted) return;
+    const s: PrimariesSample = { atS: clock.now() / 1e9, primaries: [...primaries].sort() };
+    appendFileSync(path, `${JSON.stringify(s)}\n`);
+  };
+  // Never done by itself: it samples at its pace until stopped.
+  const loop = pollFor(sample, () => false, {
+    timeoutMs: Number.POSITIVE_INFINITY,
+    stepMs: everyMs,
+    periodic: true,
+    signal: stop.signal,
+  });
   return async () => {
-    stopped = true;
+    stop.abort();
     await loop;
   };
 }

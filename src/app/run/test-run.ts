@@ -43,11 +43,11 @@ import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
 import { type ClockWrappers, installClockWrappers, sutOf } from './clock-wrappers.ts';
 import { onAll, setUpDatabase, tearDownDatabase } from './db-lifecycle.ts';
+import { DispatchLogWriter, loadDispatchLog, replayDispatchLog } from './dispatch-log.ts';
 import { openHistorySink } from './history-sink.ts';
 import { inHook } from './hook-error.ts';
 import { Interpreter, type InterpreterStats } from './interpreter.ts';
 import { startPrimariesSampler } from './primaries-sampler.ts';
-import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
 
 /**
  * One `faultline test` run, in Jepsen's order (reference §1.4): DB cycle (teardown, install, setup, ready)
@@ -55,7 +55,7 @@ import { loadSchedule, replaySchedule, ScheduleWriter } from './schedule.ts';
  * heal every fault → recovery sleep → final reads → collect node logs → DB teardown → checkers.
  * Faults are healed and the DB torn down in `finally`, whatever happened before.
  *
- * The run directory holds: test.json (the options), history.jsonl, schedule.json (every op),
+ * The run directory holds: test.json (the options), history.jsonl, schedule.json (the dispatch log: every op),
  * fault-schedule.json (the nemesis ops, replayable), ledger.jsonl (faults), faults.json (records with
  * landing evidence), heal.json (the final heal and sweep), <node>/… (DB logs), results.json and checker
  * artifacts, and Jepsen's history.edn and results.edn.
@@ -314,14 +314,14 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     }),
   );
   const generator: Generator = o.replay
-    ? replaySchedule(await loadSchedule(o.replay))
+    ? replayDispatchLog(await loadDispatchLog(o.replay))
     : buildGenerator(
         { ...o, ...(s.schedule && { faultSchedule: s.schedule }) },
         workload.generator(),
         workload.finalGenerator(),
       );
   const sink = await openHistorySink(join(runDir, 'history.jsonl'));
-  const schedule = new ScheduleWriter(join(runDir, 'schedule.json'), {
+  const dispatchLog = new DispatchLogWriter(join(runDir, 'schedule.json'), {
     seed: o.seed,
     concurrency: o.concurrency,
     nodes,
@@ -338,7 +338,7 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     rng: s.rng,
     opTimeoutMs: o.opTimeoutMs,
     closeTimeoutMs: closeLimit(o),
-    schedule,
+    dispatchLog,
     ...(o.signal && { signal: o.signal }),
   });
   // The database's own view of its primaries, sampled while faults run: what failovers are counted from.
@@ -370,7 +370,7 @@ async function runWorkload(s: RunState): Promise<InterpreterStats> {
     await stopSampler?.();
     if (progress) clearInterval(progress);
     await sink.close();
-    await schedule.close();
+    await dispatchLog.close();
   }
 }
 

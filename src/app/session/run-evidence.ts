@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { checkers } from '../../../checkers/registry.ts';
 import type { CheckResult } from '../../../checkers/types.ts';
+import { type LedgerTimes, readLedger } from '../../../nemeses/ledger.ts';
 import type { FaultRecord } from '../../../nemeses/types.ts';
 import type { HistoryEvent } from '../../core/history/event.ts';
 import type { Operation } from '../../core/history/operation.ts';
@@ -205,33 +206,13 @@ function healCompletions(events: readonly HistoryEvent[]): Map<string, number> {
   return out;
 }
 
-const ledgerLine = z.looseObject({ t: z.string(), at: z.string(), id: z.string().optional() });
-
-interface LedgerTimes {
-  injected: Map<string, string>;
-  evidence: Map<string, string>;
-  healed: Map<string, string>;
-}
-
-/** Wall times of the ledger's injected / evidence / heal entries per fault id (torn lines skipped). */
+/**
+ * Wall times of the ledger's injected / evidence / heal entries per fault id, read by the ledger's own
+ * reader (a torn last line skipped); a run that injected nothing has no ledger.
+ */
 function readLedgerTimes(path: string): LedgerTimes {
-  const out: LedgerTimes = { injected: new Map(), evidence: new Map(), healed: new Map() };
-  if (!existsSync(path)) return out;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const e = ledgerLine.safeParse(raw);
-    if (!e.success || !e.data.id) continue;
-    if (e.data.t === 'injected') out.injected.set(e.data.id, e.data.at);
-    else if (e.data.t === 'evidence') out.evidence.set(e.data.id, e.data.at);
-    else if (e.data.t === 'heal') out.healed.set(e.data.id, e.data.at);
-  }
-  return out;
+  if (!existsSync(path)) return { injected: new Map(), evidence: new Map(), healed: new Map() };
+  return readLedger(path).times;
 }
 
 /**

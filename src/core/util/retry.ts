@@ -35,6 +35,17 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOpti
   }
 }
 
+export interface PollOptions {
+  /** Give up after this long (Infinity: until `done` or `signal`). */
+  timeoutMs: number;
+  /** The pause after each read, ms; with `periodic`, the time from one read's start to the next. */
+  stepMs: number;
+  /** Reads start every `stepMs` (a sampler's pace): a slow read shortens the pause after it. */
+  periodic?: boolean;
+  /** Stops the polling: no read starts once it is aborted, and a pause in progress ends at once. */
+  signal?: AbortSignal;
+}
+
 /**
  * The one polling loop: read until `done` accepts the value or `timeoutMs` has passed, pausing `stepMs`
  * between reads. Returns the last value read, so a caller whose time ran out can say what it last saw.
@@ -43,13 +54,17 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOpti
 export async function pollFor<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
-  o: { timeoutMs: number; stepMs: number },
+  o: PollOptions,
 ): Promise<T> {
   const end = performance.now() + o.timeoutMs;
   for (;;) {
+    const started = performance.now();
     const value = await read();
-    if (done(value) || performance.now() > end) return value;
-    await sleep(o.stepMs);
+    if (done(value) || performance.now() > end || o.signal?.aborted) return value;
+    const pause = o.periodic ? Math.max(0, o.stepMs - (performance.now() - started)) : o.stepMs;
+    // An abort during the pause rejects it: that is the stop, not an error.
+    await sleep(pause, undefined, o.signal && { signal: o.signal }).catch(() => undefined);
+    if (o.signal?.aborted) return value;
   }
 }
 

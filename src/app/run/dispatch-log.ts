@@ -8,11 +8,11 @@ import { InputError } from '../../core/util/errors.ts';
 /**
  * The schedule: every op the generator handed out (client, nemesis, sleep, log), with its thread, the
  * intended time and the dispatch time. Written as JSON (schedule.json) while the run goes, so a crashed
- * run keeps it, and replayable with `replaySchedule`: the same ops on the same threads at the same
+ * run keeps it, and replayable with `replayDispatchLog`: the same ops on the same threads at the same
  * offsets, without the generator (and without the random choices that produced them).
  */
 
-export interface ScheduledOp {
+export interface DispatchedOp {
   thread: ThreadId;
   process: ProcessId;
   /** Dispatch time, ns since run start. */
@@ -25,32 +25,32 @@ export interface ScheduledOp {
   key?: string;
 }
 
-export interface ScheduleHeader {
+export interface DispatchLogHeader {
   seed: number;
   concurrency: number;
   nodes: string[];
   [extra: string]: unknown;
 }
 
-export interface ScheduleRecorder {
+export interface DispatchRecorder {
   record(thread: ThreadId, process: ProcessId, at: number, op: GenOp): void;
 }
 
-/** Streams the schedule to disk as one JSON object `{...header, "ops": [ … ]}`, one op per line. */
-export class ScheduleWriter implements ScheduleRecorder {
+/** Streams the dispatch log to disk as one JSON object `{...header, "ops": [ … ]}`, one op per line. */
+export class DispatchLogWriter implements DispatchRecorder {
   private readonly out: WriteStream;
   private first = true;
   private buf: string[] = [];
   count = 0;
 
-  constructor(path: string, header: ScheduleHeader) {
+  constructor(path: string, header: DispatchLogHeader) {
     this.out = createWriteStream(path);
     const head = JSON.stringify({ ...header, ops: [] });
     this.out.write(`${head.slice(0, -2)}\n`);
   }
 
   record(thread: ThreadId, process: ProcessId, at: number, op: GenOp): void {
-    const entry = scheduledOp(thread, process, at, op);
+    const entry = dispatchedOp(thread, process, at, op);
     this.buf.push(`${this.first ? '' : ',\n'}${JSON.stringify(entry)}`);
     this.first = false;
     this.count++;
@@ -72,9 +72,9 @@ export class ScheduleWriter implements ScheduleRecorder {
   }
 }
 
-/** One schedule entry for an op handed to a thread. */
-function scheduledOp(thread: ThreadId, process: ProcessId, at: number, op: GenOp): ScheduledOp {
-  const entry: ScheduledOp = {
+/** One dispatch-log entry for an op handed to a thread. */
+function dispatchedOp(thread: ThreadId, process: ProcessId, at: number, op: GenOp): DispatchedOp {
+  const entry: DispatchedOp = {
     thread,
     process,
     at,
@@ -87,15 +87,15 @@ function scheduledOp(thread: ThreadId, process: ProcessId, at: number, op: GenOp
   return entry;
 }
 
-/** Keeps the schedule in memory (tests). */
-export class MemorySchedule implements ScheduleRecorder {
-  readonly ops: ScheduledOp[] = [];
+/** Keeps the dispatch log in memory (tests). */
+export class MemoryDispatchLog implements DispatchRecorder {
+  readonly ops: DispatchedOp[] = [];
   record(thread: ThreadId, process: ProcessId, at: number, op: GenOp): void {
-    this.ops.push(scheduledOp(thread, process, at, op));
+    this.ops.push(dispatchedOp(thread, process, at, op));
   }
 }
 
-const scheduledOpSchema = z.object({
+const dispatchedOpSchema = z.object({
   thread: z.union([z.number().int().nonnegative(), z.literal('nemesis')]),
   process: z.union([z.number().int().nonnegative(), z.literal('nemesis')]),
   at: z.number().nonnegative(),
@@ -106,22 +106,22 @@ const scheduledOpSchema = z.object({
   key: z.string().optional(),
 });
 
-export const scheduleSchema = z.looseObject({
+export const dispatchLogSchema = z.looseObject({
   seed: z.number(),
   concurrency: z.number().int().positive(),
   nodes: z.array(z.string()),
-  ops: z.array(scheduledOpSchema),
+  ops: z.array(dispatchedOpSchema),
 });
-export type Schedule = z.infer<typeof scheduleSchema>;
+export type DispatchLog = z.infer<typeof dispatchLogSchema>;
 
-export async function loadSchedule(path: string): Promise<Schedule> {
+export async function loadDispatchLog(path: string): Promise<DispatchLog> {
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
     throw new InputError(path, null, null, `not a schedule JSON file (${(err as Error).message})`);
   }
-  const parsed = scheduleSchema.safeParse(raw);
+  const parsed = dispatchLogSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new InputError(path, null, issue?.path.join('.') ?? null, issue?.message ?? 'invalid schedule');
@@ -130,12 +130,12 @@ export async function loadSchedule(path: string): Promise<Schedule> {
 }
 
 /**
- * A generator that replays a schedule: each op on its recorded thread, not before its recorded offset
+ * A generator that replays a dispatch log: each op on its recorded thread, not before its recorded offset
  * (the intended time when it had one, else the dispatch time). Threads keep their recorded order.
  */
-export function replaySchedule(schedule: Pick<Schedule, 'ops'>): Generator {
-  const queues = new Map<ThreadId, { ops: ScheduledOp[]; i: number }>();
-  for (const op of schedule.ops) {
+export function replayDispatchLog(log: Pick<DispatchLog, 'ops'>): Generator {
+  const queues = new Map<ThreadId, { ops: DispatchedOp[]; i: number }>();
+  for (const op of log.ops) {
     let q = queues.get(op.thread);
     if (!q) {
       q = { ops: [], i: 0 };
