@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parsePlanText } from '../src/app/plan/load.ts';
-import { assignShards, unitsOf } from '../src/app/session/shards.ts';
+import { assignShards, unitsOf } from '../src/app/run/shards.ts';
 import { writeShard } from '../test/helpers/shard-sessions.ts';
 
 /**

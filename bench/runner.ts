@@ -11,8 +11,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openHistorySink } from '../src/app/run/history-sink.ts';
-import { Interpreter } from '../src/app/run/interpreter.ts';
+import { openHistorySink } from '../src/app/test/history-sink.ts';
+import { Interpreter } from '../src/app/test/interpreter.ts';
 import { clients, Rng, repeat, SECOND, timeLimit } from '../src/core/generator/index.ts';
 import { NoopClient } from '../src/lib/clients/noop.ts';
 

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { INDEX_FILE } from '../src/app/sessions/index-file.ts';
-import { storeNames } from '../src/app/sessions/store.ts';
+import { INDEX_FILE } from '../src/app/store/index-file.ts';
+import { storeNames } from '../src/app/store/store.ts';
 import { generateStore } from '../test/helpers/store.ts';
 
 /**

@@ -61,7 +61,7 @@ export async function checkSafe(
  * The result for a history with no client op (only `opCount` nemesis ops, or none): valid, as Knossos
  * and Porcupine answer, because no op can violate anything; the evidence says the claim is vacuous.
  * "The workload did nothing" is a finding about a run, not about a history: run and test add the
- * workload activity check (src/app/run/checks.ts), which keeps such a run from passing.
+ * workload activity check (src/app/test/checks.ts), which keeps such a run from passing.
  */
 function nothingToCheck(name: string, opCount: number): CheckResult {
   return {

@@ -24,7 +24,7 @@ import {
   truncateCommand,
   writeProbeCommand,
   zeroChunkCommand,
-} from './commands/disk.ts';
+} from './commands/disk-commands.ts';
 import { matchFiles } from './file-glob.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import {

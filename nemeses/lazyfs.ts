@@ -19,7 +19,7 @@ import {
   pidAliveCommand,
   stopDaemonCommand,
   unmountCommand,
-} from './commands/lazyfs.ts';
+} from './commands/lazyfs-commands.ts';
 import { fileGlobRegex } from './file-glob.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseDuration } from '../src/core/util/duration.ts';
-import { FLAKEY_MODES } from './commands/disk.ts';
+import { FLAKEY_MODES } from './commands/disk-commands.ts';
 import { RATE_PATTERN } from './commands/tc.ts';
 import { fileGlobs } from './file-glob.ts';
 

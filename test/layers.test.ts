@@ -42,16 +42,16 @@ const FOLDER_ORDER: Record<Layer, readonly string[]> = {
     'src/lib/clusters',
     'src/lib/databases',
     'src/lib/clients',
-    'src/lib/sut.ts',
+    'src/lib/database-factory.ts',
   ],
   application: [
     'src/app/plugin',
     'src/app/plan',
     'src/app/verdict',
     'src/app/report',
-    'src/app/sessions',
+    'src/app/store',
+    'src/app/test',
     'src/app/run',
-    'src/app/session',
     'src/app/author',
     'src/app/cli',
   ],
@@ -286,7 +286,7 @@ test('the checks see a violation when one exists', (t) => {
     ['src/lib/clients/etcd-http.ts', []],
     ['src/lib/clients/registry.ts', ['src/lib/databases/types.ts']],
     ['src/lib/databases/types.ts', []],
-    ['src/app/plan/check.ts', ['src/app/verdict/expectation.ts']],
+    ['src/app/plan/check-plan.ts', ['src/app/verdict/expectation.ts']],
     ['src/app/verdict/expectation.ts', []],
   ]);
   t.deepEqual(upwardImports(bad), ['src/core/control/connect.ts (core) → src/app/cli/main.ts (application)']);
@@ -300,5 +300,5 @@ test('the checks see a violation when one exists', (t) => {
   );
   t.is(layerOf('src/elsewhere.ts'), null);
   t.is(folderOf('checkers/elle/graph.ts'), 'checkers');
-  t.is(folderOf('src/lib/sut.ts'), 'src/lib/sut.ts');
+  t.is(folderOf('src/lib/database-factory.ts'), 'src/lib/database-factory.ts');
 });

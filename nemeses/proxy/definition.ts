@@ -3,7 +3,7 @@ import { generic, targets, timing } from '../builtin.ts';
 import { parseParams } from '../params.ts';
 import type { FaultClassDefinition, FaultOp, FaultSpec, NemesisDefinition } from '../types.ts';
 import { PROXY_ACTIONS } from './hub.ts';
-import { proxyParams } from './params.ts';
+import { proxyParams } from './proxy-params.ts';
 
 /**
  * The proxy nemesis as the registry knows it (kind `proxy`): every action is a window opened by

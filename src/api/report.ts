@@ -6,6 +6,6 @@ export {
   type ReportRow,
   reportJsonSchema,
 } from '../app/report/report-json.ts';
-export type { TestRunResult } from '../app/run/test-run.ts';
+export type { TestRunResult } from '../app/test/test-run.ts';
 export type { CheckOutcome } from './check.ts';
 export type { RunPlanResult } from './run-plan.ts';

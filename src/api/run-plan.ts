@@ -1,7 +1,7 @@
 import { TIER_NAMES } from '../app/plan/binding.ts';
 import type { SessionVerdict } from '../app/plan/verdict-states.ts';
-import { loadPlugin } from '../app/plugin/load.ts';
-import { runPlan as runSession } from '../app/session/run-plan.ts';
+import { loadPlugin } from '../app/plugin/load-plugins.ts';
+import { runPlan as runSession } from '../app/run/plan-run.ts';
 
 /**
  * `runPlan(options)`: the `faultline run PLAN` command as a function (what `faultline author` skeletons

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { parseFaults } from '../../nemeses/schedule.ts';
-import { loadCommandLinePlugin } from '../app/plugin/load.ts';
-import { TEST_DEFAULTS } from '../app/run/test-defaults.ts';
-import { runTest as runOnCluster, type TestRunResult } from '../app/run/test-run.ts';
+import { loadCommandLinePlugin } from '../app/plugin/load-plugins.ts';
+import { TEST_DEFAULTS } from '../app/test/test-defaults.ts';
+import { runTest as runOnCluster, type TestRunResult } from '../app/test/test-run.ts';
 import { parseDuration } from '../core/util/duration.ts';
 import { UserError } from '../core/util/errors.ts';
-import { connectCluster } from '../lib/clusters/connect.ts';
+import { connectCluster } from '../lib/clusters/connect-cluster.ts';
+import { createSut } from '../lib/database-factory.ts';
 import { databases } from '../lib/databases/registry.ts';
-import { createSut } from '../lib/sut.ts';
 import { workloads } from '../lib/workloads/index.ts';
 
 /**

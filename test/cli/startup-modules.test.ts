@@ -142,9 +142,16 @@ test('--version loads neither a command module nor commander', async (t) => {
   );
 });
 
-test('every file in src/app/cli/commands is a registered command', (t) => {
-  const files = readdirSync(new URL('../../src/app/cli/commands/', import.meta.url))
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+test('every file in src/app/cli/commands is a registered command or its action', (t) => {
+  const all = readdirSync(new URL('../../src/app/cli/commands/', import.meta.url));
+  const actions = all.filter((f) => f.endsWith('-action.ts')).map((f) => f.slice(0, -'-action.ts'.length));
+  t.deepEqual(
+    actions.filter((a) => !all.includes(`${a}.ts`)),
+    [],
+    'an action without its registration',
+  );
+  const files = all
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('-action.ts'))
     .map((f) => f.slice(0, -3))
     .sort();
   t.deepEqual([...COMMAND_NAMES], files);

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { connectCluster } from '../../src/lib/clusters/connect.ts';
+import { connectCluster } from '../../src/lib/clusters/connect-cluster.ts';
 import { localClusterUnavailableReason } from '../../src/lib/clusters/host-tools.ts';
 import { localClusterDown, localClusterStatus, localClusterUp } from '../../src/lib/clusters/local.ts';
 import { bridgeName, clusterId } from '../../src/lib/clusters/local-names.ts';

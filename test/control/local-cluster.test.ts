@@ -4,7 +4,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { runDoctor } from '../../src/core/control/doctor.ts';
 import {
   RemoteAuthError,
   RemoteChannelError,
@@ -12,7 +11,8 @@ import {
   RemoteConnectError,
   RemoteHostKeyError,
   RemoteTimeoutError,
-} from '../../src/core/control/errors.ts';
+} from '../../src/core/control/connection-errors.ts';
+import { runDoctor } from '../../src/core/control/node-doctor.ts';
 import { shellJoin, shellQuote } from '../../src/core/control/quote.ts';
 import { connectRemote } from '../../src/core/control/ssh-remote.ts';
 import type { NodeSpec } from '../../src/core/control/types.ts';

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import test from 'ava';
-import { interpretProbe, renderDoctorTable } from '../../src/core/control/doctor.ts';
 import { parseProbe, USER_PROBE } from '../../src/core/control/doctor-probe.ts';
+import { interpretProbe, renderDoctorTable } from '../../src/core/control/node-doctor.ts';
 import { buildRemoteCommand, looksTimedOut } from '../../src/core/control/remote-command.ts';
 import { Semaphore } from '../../src/core/control/semaphore.ts';
 import type { NodeSpec } from '../../src/core/control/types.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { allowProxyCommands } from '../../src/core/control/command-fields.ts';
-import { RemoteConnectError } from '../../src/core/control/errors.ts';
+import { RemoteConnectError } from '../../src/core/control/connection-errors.ts';
 import { loadInventory } from '../../src/core/control/inventory.ts';
 import { openSshClient } from '../../src/core/control/ssh-config.ts';
 import { connectRemote } from '../../src/core/control/ssh-remote.ts';

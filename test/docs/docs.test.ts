@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import { anchorOf } from '../../src/app/cli/reference.ts';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { loadPlan } from '../../src/app/plan/load.ts';
 import { formatProblem } from '../../src/app/plan/problem.ts';
 
@@ -184,13 +184,18 @@ test('every documentation file the program or its scripts point users to exists'
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
       if (e.isDirectory()) {
-        if (e.name !== 'node_modules' && e.name !== 'store' && e.name !== 'test-sessions') walk(p);
+        if (
+          e.name !== 'node_modules' &&
+          e.name !== 'test-sessions' &&
+          (e.name !== 'store' || dir === join(root, 'src', 'app'))
+        )
+          walk(p);
       } else if (/\.(ts|js|mjs|sh)$/.test(e.name)) sources.push(p);
     }
   };
   for (const d of ['src', 'nemeses', 'checkers', 'bin', 'scripts', 'examples']) walk(join(root, d));
   // The toolbox scan lists paths it looks for in the system under test's repository, not faultline's docs.
-  const sutPaths = join(root, 'src', 'app', 'session', 'toolbox.ts');
+  const sutPaths = join(root, 'src', 'app', 'run', 'toolbox.ts');
   const missing: string[] = [];
   let pointers = 0;
   for (const file of sources.filter((f) => f !== sutPaths)) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { FaultRecord } from '../../nemeses/types.ts';
-import { runTest, type TestRunOptions } from '../../src/app/run/test-run.ts';
+import { runTest, type TestRunOptions } from '../../src/app/test/test-run.ts';
 import { EtcdClient } from '../../src/lib/clients/etcd.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
 import { withCluster } from '../helpers/cluster.ts';

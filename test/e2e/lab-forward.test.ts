@@ -6,7 +6,7 @@ import test from 'ava';
 import { partitionNemesis } from '../../nemeses/partition.ts';
 import { probeConnect } from '../../nemeses/probe.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
-import { runTest } from '../../src/app/run/test-run.ts';
+import { runTest } from '../../src/app/test/test-run.ts';
 import { clusterAddress } from '../../src/core/control/addresses.ts';
 import { loadInventory } from '../../src/core/control/inventory.ts';
 import { EtcdClient } from '../../src/lib/clients/etcd.ts';

@@ -80,7 +80,7 @@ fx.test.serial(
     const rows = report.nodes[0]?.checks ?? [];
     t.is(rows.find((c) => c.item === 'packages')?.value, 'none');
 
-    const { connectCluster } = await import('../../src/lib/clusters/connect.ts');
+    const { connectCluster } = await import('../../src/lib/clusters/connect-cluster.ts');
     const cluster = await connectCluster({ inventory: inv });
     try {
       const remote = cluster.remote;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { FaultRecord } from '../../nemeses/types.ts';
-import { runTest } from '../../src/app/run/test-run.ts';
+import { runTest } from '../../src/app/test/test-run.ts';
 import { RedisClient } from '../../src/lib/clients/redis.ts';
 import { RedisDb } from '../../src/lib/databases/redis.ts';
 import { withCluster } from '../helpers/cluster.ts';

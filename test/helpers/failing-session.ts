@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeSessionReports } from '../../src/app/report/write-all.ts';
-import { runChecks } from '../../src/app/run/checks.ts';
-import { drawnBy } from '../../src/app/session/run-evidence.ts';
-import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
+import { drawnBy } from '../../src/app/run/run-evidence.ts';
+import { recordSessionIndex } from '../../src/app/store/index-file.ts';
+import { runChecks } from '../../src/app/test/checks.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { sampleSession } from '../report/session-record.ts';

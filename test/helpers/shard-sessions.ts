@@ -1,8 +1,8 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedPlan } from '../../src/app/plan/load.ts';
-import { SESSION_FILE_VERSION, type SessionFile } from '../../src/app/session/session-file.ts';
-import { planHash, shardUnits, type Unit } from '../../src/app/session/shards.ts';
+import { SESSION_FILE_VERSION, type SessionFile } from '../../src/app/run/session-file.ts';
+import { planHash, shardUnits, type Unit } from '../../src/app/run/shards.ts';
 import type { ScenarioEvidence } from '../../src/app/verdict/evidence.ts';
 import { hardeningEvidence } from '../verdict/evidence-builders.ts';
 

@@ -6,7 +6,7 @@ import {
   reportJsonSchema,
 } from '../../src/app/report/report-json.ts';
 import { sessionTimestamp } from '../../src/app/report/session-dir.ts';
-import { recordSessionIndex } from '../../src/app/sessions/index-file.ts';
+import { recordSessionIndex } from '../../src/app/store/index-file.ts';
 
 /**
  * A generated session store for the `sessions` and `serve` tests and `bench:serve`: `names` plans, each

@@ -7,7 +7,7 @@ import { nemeses } from '../../nemeses/registry.ts';
 import { faultWindows, nemesisStepSchema, windowSchedule } from '../../nemeses/schedule.ts';
 import { topologies } from '../../nemeses/topology.ts';
 import type { FaultRecord, NemesisStep } from '../../nemeses/types.ts';
-import { runTest } from '../../src/app/run/test-run.ts';
+import { runTest } from '../../src/app/test/test-run.ts';
 import { EtcdClient } from '../../src/lib/clients/etcd.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
 import { withCluster } from '../helpers/cluster.ts';

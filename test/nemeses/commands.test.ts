@@ -1,5 +1,5 @@
 import test from 'ava';
-import { flakeyTable, parseDmCapability, parseWriteProbe } from '../../nemeses/commands/disk.ts';
+import { flakeyTable, parseDmCapability, parseWriteProbe } from '../../nemeses/commands/disk-commands.ts';
 import {
   faketimeAffectability,
   offsetSpec,

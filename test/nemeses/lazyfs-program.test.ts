@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { PYTHON } from '../../nemeses/commands/lazyfs.ts';
+import { PYTHON } from '../../nemeses/commands/lazyfs-commands.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
 

@@ -5,7 +5,7 @@ import test from 'ava';
 import { readLedger } from '../../nemeses/ledger.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
-import { faultCheck } from '../../src/app/run/checks.ts';
+import { faultCheck } from '../../src/app/test/checks.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { Rng } from '../../src/core/generator/index.ts';
 import type { Sut } from '../../src/core/sut/capabilities.ts';

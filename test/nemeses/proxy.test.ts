@@ -244,7 +244,7 @@ test.serial('through the fault plane: the ledger holds the proxy and heal-all cl
 /** The shipped proxy plan's text, and the errors plan check finds in a variant of it. */
 async function proxyPlanChecker() {
   const { readFileSync } = await import('node:fs');
-  const { checkPlan } = await import('../../src/app/plan/check.ts');
+  const { checkPlan } = await import('../../src/app/plan/check-plan.ts');
   const { parsePlanText } = await import('../../src/app/plan/load.ts');
   const text = readFileSync('plans/etcd-proxy.md', 'utf8');
   const errors = (md: string) => checkPlan(parsePlanText(md, 'p.md')).filter((p) => p.severity === 'error');

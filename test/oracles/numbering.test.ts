@@ -6,7 +6,7 @@ import { uniqueIdsChecker } from '../../checkers/catalogue/unique-ids.ts';
 import { elleChecker } from '../../checkers/elle/index.ts';
 import { linearizabilityChecker } from '../../checkers/linearizability/index.ts';
 import type { Anomaly } from '../../checkers/types.ts';
-import { runChecks } from '../../src/app/run/checks.ts';
+import { runChecks } from '../../src/app/test/checks.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { H } from './build.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import test from 'ava';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { judge, parseExpectation } from '../../src/app/plan/expectation.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 import type { Verdict } from '../../src/app/plan/verdict-states.ts';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { metricValue, moved, readDeclared } from '../../nemeses/declared-signal.ts';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { parseLandingSignals } from '../../src/app/plan/landing-signal.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 import type { Remote } from '../../src/core/control/types.ts';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { execa } from 'execa';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { loadPlan, parsePlanText } from '../../src/app/plan/load.ts';
 import type { Problem } from '../../src/app/plan/problem.ts';
 

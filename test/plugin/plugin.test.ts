@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { loadPlan } from '../../src/app/plan/load.ts';
 
 /**

@@ -2,7 +2,7 @@ import test from 'ava';
 import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
 import { linearizabilityChecker } from '../../checkers/linearizability/index.ts';
 import type { Anomaly } from '../../checkers/types.ts';
-import { verdictTable } from '../../src/app/cli/run-command.ts';
+import { verdictTable } from '../../src/app/cli/commands/run-action.ts';
 import { sessionVerdict } from '../../src/app/verdict/aggregate.ts';
 import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import { anomalyHeadline, opsByEventIndex, resultHeadline } from '../../src/app/verdict/headline.ts';

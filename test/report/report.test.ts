@@ -9,7 +9,7 @@ import {
   REPORT_SECTIONS,
   SCENARIO_RESULT_COLUMNS,
   SURFACE_COLUMNS,
-} from '../../src/app/report/findings.ts';
+} from '../../src/app/report/findings-markdown.ts';
 import { reportJsonSchema } from '../../src/app/report/report-json.ts';
 import { SESSION_LOG_SECTIONS } from '../../src/app/report/session-log.ts';
 import { writeSessionReports } from '../../src/app/report/write-all.ts';

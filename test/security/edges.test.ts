@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { doctorExitCode } from '../../src/core/control/doctor.ts';
+import { doctorExitCode } from '../../src/core/control/node-doctor.ts';
 
 /** Edges of the security issue re-checked on the whole CLI: each is one line and exit 254. */
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;

@@ -2,8 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { renderReport, renderScenarioFinding } from '../../src/app/report/findings.ts';
-import { cell, md } from '../../src/app/report/markdown.ts';
+import { renderReport, renderScenarioFinding } from '../../src/app/report/findings-markdown.ts';
+import { cell, md } from '../../src/app/report/markdown-format.ts';
 import { terminalText } from '../../src/core/util/terminal.ts';
 import { sampleSession } from '../report/session-record.ts';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
 import fc from 'fast-check';
-import { checkPlan } from '../../src/app/plan/check.ts';
+import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
 import { UserError } from '../../src/core/util/errors.ts';
 import { FUZZ_CLASSES, fuzzClass, makeSandbox } from './fixtures/fuzz-classes.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { execa } from 'execa';
-import { startServer } from '../../src/app/sessions/serve.ts';
+import { startServer } from '../../src/app/store/results-server.ts';
 import { generateStore } from '../helpers/store.ts';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { parsePlanText } from '../../src/app/plan/load.ts';
-import { baselineFrom } from '../../src/app/session/baseline.ts';
+import { baselineFrom } from '../../src/app/run/baseline.ts';
 import { RED_FLAGS, runAudits, WEAK_ORACLE_ITEMS } from '../../src/app/verdict/audits.ts';
 import { decideVerdict } from '../../src/app/verdict/decide.ts';
 import { parseEvidence } from '../../src/app/verdict/evidence.ts';

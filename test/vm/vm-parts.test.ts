@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { flakeyProbeCommand, parseFlakeyProbe } from '../../nemeses/commands/disk.ts';
+import { flakeyProbeCommand, parseFlakeyProbe } from '../../nemeses/commands/disk-commands.ts';
 import { netemVictimVerdict, parsePing } from '../../nemeses/commands/ping.ts';
 import { renderLocalInventory } from '../../src/lib/clusters/local-inventory.ts';
 import { findCachedDeb, startAptProxy } from '../../src/lib/clusters/vm-apt-proxy.ts';

@@ -209,7 +209,7 @@ export async function main(given: string[]): Promise<number> {
     // Plugins first: their names are choices in --help and in every registry the commands read.
     const plugins = pluginArgs(argv.slice(2));
     if (plugins.length > 0) {
-      const { loadCommandLinePlugin } = await import('../plugin/load.ts');
+      const { loadCommandLinePlugin } = await import('../plugin/load-plugins.ts');
       for (const p of plugins) await loadCommandLinePlugin(p);
     }
     if (!(await runWithoutCommander(argv.slice(2)))) await runWithCommander(argv);

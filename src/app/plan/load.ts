@@ -98,7 +98,7 @@ export async function loadBindingModules(
       add(skim(() => parseYaml(m[1] as string, path)));
   }
   if (modules.size === 0 && daemons.length === 0) return [];
-  const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load.ts');
+  const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load-plugins.ts');
   const { parseDaemonDescription } = await import('../../lib/databases/daemon-db.ts');
   const toImport = [...modules].filter(
     (m) => planModuleVerdict(m, path, dirname(path), moduleLine(text, m), policy) === 'import',

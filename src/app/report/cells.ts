@@ -3,7 +3,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import { expectationCell } from '../plan/expectation.ts';
 import type { Decision } from '../verdict/decide.ts';
 import type { ScenarioEvidence } from '../verdict/evidence.ts';
-import { md } from './markdown.ts';
+import { md } from './markdown-format.ts';
 
 /** The evidence cells every report shares: what the oracle consumed, and how each fault proved it landed. */
 

@@ -4,7 +4,7 @@ import { expectationCell, stoppedShort } from '../plan/expectation.ts';
 import { isFail, isPass } from '../plan/verdict-states.ts';
 import { isNotSelected } from '../verdict/aggregate.ts';
 import type { Decision } from '../verdict/decide.ts';
-import { writeAtomic } from './markdown.ts';
+import { writeAtomic } from './markdown-format.ts';
 import type { SessionRecord } from './types.ts';
 
 /**

@@ -8,8 +8,8 @@ import { SESSION_VERDICTS, VERDICTS } from '../plan/verdict-states.ts';
 import type { Decision } from '../verdict/decide.ts';
 import { dbVersionSchema, type ScenarioEvidence } from '../verdict/evidence.ts';
 import { anomalyLinks, fileId, landingEvidence, oracleEvidence } from './cells.ts';
-import { auditsFor, confidenceDelta } from './findings.ts';
-import { writeAtomic } from './markdown.ts';
+import { auditsFor, confidenceDelta } from './findings-markdown.ts';
+import { writeAtomic } from './markdown-format.ts';
 import { figuresSchema, type MetricsFile, readMetricsFile, type SeedMetrics } from './metrics-file.ts';
 import { findingSchema, type SessionRecord } from './types.ts';
 

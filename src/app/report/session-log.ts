@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { verdictCell } from './cells.ts';
-import { checkbox, table, utc, writeAtomic } from './markdown.ts';
+import { checkbox, table, utc, writeAtomic } from './markdown-format.ts';
 import type { SessionRecord } from './types.ts';
 
 /**

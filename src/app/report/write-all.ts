@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import { writeReport, writeScenarioFinding } from './findings.ts';
-import { writeReportHtml } from './html.ts';
+import { writeReportHtml } from './findings-html.ts';
+import { writeReport, writeScenarioFinding } from './findings-markdown.ts';
 import { type JunitInconclusiveAs, writeJunit } from './junit.ts';
 import { writeReportJson } from './report-json.ts';
 import { writeSessionLog } from './session-log.ts';

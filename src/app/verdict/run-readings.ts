@@ -1,13 +1,13 @@
 import { z } from 'zod';
 
 // The recorder's own readings of a run (clock.json, wire.json in the run directory): written by the test
-// run (src/app/run/), read back as scenario evidence that the verdict judges.
+// run (src/app/test/), read back as scenario evidence that the verdict judges.
 
 /**
  * What the recorder's clock actually did during one run (clock.json in the run directory): RF5 and WO9
  * judge these readings, not a declaration. `regressions` counts readings that went backwards (a
  * monotonic source never does); `wallJumps` are the moments the wall clock moved against the monotonic
- * one by more than WALL_JUMP_MS (src/app/run/clock.ts) between two readings (NTP steps, settime on the
+ * one by more than WALL_JUMP_MS (src/app/test/clock-readings.ts) between two readings (NTP steps, settime on the
  * control host): the history does not use the wall clock, but a jump is reported so a reader can see it.
  */
 export const clockReadingsSchema = z.object({

@@ -9,7 +9,7 @@ import { Client, type ConnectConfig } from 'ssh2';
 import { UserError } from '../util/errors.ts';
 import { log } from '../util/log.ts';
 import { proxyCommandsAllowed } from './command-fields.ts';
-import { RemoteAuthError, RemoteConnectError, RemoteError, RemoteHostKeyError } from './errors.ts';
+import { RemoteAuthError, RemoteConnectError, RemoteError, RemoteHostKeyError } from './connection-errors.ts';
 import {
   appendKnownHost,
   checkHostKey,

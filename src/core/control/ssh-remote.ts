@@ -11,7 +11,7 @@ import {
   RemoteCommandError,
   RemoteError,
   RemoteTimeoutError,
-} from './errors.ts';
+} from './connection-errors.ts';
 import { shellQuote } from './quote.ts';
 import {
   buildRemoteCommand,

@@ -2,7 +2,7 @@ import { Socket } from 'node:net';
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { clusterAddress } from '../../core/control/addresses.ts';
-import { RemoteTimeoutError } from '../../core/control/errors.ts';
+import { RemoteTimeoutError } from '../../core/control/connection-errors.ts';
 import { ensurePackages } from '../../core/control/packages.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';

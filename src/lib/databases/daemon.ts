@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { RemoteChannelError } from '../../core/control/errors.ts';
+import { RemoteChannelError } from '../../core/control/connection-errors.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
 import type { DbContext, ProcessControl } from '../../core/sut/capabilities.ts';

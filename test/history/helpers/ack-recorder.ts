@@ -6,7 +6,7 @@
  * the kill. Bounded: 20 s or 2M ops.
  * Usage: node --import=tsx ack-recorder.ts FILE [buffered]   (buffered: the writer without writeThrough)
  */
-import { openHistorySink } from '../../../src/app/run/history-sink.ts';
+import { openHistorySink } from '../../../src/app/test/history-sink.ts';
 
 const [file, mode] = process.argv.slice(2);
 if (!file) throw new Error('usage: ack-recorder.ts FILE [buffered]');

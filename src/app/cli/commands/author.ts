@@ -38,7 +38,7 @@ export function register(program: Command): void {
         plan: string,
         flags: { scenario: string[]; root: string; overwrite?: boolean; sibling?: boolean },
       ) => {
-        const { authorCommand } = await import('../../author/command.ts');
+        const { authorCommand } = await import('./author-action.ts');
         process.exitCode = await authorCommand(plan, flags);
       },
     );

@@ -59,9 +59,9 @@ export function register(program: Command): void {
       if (!o.inventory)
         throw new UserError('doctor: give --inventory FILE (or --no-ssh --nodes host:port,…)');
       if (o.nodes) throw new UserError('doctor: --nodes goes with --no-ssh');
-      const { connectCluster } = await import('../../../lib/clusters/connect.ts');
+      const { connectCluster } = await import('../../../lib/clusters/connect-cluster.ts');
       const { runDoctor, renderDoctorTable, doctorExitCode } = await import(
-        '../../../core/control/doctor.ts'
+        '../../../core/control/node-doctor.ts'
       );
       // Lazy connections: an unreachable node becomes a row in the report, not an abort.
       const { remote } = await connectCluster(

@@ -24,7 +24,7 @@ export function register(program: Command): void {
     .option('--json', 'print the report as one JSON object');
   addSshOptions(cmd).action(
     async (opts: { ledger?: string; inventory?: string; json?: boolean; acceptNewHostKeys?: boolean }) => {
-      const { runHeal } = await import('../heal-command.ts');
+      const { runHeal } = await import('./heal-action.ts');
       process.exitCode = await runHeal(opts);
     },
   );

@@ -80,7 +80,7 @@ export function command(): CommandSpec {
             allowTornTail?: boolean;
             maxLineBytes?: number;
           };
-          const { historyStats, formatStats } = await import('../../../core/history/stats.ts');
+          const { historyStats, formatStats } = await import('../../../core/history/history-stats.ts');
           const s = await historyStats(file as string, {
             format: o.from as 'auto',
             tornTail: o.allowTornTail ? 'drop' : 'error',

@@ -34,7 +34,7 @@ export function register(program: Command): void {
     .option('--json', 'print one JSON object instead of text')
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .action(async (path: string, flags: { json?: boolean }) => {
-      const { runPlanCheck } = await import('../../plan/cli.ts');
+      const { runPlanCheck } = await import('./plan-action.ts');
       process.exitCode = await runPlanCheck(path, flags.json ?? false);
     });
   plan
@@ -44,7 +44,7 @@ export function register(program: Command): void {
     .argument('<plan>', 'plan file')
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .action(async (path: string) => {
-      const { runPlanShow } = await import('../../plan/cli.ts');
+      const { runPlanShow } = await import('./plan-action.ts');
       process.exitCode = await runPlanShow(path);
     });
 }

@@ -84,7 +84,7 @@ export function register(program: Command): void {
     )
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
-    const { runCommand } = await import('../run-command.ts');
+    const { runCommand } = await import('./run-action.ts');
     process.exitCode = await runCommand(plan, flags);
   });
 }

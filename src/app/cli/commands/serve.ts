@@ -15,8 +15,8 @@ export function register(program: Command): void {
     .option('--host <addr>', 'address to bind; other than 127.0.0.1 exposes the store', '127.0.0.1')
     .option('--last <n>', 'sessions per plan on the index', '30')
     .action(async (o: { root: string; port: string; host: string; last: string }) => {
-      const { storeRoot } = await import('../../sessions/store.ts');
-      const { startServer } = await import('../../sessions/serve.ts');
+      const { storeRoot } = await import('../../store/store.ts');
+      const { startServer } = await import('../../store/results-server.ts');
       const { UserError } = await import('../../../core/util/errors.ts');
       const port = Number(o.port);
       const last = Number(o.last);

@@ -31,7 +31,7 @@ export function register(program: Command): void {
     .option('--last <n>', 'only the last N sessions of each name', '30')
     .option('--json', 'print JSON')
     .action(async (o: { root: string; name?: string; last: string; json?: boolean }) => {
-      const { listCommand } = await import('../../sessions/command.ts');
+      const { listCommand } = await import('./sessions-action.ts');
       process.exitCode = listCommand(o);
     });
   sessions
@@ -46,7 +46,7 @@ export function register(program: Command): void {
     .option('--name <name>', 'plan slug or test name, when the store holds several')
     .option('--json', 'print JSON')
     .action(async (ref: string, o: { root: string; name?: string; json?: boolean }) => {
-      const { showCommand } = await import('../../sessions/command.ts');
+      const { showCommand } = await import('./sessions-action.ts');
       process.exitCode = showCommand(ref, o);
     });
   sessions
@@ -67,7 +67,7 @@ export function register(program: Command): void {
     .option('--flap-window <n>', 'sessions looked at for flapping rows', '10')
     .option('--json', 'print JSON')
     .action(async (a: string, b: string, o: Record<string, string | boolean | undefined>) => {
-      const { diffCommand } = await import('../../sessions/command.ts');
+      const { diffCommand } = await import('./sessions-action.ts');
       process.exitCode = diffCommand(a, b, o);
     });
   sessions
@@ -90,7 +90,7 @@ export function register(program: Command): void {
     )
     .option('--json', 'print the result as one JSON object on stdout')
     .action(async (dirs: string[], o: Record<string, string | boolean | undefined>) => {
-      const { mergeCommand } = await import('../run-command.ts');
+      const { mergeCommand } = await import('./run-action.ts');
       process.exitCode = await mergeCommand(dirs, o);
     });
   sessions
@@ -109,7 +109,7 @@ export function register(program: Command): void {
     .option('--older-than <duration>', 'remove sessions older than this (30d, 12h)')
     .option('--dry-run', 'say what would be removed, remove nothing')
     .action(async (o: Record<string, string | boolean | undefined>) => {
-      const { pruneCommand } = await import('../../sessions/command.ts');
+      const { pruneCommand } = await import('./sessions-action.ts');
       process.exitCode = await pruneCommand(o);
     });
   sessions
@@ -124,7 +124,7 @@ export function register(program: Command): void {
     .option('--min-size <bytes>', 'compress files of at least this size (K, M suffixes)', '256K')
     .option('--dry-run', 'say what would be compressed')
     .action(async (o: Record<string, string | boolean | undefined>) => {
-      const { compressCommand } = await import('../../sessions/command.ts');
+      const { compressCommand } = await import('./sessions-action.ts');
       process.exitCode = await compressCommand(o);
     });
   sessions
@@ -139,7 +139,7 @@ export function register(program: Command): void {
     .option(root, rootHelp, './test-sessions/')
     .option('--name <name>', 'only this plan slug or test name')
     .action(async (o: { root: string; name?: string }) => {
-      const { indexCommand } = await import('../../sessions/command.ts');
+      const { indexCommand } = await import('./sessions-action.ts');
       process.exitCode = indexCommand(o);
     });
 }

@@ -4,7 +4,7 @@ import { clients } from '../../../lib/clients/registry.ts';
 import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
 import { collectPlugin, PLUGIN_HELP } from '../../plugin/args.ts';
-import { TEST_DEFAULTS } from '../../run/test-defaults.ts';
+import { TEST_DEFAULTS } from '../../test/test-defaults.ts';
 import { registryOption } from '../choices.ts';
 import { optionOf } from '../commander-spec.ts';
 import { helpEpilogue } from '../help.ts';
@@ -112,7 +112,7 @@ export function register(program: Command): void {
     .option('--plugin <path>', PLUGIN_HELP, collectPlugin, [])
     .option('--json', 'print results.json to stdout instead of the table');
   addSshOptions(cmd).action(async (flags: Record<string, unknown>) => {
-    const { testCommand } = await import('../test-command.ts');
+    const { testCommand } = await import('./test-action.ts');
     process.exitCode = await testCommand(flags);
   });
 }

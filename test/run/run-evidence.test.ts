@@ -1,0 +1,201 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import type { Binding } from '../../src/app/plan/binding.ts';
+import { measureRun } from '../../src/app/run/run-evidence.ts';
+
+/**
+ * A synthetic run directory as runTest writes it: client ops at 10/s for 10 s, one partition window
+ * (injected at 3 s, healed at 6 s), a ledger whose wall times are offset from the history's monotonic
+ * clock, checker results, and one node log with a panic line.
+ */
+const binding = { checkers: ['linearizable'] } as unknown as Binding;
+const T0 = Date.parse('2026-11-30T04:00:00.000Z');
+const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+function runDir(opts: { unmarked?: number } = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fl-measure-'));
+  const lines: unknown[] = [];
+  let index = 0;
+  const ev = (e: Record<string, unknown>) =>
+    lines.push({ index: index++, node: null, faultEpoch: null, ...e });
+  let unmarked = opts.unmarked ?? 0;
+  for (let i = 0; i < 100; i++) {
+    const t = i * 0.1;
+    const inWindow = t >= 3.2 && t < 6;
+    const epoch = inWindow && unmarked-- <= 0 ? ['w1'] : null;
+    if (i === 30)
+      ev({ type: 'invoke', f: 'start-partition', value: { topology: 'one' }, process: 'nemesis', time: 3e9 });
+    if (i === 32)
+      ev({
+        type: 'info',
+        f: 'start-partition',
+        value: { id: 'w1', landed: true },
+        process: 'nemesis',
+        time: 3.2e9,
+      });
+    if (i === 60)
+      ev({ type: 'info', f: 'stop-partition', value: { healed: ['w1'] }, process: 'nemesis', time: 6e9 });
+    ev({
+      type: 'invoke',
+      f: 'read',
+      key: 'r',
+      value: null,
+      process: i % 5,
+      time: t * 1e9,
+      node: 'n1',
+      faultEpoch: epoch,
+    });
+    ev({
+      type: 'ok',
+      f: 'read',
+      key: 'r',
+      value: 1,
+      process: i % 5,
+      time: t * 1e9 + 5e6,
+      node: 'n1',
+      faultEpoch: epoch,
+    });
+  }
+  writeFileSync(join(dir, 'history.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  // The ledger's wall clock: the workload began at T0.
+  const ledger = [
+    {
+      t: 'inject',
+      at: iso(3.05),
+      record: {
+        id: 'w1',
+        spec: { kind: 'partition', action: 'start' },
+        nodes: ['n1'],
+        injectedAt: iso(3.05),
+        undo: {},
+      },
+    },
+    { t: 'injected', at: iso(3.15), id: 'w1', undo: {} },
+    { t: 'evidence', at: iso(3.2), id: 'w1', evidence: { landed: true, signals: [] } },
+    { t: 'heal', at: iso(6.02), id: 'w1' },
+  ];
+  writeFileSync(join(dir, 'ledger.jsonl'), `${ledger.map((l) => JSON.stringify(l)).join('\n')}\n{"t":"inj`);
+  const signals = [
+    { side: 'injector', node: 'n1', signal: 'FAULTLINE DROP packets', before: 0, during: 12, landed: true },
+    { side: 'victim', node: 'n1', signal: 'tcp connect n1→n2', landed: true },
+  ];
+  writeFileSync(
+    join(dir, 'faults.json'),
+    JSON.stringify([
+      {
+        id: 'w1',
+        spec: { kind: 'partition', action: 'start', params: { topology: 'one' } },
+        nodes: ['n1'],
+        injectedAt: iso(3.05),
+        undo: {},
+        evidence: { landed: true, signals },
+        healedAt: iso(6.0),
+      },
+    ]),
+  );
+  writeFileSync(
+    join(dir, 'results.json'),
+    JSON.stringify({
+      valid: true,
+      results: [
+        {
+          checker: 'linearizable',
+          valid: true,
+          evidence: 'lin: 100 ops',
+          scope: 's',
+          anomalies: [],
+          stats: { opsConsumed: 100 },
+        },
+        {
+          checker: 'workload',
+          valid: true,
+          evidence: '100 client ops',
+          scope: '',
+          anomalies: [],
+          stats: { opsConsumed: 100 },
+        },
+      ],
+    }),
+  );
+  mkdirSync(join(dir, 'n1'));
+  writeFileSync(join(dir, 'n1', 'etcd.log'), 'started\npanic: runtime error\nok\n');
+  return dir;
+}
+
+test('fault windows in workload seconds, anchored on the ledger; a complete history is not weak', async (t) => {
+  const m = await measureRun(runDir(), binding, 10);
+  t.is(m.ops, 100);
+  t.is(m.faults.length, 1);
+  const f = m.faults[0];
+  t.is(f?.kind, 'partition');
+  t.is(f?.topology, 'one');
+  t.true(f?.landed);
+  t.true(Math.abs((f?.startS ?? 0) - 3.05) < 0.01, `start ${f?.startS}`);
+  t.true(Math.abs((f?.endS ?? 0) - 6.0) < 0.01, `end ${f?.endS}`);
+  t.deepEqual(m.history.weaknesses, []);
+  t.is(m.history.fieldsPresent.length, 11, m.history.fieldsPresent.join(','));
+  t.is(m.throughput.length, 5);
+  t.deepEqual(
+    m.throughput.map((w) => w.faultActive),
+    [false, true, true, false, false],
+  );
+  t.is(m.workloadS, 10);
+  t.false(m.violation);
+  t.deepEqual(
+    m.oracles.map((o) => [o.checker, o.declared, o.opsConsumed]),
+    [
+      ['linearizable', true, 100],
+      ['workload', false, 100],
+    ],
+  );
+  t.is(m.sutLog.filesScanned, 1);
+  t.is(m.sutLog.matches[0]?.line, 2);
+  t.is(m.metrics[0]?.opsPerSec, 10);
+  t.is(m.metrics[0]?.latencyMs.p50, 5);
+});
+
+test('ops invoked inside the marked window without fault_epoch make the history weak', async (t) => {
+  const m = await measureRun(runDir({ unmarked: 3 }), binding, 10);
+  t.deepEqual(m.history.weaknesses, ['3 op(s) invoked during a fault window lack fault_epoch']);
+});
+
+test('a checker that reads only some op kinds names the subset; linearizable on a session claim is a mismatch', async (t) => {
+  const dir = runDir();
+  const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
+    results: { checker: string }[];
+  };
+  results.results.push({ ...results.results[0], checker: 'elle' } as { checker: string });
+  writeFileSync(join(dir, 'results.json'), JSON.stringify(results));
+  const m = await measureRun(
+    dir,
+    { checkers: ['linearizable', 'elle'], model: 'session' } as unknown as Binding,
+    10,
+  );
+  const elle = m.oracles.find((o) => o.checker === 'elle');
+  t.regex(String(elle?.subset), /^txn ops only; 100 read op\(s\) unchecked$/);
+  const lin = m.oracles.find((o) => o.checker === 'linearizable');
+  t.is(lin?.subset, null);
+  t.regex(String(lin?.mismatch), /session claim/);
+});
+
+test('a set checker reads the ops its options name: set-full with readF final-read leaves the plain reads unchecked', async (t) => {
+  const dir = runDir();
+  const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
+    results: { checker: string }[];
+  };
+  results.results.push({ ...results.results[0], checker: 'set-full' } as { checker: string });
+  writeFileSync(join(dir, 'results.json'), JSON.stringify(results));
+  const m = await measureRun(
+    dir,
+    {
+      checkers: ['linearizable', 'set-full'],
+      model: 'register',
+      checkerOptions: { 'set-full': { readF: 'final-read' } },
+    } as unknown as Binding,
+    10,
+  );
+  const setFull = m.oracles.find((o) => o.checker === 'set-full');
+  t.regex(String(setFull?.subset), /^add\/final-read ops only; 100 read op\(s\) unchecked$/);
+});
