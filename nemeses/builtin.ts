@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireCapability, type SutCapability } from '../src/core/sut/capabilities.ts';
+import { type DatabaseCapability, requireCapability } from '../src/core/database/capabilities.ts';
 import { resolveInside } from '../src/core/util/paths.ts';
 import {
   CLOCK_ACTIONS,
@@ -147,7 +147,7 @@ export const partitionDefinition: NemesisDefinition = {
 // ---------------------------------------------------------------- process
 
 const PROCESS_ACTIONS = ['kill', 'terminate', 'pause', 'resume', 'restart'] as const;
-const processNeeds: readonly SutCapability[] = ['process'];
+const processNeeds: readonly DatabaseCapability[] = ['process'];
 /** An action opened by `start-<kind>` (its name in the op's value) and closed by `stop-<kind>`. */
 export const generic = (kind: string, name: string, extra: Partial<FaultActionDefinition> = {}) =>
   ({ name, cls: kind, startOp: `start-${kind}`, stopOp: `stop-${kind}`, ...extra }) as FaultActionDefinition;
@@ -500,7 +500,7 @@ function isAbsolute(p: unknown): boolean {
 
 // ---------------------------------------------------------------- membership
 
-const membershipNeeds: readonly SutCapability[] = ['membership'];
+const membershipNeeds: readonly DatabaseCapability[] = ['membership'];
 
 export const membershipDefinition: NemesisDefinition = {
   kind: 'membership',
@@ -583,7 +583,7 @@ export const BUILT_IN_NEMESES: readonly NemesisDefinition[] = [
 ];
 
 /** Database capabilities one plan step needs: its action's, plus any its topology or params add. */
-export function dbNeedsOfStep(def: NemesisDefinition, step: NemesisStep): SutCapability[] {
+export function dbNeedsOfStep(def: NemesisDefinition, step: NemesisStep): DatabaseCapability[] {
   const action = def.actions.find((a) => a.name === (step.action ?? 'start'));
   return [...new Set([...(action?.dbNeeds ?? []), ...(def.stepDbNeeds?.(step) ?? [])])];
 }

@@ -1,7 +1,7 @@
 import { clusterAddress } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { type Sut, sutWith } from '../src/core/sut/capabilities.ts';
+import { databaseWith, type Sut } from '../src/core/database/capabilities.ts';
 import type { FaultRecord } from './types.ts';
 
 /**
@@ -48,7 +48,7 @@ function commandFor(s: DeclaredSignal, remote: Remote, node: string, sut: Sut | 
     const url = s.url.replaceAll('{address}', clusterAddress(remote.node(node))).replaceAll('{node}', node);
     return `curl -sS -m 3 ${shellQuote(url)} 2>&1; echo " ${MARK} rc=$?"`;
   }
-  const logs = sutWith(sut, 'logs');
+  const logs = databaseWith(sut, 'logs');
   const files = logs ? logs.db.logFiles(logs.ctx, node) : [];
   if (files.length === 0) return `echo "no log files"; echo " ${MARK} rc=1"`;
   return `cat ${files.map(shellQuote).join(' ')} 2>/dev/null | grep -c -E ${shellQuote(s.pattern)}; echo " ${MARK} rc=0"`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SutCapability } from '../src/core/sut/capabilities.ts';
+import type { DatabaseCapability } from '../src/core/database/capabilities.ts';
 import { generic, params, targets, timing } from './builtin.ts';
 import type {
   FaultActionDefinition,
@@ -30,7 +30,7 @@ export interface NemesisSpec {
   step?: NemesisDefinition['step'];
   stepOps?: NemesisDefinition['stepOps'];
   toSpec?: NemesisDefinition['toSpec'];
-  stepDbNeeds?: (step: NemesisStep) => readonly SutCapability[];
+  stepDbNeeds?: (step: NemesisStep) => readonly DatabaseCapability[];
   stepNodeNeeds?: NemesisDefinition['stepNodeNeeds'];
 }
 

@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { type Capable, requireCapability, type SutCapability } from '../src/core/sut/capabilities.ts';
+import {
+  type Capable,
+  type DatabaseCapability,
+  requireCapability,
+} from '../src/core/database/capabilities.ts';
 import { targets, timing } from './builtin.ts';
 import { fileGlobs } from './file-glob.ts';
 import { LAZYFS_ACTIONS } from './lazyfs-actions.ts';
@@ -17,7 +21,7 @@ const ACTIONS = LAZYFS_ACTIONS;
 const POWER = new Set(['lose-unfsynced', 'torn-op', 'torn-seq']);
 /** Actions that must name their files. */
 const AIMED_ONLY = new Set(['eio-read', 'eio-write']);
-const needs: readonly SutCapability[] = ['process', 'data-dir'];
+const needs: readonly DatabaseCapability[] = ['process', 'data-dir'];
 const nodeNeeds = [
   { name: 'fuse (lazyfs: python3-fusepy)', hint: 'apt-get install -y fuse3 python3-fusepy' },
 ];

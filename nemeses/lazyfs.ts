@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { type Sut, sutWith } from '../src/core/sut/capabilities.ts';
+import { databaseWith, type Sut } from '../src/core/database/capabilities.ts';
 import { pollFor } from '../src/core/util/retry.ts';
 import {
   capabilityCommand,
@@ -317,9 +317,9 @@ async function failUnderRunningDb(
           (x) => (x?.fsyncs ?? 0) > 0,
           { timeoutMs: FIRST_FSYNC_MS, stepMs: POLL_STEP_MS },
         );
-  const logs = sutWith(sutOrNone, 'logs');
+  const logs = databaseWith(sutOrNone, 'logs');
   const logFiles = logs ? logs.db.logFiles(logs.ctx, node) : [];
-  const sut = sutWith(sutOrNone, 'peer-view');
+  const sut = databaseWith(sutOrNone, 'peer-view');
   const observer = sut ? observersFor(remote, [node]) : null;
   u.running = {
     pid,
@@ -433,7 +433,7 @@ async function errorReaction(
         }),
     },
   ];
-  const sut = sutWith(sutOrNone, 'peer-view');
+  const sut = databaseWith(sutOrNone, 'peer-view');
   if (r.observer && sut) {
     const want = alive === 'exited' ? false : null;
     const view =
@@ -499,7 +499,7 @@ async function backAfterHeal(
       landed: onDir !== 'none',
     },
   ];
-  const sut = sutWith(sutOrNone, 'peer-view');
+  const sut = databaseWith(sutOrNone, 'peer-view');
   if (r.observer && sut) {
     const view = await peerSees(sut, r.observer, node, true, REACTION_MS);
     out.push({

@@ -1,11 +1,11 @@
 import type { Remote } from '../src/core/control/types.ts';
-import { Rng } from '../src/core/generator/rng.ts';
 import {
+  DatabaseCapabilityMissingError,
+  databaseWith,
   requireCapability,
   type Sut,
-  SutCapabilityMissingError,
-  sutWith,
-} from '../src/core/sut/capabilities.ts';
+} from '../src/core/database/capabilities.ts';
+import { Rng } from '../src/core/generator/rng.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
 import { log } from '../src/core/util/log.ts';
 import { retry } from '../src/core/util/retry.ts';
@@ -189,7 +189,7 @@ export class FaultPlane implements NemesisDriver {
       this.active.delete(id);
     }
     const why =
-      err instanceof SutCapabilityMissingError
+      err instanceof DatabaseCapabilityMissingError
         ? `capability missing: ${err.message}`
         : `inject failed: ${errorMessage(err)}`;
     const now = new Date().toISOString();
@@ -366,7 +366,7 @@ export class FaultPlane implements NemesisDriver {
 
   /** The database's own start on a node, when it declares process control. */
   private startProcess(): ((node: string) => Promise<void>) | undefined {
-    const sut = sutWith(this.o.sut, 'process');
+    const sut = databaseWith(this.o.sut, 'process');
     return sut && ((node) => sut.db.process.start(sut.ctx, node));
   }
 

@@ -1,6 +1,11 @@
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { type PeerView, type Sut, type SutWith, sutWith } from '../src/core/sut/capabilities.ts';
+import {
+  type DatabaseWith,
+  databaseWith,
+  type PeerView,
+  type Sut,
+} from '../src/core/database/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
@@ -58,7 +63,7 @@ export function peerText(v: PeerView): string {
  * own timeout, a restarted one once it serves again.
  */
 export async function peerSees(
-  sut: SutWith<'peer-view'>,
+  sut: DatabaseWith<'peer-view'>,
   observer: string,
   node: string,
   want: boolean,
@@ -93,7 +98,7 @@ async function peerSignal(
   othersInForce: readonly string[] = [],
 ): Promise<EvidenceSignal | null> {
   const peer = undo.peers?.[node];
-  const sut = sutWith(sutOrNone, 'peer-view');
+  const sut = databaseWith(sutOrNone, 'peer-view');
   if (!peer || !sut) return null;
   const want = phase === 'after' ? true : (PEER_EXPECT[undo.action] ?? false);
   // After heal, with other faults still in force (a partition may cut the peer off), the peer's view
@@ -197,7 +202,7 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
       throw new Error(
         "restart needs the database's own start (the process capability) or params.startCommand",
       );
-    const sut = sutWith(opts?.sut, 'peer-view');
+    const sut = databaseWith(opts?.sut, 'peer-view');
     const observer = sut ? observersFor(remote, nodes) : null;
     if (observer && sut) {
       const views = await Promise.all(nodes.map((n) => sut.db.peerView(sut.ctx, observer, n)));

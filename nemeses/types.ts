@@ -1,6 +1,6 @@
 import type { Remote } from '../src/core/control/types.ts';
+import type { DatabaseCapability, Sut } from '../src/core/database/capabilities.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
-import type { Sut, SutCapability } from '../src/core/sut/capabilities.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
 import type { Substitution } from './substitutes.ts';
 
@@ -185,7 +185,7 @@ export interface FaultActionDefinition {
    */
   needsAcknowledgedOps?: boolean;
   /** Database capabilities the action needs. */
-  dbNeeds?: readonly SutCapability[];
+  dbNeeds?: readonly DatabaseCapability[];
   /** What the nodes need (capability probe rows), with the install hint. */
   nodeNeeds?: readonly { name: string; hint: string }[];
 }
@@ -228,7 +228,7 @@ export interface NemesisDefinition {
   /** The fault spec for a start op: targets resolved, params filled from the op value and the SUT. */
   toSpec(action: string, value: Record<string, unknown>, ctx: SpecContext): Promise<FaultSpec>;
   /** Database capabilities a plan step needs (beyond its action's): e.g. a `primaries` topology. */
-  stepDbNeeds?(step: NemesisStep): readonly SutCapability[];
+  stepDbNeeds?(step: NemesisStep): readonly DatabaseCapability[];
   /**
    * What the nodes need for a plan step, when it depends on the step rather than the action (a packet
    * `rate` needs tc's tbf, a `delay` needs netem): replaces the action's `nodeNeeds` for that step.

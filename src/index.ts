@@ -36,15 +36,15 @@ export {
   defineWorkload,
   type Plugin,
 } from './app/plugin/define.ts';
-export { NOT_APPLIED, type Operation } from './core/history/operation.ts';
-export { loadHistory } from './core/history/read.ts';
 export {
   type Capable,
+  type DatabaseCapability,
+  DatabaseCapabilityMissingError,
   type DbContext,
   hasCapability,
-  type SutCapability,
-  SutCapabilityMissingError,
-} from './core/sut/capabilities.ts';
+} from './core/database/capabilities.ts';
+export { NOT_APPLIED, type Operation } from './core/history/operation.ts';
+export { loadHistory } from './core/history/read.ts';
 export { CallTimeoutError } from './core/util/bounded.ts';
 export { UserError } from './core/util/errors.ts';
 export type { ClientContext } from './lib/clients/registry.ts';

@@ -34,7 +34,7 @@ function layerOf(file: string): Layer | null {
  * its own.
  */
 const FOLDER_ORDER: Record<Layer, readonly string[]> = {
-  core: ['src/core/util', 'src/core/history', 'src/core/generator', 'src/core/control', 'src/core/sut'],
+  core: ['src/core/util', 'src/core/history', 'src/core/generator', 'src/core/control', 'src/core/database'],
   library: [
     'nemeses',
     'checkers',

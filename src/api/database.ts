@@ -7,14 +7,14 @@ export {
   type ClockWrapper,
   type ClusterFormation,
   capabilitiesOf,
+  DATABASE_CAPABILITIES,
+  type DatabaseCapabilities,
   type DbVersionReport,
   type MemberInfo,
   type MembershipControl,
   type PeerView,
   type ProcessControl,
-  SUT_CAPABILITIES,
-  type SutCapabilities,
-} from '../core/sut/capabilities.ts';
+} from '../core/database/capabilities.ts';
 export type { DaemonDescription } from '../lib/databases/daemon-db.ts';
 export type { DatabaseDefinition } from '../lib/databases/registry.ts';
 export { DB_CALL_TIMEOUTS } from '../lib/databases/types.ts';

@@ -1,5 +1,5 @@
 import type { Remote } from '../core/control/types.ts';
-import { hasCapability, SUT_CAPABILITIES } from '../core/sut/capabilities.ts';
+import { DATABASE_CAPABILITIES, hasCapability } from '../core/database/capabilities.ts';
 import { UserError } from '../core/util/errors.ts';
 import { parseOptions } from '../core/util/options.ts';
 import { clients } from './clients/registry.ts';
@@ -85,7 +85,7 @@ export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
   const lacking = (dbDef.capabilities ?? []).filter((c) => !hasCapability(created, c));
   if (lacking.length > 0)
     throw new UserError(
-      `database ${dbDef.name}: its definition declares ${lacking.join(', ')} but its adapter has no ${lacking.map((c) => SUT_CAPABILITIES[c].member).join(', ')}`,
+      `database ${dbDef.name}: its definition declares ${lacking.join(', ')} but its adapter has no ${lacking.map((c) => DATABASE_CAPABILITIES[c].member).join(', ')}`,
     );
   if (spec.endpoints && clientDef.endpoints !== 'client-address')
     throw new UserError(

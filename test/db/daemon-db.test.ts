@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
-import { capabilitiesOf } from '../../src/core/sut/capabilities.ts';
+import { capabilitiesOf } from '../../src/core/database/capabilities.ts';
 import { UserError } from '../../src/core/util/errors.ts';
 import { DaemonDatabase, parseDaemonDescription } from '../../src/lib/databases/daemon-db.ts';
 import { readDaemonDescription } from '../../src/lib/databases/daemon-file.ts';

@@ -8,7 +8,7 @@ import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
-import type { Sut } from '../../src/core/sut/capabilities.ts';
+import type { Sut } from '../../src/core/database/capabilities.ts';
 import { pollFor } from '../../src/core/util/retry.ts';
 import { withCluster } from '../helpers/cluster.ts';
 

@@ -7,8 +7,8 @@ import { classifyFaultOp } from '../../nemeses/registry.ts';
 import { buildSchedule, checkStepTargets, nemesisStepSchema } from '../../nemeses/schedule.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/core/control/types.ts';
+import type { Sut } from '../../src/core/database/capabilities.ts';
 import { Rng } from '../../src/core/generator/index.ts';
-import type { Sut } from '../../src/core/sut/capabilities.ts';
 
 const remoteOf = (n: number) =>
   ({

@@ -7,8 +7,8 @@ import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import { faultCheck } from '../../src/app/test/checks.ts';
 import type { Remote } from '../../src/core/control/types.ts';
+import type { Sut } from '../../src/core/database/capabilities.ts';
 import { Rng } from '../../src/core/generator/index.ts';
-import type { Sut } from '../../src/core/sut/capabilities.ts';
 
 const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const remote = {

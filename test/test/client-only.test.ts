@@ -1,7 +1,7 @@
 import net from 'node:net';
 import test from 'ava';
 import { parseFlags } from '../../src/app/cli/commands/test-action.ts';
-import { capabilitiesOf } from '../../src/core/sut/capabilities.ts';
+import { capabilitiesOf } from '../../src/core/database/capabilities.ts';
 import { ClientOnlyRemote, endpointsFromList, reachEndpoint } from '../../src/lib/clusters/client-only.ts';
 import { createSut } from '../../src/lib/database-factory.ts';
 import { databases } from '../../src/lib/databases/registry.ts';

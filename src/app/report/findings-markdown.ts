@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import type { DbVersionReport } from '../../core/database/capabilities.ts';
 import { describeVersions } from '../../lib/databases/artifact.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
 import { isFail, isPass } from '../plan/verdict-states.ts';

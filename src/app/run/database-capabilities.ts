@@ -2,7 +2,11 @@ import { dbNeedsOfStep } from '../../../nemeses/builtin.ts';
 import { nemeses } from '../../../nemeses/registry.ts';
 import type { NemesisStep } from '../../../nemeses/types.ts';
 import type { Remote } from '../../core/control/types.ts';
-import { hasCapability, SUT_CAPABILITIES, type SutCapability } from '../../core/sut/capabilities.ts';
+import {
+  DATABASE_CAPABILITIES,
+  type DatabaseCapability,
+  hasCapability,
+} from '../../core/database/capabilities.ts';
 import type { Database } from '../../lib/databases/types.ts';
 
 /**
@@ -16,8 +20,8 @@ export function missingDbCapabilities(
   steps: readonly NemesisStep[],
   remote: Remote,
 ): { name: string; reason: string }[] {
-  const needs = new Map<SutCapability, string[]>();
-  const need = (cap: SutCapability, why: string) => needs.set(cap, [...(needs.get(cap) ?? []), why]);
+  const needs = new Map<DatabaseCapability, string[]>();
+  const need = (cap: DatabaseCapability, why: string) => needs.set(cap, [...(needs.get(cap) ?? []), why]);
   const sharedClock = remote.nodes.some((n) => n.sharedKernelClock === true);
   for (const step of steps) {
     const def = nemeses.get(step.kind);
@@ -31,7 +35,7 @@ export function missingDbCapabilities(
   for (const [cap, by] of needs) {
     if (hasCapability(db, cap)) continue;
     out.push({
-      name: `database capability: ${SUT_CAPABILITIES[cap].label}`,
+      name: `database capability: ${DATABASE_CAPABILITIES[cap].label}`,
       reason: `database ${db.name} does not declare it; needed by ${[...new Set(by)].join(', ')}`,
     });
   }

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { hasCapability } from '../../core/sut/capabilities.ts';
+import { hasCapability } from '../../core/database/capabilities.ts';
 import { abortReason } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import type { Database } from '../../lib/databases/types.ts';

@@ -10,7 +10,7 @@ import {
   windowSchedule,
 } from '../../../nemeses/schedule.ts';
 import type { Remote } from '../../core/control/types.ts';
-import { logNoiseOf } from '../../core/sut/capabilities.ts';
+import { logNoiseOf } from '../../core/database/capabilities.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';

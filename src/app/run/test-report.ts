@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { classifyFaultOp } from '../../../nemeses/registry.ts';
 import { scheduleSchema } from '../../../nemeses/schedule.ts';
-import { logNoiseOf } from '../../core/sut/capabilities.ts';
+import { logNoiseOf } from '../../core/database/capabilities.ts';
 import { makeOutputDir } from '../../core/util/atomic-write.ts';
 import type { Database } from '../../lib/databases/types.ts';
 import { makeWorkload } from '../../lib/workloads/index.ts';

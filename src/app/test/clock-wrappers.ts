@@ -1,9 +1,9 @@
 import {
+  DatabaseCapabilityMissingError,
   type DbContext,
   hasCapability,
   type Sut,
-  SutCapabilityMissingError,
-} from '../../core/sut/capabilities.ts';
+} from '../../core/database/capabilities.ts';
 import { log } from '../../core/util/log.ts';
 import type { Database } from '../../lib/databases/types.ts';
 
@@ -30,7 +30,7 @@ function clockParams(db: Database, ctx: DbContext, w: ClockWrappers | undefined)
   // Without one, only nodes with their own kernel clock can take a clock fault (settime).
   const sharedClock = ctx.remote.nodes.some((n) => n.sharedKernelClock === true);
   if (sharedClock && !hasCapability(db, 'clock'))
-    throw new SutCapabilityMissingError(
+    throw new DatabaseCapabilityMissingError(
       'clock',
       db.name,
       "the nodes share the control host's kernel clock, so clock faults need the database started through a libfaketime wrapper",

@@ -1,6 +1,6 @@
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { RemoteChannelError } from '../../core/control/connection-errors.ts';
-import { hasCapability } from '../../core/sut/capabilities.ts';
+import { hasCapability } from '../../core/database/capabilities.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';

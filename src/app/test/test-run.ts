@@ -10,6 +10,8 @@ import { buildSchedule, type Schedule, scheduleOps, scheduleToJson } from '../..
 import type { FaultRecord, Nemesis } from '../../../nemeses/types.ts';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import type { Remote } from '../../core/control/types.ts';
+import type { DbVersionReport } from '../../core/database/capabilities.ts';
+import { hasCapability } from '../../core/database/capabilities.ts';
 import {
   any,
   clients,
@@ -26,8 +28,6 @@ import type { Generator, GenLike } from '../../core/generator/types.ts';
 import { writeRunEdn } from '../../core/history/convert.ts';
 import { pairEvents } from '../../core/history/pair.ts';
 import { loadHistory } from '../../core/history/read.ts';
-import type { DbVersionReport } from '../../core/sut/capabilities.ts';
-import { hasCapability } from '../../core/sut/capabilities.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { bounded, boundedQuietly } from '../../core/util/bounded.ts';
 import { currentClientThread } from '../../core/util/client-thread.ts';

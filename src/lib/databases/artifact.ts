@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ensurePackages } from '../../core/control/packages.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
-import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import type { DbVersionReport } from '../../core/database/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 
 /**

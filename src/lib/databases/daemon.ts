@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/connection-errors.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
-import type { DbContext, ProcessControl } from '../../core/sut/capabilities.ts';
+import type { DbContext, ProcessControl } from '../../core/database/capabilities.ts';
 import { retry, waitFor } from '../../core/util/retry.ts';
 
 /**

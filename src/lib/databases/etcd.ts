@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
-import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import type { DbVersionReport } from '../../core/database/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';

@@ -1,5 +1,5 @@
 import { formatEndpoint, pointAt } from '../../../nemeses/proxy/endpoint.ts';
-import { SUT_CAPABILITIES, type SutCapability } from '../../core/sut/capabilities.ts';
+import { DATABASE_CAPABILITIES, type DatabaseCapability } from '../../core/database/capabilities.ts';
 import { pollFor } from '../../core/util/retry.ts';
 import { type ClientEndpoint, reachEndpoint } from '../clusters/client-only.ts';
 import type { Database, DbContext } from './types.ts';
@@ -54,6 +54,6 @@ export function externalDatabase(
  * The capabilities shadowed: every one that acts on the nodes. The peer address stays (a peer-link proxy
  * fault is refused by the run itself, naming the client-only run), and so do the reported versions.
  */
-const NODE_SIDE = (Object.keys(SUT_CAPABILITIES) as SutCapability[])
+const NODE_SIDE = (Object.keys(DATABASE_CAPABILITIES) as DatabaseCapability[])
   .filter((c) => c !== 'peer-address' && c !== 'versions')
-  .map((c) => SUT_CAPABILITIES[c].member);
+  .map((c) => DATABASE_CAPABILITIES[c].member);

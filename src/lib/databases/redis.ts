@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { clusterAddress } from '../../core/control/addresses.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
-import type { DbVersionReport } from '../../core/sut/capabilities.ts';
+import type { DbVersionReport } from '../../core/database/capabilities.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { pollFor } from '../../core/util/retry.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SutCapability } from '../../core/sut/capabilities.ts';
+import type { DatabaseCapability } from '../../core/database/capabilities.ts';
 import type { OptionsSchema } from '../../core/util/options.ts';
 import { BUILT_IN, Registry } from '../../core/util/registry.ts';
 import { checkArtifactOptions, type DbArtifact, dbArtifactOptions } from './artifact.ts';
@@ -25,12 +25,12 @@ export interface DatabaseDefinition {
   /** The executable the capability probe looks for on the nodes. */
   binary?: string;
   /**
-   * The capabilities (the one vocabulary, src/core/sut/capabilities.ts) a plan is checked against before
+   * The capabilities (the one vocabulary, src/core/database/capabilities.ts) a plan is checked against before
    * any adapter exists: `plan check` refuses a membership fault for a database without `membership`, and
    * a proxy fault on peer links for one without `peer-address`. The adapter must have them by shape
    * (`createSut` refuses one that does not); every other capability is read from the adapter alone.
    */
-  capabilities?: readonly SutCapability[];
+  capabilities?: readonly DatabaseCapability[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */
   create(options: Record<string, unknown>): Database | Promise<Database>;
 }

@@ -1,4 +1,4 @@
-import type { DbContext } from '../../core/sut/capabilities.ts';
+import type { DbContext } from '../../core/database/capabilities.ts';
 
 export type {
   ClockWrapper,
@@ -8,13 +8,13 @@ export type {
   MembershipControl,
   PeerView,
   ProcessControl,
-} from '../../core/sut/capabilities.ts';
+} from '../../core/database/capabilities.ts';
 
 /**
  * The database protocol, split the way Jepsen's is: what every run needs (`jepsen.db/DB`: set up, tear
  * down, where clients connect, wait until it serves); every optional capability (process control,
  * primaries, log files, membership, peer address … Jepsen's Kill, Pause, Primary, LogFiles) is a protocol
- * of its own in `src/core/sut/capabilities.ts`, detected by shape. A database implements only what it can
+ * of its own in `src/core/database/capabilities.ts`, detected by shape. A database implements only what it can
  * do (`class Kv implements Database, Capable<'process'>`); a fault or audit that needs a capability the
  * database lacks says so (the scenario is INCONCLUSIVE-env, naming the capability), never crashes.
  *

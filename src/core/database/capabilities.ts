@@ -120,7 +120,7 @@ export interface DbVersionReport {
  * The optional capability protocols, by the name faults, audits and messages use. A database implements
  * the members of the ones it has (`class Kv implements Database, Capable<'process' | 'logs'>`).
  */
-export interface SutCapabilities {
+export interface DatabaseCapabilities {
   /** Process control: what kill, pause and restart faults act on. */
   process: { readonly process: ProcessControl };
   /** Nodes currently acting as primary / leader (may be empty during an election). */
@@ -162,18 +162,20 @@ export interface SutCapabilities {
   versions: { versions(ctx: DbContext): Promise<DbVersionReport> };
 }
 
-export type SutCapability = keyof SutCapabilities;
+export type DatabaseCapability = keyof DatabaseCapabilities;
 
 type Intersect<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 /** The members of the named capabilities, e.g. `Capable<'process' | 'primaries'>`. */
-export type Capable<C extends SutCapability> = Intersect<SutCapabilities[C]>;
+export type Capable<C extends DatabaseCapability> = Intersect<DatabaseCapabilities[C]>;
 
 /**
  * Each capability: the member that carries it (its presence is the declaration) and how faults, audits
  * and messages describe it. The one list of capability names.
  */
-export const SUT_CAPABILITIES: { readonly [C in SutCapability]: { member: string; label: string } } = {
+export const DATABASE_CAPABILITIES: {
+  readonly [C in DatabaseCapability]: { member: string; label: string };
+} = {
   process: { member: 'process', label: 'process control (pidfile; start, kill, pause, resume)' },
   primaries: { member: 'primaries', label: 'primaries (the current leaders)' },
   logs: { member: 'logFiles', label: 'log files' },
@@ -189,11 +191,11 @@ export const SUT_CAPABILITIES: { readonly [C in SutCapability]: { member: string
 };
 
 /** Does `sut` declare the capability (by shape: its member is there)? */
-export function hasCapability<T extends object, C extends SutCapability>(
+export function hasCapability<T extends object, C extends DatabaseCapability>(
   sut: T,
   cap: C,
-): sut is T & SutCapabilities[C] {
-  const v = (sut as Record<string, unknown>)[SUT_CAPABILITIES[cap].member];
+): sut is T & DatabaseCapabilities[C] {
+  const v = (sut as Record<string, unknown>)[DATABASE_CAPABILITIES[cap].member];
   return v !== undefined && v !== null;
 }
 
@@ -203,15 +205,15 @@ export function logNoiseOf(sut: object): readonly RegExp[] | undefined {
 }
 
 /** The capabilities `sut` declares, in the vocabulary's order. */
-export function capabilitiesOf(sut: object): SutCapability[] {
-  return (Object.keys(SUT_CAPABILITIES) as SutCapability[]).filter((c) => hasCapability(sut, c));
+export function capabilitiesOf(sut: object): DatabaseCapability[] {
+  return (Object.keys(DATABASE_CAPABILITIES) as DatabaseCapability[]).filter((c) => hasCapability(sut, c));
 }
 
 /** A fault (or audit) needs a capability the system under test does not declare. */
-export class SutCapabilityMissingError extends Error {
-  override readonly name = 'SutCapabilityMissingError';
+export class DatabaseCapabilityMissingError extends Error {
+  override readonly name = 'DatabaseCapabilityMissingError';
   constructor(
-    readonly capability: SutCapability,
+    readonly capability: DatabaseCapability,
     readonly db: string,
     readonly why: string,
   ) {
@@ -225,7 +227,7 @@ export class SutCapabilityMissingError extends Error {
  * libfaketime wrappers installed for it, or settime), which clock faults read.
  */
 export interface Sut {
-  db: { readonly name: string } & Partial<Capable<SutCapability>>;
+  db: { readonly name: string } & Partial<Capable<DatabaseCapability>>;
   ctx: DbContext;
   clock?: () => Record<string, unknown>;
 }
@@ -234,20 +236,23 @@ export interface Sut {
  * The system under test, when it declares `cap`; otherwise the fault is refused before anything is
  * touched, naming the capability and why the fault needs it.
  */
-export function requireCapability<C extends SutCapability>(
+export function requireCapability<C extends DatabaseCapability>(
   sut: Sut | undefined,
   cap: C,
   why: string,
-): SutWith<C> {
-  const s = sutWith(sut, cap);
-  if (!s) throw new SutCapabilityMissingError(cap, sut?.db.name ?? 'under test', why);
+): DatabaseWith<C> {
+  const s = databaseWith(sut, cap);
+  if (!s) throw new DatabaseCapabilityMissingError(cap, sut?.db.name ?? 'under test', why);
   return s;
 }
 
 /** A system under test known to declare `cap`. */
-export type SutWith<C extends SutCapability> = Sut & { db: SutCapabilities[C] };
+export type DatabaseWith<C extends DatabaseCapability> = Sut & { db: DatabaseCapabilities[C] };
 
 /** The system under test when it declares `cap`, else undefined. */
-export function sutWith<C extends SutCapability>(sut: Sut | undefined, cap: C): SutWith<C> | undefined {
-  return sut && hasCapability(sut.db, cap) ? (sut as SutWith<C>) : undefined;
+export function databaseWith<C extends DatabaseCapability>(
+  sut: Sut | undefined,
+  cap: C,
+): DatabaseWith<C> | undefined {
+  return sut && hasCapability(sut.db, cap) ? (sut as DatabaseWith<C>) : undefined;
 }
