@@ -7,7 +7,7 @@ import {
   type ProbeAnswer,
   probeKey,
   reconcile,
-} from '../../src/app/run/capabilities.ts';
+} from '../../src/app/run/capability-probe.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import type { ReconciledNeed } from '../../src/app/run/capabilities.ts';
+import type { ReconciledNeed } from '../../src/app/run/capability-probe.ts';
 import { installMissing } from '../../src/app/run/install.ts';
 import type { ExecOptions, ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
 

@@ -16,7 +16,7 @@ import { author } from '../../src/app/author/write.ts';
 import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { loadPlan } from '../../src/app/plan/load.ts';
 import { createSessionDir } from '../../src/app/report/session-dir.ts';
-import { parseInstallHint } from '../../src/app/run/capabilities.ts';
+import { parseInstallHint } from '../../src/app/run/capability-probe.ts';
 import { parseInventory } from '../../src/core/control/inventory.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import { UserError } from '../../src/core/util/errors.ts';

@@ -1,7 +1,7 @@
 import { ensurePackages } from '../../core/control/packages.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
-import type { ReconciledNeed } from './capabilities.ts';
+import type { ReconciledNeed } from './capability-probe.ts';
 
 /**
  * `--install`: install the packages of the missing, trivially installable capabilities on every node —

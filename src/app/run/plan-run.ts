@@ -30,7 +30,7 @@ import { NOT_IN_SHARD, NOT_SELECTED } from '../verdict/aggregate.ts';
 import { parseEvidence, type ScenarioEvidence, type ScenarioEvidenceInput } from '../verdict/evidence.ts';
 import { decidePlan } from '../verdict/plan-verdicts.ts';
 import { type EarlierBaseline, loadEarlierBaselines } from './baseline.ts';
-import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capabilities.ts';
+import { missingFor, needsOf, probeNeeds, type ReconciledNeed, reconcile } from './capability-probe.ts';
 import { dryRunRows } from './dry-run.ts';
 import { findingFor } from './findings.ts';
 import { installMissing } from './install.ts';
