@@ -1,7 +1,7 @@
 import { clusterAddress } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { databaseWith, type Sut } from '../src/core/database/capabilities.ts';
+import { databaseWith, type FaultTarget } from '../src/core/database/capabilities.ts';
 import type { FaultRecord } from './types.ts';
 
 /**
@@ -40,7 +40,7 @@ export function metricValue(text: string, name: string): number | null {
   return sum;
 }
 
-function commandFor(s: DeclaredSignal, remote: Remote, node: string, sut: Sut | undefined): string {
+function commandFor(s: DeclaredSignal, remote: Remote, node: string, sut: FaultTarget | undefined): string {
   // `{address}`: the node's cluster address, where a database listening on that address alone answers.
   if (s.type === 'command')
     return `{ ${s.command.replaceAll('{node}', node).replaceAll('{address}', clusterAddress(remote.node(node)))} ; } 2>&1 | head -c 2000; echo " ${MARK} rc=$?"`;
@@ -72,7 +72,7 @@ export async function readDeclared(
   remote: Remote,
   s: DeclaredSignal,
   nodes: readonly string[],
-  sut: Sut | undefined,
+  sut: FaultTarget | undefined,
 ): Promise<Record<string, Reading>> {
   const entries = await Promise.all(
     nodes.map(async (node): Promise<[string, Reading]> => {

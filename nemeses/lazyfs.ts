@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { databaseWith, type Sut } from '../src/core/database/capabilities.ts';
+import { databaseWith, type FaultTarget } from '../src/core/database/capabilities.ts';
 import { pollFor } from '../src/core/util/retry.ts';
 import {
   capabilityCommand,
@@ -297,7 +297,7 @@ async function failUnderRunningDb(
   node: string,
   u: NodeUndo,
   start: (node: string) => Promise<void>,
-  sutOrNone: Sut | undefined,
+  sutOrNone: FaultTarget | undefined,
   failing: { words: string[]; errors: RunningBefore['errors'] },
 ) {
   await start(node);
@@ -393,7 +393,7 @@ async function errorReaction(
   node: string,
   u: NodeUndo,
   r: RunningBefore,
-  sutOrNone: Sut | undefined,
+  sutOrNone: FaultTarget | undefined,
 ): Promise<EvidenceSignal[]> {
   const { s, alive, log } = await pollFor(
     async () => ({
@@ -482,7 +482,7 @@ async function backAfterHeal(
   node: string,
   u: NodeUndo,
   r: RunningBefore,
-  sutOrNone: Sut | undefined,
+  sutOrNone: FaultTarget | undefined,
 ): Promise<EvidenceSignal[]> {
   const onDir = await pollFor(
     async () => (await run(remote, node, daemonOnDirCommand(u.pidFile, u.dir), false)).stdout.trim(),

@@ -2,8 +2,8 @@ import type { Remote } from '../src/core/control/types.ts';
 import {
   DatabaseCapabilityMissingError,
   databaseWith,
+  type FaultTarget,
   requireCapability,
-  type Sut,
 } from '../src/core/database/capabilities.ts';
 import { Rng } from '../src/core/generator/rng.ts';
 import { errorMessage } from '../src/core/util/errors.ts';
@@ -51,7 +51,7 @@ export interface FaultPlaneOptions {
    * own host-key files are recorded when this names none.
    */
   reach?: LedgerReach;
-  sut?: Sut;
+  sut?: FaultTarget;
   /** Target choices (a seed fixes them). */
   rng?: Rng;
   /** Nemesis by kind (the registry's by default; tests pass fakes). */

@@ -3,8 +3,8 @@ import type { Remote } from '../src/core/control/types.ts';
 import {
   type DatabaseWith,
   databaseWith,
+  type FaultTarget,
   type PeerView,
-  type Sut,
 } from '../src/core/database/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
 import { landingEvidence, shownAt } from './landing.ts';
@@ -90,7 +90,7 @@ export function observersFor(remote: Remote, targets: readonly string[]): string
 }
 
 async function peerSignal(
-  sutOrNone: Sut | undefined,
+  sutOrNone: FaultTarget | undefined,
   undo: ProcessUndo,
   node: string,
   phase: 'during' | 'after',

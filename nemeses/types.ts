@@ -1,5 +1,5 @@
 import type { Remote } from '../src/core/control/types.ts';
-import type { DatabaseCapability, Sut } from '../src/core/database/capabilities.ts';
+import type { DatabaseCapability, FaultTarget } from '../src/core/database/capabilities.ts';
 import type { Rng } from '../src/core/generator/rng.ts';
 import type { OptionsSchema } from '../src/core/util/options.ts';
 import type { Substitution } from './substitutes.ts';
@@ -72,12 +72,12 @@ export interface InjectOptions {
   /** Start the system under test on a node (its own start): what a process restart brings back. */
   startProcess?(node: string): Promise<void>;
   /** The system under test (its peers' view of a member: the victim side of process faults). */
-  sut?: Sut;
+  sut?: FaultTarget;
 }
 
 /** What evidence may read besides the nodes: the system under test's own views. */
 export interface EvidenceContext {
-  sut?: Sut;
+  sut?: FaultTarget;
   /**
    * After heal: the other faults still in force (e.g. "w4 partition"). A peer cut off by one of them
    * cannot show the member back, so that view is read once and not judged, rather than waited for.
@@ -240,7 +240,7 @@ export interface SpecContext {
   nodes: readonly string[];
   rng: Rng;
   /** The system under test; absent when the run has none (a client-only run). */
-  sut?: Sut;
+  sut?: FaultTarget;
   /** Resolve a target selector to node names (the one selector, primaries from the SUT). */
   resolve(selector: unknown): Promise<string[]>;
 }

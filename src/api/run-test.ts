@@ -6,7 +6,7 @@ import { runTest as runOnCluster, type TestRunResult } from '../app/test/test-ru
 import { parseDuration } from '../core/util/duration.ts';
 import { UserError } from '../core/util/errors.ts';
 import { connectCluster } from '../lib/clusters/connect-cluster.ts';
-import { createSut } from '../lib/database-factory.ts';
+import { bindDatabase } from '../lib/database-factory.ts';
 import { databases } from '../lib/databases/registry.ts';
 import { workloads } from '../lib/workloads/index.ts';
 
@@ -59,7 +59,7 @@ export async function runTest(o: RunTestOptions): Promise<TestRunResult> {
     { ...(o.ssh && { ssh: o.ssh }), localLifetime: 'keep' },
   );
   try {
-    const sut = await createSut(
+    const sut = await bindDatabase(
       {
         db: o.db,
         ...(o.client && { client: o.client }),

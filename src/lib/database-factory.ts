@@ -15,7 +15,7 @@ import type { Database, DbContext } from './databases/types.ts';
  * Options are validated by the definitions' own schemas; a client that does not implement the workload
  * is refused before anything touches a node.
  */
-export interface SutSpec {
+export interface DatabaseBindingSpec {
   db: string;
   /** Client name; the database's default client when absent. */
   client?: string;
@@ -28,7 +28,7 @@ export interface SutSpec {
   endpoints?: Readonly<Record<string, ClientEndpoint>>;
 }
 
-export interface Sut {
+export interface DatabaseBinding {
   db: Database;
   dbName: string;
   clientName: string;
@@ -62,9 +62,11 @@ function routedDb(db: Database, route: AddressRoute): Database {
 
 /**
  * The database, client and workload names resolved and checked against each other, with no node
- * touched: callers check flags with it before bringing a cluster up, and `createSut` starts with it.
+ * touched: callers check flags with it before bringing a cluster up, and `bindDatabase` starts with it.
  */
-export function resolveSut(spec: Pick<SutSpec, 'db' | 'client' | 'workload' | 'where'>) {
+export function resolveDatabaseBinding(
+  spec: Pick<DatabaseBindingSpec, 'db' | 'client' | 'workload' | 'where'>,
+) {
   const dbDef = databases.require(spec.db, `${spec.where}: db`);
   const clientName = spec.client ?? dbDef.defaultClient;
   if (!clientName)
@@ -77,8 +79,8 @@ export function resolveSut(spec: Pick<SutSpec, 'db' | 'client' | 'workload' | 'w
   return { dbDef, clientName, clientDef };
 }
 
-export async function createSut(spec: SutSpec, remote: Remote): Promise<Sut> {
-  const { dbDef, clientName, clientDef } = resolveSut(spec);
+export async function bindDatabase(spec: DatabaseBindingSpec, remote: Remote): Promise<DatabaseBinding> {
+  const { dbDef, clientName, clientDef } = resolveDatabaseBinding(spec);
   const dbOptions = parseOptions(dbDef.options, spec.dbOptions, `${spec.where}: dbOptions`);
   const clientOptions = parseOptions(clientDef.options, spec.clientOptions, `${spec.where}: clientOptions`);
   const created = await dbDef.create(dbOptions);

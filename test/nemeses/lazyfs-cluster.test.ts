@@ -8,7 +8,7 @@ import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 import type { Remote } from '../../src/core/control/types.ts';
-import type { Sut } from '../../src/core/database/capabilities.ts';
+import type { FaultTarget } from '../../src/core/database/capabilities.ts';
 import { pollFor } from '../../src/core/util/retry.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
@@ -37,7 +37,7 @@ while True:
 const dir = (node: string) => `${BASE}/${node}`;
 const pidFile = (node: string) => `${dir(node)}/writer.pid`;
 
-function sut(remote: Remote): Sut {
+function sut(remote: Remote): FaultTarget {
   const none = async () => {};
   const db = {
     name: 'writer',

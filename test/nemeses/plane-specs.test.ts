@@ -7,7 +7,7 @@ import { classifyFaultOp } from '../../nemeses/registry.ts';
 import { buildSchedule, checkStepTargets, nemesisStepSchema } from '../../nemeses/schedule.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/core/control/types.ts';
-import type { Sut } from '../../src/core/database/capabilities.ts';
+import type { FaultTarget } from '../../src/core/database/capabilities.ts';
 import { Rng } from '../../src/core/generator/index.ts';
 
 const remoteOf = (n: number) =>
@@ -55,10 +55,14 @@ function recorder(specs: FaultSpec[]): Nemesis {
   };
 }
 
-function plane(n: number, caps: Partial<Omit<Sut, 'ctx'>> = {}) {
+function plane(n: number, caps: Partial<Omit<FaultTarget, 'ctx'>> = {}) {
   const specs: FaultSpec[] = [];
   const remote = remoteOf(n);
-  const sut: Sut = { db: { name: 'db' }, ...caps, ctx: { remote, nodes: remote.nodes.map((x) => x.name) } };
+  const sut: FaultTarget = {
+    db: { name: 'db' },
+    ...caps,
+    ctx: { remote, nodes: remote.nodes.map((x) => x.name) },
+  };
   const p = new FaultPlane({
     remote,
     ledgerPath: join(mkdtempSync(join(tmpdir(), 'fl-plane-')), 'ledger.jsonl'),

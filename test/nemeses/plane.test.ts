@@ -7,7 +7,7 @@ import { FaultPlane } from '../../nemeses/plane.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
 import { faultCheck } from '../../src/app/test/checks.ts';
 import type { Remote } from '../../src/core/control/types.ts';
-import type { Sut } from '../../src/core/database/capabilities.ts';
+import type { FaultTarget } from '../../src/core/database/capabilities.ts';
 import { Rng } from '../../src/core/generator/index.ts';
 
 const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'];
@@ -51,7 +51,7 @@ function fakeNemesis(
   };
 }
 
-function fakeSut(calls: string[]): Sut {
+function fakeFaultTarget(calls: string[]): FaultTarget {
   const none = async () => {};
   const db = {
     name: 'fake',
@@ -75,7 +75,7 @@ function driver(calls: string[], opts: { failInject?: boolean; lands?: (s: Fault
   const lands = opts.lands ?? (() => true);
   const d = new FaultPlane({
     remote,
-    sut: fakeSut(calls),
+    sut: fakeFaultTarget(calls),
     lookup: async (kind) => fakeNemesis(kind, calls, lands, opts.failInject),
     rng: new Rng(1),
     ledgerPath,

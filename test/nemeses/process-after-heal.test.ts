@@ -2,7 +2,7 @@ import test from 'ava';
 import { processNemesis } from '../../nemeses/process.ts';
 import type { FaultRecord } from '../../nemeses/types.ts';
 import type { Remote } from '../../src/core/control/types.ts';
-import type { PeerView, Sut } from '../../src/core/database/capabilities.ts';
+import type { FaultTarget, PeerView } from '../../src/core/database/capabilities.ts';
 
 // After a kill window is healed, the killed member's peer is asked whether it serves again. While another
 // fault is still in force (a partition that cuts the peer off), the peer cannot see it back: that view is
@@ -35,7 +35,7 @@ function record(): FaultRecord {
   };
 }
 
-function sut(asked: string[]): Sut {
+function sut(asked: string[]): FaultTarget {
   const db = {
     name: 'db',
     peerView: async (_ctx: unknown, observer: string, node: string): Promise<PeerView> => {

@@ -3,7 +3,7 @@ import test from 'ava';
 import { parseFlags } from '../../src/app/cli/commands/test-action.ts';
 import { capabilitiesOf } from '../../src/core/database/capabilities.ts';
 import { ClientOnlyRemote, endpointsFromList, reachEndpoint } from '../../src/lib/clusters/client-only.ts';
-import { createSut } from '../../src/lib/database-factory.ts';
+import { bindDatabase } from '../../src/lib/database-factory.ts';
 import { databases } from '../../src/lib/databases/registry.ts';
 
 /** Client-only runs: endpoints instead of nodes, no command on any node, only proxy faults. */
@@ -46,7 +46,7 @@ test('the database someone else runs: its client address form, no capability, re
   try {
     const endpoints = { n1: { host: '127.0.0.1', port } };
     const remote = new ClientOnlyRemote(endpoints);
-    const sut = await createSut({ db: 'etcd', workload: 'register', where: '--db', endpoints }, remote);
+    const sut = await bindDatabase({ db: 'etcd', workload: 'register', where: '--db', endpoints }, remote);
     const ctx = { remote, nodes: ['n1'] };
     t.is(sut.db.clientAddress(ctx, 'n1'), `http://127.0.0.1:${port}`);
     t.deepEqual(capabilitiesOf(sut.db), ['peer-address', 'versions'], 'nothing that acts on the nodes');

@@ -15,7 +15,7 @@ import { makeOutputDir, writeFileAtomicSync } from '../../core/util/atomic-write
 import { errorMessage } from '../../core/util/errors.ts';
 import { log } from '../../core/util/log.ts';
 import { ClientOnlyRemote, checkEndpoints } from '../../lib/clusters/client-only.ts';
-import { createSut, type Sut } from '../../lib/database-factory.ts';
+import { bindDatabase, type DatabaseBinding } from '../../lib/database-factory.ts';
 import { resolveArtifactPaths } from '../../lib/databases/artifact.ts';
 import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts';
 import { parseLandingSignals } from '../plan/landing-signal.ts';
@@ -106,7 +106,7 @@ interface ScenarioState {
   notes: string[];
   faultPlaneOk: boolean;
   preNotes: string[];
-  sut: Sut;
+  sut: DatabaseBinding;
 }
 
 type RunOnce = (seed: number, ws: readonly FaultWindow[], label: string) => Promise<Run>;
@@ -161,7 +161,7 @@ async function prepareScenario(
   const pre = await preconditions(o.remote, windows);
   await o.log.event(sc.id, 'preconditions', pre.notes.join('; '));
   if (!pre.clusterUp) return inconclusive([{ name: 'cluster reachable', reason: pre.notes.join('; ') }]);
-  const sut = await createSut(
+  const sut = await bindDatabase(
     {
       db: binding.db,
       ...(binding.client && { client: binding.client }),

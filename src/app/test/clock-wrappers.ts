@@ -1,8 +1,8 @@
 import {
   DatabaseCapabilityMissingError,
   type DbContext,
+  type FaultTarget,
   hasCapability,
-  type Sut,
 } from '../../core/database/capabilities.ts';
 import { log } from '../../core/util/log.ts';
 import type { Database } from '../../lib/databases/types.ts';
@@ -19,7 +19,11 @@ export interface ClockWrappers {
  * shape where a fault needs one) and the clock parameters clock faults take, which depend on the run's
  * wrappers and on whether the nodes share the control host's kernel clock.
  */
-export function sutOf(db: Database, ctx: DbContext, clock: () => ClockWrappers | undefined): Sut {
+export function faultTargetOf(
+  db: Database,
+  ctx: DbContext,
+  clock: () => ClockWrappers | undefined,
+): FaultTarget {
   return { db, ctx, clock: () => clockParams(db, ctx, clock()) };
 }
 

@@ -41,7 +41,7 @@ import type { Database, DbContext } from '../../lib/databases/types.ts';
 import { makeWorkload, type Workload } from '../../lib/workloads/index.ts';
 import type { CheckerSpec } from '../../lib/workloads/types.ts';
 import { runChecks } from './checks.ts';
-import { type ClockWrappers, installClockWrappers, sutOf } from './clock-wrappers.ts';
+import { type ClockWrappers, faultTargetOf, installClockWrappers } from './clock-wrappers.ts';
 import { onAll, setUpDatabase, tearDownDatabase } from './database-lifecycle.ts';
 import { DispatchLogWriter, loadDispatchLog, replayDispatchLog } from './dispatch-log.ts';
 import { openHistorySink } from './history-sink.ts';
@@ -220,7 +220,7 @@ function prepareRun(o: TestRunOptions): RunState {
       ledgerPath: join(runDir, 'ledger.jsonl'),
       ...(o.remote instanceof ClientOnlyRemote && { reach: { clientOnly: true } }),
       // Read at injection time: the clock wrappers are installed during set-up.
-      sut: sutOf(o.db, dbCtx, () => state.clock),
+      sut: faultTargetOf(o.db, dbCtx, () => state.clock),
       rng,
       ...(o.lookupNemesis && { lookup: o.lookupNemesis }),
       ...(o.declaredSignals && { declaredSignals: o.declaredSignals }),

@@ -226,7 +226,7 @@ export class DatabaseCapabilityMissingError extends Error {
  * it declares), the context its capability calls take, and the clock parameters of the run (the
  * libfaketime wrappers installed for it, or settime), which clock faults read.
  */
-export interface Sut {
+export interface FaultTarget {
   db: { readonly name: string } & Partial<Capable<DatabaseCapability>>;
   ctx: DbContext;
   clock?: () => Record<string, unknown>;
@@ -237,7 +237,7 @@ export interface Sut {
  * touched, naming the capability and why the fault needs it.
  */
 export function requireCapability<C extends DatabaseCapability>(
-  sut: Sut | undefined,
+  sut: FaultTarget | undefined,
   cap: C,
   why: string,
 ): DatabaseWith<C> {
@@ -247,11 +247,11 @@ export function requireCapability<C extends DatabaseCapability>(
 }
 
 /** A system under test known to declare `cap`. */
-export type DatabaseWith<C extends DatabaseCapability> = Sut & { db: DatabaseCapabilities[C] };
+export type DatabaseWith<C extends DatabaseCapability> = FaultTarget & { db: DatabaseCapabilities[C] };
 
 /** The system under test when it declares `cap`, else undefined. */
 export function databaseWith<C extends DatabaseCapability>(
-  sut: Sut | undefined,
+  sut: FaultTarget | undefined,
   cap: C,
 ): DatabaseWith<C> | undefined {
   return sut && hasCapability(sut.db, cap) ? (sut as DatabaseWith<C>) : undefined;

@@ -28,7 +28,7 @@ export interface DatabaseDefinition {
    * The capabilities (the one vocabulary, src/core/database/capabilities.ts) a plan is checked against before
    * any adapter exists: `plan check` refuses a membership fault for a database without `membership`, and
    * a proxy fault on peer links for one without `peer-address`. The adapter must have them by shape
-   * (`createSut` refuses one that does not); every other capability is read from the adapter alone.
+   * (`bindDatabase` refuses one that does not); every other capability is read from the adapter alone.
    */
   capabilities?: readonly DatabaseCapability[];
   /** A fresh adapter (adapters keep per-run state: wrappers, the current primary). */

@@ -20,7 +20,7 @@ import {
 } from '../../../lib/clusters/client-only.ts';
 import { connectCluster } from '../../../lib/clusters/connect-cluster.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../../lib/clusters/node-list.ts';
-import { createSut, resolveSut } from '../../../lib/database-factory.ts';
+import { bindDatabase, resolveDatabaseBinding } from '../../../lib/database-factory.ts';
 import { resolveArtifactPaths } from '../../../lib/databases/artifact.ts';
 import { databases } from '../../../lib/databases/registry.ts';
 import { workloads } from '../../../lib/workloads/index.ts';
@@ -146,7 +146,7 @@ async function runInCluster(
 ): Promise<{ valid: Validity; interrupted: boolean }> {
   const nodes = remote.nodes.map((n) => n.name);
   const concurrency = parseConcurrency(o.concurrency, nodes.length);
-  const sut = await createSut(
+  const sut = await bindDatabase(
     {
       db: o.db,
       ...(o.client && { client: o.client }),
@@ -366,7 +366,12 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
   workloads.require(workload, '--workload');
   if (f.client !== undefined) clients.require(String(f.client), '--client');
   // Refused here, before any cluster is brought up for a run that could not start.
-  resolveSut({ db, ...(f.client !== undefined && { client: String(f.client) }), workload, where: '--db' });
+  resolveDatabaseBinding({
+    db,
+    ...(f.client !== undefined && { client: String(f.client) }),
+    workload,
+    where: '--db',
+  });
   const serializableReads = f.serializableReads === true;
   if (serializableReads && !dbDef.staleReads)
     throw new UserError(`--serializable-reads: database ${db} has no possibly-stale read mode`);
