@@ -14,18 +14,22 @@ import { COMMAND_NAMES, commandWord } from '../../src/app/cli/main.ts';
  */
 const bin = new URL('../../bin/faultline.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'faultline-startup-'));
-const history = join(dir, 'history.jsonl');
-writeFileSync(
-  history,
-  [
-    { index: 0, type: 'invoke', f: 'write', value: 1, process: 0, time: 0, node: 'n1', faultEpoch: null },
-    { index: 1, type: 'ok', f: 'write', value: 1, process: 0, time: 1, node: 'n1', faultEpoch: null },
-    { index: 2, type: 'invoke', f: 'read', value: null, process: 1, time: 2, node: 'n1', faultEpoch: null },
-    { index: 3, type: 'ok', f: 'read', value: 1, process: 1, time: 3, node: 'n1', faultEpoch: null },
-  ]
-    .map((e) => JSON.stringify(e))
-    .join('\n'),
-);
+/** A write of 1, then a read that returned `read`: linearizable when it is 1. */
+function writeThenRead(file: string, read: number): string {
+  writeFileSync(
+    file,
+    [
+      { index: 0, type: 'invoke', f: 'write', value: 1, process: 0, time: 0, node: 'n1', faultEpoch: null },
+      { index: 1, type: 'ok', f: 'write', value: 1, process: 0, time: 1, node: 'n1', faultEpoch: null },
+      { index: 2, type: 'invoke', f: 'read', value: null, process: 1, time: 2, node: 'n1', faultEpoch: null },
+      { index: 3, type: 'ok', f: 'read', value: read, process: 1, time: 3, node: 'n1', faultEpoch: null },
+    ]
+      .map((e) => JSON.stringify(e))
+      .join('\n'),
+  );
+  return file;
+}
+const history = writeThenRead(join(dir, 'history.jsonl'), 1);
 const hooks = join(dir, 'hooks.mjs');
 writeFileSync(
   hooks,
@@ -70,7 +74,15 @@ test('history stats loads neither commander, zod, ssh2, pino, lossless-json nor 
   );
 });
 
-test("check --checker linearizable loads neither commander, zod, ssh2, pino, lossless-json, other commands nor other formats' readers", async (t) => {
+/**
+ * What `check --checker linearizable --model register` loads on a valid history, counted: its start-up
+ * is Node's module loader, paid per module. A change that adds a module to this path fails here; load
+ * it where it is needed (as the other models, the shrinker and the duration parser are), or raise
+ * the ceiling in the same commit and say why.
+ */
+const CHECK_PATH_MODULES = 42;
+
+test("check --checker linearizable loads neither commander, zod, ssh2, pino, lossless-json, other commands, other formats' readers, other models, the failure path nor perf_hooks", async (t) => {
   const r = await modulesLoaded('check', [
     '--log-level',
     'warn',
@@ -93,26 +105,6 @@ test("check --checker linearizable loads neither commander, zod, ssh2, pino, los
     [],
   );
   t.false(r.urls.includes('node:child_process'), 'commander brings node:child_process');
-});
-
-/**
- * What `check --checker linearizable --model register` loads on a valid history, counted: its start-up
- * is Node's module loader, paid per module. A change that adds a module to this path fails here; load
- * it where it is needed (as the other models, the shrinker and the duration parser are), or raise
- * the ceiling in the same commit and say why.
- */
-const CHECK_PATH_MODULES = 42;
-
-test('check on a valid history loads its one model, not the failure path, perf_hooks or the others', async (t) => {
-  const r = await modulesLoaded('check-lean', [
-    'check',
-    history,
-    '--checker',
-    'linearizable',
-    '--model',
-    'register',
-  ]);
-  t.is(r.exitCode, 0);
   const models = r.urls.filter((u) => /\/linearizability\/models\/[a-z-]+\.(ts|js)$/.test(u));
   t.deepEqual(
     models.map((u) => u.replace(/^.*\/models\//, '')).sort(),
@@ -137,18 +129,7 @@ test('check on a valid history loads its one model, not the failure path, perf_h
 });
 
 test('a failing check still loads the shrinker (lazily) and reports a minimal sub-history', async (t) => {
-  const bad = join(dir, 'bad.jsonl');
-  writeFileSync(
-    bad,
-    [
-      { index: 0, type: 'invoke', f: 'write', value: 1, process: 0, time: 0, node: 'n1', faultEpoch: null },
-      { index: 1, type: 'ok', f: 'write', value: 1, process: 0, time: 1, node: 'n1', faultEpoch: null },
-      { index: 2, type: 'invoke', f: 'read', value: null, process: 1, time: 2, node: 'n1', faultEpoch: null },
-      { index: 3, type: 'ok', f: 'read', value: 2, process: 1, time: 3, node: 'n1', faultEpoch: null },
-    ]
-      .map((e) => JSON.stringify(e))
-      .join('\n'),
-  );
+  const bad = writeThenRead(join(dir, 'bad.jsonl'), 2);
   const out = join(dir, 'bad-out');
   const r = await modulesLoaded('check-bad', [
     'check',

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { ILLEGAL } from '../../checkers/linearizability/model.ts';
@@ -147,32 +147,20 @@ const randomOpArb = fc.record({
   outcome: fc.constantFrom('ok', 'ok', 'fail', 'info'),
 });
 
-test('agrees with a brute-force permutation checker on random small histories (<= 8 ops)', async (t) => {
+/**
+ * 400 random histories, each checked in both search orders and by brute force: all three must agree,
+ * and both verdicts must occur, or the comparison proves little.
+ */
+async function againstBruteForce<R>(
+  t: ExecutionContext,
+  raws: fc.Arbitrary<R[]>,
+  timedOf: (r: R, i: number) => TimedOp,
+): Promise<void> {
   let seenTrue = 0;
   let seenFalse = 0;
   await fc.assert(
-    fc.asyncProperty(fc.array(randomOpArb, { minLength: 1, maxLength: 8 }), async (raw) => {
-      const timed: TimedOp[] = raw.map((r, i) => {
-        const ret = r.call + r.len;
-        if (r.kind === 'read')
-          return { process: i, f: 'read', input: null, output: r.a === 0 ? null : r.a, call: r.call, ret };
-        if (r.kind === 'write') {
-          return r.outcome === 'info'
-            ? { process: i, f: 'write', input: r.a, output: null, call: r.call, ret: null, type: 'info' }
-            : { process: i, f: 'write', input: r.a, output: r.a, call: r.call, ret };
-        }
-        const type = r.outcome as 'ok' | 'fail' | 'info';
-        return {
-          process: i,
-          f: 'cas',
-          input: [r.a, r.b],
-          output: null,
-          call: r.call,
-          ret: type === 'info' ? null : ret,
-          type,
-        };
-      });
-      const ops = historyFromTimed(timed);
+    fc.asyncProperty(raws, async (raw) => {
+      const ops = historyFromTimed(raw.map(timedOf));
       const expected = bruteForce(ops);
       if (expected) seenTrue++;
       else seenFalse++;
@@ -180,8 +168,30 @@ test('agrees with a brute-force permutation checker on random small histories (<
     }),
     { numRuns: 400 },
   );
-  // The generator must exercise both verdicts, or the comparison proves little.
   t.true(seenTrue > 20 && seenFalse > 20, `true ${seenTrue}, false ${seenFalse}`);
+}
+
+test('agrees with a brute-force permutation checker on random small histories (<= 8 ops)', async (t) => {
+  await againstBruteForce(t, fc.array(randomOpArb, { minLength: 1, maxLength: 8 }), (r, i): TimedOp => {
+    const ret = r.call + r.len;
+    if (r.kind === 'read')
+      return { process: i, f: 'read', input: null, output: r.a === 0 ? null : r.a, call: r.call, ret };
+    if (r.kind === 'write') {
+      return r.outcome === 'info'
+        ? { process: i, f: 'write', input: r.a, output: null, call: r.call, ret: null, type: 'info' }
+        : { process: i, f: 'write', input: r.a, output: r.a, call: r.call, ret };
+    }
+    const type = r.outcome as 'ok' | 'fail' | 'info';
+    return {
+      process: i,
+      f: 'cas',
+      input: [r.a, r.b],
+      output: null,
+      call: r.call,
+      ret: type === 'info' ? null : ret,
+      type,
+    };
+  });
 });
 
 test('long generated histories (bitsets of many words) keep both verdicts right', async (t) => {
@@ -243,30 +253,17 @@ test('agrees with brute force on small histories full of crashed twins', async (
     len: fc.integer({ min: 0, max: 10 }),
     crashed: fc.boolean(),
   });
-  let seenTrue = 0;
-  let seenFalse = 0;
-  await fc.assert(
-    fc.asyncProperty(fc.array(twinOpArb, { minLength: 2, maxLength: 9 }), async (raw) => {
-      const timed: TimedOp[] = raw.map((r, i) => {
-        const ret = r.call + r.len;
-        if (r.kind === 'read')
-          return { process: i, f: 'read', input: null, output: r.a === 0 ? null : r.a, call: r.call, ret };
-        if (r.crashed) {
-          const input = r.kind === 'write' ? r.a : [r.a, r.b];
-          return { process: i, f: r.kind, input, output: null, call: r.call, ret: null, type: 'info' };
-        }
-        if (r.kind === 'write') return { process: i, f: 'write', input: r.a, output: r.a, call: r.call, ret };
-        return { process: i, f: 'cas', input: [r.a, r.b], output: null, call: r.call, ret, type: 'ok' };
-      });
-      const ops = historyFromTimed(timed);
-      const expected = bruteForce(ops);
-      if (expected) seenTrue++;
-      else seenFalse++;
-      return (await valid(ops)) === expected && (await valid(ops, false)) === expected;
-    }),
-    { numRuns: 400 },
-  );
-  t.true(seenTrue > 20 && seenFalse > 20, `true ${seenTrue}, false ${seenFalse}`);
+  await againstBruteForce(t, fc.array(twinOpArb, { minLength: 2, maxLength: 9 }), (r, i): TimedOp => {
+    const ret = r.call + r.len;
+    if (r.kind === 'read')
+      return { process: i, f: 'read', input: null, output: r.a === 0 ? null : r.a, call: r.call, ret };
+    if (r.crashed) {
+      const input = r.kind === 'write' ? r.a : [r.a, r.b];
+      return { process: i, f: r.kind, input, output: null, call: r.call, ret: null, type: 'info' };
+    }
+    if (r.kind === 'write') return { process: i, f: 'write', input: r.a, output: r.a, call: r.call, ret };
+    return { process: i, f: 'cas', input: [r.a, r.b], output: null, call: r.call, ret, type: 'ok' };
+  });
 });
 
 test('completed twins are not reordered: their returns bound them', async (t) => {
