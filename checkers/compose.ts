@@ -264,18 +264,19 @@ export async function runCheckersOnStream(
     if ('refused' in entry || !entry.checker.stream) return null;
     prepared.push(entry);
   }
-  const sinks = prepared.map((e, i) => {
+  const sinks: { name: string; sink: OpSink | null; err: unknown }[] = [];
+  for (const [i, e] of prepared.entries()) {
     const name = (requests[i] as CheckerRequest).name;
     try {
-      return {
+      sinks.push({
         name,
-        sink: (e.checker as Checker<unknown>).stream!(e.options ?? {}, ctx) as OpSink | null,
-        err: null as unknown,
-      };
+        sink: await (e.checker as Checker<unknown>).stream!(e.options ?? {}, ctx),
+        err: null,
+      });
     } catch (err) {
-      return { name, sink: null, err };
+      sinks.push({ name, sink: null, err });
     }
-  });
+  }
   let clientOps = 0;
   const count = await feed((op) => {
     if (op.process !== 'nemesis') clientOps++;

@@ -1,6 +1,6 @@
 import type { OptionsSchema } from '../src/core/util/options.ts';
 import { BUILT_IN, Registry } from '../src/core/util/registry.ts';
-import { models } from './linearizability/models/index.ts';
+import { models } from './linearizability/models/registry.ts';
 import type { Checker } from './types.ts';
 
 /**

@@ -61,9 +61,10 @@ export interface Checker<Options = Record<string, unknown>> {
   /**
    * The same check fed one op at a time, in any order (a history streamed from disk closes its ops in
    * completion order), without the checker keeping the Operation objects. Optional: a checker that
-   * needs the whole array has no stream form and gets the array.
+   * needs the whole array has no stream form and gets the array. A promise when the checker has
+   * something to load first for these options (the linearizability checker: its model's code).
    */
-  stream?(options: Options, ctx?: CheckContext): OpSink;
+  stream?(options: Options, ctx?: CheckContext): OpSink | Promise<OpSink>;
 }
 
 /** A check consuming ops as they close; `finish` gives the same result `check` gives on the same ops. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-write.ts';
+import { monotonicMs } from '../../src/core/util/clock.ts';
 import { subHistoryLines } from '../sub-history.ts';
 import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
@@ -187,7 +188,7 @@ export function runElleOn(
 
 function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckContext): ElleCheckResult {
   const options = elleOptionsSchema.parse(rawOptions);
-  const started = performance.now();
+  const started = monotonicMs();
   const models = options.consistencyModels ?? DEFAULT_MODELS;
   const prohibited = prohibitedAnomalies(models, options.anomalies ?? []);
   const specs = CYCLE_SPECS.filter((s) => prohibited.has(s.type));
@@ -201,7 +202,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
   const phases: Record<string, number> = {};
   let mark = started;
   const phase = (name: string) => {
-    const now = performance.now();
+    const now = monotonicMs();
     phases[name] = Number(((now - mark) / 1000).toFixed(3));
     mark = now;
   };
@@ -247,7 +248,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     anomalyCounts[t] = cases.length;
     anomalies.push(...cases.slice(0, MAX_CASES_IN_RESULT));
   }
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (monotonicMs() - started) / 1000;
   const artifacts =
     (options.outDir ?? ctx.outDir) && valid !== true
       ? writeArtifacts(options.outDir ?? ctx.outDir!, analysis, reportable, found)
@@ -367,7 +368,7 @@ function searchComponents(
     const exhausted: string[] = [];
     for (const spec of o.searched) {
       if (impliedHere.has(spec.type)) continue;
-      const deadline = performance.now() + o.timeoutMs;
+      const deadline = monotonicMs() + o.timeoutMs;
       const outcome = o.signal?.aborted
         ? ({ timeout: true } as const)
         : searchCycle(lg, spec, deadline, (c) => classify(lg, h.n, c) === spec.type, o.signal);

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../src/core/util/clock.ts';
 import { type Csr, PROCESS, primaryRel, REALTIME, RW, tarjan, WR, WW } from './graph.ts';
 
 /**
@@ -180,8 +181,7 @@ export function searchCycle(
       parent[st0] = -1;
       queue[tail++] = st0;
       while (head < tail) {
-        if ((++pops & 1023) === 0 && (performance.now() > deadline || signal?.aborted))
-          return { timeout: true };
+        if ((++pops & 1023) === 0 && (monotonicMs() > deadline || signal?.aborted)) return { timeout: true };
         const st = queue[head++]!;
         const v = (st / stride) | 0;
         const f = expand[st % stride]!;

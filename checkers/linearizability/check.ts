@@ -1,7 +1,8 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { monotonicMs } from '../../src/core/util/clock.ts';
 import type { Validity } from '../types.ts';
 import type { AnyModel } from './model.ts';
-import { modelSpecOf } from './models/index.ts';
+import { modelSpecOf } from './models/registry.ts';
 import type { EncodedOps } from './op-columns.ts';
 import { type Partition, type PreparedHistory, prepareHistory } from './prepare.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
@@ -13,8 +14,8 @@ import {
   summarizeWithoutSearch,
 } from './summary.ts';
 
-// The global `performance` and a hand-made promise rather than node:perf_hooks and node:timers/promises:
-// those two modules cost `faultline check` measurable start-up for nothing the search needs.
+// monotonicMs (not `performance`) and a hand-made promise rather than node:timers/promises: perf_hooks
+// and timers/promises cost `faultline check` measurable start-up for nothing the search needs.
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export type { EngineResult };
@@ -88,13 +89,13 @@ export async function checkPartitionsInline(
   let timedOut = false;
   let aborted = false;
   let illegal = false;
-  let lastYield = performance.now();
+  let lastYield = monotonicMs();
   while (running.length > 0 && !illegal) {
     for (const i of running) {
       const search = searches[i] as PartitionSearch;
-      const t0 = performance.now();
+      const t0 = monotonicMs();
       const status = search.run(SLICE_ITERATIONS);
-      ms[i] = (ms[i] as number) + (performance.now() - t0);
+      ms[i] = (ms[i] as number) + (monotonicMs() - t0);
       if (status !== 'running') settle(i);
       if (status === 'illegal') {
         illegal = true;
@@ -103,14 +104,14 @@ export async function checkPartitionsInline(
     }
     running = running.filter((i) => searches[i] !== null);
     if (running.length === 0 || illegal) break;
-    const now = performance.now();
+    const now = monotonicMs();
     if (now >= deadline) {
       timedOut = true;
       break;
     }
     if (now - lastYield >= YIELD_EVERY_MS) {
       await yieldToEventLoop();
-      lastYield = performance.now();
+      lastYield = monotonicMs();
     }
     if (signal?.aborted) {
       aborted = true;
@@ -149,10 +150,10 @@ function refutePartitions(
   const summaries = refutations.map((r, i) => {
     if (!r) return summarizeWithoutSearch(model, 'cancelled');
     const search = new PartitionSearch(model, (partitions[i] as Partition).ops, searchOptions);
-    const t0 = performance.now();
+    const t0 = monotonicMs();
     const summary =
       search.run(REFUTED_SEARCH_ITERATIONS) === 'illegal'
-        ? summarizeSearch(search, model, 'illegal', performance.now() - t0)
+        ? summarizeSearch(search, model, 'illegal', monotonicMs() - t0)
         : summarizeWithoutSearch(model, 'illegal', r);
     search.release();
     return summary;
@@ -175,7 +176,7 @@ export async function checkOperations(
   ops: readonly Operation[],
   opts: CheckOperationsOptions = {},
 ): Promise<CheckOutcome> {
-  const started = performance.now();
+  const started = monotonicMs();
   return checkPrepared(model, prepareHistory(model, ops), opts, started);
 }
 
@@ -187,7 +188,7 @@ export async function checkPrepared(
   model: AnyModel,
   prepared: PreparedHistory,
   opts: CheckOperationsOptions = {},
-  started = performance.now(),
+  started = monotonicMs(),
 ): Promise<CheckOutcome> {
   const { partitions } = prepared;
   const deadline = opts.timeoutMs && opts.timeoutMs > 0 ? started + opts.timeoutMs : Number.POSITIVE_INFINITY;
@@ -238,7 +239,7 @@ export async function checkPrepared(
     opsIgnored: prepared.opsIgnored,
     timedOut: engine.timedOut,
     aborted: engine.aborted,
-    elapsedMs: performance.now() - started,
+    elapsedMs: monotonicMs() - started,
     workers: useWorkers ? wantWorkers : 0,
   };
 }

@@ -1,20 +1,17 @@
 import { join } from 'node:path';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { errorMessage, UserError } from '../../src/core/util/errors.ts';
-import { subHistoryLines } from '../sub-history.ts';
 import type { CheckContext, Checker, CheckResult, OpSink } from '../types.ts';
 import { checkPrepared } from './check.ts';
-import { createModel, describeSemantics } from './models/index.ts';
+import { createModel, describeSemantics, loadModel } from './models/registry.ts';
 import { type LinearizabilityOptions, linearizabilityOptionsSchema } from './options.ts';
 import { HistoryPreparer, OperationInputError } from './prepare.ts';
 import { buildResult, CHECKER_NAME } from './report.ts';
-import { shrinkFailingPartition } from './shrink.ts';
 
 export type { CheckOperationsOptions, CheckOutcome, PartitionResult } from './check.ts';
 export { checkOperations } from './check.ts';
 export type { AnyModel, Model } from './model.ts';
 export { ILLEGAL } from './model.ts';
-export { createModel, MODEL_NAMES, models } from './models/index.ts';
 export type { LinearizabilityOptions } from './options.ts';
 export { linearizabilityOptionsSchema } from './options.ts';
 
@@ -34,11 +31,11 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
     options: LinearizabilityOptions,
     ctx?: CheckContext,
   ): Promise<CheckResult> {
-    const sink = openCheck(options, ctx, ops);
+    const sink = await openCheck(options, ctx, ops);
     for (const op of ops) sink.add(op);
     return sink.finish();
   },
-  stream(options: LinearizabilityOptions, ctx?: CheckContext): OpSink {
+  stream(options: LinearizabilityOptions, ctx?: CheckContext): Promise<OpSink> {
     return openCheck(options, ctx, null);
   },
 };
@@ -47,11 +44,11 @@ export const linearizabilityChecker: Checker<LinearizabilityOptions> = {
  * One check: ops go to a HistoryPreparer as they come; `finish` searches and reports. `given` is the
  * caller's array (the HTML needs the ops themselves); without it the HTML, if any, keeps its own copy.
  */
-function openCheck(
+async function openCheck(
   options: LinearizabilityOptions,
   ctx: CheckContext | undefined,
   given: readonly Operation[] | null,
-): OpSink {
+): Promise<OpSink> {
   const parsed = linearizabilityOptionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -59,6 +56,7 @@ function openCheck(
     throw new UserError(`${CHECKER_NAME}: ${where}: ${issue?.message ?? 'invalid options'}`);
   }
   const o = parsed.data;
+  await loadModel(o.model);
   let model: ReturnType<typeof createModel>;
   try {
     model = createModel(o.model, {
@@ -132,6 +130,8 @@ async function attachMinimalHistory(
 ): Promise<void> {
   const part = outcome.partitions[outcome.failing[0] as number];
   if (!part) return;
+  // Loaded here, not up front: only a FAIL needs them, and every module costs `faultline check` start-up.
+  const { shrinkFailingPartition } = await import('./shrink.ts');
   const shrunk = shrinkFailingPartition(model, part.ops);
   const byId = new Map<number, Operation>();
   for (const op of ops ?? []) byId.set(op.id, op);
@@ -151,6 +151,7 @@ async function attachMinimalHistory(
   if (first) first.minimalOps = invokeIndices;
   if (ctx?.outDir && kept.length === shrunk.ids.length) {
     const { mkdir, writeFile } = await import('node:fs/promises');
+    const { subHistoryLines } = await import('../sub-history.ts');
     await mkdir(ctx.outDir, { recursive: true });
     const path = join(ctx.outDir, 'minimal-history.jsonl');
     await writeFile(path, subHistoryLines(kept));

@@ -1,5 +1,5 @@
 import type { OptionsSchema } from '../../src/core/util/options.ts';
-import { FAILED_CAS, type FailedCas, models, NIL_READS, type NilRead } from './models/index.ts';
+import { FAILED_CAS, type FailedCas, models, NIL_READS, type NilRead } from './models/registry.ts';
 
 /**
  * The linearizability checker's options and their validation.

@@ -1,6 +1,6 @@
-import { performance } from 'node:perf_hooks';
+import { monotonicMs } from '../../src/core/util/clock.ts';
 import { startModuleWorker } from '../../src/core/util/module-worker.ts';
-import type { ModelSpec } from './models/index.ts';
+import type { ModelSpec } from './models/registry.ts';
 import type { Partition } from './prepare.ts';
 import type { SearchOptions } from './search.ts';
 import type { EngineResult, PartitionSummary } from './summary.ts';
@@ -40,7 +40,7 @@ export async function checkPartitionsInWorkers(
   const cancelBuffer = new SharedArrayBuffer(4);
   const cancel = new Int32Array(cancelBuffer);
   const deadlineEpochMs = Number.isFinite(deadline)
-    ? Date.now() + (deadline - performance.now())
+    ? Date.now() + (deadline - monotonicMs())
     : Number.POSITIVE_INFINITY;
   const summaries: (PartitionSummary | undefined)[] = new Array(partitions.length);
   let timedOut = false;

@@ -157,6 +157,12 @@ export interface SearchOptions {
  * constraints (no unlinearized op returned before r was called, or r would not be a candidate). So when
  * "r first" fails, or was already explored, the configuration fails and the search backtracks.
  *
+ * A second: ops that never completed (info) with the same input and output are interchangeable, since
+ * neither has a return that bounds it and both step the state alike. Any linearization can place such
+ * twins in the order of their calls (the j-th of the positions they take is at or after the j-th call),
+ * so a twin is a candidate only once the twin called before it is linearized. On Porcupine's etcd
+ * logs, where crashed `write 3`s recur, this cuts the configurations the search visits.
+ *
  * The search succeeds once every op that completed is linearized: ops that never completed (or ended
  * `info`) may never have taken effect, so they need not be placed.
  */
@@ -185,6 +191,12 @@ export class PartitionSearch {
   private readonly readOnly: Uint8Array;
   /** 1 for ops that completed (finite return); the search succeeds once all of them are linearized. */
   private readonly finite: Uint8Array;
+  /**
+   * For an op that never completed: the op of its class (same input and output, so the same step) that
+   * also never completed and was called last before it, or -1. Such twins are linearized in call order
+   * (see the class comment); all -1 when the option is off.
+   */
+  private readonly twin: Int32Array;
   private finiteLeft = 0;
   /** Leading stack entries known to equal `bestOps`. */
   private synced = 0;
@@ -259,6 +271,19 @@ export class PartitionSearch {
       } else retNode[e >> 1] = node;
     }
     for (let i = 0; i < n; i++) this.match[callNode[i] as number] = retNode[i] as number;
+    this.twin = new Int32Array(n).fill(-1);
+    if (options.greedyReads ?? true) {
+      const lastOfClass = new Int32Array(this.space.width).fill(-1);
+      const { classOf } = this.space;
+      for (let k = 0; k < 2 * n; k++) {
+        const e = order[k] as number;
+        const op = e >> 1;
+        if ((e & 1) !== 0 || this.finite[op] === 1) continue;
+        const c = classOf[op] as number;
+        this.twin[op] = lastOfClass[c] as number;
+        lastOfClass[c] = op;
+      }
+    }
     for (let node = 0; node <= this.tail; node++) {
       this.next[node] = node === this.tail ? this.tail : node + 1;
       this.prev[node] = node === 0 ? 0 : node - 1;
@@ -291,8 +316,21 @@ export class PartitionSearch {
   /** Run at most `budget` loop iterations; returns the status afterwards. */
   run(budget: number): SearchStatus {
     if (this.status !== 'running') return this.status;
-    const { next, prev, nodeOp, isCall, match, zob, bits, stackNode, stackSid, space, readOnly, finite } =
-      this;
+    const {
+      next,
+      prev,
+      nodeOp,
+      isCall,
+      match,
+      zob,
+      bits,
+      stackNode,
+      stackSid,
+      space,
+      readOnly,
+      finite,
+      twin,
+    } = this;
     const { classOf, width } = space;
     let memo = space.memo;
     let denseRows = space.denseRows;
@@ -315,6 +353,12 @@ export class PartitionSearch {
       }
       if (isCall[e] === 1) {
         const op = nodeOp[e] as number;
+        const tw = twin[op] as number;
+        if (tw >= 0 && ((bits[tw >>> 5] as number) & (1 << (tw & 31))) === 0) {
+          // Its earlier twin is not linearized yet: that one goes first.
+          e = next[e] as number;
+          continue;
+        }
         steps++;
         let cell = sid < denseRows ? (memo[sid * width + (classOf[op] as number)] as number) : 0;
         if (cell === 0) {

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { createModel, type ModelSpec } from './models/index.ts';
+import { monotonicMs } from '../../src/core/util/clock.ts';
+import { createModel, loadModel, type ModelSpec } from './models/registry.ts';
 import { EncodedOps, type EncodedOpsData } from './op-columns.ts';
 import { PartitionSearch, type SearchOptions, SLICE_ITERATIONS } from './search.ts';
 import { type PartitionSummary, summarizeSearch } from './summary.ts';
@@ -36,9 +37,9 @@ function runJob(job: WorkerJob, post: (m: WorkerMessage) => void): void {
   let timedOut = false;
   while (running.length > 0) {
     for (const r of running) {
-      const t0 = performance.now();
+      const t0 = monotonicMs();
       const status = r.search.run(SLICE_ITERATIONS);
-      r.ms += performance.now() - t0;
+      r.ms += monotonicMs() - t0;
       if (status !== 'running') {
         if (status === 'illegal') Atomics.store(cancel, 0, 1);
         post({ kind: 'result', index: r.index, summary: summarizeSearch(r.search, model, status, r.ms) });
@@ -64,5 +65,7 @@ function runJob(job: WorkerJob, post: (m: WorkerMessage) => void): void {
 
 if (parentPort && workerData && (workerData as { job?: WorkerJob }).job) {
   const port = parentPort;
-  runJob((workerData as { job: WorkerJob }).job, (m) => port.postMessage(m));
+  const job = (workerData as { job: WorkerJob }).job;
+  await loadModel(job.spec.name);
+  runJob(job, (m) => port.postMessage(m));
 }

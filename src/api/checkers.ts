@@ -5,7 +5,7 @@
  */
 export type { CheckerRequest } from '../../checkers/compose.ts';
 export { type CompleteModel, completeModel } from '../../checkers/linearizability/model.ts';
-export type { ModelDefinition } from '../../checkers/linearizability/models/index.ts';
+export type { ModelDefinition } from '../../checkers/linearizability/models/registry.ts';
 export type { CheckerDefinition, OptionsSchema } from '../../checkers/registry.ts';
 export type { Anomaly, CheckContext, Validity } from '../../checkers/types.ts';
 export type { ClientDefinition } from '../lib/clients/registry.ts';

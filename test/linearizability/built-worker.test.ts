@@ -30,6 +30,7 @@ test('compiled to JavaScript, the worker threads load and give the right verdict
         include: [],
         files: [
           join(root, 'checkers/linearizability/check.ts'),
+          join(root, 'checkers/linearizability/models/index.ts'),
           join(root, 'checkers/linearizability/parallel.ts'),
           join(root, 'checkers/linearizability/worker.ts'),
           join(root, 'src/core/history/read.ts'),

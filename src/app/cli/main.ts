@@ -4,7 +4,6 @@ import { ALLOW_PROXY_COMMAND_FLAG, allowProxyCommands } from '../../core/control
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
 import { pluginArgs } from '../plugin/args.ts';
-import { helpEpilogue } from './help.ts';
 import { type CommandSpec, flagShape, type OptionSpec, parseCommandLine } from './spec.ts';
 
 /**
@@ -107,6 +106,7 @@ export async function buildProgram(args: readonly string[] = [], listOnly = fals
   const { Command } = await import('commander');
   const { addCommand, optionOf } = await import('./commander-spec.ts');
   const { packageVersion } = await import('../../core/util/package-info.ts');
+  const { helpEpilogue } = await import('./help.ts');
   const program = new Command('faultline').description(
     'Jepsen-style distributed-systems testing: plans, faults with landing evidence, oracles, verdicts',
   );

@@ -1,5 +1,5 @@
 import type { Model } from '../../../checkers/linearizability/model.ts';
-import type { ModelDefinition } from '../../../checkers/linearizability/models/index.ts';
+import type { ModelDefinition } from '../../../checkers/linearizability/models/registry.ts';
 import type { CheckerDefinition } from '../../../checkers/registry.ts';
 import type { Checker } from '../../../checkers/types.ts';
 import { type NemesisSpec, nemesisDefinition } from '../../../nemeses/generic.ts';

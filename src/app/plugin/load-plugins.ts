@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { models } from '../../../checkers/linearizability/models/index.ts';
+import { models } from '../../../checkers/linearizability/models/registry.ts';
 import { checkers } from '../../../checkers/registry.ts';
 import { nemeses } from '../../../nemeses/registry.ts';
 import { topologies } from '../../../nemeses/topology.ts';

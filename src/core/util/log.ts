@@ -15,8 +15,14 @@ import type { Logger } from 'pino';
 let current: Logger | undefined;
 let settings: LoggerOptions = {};
 let human: HumanLines | undefined;
-const requireLazily = createRequire(import.meta.url);
 let exitHook = false;
+let cjsRequire: NodeJS.Require | undefined;
+
+/** pino and pino-pretty are CommonJS; the require function itself is made on first use too. */
+function requireLazily(id: string): unknown {
+  cjsRequire ??= createRequire(import.meta.url);
+  return cjsRequire(id);
+}
 
 export interface LoggerOptions {
   /** JSON lines (pino's own format) instead of human lines. */

@@ -1,5 +1,5 @@
 import type { CheckerRequest } from '../../../../checkers/compose.ts';
-import { models } from '../../../../checkers/linearizability/models/index.ts';
+import { models } from '../../../../checkers/linearizability/models/registry.ts';
 import { checkers } from '../../../../checkers/registry.ts';
 import type { CheckContext, CheckResult, Validity } from '../../../../checkers/types.ts';
 import type { LoadOptions } from '../../../core/history/read.ts';
@@ -133,20 +133,22 @@ async function readOptionsFile(file: string): Promise<OptionsMap> {
 
 /** Options from the flags, per checker name; only flags the user gave appear. */
 async function optionsFromFlags(flags: CheckFlags): Promise<OptionsMap> {
-  const { parseDuration } = await import('../../../core/util/duration.ts');
+  // Loaded only for a budget flag: the default command line does without it.
+  const parseDuration = async (text: string, flag: string) =>
+    (await import('../../../core/util/duration.ts')).parseDuration(text, flag);
   const lin: Record<string, unknown> = {};
   if (flags.model !== undefined) lin.model = flags.model;
   if (flags.initialValue !== undefined) lin.initialValue = jsonOrText(flags.initialValue);
   if (flags.nilRead !== undefined) lin.nilRead = flags.nilRead;
   if (flags.failedCas !== undefined) lin.failedCas = flags.failedCas;
-  if (flags.timeout !== undefined) lin.timeoutMs = parseDuration(flags.timeout, '--timeout');
+  if (flags.timeout !== undefined) lin.timeoutMs = await parseDuration(flags.timeout, '--timeout');
   if (flags.html !== undefined) lin.htmlPath = flags.html;
   const elle: Record<string, unknown> = {};
   if (flags.workload !== undefined) elle.workload = flags.workload;
   if (flags.consistencyModels !== undefined) elle.consistencyModels = list(flags.consistencyModels);
   if (flags.anomalies !== undefined) elle.anomalies = list(flags.anomalies);
   if (flags.cycleSearchTimeout !== undefined) {
-    elle.cycleSearchTimeoutMs = parseDuration(flags.cycleSearchTimeout, '--cycle-search-timeout');
+    elle.cycleSearchTimeoutMs = await parseDuration(flags.cycleSearchTimeout, '--cycle-search-timeout');
   }
   return { linearizable: lin, elle };
 }
