@@ -559,6 +559,11 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
 function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const r = ev.recovery;
   if (!r) return unchecked('no post-heal measurement');
+  // Permanent damage (a corruption without backup) has no heal to recover from; later heals carry it.
+  const kept = r.permanent?.length
+    ? `${r.permanent.join(', ')}: permanent damage, nothing heals it (the heals after it are judged with it in place)`
+    : null;
+  if (r.windows.length === 0 && kept) return unchecked(`no heal to recover from: ${kept}`);
   if (r.windows.length === 0) {
     // Evidence without per-key recovery (older sessions, hand-written evidence): the rate alone.
     if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null)
@@ -571,6 +576,7 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   // A key the next fault window reached before it had served again is that fault's, not this heal's.
   const judged = r.windows.filter((w) => w.keys > notJudged(w));
   const cut = [
+    ...(kept ? [kept] : []),
     ...r.windows
       .filter((w) => w.unjudged)
       .map(
