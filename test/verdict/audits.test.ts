@@ -455,3 +455,31 @@ test('RF8: permanent damage is named, not timed; the heals after it are judged, 
   t.is(none.status, 'unchecked');
   t.regex(none.evidence, /^no heal to recover from: w1: permanent damage/);
 });
+
+test('RF8: a heal no key was asked after (a restart done after the workload) is unchecked and says so', (t) => {
+  const late = hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 50,
+      afterHealOpsPerSec: null,
+      measuredAfterS: 0,
+      permanent: ['w1'],
+      windows: [
+        {
+          id: 'w2',
+          healS: 47.3,
+          keys: 0,
+          recoveredAfterS: 0,
+          slowestKey: null,
+          budgetS: 0,
+          budgetFrom: 'the end of the history',
+        },
+      ],
+    },
+  });
+  const rf8 = item(runAudits(late, S1, 'hardening').redFlags, 'RF8');
+  t.is(rf8.status, 'unchecked');
+  t.regex(
+    rf8.evidence,
+    /^nothing to judge: w2 healed at 47\.3s: no key in use was asked after it; w1: permanent damage/,
+  );
+});

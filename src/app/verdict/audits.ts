@@ -590,10 +590,17 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
           `${w.id}: ${w.retired?.length} key(s) not judged, the workload stopped asking them inside the budget (${w.retired?.slice(0, 3).join(', ')}${(w.retired?.length ?? 0) > 3 ? ' …' : ''})`,
       ),
   ];
-  if (judged.length === 0)
+  if (judged.length === 0) {
+    // A heal no key was asked after (a restart that completed only once the workload was over).
+    const unasked = r.windows
+      .filter((w) => w.keys === 0)
+      .map((w) => `${w.id} healed at ${fmtS(w.healS)}: no key in use was asked after it`);
     return unchecked(
-      `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
+      unasked.length > 0
+        ? `nothing to judge: ${[...unasked, ...cut].join('; ')}`
+        : `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
     );
+  }
   // The rate not back to nominal before the budget ran out (a cut one is the next fault's to judge).
   const rateLate = (w: (typeof judged)[number]) =>
     w.rate !== undefined &&
