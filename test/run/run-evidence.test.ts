@@ -14,6 +14,18 @@ const binding = { checkers: ['linearizable'] } as unknown as Binding;
 const T0 = Date.parse('2026-11-30T04:00:00.000Z');
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
 
+/** A read of key r on n1 invoked at `s` seconds, answered 5 ms later. */
+function readPair(
+  ev: (e: Record<string, unknown>) => void,
+  process: number,
+  s: number,
+  faultEpoch: string[] | null,
+): void {
+  const at = { f: 'read', key: 'r', process, node: 'n1', faultEpoch };
+  ev({ ...at, type: 'invoke', value: null, time: s * 1e9 });
+  ev({ ...at, type: 'ok', value: 1, time: s * 1e9 + 5e6 });
+}
+
 function runDir(opts: { unmarked?: number } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'fl-measure-'));
   const lines: unknown[] = [];
@@ -37,26 +49,7 @@ function runDir(opts: { unmarked?: number } = {}): string {
       });
     if (i === 60)
       ev({ type: 'info', f: 'stop-partition', value: { healed: ['w1'] }, process: 'nemesis', time: 6e9 });
-    ev({
-      type: 'invoke',
-      f: 'read',
-      key: 'r',
-      value: null,
-      process: i % 5,
-      time: t * 1e9,
-      node: 'n1',
-      faultEpoch: epoch,
-    });
-    ev({
-      type: 'ok',
-      f: 'read',
-      key: 'r',
-      value: 1,
-      process: i % 5,
-      time: t * 1e9 + 5e6,
-      node: 'n1',
-      faultEpoch: epoch,
-    });
+    readPair(ev, i % 5, t, epoch);
   }
   writeFileSync(join(dir, 'history.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   // The ledger's wall clock: the workload began at T0.
@@ -210,9 +203,9 @@ function corruptThenKillDir(backup: boolean): string {
   const lines: unknown[] = [];
   let index = 0;
   const ev = (e: Record<string, unknown>) =>
-    lines.push({ index: index++, node: null, faultEpoch: null, key: 'r', ...e });
+    lines.push({ index: index++, node: null, faultEpoch: null, ...e });
   const nemesis = (type: string, f: string, value: unknown, s: number) =>
-    ev({ type, f, value, process: 'nemesis', time: s * 1e9, key: undefined });
+    ev({ type, f, value, process: 'nemesis', time: s * 1e9 });
   for (let i = 0; i < 400; i++) {
     const s = i * 0.1;
     if (i === 150) nemesis('invoke', 'corrupt-file', { targets: 'all' }, 15);
@@ -222,24 +215,7 @@ function corruptThenKillDir(backup: boolean): string {
     if (i === 200) nemesis('info', 'start', { healed: ['w2'] }, 20);
     if (s > 16.95 && s < 20.5) continue;
     const epoch = s >= 15 ? (s < 20 ? ['c1', 'w2'] : ['c1']) : null;
-    ev({
-      type: 'invoke',
-      f: 'read',
-      value: null,
-      process: i % 6,
-      time: s * 1e9,
-      node: 'n1',
-      faultEpoch: epoch,
-    });
-    ev({
-      type: 'ok',
-      f: 'read',
-      value: 1,
-      process: i % 6,
-      time: s * 1e9 + 5e6,
-      node: 'n1',
-      faultEpoch: epoch,
-    });
+    readPair(ev, i % 6, s, epoch);
   }
   writeFileSync(join(dir, 'history.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const corrupt = {
