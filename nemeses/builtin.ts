@@ -404,7 +404,14 @@ export const diskDefinition: NemesisDefinition = {
   load: async () => (await import('./disk.ts')).diskNemesis,
   actions: [
     generic('disk', 'disk-full'),
-    { name: 'corrupt', cls: 'disk', startOp: 'corrupt-file', stopOp: null },
+    // Without a backup the heal restores nothing: the corruption stays (as in Jepsen).
+    {
+      name: 'corrupt',
+      cls: 'disk',
+      startOp: 'corrupt-file',
+      stopOp: null,
+      permanent: (p) => p.backup !== true,
+    },
     generic('disk', 'flakey', {
       nodeNeeds: [{ name: 'dm-flakey', hint: 'apt-get install -y dmsetup (kernel with device-mapper)' }],
     }),

@@ -184,6 +184,14 @@ export interface FaultActionDefinition {
    * acknowledged exercised nothing, and is not counted as landed (see the run's exposure signal).
    */
   needsAcknowledgedOps?: boolean;
+  /**
+   * Nothing ever undoes this fault's damage, not even the run's final heal (a one-shot whose params keep
+   * no copy to restore: a corruption without backup). Its window stays open to the final heal only
+   * because nothing closes it; once injected it is no longer in force, the database lives with what it
+   * did, so the run judges what follows (the rate, the recovery after a later heal) as the database's
+   * own doing, not as time under the fault.
+   */
+  permanent?: (params: Readonly<Record<string, unknown>>) => boolean;
   /** Database capabilities the action needs. */
   dbNeeds?: readonly DatabaseCapability[];
   /** What the nodes need (capability probe rows), with the install hint. */

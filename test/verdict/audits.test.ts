@@ -416,3 +416,70 @@ test('RF8: keys the workload stopped asking are named and not judged; with none 
   const none = item(runAudits(heal(1, ['37']), S1, 'hardening').redFlags, 'RF8');
   t.is(none.status, 'unchecked', none.evidence);
 });
+
+test('RF8: permanent damage is named, not timed; the heals after it are judged, and alone it is unchecked', (t) => {
+  const withDamage = hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 50,
+      afterHealOpsPerSec: 50,
+      measuredAfterS: 10,
+      permanent: ['w1'],
+      windows: [
+        {
+          id: 'w2',
+          healS: 20,
+          keys: 4,
+          recoveredAfterS: 2,
+          slowestKey: '7',
+          budgetS: 20,
+          budgetFrom: 'the end of the history',
+          rate: { backAfterS: 2, referenceOpsPerSec: 50 },
+        },
+      ],
+    },
+  });
+  const judged = item(runAudits(withDamage, S1, 'hardening').redFlags, 'RF8');
+  t.is(judged.status, 'checked', judged.evidence);
+  t.regex(judged.evidence, /w1: permanent damage, nothing heals it/);
+  t.regex(judged.evidence, /within 2\.0s \(slowest w2/);
+  const alone = hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 50,
+      afterHealOpsPerSec: null,
+      measuredAfterS: 0,
+      permanent: ['w1'],
+      windows: [],
+    },
+  });
+  const none = item(runAudits(alone, S1, 'hardening').redFlags, 'RF8');
+  t.is(none.status, 'unchecked');
+  t.regex(none.evidence, /^no heal to recover from: w1: permanent damage/);
+});
+
+test('RF8: a heal no key was asked after (a restart done after the workload) is unchecked and says so', (t) => {
+  const late = hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 50,
+      afterHealOpsPerSec: null,
+      measuredAfterS: 0,
+      permanent: ['w1'],
+      windows: [
+        {
+          id: 'w2',
+          healS: 47.3,
+          keys: 0,
+          recoveredAfterS: 0,
+          slowestKey: null,
+          budgetS: 0,
+          budgetFrom: 'the end of the history',
+        },
+      ],
+    },
+  });
+  const rf8 = item(runAudits(late, S1, 'hardening').redFlags, 'RF8');
+  t.is(rf8.status, 'unchecked');
+  t.regex(
+    rf8.evidence,
+    /^nothing to judge: w2 healed at 47\.3s: no key in use was asked after it; w1: permanent damage/,
+  );
+});

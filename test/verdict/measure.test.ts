@@ -460,3 +460,50 @@ test('recoveryAfterHeal: a database that answers nothing after the heal has not 
   const w2 = recoveryAfterHeal(served, windows, faults, { endS: 8 })?.windows[0];
   t.deepEqual(w2?.retired, ['a', 'b']);
 });
+
+/**
+ * Etcd's S8 shape: keys a and b at 10 ops/s for 40 s; every snapshot corrupted (no backup) at 15 s, every
+ * member killed at 17 s and started again at 20 s, nothing served from 17 to 20.5 s. The corruption's
+ * window closes only at the final heal (after the workload), which restores nothing.
+ */
+function corruptThenKill(): Operation[] {
+  const ops: Operation[] = [];
+  let id = 0;
+  for (let t = 0.05; t < 40; t += 0.1) {
+    if (t > 16.9 && t < 20.5) continue;
+    ops.push(op(id++, t - 0.04, t, { key: id % 2 ? 'a' : 'b' }));
+  }
+  return ops;
+}
+
+test('recoveryAfterHeal: permanent damage has no heal of its own; the restart after it is judged with it in place', (t) => {
+  const ops = corruptThenKill();
+  // As the run measures them: the corruption in force while it was dealt (15–15.2 s), then permanent.
+  const faults = [
+    { id: 'c1', startS: 15, endS: 15.2, permanent: true },
+    { id: 'w2', startS: 17, endS: 20 },
+  ];
+  const windows = throughputWindows(ops, { windowS: 2, durationS: 40, faults });
+  t.deepEqual(
+    windows.filter((w) => w.faultActive).map((w) => w.startS),
+    [14, 16, 18],
+    'after the kill healed the windows are the database serving with the damage, not under a fault',
+  );
+  const r = recoveryAfterHeal(ops, windows, faults, { endS: 40, intendedOpsPerSec: 10 });
+  t.deepEqual(r?.permanent, ['c1']);
+  t.deepEqual(
+    r?.windows.map((w) => w.id),
+    ['w2'],
+    'the corruption is not a heal to time (2 s before the kill, no whole window could show the rate)',
+  );
+  const w2 = r?.windows[0];
+  t.true((w2?.recoveredAfterS ?? 99) < 2.5, `keys and rate back after the restart: ${w2?.recoveredAfterS}`);
+  t.is(w2?.rate?.backAfterS, 2, 'the 22–24 s window is the first whole one at the rate before the fault');
+  t.true((r?.afterHealOpsPerSec ?? 0) > 9, 'the rate after the last recovery is compared');
+  // A permanent fault alone: nothing healed, nothing to time, and it says so.
+  const alone = [faults[0]!];
+  const aw = throughputWindows(ops, { windowS: 2, durationS: 40, faults: alone });
+  const ar = recoveryAfterHeal(ops, aw, alone, { endS: 40 });
+  t.deepEqual(ar?.windows, []);
+  t.deepEqual(ar?.permanent, ['c1']);
+});

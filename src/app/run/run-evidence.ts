@@ -15,8 +15,10 @@ import { countFailovers, readPrimariesSamples } from '../test/primaries-sampler.
 import type { FaultEvidenceRecord, OracleResult, ThroughputWindow } from '../verdict/evidence.ts';
 import { opsByEventIndex, resultHeadline } from '../verdict/headline.ts';
 import {
+  type FaultWindowTimes,
   faultEvidenceFromRecord,
   historyFacts,
+  isPermanent,
   markRecovering,
   recoveryAfterHeal,
   type SutLogMatch,
@@ -115,11 +117,23 @@ export async function measureRun(
   const sec = (iso: string | undefined) =>
     iso === undefined ? null : Math.max(0, (Date.parse(iso) - workloadStart.getTime()) / 1000);
   const healedAt = healCompletions(paired.events);
-  const times = recorded.map((f) => ({
-    id: f.id,
-    startS: sec(ledger.injected.get(f.id)) ?? f.startS,
-    endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
-  }));
+  const times = recorded.map((f, i): FaultWindowTimes => {
+    const startS = sec(ledger.injected.get(f.id)) ?? f.startS;
+    // Damage nothing undoes: in force while it is dealt (until its landing evidence is taken), not to
+    // the final heal that closes its window without restoring anything.
+    if (records[i] && isPermanent(records[i]))
+      return {
+        id: f.id,
+        startS,
+        endS: Math.max(startS, sec(ledger.evidence.get(f.id)) ?? startS),
+        permanent: true,
+      };
+    return {
+      id: f.id,
+      startS,
+      endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
+    };
+  });
   const client = ops.filter((o) => o.process !== 'nemesis');
   const faults = recorded.map((f, i) => withExposure(f, times[i] ?? f, client));
   // The main phase ran to its time limit when client ops were still being invoked in its last second.
@@ -143,7 +157,8 @@ export async function measureRun(
     faults: new Map(
       // `times` is `faults` mapped, index for index.
       faults.map((f, i) => {
-        const endS = times[i]?.endS;
+        // Permanent damage was never healed: no "after it healed" for it.
+        const endS = times[i]?.permanent ? null : times[i]?.endS;
         return [f.id, { what: f.what, healedAtNs: typeof endS === 'number' ? endS * 1e9 : null }];
       }),
     ),

@@ -559,6 +559,11 @@ function sutLogItem(ev: ScenarioEvidence): [AuditStatus, string] {
 function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const r = ev.recovery;
   if (!r) return unchecked('no post-heal measurement');
+  // Permanent damage (a corruption without backup) has no heal to recover from; later heals carry it.
+  const kept = r.permanent?.length
+    ? `${r.permanent.join(', ')}: permanent damage, nothing heals it (the heals after it are judged with it in place)`
+    : null;
+  if (r.windows.length === 0 && kept) return unchecked(`no heal to recover from: ${kept}`);
   if (r.windows.length === 0) {
     // Evidence without per-key recovery (older sessions, hand-written evidence): the rate alone.
     if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null)
@@ -571,6 +576,7 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   // A key the next fault window reached before it had served again is that fault's, not this heal's.
   const judged = r.windows.filter((w) => w.keys > notJudged(w));
   const cut = [
+    ...(kept ? [kept] : []),
     ...r.windows
       .filter((w) => w.unjudged)
       .map(
@@ -584,10 +590,17 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
           `${w.id}: ${w.retired?.length} key(s) not judged, the workload stopped asking them inside the budget (${w.retired?.slice(0, 3).join(', ')}${(w.retired?.length ?? 0) > 3 ? ' …' : ''})`,
       ),
   ];
-  if (judged.length === 0)
+  if (judged.length === 0) {
+    // A heal no key was asked after (a restart that completed only once the workload was over).
+    const unasked = r.windows
+      .filter((w) => w.keys === 0)
+      .map((w) => `${w.id} healed at ${fmtS(w.healS)}: no key in use was asked after it`);
     return unchecked(
-      `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
+      unasked.length > 0
+        ? `nothing to judge: ${[...unasked, ...cut].join('; ')}`
+        : `every heal was followed by the next fault before its keys served again (${cut.join('; ')})`,
     );
+  }
   // The rate not back to nominal before the budget ran out (a cut one is the next fault's to judge).
   const rateLate = (w: (typeof judged)[number]) =>
     w.rate !== undefined &&

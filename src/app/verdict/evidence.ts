@@ -238,6 +238,8 @@ export const recoverySchema = z.object({
       }),
     )
     .default([]),
+  /** Faults whose damage nothing undoes (a corruption without backup): no heal of their own to time. */
+  permanent: z.array(z.string()).optional(),
 });
 
 /** SUT log lines matching panic / fatal / internal error; logsScanned = how many log files were read. */

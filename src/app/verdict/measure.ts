@@ -17,6 +17,12 @@ export interface FaultWindowTimes {
   startS: number;
   /** Null when the window was never healed (it stays active to the end). */
   endS: number | null;
+  /**
+   * Its damage is never undone (the action's `permanent`, isPermanent): `endS` is when its injection was
+   * done, not a heal. It has no recovery of its own to time; a later heal's is judged with the damage in
+   * place.
+   */
+  permanent?: boolean;
 }
 
 const NS = 1e9;
@@ -203,6 +209,8 @@ export interface Recovery {
   afterHealOpsPerSec: number | null;
   measuredAfterS: number;
   windows: WindowRecovery[];
+  /** Faults whose damage nothing undoes (no heal to recover from), when the run had any. */
+  permanent?: string[];
 }
 
 /**
@@ -212,7 +220,9 @@ export interface Recovery {
  * is the plan's `recoveryBudgetS`, else the time until the next fault window opens (recovered before the
  * next fault) or, after the last one, until the history ends (`endS`: the final reads included). Then the rate: the median of the windows before the first fault
  * (baseline) against the mean of the whole windows after the last recovery, each over the seconds the workload was
- * serving. Null when nothing was healed.
+ * serving. A permanent fault (FaultWindowTimes.permanent) has no heal to time: it is listed apart, and
+ * the heals after it are judged with its damage in place. Null when nothing was healed (a window still
+ * open, or no fault at all).
  */
 export function recoveryAfterHeal(
   ops: readonly Operation[],
@@ -220,8 +230,11 @@ export function recoveryAfterHeal(
   faults: readonly FaultWindowTimes[],
   opts: { endS: number; budgetS?: number | null; intendedOpsPerSec?: number | null },
 ): Recovery | null {
-  const healed = faults.filter((f): f is FaultWindowTimes & { endS: number } => f.endS !== null);
-  if (healed.length === 0 || healed.length < faults.length) return null;
+  // Permanent damage has no heal: the recovery after the heals around it is what counts.
+  const permanent = faults.filter((f) => f.permanent).map((f) => f.id);
+  const healable = faults.filter((f) => !f.permanent);
+  const healed = healable.filter((f): f is FaultWindowTimes & { endS: number } => f.endS !== null);
+  if (healed.length < healable.length || (healed.length === 0 && permanent.length === 0)) return null;
   const client = ops.filter(isClient);
   const first = Math.min(...faults.map((f) => f.startS));
   const rates = (ws: readonly ThroughputWindow[]) =>
@@ -236,6 +249,14 @@ export function recoveryAfterHeal(
     const w = windowRecovery(client, f, faults, opts);
     return reference === null || reference <= 0 ? w : withRateRecovery(w, windows, faults, reference);
   });
+  if (per.length === 0)
+    return {
+      baselineOpsPerSec: baseline,
+      afterHealOpsPerSec: null,
+      measuredAfterS: 0,
+      windows: [],
+      permanent,
+    };
   const lastBack = Math.max(...per.map((w) => w.healS + (w.recoveredAfterS ?? w.budgetS)));
   // Settled: the whole windows after the last recovery (between faults, clients still finishing the
   // ops that timed out under the last one would make a recovered system look degraded).
@@ -246,6 +267,7 @@ export function recoveryAfterHeal(
     afterHealOpsPerSec: after.length > 0 ? after.reduce((s, r) => s + r, 0) / after.length : null,
     measuredAfterS: afterWindows.length > 0 ? round3(afterWindows[0]!.startS - lastBack) : 0,
     windows: per,
+    ...(permanent.length > 0 && { permanent }),
   };
 }
 
@@ -474,6 +496,15 @@ export function faultEvidenceFromRecord(record: FaultRecord, workloadStartedAt: 
       ? { landed: record.afterHeal.landed, reason: record.afterHeal.reason ?? null }
       : null,
   };
+}
+
+/**
+ * Whether nothing ever undoes the fault's damage (its action's `permanent`, e.g. a corruption without
+ * backup): its window in the history then ends once it was injected (see FaultWindowTimes.permanent).
+ */
+export function isPermanent(record: Pick<FaultRecord, 'spec'>): boolean {
+  const action = nemeses.get(record.spec.kind)?.actions.find((a) => a.name === record.spec.action);
+  return action?.permanent?.(record.spec.params ?? {}) === true;
 }
 
 /**
