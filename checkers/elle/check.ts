@@ -41,7 +41,7 @@ import {
 } from './lattice.ts';
 import { analyseListAppend } from './list-append.ts';
 import { DEFAULT_CYCLE_SEARCH_TIMEOUT_MS, DEFAULT_MODELS, elleOptionsSchema } from './options.ts';
-import { addProcessEdges, addRealtimeEdges } from './order-edges.ts';
+import { addProcessEdges, realtimeOrder } from './order-edges.ts';
 import { writeArtifacts } from './render.ts';
 import { analyseRwRegister } from './rw-register.ts';
 import { shrinkElleFailure } from './shrink.ts';
@@ -196,9 +196,6 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
   const useProcess = !useRealtime && specs.some((s) => s.extra === PROCESS);
   const searched = specs.filter((s) => s.extra === 0 || (s.extra === REALTIME) === useRealtime);
 
-  const analysed = analyse(builder, options);
-  if ('stopped' in analysed) return analysed.stopped;
-  const analysis = analysed.analysis;
   const phases: Record<string, number> = {};
   let mark = started;
   const phase = (name: string) => {
@@ -206,15 +203,18 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     phases[name] = Number(((now - mark) / 1000).toFixed(3));
     mark = now;
   };
+  const analysed = analyse(builder, options, phase);
+  if ('stopped' in analysed) return analysed.stopped;
+  const analysis = analysed.analysis;
   phase('analysis');
   const h = analysis.history;
   const found = analysis.anomalies;
   const edges: EdgeList = analysis.edges;
   const dataEdges = edges.length;
-  let timeVertices = 0;
-  if (useRealtime) timeVertices = addRealtimeEdges(h, edges);
-  else if (useProcess) addProcessEdges(h, edges);
-  const vertexCount = h.n + timeVertices;
+  const realtime = useRealtime ? realtimeOrder(h) : undefined;
+  if (useProcess) addProcessEdges(h, edges);
+  phase('order');
+  const vertexCount = h.n + (realtime?.count ?? 0);
   if (dataEdges === 0)
     found.set('empty-transaction-graph', [
       {
@@ -224,7 +224,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
       },
     ]);
 
-  const graph = buildCsr(vertexCount, edges);
+  const graph = buildCsr(h.n, edges, realtime);
   phase('graph');
   const { multi } = tarjan(graph, DATA | PROCESS | REALTIME, tarjanWorkspace(vertexCount));
   phase('scc');
@@ -299,9 +299,11 @@ type ElleOptions = ReturnType<typeof elleOptionsSchema.parse>;
 function analyse(
   builder: TxnBuilder,
   options: ElleOptions,
+  phase: (name: string) => void,
 ): { analysis: WorkloadAnalysis } | { stopped: ElleCheckResult } {
   try {
     const h = builder.finish();
+    phase('history');
     return {
       analysis:
         options.workload === 'list-append'
