@@ -233,6 +233,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     prohibited,
     timeoutMs: options.cycleSearchTimeoutMs ?? DEFAULT_CYCLE_SEARCH_TIMEOUT_MS,
     signal: ctx.signal,
+    listAll: Boolean(options.outDir ?? ctx.outDir),
   });
   phase('cycleSearch');
   dropImpliedCycleExists(found);
@@ -339,6 +340,37 @@ interface ComponentSearch {
   prohibited: ReadonlySet<string>;
   timeoutMs: number;
   signal: AbortSignal | undefined;
+  /** Whether every case is written out (anomalies.txt); otherwise cases past the result's are only counted. */
+  listAll: boolean;
+}
+
+/**
+ * A cycle case past those the result keeps, when no file lists every case: it is only counted, so it
+ * is not explained (a history of millions of transactions can have hundreds of thousands of them).
+ */
+const countedOnly = new Map<string, Anomaly>();
+function countedCase(type: string): Anomaly {
+  let a = countedOnly.get(type);
+  if (!a) {
+    a = Object.freeze({ type, explanation: `${type} cycle (counted, not explained)` });
+    countedOnly.set(type, a);
+  }
+  return a;
+}
+
+/** A found cycle as a case: explained in full, in one line, or only counted (see {@link countedCase}). */
+function cycleCase(
+  analysis: WorkloadAnalysis,
+  lg: LocalGraph,
+  c: FoundCycle,
+  type: string,
+  listAll: boolean,
+): Anomaly {
+  const kept = analysis.anomalies.get(type)?.length ?? 0;
+  // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the result
+  // keeps get a one-line summary when a file lists them all, else are only counted.
+  if (kept >= MAX_CASES_IN_RESULT && !listAll) return countedCase(type);
+  return explainCycle(analysis, lg, c, type, kept < MAX_CASES_IN_RESULT);
 }
 
 /**
@@ -385,10 +417,7 @@ function searchComponents(
       }
       inScc.add(spec.type);
       for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
-      // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the
-      // result keeps get a one-line summary.
-      const detailed = (analysis.anomalies.get(spec.type)?.length ?? 0) < MAX_CASES_IN_RESULT;
-      addAnomaly(analysis.anomalies, explainCycle(analysis, lg, outcome.cycle, spec.type, detailed));
+      addAnomaly(analysis.anomalies, cycleCase(analysis, lg, outcome.cycle, spec.type, o.listAll));
     }
   }
   return { sccTxns, largestScc, timeouts };
@@ -419,8 +448,7 @@ function searchTimedOut(
   if (fallback && fallbackType && o.prohibited.has(fallbackType) && !scc.impliedHere.has(fallbackType)) {
     scc.inScc.add(fallbackType);
     for (const t of impliedAnomalies(fallbackType)) scc.impliedHere.add(t);
-    const detailed = (found.get(fallbackType)?.length ?? 0) < MAX_CASES_IN_RESULT;
-    addAnomaly(found, explainCycle(analysis, lg, fallback, fallbackType, detailed));
+    addAnomaly(found, cycleCase(analysis, lg, fallback, fallbackType, o.listAll));
   }
   const exists = cycleExistsType(lg, spec);
   if (exists && !scc.inScc.has(exists)) {

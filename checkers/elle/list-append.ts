@@ -10,7 +10,9 @@ import {
   NIL,
   OK,
   READ,
+  readChunk,
   readCodes,
+  readOffset,
   renderValue,
   type TxnHistory,
   WRITE,
@@ -279,7 +281,7 @@ function checkOwnAppendOrder(c: Context, o: Orders, w: Appends): void {
  */
 function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const { h, mopCount, mopTxn } = c;
-  const { status, mopKind, mopKey, mopCode } = h;
+  const { status, mopKind, mopKey, mopCode, mopLen } = h;
   const { orders, posMaps } = o;
   const firstFail = orders.map((_, k) => {
     const wa = w.writerAt[k]!;
@@ -297,16 +299,19 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     if (mopKind[m] !== READ || status[mopTxn[m]!] !== OK) continue;
     const k = mopKey[m]!;
     const t = mopTxn[m]!;
-    const r = readCodes(h, m);
-    if (r === null || r.length === 0) {
+    const len = mopLen[m]!;
+    if (len <= 0) {
       readPos[m] = -1;
       continue;
     }
+    // The list is compared where it lies in the pool: a view per read costs more than the comparison.
+    const chunk = readChunk(h, m);
+    const off = readOffset(h, m);
     const order = orders[k]!;
-    let compatible = r.length <= order.length;
+    let compatible = len <= order.length;
     if (compatible) {
-      for (let i = 0; i < r.length; i++) {
-        if (r[i] !== order[i]) {
+      for (let i = 0; i < len; i++) {
+        if (chunk[off + i] !== order[i]) {
           compatible = false;
           break;
         }
@@ -315,13 +320,14 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(r[r.length - 1]!) ?? r.length - 1) : r.length - 1;
+      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(chunk[off + len - 1]!) ?? len - 1) : len - 1;
       lastMop = w.writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
-      if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
+      if (ff >= 0 && ff < len) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
       const fg = firstGarbage[k]!;
-      if (fg >= 0 && fg < r.length) reportGarbage(c, m, order[fg]!);
+      if (fg >= 0 && fg < len) reportGarbage(c, m, order[fg]!);
     } else {
+      const r = readCodes(h, m)!;
       if (!incompatibleReported.has(k)) {
         incompatibleReported.add(k);
         addAnomaly(c.anomalies, {
@@ -343,7 +349,7 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
       const wt = mopTxn[lastMop]!;
       addAnomaly(c.anomalies, {
         type: 'G1b',
-        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, ending in ${renderValue(c.value(mopCode[lastMop]!))}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
+        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, readCodes(h, m)!))}, ending in ${renderValue(c.value(mopCode[lastMop]!))}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
         ops: [c.opId(t), c.opId(wt)],
         key: String(h.keys[k]),
         mop: c.mopIndexIn(m),
@@ -462,10 +468,16 @@ function checkWithinTxns(c: Context): void {
         }
       }
       if (mopKind[m] === READ && status[t] === OK) {
-        const r = readCodes(h, m) ?? none;
-        if (!firstOnKey) checkInternal(t, m, r);
+        // The read's view only when a check needs it (most reads are of a key the txn touches once).
+        let r: Int32Array | null = null;
+        if (!firstOnKey) {
+          r = readCodes(h, m) ?? none;
+          checkInternal(t, m, r);
+        }
         for (let j = m + 1; j < e; j++) {
-          if (mopKind[j] === WRITE && mopKey[j] === k && r.includes(mopCode[j]!)) {
+          if (mopKind[j] !== WRITE || mopKey[j] !== k) continue;
+          r ??= readCodes(h, m) ?? none;
+          if (r.includes(mopCode[j]!)) {
             addAnomaly(anomalies, {
               type: 'future-read',
               explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, which includes ${renderValue(c.value(mopCode[j]!))}, an element that the same transaction appends only later`,

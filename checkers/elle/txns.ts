@@ -115,6 +115,18 @@ export function lastReadCode(h: TxnHistory, m: number): number {
   return (h.pool[at >>> POOL_CHUNK_BITS] as Int32Array)[(at & POOL_CHUNK_MASK) + len - 1]!;
 }
 
+/**
+ * Where read micro-op m's list lies without making a view (hot loops read millions of lists): in
+ * `readChunk(h, m)` from `readOffset(h, m)`, `h.mopLen[m]` elements (only when that is ≥ 0).
+ */
+export function readChunk(h: TxnHistory, m: number): Int32Array {
+  return h.pool[h.mopCode[m]! >>> POOL_CHUNK_BITS] as Int32Array;
+}
+
+export function readOffset(h: TxnHistory, m: number): number {
+  return h.mopCode[m]! & POOL_CHUNK_MASK;
+}
+
 function poolView(pool: readonly Int32Array[], at: number, len: number): Int32Array {
   const offset = at & POOL_CHUNK_MASK;
   return (pool[at >>> POOL_CHUNK_BITS] as Int32Array).subarray(offset, offset + len);
