@@ -41,7 +41,7 @@ import {
 } from './lattice.ts';
 import { analyseListAppend } from './list-append.ts';
 import { DEFAULT_CYCLE_SEARCH_TIMEOUT_MS, DEFAULT_MODELS, elleOptionsSchema } from './options.ts';
-import { addProcessEdges, addRealtimeEdges } from './order-edges.ts';
+import { addProcessEdges, realtimeOrder } from './order-edges.ts';
 import { writeArtifacts } from './render.ts';
 import { analyseRwRegister } from './rw-register.ts';
 import { shrinkElleFailure } from './shrink.ts';
@@ -196,9 +196,6 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
   const useProcess = !useRealtime && specs.some((s) => s.extra === PROCESS);
   const searched = specs.filter((s) => s.extra === 0 || (s.extra === REALTIME) === useRealtime);
 
-  const analysed = analyse(builder, options);
-  if ('stopped' in analysed) return analysed.stopped;
-  const analysis = analysed.analysis;
   const phases: Record<string, number> = {};
   let mark = started;
   const phase = (name: string) => {
@@ -206,15 +203,18 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     phases[name] = Number(((now - mark) / 1000).toFixed(3));
     mark = now;
   };
+  const analysed = analyse(builder, options, phase);
+  if ('stopped' in analysed) return analysed.stopped;
+  const analysis = analysed.analysis;
   phase('analysis');
   const h = analysis.history;
   const found = analysis.anomalies;
   const edges: EdgeList = analysis.edges;
   const dataEdges = edges.length;
-  let timeVertices = 0;
-  if (useRealtime) timeVertices = addRealtimeEdges(h, edges);
-  else if (useProcess) addProcessEdges(h, edges);
-  const vertexCount = h.n + timeVertices;
+  const realtime = useRealtime ? realtimeOrder(h) : undefined;
+  if (useProcess) addProcessEdges(h, edges);
+  phase('order');
+  const vertexCount = h.n + (realtime?.count ?? 0);
   if (dataEdges === 0)
     found.set('empty-transaction-graph', [
       {
@@ -224,7 +224,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
       },
     ]);
 
-  const graph = buildCsr(vertexCount, edges);
+  const graph = buildCsr(h.n, edges, realtime);
   phase('graph');
   const { multi } = tarjan(graph, DATA | PROCESS | REALTIME, tarjanWorkspace(vertexCount));
   phase('scc');
@@ -233,6 +233,7 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     prohibited,
     timeoutMs: options.cycleSearchTimeoutMs ?? DEFAULT_CYCLE_SEARCH_TIMEOUT_MS,
     signal: ctx.signal,
+    listAll: Boolean(options.outDir ?? ctx.outDir),
   });
   phase('cycleSearch');
   dropImpliedCycleExists(found);
@@ -299,9 +300,11 @@ type ElleOptions = ReturnType<typeof elleOptionsSchema.parse>;
 function analyse(
   builder: TxnBuilder,
   options: ElleOptions,
+  phase: (name: string) => void,
 ): { analysis: WorkloadAnalysis } | { stopped: ElleCheckResult } {
   try {
     const h = builder.finish();
+    phase('history');
     return {
       analysis:
         options.workload === 'list-append'
@@ -337,6 +340,37 @@ interface ComponentSearch {
   prohibited: ReadonlySet<string>;
   timeoutMs: number;
   signal: AbortSignal | undefined;
+  /** Whether every case is written out (anomalies.txt); otherwise cases past the result's are only counted. */
+  listAll: boolean;
+}
+
+/**
+ * A cycle case past those the result keeps, when no file lists every case: it is only counted, so it
+ * is not explained (a history of millions of transactions can have hundreds of thousands of them).
+ */
+const countedOnly = new Map<string, Anomaly>();
+function countedCase(type: string): Anomaly {
+  let a = countedOnly.get(type);
+  if (!a) {
+    a = Object.freeze({ type, explanation: `${type} cycle (counted, not explained)` });
+    countedOnly.set(type, a);
+  }
+  return a;
+}
+
+/** A found cycle as a case: explained in full, in one line, or only counted (see {@link countedCase}). */
+function cycleCase(
+  analysis: WorkloadAnalysis,
+  lg: LocalGraph,
+  c: FoundCycle,
+  type: string,
+  listAll: boolean,
+): Anomaly {
+  const kept = analysis.anomalies.get(type)?.length ?? 0;
+  // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the result
+  // keeps get a one-line summary when a file lists them all, else are only counted.
+  if (kept >= MAX_CASES_IN_RESULT && !listAll) return countedCase(type);
+  return explainCycle(analysis, lg, c, type, kept < MAX_CASES_IN_RESULT);
 }
 
 /**
@@ -383,10 +417,7 @@ function searchComponents(
       }
       inScc.add(spec.type);
       for (const t of impliedAnomalies(spec.type)) impliedHere.add(t);
-      // Explaining a cycle in words is costly (it renders every micro-op); cases beyond those the
-      // result keeps get a one-line summary.
-      const detailed = (analysis.anomalies.get(spec.type)?.length ?? 0) < MAX_CASES_IN_RESULT;
-      addAnomaly(analysis.anomalies, explainCycle(analysis, lg, outcome.cycle, spec.type, detailed));
+      addAnomaly(analysis.anomalies, cycleCase(analysis, lg, outcome.cycle, spec.type, o.listAll));
     }
   }
   return { sccTxns, largestScc, timeouts };
@@ -417,8 +448,7 @@ function searchTimedOut(
   if (fallback && fallbackType && o.prohibited.has(fallbackType) && !scc.impliedHere.has(fallbackType)) {
     scc.inScc.add(fallbackType);
     for (const t of impliedAnomalies(fallbackType)) scc.impliedHere.add(t);
-    const detailed = (found.get(fallbackType)?.length ?? 0) < MAX_CASES_IN_RESULT;
-    addAnomaly(found, explainCycle(analysis, lg, fallback, fallbackType, detailed));
+    addAnomaly(found, cycleCase(analysis, lg, fallback, fallbackType, o.listAll));
   }
   const exists = cycleExistsType(lg, spec);
   if (exists && !scc.inScc.has(exists)) {

@@ -123,6 +123,24 @@ const STATES = 32;
 
 export type SearchOutcome = { cycle: FoundCycle } | { timeout: true } | null;
 
+/** State slot of each automaton flag set, and back, per set of used flags: built once, not per search. */
+const slotTables = new Map<number, { compact: Int32Array; expand: number[] }>();
+function stateSlots(used: number): { compact: Int32Array; expand: number[] } {
+  let t = slotTables.get(used);
+  if (!t) {
+    const compact = new Int32Array(STATES);
+    const expand: number[] = [];
+    for (let f = 0; f < STATES; f++) {
+      if ((f & ~used) !== 0) continue;
+      compact[f] = expand.length;
+      expand.push(f);
+    }
+    t = { compact, expand };
+    slotTables.set(used, t);
+  }
+  return t;
+}
+
 /**
  * Find one cycle of the spec's shape whose compressed form `accept` agrees with, or null when none
  * exists, or `{timeout}` when the deadline passes first.
@@ -150,13 +168,7 @@ export function searchCycle(
     (spec.kind === 'G1c' ? F_WR : 0) |
     (spec.kind === 'nonadjacent' ? F_LASTRW | F_MULTI : 0) |
     (spec.kind === 'adjacent' ? F_PHASE : 0);
-  const compact = new Int32Array(STATES);
-  const expand: number[] = [];
-  for (let f = 0; f < STATES; f++) {
-    if ((f & ~used) !== 0) continue;
-    compact[f] = expand.length;
-    expand.push(f);
-  }
+  const { compact, expand } = stateSlots(used);
   const stride = expand.length;
   ensureScratch(m * stride);
   const { stamp, parent, parentRel, queue } = scratch;

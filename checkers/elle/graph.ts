@@ -1,4 +1,5 @@
 import { i32, u8 } from './arena.ts';
+import type { RealtimeOrder } from './order-edges.ts';
 
 /**
  * Integer-indexed directed graphs: edges accumulate in growable typed arrays, then become a CSR
@@ -73,16 +74,30 @@ export interface Csr {
 /** Out-degree up to which parallel edges are merged by comparing with the vertex's other edges. */
 const SMALL_DEGREE = 16;
 
-/** Build a CSR graph over vertices 0..n-1, merging parallel edges (their relation bits are OR-ed). */
-export function buildCsr(n: number, edges: EdgeList): Csr {
+/**
+ * Build a CSR graph over vertices 0..n-1, merging parallel edges (their relation bits are OR-ed). With
+ * a realtime order (see {@link RealtimeOrder}), its time vertices n.. are added and its edges written
+ * after each vertex's data edges, as if they had ended the edge list (they never merge with another).
+ */
+export function buildCsr(n: number, edges: EdgeList, rt?: RealtimeOrder): Csr {
   const m = edges.length;
+  const txns = n;
+  const times = rt ? rt.count : 0;
+  n += times;
   const offsets = i32(n + 1);
   for (let i = 0; i < m; i++) offsets[edges.src[i]! + 1]!++;
+  // Room for each vertex's realtime edges after its data edges.
+  if (rt) {
+    for (let t = 0; t < txns; t++) if (rt.completion[t]! >= 0) offsets[t + 1]!++;
+    for (let x = 0; x < times; x++) {
+      offsets[txns + x + 1]! += rt.firstInvoked[x + 1]! - rt.firstInvoked[x]! + (x + 1 < times ? 1 : 0);
+    }
+  }
   for (let v = 0; v < n; v++) offsets[v + 1]! += offsets[v]!;
   const fill = i32(n);
   fill.set(offsets.subarray(0, n));
-  const targets = i32(m);
-  const masks = u8(m);
+  const targets = i32(offsets[n]!);
+  const masks = u8(offsets[n]!);
   for (let i = 0; i < m; i++) {
     const p = fill[edges.src[i]!]!++;
     targets[p] = edges.dst[i]!;
@@ -97,7 +112,9 @@ export function buildCsr(n: number, edges: EdgeList): Csr {
   let w = 0;
   let start = 0;
   for (let v = 0; v < n; v++) {
-    const end = offsets[v + 1]!;
+    // The vertex's data edges; its realtime edges are written after them (never duplicates).
+    const end = fill[v]!;
+    const next = offsets[v + 1]!;
     offsets[v] = w;
     const first = w;
     if (end - start <= SMALL_DEGREE) {
@@ -128,7 +145,23 @@ export function buildCsr(n: number, edges: EdgeList): Csr {
         }
       }
     }
-    start = end;
+    if (rt && end < next) {
+      if (v < txns) {
+        targets[w] = rt.completion[v]!;
+        masks[w++] = REALTIME;
+      } else {
+        const x = v - txns;
+        for (let t = rt.firstInvoked[x]!; t < rt.firstInvoked[x + 1]!; t++) {
+          targets[w] = t;
+          masks[w++] = REALTIME;
+        }
+        if (x + 1 < times) {
+          targets[w] = v + 1;
+          masks[w++] = REALTIME;
+        }
+      }
+    }
+    start = next;
   }
   offsets[n] = w;
   return { n, offsets, targets: targets.subarray(0, w), masks: masks.subarray(0, w) };

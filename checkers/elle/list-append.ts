@@ -2,13 +2,17 @@ import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts'
 import { i32, u8 } from './arena.ts';
 import { EdgeList, RW, WR, WW } from './graph.ts';
 import {
+  EMPTY_READ,
   FAIL,
+  lastReadCode,
   mopTxns,
   mopValue,
   NIL,
   OK,
   READ,
+  readChunk,
   readCodes,
+  readOffset,
   renderValue,
   type TxnHistory,
   WRITE,
@@ -277,7 +281,7 @@ function checkOwnAppendOrder(c: Context, o: Orders, w: Appends): void {
  */
 function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const { h, mopCount, mopTxn } = c;
-  const { status, mopKind, mopKey, mopCode } = h;
+  const { status, mopKind, mopKey, mopCode, mopLen } = h;
   const { orders, posMaps } = o;
   const firstFail = orders.map((_, k) => {
     const wa = w.writerAt[k]!;
@@ -295,16 +299,19 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     if (mopKind[m] !== READ || status[mopTxn[m]!] !== OK) continue;
     const k = mopKey[m]!;
     const t = mopTxn[m]!;
-    const r = readCodes(h, m);
-    if (r === null || r.length === 0) {
+    const len = mopLen[m]!;
+    if (len <= 0) {
       readPos[m] = -1;
       continue;
     }
+    // The list is compared where it lies in the pool: a view per read costs more than the comparison.
+    const chunk = readChunk(h, m);
+    const off = readOffset(h, m);
     const order = orders[k]!;
-    let compatible = r.length <= order.length;
+    let compatible = len <= order.length;
     if (compatible) {
-      for (let i = 0; i < r.length; i++) {
-        if (r[i] !== order[i]) {
+      for (let i = 0; i < len; i++) {
+        if (chunk[off + i] !== order[i]) {
           compatible = false;
           break;
         }
@@ -313,13 +320,14 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(r[r.length - 1]!) ?? r.length - 1) : r.length - 1;
+      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(chunk[off + len - 1]!) ?? len - 1) : len - 1;
       lastMop = w.writerMopAt[k]![readPos[m]!]!;
       const ff = firstFail[k]!;
-      if (ff >= 0 && ff < r.length) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
+      if (ff >= 0 && ff < len) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
       const fg = firstGarbage[k]!;
-      if (fg >= 0 && fg < r.length) reportGarbage(c, m, order[fg]!);
+      if (fg >= 0 && fg < len) reportGarbage(c, m, order[fg]!);
     } else {
+      const r = readCodes(h, m)!;
       if (!incompatibleReported.has(k)) {
         incompatibleReported.add(k);
         addAnomaly(c.anomalies, {
@@ -341,7 +349,7 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
       const wt = mopTxn[lastMop]!;
       addAnomaly(c.anomalies, {
         type: 'G1b',
-        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, ending in ${renderValue(c.value(mopCode[lastMop]!))}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
+        explanation: `${c.txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, readCodes(h, m)!))}, ending in ${renderValue(c.value(mopCode[lastMop]!))}, an intermediate append by ${c.txnName(wt)}, which appended to that key again later`,
         ops: [c.opId(t), c.opId(wt)],
         key: String(h.keys[k]),
         mop: c.mopIndexIn(m),
@@ -443,8 +451,8 @@ function checkDirtyUpdates(c: Context, o: Orders, w: Appends): void {
 function checkWithinTxns(c: Context): void {
   const { h, anomalies, txnName, opId } = c;
   const { n, status, mopStart, mopKind, mopKey, mopCode } = h;
-  const INIT = Symbol('init');
-  const lostUpdate = new Map<number, Map<number | typeof INIT, number[]>>();
+  // Reads that a txn followed with an append to the same key (lost-update candidates), by micro-op.
+  const readThenAppend: number[] = [];
   const none = new Int32Array(0);
   for (let t = 0; t < n; t++) {
     const s = mopStart[t]!;
@@ -460,10 +468,16 @@ function checkWithinTxns(c: Context): void {
         }
       }
       if (mopKind[m] === READ && status[t] === OK) {
-        const r = readCodes(h, m) ?? none;
-        if (!firstOnKey) checkInternal(t, m, r);
+        // The read's view only when a check needs it (most reads are of a key the txn touches once).
+        let r: Int32Array | null = null;
+        if (!firstOnKey) {
+          r = readCodes(h, m) ?? none;
+          checkInternal(t, m, r);
+        }
         for (let j = m + 1; j < e; j++) {
-          if (mopKind[j] === WRITE && mopKey[j] === k && r.includes(mopCode[j]!)) {
+          if (mopKind[j] !== WRITE || mopKey[j] !== k) continue;
+          r ??= readCodes(h, m) ?? none;
+          if (r.includes(mopCode[j]!)) {
             addAnomaly(anomalies, {
               type: 'future-read',
               explanation: `${txnName(t)} read key ${renderValue(h.keys[k])} = ${renderValue(values(c, r))}, which includes ${renderValue(c.value(mopCode[j]!))}, an element that the same transaction appends only later`,
@@ -478,37 +492,45 @@ function checkWithinTxns(c: Context): void {
         if (firstOnKey && status[t] === OK) {
           let writesLater = false;
           for (let j = m + 1; j < e; j++) if (mopKind[j] === WRITE && mopKey[j] === k) writesLater = true;
-          if (writesLater) {
-            let byValue = lostUpdate.get(k);
-            if (!byValue) {
-              byValue = new Map();
-              lostUpdate.set(k, byValue);
-            }
-            const v = r.length === 0 ? INIT : r[r.length - 1]!;
-            const list = byValue.get(v);
-            if (list) list.push(t);
-            else byValue.set(v, [t]);
-          }
+          if (writesLater) readThenAppend.push(m);
         }
       }
     }
   }
+  /**
+   * The read must equal the txn's last earlier read of the key plus its appends since, or (with no
+   * earlier read) end in its appends so far. Compared in place: this runs for every repeated key.
+   */
   function checkInternal(t: number, m: number, r: Int32Array): void {
     const k = mopKey[m]!;
-    let known: number[] | null = null;
-    const suffix: number[] = [];
+    let lastRead = -1;
+    let appends = 0;
     for (let j = mopStart[t]!; j < m; j++) {
       if (mopKey[j] !== k) continue;
       if (mopKind[j] === READ) {
-        known = Array.from(readCodes(h, j) ?? none);
-        suffix.length = 0;
-      } else if (known) known.push(mopCode[j]!);
-      else suffix.push(mopCode[j]!);
+        lastRead = j;
+        appends = 0;
+      } else appends++;
     }
-    const ok = known
-      ? r.length === known.length && r.every((x, i) => x === known![i])
-      : r.length >= suffix.length && suffix.every((x, i) => x === r[r.length - suffix.length + i]);
+    const base = lastRead >= 0 ? (readCodes(h, lastRead) ?? none) : none;
+    // Known: r is exactly base + appends. Unknown: r ends in the appends.
+    let ok = lastRead >= 0 ? r.length === base.length + appends : r.length >= appends;
+    for (let i = 0; ok && i < base.length; i++) if (r[i] !== base[i]) ok = false;
+    let at = r.length - appends;
+    for (let j = lastRead >= 0 ? lastRead + 1 : mopStart[t]!; ok && j < m; j++) {
+      if (mopKey[j] === k && mopKind[j] !== READ && r[at++] !== mopCode[j]) ok = false;
+    }
     if (!ok) {
+      let known: number[] | null = null;
+      const suffix: number[] = [];
+      for (let j = mopStart[t]!; j < m; j++) {
+        if (mopKey[j] !== k) continue;
+        if (mopKind[j] === READ) {
+          known = Array.from(readCodes(h, j) ?? none);
+          suffix.length = 0;
+        } else if (known) known.push(mopCode[j]!);
+        else suffix.push(mopCode[j]!);
+      }
       const expected = known ? values(c, known) : ['...', ...values(c, suffix)];
       addAnomaly(anomalies, {
         type: 'internal',
@@ -520,19 +542,77 @@ function checkWithinTxns(c: Context): void {
       });
     }
   }
-  for (const [k, byValue] of lostUpdate) {
-    for (const [v, txns] of byValue) {
-      if (txns.length < 2) continue;
-      const shown = v === INIT ? '[]' : `a list ending in ${renderValue(c.value(v))}`;
-      addAnomaly(anomalies, {
-        type: 'lost-update',
-        explanation: `${txns.map(txnName).join(', ')} all read key ${renderValue(h.keys[k])} as ${shown} and then appended to it: all but one update was lost`,
-        ops: txns.map(opId),
-        key: String(h.keys[k]),
-        value: v === INIT ? null : c.value(v),
-      });
-    }
+  for (const g of lostUpdateGroups(c, readThenAppend)) {
+    const txns = g.mops.map((m) => c.mopTxn[m]!);
+    const last = lastReadCode(h, g.mops[0]!);
+    const v = last === EMPTY_READ ? null : last;
+    const shown = v === null ? '[]' : `a list ending in ${renderValue(c.value(v))}`;
+    addAnomaly(anomalies, {
+      type: 'lost-update',
+      explanation: `${txns.map(txnName).join(', ')} all read key ${renderValue(h.keys[g.key])} as ${shown} and then appended to it: all but one update was lost`,
+      ops: txns.map(opId),
+      key: String(h.keys[g.key]),
+      value: v === null ? null : c.value(v),
+    });
   }
+}
+
+/**
+ * lost-update: candidate reads (micro-ops, in txn order) of one key that saw the same value (the same
+ * last element, or the empty list), two or more to a group. Keys come in the order of their first
+ * candidate, groups within a key likewise, as a map of maps would give them; but a large history has
+ * millions of candidates, so they are bucketed by key in typed arrays instead of one array per value.
+ */
+function lostUpdateGroups(c: Context, cands: readonly number[]): { key: number; mops: number[] }[] {
+  const { h, nKeys } = c;
+  const { mopKey } = h;
+  const start = i32(nKeys + 1);
+  for (const m of cands) start[mopKey[m]! + 1]!++;
+  for (let k = 0; k < nKeys; k++) start[k + 1]! += start[k]!;
+  const fill = i32(nKeys);
+  fill.set(start.subarray(0, nKeys));
+  const byKey = i32(cands.length);
+  for (let i = 0; i < cands.length; i++) byKey[fill[mopKey[cands[i]!]!]!++] = i;
+  const found: { first: number; key: number; mops: number[] }[] = [];
+  for (let k = 0; k < nKeys; k++) {
+    const s = start[k]!;
+    const e = start[k + 1]!;
+    if (e - s < 2) continue;
+    // Each candidate's leader: the first candidate of this key that saw the same value (a few compare
+    // pairwise, many look the value up). Only values seen twice get an array.
+    let groups: Map<number, number[]> | null = null;
+    const leaderOf = e - s > 32 ? new Map<number, number>() : null;
+    for (let i = s; i < e; i++) {
+      const m = cands[byKey[i]!]!;
+      const v = lastReadCode(h, m);
+      let leader = -1;
+      if (leaderOf) {
+        const l = leaderOf.get(v);
+        if (l === undefined) leaderOf.set(v, i);
+        else leader = l;
+      } else {
+        for (let j = s; j < i; j++) {
+          if (lastReadCode(h, cands[byKey[j]!]!) === v) {
+            leader = j;
+            break;
+          }
+        }
+      }
+      if (leader < 0) continue;
+      groups ??= new Map();
+      let g = groups.get(leader);
+      if (!g) {
+        g = [cands[byKey[leader]!]!];
+        groups.set(leader, g);
+      }
+      g.push(m);
+    }
+    if (!groups) continue;
+    for (const [, mops] of [...groups].sort((a, b) => a[0] - b[0]))
+      found.push({ first: byKey[s]!, key: k, mops });
+  }
+  // Stable: groups of one key keep their order.
+  return found.sort((a, b) => a.first - b.first);
 }
 
 /** ww, wr and rw edges between the txns that did not fail. */
@@ -543,8 +623,9 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
   const { writerAt, appendPos, writerMopOf } = w;
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
-  // Roughly one or two wr, ww or rw edges per micro-op, plus three realtime edges per txn added later.
-  const edges = new EdgeList(Math.ceil(1.5 * mopCount) + 3 * n + 1024);
+  // Roughly one or two wr, ww or rw edges per micro-op, plus a process edge per txn added later
+  // (realtime edges go straight into the graph).
+  const edges = new EdgeList(Math.ceil(1.5 * mopCount) + n + 1024);
   const link = (a: number, b: number, rel: number) => {
     if (status[a] !== FAIL && status[b] !== FAIL) edges.add(a, b, rel);
   };

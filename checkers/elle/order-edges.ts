@@ -1,4 +1,5 @@
-import { type EdgeList, PROCESS, REALTIME } from './graph.ts';
+import { i32 } from './arena.ts';
+import { type EdgeList, PROCESS } from './graph.ts';
 import { OK, type TxnHistory } from './txns.ts';
 
 /**
@@ -22,26 +23,36 @@ export function addProcessEdges(h: TxnHistory, edges: EdgeList): void {
  * before an invocation points at the invoked txn. Reachability between txns is exactly the realtime
  * order, so SCCs are unchanged; a path through time vertices is reported as one realtime step.
  *
- * Returns the number of time vertices, numbered from `h.n` upwards.
+ * The edges are regular enough to be described instead of listed, and {@link buildCsr} writes them
+ * straight into the graph (a list of three edges per txn cost as much memory as the data edges):
+ * time vertex `n + x` points at the txns `firstInvoked[x]` .. `firstInvoked[x + 1] - 1` (invoked while it
+ * was the latest), then at the next time vertex; txn `t` points at its completion's time vertex
+ * `completion[t]` (-1: none). Each vertex's realtime edges come after its data edges, in that order.
  */
-export function addRealtimeEdges(h: TxnHistory, edges: EdgeList): number {
+export interface RealtimeOrder {
+  /** Time vertices, numbered from `n` upwards. */
+  count: number;
+  completion: Int32Array;
+  firstInvoked: Int32Array;
+}
+
+export function realtimeOrder(h: TxnHistory): RealtimeOrder {
   const completed = completionsInOrder(h);
-  let next = h.n;
-  let lastTime = -1;
+  const completion = i32(h.n).fill(-1);
+  const firstInvoked = i32(completed.length + 1);
+  let x = 0;
   let c = 0;
   // Txns are in invocation order; merge them with completions by event index.
   for (let t = 0; t < h.n; t++) {
     const invokedAt = h.invokeIndex[t]!;
     while (c < completed.length && h.completeIndex[completed[c]!]! < invokedAt) {
-      const a = completed[c++]!;
-      const node = next++;
-      edges.add(a, node, REALTIME);
-      if (lastTime >= 0) edges.add(lastTime, node, REALTIME);
-      lastTime = node;
+      completion[completed[c++]!] = h.n + x;
+      firstInvoked[x++] = t;
     }
-    if (lastTime >= 0) edges.add(lastTime, t, REALTIME);
   }
-  return next - h.n;
+  // Completions after the last invocation precede nothing: they get no time vertex.
+  firstInvoked[x] = h.n;
+  return { count: x, completion, firstInvoked };
 }
 
 /** The ok txns ordered by completion event index: a bucket pass when indices are dense, else a sort. */

@@ -104,6 +104,29 @@ export function readCodes(h: TxnHistory, m: number): Int32Array | null {
   return len < 0 ? null : poolView(h.pool, h.mopCode[m]!, len);
 }
 
+/** A list no read returned: what {@link lastReadCode} gives for an empty list or nil (no int32 code). */
+export const EMPTY_READ = 2 ** 32;
+
+/** The code of the last element micro-op m read, or {@link EMPTY_READ}; no view is made. */
+export function lastReadCode(h: TxnHistory, m: number): number {
+  const len = h.mopLen[m]!;
+  if (len <= 0) return EMPTY_READ;
+  const at = h.mopCode[m]!;
+  return (h.pool[at >>> POOL_CHUNK_BITS] as Int32Array)[(at & POOL_CHUNK_MASK) + len - 1]!;
+}
+
+/**
+ * Where read micro-op m's list lies without making a view (hot loops read millions of lists): in
+ * `readChunk(h, m)` from `readOffset(h, m)`, `h.mopLen[m]` elements (only when that is ≥ 0).
+ */
+export function readChunk(h: TxnHistory, m: number): Int32Array {
+  return h.pool[h.mopCode[m]! >>> POOL_CHUNK_BITS] as Int32Array;
+}
+
+export function readOffset(h: TxnHistory, m: number): number {
+  return h.mopCode[m]! & POOL_CHUNK_MASK;
+}
+
 function poolView(pool: readonly Int32Array[], at: number, len: number): Int32Array {
   const offset = at & POOL_CHUNK_MASK;
   return (pool[at >>> POOL_CHUNK_BITS] as Int32Array).subarray(offset, offset + len);
