@@ -1,5 +1,4 @@
 import { i32, u8 } from './arena.ts';
-import type { RealtimeOrder } from './order-edges.ts';
 
 /**
  * Integer-indexed directed graphs: edges accumulate in growable typed arrays, then become a CSR
@@ -69,6 +68,18 @@ export interface Csr {
   offsets: Int32Array;
   targets: Int32Array;
   masks: Uint8Array;
+}
+
+/**
+ * A realtime order described instead of listed (built by `realtimeOrder` in order-edges.ts): time
+ * vertex `n + x` points at the txns `firstInvoked[x]` .. `firstInvoked[x + 1] - 1`, then at the next time
+ * vertex; txn `t` points at its completion's time vertex `completion[t]` (-1: none).
+ */
+export interface RealtimeOrder {
+  /** Time vertices, numbered from `n` upwards. */
+  count: number;
+  completion: Int32Array;
+  firstInvoked: Int32Array;
 }
 
 /** Out-degree up to which parallel edges are merged by comparing with the vertex's other edges. */

@@ -1,5 +1,5 @@
 import { i32 } from './arena.ts';
-import { type EdgeList, PROCESS } from './graph.ts';
+import { type EdgeList, PROCESS, type RealtimeOrder } from './graph.ts';
 import { OK, type TxnHistory } from './txns.ts';
 
 /**
@@ -29,13 +29,6 @@ export function addProcessEdges(h: TxnHistory, edges: EdgeList): void {
  * was the latest), then at the next time vertex; txn `t` points at its completion's time vertex
  * `completion[t]` (-1: none). Each vertex's realtime edges come after its data edges, in that order.
  */
-export interface RealtimeOrder {
-  /** Time vertices, numbered from `n` upwards. */
-  count: number;
-  completion: Int32Array;
-  firstInvoked: Int32Array;
-}
-
 export function realtimeOrder(h: TxnHistory): RealtimeOrder {
   const completed = completionsInOrder(h);
   const completion = i32(h.n).fill(-1);
