@@ -19,6 +19,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -255,6 +256,41 @@ function startBusyCore(boundSeconds: number): { stop: () => { coreShare: number 
   };
 }
 
+/**
+ * What ssh2 and a node's sshd agree on (key exchange, cipher and MAC each way), read from one extra
+ * connection's handshake, and whether ssh2's optional native crypto binding and cpu-features are built
+ * here: without AES-NI (as cpu-features reports it) ssh2 would put chacha20-poly1305 first.
+ */
+async function negotiated(cluster: Awaited<ReturnType<typeof localClusterUp>>): Promise<string> {
+  const { Client } = await import('ssh2');
+  const require = createRequire(import.meta.url);
+  let binding = false;
+  let aes: boolean | undefined;
+  try {
+    binding = (require('ssh2/lib/protocol/crypto.js') as { bindingAvailable: boolean }).bindingAvailable;
+  } catch {}
+  try {
+    aes = (require('cpu-features') as () => { flags: { aes?: boolean } })().flags.aes;
+  } catch {}
+  const node = cluster.nodes[0] as (typeof cluster.nodes)[number];
+  const algs = await new Promise<string>((resolveAlgs) => {
+    const c = new Client();
+    c.on('handshake', (n) => {
+      resolveAlgs(`kex ${n.kex}, cipher ${n.cs.cipher} / ${n.sc.cipher}, MAC ${n.cs.mac} / ${n.sc.mac}`);
+      c.end();
+    });
+    c.on('error', (e) => resolveAlgs(`handshake failed: ${e.message}`));
+    c.connect({
+      host: node.host,
+      port: node.port,
+      username: node.user,
+      privateKey: readFileSync(cluster.identityFile),
+      hostVerifier: () => true, // the bench's own cluster, built a moment ago; only the algorithms matter
+    });
+  });
+  return `${algs}; ssh2 native crypto binding ${binding ? 'built' : 'absent'}, cpu-features ${aes === undefined ? 'absent' : aes ? 'built (AES-NI)' : 'built (no AES-NI)'}`;
+}
+
 /** connectRemote of another checkout (`--compare-src`), for runs alternating with this one's. */
 async function connectOf(dir: string): Promise<Connect> {
   const mod = (await import(pathToFileURL(resolve(dir, 'src/core/control/ssh-remote.ts')).href)) as {
@@ -277,6 +313,7 @@ async function main(): Promise<void> {
   await localClusterDown(name);
   const cluster = await localClusterUp({ nodes, name });
   try {
+    const algorithms = await negotiated(cluster);
     if (busy) await sleep(1000); // the loop is running and the load average starts to show it
     const pooledRuns: ModeResult[] = [];
     const compareRuns: ModeResult[] = [];
@@ -322,6 +359,7 @@ async function main(): Promise<void> {
       nodes,
       concurrency,
       busyCore: busyCore ?? null,
+      algorithms,
       pooled: medianRun,
       pooledRuns,
       ...(compare && { compareSrc: args['compare-src'], compareRuns }),
@@ -370,6 +408,7 @@ async function main(): Promise<void> {
         );
       }
       if (busyCore) lines.push(`busy core: the loop had ${busyCore.coreShare} of a core`);
+      lines.push(`negotiated: ${algorithms}`);
       lines.push(
         `pooled p99 (runners): ${pooledRuns.map((r) => r.p99Ms.toFixed(1)).join(', ')} ms${compare ? `; --compare-src: ${compareRuns.map((r) => r.p99Ms.toFixed(1)).join(', ')} ms` : ''}  (target < 20 ms in every run: ${allUnder ? 'met' : 'NOT met'})`,
         `peak RSS ${result.peakRssMb} MB; load average now ${loads().join(' ')} (1/5/15 min)`,
