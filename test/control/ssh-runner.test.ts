@@ -184,6 +184,35 @@ test('fast runner: commands ending right at their deadline are either in time or
   t.log('codes seen', [...codes]);
 });
 
+/**
+ * A timeout of a second or more (WATCH_POLL_S) does not wake the watchdog as the command starts: it reads
+ * the start stamp the runner wrote when it next looks, at most a second later, so the deadline is the
+ * stamp's, not the time it looked. A watchdog timing from when it looked would kill up to a second late.
+ */
+test('fast runner: a long timeout wakes no watchdog, and its deadline holds to the start stamp', async (t) => {
+  const { runner } = await local();
+  t.teardown(() => runner.close());
+  // Quick commands with long timeouts: past the bell every 64 commands, none of them killed.
+  for (let i = 0; i < 150; i++) t.is((await runner.run(job(`echo ${i}`, 2000), 0)).stdout, `${i}\n`);
+  for (const idleMs of [0, 350, 700]) {
+    await new Promise((r) => setTimeout(r, idleMs)); // a different phase of the watchdog's look each time
+    const marker = uniqueSleep();
+    const t0 = Date.now();
+    const out = await runner.run(job(`sh -c "sleep ${marker}; :"`, 1000), 0);
+    const took = Date.now() - t0;
+    t.is(out.code, 124);
+    t.true(took >= 1000, `killed after ${took} ms, before its deadline`);
+    t.true(took < 1700, `killed after ${took} ms: the deadline was not kept to the stamp`);
+    t.true(await gone(`sleep ${marker}`, 1000));
+    t.is((await runner.run(job('echo next', 2000), 0)).stdout, 'next\n');
+  }
+  // A long command within its long timeout is left alone across several of the watchdog's looks.
+  t.deepEqual(await runner.run(job('sleep 2.3; echo done', 3000), 0).then((r) => [r.code, r.stdout]), [
+    0,
+    'done\n',
+  ]);
+});
+
 test('fast runner: a deadline passing while the runner is idle changes nothing', async (t) => {
   const { runner, pid } = await local();
   t.teardown(() => runner.close());

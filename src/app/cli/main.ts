@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
-import { hideCliPassword } from '../../core/control/cli-password.ts';
-import { ALLOW_PROXY_COMMAND_FLAG, allowProxyCommands } from '../../core/control/command-fields.ts';
 import { EXIT, UserError } from '../../core/util/errors.ts';
 import { configureLogger } from '../../core/util/log.ts';
-import { pluginArgs } from '../plugin/args.ts';
 import { type CommandSpec, flagShape, type OptionSpec, parseCommandLine } from './spec.ts';
 
 /**
@@ -201,13 +198,23 @@ function ignoreClosedOutput(): void {
 export async function main(given: string[]): Promise<number> {
   ignoreClosedOutput();
   try {
+    // The three readers below are loaded only for a command line that can need them (a word starting
+    // with `--p` or `--a`): start-up pays per module, and `check` and `history` lines rarely do.
+    const mayNeed = (prefix: string) => given.slice(2).some((a) => a.startsWith(prefix));
     // `--password VALUE` leaves the argv before anything parses or records it (test.json keeps the argv).
-    const argv = hideCliPassword(given);
+    const argv = mayNeed('--p')
+      ? (await import('../../core/control/cli-password.ts')).hideCliPassword(given)
+      : given;
     if (argv.length !== given.length || argv.some((a, i) => a !== given[i])) process.argv = argv;
     // Only the command line can allow a file's ProxyCommand / Match exec (command-fields.ts).
-    if (argv.slice(2).includes(ALLOW_PROXY_COMMAND_FLAG)) allowProxyCommands();
+    if (mayNeed('--a')) {
+      const { ALLOW_PROXY_COMMAND_FLAG, allowProxyCommands } = await import(
+        '../../core/control/command-fields.ts'
+      );
+      if (argv.slice(2).includes(ALLOW_PROXY_COMMAND_FLAG)) allowProxyCommands();
+    }
     // Plugins first: their names are choices in --help and in every registry the commands read.
-    const plugins = pluginArgs(argv.slice(2));
+    const plugins = mayNeed('--p') ? (await import('../plugin/args.ts')).pluginArgs(argv.slice(2)) : [];
     if (plugins.length > 0) {
       const { loadCommandLinePlugin } = await import('../plugin/load-plugins.ts');
       for (const p of plugins) await loadCommandLinePlugin(p);

@@ -53,61 +53,85 @@ export function runnerForm(fast: boolean, job: RunnerJob): 'subshell' | 'argv' {
 }
 
 /**
+ * How often a watchdog looks at what its runner wrote, at the latest (s). A command with a timeout of at
+ * least this does not wake the watchdog as it starts: the watchdog learns of it at its next look, from
+ * the start stamp the runner wrote, in time for its deadline. A shorter timeout rings the bell (fd 3).
+ * Waking the watchdog for every command was about a sixth of a runner command's CPU on the node and one
+ * more process to schedule between the command and its answer.
+ */
+const WATCH_POLL_S = 1;
+/** A bell every so many commands all the same, so that what the runner writes never fills the FIFO. */
+const BELL_EVERY = 64;
+
+/**
  * The watchdog of a fast runner: one bash per runner, started once under setsid, so in a session and
  * process group of its own, out of reach of the signals it sends to the runner's group. (Started as a
  * job of a bash with `set -m` it gets a group of its own without the exec of setsid, but shares the
  * runner's session and so its scheduler autogroup; in interleaved bench runs that p99 was the same or
  * higher.) Its fds:
- * 3 reads `T <nonce> <seconds>` as each command starts (the one message that wakes it), 7 reads a `D` as
- * each command ends (read only when it needs to know: at a deadline, and now and then to keep the pipe
- * short), 4 answers the runner (`K`: in time, `T`: timed out) and doubles as its timer (nothing to read
- * there while it naps), 5 and 6 are the channel's stdout and stderr.
+ * 7 reads, in order, `L<number> <seconds> <uptime>` as each timed command starts (its number, its
+ * timeout, and /proc/uptime as the runner read it just before) and `D` as it ends; the watchdog reads
+ * them when it looks (at least every WATCH_POLL_S, and whenever the bell rings), never blocking on them.
+ * 3 is the bell: a byte wakes it, EOF says the runner exited. 4 answers the runner (`K`: in time, `T`:
+ * timed out) and doubles as its timer once the runner is gone (nothing to read there while it naps), 5
+ * and 6 are the channel's stdout and stderr. bash reads a pipe a byte at a time (with `-t`, a pselect and
+ * two sigprocmasks besides each read), so the messages are short: a command's number, not its nonce (the
+ * runner's nonce prefix is in the watchdog's script as P, never on a command line).
  *
- * At a deadline with the command's `D` still missing it first sends USR1 to the runner (which will then
- * wait for its answer before reporting or starting anything), looks for the `D` once more, and only then
- * sends TERM to the runner's process group: the runner traps it; the command and what it started in the
- * group get it. So a TERM can never reach a later command, and a command is reported as timed out (124)
- * or in time, never both. A command still running KILL_GRACE_S later is killed with the whole group,
- * runner included, and the watchdog prints the end markers itself: exit 137 and `end` (the runner is
- * gone). EOF on fd 3 means the runner exited: it quits, after keeping the deadline of a command the runner
- * left running.
+ * The deadline is the start stamp plus the timeout, rounded up to the stamp's 10 ms (never early; a
+ * missing stamp counts from when the watchdog read the message: late, never early). At a deadline with
+ * the command's `D` still missing it first sends USR1 to the runner (which will then wait for its answer
+ * before reporting or starting anything), looks for the `D` once more, and only then sends TERM to the
+ * runner's process group: the runner traps it; the command and what it started in the group get it. So
+ * a TERM can never reach a later command, and a command is reported as timed out (124) or in time, never
+ * both. A command still running KILL_GRACE_S later is killed with the whole group, runner included, and
+ * the watchdog prints the end markers itself: exit 137 and `end` (the runner is gone). EOF on the bell
+ * means the runner exited: it quits, after keeping the deadline of a command the runner left running.
  */
-const WATCHDOG = `R=$2 G=$3 c=0 m=0
+const WATCHDOG = `R=$2 G=$3 c=0 m=0 dl=0 t=0
 ((BASH_VERSINFO[0] >= 4)) || exit
 alive() { kill -0 -- "-$R"; }
 nap() { read -r -t "$1" -u 4 _; }
-ended() { while read -r -t 0 -u 7 && read -r -u 7 _; do ((m++)); done; ((m >= c)); }
+now() { read -r t _ </proc/uptime; t=$((10#\${t/./})); }
+drain() {
+  while read -r -t 0 -u 7 && read -r -u 7 op a b; do
+    if [[ $op == D ]]; then ((m++)); continue; fi
+    [[ $op == L* ]] || continue
+    ((c++)); n=\${op#L}
+    if [[ $b =~ ^[0-9]+\\.[0-9][0-9]$ ]]; then t0=$((10#\${b/./})); else now; t0=$t; fi
+    dl=$((t0 + (10#\${a/./} + 9) / 10 + 1))
+  done
+}
+ended() { drain; ((m >= c)); }
 printf 'R\\n' >&4
 while :; do
-  if ((m < c)); then read -r -u 3 -t "$s" -n 1 op; else read -r -u 3 -n 1 op; fi
-  rc=$?
-  if ((rc == 0)); then
-    read -r -u 3 n2 s2
-    [[ $op == T ]] || continue
-    ((++c % 256)) || ended
-    n=$n2 s=$s2 t0=\${EPOCHREALTIME/[.,]/}
-    continue
-  fi
-  if ((rc <= 128)); then
-    ended && exit
-    left=$((10#\${s/./} * 1000))
-    [[ -n $t0 ]] && left=$((left - (\${EPOCHREALTIME/[.,]/} - t0)))
-    while ((left > 0)) && alive; do nap 0.2; left=$((left - 200000)); done
-    if alive; then
+  w=${WATCH_POLL_S}
+  if ! ended; then
+    now
+    if ((t >= dl)); then
+      kill -USR1 "$R"
+      if ended; then printf 'K\\n' >&4; continue; fi
       kill -TERM -- "-$R"
-      for ((i = 0; i < G * 10; i++)); do alive || break; nap 0.1; done
+      if read -r -u 7 -t "$G" _; then ((m++)); printf 'T\\n' >&4; continue; fi
       kill -KILL -- "-$R"
+      for ((i = 0; i < 100; i++)); do alive || break; nap 0.01; done
+      printf 'E%sn%s 137 end\\n' "$P" "$n" >&5
+      printf 'E%sn%s\\n' "$P" "$n" >&6
+      exit
     fi
-    exit
+    ((dl - t < ${WATCH_POLL_S} * 100)) && printf -v w '%d.%02d' $(((dl - t) / 100)) $(((dl - t) % 100))
   fi
-  kill -USR1 "$R"
-  if ended; then printf 'K\\n' >&4; continue; fi
-  kill -TERM -- "-$R"
-  if read -r -u 7 -t "$G" _; then ((m++)); printf 'T\\n' >&4; continue; fi
-  kill -KILL -- "-$R"
-  for ((i = 0; i < 100; i++)); do alive || break; nap 0.01; done
-  printf 'E%s 137 end\\n' "$n" >&5
-  printf 'E%s\\n' "$n" >&6
+  read -r -u 3 -t "$w" -n 1 _
+  rc=$?
+  ((rc == 0 || rc > 128)) && continue
+  ended && exit
+  now
+  while ((t < dl)) && alive; do nap 0.2; now; done
+  if alive; then
+    kill -TERM -- "-$R"
+    for ((i = 0; i < G * 10; i++)); do alive || break; nap 0.1; done
+    kill -KILL -- "-$R"
+  fi
   exit
 done
 `;
@@ -116,16 +140,16 @@ done
  * What a new runner (`sh`, under sshd) runs first. It keeps the channel's stderr on fd 7 for commands and
  * markers and sends its own to /dev/null (the shell's job reports, such as "Terminated" for a subshell
  * killed at its deadline, are not the command's output). The fast mode needs bash (the watchdog's
- * `read -t`), setsid, mkfifo, and the runner leading its own process group (sshd makes each session
- * one). Three FIFOs, named after the nonce, connect runner and watchdog
+ * `read -t`), setsid, mkfifo, a readable /proc/uptime (the start stamps), and the runner leading its own
+ * process group (sshd makes each session one). Three FIFOs, named after the nonce, connect runner and watchdog
  * and are unlinked (in the background) once both ends are open, so nothing is left on disk. No open
- * blocks (the runner holds both ends first), and the runner's lasting ends (fd 8 writes `T`, fd 6 writes
- * `D`, fd 9 reads answers) have the watchdog as their only peer: once it is gone, the runner's next `T`
- * is a SIGPIPE and an answer it waits for an EOF. USR1 (from the watchdog: a deadline passed, wait for
+ * blocks (the runner holds both ends first), and the runner's lasting ends (fd 8 rings the bell, fd 6
+ * writes `L` and `D`, fd 9 reads answers) have the watchdog as their only peer: once it is gone, the
+ * runner's next `L` is a SIGPIPE and an answer it waits for an EOF. USR1 (from the watchdog: a deadline passed, wait for
  * its answer) sets fl_p. Anything missing: the slow mode, every command as `argv`. Prints
  * `M<nonce> fast|slow`. Costs the node, once per runner, an exec of mkfifo, setsid, bash and rm.
  */
-function bootstrap(nonce: string): string {
+function bootstrap(nonce: string, prefix: string): string {
   return `exec 7>&2 2>/dev/null
 fl_m=slow fl_f="\${TMPDIR:-/tmp}/.faultline-runner-${nonce}"
 if command -v bash >/dev/null && command -v setsid >/dev/null && command -v mkfifo >/dev/null &&
@@ -134,9 +158,10 @@ if command -v bash >/dev/null && command -v setsid >/dev/null && command -v mkfi
   command exec 3<>"$fl_f.q" 4<>"$fl_f.a" 5<>"$fl_f.d" 8>"$fl_f.q" 9<"$fl_f.a" 6>"$fl_f.d"; then
   BASH_ENV= LC_ALL=C setsid bash -s faultline-runner-watchdog $$ ${KILL_GRACE_S} \\
     3<"$fl_f.q" 4<>"$fl_f.a" 5>&1 6>&7 7<"$fl_f.d" 8>&- 9<&- >/dev/null <<'FL_WATCHDOG' &
+P=${prefix}
 ${WATCHDOG}FL_WATCHDOG
   exec 3>&- 4>&- 5>&-
-  read -r fl_h <&9 && [ "$fl_h" = R ] && fl_m=fast
+  read -r fl_h <&9 && [ "$fl_h" = R ] && [ -r /proc/uptime ] && fl_m=fast
 fi
 if [ -p "$fl_f.q" ] || [ -p "$fl_f.d" ] || [ -p "$fl_f.a" ]; then
   rm -f "$fl_f.q" "$fl_f.d" "$fl_f.a" >/dev/null 6>&- 7>&- 8>&- 9<&- &
@@ -154,23 +179,30 @@ const ANSWER = 'read -r fl_a <&9 || read -r fl_a <&9 || read -r fl_a <&9';
 /**
  * The line a runner reads for one command. Between the start line and the end markers only the command
  * writes. The command gets stdin /dev/null and the channel's stderr, without the runner's fds 6 to 9; in
- * the subshell form also without the runner's variables. A fast command tells the watchdog `T` before and
- * `D` after; the runner waits for the watchdog's answer only when its USR1 said a deadline passed (fl_p),
+ * the subshell form also without the runner's variables. A fast command with a timeout writes the
+ * watchdog its start (`L`, stamped with /proc/uptime) before and `D` after, and rings its bell only for
+ * a timeout under WATCH_POLL_S (and every BELL_EVERY commands); the runner waits for the watchdog's answer only when its USR1 said a deadline passed (fl_p),
  * and reads it before reporting (`T`: exit 124) or, if the USR1 came later, before the next command. No
  * answer (the watchdog is gone): the runner reports and exits, or exits before starting anything.
  */
-function runnerLine(fast: boolean, job: RunnerJob, nonce: string): string {
+function runnerLine(fast: boolean, job: RunnerJob, prefix: string, counter: number): string {
+  const number = counter.toString(36);
+  const nonce = `${prefix}n${number}`;
   const settle = fast ? `:; [ -z "$fl_p" ] || ${ANSWER} || exit; fl_p=; ` : '';
   const start = `printf '%s\\n' S${nonce}`;
   const end = (status: string) => `printf '%s %s\\n' E${nonce} ${status}; printf '%s\\n' E${nonce} >&7`;
   if (runnerForm(fast, job) === 'argv')
     return `${settle}${start}; ${job.argv} </dev/null 2>&7 6>&- 7>&- 8>&- 9<&-; ${end('"$?"')}\n`;
   const script = shellQuote(job.script);
-  const body = `( exec 6>&- 7>&- 8>&- 9<&-; unset fl_s fl_a fl_p; eval ${script} ) </dev/null 2>&7`;
+  // Redirections of a subshell are made in the child only, without the save and restore that an
+  // `exec` inside it costs (dash: 8 system calls where `exec 6>&- …` took 20).
+  const body = `( unset fl_s fl_a fl_p fl_t; eval ${script} ) </dev/null 2>&7 6>&- 7>&- 8>&- 9<&-`;
   if (job.timeoutMs <= 0) return `${settle}${start}; ${body}; ${end('"$?"')}\n`;
   const seconds = (Math.max(1, job.timeoutMs) / 1000).toFixed(3);
+  const bell = job.timeoutMs < WATCH_POLL_S * 1000 || counter % BELL_EVERY === 0 ? 'printf W >&8; ' : '';
   return (
-    `${settle}printf 'T %s %s\\n' ${nonce} ${seconds} >&8; ${start}; ${body}; fl_s=$?; ` +
+    `${settle}read -r fl_t _ </proc/uptime; printf 'L%s %s %s\\n' ${number} ${seconds} "$fl_t" >&6; ${bell}` +
+    `${start}; ${body}; fl_s=$?; ` +
     `printf 'D\\n' >&6; :; if [ -n "$fl_p" ]; then ` +
     `if ${ANSWER}; then [ "$fl_a" != T ] || fl_s=124; else fl_s="$fl_s end"; fi; fl_p=; fi; ` +
     `${end('"$fl_s"')}; case $fl_s in *end) exit ;; esac\n`
@@ -275,7 +307,7 @@ export class CommandRunner {
         reject(new RunnerStartError(`the command runner did not start within ${START_TIMEOUT_MS / 1000} s`));
       }, START_TIMEOUT_MS);
       this.starting = { nonce, timer, resolve, reject };
-      this.stream.write(bootstrap(nonce));
+      this.stream.write(bootstrap(nonce, this.noncePrefix));
     });
   }
 
@@ -288,8 +320,9 @@ export class CommandRunner {
    */
   run(job: RunnerJob, watchdogMs: number): Promise<Collected> {
     if (!this.usable) return Promise.reject(new RunnerLostError('runner busy or closed', false));
-    const nonce = `${this.noncePrefix}n${(++this.commands).toString(36)}`;
-    const line = runnerLine(this.fast, job, nonce);
+    const counter = ++this.commands;
+    const nonce = `${this.noncePrefix}n${counter.toString(36)}`;
+    const line = runnerLine(this.fast, job, this.noncePrefix, counter);
     return new Promise((resolve, reject) => {
       const p: Pending = {
         nonce,

@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { regularInput } from './input-file.ts';
 
@@ -22,7 +21,8 @@ export function readablePath(file: string): string {
   const known = copies.get(gz);
   if (known && existsSync(known)) return known;
   if (tmp === null) {
-    tmp = mkdtempSync(join(tmpdir(), 'faultline-gunzip-'));
+    // node:os only here: an ES module's import of a builtin builds its facade, which start-up pays.
+    tmp = mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'faultline-gunzip-'));
     const dir = tmp;
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
