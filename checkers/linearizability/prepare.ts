@@ -1,6 +1,7 @@
 import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
 import { type AnyModel, deepEqual, fmix32, hashNumber, hashString, ModelInputError } from './model.ts';
 import { type EncodedOps, EncodedOpsBuilder } from './op-columns.ts';
+import { RawOpMemo } from './raw-op-memo.ts';
 
 export type { EncodedOp } from './op-columns.ts';
 
@@ -70,7 +71,7 @@ function structuralHash(v: unknown): number {
 /** Distinct (input, output) pairs interned per history; beyond this, ops keep their own objects. */
 const MAX_IO_CLASSES = 4096;
 
-/** Distinct raw ops remembered by {@link rawOpKey}; a history with more (unique values) stops using it. */
+/** Distinct raw ops remembered (./raw-op-memo.ts); a history with more (unique values) stops using it. */
 const MAX_RAW_KEYS = 8192;
 
 /** A raw op the model ignores (encode returned null), in the memo of raw ops. */
@@ -79,46 +80,6 @@ const IGNORED = null;
 interface Encoded {
   cls: IoClass;
   key: string | null;
-}
-
-/** A flat JSON value as a key fragment, tagged by type so distinct values never share one; null when not flat. */
-function flatKey(v: unknown): string | null {
-  if (v === null || v === undefined) return v === null ? 'n' : 'u';
-  switch (typeof v) {
-    case 'number':
-      return `d${v}`;
-    case 'string':
-      return `s${v.length}:${v}`;
-    case 'boolean':
-      return v ? 't' : 'f';
-    case 'object':
-      break;
-    default:
-      return null;
-  }
-  if (!Array.isArray(v) || v.length > 4) return null;
-  let k = `a${v.length}`;
-  for (let i = 0; i < v.length; i++) {
-    const e = v[i];
-    if (e === null) k += ',n';
-    else if (typeof e === 'number') k += `,d${e}`;
-    else return null;
-  }
-  return k;
-}
-
-/**
- * What a model's `encode` reads of an op (f, type, input, output, key) as one string, when those are
- * flat values; null otherwise. Ops with equal keys encode equally, so the encoding, its interned class
- * and its partition key are computed once per distinct key instead of once per op.
- */
-function rawOpKey(op: Operation): string | null {
-  const input = flatKey(op.input);
-  if (input === null) return null;
-  const output = flatKey(op.output);
-  if (output === null) return null;
-  const key = op.key === undefined ? 'u' : flatKey(op.key);
-  return `${op.f.length}:${op.f}|${op.type}|${input}|${output}|${key}`;
 }
 
 /**
@@ -139,8 +100,8 @@ export class HistoryPreparer {
   /** Interned encodings by structural hash (collisions resolved with deepEqual). */
   private readonly ios = new Map<number, IoClass[]>();
   private ioCount = 0;
-  /** Encodings by {@link rawOpKey}; dropped (null) once it holds MAX_RAW_KEYS. */
-  private rawKeys: Map<string, Encoded | typeof IGNORED> | null = new Map();
+  /** Encodings by the op's raw fields; dropped once it holds MAX_RAW_KEYS. */
+  private readonly rawKeys = new RawOpMemo<Encoded | typeof IGNORED>(MAX_RAW_KEYS);
   private consumed = 0;
   private ignored = 0;
 
@@ -154,9 +115,9 @@ export class HistoryPreparer {
       this.ignored++;
       return;
     }
-    const raw = this.rawKeys === null ? null : rawOpKey(op);
-    if (raw !== null) {
-      const known = this.rawKeys?.get(raw);
+    const raw = this.rawKeys.hash(op);
+    if (!Number.isNaN(raw)) {
+      const known = this.rawKeys.get(op, raw);
       if (known !== undefined) {
         if (known === IGNORED) this.ignored++;
         else this.place(op, known.key, known.cls, null, null);
@@ -172,19 +133,13 @@ export class HistoryPreparer {
     }
     if (io === null) {
       this.ignored++;
-      this.remember(raw, IGNORED);
+      this.rawKeys.set(op, raw, IGNORED);
       return;
     }
     const key = this.model.partitionKey ? this.model.partitionKey(io.input) : null;
     const shared = this.intern(io.input, io.output);
-    if (shared) this.remember(raw, { cls: shared, key });
+    if (shared) this.rawKeys.set(op, raw, { cls: shared, key });
     this.place(op, key, shared, io.input, io.output);
-  }
-
-  private remember(raw: string | null, encoded: Encoded | typeof IGNORED): void {
-    if (raw === null || this.rawKeys === null) return;
-    if (this.rawKeys.size >= MAX_RAW_KEYS) this.rawKeys = null;
-    else this.rawKeys.set(raw, encoded);
   }
 
   private place(
