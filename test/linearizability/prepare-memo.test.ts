@@ -1,5 +1,5 @@
 import test from 'ava';
-import { RawOpMemo } from '../../checkers/linearizability/raw-op-memo.ts';
+import { RawOpMemo } from '../../checkers/linearizability/prepare.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 
 /** The preparer's memo of raw ops: a hit only for ops whose f, type, input, output and key are equal. */
