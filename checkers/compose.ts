@@ -247,8 +247,8 @@ export async function runCheckers(
 
 /**
  * {@link runCheckers} over a history that streams: `feed` calls `add` for every op as it closes and
- * resolves to the number of ops. Each checker gets its ops through its stream form, so no Operation
- * array is built. Null when some request has no stream form (or is `independent`): run the array path.
+ * resolves to the number of ops; it may be called again (a checker's `ctx.replay`) and must then feed
+ * the same ops. Each checker gets its ops through its stream form, so no Operation array is built. Null when some request has no stream form (or is `independent`): run the array path.
  * Results are those {@link runCheckers} gives on the same ops.
  */
 export async function runCheckersOnStream(
@@ -270,7 +270,7 @@ export async function runCheckersOnStream(
     try {
       sinks.push({
         name,
-        sink: await (e.checker as Checker<unknown>).stream!(e.options ?? {}, ctx),
+        sink: await (e.checker as Checker<unknown>).stream!(e.options ?? {}, { ...ctx, replay: feed }),
         err: null,
       });
     } catch (err) {

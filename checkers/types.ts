@@ -53,6 +53,13 @@ export interface CheckContext {
   faults?: readonly FaultBand[];
   /** Set for a per-key (independent) check: the key these ops belong to, for titles and pages. */
   key?: string;
+  /**
+   * Given to a stream form (`Checker.stream`) when the caller can feed the same ops again (`faultline
+   * check` reads its file again): calls `add` for every op once more and resolves to their count. A
+   * checker that needs the ops a second time only in a rare case (Elle shrinking a FAIL) asks for them
+   * then instead of holding every op while they stream by.
+   */
+  replay?: (add: (op: Operation) => void) => Promise<number>;
 }
 
 export interface Checker<Options = Record<string, unknown>> {

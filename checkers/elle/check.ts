@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { makeOutputDir, writeFileAtomicSync } from '../../src/core/util/atomic-write.ts';
 import { monotonicMs } from '../../src/core/util/clock.ts';
+import { errorMessage } from '../../src/core/util/errors.ts';
 import { subHistoryLines } from '../sub-history.ts';
 import type { Anomaly, CheckContext, CheckResult, Validity } from '../types.ts';
 import { addAnomaly, type WorkloadAnalysis, WorkloadError } from './analysis.ts';
@@ -82,17 +83,31 @@ export function runElle(
 /**
  * The ops a check keeps to shrink a FAIL with: all of them up to SHRINK_MAX_OPS, none beyond (a history
  * that large is not shrunk, so the streamed check of a huge history keeps no ops).
+ *
+ * `compact` (the stream form, whose ops exist only while they pass by) keeps each op as its JSON text
+ * and parses the texts again only on a FAIL. Holding the Operation objects themselves (an object and a
+ * few arrays per micro-op each) made the garbage collector copy and promote every one of the first
+ * 100,000 ops of any streamed history, FAIL or not: about a tenth of a 1M-transaction check. One flat
+ * string per op is cheap to hold, and an Operation read from history JSON comes back the same from its
+ * JSON text (its values are JSON values; an absent `key` stays absent).
  */
-export function keptOps(): { add(op: Operation): void; ops(): readonly Operation[] | null; count: number } {
-  let kept: Operation[] | null = [];
+export function keptOps(compact = false): {
+  add(op: Operation): void;
+  ops(): readonly Operation[] | null;
+  count: number;
+} {
+  let kept: (Operation | string)[] | null = [];
   let count = 0;
   return {
     add(op) {
       count++;
-      if (kept && kept.length < SHRINK_MAX_OPS) kept.push(op);
+      if (kept && kept.length < SHRINK_MAX_OPS) kept.push(compact ? JSON.stringify(op) : op);
       else kept = null;
     },
-    ops: () => kept,
+    ops: () =>
+      compact && kept
+        ? kept.map((text) => JSON.parse(text as string) as Operation)
+        : (kept as Operation[] | null),
     get count() {
       return count;
     },
@@ -183,6 +198,42 @@ export function runElleOn(
 ): ElleCheckResult {
   const result = withArena(() => runElleInArena(builder, rawOptions, ctx));
   if (result.valid === false && kept) attachMinimalHistory(result, kept.ops(), kept.count, rawOptions, ctx);
+  return result;
+}
+
+/**
+ * {@link runElleOn} for a stream whose ops can be fed again (`ctx.replay`): nothing is kept while they
+ * stream by, and only a FAIL small enough to shrink (at most SHRINK_MAX_OPS ops) asks for them again.
+ * Ops read again that are not the ones checked (the file changed meanwhile) are not shrunk.
+ */
+export async function runElleReplayed(
+  builder: TxnBuilder,
+  rawOptions: unknown,
+  ctx: CheckContext,
+  replay: NonNullable<CheckContext['replay']>,
+): Promise<ElleCheckResult> {
+  const result = withArena(() => runElleInArena(builder, rawOptions, ctx));
+  const count = builder.opsConsumed;
+  if (result.valid !== false) return result;
+  if (count > SHRINK_MAX_OPS) {
+    attachMinimalHistory(result, null, count, rawOptions, ctx);
+    return result;
+  }
+  const ops: Operation[] = [];
+  let again: number;
+  try {
+    again = await replay((op) => {
+      ops.push(op);
+    });
+  } catch (err) {
+    result.evidence += `; no minimal failing sub-history (reading the history again failed: ${errorMessage(err)})`;
+    return result;
+  }
+  if (again !== count || ops.length !== count) {
+    result.evidence += `; no minimal failing sub-history (the history read again had ${ops.length} ops, not ${count})`;
+    return result;
+  }
+  attachMinimalHistory(result, ops, count, rawOptions, ctx);
   return result;
 }
 

@@ -1,6 +1,13 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import type { CheckContext, Checker } from '../types.ts';
-import { type ElleCheckResult, elleHistoryBuilder, keptOps, runElle, runElleOn } from './check.ts';
+import {
+  type ElleCheckResult,
+  elleHistoryBuilder,
+  keptOps,
+  runElle,
+  runElleOn,
+  runElleReplayed,
+} from './check.ts';
 import type { ElleOptions } from './options.ts';
 
 export type { CycleAnomaly, CycleStep, ElleCheckResult } from './check.ts';
@@ -19,7 +26,14 @@ export const elleChecker = {
   },
   stream(options: ElleOptions, ctx?: CheckContext) {
     const builder = elleHistoryBuilder(options);
-    const kept = keptOps();
+    // A history the caller can feed again is not held at all: a FAIL to shrink reads it again.
+    const replay = ctx?.replay;
+    if (replay)
+      return {
+        add: (op: Operation) => builder.add(op),
+        finish: () => runElleReplayed(builder, options, ctx, replay),
+      };
+    const kept = keptOps(true);
     return {
       add: (op: Operation) => {
         builder.add(op);

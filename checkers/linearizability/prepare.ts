@@ -70,7 +70,7 @@ function structuralHash(v: unknown): number {
 /** Distinct (input, output) pairs interned per history; beyond this, ops keep their own objects. */
 const MAX_IO_CLASSES = 4096;
 
-/** Distinct raw ops remembered by {@link rawOpKey}; a history with more (unique values) stops using it. */
+/** Distinct raw ops remembered ({@link RawOpMemo}); a history with more (unique values) stops using it. */
 const MAX_RAW_KEYS = 8192;
 
 /** A raw op the model ignores (encode returned null), in the memo of raw ops. */
@@ -81,44 +81,121 @@ interface Encoded {
   key: string | null;
 }
 
-/** A flat JSON value as a key fragment, tagged by type so distinct values never share one; null when not flat. */
-function flatKey(v: unknown): string | null {
-  if (v === null || v === undefined) return v === null ? 'n' : 'u';
+/**
+ * What the model made of an op, remembered by the op's raw fields (f, type, input, output, key) when
+ * they are flat values: null, a number, a string, a boolean, or an array of at most four numbers or
+ * nulls. A history of millions of ops over a few values then encodes each distinct op once.
+ *
+ * Looked up by a hash of the fields and an exact comparison, allocating nothing: building a key string
+ * per op (and hashing it again in a Map) cost about 0.2 s of CPU per million ops. Two ops hit the same
+ * entry exactly when their fields are equal (`===`, element by element for arrays). Kept in this module:
+ * one more module is one more for `faultline check` to load at start-up (test/cli/startup-modules.test.ts).
+ */
+interface Entry<V> {
+  f: string;
+  type: string;
+  input: unknown;
+  output: unknown;
+  key: unknown;
+  value: V;
+}
+
+const NULL_HASH = 0x2545f491;
+const UNDEFINED_HASH = 0x1f83d9ab;
+
+/** A flat value's hash, or NaN when it is not flat. */
+function flatHash(v: unknown): number {
+  if (v === null) return NULL_HASH;
+  if (v === undefined) return UNDEFINED_HASH;
   switch (typeof v) {
     case 'number':
-      return `d${v}`;
+      return hashNumber(v);
     case 'string':
-      return `s${v.length}:${v}`;
+      return hashString(v, 0x9e3779b9);
     case 'boolean':
-      return v ? 't' : 'f';
+      return v ? 0x3c6ef372 : 0x1b873593;
     case 'object':
       break;
     default:
-      return null;
+      return Number.NaN;
   }
-  if (!Array.isArray(v) || v.length > 4) return null;
-  let k = `a${v.length}`;
+  if (!Array.isArray(v) || v.length > 4) return Number.NaN;
+  let h = 0x6a09e667 + v.length;
   for (let i = 0; i < v.length; i++) {
     const e = v[i];
-    if (e === null) k += ',n';
-    else if (typeof e === 'number') k += `,d${e}`;
-    else return null;
+    if (e === null) h = fmix32(Math.imul(h, 31) + NULL_HASH);
+    else if (typeof e === 'number') h = fmix32(Math.imul(h, 31) + hashNumber(e));
+    else return Number.NaN;
   }
-  return k;
+  return h;
 }
 
-/**
- * What a model's `encode` reads of an op (f, type, input, output, key) as one string, when those are
- * flat values; null otherwise. Ops with equal keys encode equally, so the encoding, its interned class
- * and its partition key are computed once per distinct key instead of once per op.
- */
-function rawOpKey(op: Operation): string | null {
-  const input = flatKey(op.input);
-  if (input === null) return null;
-  const output = flatKey(op.output);
-  if (output === null) return null;
-  const key = op.key === undefined ? 'u' : flatKey(op.key);
-  return `${op.f.length}:${op.f}|${op.type}|${input}|${output}|${key}`;
+/** Equality of two flat values as the memo needs it (both already known to be flat). */
+function flatEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export class RawOpMemo<V> {
+  private buckets: Map<number, Entry<V>[]> | null = new Map();
+  private size = 0;
+
+  /** `max` distinct ops at most: a history with more (unique values) stops using the memo. */
+  constructor(private readonly max: number) {}
+
+  /** The hash of the op's raw fields; NaN when they are not flat or the memo was dropped. */
+  hash(op: Operation): number {
+    if (this.buckets === null) return Number.NaN;
+    const input = flatHash(op.input);
+    if (Number.isNaN(input)) return input;
+    const output = flatHash(op.output);
+    if (Number.isNaN(output)) return output;
+    const key = flatHash(op.key);
+    if (Number.isNaN(key)) return key;
+    let h = hashString(op.f);
+    h = fmix32(Math.imul(h, 31) + hashString(op.type, 0x510e527f));
+    h = fmix32(Math.imul(h, 31) + input);
+    h = fmix32(Math.imul(h, 31) + output);
+    return fmix32(Math.imul(h, 31) + key);
+  }
+
+  /** What was remembered for an op with these fields (`h` from {@link hash}), or undefined. */
+  get(op: Operation, h: number): V | undefined {
+    const bucket = this.buckets?.get(h);
+    if (bucket === undefined) return undefined;
+    for (const e of bucket)
+      if (
+        e.f === op.f &&
+        e.type === op.type &&
+        flatEqual(e.input, op.input) &&
+        flatEqual(e.output, op.output) &&
+        flatEqual(e.key, op.key)
+      )
+        return e.value;
+    return undefined;
+  }
+
+  set(op: Operation, h: number, value: V): void {
+    if (this.buckets === null || Number.isNaN(h)) return;
+    if (this.size >= this.max) {
+      this.buckets = null;
+      return;
+    }
+    const entry: Entry<V> = {
+      f: op.f,
+      type: op.type,
+      input: op.input,
+      output: op.output,
+      key: op.key,
+      value,
+    };
+    const bucket = this.buckets.get(h);
+    if (bucket) bucket.push(entry);
+    else this.buckets.set(h, [entry]);
+    this.size++;
+  }
 }
 
 /**
@@ -139,8 +216,8 @@ export class HistoryPreparer {
   /** Interned encodings by structural hash (collisions resolved with deepEqual). */
   private readonly ios = new Map<number, IoClass[]>();
   private ioCount = 0;
-  /** Encodings by {@link rawOpKey}; dropped (null) once it holds MAX_RAW_KEYS. */
-  private rawKeys: Map<string, Encoded | typeof IGNORED> | null = new Map();
+  /** Encodings by the op's raw fields; dropped once it holds MAX_RAW_KEYS. */
+  private readonly rawKeys = new RawOpMemo<Encoded | typeof IGNORED>(MAX_RAW_KEYS);
   private consumed = 0;
   private ignored = 0;
 
@@ -154,9 +231,9 @@ export class HistoryPreparer {
       this.ignored++;
       return;
     }
-    const raw = this.rawKeys === null ? null : rawOpKey(op);
-    if (raw !== null) {
-      const known = this.rawKeys?.get(raw);
+    const raw = this.rawKeys.hash(op);
+    if (!Number.isNaN(raw)) {
+      const known = this.rawKeys.get(op, raw);
       if (known !== undefined) {
         if (known === IGNORED) this.ignored++;
         else this.place(op, known.key, known.cls, null, null);
@@ -172,19 +249,13 @@ export class HistoryPreparer {
     }
     if (io === null) {
       this.ignored++;
-      this.remember(raw, IGNORED);
+      this.rawKeys.set(op, raw, IGNORED);
       return;
     }
     const key = this.model.partitionKey ? this.model.partitionKey(io.input) : null;
     const shared = this.intern(io.input, io.output);
-    if (shared) this.remember(raw, { cls: shared, key });
+    if (shared) this.rawKeys.set(op, raw, { cls: shared, key });
     this.place(op, key, shared, io.input, io.output);
-  }
-
-  private remember(raw: string | null, encoded: Encoded | typeof IGNORED): void {
-    if (raw === null || this.rawKeys === null) return;
-    if (this.rawKeys.size >= MAX_RAW_KEYS) this.rawKeys = null;
-    else this.rawKeys.set(raw, encoded);
   }
 
   private place(

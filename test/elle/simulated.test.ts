@@ -106,7 +106,7 @@ function untimed(r: ReturnType<typeof elleChecker.check>) {
   return { ...r, stats };
 }
 
-test('streaming: ops fed as they complete (out of invocation order) give the same result as the op array', (t) => {
+test('streaming: ops fed as they complete (out of invocation order) give the same result as the op array', async (t) => {
   for (const isolation of ['snapshot-isolation', 'read-committed'] as const) {
     const o = { isolation, txns: 400, concurrency: 7, seed: 5, activeKeys: 5, infoRate: 0.05 };
     const options = { workload: 'list-append' as const, consistencyModels: ['strict-serializable'] };
@@ -120,11 +120,77 @@ test('streaming: ops fed as they complete (out of invocation order) give the sam
       completed.some((op, i) => i > 0 && op.id < completed[i - 1]!.id),
       'the stream really arrives out of invocation order',
     );
-    const streamed = sink.finish();
+    const streamed = await sink.finish();
     const whole = elleChecker.check(simulate(o), options);
     t.is(whole.valid, false, isolation);
+    t.truthy(whole.stats.minimalHistory, 'the FAIL is shrunk');
     t.deepEqual(untimed(streamed), untimed(whole), isolation);
   }
+});
+
+test('streaming with a replay: nothing held, the FAIL shrunk from the ops fed again, as the op array shrinks it', async (t) => {
+  const o = { isolation: 'snapshot-isolation' as const, txns: 400, concurrency: 7, seed: 5, activeKeys: 5 };
+  const options = { workload: 'list-append' as const, consistencyModels: ['strict-serializable'] };
+  let replays = 0;
+  const feed = async (add: (op: Operation) => void) => {
+    let n = 0;
+    simulateStream(o, (op) => {
+      n++;
+      add(op);
+    });
+    return n;
+  };
+  const sink = await elleChecker.stream(options, {
+    replay: (add) => {
+      replays++;
+      return feed(add);
+    },
+  });
+  await feed((op) => sink.add(op));
+  const streamed = await sink.finish();
+  const whole = elleChecker.check(simulate(o), options);
+  t.is(replays, 1, 'the FAIL asked for the ops once');
+  t.truthy(whole.stats.minimalHistory);
+  t.deepEqual(untimed(streamed), untimed(whole));
+
+  // A valid history never asks for them again.
+  const valid = { ...o, isolation: 'serializable' as const };
+  replays = 0;
+  const validSink = await elleChecker.stream(options, {
+    replay: async () => {
+      replays++;
+      return 0;
+    },
+  });
+  simulateStream(valid, (op) => validSink.add(op));
+  t.is((await validSink.finish()).valid, true);
+  t.is(replays, 0);
+});
+
+test('streaming with a replay that feeds other ops: the FAIL stands, not shrunk, and says why', async (t) => {
+  const o = { isolation: 'snapshot-isolation' as const, txns: 400, concurrency: 7, seed: 5, activeKeys: 5 };
+  const options = { workload: 'list-append' as const, consistencyModels: ['strict-serializable'] };
+  const sink = await elleChecker.stream(options, {
+    replay: async (add) => {
+      const ops = simulate(o).slice(0, 10);
+      for (const op of ops) add(op);
+      return ops.length;
+    },
+  });
+  simulateStream(o, (op) => sink.add(op));
+  const r = await sink.finish();
+  t.is(r.valid, false);
+  t.is(r.stats.minimalHistory, undefined);
+  t.regex(r.evidence, /no minimal failing sub-history \(the history read again had 10 ops, not \d+\)/);
+  const failing = await elleChecker.stream(options, {
+    replay: async () => {
+      throw new Error('gone');
+    },
+  });
+  simulateStream(o, (op) => failing.add(op));
+  const f = await failing.finish();
+  t.is(f.valid, false);
+  t.regex(f.evidence, /reading the history again failed: gone/);
 });
 
 test('streaming: a malformed micro-op anywhere in the stream stops the analysis, every op still counted', (t) => {

@@ -5,6 +5,7 @@ import test from 'ava';
 import { execa } from 'execa';
 import { linearizabilityChecker } from '../../checkers/linearizability/index.ts';
 import { convertHistory } from '../../src/core/history/convert.ts';
+import { decimalHeldByDouble, mayHoldInexactNumber } from '../../src/core/history/json-text.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { loadHistory } from '../../src/core/history/read.ts';
 
@@ -28,6 +29,39 @@ function write(name: string, text: string): string {
   writeFileSync(p, text);
   return p;
 }
+
+test('the one-scan test for inexact numbers flags every number a double cannot hold, in any JSON text', (t) => {
+  // Inexact: beyond 2^53, outside the double range, or more significant digits than a double keeps.
+  const inexact = [
+    '9007199254740993',
+    '-123456789012345678',
+    '1e400',
+    '-1E+400',
+    '1e-400',
+    '0.30000000000000001',
+    '1.00000000000000001',
+    '0.1234567890123456789',
+    '100000000000000000001e-5',
+    '9.007199254740993E15',
+  ];
+  // Exact as doubles (the common case must stay on JSON.parse); keys and strings with e and digits.
+  const exact = ['0', '-7', '0.1', '1.5', '2e3', '123456789012345', '1e-5'];
+  for (const n of inexact) {
+    t.false(decimalHeldByDouble(n, Number(n)) && !/^-?\d{16,}$/.test(n), `${n} is inexact`);
+    for (const text of [n, `[${n}]`, `{"value":${n},"type":"ok"}`, `{"a":"e123","v":[1,${n}]}`])
+      t.true(mayHoldInexactNumber(text), text);
+  }
+  for (const n of exact) {
+    t.true(decimalHeldByDouble(n, Number(n)), `${n} is exact`);
+    t.false(
+      mayHoldInexactNumber(
+        `{"index":1,"type":"invoke","value":[${n.includes('.') || n.includes('e') ? 0 : n},"node1"],"time":12}`,
+      ),
+    );
+  }
+  // What the regex scans see only in strings is no number: such text stays on the fast path.
+  t.false(mayHoldInexactNumber('{"f":"xe123","node":"n.1","key":"Ee-999"}'));
+});
 
 const BIG = [
   '9007199254740993',

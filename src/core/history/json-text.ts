@@ -18,6 +18,13 @@ import { createRequire } from 'node:module';
  */
 export const MAX_NESTING = 1000;
 
+/**
+ * The one scan ordinary text pays: every number a double may not hold exactly has a run of 16 digits
+ * (a big integer, or a decimal with that many digits before its point), or a digit followed by a point
+ * or an exponent (JSON's grammar puts a digit before both). Text without either (histories of integers)
+ * is answered after this single pass instead of three; text with one goes on to the exact tests.
+ */
+const MAY_BE_INEXACT = /\d[.eE]|\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d/;
 // Sixteen explicit \d: V8 scans this several times faster than \d{16} (which re-tries inside every run).
 const LONG_DIGIT_RUN = /\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d\d/;
 // An exponent of three digits or more: the only way a short number leaves the double range (1e400, 1e-400).
@@ -32,6 +39,7 @@ const DECIMAL_TOKENS = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g;
  * first: ordinary histories (integers, short decimals) never reach the token scan.
  */
 export function mayHoldInexactNumber(text: string): boolean {
+  if (!MAY_BE_INEXACT.test(text)) return false;
   if (LONG_DIGIT_RUN.test(text) || LONG_EXPONENT.test(text)) return true;
   if (!LONG_DECIMAL.test(text)) return false;
   for (const m of text.matchAll(DECIMAL_TOKENS)) if (significantDigits(m[0]) > 15) return true;
