@@ -180,7 +180,9 @@ vtest('apt on the nodes goes through the cluster’s apt proxy on the host’s p
 // S2's bump must land with settime on the VMs' own kernels and meet the plan's PASS-smoke. S1 and S3 must
 // reach real verdicts (faults landed, the oracle decided): on emulated VMs under load S1's throughput
 // trips RF1 (PARTIAL-surface) and S3's negative control may record no stale read (docs/vagrant.md), so
-// whether they meet the plan's expectation is logged, not required.
+// whether they meet the plan's expectation is logged, not required. A host too loaded for the plan's
+// windows fails this step: with a sudo password at load 12-19 a partition took 18-23 s to inject against
+// 6-8 s windows, and S1 and S3 ended INCONCLUSIVE-fault-not-proven (the second window never ran).
 const DEMO_EXPECTED: Record<string, RegExp> = {
   S1: /^(PASS|FAIL|PARTIAL)-/,
   S2: /^PASS-smoke$/,

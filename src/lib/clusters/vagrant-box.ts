@@ -223,7 +223,46 @@ export async function buildVagrantBox(
   }
 }
 
-/** `vagrant box add --force` of a built box under BOX_NAME. */
-export async function addVagrantBox(path: string, name = BOX_NAME): Promise<void> {
+/**
+ * `vagrant box add --force` of a built box under BOX_NAME, then the box's earlier base volumes removed
+ * from libvirt's default pool (returned by name). vagrant-libvirt uploads a re-added box under a new
+ * volume name on the next `up`, so the earlier ones are never used again, yet each keeps the box's size
+ * (~435 MiB): a `test:vagrant` per day would fill the pool. A volume some cluster's disk still rests on
+ * (its backing file) stays.
+ */
+export async function addVagrantBox(path: string, name = BOX_NAME): Promise<string[]> {
   await run('vagrant', ['box', 'add', '--force', '--name', name, path], { timeoutMs: 20 * 60_000 });
+  return removeUnusedBaseVolumes(name);
+}
+
+export const virsh = (args: string[]) =>
+  run('virsh', ['-c', 'qemu:///system', ...args], { timeoutMs: 120_000 });
+export const nonEmptyLines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/** vagrant-libvirt's name for a box's base volume: `<box, / as -VAGRANTSLASH->_vagrant_box_image_<version>_<id>_box.img`. */
+const baseVolumePrefix = (box: string) => `${box.replaceAll('/', '-VAGRANTSLASH-')}_vagrant_box_image_`;
+
+export async function removeUnusedBaseVolumes(box: string): Promise<string[]> {
+  if (!(await runQuiet('virsh', ['-c', 'qemu:///system', 'pool-info', 'default']))) return [];
+  const volumes = nonEmptyLines(await virsh(['vol-list', 'default', '--details']))
+    .slice(2)
+    .map((l) => l.split(/\s+/)[0] ?? '');
+  const backing = new Set<string>();
+  for (const v of volumes) {
+    const xml = await virsh(['vol-dumpxml', '--pool', 'default', v]).catch(() => '');
+    const path = /<backingStore>\s*<path>([^<]+)<\/path>/.exec(xml)?.[1];
+    if (path) backing.add(path.trim());
+  }
+  const removed: string[] = [];
+  for (const v of volumes.filter((x) => x.startsWith(baseVolumePrefix(box)))) {
+    const path = (await virsh(['vol-path', '--pool', 'default', v]).catch(() => '')).trim();
+    if (!path || backing.has(path)) continue;
+    if (await runQuiet('virsh', ['-c', 'qemu:///system', 'vol-delete', v, '--pool', 'default']))
+      removed.push(v);
+  }
+  return removed;
 }

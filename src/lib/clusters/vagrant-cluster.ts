@@ -13,7 +13,7 @@ import { run, runQuiet, which } from './host-tools.ts';
 import { clusterDir } from './state-dir.ts';
 import { claimSubnet, releaseSubnetsOf } from './subnet.ts';
 import { importVagrant } from './vagrant.ts';
-import { addVagrantBox, BOX_NAME, buildVagrantBox } from './vagrant-box.ts';
+import { addVagrantBox, BOX_NAME, buildVagrantBox, nonEmptyLines, virsh } from './vagrant-box.ts';
 import { chooseAccel } from './vm-accel.ts';
 import { guestAptSources, readHostAptSources } from './vm-apt-sources.ts';
 import { ensureVmImage } from './vm-image.ts';
@@ -246,7 +246,7 @@ export async function vagrantClusterUp(opts: {
     if (!(await boxInstalled(box))) {
       print(`box ${box} is not installed: building it (faultline cluster vagrant-box)`);
       const r = await buildVagrantBox({ print });
-      await addVagrantBox(r.path);
+      for (const v of await addVagrantBox(r.path)) print(`removed the box's earlier base volume ${v}`);
       boxBuilt = true;
     }
   }
@@ -341,13 +341,6 @@ export interface VagrantDownReport {
 /** Domains are <prefix><machine> and their disks <prefix><machine>.img (vagrant-libvirt's naming). */
 const libvirtPrefix = (name: string) => `${name}_`;
 
-const virsh = (args: string[]) => run('virsh', ['-c', 'qemu:///system', ...args], { timeoutMs: 120_000 });
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-
 /** libvirt domains, volumes and the private network of this cluster that exist now. */
 export async function vagrantLeftovers(
   name: string,
@@ -356,11 +349,13 @@ export async function vagrantLeftovers(
   const none = { domains: [], volumes: [], networks: [] };
   if (!which('virsh') || !(await runQuiet('virsh', ['-c', 'qemu:///system', 'version']))) return none;
   const prefix = libvirtPrefix(name);
-  const domains = lines(await virsh(['list', '--all', '--name'])).filter((d) => d.startsWith(prefix));
-  const volumes = lines(await virsh(['vol-list', 'default']).catch(() => ''))
+  const domains = nonEmptyLines(await virsh(['list', '--all', '--name'])).filter((d) => d.startsWith(prefix));
+  const volumes = nonEmptyLines(await virsh(['vol-list', 'default']).catch(() => ''))
     .map((l) => l.split(/\s+/)[0] ?? '')
     .filter((v) => v.startsWith(prefix));
-  const networks = lines(await virsh(['net-list', '--all', '--name'])).filter((n) => n === libvirtNetwork);
+  const networks = nonEmptyLines(await virsh(['net-list', '--all', '--name'])).filter(
+    (n) => n === libvirtNetwork,
+  );
   return { domains, volumes, networks };
 }
 

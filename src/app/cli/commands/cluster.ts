@@ -214,8 +214,9 @@ export function register(program: Command): void {
         `box built in ${r.seconds} s (VM image ${r.imageKey} ${r.imageBuilt ? 'built now' : 'cached'}): ${(r.bytes / 1024 ** 2).toFixed(0)} MiB, disk ${r.virtualSizeGiB} GiB`,
       );
       if (o.add) {
-        await box.addVagrantBox(r.path);
+        const removed = await box.addVagrantBox(r.path);
         print(`registered as ${box.BOX_NAME} (vagrant box list)`);
+        for (const v of removed) print(`removed the box's earlier base volume ${v} (libvirt pool default)`);
       }
       process.stdout.write(`${r.path}\n`);
     });
