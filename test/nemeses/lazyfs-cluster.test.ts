@@ -96,19 +96,28 @@ async function prepare(t: { teardown(fn: () => Promise<void>): void }, remote: R
   });
 }
 
+/** Both writers running and a fault plane over them, closed when the test ends. */
+async function runningPlane(
+  t: { teardown(fn: () => void | Promise<void>): void },
+  remote: Remote,
+  hooks: FaultTarget,
+): Promise<FaultPlane> {
+  for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
+  const plane = new FaultPlane({
+    remote,
+    sut: hooks,
+    ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
+  });
+  t.teardown(() => plane.close());
+  return plane;
+}
+
 fx.test.serial(
   'lose-unfsynced: lands on the writer, the power failure cuts its log back to an fsync',
   async (t) => {
     const remote = await fx.remote();
     await prepare(t, remote);
-    const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
-    const plane = new FaultPlane({
-      remote,
-      sut: hooks,
-      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
-    });
-    t.teardown(() => plane.close());
+    const plane = await runningPlane(t, remote, sut(remote));
     const started = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'lose-unfsynced', targets: ['n1'] },
@@ -152,14 +161,7 @@ fx.test.serial(
   async (t) => {
     const remote = await fx.remote();
     await prepare(t, remote);
-    const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
-    const plane = new FaultPlane({
-      remote,
-      sut: hooks,
-      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
-    });
-    t.teardown(() => plane.close());
+    const plane = await runningPlane(t, remote, sut(remote));
     const failed = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'fsync-fail', targets: ['n2'] },
@@ -204,14 +206,10 @@ fx.test.serial(
     await prepare(t, remote);
     const base = sut(remote);
     // n1 is the leader the database names: it must be moved last although it comes first in node order.
-    const hooks: FaultTarget = { ...base, db: { ...base.db, primaries: async () => ['n1'] } };
-    for (const n of ['n1', 'n2']) await base.db.process?.start(base.ctx, n);
-    const plane = new FaultPlane({
-      remote,
-      sut: hooks,
-      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
+    const plane = await runningPlane(t, remote, {
+      ...base,
+      db: { ...base.db, primaries: async () => ['n1'] },
     });
-    t.teardown(() => plane.close());
     const started = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'lose-unfsynced', targets: ['n1', 'n2'] },
