@@ -212,7 +212,7 @@ fx.test.serial(
     });
     const started = await plane.invoke({
       f: 'start-lazyfs',
-      value: { action: 'lose-unfsynced', targets: ['n1', 'n2'] },
+      value: { action: 'lose-unfsynced', targets: ['n1', 'n2'], params: { move: 'rolling' } },
     });
     const value = started.value as { landed: boolean; reason?: string };
     t.true(value.landed, value.reason);
