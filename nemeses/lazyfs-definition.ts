@@ -76,6 +76,11 @@ export const lazyfsDefinition: NemesisDefinition = {
           keep: z.enum(['prefix', 'pages']).optional(),
           /** torn-op with keep prefix: the fraction of the write's bytes that survives (default 0.5). */
           fraction: z.number().gt(0).lt(1).optional(),
+          /**
+           * How several targets move onto the filesystem: all at once (default), or `rolling`: one at a
+           * time, the leaders last (not for the errors under a running database, which start on all).
+           */
+          move: z.enum(['all-at-once', 'rolling']).optional(),
         })
         .default({}),
       ...timing,
@@ -115,6 +120,12 @@ export const lazyfsDefinition: NemesisDefinition = {
           path: ['params'],
           message: 'torn-seq keeps whole writes: keep and fraction are for torn-op',
         });
+      if (s.params.move === 'rolling' && ['fsync-fail', 'eio-read', 'eio-write'].includes(s.action))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['params', 'move'],
+          message: `${s.action} starts its errors under the running database on every target at once: move: rolling is for the other actions`,
+        });
       if (s.params.keep === 'pages' && s.params.fraction !== undefined)
         ctx.addIssue({
           code: 'custom',
@@ -152,6 +163,7 @@ export const lazyfsDefinition: NemesisDefinition = {
         ...(typeof own.seed === 'number' && { seed: own.seed }),
         ...(typeof own.keep === 'string' && { keep: own.keep }),
         ...(typeof own.fraction === 'number' && { fraction: own.fraction }),
+        ...(own.move === 'rolling' && { move: 'rolling' }),
         dirs: Object.fromEntries(nodes.map((n) => [n, db.dataDir(dbCtx, n)])),
         pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(dbCtx, n)])),
         processName: proc.processName,

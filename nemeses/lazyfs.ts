@@ -41,7 +41,10 @@ import {
  * Filesystem faults that lose data the way a power failure does. Each window puts the targets' data
  * directories on the lazy filesystem (a FUSE passthrough that keeps writes not yet fsynced in its own
  * cache; see lazyfs-program.ts): the database is stopped, its directory moved aside and mounted back
- * through the filesystem, and the fault plane starts the database again on it. Then, by action:
+ * through the filesystem, and the fault plane starts the database again on it. With params.move
+ * `rolling` and the database's own start at hand, several targets move one at a time, the leader last,
+ * each started and seen writing on the mount before the next stops (a rolling restart; the undo records
+ * the order). Then, by action:
  *
  * - lose-unfsynced: the window's end is the power failure. Every target's database is killed (-9) at
  *   once, every write not fsynced is dropped, the filesystem is unmounted and the database restarted
@@ -88,6 +91,7 @@ const specParams = z.object({
   seed: z.number().int().nonnegative().optional(),
   keep: z.enum(['prefix', 'pages']).optional(),
   fraction: z.number().gt(0).lt(1).optional(),
+  move: z.enum(['all-at-once', 'rolling']).optional(),
 });
 type SpecParams = z.infer<typeof specParams>;
 
@@ -158,6 +162,11 @@ interface RunningBefore {
 interface LazyfsUndo extends Record<string, unknown> {
   action: LazyfsAction;
   perNode: Record<string, NodeUndo>;
+  /**
+   * Several members moved onto the lazy filesystem with the database's own start at hand: the order,
+   * one at a time, the leaders the database named last (see moveOneAtATime).
+   */
+  moved?: { order: string[]; leaders: string[] };
 }
 
 const piece = z.object({ write: z.number(), at: z.number(), bytes: z.number() });
@@ -276,6 +285,42 @@ async function arm(remote: Remote, node: string, u: NodeUndo, mode: string[] | n
     }),
   );
   if (mode) await setMode(remote, node, u, mode);
+}
+
+/** The targets in node order with the leaders the database names (if it can) moved to the end. */
+async function leadersLast(
+  nodes: readonly string[],
+  sutOrNone: FaultTarget | undefined,
+): Promise<{ order: string[]; leaders: string[] }> {
+  const sut = databaseWith(sutOrNone, 'primaries');
+  const named = sut ? await sut.db.primaries(sut.ctx).catch((): string[] => []) : [];
+  const leaders = nodes.filter((n) => named.includes(n));
+  return { order: [...nodes.filter((n) => !leaders.includes(n)), ...leaders], leaders };
+}
+
+/**
+ * Several members onto the lazy filesystem as an operator's rolling restart: one stopped, moved and
+ * started again at a time, and the next only once it runs on the mount and writes through it, the
+ * leader last. Stopping them all at once stopped a replicated database outright (etcd's leader, on
+ * SIGTERM, spent its request timeout trying to hand leadership to members already stopped, refusing
+ * writes meanwhile): that outage was the move's, not the fault's. A member that does not show itself
+ * on the mount within watchLanding's 20 s does not hold the others back; the landing evidence judges it.
+ * Not the default: the move takes longer (a Redis primary and its replicas: 7–8 s, each member down in
+ * turn, against about 1 s all at once), which a plan judging the error rate pays for.
+ */
+async function moveOneAtATime(
+  remote: Remote,
+  order: readonly string[],
+  marked: (node: string) => Promise<NodeUndo>,
+  start: (node: string) => Promise<void>,
+  words: string[] | null,
+) {
+  for (const node of order) {
+    const u = await marked(node);
+    await arm(remote, node, u, words);
+    await start(node);
+    await watchLanding(remote, node, u);
+  }
 }
 
 async function setMode(remote: Remote, node: string, u: NodeUndo, mode: string[]) {
@@ -597,21 +642,29 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     const perNode = Object.fromEntries(nodes.map((n) => [n, planNode(remote, n, id, p)]));
     const undo: LazyfsUndo = { action, perNode };
     const record: FaultRecord = { id, spec, nodes, injectedAt: new Date().toISOString(), undo };
+    const start = opts?.startProcess;
+    const errors = UNDER_RUNNING_DB[action];
+    const words = modeWords(action, p);
+    if (p.move === 'rolling' && start && !errors && nodes.length > 1)
+      undo.moved = await leadersLast(nodes, opts?.sut);
     await opts?.beforeApply?.(record);
-    await Promise.all(
-      nodes.map(async (node) => {
-        const u = perNode[node] as NodeUndo;
-        const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName].join('|');
-        await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), MARKERS), id, marker));
-        const start = opts?.startProcess;
-        const errors = UNDER_RUNNING_DB[action];
-        const words = modeWords(action, p);
-        if (errors && words && start) {
-          await arm(remote, node, u, null);
-          await failUnderRunningDb(remote, node, u, start, opts?.sut, { words, errors });
-        } else await arm(remote, node, u, words);
-      }),
-    );
+    const marked = async (node: string) => {
+      const u = perNode[node] as NodeUndo;
+      const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName].join('|');
+      await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), MARKERS), id, marker));
+      return u;
+    };
+    if (undo.moved && start) await moveOneAtATime(remote, undo.moved.order, marked, start, words);
+    else
+      await Promise.all(
+        nodes.map(async (node) => {
+          const u = await marked(node);
+          if (errors && words && start) {
+            await arm(remote, node, u, null);
+            await failUnderRunningDb(remote, node, u, start, opts?.sut, { words, errors });
+          } else await arm(remote, node, u, words);
+        }),
+      );
     return record;
   },
 

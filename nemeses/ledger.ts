@@ -183,8 +183,9 @@ export interface LedgerState {
   times: LedgerTimes;
 }
 
-/** Wall time (ISO) of the newest `injected`, `evidence` and `heal` entry, per fault id. */
+/** Wall time (ISO) of the newest `inject` (planned, before any node is touched), `injected`, `evidence` and `heal` entry, per fault id. */
 export interface LedgerTimes {
+  planned: Map<string, string>;
   injected: Map<string, string>;
   evidence: Map<string, string>;
   healed: Map<string, string>;
@@ -206,7 +207,12 @@ export function readLedger(path: string): LedgerState {
   let reach: LedgerReach = {};
   const byId = new Map<string, FaultRecord>();
   const healed = new Set<string>();
-  const times: LedgerTimes = { injected: new Map(), evidence: new Map(), healed: new Map() };
+  const times: LedgerTimes = {
+    planned: new Map(),
+    injected: new Map(),
+    evidence: new Map(),
+    healed: new Map(),
+  };
   const lines = parseJsonLines(text, path, {
     reject: 'not a JSON object',
     // The same cap as history lines: a ledger line is a few hundred bytes.
@@ -241,6 +247,7 @@ export function readLedger(path: string): LedgerState {
         };
         break;
       case 'inject':
+        times.planned.set(e.record.id, e.at);
         byId.set(e.record.id, structuredClone(e.record) as FaultRecord);
         healed.delete(e.record.id);
         break;

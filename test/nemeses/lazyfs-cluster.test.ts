@@ -96,19 +96,28 @@ async function prepare(t: { teardown(fn: () => Promise<void>): void }, remote: R
   });
 }
 
+/** Both writers running and a fault plane over them, closed when the test ends. */
+async function runningPlane(
+  t: { teardown(fn: () => void | Promise<void>): void },
+  remote: Remote,
+  hooks: FaultTarget,
+): Promise<FaultPlane> {
+  for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
+  const plane = new FaultPlane({
+    remote,
+    sut: hooks,
+    ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
+  });
+  t.teardown(() => plane.close());
+  return plane;
+}
+
 fx.test.serial(
   'lose-unfsynced: lands on the writer, the power failure cuts its log back to an fsync',
   async (t) => {
     const remote = await fx.remote();
     await prepare(t, remote);
-    const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
-    const plane = new FaultPlane({
-      remote,
-      sut: hooks,
-      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
-    });
-    t.teardown(() => plane.close());
+    const plane = await runningPlane(t, remote, sut(remote));
     const started = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'lose-unfsynced', targets: ['n1'] },
@@ -152,14 +161,7 @@ fx.test.serial(
   async (t) => {
     const remote = await fx.remote();
     await prepare(t, remote);
-    const hooks = sut(remote);
-    for (const n of ['n1', 'n2']) await hooks.db.process?.start(hooks.ctx, n);
-    const plane = new FaultPlane({
-      remote,
-      sut: hooks,
-      ledgerPath: join(mkdtempSync(join(tmpdir(), 'faultline-lazyfs-')), 'ledger.jsonl'),
-    });
-    t.teardown(() => plane.close());
+    const plane = await runningPlane(t, remote, sut(remote));
     const failed = await plane.invoke({
       f: 'start-lazyfs',
       value: { action: 'fsync-fail', targets: ['n2'] },
@@ -194,6 +196,38 @@ fx.test.serial(
       `test -d ${dir('n2')}/data.lazyfs-backing || echo restored; test -s ${dir('n2')}/data/log && echo data`,
     );
     t.is(restored.stdout.trim(), 'restored\ndata');
+  },
+);
+
+fx.test.serial(
+  'several targets move one at a time, the leader last: the next is mounted only once the one before runs there',
+  async (t) => {
+    const remote = await fx.remote();
+    await prepare(t, remote);
+    const base = sut(remote);
+    // n1 is the leader the database names: it must be moved last although it comes first in node order.
+    const plane = await runningPlane(t, remote, {
+      ...base,
+      db: { ...base.db, primaries: async () => ['n1'] },
+    });
+    const started = await plane.invoke({
+      f: 'start-lazyfs',
+      value: { action: 'lose-unfsynced', targets: ['n1', 'n2'], params: { move: 'rolling' } },
+    });
+    const value = started.value as { landed: boolean; reason?: string };
+    t.true(value.landed, value.reason);
+    const rec = plane.records[0] as FaultRecord;
+    const undo = rec.undo as { moved?: unknown; perNode: Record<string, { socket: string }> };
+    t.deepEqual(undo.moved, { order: ['n2', 'n1'], leaders: ['n1'] });
+    // Seen on the nodes, not in the record: n2's writer was started on its mount (its pidfile written)
+    // before n1's filesystem came up (its control socket created). All at once, both mounts came first.
+    const at = async (node: string, path: string) =>
+      Number((await remote.exec(node, `stat -c %.9Y ${shellQuote(path)}`)).stdout.trim());
+    const n2Started = await at('n2', pidFile('n2'));
+    const n1Mounted = await at('n1', undo.perNode.n1?.socket as string);
+    t.true(n2Started <= n1Mounted, `n2 started on its mount at ${n2Started}, n1 mounted at ${n1Mounted}`);
+    await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
+    t.true(rec.afterHeal?.landed, rec.afterHeal?.reason);
   },
 );
 

@@ -114,6 +114,12 @@ test('aimed faults: file patterns stay inside the data directory; each action ta
   t.regex(firstIssue(lazy('torn-seq', { fraction: 0.5 })), /torn-seq keeps whole writes/);
   t.regex(firstIssue(lazy('torn-op', { keep: 'pages', fraction: 0.5 })), /fraction is for keep: prefix/);
   t.false(lazy('torn-op', { fraction: 1 }).success, 'a torn write never keeps all of it');
+  t.true(lazy('lose-unfsynced', { move: 'rolling' }).success);
+  t.regex(
+    firstIssue(lazy('eio-write', { files: ['a'], move: 'rolling' })),
+    /^params\.move: eio-write starts/,
+  );
+  t.false(lazy('torn-seq', { move: 'one-by-one' }).success);
   const corrupt = (params: Record<string, unknown>) => step({ kind: 'disk', action: 'corrupt', params });
   t.true(corrupt({ files: ['**/*.log'], mode: 'random', bytes: 8, fraction: 0.25 }).success);
   t.regex(firstIssue(corrupt({ files: ['a'], file: 'b' })), /files \(patterns\) or file\/dir, not both/);

@@ -54,6 +54,29 @@ test('throughputWindows counts completions per window and marks fault windows', 
   );
 });
 
+test('a nemesis acting before its window opens (a rolling restart inside inject): the rate counts it as under the fault, fault_epoch does not', (t) => {
+  // The lazy filesystem moved the members from 1 s; its window opened (inject returned) at 3 s.
+  const fault = { id: 'w1', startS: 3, actingFromS: 1, endS: 4 };
+  const ops = [op(0, 0.1, 0.2), op(1, 0.5, 0.6), op(2, 1.5, 1.6), op(3, 4.2, 4.4), op(4, 4.5, 4.6)];
+  const w = throughputWindows(ops, { windowS: 1, durationS: 5, faults: [fault] });
+  t.deepEqual(
+    w.map((x) => [x.startS, x.faultActive]),
+    [
+      [0, false],
+      [1, true],
+      [2, true],
+      [3, true],
+      [4, false],
+    ],
+  );
+  // RF8's baseline is the rate before the nemesis acted (the first window: 2 ops over the 0.8 s from the
+  // first completion); the 1–3 s of the move are not part of it (with them the median would be 1).
+  const r = recoveryAfterHeal(ops, w, [fault], { endS: 5, intendedOpsPerSec: 2 });
+  t.is(r?.baselineOpsPerSec, 2.5);
+  // Ops invoked during the move carry no fault_epoch and need none: the window opened at 3 s.
+  t.deepEqual(historyFacts(ops, [fault]).weaknesses, []);
+});
+
 test('historyFacts: missing node_seen, fault_epoch during a fault, completion without time', (t) => {
   const ops = [
     op(0, 0.5, 0.6),

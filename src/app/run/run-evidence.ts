@@ -119,18 +119,24 @@ export async function measureRun(
   const healedAt = healCompletions(paired.events);
   const times = recorded.map((f, i): FaultWindowTimes => {
     const startS = sec(ledger.injected.get(f.id)) ?? f.startS;
+    // The nemesis acts on the nodes from its plan's ledger entry on (the lazy filesystem's rolling
+    // restart happens inside its inject): the rate is judged as under the fault from then.
+    const planned = sec(ledger.planned.get(f.id));
+    const acting = planned !== null && planned < startS ? { actingFromS: planned } : {};
     // Damage nothing undoes: in force while it is dealt (until its landing evidence is taken), not to
     // the final heal that closes its window without restoring anything.
     if (records[i] && isPermanent(records[i]))
       return {
         id: f.id,
         startS,
+        ...acting,
         endS: Math.max(startS, sec(ledger.evidence.get(f.id)) ?? startS),
         permanent: true,
       };
     return {
       id: f.id,
       startS,
+      ...acting,
       endS: healedAt.get(f.id) ?? (ledger.healed.has(f.id) ? sec(ledger.healed.get(f.id)) : f.endS),
     };
   });
@@ -226,7 +232,8 @@ function healCompletions(events: readonly HistoryEvent[]): Map<string, number> {
  * reader (a torn last line skipped); a run that injected nothing has no ledger.
  */
 function readLedgerTimes(path: string): LedgerTimes {
-  if (!existsSync(path)) return { injected: new Map(), evidence: new Map(), healed: new Map() };
+  if (!existsSync(path))
+    return { planned: new Map(), injected: new Map(), evidence: new Map(), healed: new Map() };
   return readLedger(path).times;
 }
 

@@ -14,7 +14,15 @@ import { HISTORY_FIELDS } from './evidence.ts';
 
 export interface FaultWindowTimes {
   id: string;
+  /** The window opens: inject has returned, and ops invoked from here on carry its fault_epoch. */
   startS: number;
+  /**
+   * When the nemesis began acting on the nodes (its plan reached the ledger), if before `startS`: a
+   * nemesis that restarts the database inside its inject (the lazy filesystem's rolling move) disturbs
+   * the workload from here. The rate (RF1, RF8's baseline) counts it as under the fault; fault_epoch
+   * is still expected only from `startS`.
+   */
+  actingFromS?: number;
   /** Null when the window was never healed (it stays active to the end). */
   endS: number | null;
   /**
@@ -33,6 +41,11 @@ function isClient(op: Operation): boolean {
 
 function overlaps(a0: number, a1: number, f: FaultWindowTimes): boolean {
   return a0 < (f.endS ?? Number.POSITIVE_INFINITY) && f.startS < a1;
+}
+
+/** As overlaps, from when the nemesis began acting (actingFromS), for the rate's judgement. */
+function overlapsActing(a0: number, a1: number, f: FaultWindowTimes): boolean {
+  return overlaps(a0, a1, { ...f, startS: Math.min(f.startS, f.actingFromS ?? f.startS) });
 }
 
 /**
@@ -81,7 +94,7 @@ export function throughputWindows(
       endS,
       ops: counts[i] ?? 0,
       served: served[i] ?? 0,
-      faultActive: opts.faults.some((f) => overlaps(startS, endS, f)),
+      faultActive: opts.faults.some((f) => overlapsActing(startS, endS, f)),
       seconds: Number.isFinite(seconds) ? round3(seconds) : 0,
     });
   }
@@ -236,7 +249,7 @@ export function recoveryAfterHeal(
   const healed = healable.filter((f): f is FaultWindowTimes & { endS: number } => f.endS !== null);
   if (healed.length < healable.length || (healed.length === 0 && permanent.length === 0)) return null;
   const client = ops.filter(isClient);
-  const first = Math.min(...faults.map((f) => f.startS));
+  const first = Math.min(...faults.map((f) => Math.min(f.startS, f.actingFromS ?? f.startS)));
   const rates = (ws: readonly ThroughputWindow[]) =>
     ws.map(servedRate).filter((r): r is number => r !== null);
   const before = rates(windows.filter((w) => w.endS <= first));

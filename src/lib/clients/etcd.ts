@@ -292,7 +292,8 @@ export class EtcdClient implements Client {
 
 /**
  * Turns an exception into a completion. Definite failures: nothing reached the server (connection
- * refused), or the server said it did not apply the request (no leader, too many requests). Reads are
+ * refused, or the gateway of a member shutting down refused it before sending: see
+ * gatewayClosedBeforeSending), or the server said it did not apply the request (no leader, too many requests). Reads are
  * idempotent, so an unanswered read is a fail too. Anything else may or may not have happened: info.
  * A cas is `fail` only when its compare ran and did not match (see register()).
  */
@@ -302,6 +303,7 @@ export function classify(op: ClientOp, err: unknown): Completion {
   const definite =
     code === 'ECONNREFUSED' ||
     code === 'EHOSTUNREACH' ||
+    gatewayClosedBeforeSending(err) ||
     (err instanceof EtcdError && /no leader|too many requests|not capable|key not found/i.test(err.message));
   if (IDEMPOTENT.has(op.f) || isReadOnlyTxn(op)) return { type: 'fail', error: msg };
   // A plain failed cas is read by the cas-register model as "compared and saw another value"; one that
@@ -309,6 +311,34 @@ export function classify(op: ClientOp, err: unknown): Completion {
   // as info instead would leave it open forever and make the linearizability search explode).
   if (definite) return { type: 'fail', error: `${NOT_APPLIED}: ${msg}` };
   return { type: 'info', error: `indeterminate: ${msg}` };
+}
+
+/** grpc-go's `ErrClientConnClosing`: `status.Error(codes.Canceled, "grpc: the client connection is closing")`. */
+const CLIENT_CONN_CLOSING = 'grpc: the client connection is closing';
+const GRPC_CANCELED = 1;
+
+/**
+ * A member that is shutting down (SIGTERM: embed.Etcd.Close cancels the serve context, whose goroutine in
+ * embed/serve.go registerGateway closes the gateway's grpc.ClientConn to its own member, then waits for
+ * the leadership hand-off) answers gateway requests on open HTTP connections with this error. It is
+ * provably a refusal before anything reached the member's gRPC server, so nothing was proposed:
+ * in grpc-go 1.33.3 (Debian's etcd 3.4.23 is built with it; upstream 3.4's go.mod has 1.26.0, same code
+ * paths) a unary call (ClientConn.Invoke → newClientStream) gets `ErrClientConnClosing` only from
+ * `waitForResolvedAddrs` or from `pickerWrapper.pick` in `newAttemptLocked`, both before a stream is
+ * written; pick runs again only for a transparent retry of an attempt the server did not process
+ * (`shouldRetry`: no stream, or `Unprocessed()` after GOAWAY / REFUSED_STREAM; other retries are off
+ * without GRPC_GO_RETRY=on). The one place that ends an open stream with it (stream.go, the cc.ctx
+ * watcher) is for streaming RPCs only (`desc != unaryStreamDesc`); a unary RPC in flight when the
+ * ClientConn closes ends with the transport's `transport is closing` (codes.Unavailable, HTTP 503),
+ * which stays indeterminate. grpc-gateway 1.6.4's DefaultHTTPError puts the status's message and code
+ * in the body (`{"error": …, "message": …, "code": 1}`, HTTP 408), so both are matched.
+ */
+function gatewayClosedBeforeSending(err: unknown): boolean {
+  return (
+    err instanceof EtcdError &&
+    err.grpcCode === GRPC_CANCELED &&
+    err.message.endsWith(`: ${CLIENT_CONN_CLOSING}`)
+  );
 }
 
 function isReadOnlyTxn(op: ClientOp): boolean {
