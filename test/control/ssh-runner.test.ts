@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -10,6 +18,8 @@ import {
   CommandRunner,
   type RunnerJob,
   RunnerLostError,
+  type RunnerSudo,
+  RunnerSudoError,
   runnerForm,
 } from '../../src/core/control/ssh-runner.ts';
 import type { ExecOptions, NodeSpec } from '../../src/core/control/types.ts';
@@ -29,26 +39,51 @@ const root: NodeSpec = { name: 'n1', host: 'h', port: 22, user: 'root' };
 const tmp = mkdtempSync(join(tmpdir(), 'faultline-runner-test-'));
 test.after.always(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function local(opts: { detached?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Local> {
+async function local(
+  opts: {
+    detached?: boolean;
+    env?: NodeJS.ProcessEnv;
+    sudo?: RunnerSudo;
+    /**
+     * Hand over the channel only once its shell has written to stderr, and emit that output at once:
+     * as when the first bytes arrive in the same packet batch as the open confirmation.
+     */
+    earlyStderr?: boolean;
+  } = {},
+): Promise<Local> {
   let child: ChildProcess | undefined;
-  const runner = await CommandRunner.start({} as Client, (command, onStream) => {
-    const c = spawn('sh', ['-c', command], {
-      detached: opts.detached ?? true,
-      env: opts.env ?? process.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    child = c;
-    const stream = Object.assign(new EventEmitter(), {
-      stderr: new EventEmitter(),
-      write: (d: string) => c.stdin?.write(d),
-      close: () => c.stdin?.end(),
-    });
-    c.stdout?.on('data', (d: Buffer) => stream.emit('data', d));
-    c.stderr?.on('data', (d: Buffer) => stream.stderr.emit('data', d));
-    c.on('close', () => stream.emit('close'));
-    onStream(stream as unknown as ClientChannel);
-    return Promise.resolve();
-  });
+  const runner = await CommandRunner.start(
+    {} as Client,
+    (command, onStream) => {
+      const c = spawn('sh', ['-c', command], {
+        detached: opts.detached ?? true,
+        env: opts.env ?? process.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      child = c;
+      const stream = Object.assign(new EventEmitter(), {
+        stderr: new EventEmitter(),
+        write: (d: string) => c.stdin?.write(d),
+        close: () => c.stdin?.end(),
+      });
+      c.stdout?.on('data', (d: Buffer) => stream.emit('data', d));
+      c.on('close', () => stream.emit('close'));
+      if (!opts.earlyStderr) {
+        c.stderr?.on('data', (d: Buffer) => stream.stderr.emit('data', d));
+        onStream(stream as unknown as ClientChannel);
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        c.stderr?.once('data', (first: Buffer) => {
+          onStream(stream as unknown as ClientChannel);
+          stream.stderr.emit('data', first);
+          c.stderr?.on('data', (d: Buffer) => stream.stderr.emit('data', d));
+          resolve();
+        });
+      });
+    },
+    opts.sudo,
+  );
   if (!child?.pid) throw new Error('no child');
   return { runner, pid: child.pid, child };
 }
@@ -57,7 +92,6 @@ const job = (command: string, timeoutMs = 10_000, opts: ExecOptions = {}): Runne
   script: remoteScript(command, opts),
   timeoutMs,
   argv: remoteArgv(root, command, opts, timeoutMs, false),
-  argvOnly: false,
 });
 
 /**
@@ -81,11 +115,10 @@ const commandPath = (tool: string) =>
   spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
 const watchdogOf = (pid: number) => `faultline-runner-watchdog ${pid} `;
 
-test('the form of a command: a subshell unless it needs its own shell, sudo, or the runner is slow', (t) => {
+test('the form of a command: a subshell unless it needs its own shell or the runner is slow', (t) => {
   const plain = job('cd /x && test -f y || echo "a>&b" 2>&1 | grep -c x');
   t.is(runnerForm(true, plain), 'subshell');
   t.is(runnerForm(false, plain), 'argv');
-  t.is(runnerForm(true, { ...plain, argvOnly: true }), 'argv');
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   for (const own of ['echo $$', 'echo ${$}', 'echo $PPID', 'echo $!', 'sleep 1 &', 'a& b', 'x &>/dev/null'])
     t.is(runnerForm(true, job(own)), 'argv', own);
@@ -318,4 +351,101 @@ test('slow mode when the runner does not lead its own process group', async (t) 
   t.false(runner.fast);
   t.is((await runner.run(job('echo $((6 * 7))'), 0)).stdout, '42\n');
   t.is((await runner.run(job('sleep 30', 300), 0)).code, 124);
+});
+
+/**
+ * A stand-in for sudo on PATH, as sudo behaves without a terminal: `-n` refuses when a password is set,
+ * `-S -p PROMPT` writes the prompt to stderr and reads one line of stdin per try (three tries), then
+ * execs the command. Every line it read as a password is appended to $FAKE_SUDO_LOG, so a test sees
+ * exactly what was offered to it as one.
+ */
+function fakeSudo(): string {
+  const bin = join(tmp, 'fake-sudo-bin');
+  spawnSync('mkdir', ['-p', bin]);
+  const script = `#!/bin/bash
+mode= prompt=
+while [ $# -gt 0 ]; do
+  case $1 in -S) mode=S ;; -n) mode=n ;; -p) prompt=$2; shift ;; --) shift; break ;; esac
+  shift
+done
+if [ -n "$FAKE_SUDO_PASSWORD" ]; then
+  if [ "$mode" = n ]; then echo 'sudo: a password is required' >&2; exit 1; fi
+  for try in 1 2 3; do
+    printf '%s' "$prompt" >&2
+    IFS= read -r pw || exit 1
+    printf '%s\\n' "$pw" >>"$FAKE_SUDO_LOG"
+    [ "$pw" = "$FAKE_SUDO_PASSWORD" ] && exec "$@"
+    echo 'Sorry, try again.' >&2
+  done
+  echo 'sudo: 3 incorrect password attempts' >&2
+  exit 1
+fi
+exec "$@"
+`;
+  writeFileSync(join(bin, 'sudo'), script, { mode: 0o755 });
+  return bin;
+}
+
+function sudoEnv(password: string | undefined, log: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: `${fakeSudo()}:${process.env.PATH}`,
+    FAKE_SUDO_PASSWORD: password ?? '',
+    FAKE_SUDO_LOG: log,
+  };
+}
+
+test('root runner: sudo asked once for the runner, the password written only at its prompt', async (t) => {
+  const log = join(tmp, `sudo-once-${process.pid}.log`);
+  const env = sudoEnv('s3cret pw', log);
+  const { runner } = await local({ env, sudo: { password: 's3cret pw' } });
+  t.teardown(() => runner.close());
+  t.true(runner.root);
+  t.true(runner.fast, 'setsid under sudo: the runner leads its group, so the fast mode');
+  for (let i = 0; i < 20; i++) t.is((await runner.run(job(`echo ${i}`), 0)).stdout, `${i}\n`);
+  t.is(readFileSync(log, 'utf8'), 's3cret pw\n', 'one password read for 20 commands');
+  // Timeouts work as in any fast runner: the watchdog signals the runner's own group.
+  const marker = uniqueSleep();
+  t.is((await runner.run(job(`sh -c "sleep ${marker}; :"`, 300), 0)).code, 124);
+  t.true(await gone(`sleep ${marker}`, 1000));
+  t.is((await runner.run(job('echo still'), 0)).stdout, 'still\n');
+});
+
+test('root runner: a prompt that arrives with the channel itself is answered', async (t) => {
+  const log = join(tmp, `sudo-early-${process.pid}.log`);
+  const { runner } = await local({
+    env: sudoEnv('early pw', log),
+    sudo: { password: 'early pw' },
+    earlyStderr: true,
+  });
+  t.teardown(() => runner.close());
+  t.is((await runner.run(job('echo in'), 0)).stdout, 'in\n');
+  t.is(readFileSync(log, 'utf8'), 'early pw\n');
+});
+
+test('root runner: a refused password stops at the second prompt, nothing else read as a password', async (t) => {
+  const log = join(tmp, `sudo-wrong-${process.pid}.log`);
+  const env = sudoEnv('right', log);
+  const err = await t.throwsAsync(local({ env, sudo: { password: 'wrong' } }), {
+    instanceOf: RunnerSudoError,
+  });
+  t.regex(err?.message ?? '', /password was refused.*Sorry, try again/);
+  t.notRegex(err?.message ?? '', /faultline-sudo-/, 'the prompt marker is not part of the message');
+  t.is(readFileSync(log, 'utf8'), 'wrong\n', 'the bootstrap never reached sudo as a password');
+});
+
+test('root runner: sudo that does not ask never gets the password, and -n without one says why', async (t) => {
+  const log = join(tmp, `sudo-nopw-${process.pid}.log`);
+  const planted = join(tmp, `planted-${process.pid}`);
+  // A password that would leave a file behind if a shell ever ran it as a command.
+  const password = `touch ${planted}`;
+  const { runner } = await local({ env: sudoEnv(undefined, log), sudo: { password } });
+  t.teardown(() => runner.close());
+  t.is((await runner.run(job('echo ok'), 0)).stdout, 'ok\n');
+  t.false(existsSync(planted), 'the password was never written to the shell');
+  t.false(existsSync(log), 'and never read as one');
+  const refused = await t.throwsAsync(local({ env: sudoEnv('needed', log), sudo: {} }), {
+    instanceOf: RunnerSudoError,
+  });
+  t.regex(refused?.message ?? '', /sudo exited.*a password is required/);
 });

@@ -36,6 +36,52 @@ withPassword.test.serial('the inventory logs in as the user, sudo takes the pass
   t.not(bare.code, 0);
 });
 
+withPassword.test.serial('sudo is asked once per root runner, not once per command', async (t) => {
+  const logDir = mkdtempSync(join(tmp, 'ssh-log-'));
+  const remote = await withPassword.connect({ logDir });
+  const before = await remote.exec('n3', 'echo warm', { sudo: true });
+  t.is(before.code, 0);
+  const started = Date.now();
+  const ids = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => remote.exec('n3', `id -u; echo ${i}`, { sudo: true })),
+  );
+  t.log(`30 sudo commands with a password on one node: ${Date.now() - started} ms`);
+  for (const [i, r] of ids.entries()) t.is(r.stdout, `0\n${i}\n`);
+  t.is((await remote.exec('n3', 'id -un')).stdout.trim(), 'fltops', 'plain commands stay the login user');
+  await remote.close();
+  const entries = readFileSync(join(logDir, 'n3.commands.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { sudo: boolean; via?: string });
+  const sudoVia = entries.filter((e) => e.sudo).map((e) => e.via);
+  // Root runners are at most three per connection; a command finding them all busy takes an exec channel.
+  const viaRunner = sudoVia.filter((v) => v === 'root runner').length;
+  t.true(viaRunner >= 20, `${viaRunner} of ${sudoVia.length} sudo commands through a root runner`);
+  t.deepEqual(
+    entries.filter((e) => !e.sudo).map((e) => e.via),
+    ['runner'],
+  );
+});
+
+withPassword.test.serial(
+  'a wrong sudo password: root runners refused, the command fails naming sudo',
+  async (t) => {
+    const right = process.env[PASSWORD_ENV];
+    const remote = await withPassword.connect();
+    process.env[PASSWORD_ENV] = 'not the password';
+    try {
+      const started = Date.now();
+      const r = await remote.exec('n2', 'id -u', { sudo: true, check: false, timeoutMs: 60_000 });
+      t.not(r.code, 0);
+      t.regex(r.stderr, /sorry|incorrect|password/i);
+      t.true(Date.now() - started < 30_000, `answered in ${Date.now() - started} ms`);
+    } finally {
+      process.env[PASSWORD_ENV] = right;
+      await remote.close();
+    }
+  },
+);
+
 withPassword.test.serial('uploads and downloads reach root-owned paths through sudo', async (t) => {
   const remote = await withPassword.remote();
   const local = join(tmp, 'payload.txt');

@@ -27,6 +27,11 @@ export interface CommandLogEntry {
   durationMs: number;
   sudo: boolean;
   envKeys: string[];
+  /**
+   * How it reached the node: a runner of the login user, a root runner (sudo asked once for many
+   * commands), or an exec channel of its own (stdin, every runner busy, or none on that node).
+   */
+  via?: 'runner' | 'root runner' | 'exec';
   outcome: 'ok' | 'nonzero' | 'timeout' | 'channel-error' | 'upload' | 'download';
 }
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client, ClientChannel, SFTPWrapper } from 'ssh2';
 import { log } from '../util/log.ts';
 import { retry } from '../util/retry.ts';
-import { CommandLog, Redactor } from './command-log.ts';
+import { CommandLog, type CommandLogEntry, Redactor } from './command-log.ts';
 import {
   abbreviate,
   RemoteChannelError,
@@ -29,6 +29,8 @@ import {
   type RunnerJob,
   RunnerLostError,
   RunnerStartError,
+  type RunnerSudo,
+  RunnerSudoError,
 } from './ssh-runner.ts';
 import type { ExecOptions, ExecResult, NodeResult, NodeSpec, Remote, TransferOptions } from './types.ts';
 
@@ -75,6 +77,8 @@ class NodeSession {
   private warming: { client: Client; runner: Promise<CommandRunner | undefined> }[] = [];
   /** Connections where a runner's shell never reported its mode: exec channels only there. */
   private readonly noRunners = new WeakSet<Client>();
+  /** Connections where sudo refused a root runner: sudo commands take exec channels there. */
+  private readonly noRootRunners = new WeakSet<Client>();
 
   constructor(
     readonly spec: NodeSpec,
@@ -93,7 +97,7 @@ class NodeSession {
   async runner(c: Client): Promise<CommandRunner | undefined> {
     this.idleRunners = this.idleRunners.filter((r) => r.usable);
     // The most recently used first: its processes are the warmest on the node.
-    const idle = this.idleRunners.findLastIndex((r) => r.client === c);
+    const idle = this.idleRunners.findLastIndex((r) => r.client === c && !r.root);
     if (idle >= 0) return this.idleRunners.splice(idle, 1)[0];
     const warming = this.warming.findIndex((w) => w.client === c);
     if (warming >= 0) {
@@ -101,9 +105,36 @@ class NodeSession {
       if (r?.usable) return r;
       r?.close();
     }
-    const count = this.runnerCount.get(c) ?? 0;
-    if (count >= this.maxRunners || this.noRunners.has(c)) return undefined;
+    if (this.noRunners.has(c) || !this.roomForRunner(c, true)) return undefined;
     return this.startRunner(c);
+  }
+
+  /**
+   * A root runner for a login user that is not root: sudo asked once for the runner's life rather than
+   * once per command (with a password, each ask cost 2–7 s on emulated guests). Started on the first
+   * sudo command, never ahead: a user without sudo rights would otherwise see refusals logged for
+   * commands never asked for. Undefined when all are busy or sudo refused one on `c` (the caller then
+   * runs the command with sudo on an exec channel, which reports sudo's own error).
+   */
+  async rootRunner(c: Client, sudo: RunnerSudo): Promise<CommandRunner | undefined> {
+    this.idleRunners = this.idleRunners.filter((r) => r.usable);
+    const idle = this.idleRunners.findLastIndex((r) => r.client === c && r.root);
+    if (idle >= 0) return this.idleRunners.splice(idle, 1)[0];
+    if (this.noRunners.has(c) || this.noRootRunners.has(c) || !this.roomForRunner(c, false)) return undefined;
+    return this.startRunner(c, sudo);
+  }
+
+  /**
+   * Whether `c` may open another runner: under the limit, or (`forUser` says which kind is wanted) an
+   * idle runner of the other kind is closed to make room, so each connection keeps to maxRunners session
+   * slots whatever mix of plain and sudo commands it runs.
+   */
+  private roomForRunner(c: Client, forUser: boolean): boolean {
+    if ((this.runnerCount.get(c) ?? 0) < this.maxRunners) return true;
+    const other = this.idleRunners.findIndex((r) => r.client === c && r.root === forUser);
+    if (other < 0) return false;
+    this.idleRunners.splice(other, 1)[0]?.close();
+    return true;
   }
 
   /**
@@ -127,22 +158,33 @@ class NodeSession {
     }
   }
 
-  private async startRunner(c: Client): Promise<CommandRunner | undefined> {
+  private async startRunner(c: Client, sudo?: RunnerSudo): Promise<CommandRunner | undefined> {
     this.runnerCount.set(c, (this.runnerCount.get(c) ?? 0) + 1);
     let opened = false;
     try {
-      const runner = await CommandRunner.start(c, (command, onStream) =>
-        openExec(c, command, (stream) => {
-          opened = true;
-          this.hold(c, stream);
-          stream.once('close', () => this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1));
-          onStream(stream);
-        }),
+      const runner = await CommandRunner.start(
+        c,
+        (command, onStream) =>
+          openExec(c, command, (stream) => {
+            opened = true;
+            this.hold(c, stream);
+            stream.once('close', () => this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1));
+            onStream(stream);
+          }),
+        sudo,
       );
-      log().debug({ node: this.spec.name, fast: runner.fast }, 'command runner started');
+      log().debug({ node: this.spec.name, fast: runner.fast, root: runner.root }, 'command runner started');
       return runner;
     } catch (err) {
       if (!opened) this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1);
+      if (err instanceof RunnerSudoError) {
+        this.noRootRunners.add(c);
+        log().warn(
+          { node: this.spec.name, err: err.message },
+          'root command runners disabled on this connection',
+        );
+        return undefined;
+      }
       if (!(err instanceof RunnerStartError)) throw err;
       this.noRunners.add(c);
       log().warn({ node: this.spec.name, err: err.message }, 'command runners disabled on this connection');
@@ -329,8 +371,14 @@ class SshRemote implements Remote {
         `environment variable ${spec.sudoPasswordEnv} (sudoPasswordEnv) is not set`,
       );
     }
+    const sudo = needsSudo(spec, opts);
     const wire = buildRemoteCommand(spec, command, opts, timeoutMs, sudoPassword !== undefined);
-    const logged = { node, command, sudo: opts.sudo ?? false, envKeys: Object.keys(opts.env ?? {}) };
+    const logged: Omit<CommandLogEntry, 'code' | 'durationMs' | 'outcome'> = {
+      node,
+      command,
+      sudo: opts.sudo ?? false,
+      envKeys: Object.keys(opts.env ?? {}),
+    };
     const redacted = this.redactor.apply(command);
 
     await session.channels.acquire();
@@ -343,18 +391,22 @@ class SshRemote implements Remote {
         async () => {
           const client = await session.get();
           const runner =
-            opts.stdin === undefined && sudoPassword === undefined
-              ? await session.runner(client).catch((err: Error) => {
+            opts.stdin === undefined
+              ? await (sudo
+                  ? session.rootRunner(client, sudoPassword === undefined ? {} : { password: sudoPassword })
+                  : session.runner(client)
+                ).catch((err: Error) => {
                   session.discard(client);
                   throw new RemoteChannelError(node, `cannot open a channel: ${err.message}`);
                 })
               : undefined;
+          logged.via = runner ? (runner.root ? 'root runner' : 'runner') : 'exec';
           if (runner) {
+            // A root runner is root already: the command takes the form it has for a root login.
             const job: RunnerJob = {
               script: remoteScript(command, opts),
               timeoutMs,
-              argv: remoteArgv(spec, command, opts, timeoutMs, false),
-              argvOnly: needsSudo(spec, opts),
+              argv: remoteArgv(spec, command, sudo ? { ...opts, sudo: false } : opts, timeoutMs, false),
             };
             return this.runOn(session, runner, job, redacted);
           }

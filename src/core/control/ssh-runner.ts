@@ -30,14 +30,28 @@ export interface RunnerJob {
   script: string;
   /** Node-side timeout in ms (0: none). */
   timeoutMs: number;
-  /** The command as an exec channel runs it: `timeout -k … sh -c '<script>'`, with sudo outside. */
+  /** The command as an exec channel runs it: `timeout -k … sh -c '<script>'`, never with sudo (a root
+   * runner is root already). */
   argv: string;
-  /** Only `argv` will do: sudo for a non-root login user (the runner could not signal what it starts). */
-  argvOnly: boolean;
 }
 
 /** How long a new runner may take to report its mode. */
 const START_TIMEOUT_MS = 15_000;
+/**
+ * How long sudo may take to let a root runner in. Checking a password is deliberately slow (yescrypt on
+ * Debian 12), and on an emulated guest it took 2–7 s per check: the price a root runner pays once, where
+ * an exec channel pays it for every command.
+ */
+const SUDO_START_TIMEOUT_MS = 60_000;
+
+/** A runner that is root through sudo: how its login user gets there. */
+export interface RunnerSudo {
+  /** Given once, when sudo prompts for it; undefined: sudo must not ask (`-n`). */
+  password?: string;
+}
+
+/** sudo refused a root runner (a wrong password, no sudo right, no sudo): root runners stay off there. */
+export class RunnerSudoError extends RunnerStartError {}
 
 /**
  * Scripts the subshell form would change, so they run as `argv`: `$$` and `$PPID` would name the runner
@@ -49,7 +63,7 @@ const NEEDS_OWN_SHELL = /\$\{?#?[$!]|PPID|(?:^|[^&<>|])&(?!&)/;
 
 /** The form `job` takes on a runner: a subshell of the runner (fast mode only), or its `argv`. */
 export function runnerForm(fast: boolean, job: RunnerJob): 'subshell' | 'argv' {
-  return fast && !job.argvOnly && !NEEDS_OWN_SHELL.test(job.script) ? 'subshell' : 'argv';
+  return fast && !NEEDS_OWN_SHELL.test(job.script) ? 'subshell' : 'argv';
 }
 
 /**
@@ -173,6 +187,23 @@ unset fl_m fl_f fl_g fl_x fl_h
 `;
 }
 
+/**
+ * The exec command of a root runner: sudo once, for the runner's whole life, instead of once per command.
+ * The shell under sudo first prints `A<nonce>` (sudo let it in), then becomes the runner under setsid so
+ * that it leads a process group of its own (sudo without a pty keeps its command in its own group, and a
+ * runner that does not lead its group could not use the fast mode). With a password, sudo prompts with a
+ * marker of its own on stderr (`-S`), and the password is written only after that prompt: sudo that does
+ * not ask (NOPASSWD, a cached grant) would otherwise leave it for the shell to run as a command. `-p` is
+ * free of `%`, which sudo would expand.
+ */
+export function sudoRunnerCommand(nonce: string, withPassword: boolean): string {
+  const inner = `printf '%s\\n' A${nonce}; command -v setsid >/dev/null 2>&1 && exec setsid -w sh; exec sh`;
+  const sudo = withPassword ? `sudo -S -p ${sudoPrompt(nonce)}` : 'sudo -n';
+  return `exec ${sudo} -- sh -c ${shellQuote(inner)}`;
+}
+
+const sudoPrompt = (nonce: string) => `faultline-sudo-${nonce}:`;
+
 /** Read the watchdog's answer into fl_a: three tries, since its USR1 and TERM can each interrupt one. */
 const ANSWER = 'read -r fl_a <&9 || read -r fl_a <&9 || read -r fl_a <&9';
 
@@ -245,8 +276,10 @@ const newNonce = () => `fl${randomBytes(12).toString('hex')}`;
  * (variables, cwd, traps, umask, `exit` stay inside it; stdin is /dev/null) except: `$$` and `$PPID`,
  * the shell's own `$-`, and its diagnostics, which read `sh: 1: eval: foo: not found` rather than
  * `sh: 1: foo: not found`. Scripts naming `$$`, `$PPID` or `$!`, scripts with a background job (which
- * would stay in the runner's process group, within reach of a later command's timeout), and sudo for a
- * non-root user run as `argv` instead (NEEDS_OWN_SHELL). A process that outlives its command in the
+ * would stay in the runner's process group, within reach of a later command's timeout) run as `argv`
+ * instead (NEEDS_OWN_SHELL). A login user that is not root reaches root through a root runner of its
+ * own (sudo once, when the runner starts: sudoRunnerCommand), whose watchdog can signal what its
+ * commands start. A process that outlives its command in the
  * group without `&` (a program that forks and exits, without setsid) gets that TERM too. Slow mode
  * (anything the fast mode needs is missing): every command runs as `argv`, `timeout … sh -c`, an exec
  * of each, as before.
@@ -273,29 +306,108 @@ export class CommandRunner {
   private commands = 0;
   /** Subshells under the watchdog (true), or every command as its `argv` (false). Set by `start`. */
   fast = false;
+  /** Root through sudo (a root runner), not the login user's own shell. */
+  readonly root: boolean;
+  /**
+   * While sudo decides whether to let a root runner in: what the channel said so far (not the runner's
+   * output), and who waits for it.
+   */
+  private entering: { out: Buffer[]; err: Buffer[]; heard?: () => void } | undefined;
 
   private constructor(
     readonly client: Client,
     private readonly stream: ClientChannel,
+    sudo: boolean,
   ) {
+    // Set before the first byte can arrive: sudo's prompt may come in the same packet batch as the
+    // channel's open confirmation, and is emitted before `start` gets to wait for it.
+    this.root = sudo;
+    this.entering = sudo ? { out: [], err: [] } : undefined;
     stream.on('data', (d: Buffer) => this.onStdout(d));
     stream.stderr.on('data', (d: Buffer) => this.onStderr(d));
     stream.on('error', () => this.lost('the runner channel failed'));
     stream.on('close', () => this.lost('connection lost'));
   }
 
-  /** Starts a runner on `client` with `open`, the caller's way of opening an exec channel. */
+  /**
+   * Starts a runner on `client` with `open`, the caller's way of opening an exec channel. With `sudo`, a
+   * root runner: the login user's sudo is asked once, here (see sudoRunnerCommand).
+   */
   static async start(
     client: Client,
     open: (command: string, onStream: (s: ClientChannel) => void) => Promise<void>,
+    sudo?: RunnerSudo,
   ): Promise<CommandRunner> {
     let runner: CommandRunner | undefined;
-    await open('exec sh', (stream) => {
-      runner = new CommandRunner(client, stream);
+    const nonce = newNonce();
+    const command = sudo ? sudoRunnerCommand(nonce, sudo.password !== undefined) : 'exec sh';
+    await open(command, (stream) => {
+      runner = new CommandRunner(client, stream, sudo !== undefined);
     });
     if (!runner) throw new Error('runner channel opened without a stream');
+    if (sudo) await runner.enter(nonce, sudo);
     await runner.boot();
     return runner;
+  }
+
+  /**
+   * Wait until sudo has let the runner's shell in (its `A<nonce>` line), writing the password once when
+   * sudo prompts for it. A second prompt means the password was refused: the channel is closed at once,
+   * so sudo never reads anything else as a password. What sudo printed (never the password: sudo does
+   * not echo it) goes into the error.
+   */
+  private enter(nonce: string, sudo: RunnerSudo): Promise<void> {
+    const entering = this.entering;
+    if (!entering) return Promise.resolve();
+    const prompt = Buffer.from(sudoPrompt(nonce));
+    const admitted = Buffer.from(`A${nonce}\n`);
+    let prompts = 0;
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.stream.off('close', onClose);
+        this.entering = undefined;
+      };
+      const fail = (why: string) => {
+        done();
+        this.close();
+        const said = Buffer.concat(entering.err)
+          .toString('utf8')
+          .split(prompt.toString())
+          .join(' ')
+          .replace(/\s+/g, ' ')
+          .trim();
+        reject(
+          new RunnerSudoError(
+            `sudo did not start a root command runner: ${why}${said ? ` (sudo: ${said})` : ''}`,
+          ),
+        );
+      };
+      const heard = () => {
+        if (Buffer.concat(entering.out).indexOf(admitted) >= 0) {
+          // Anything after the line is the runner's own output, which starts only once it is booted.
+          done();
+          resolve();
+          return;
+        }
+        const err = Buffer.concat(entering.err);
+        let seen = 0;
+        for (let at = err.indexOf(prompt); at >= 0; at = err.indexOf(prompt, at + prompt.length)) seen++;
+        if (seen <= prompts) return;
+        prompts = seen;
+        // A second prompt: the password was refused. Close at once, so that sudo reads nothing else.
+        if (prompts > 1 || sudo.password === undefined) fail('the sudo password was refused');
+        else this.stream.write(`${sudo.password}\n`);
+      };
+      const onClose = () => fail('sudo exited');
+      const timer = setTimeout(
+        () => fail(`no answer within ${SUDO_START_TIMEOUT_MS / 1000} s`),
+        SUDO_START_TIMEOUT_MS,
+      );
+      this.stream.on('close', onClose);
+      entering.heard = heard;
+      heard(); // what came before `start` got here
+    });
   }
 
   private boot(): Promise<void> {
@@ -376,6 +488,11 @@ export class CommandRunner {
   }
 
   private onStdout(d: Buffer): void {
+    if (this.entering) {
+      this.entering.out.push(d);
+      this.entering.heard?.();
+      return;
+    }
     if (this.starting) {
       this.onStarting(this.starting, d);
       return;
@@ -420,6 +537,11 @@ export class CommandRunner {
   }
 
   private onStderr(d: Buffer): void {
+    if (this.entering) {
+      this.entering.err.push(d);
+      this.entering.heard?.();
+      return;
+    }
     const p = this.pending;
     if (!p) return;
     const buf = Buffer.concat([this.errTail, d]);
