@@ -100,6 +100,7 @@ export function writeShard(root: string, k: number, n: number, o: ShardSessionOp
     dir,
     tier: o.tier,
     seedBase: 7,
+    timeScale: 1,
     shard: { index: k, count: n },
     mergedFrom: [],
     units: mine.map((u) => ({ row: u.row, seed: u.seed })),

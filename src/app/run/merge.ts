@@ -2,6 +2,7 @@ import { cpSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UserError } from '../../core/util/errors.ts';
 import { parsePlanText } from '../plan/load.ts';
+import { scalePlanTime } from '../plan/time-scale.ts';
 import { fileId } from '../report/cells.ts';
 import type { JunitInconclusiveAs } from '../report/junit.ts';
 import { metricsPath, readMetricsFile, writeMetricsFile } from '../report/metrics-file.ts';
@@ -50,7 +51,7 @@ export async function mergeSessions(o: MergeOptions): Promise<RunPlanResult> {
   checkSameRun(shards);
   const ordered = checkShardSet(shards);
   const planText = readPlanCopy(first);
-  const plan = parsePlanText(planText, first.file.plan.path);
+  const plan = scalePlanTime(parsePlanText(planText, first.file.plan.path), first.file.timeScale);
   const selected = plan.resolved.filter((r) => r.parentId === null && first.file.selected.includes(r.id));
   const rows = selected.flatMap((sc) => leafRows(plan, sc));
   const units = unitsOf(rows, first.file.tier, first.file.seedBase);
@@ -189,6 +190,7 @@ function checkSameRun(shards: readonly Shard[]): void {
       ['plan sha256', f.plan.sha256, first.file.plan.sha256],
       ['tier', f.tier, first.file.tier],
       ['base seed', f.seedBase, first.file.seedBase],
+      ['time scale', f.timeScale, first.file.timeScale],
       ['scenarios selected', f.selected.join(','), first.file.selected.join(',')],
       ['shard count', f.shard?.count, first.file.shard?.count],
     ];

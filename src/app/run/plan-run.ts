@@ -18,6 +18,7 @@ import { type ExpectationEnv, expectationCell } from '../plan/expectation.ts';
 import { type LoadedPlan, loadPlan } from '../plan/load.ts';
 import { formatProblem } from '../plan/problem.ts';
 import type { Plan, ResolvedScenario } from '../plan/schema.ts';
+import { scalePlanTime, timeScaleText } from '../plan/time-scale.ts';
 import type { SessionVerdict } from '../plan/verdict-states.ts';
 import { writeScenarioFinding } from '../report/findings-markdown.ts';
 import type { JunitInconclusiveAs } from '../report/junit.ts';
@@ -87,6 +88,8 @@ export interface RunPlanOptions {
   junitInconclusiveAs?: JunitInconclusiveAs;
   /** `--trust-plan-modules`: import the plan's own `module:` bindings (docs/security.md). */
   trustPlanModules?: boolean;
+  /** `--time-scale K`: the plan's durations stretched by K and its rate divided by K (time-scale.ts). */
+  timeScale?: number;
   /** `--plugin` paths, as given (they go into the reproducer). */
   plugins?: string[];
   /** Where the run was started from: the reproducer's paths are relative to it (default: the cwd). */
@@ -143,14 +146,16 @@ interface Session {
 }
 
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
-  const plan = await loadPlan(o.plan, { trustPlanModules: o.trustPlanModules === true });
-  const problems = checkPlan(plan);
+  const planned = await loadPlan(o.plan, { trustPlanModules: o.trustPlanModules === true });
+  // The plan is checked as written; the scale applies to how it runs, after.
+  const problems = checkPlan(planned);
   if (blocking(problems)) {
     const errors = problems.filter((p) => p.severity === 'error');
     o.print(`${o.plan}: the plan must not run (${errors.length} error(s)); hand it back to design:`);
     for (const p of problems) o.print(`  ${formatProblem(o.plan, p)}`);
     return { exitCode: EXIT.planMustNotRun, sessionDir: null, verdict: null, rows: [] };
   }
+  const plan = scalePlanTime(planned, o.timeScale ?? 1);
   const selected = selectScenarios(plan, o.scenarios);
   // Read first, before the inventory and any cluster work: a missing or malformed baseline file is bad input, named.
   const baselines = o.baseline
@@ -207,6 +212,12 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     units,
   });
   const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
+  if (o.timeScale !== undefined && o.timeScale !== 1) {
+    const k = o.timeScale;
+    const line = `every duration in the plan ×${k} (runs, fault windows, op timeout, recovery budget), its rate ÷${k}: the load is not the plan's own`;
+    session.o.print(`time scale ${k}×: ${line}`);
+    await session.log.event('session', `time scale ${k}×`, line);
+  }
   try {
     await discoverToolboxPass(session);
     const stopInterrupts = installInterrupts(session);
@@ -597,6 +608,7 @@ function sessionFileOf(s: Session): SessionFile {
     dir: s.sessionDir,
     tier: o.tier,
     seedBase: s.seedBase,
+    timeScale: o.timeScale ?? 1,
     shard: o.shard ?? null,
     mergedFrom: [],
     units: s.units.map((u) => ({ row: u.row, seed: u.seed })),
@@ -629,7 +641,7 @@ function dryRun(
   const shard = o.shard ?? { index: 1, count: 1 };
   const budget = (us: readonly Unit[]) => us.reduce((n, u) => n + u.costS, 0);
   o.print(
-    `plan ${o.plan} (sha256 ${hash}), tier ${o.tier}, base seed ${seedBase}: ${all.length} unit(s), ${budget(all)}s budgeted`,
+    `plan ${o.plan} (sha256 ${hash}), tier ${o.tier}, base seed ${seedBase}${timeScaleText(o.timeScale)}: ${all.length} unit(s), ${budget(all)}s budgeted`,
   );
   o.print(
     `shard ${shard.index}/${shard.count}: ${mine.length} unit(s), ${budget(mine)}s budgeted${o.seed === undefined ? ` (an unsharded run with --seed ${seedBase} runs the same seeds)` : ''}`,

@@ -19,6 +19,7 @@ export interface ReproducerOptions {
   assume: readonly string[];
   plugins?: readonly string[];
   trustPlanModules?: boolean;
+  timeScale?: number;
 }
 
 function rel(path: string, cwd: string): string {
@@ -36,6 +37,7 @@ export function reproducerCommand(
   if (o.inventory) args.push('--inventory', rel(o.inventory, cwd));
   if (o.local !== undefined) args.push('--local', String(o.local), '--cluster-name', o.clusterName);
   if (o.tier !== 'smoke') args.push('--tier', o.tier);
+  if (o.timeScale !== undefined && o.timeScale !== 1) args.push('--time-scale', String(o.timeScale));
   if (o.ssh?.acceptNewHostKeys) args.push('--accept-new-host-keys');
   if (o.ssh?.insecureSkipHostKeyCheck) args.push('--insecure-skip-host-key-check');
   for (const k of o.ssh?.knownHosts ?? []) args.push('--known-hosts', rel(k, cwd));

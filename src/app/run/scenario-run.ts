@@ -21,6 +21,7 @@ import { type Binding, bindingCheckers, type TierName } from '../plan/binding.ts
 import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
+import { DEFAULT_OP_TIMEOUT_MS } from '../plan/time-scale.ts';
 import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../test/test-run.ts';
@@ -69,11 +70,6 @@ export interface ScenarioRunOutcome {
   failSeed: number | null;
 }
 
-/**
- * Client op timeout. Short enough that clients cut off by a partition keep issuing ops (their reads are
- * what a stale-read negative control needs to see), long enough for etcd and Redis on a healthy cluster.
- */
-const OP_TIMEOUT_MS = 1500;
 const RECOVERY_S = 3;
 /** Identical re-runs of a FAIL, when a re-run's checker could not decide. */
 const MAX_RERUNS = 3;
@@ -229,7 +225,7 @@ function runner(s: ScenarioState): RunOnce {
       rate: binding.rate ?? 100,
       seed,
       outDir: runDir,
-      opTimeoutMs: binding.opTimeout ?? OP_TIMEOUT_MS,
+      opTimeoutMs: binding.opTimeout ?? DEFAULT_OP_TIMEOUT_MS,
       recoveryS: RECOVERY_S,
       signal: o.signal,
       declaredSignals: declaredSignalsOf(sc),

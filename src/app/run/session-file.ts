@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { writeFileAtomicSync } from '../../core/util/atomic-write.ts';
 import { UserError } from '../../core/util/errors.ts';
 import { TIER_NAMES } from '../plan/binding.ts';
+import { MAX_TIME_SCALE, MIN_TIME_SCALE } from '../plan/time-scale.ts';
 import { findingSchema } from '../report/types.ts';
 import { scenarioEvidenceSchema } from '../verdict/evidence.ts';
 
@@ -34,6 +35,8 @@ export const sessionFileSchema = z.object({
   dir: z.string(),
   tier: z.enum(TIER_NAMES),
   seedBase: z.number().int(),
+  /** `--time-scale`: the plan's durations were stretched by it and its rate divided by it (1: as planned). */
+  timeScale: z.number().min(MIN_TIME_SCALE).max(MAX_TIME_SCALE).default(1),
   /** Null for an unsharded run. */
   shard: z.object({ index: z.number().int().min(1), count: z.number().int().min(1) }).nullable(),
   /** Merged sessions: which shard directories they were made from, in shard order. */

@@ -4,6 +4,7 @@ import { errorMessage, UserError } from '../../../core/util/errors.ts';
 import { pathName } from '../../../core/util/paths.ts';
 import { endpointsFromList } from '../../../lib/clusters/client-only.ts';
 import { TIER_NAMES, type TierName } from '../../plan/binding.ts';
+import { parseTimeScale } from '../../plan/time-scale.ts';
 import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../../report/junit.ts';
 import { ControlLog } from '../../report/session-dir.ts';
 import { type RunPlanOptions, type RunPlanResult, runPlan } from '../../run/plan-run.ts';
@@ -67,6 +68,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.junitInconclusive !== undefined) o.junitInconclusiveAs = junitAs(f.junitInconclusive);
   if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
   if (f.trustPlanModules === true) o.trustPlanModules = true;
+  if (f.timeScale !== undefined) o.timeScale = parseTimeScale(String(f.timeScale));
   return o;
 }
 

@@ -67,6 +67,10 @@ export function register(program: Command): void {
       '--dry-run',
       "print the (scenario, seed) units this run or shard would run and each row's fault schedule, and stop (exit 3 when the plan must not run)",
     )
+    .option(
+      '--time-scale <k>',
+      'for a cluster K times slower than the plan was sized for (emulated guests): every duration in the plan (runs, fault windows, op timeout, recovery budget) ×K and its rate ÷K; recorded in the session (1 to 20, default 1)',
+    )
     .option('--replay <file>', 'run a reduced fault schedule (artifacts/<S>/reduced-schedule.json)')
     .option(
       '--baseline <dir>',
