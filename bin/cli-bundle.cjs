@@ -26,6 +26,19 @@ function bundleServes(args) {
 }
 
 /**
+ * The cache for this process's V8 flags: `main.cjs.cache` (what the build writes) without any, another
+ * file per set of flags (`NODE_OPTIONS=--max-old-space-size=…` for a large history would otherwise make
+ * V8 reject the build's cache, and runs with and without it would keep replacing each other's).
+ */
+function cacheFileOf(file) {
+  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  if (flags === '') return `${file}.cache`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < flags.length; i++) h = Math.imul(h ^ flags.charCodeAt(i), 0x01000193) >>> 0;
+  return `${file}.${h.toString(16)}.cache`;
+}
+
+/**
  * Compiles the bundle from its code cache and runs its top level. V8 rejects a cache made by another
  * Node version or under other V8 flags: then the bundle compiles from source and `cacheMissed` says the
  * caller should `writeCache()` once the command has run (the cache then holds every function the
@@ -33,7 +46,7 @@ function bundleServes(args) {
  * directory is read-only.
  */
 function loadBundle(file) {
-  const cacheFile = `${file}.cache`;
+  const cacheFile = cacheFileOf(file);
   let cachedData;
   try {
     cachedData = fs.readFileSync(cacheFile);

@@ -140,4 +140,4 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-process.stdout.write(`build-cli-bundle: ${relative(root, outFile)} and its code cache\n`);
+process.stderr.write(`build-cli-bundle: ${relative(root, outFile)} and its code cache\n`);

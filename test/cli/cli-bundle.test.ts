@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +76,7 @@ const history = (name: string, read: number) => {
 };
 
 /** Runs bin/faultline.js with the test's bundle, or with none (dist/'s ES modules); logs what loaded. */
-async function run(args: string[], withBundle: boolean) {
+async function run(args: string[], withBundle: boolean, nodeFlags?: string[]) {
   const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.log`);
   writeFileSync(log, '');
   const hooks = join(dir, 'hooks.mjs');
@@ -91,7 +91,8 @@ export async function load(url, context, next) { appendFileSync(process.env.MODU
     register,
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
-  const r = await execa('node', ['--import', register, bin, ...args], {
+  // The module log needs a flag of its own (--import); the cache test gives its own flags.
+  const r = await execa('node', [...(nodeFlags ?? ['--import', register]), bin, ...args], {
     reject: false,
     env: { MODULE_LOG: log, FAULTLINE_CLI_BUNDLE: withBundle ? bundle : join(dir, 'no-bundle.cjs') },
     extendEnv: true,
@@ -188,14 +189,22 @@ maybeSerial(
     const args = ['check', ok, '--checker', 'linearizable', '--model', 'register'];
     const cache = `${bundle}.cache`;
     rmSync(cache);
-    const first = await run(args, true);
+    const first = await run(args, true, []);
     t.is(first.exitCode, 0, first.stderr);
     t.true(statSync(cache).size > 10_000, 'written after the command');
     // Not a cache V8 made: rejected, compiled from source, then replaced by a good one.
-    writeFileSync(cache, Buffer.alloc(4096, 7));
-    const second = await run(args, true);
+    const junk = Buffer.alloc(4096, 7);
+    writeFileSync(cache, junk);
+    const second = await run(args, true, []);
     t.is(second.exitCode, 0, second.stderr);
     t.deepEqual(second.stdout, first.stdout);
-    t.not(readFileSync(cache).subarray(0, 4096).toString('hex'), Buffer.alloc(4096, 7).toString('hex'));
+    t.false(readFileSync(cache).subarray(0, junk.length).equals(junk), 'rewritten');
+    // Other V8 flags (V8 would reject the cache above): a cache file of their own, the first left alone.
+    const before = readFileSync(cache);
+    const flagged = await run(args, true, ['--max-old-space-size=512']);
+    t.is(flagged.exitCode, 0, flagged.stderr);
+    t.deepEqual(flagged.stdout, first.stdout);
+    t.true(readFileSync(cache).equals(before));
+    t.true(readdirSync(out).some((f) => /^main\.cjs\.[0-9a-f]+\.cache$/.test(f)));
   },
 );
