@@ -94,7 +94,12 @@ export async function load(url, context, next) { appendFileSync(process.env.MODU
   // The module log needs a flag of its own (--import); the cache test gives its own flags.
   const r = await execa('node', [...(nodeFlags ?? ['--import', register]), bin, ...args], {
     reject: false,
-    env: { MODULE_LOG: log, FAULTLINE_CLI_BUNDLE: withBundle ? bundle : join(dir, 'no-bundle.cjs') },
+    // The built CLI under test, also when the suite itself runs from source (scripts/test.mjs sets it).
+    env: {
+      MODULE_LOG: log,
+      FAULTLINE_FROM_SOURCE: '',
+      FAULTLINE_CLI_BUNDLE: withBundle ? bundle : join(dir, 'no-bundle.cjs'),
+    },
     extendEnv: true,
   });
   const urls = readFileSync(log, 'utf8').split('\n').filter(Boolean);
