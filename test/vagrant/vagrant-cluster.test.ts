@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -177,20 +177,16 @@ vtest('apt on the nodes goes through the cluster’s apt proxy on the host’s p
   t.notRegex(update.stdout + update.stderr, /^(Err|W: Failed)/m);
 });
 
-// S2's bump must land with settime on the VMs' own kernels and meet the plan's PASS-smoke. S1 and S3 must
-// reach real verdicts (faults landed, the oracle decided): on emulated VMs under load S1's throughput
-// trips RF1 (PARTIAL-surface) and S3's negative control may record no stale read (docs/vagrant.md), so
-// whether they meet the plan's expectation is logged, not required. A host too loaded for the plan's
-// windows fails this step: with a sudo password at load 12-19 a partition took 18-23 s to inject against
-// 6-8 s windows, and S1 and S3 ended INCONCLUSIVE-fault-not-proven (the second window never ran).
-const DEMO_EXPECTED: Record<string, RegExp> = {
-  S1: /^(PASS|FAIL|PARTIAL)-/,
-  S2: /^PASS-smoke$/,
-  S3: /^(PASS|FAIL|PARTIAL)-/,
-};
+// The demo plan as shipped. Every scenario must meet the plan's expectation: S1 PASS-smoke (linearizable
+// under partition and kill), S2 PASS-smoke with the bump landing by settime on the VMs' own kernels, S3
+// FAIL-reproducible (the negative control: stale serializable reads caught). Root commands must go
+// through root runners: with a sudo password asked per command (2-7 s each on these emulated guests) a
+// partition took 18-23 s to inject against 6-8 s windows and S1 and S3 ended INCONCLUSIVE. On a host too
+// loaded for the plan's sizes, FAULTLINE_VAGRANT_TIME_SCALE=K runs it with `--time-scale K`.
+const TIME_SCALE = process.env.FAULTLINE_VAGRANT_TIME_SCALE ?? '1';
 
 vtest(
-  'the demo plan (S1, S2, S3) reaches real verdicts, S2 by settime; etcd installed through the proxy',
+  `the demo plan${TIME_SCALE === '1' ? '' : ` at time scale ${TIME_SCALE}`}: S1, S2 (by settime) and S3 meet their expected verdicts, root commands through root runners; etcd installed through the proxy`,
   async (t) => {
     await remote?.close().catch(() => undefined);
     remote = undefined;
@@ -208,6 +204,8 @@ vtest(
         'smoke',
         '--seed',
         '7',
+        '--time-scale',
+        TIME_SCALE,
         '--install',
         '--yes',
         '--max-reduction-runs',
@@ -219,11 +217,29 @@ vtest(
     );
     t.log(r.stdout.slice(-3000));
     t.log(`demo plan on Vagrant: ${((Date.now() - t0) / 1000).toFixed(1)} s, exit ${r.exitCode}`);
-    for (const [id, want] of Object.entries(DEMO_EXPECTED)) {
-      const row = new RegExp(`^${id} +(\\S+)`, 'm').exec(r.stdout)?.[1] ?? '';
-      t.regex(row, want, `${id}: ${row || 'no verdict row'}`);
-    }
-    t.regex(r.stdout, /^S2 .*\(met\)/m, "S2 meets the plan's expectation on own-clock nodes");
+    for (const id of ['S1', 'S2', 'S3']) t.regex(r.stdout, new RegExp(`^${id} .*\\(met\\)`, 'm'), id);
+    t.is(r.exitCode, 0);
+    // How root commands reached the nodes, from the session's command logs.
+    const session =
+      readdirSync(out)
+        .map((d) => join(out, d))
+        .find((d) => existsSync(join(d, 'logs', 'ssh'))) ?? '';
+    const byVia = new Map<string, number[]>();
+    for (const f of readdirSync(join(session, 'logs', 'ssh')).filter((n) => n.endsWith('.commands.jsonl')))
+      for (const line of readFileSync(join(session, 'logs', 'ssh', f), 'utf8')
+        .trim()
+        .split('\n')) {
+        const e = JSON.parse(line) as { sudo: boolean; via?: string; durationMs: number };
+        if (!e.sudo) continue;
+        const key = e.via ?? 'none';
+        byVia.set(key, [...(byVia.get(key) ?? []), e.durationMs]);
+      }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+    for (const [via, ms] of byVia)
+      t.log(`sudo commands via ${via}: ${ms.length}, median ${median(ms).toFixed(0)} ms`);
+    const viaRoot = byVia.get('root runner')?.length ?? 0;
+    const all = [...byVia.values()].reduce((n, ms) => n + ms.length, 0);
+    t.true(viaRoot > all / 2, `${viaRoot} of ${all} sudo commands through a root runner`);
   },
 );
 
