@@ -48,6 +48,18 @@ withPassword.test.serial('sudo is asked once per root runner, not once per comma
   t.log(`30 sudo commands with a password on one node: ${Date.now() - started} ms`);
   for (const [i, r] of ids.entries()) t.is(r.stdout, `0\n${i}\n`);
   t.is((await remote.exec('n3', 'id -un')).stdout.trim(), 'fltops', 'plain commands stay the login user');
+  // Mixed work: root runners keep to all but one of the runner slots, so plain commands keep a runner.
+  const mixed = await Promise.all(
+    Array.from({ length: 24 }, (_, i) => remote.exec('n3', 'id -u', { sudo: i % 2 === 0 })),
+  );
+  for (const [i, r] of mixed.entries())
+    if (i % 2 === 0) t.is(r.stdout.trim(), '0', 'a sudo command is root');
+    else t.not(r.stdout.trim(), '0', 'a plain command is not root');
+  const sudoers = await remote.exec('n3', 'pgrep -c -f "^sudo -S -p faultline-sudo-" || true');
+  t.true(
+    Number(sudoers.stdout.trim()) <= 2,
+    `${sudoers.stdout.trim()} root runners on the connection (at most 2 of 3 slots)`,
+  );
   await remote.close();
   const entries = readFileSync(join(logDir, 'n3.commands.jsonl'), 'utf8')
     .trim()
@@ -57,10 +69,9 @@ withPassword.test.serial('sudo is asked once per root runner, not once per comma
   // Root runners are at most three per connection; a command finding them all busy takes an exec channel.
   const viaRunner = sudoVia.filter((v) => v === 'root runner').length;
   t.true(viaRunner >= 20, `${viaRunner} of ${sudoVia.length} sudo commands through a root runner`);
-  t.deepEqual(
-    entries.filter((e) => !e.sudo).map((e) => e.via),
-    ['runner'],
-  );
+  const plainVia = entries.filter((e) => !e.sudo).map((e) => e.via);
+  t.is(plainVia[0], 'runner');
+  t.true(plainVia.filter((v) => v === 'runner').length >= 6, plainVia.join(', '));
 });
 
 withPassword.test.serial(

@@ -73,6 +73,8 @@ class NodeSession {
   /** Idle runners, and how many runners each connection has open. */
   private idleRunners: CommandRunner[] = [];
   private readonly runnerCount = new Map<Client, number>();
+  /** How many of them are root runners. */
+  private readonly rootCount = new Map<Client, number>();
   /** Runners started with their connection and not yet handed to a command. */
   private warming: { client: Client; runner: Promise<CommandRunner | undefined> }[] = [];
   /** Connections where a runner's shell never reported its mode: exec channels only there. */
@@ -105,7 +107,7 @@ class NodeSession {
       if (r?.usable) return r;
       r?.close();
     }
-    if (this.noRunners.has(c) || !this.roomForRunner(c, true)) return undefined;
+    if (this.noRunners.has(c) || (this.runnerCount.get(c) ?? 0) >= this.maxRunners) return undefined;
     return this.startRunner(c);
   }
 
@@ -120,20 +122,26 @@ class NodeSession {
     this.idleRunners = this.idleRunners.filter((r) => r.usable);
     const idle = this.idleRunners.findLastIndex((r) => r.client === c && r.root);
     if (idle >= 0) return this.idleRunners.splice(idle, 1)[0];
-    if (this.noRunners.has(c) || this.noRootRunners.has(c) || !this.roomForRunner(c, false)) return undefined;
+    if (this.noRunners.has(c) || this.noRootRunners.has(c) || !this.roomForRootRunner(c)) return undefined;
     return this.startRunner(c, sudo);
   }
 
   /**
-   * Whether `c` may open another runner: under the limit, or (`forUser` says which kind is wanted) an
-   * idle runner of the other kind is closed to make room, so each connection keeps to maxRunners session
-   * slots whatever mix of plain and sudo commands it runs.
+   * Whether `c` may open another root runner. Root runners take at most all but one of the connection's
+   * runner slots, so the login user keeps one (a slot changing hands costs a sudo check each time, and
+   * mixed work would otherwise trade slots back and forth); a full connection makes room by closing an
+   * idle user runner, never its last. A user command never closes a root runner: with no user runner
+   * free it takes an exec channel.
    */
-  private roomForRunner(c: Client, forUser: boolean): boolean {
-    if ((this.runnerCount.get(c) ?? 0) < this.maxRunners) return true;
-    const other = this.idleRunners.findIndex((r) => r.client === c && r.root === forUser);
-    if (other < 0) return false;
-    this.idleRunners.splice(other, 1)[0]?.close();
+  private roomForRootRunner(c: Client): boolean {
+    const total = this.runnerCount.get(c) ?? 0;
+    const roots = this.rootCount.get(c) ?? 0;
+    if (roots >= Math.max(1, this.maxRunners - 1)) return false;
+    if (total < this.maxRunners) return true;
+    const users = total - roots;
+    const idle = this.idleRunners.findIndex((r) => r.client === c && !r.root);
+    if (idle < 0 || (users <= 1 && this.maxRunners > 1)) return false;
+    this.idleRunners.splice(idle, 1)[0]?.close();
     return true;
   }
 
@@ -159,7 +167,11 @@ class NodeSession {
   }
 
   private async startRunner(c: Client, sudo?: RunnerSudo): Promise<CommandRunner | undefined> {
-    this.runnerCount.set(c, (this.runnerCount.get(c) ?? 0) + 1);
+    const counts = sudo ? [this.runnerCount, this.rootCount] : [this.runnerCount];
+    const add = (n: number) => {
+      for (const m of counts) m.set(c, (m.get(c) ?? 0) + n);
+    };
+    add(1);
     let opened = false;
     try {
       const runner = await CommandRunner.start(
@@ -168,7 +180,7 @@ class NodeSession {
           openExec(c, command, (stream) => {
             opened = true;
             this.hold(c, stream);
-            stream.once('close', () => this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1));
+            stream.once('close', () => add(-1));
             onStream(stream);
           }),
         sudo,
@@ -176,7 +188,7 @@ class NodeSession {
       log().debug({ node: this.spec.name, fast: runner.fast, root: runner.root }, 'command runner started');
       return runner;
     } catch (err) {
-      if (!opened) this.runnerCount.set(c, (this.runnerCount.get(c) ?? 1) - 1);
+      if (!opened) add(-1);
       if (err instanceof RunnerSudoError) {
         this.noRootRunners.add(c);
         log().warn(
