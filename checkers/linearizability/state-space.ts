@@ -50,15 +50,16 @@ export class StateSpace {
   ) {
     this.classOf = new Int32Array(ops.length);
     // Interned class (io id) → memo column; ops with their own encoding (io -1) get a column each.
-    const columnOfIo = new Map<number, number>();
+    // (An array over the classes, not a Map: one lookup per op of histories of millions.)
+    const columnOfIo = new Int32Array(ops.classCount).fill(-1);
     for (let i = 0; i < ops.length; i++) {
       const io = ops.io[i] as number;
-      let c = io < 0 ? undefined : columnOfIo.get(io);
-      if (c === undefined) {
+      let c = io < 0 ? -1 : (columnOfIo[io] as number);
+      if (c < 0) {
         c = this.inputs.length;
         this.inputs.push(ops.inputOf(i));
         this.outputs.push(ops.outputOf(i));
-        if (io >= 0) columnOfIo.set(io, c);
+        if (io >= 0) columnOfIo[io] = c;
       }
       this.classOf[i] = c;
     }
