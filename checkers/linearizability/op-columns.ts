@@ -106,6 +106,15 @@ export class EncodedOps {
     return this.ioInputs.length;
   }
 
+  /**
+   * Whether an array over {@link classCount} costs no more than a pass over the ops: the classes are
+   * shared by every partition of a history, so a partition of a few ops among thousands of classes
+   * looks its classes up one by one instead.
+   */
+  get fewClasses(): boolean {
+    return this.ioInputs.length <= 4 * this.length + 64;
+  }
+
   /** Input and output of interned class `c` (every op with `io[i] === c` has them). */
   classInput(c: number): unknown {
     return this.ioInputs[c];

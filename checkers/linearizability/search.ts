@@ -245,10 +245,10 @@ export class PartitionSearch {
     if ((options.greedyReads ?? true) && model.readOnly) {
       // Asked once per interned class (its ops share input and output), per op for the others.
       const readOnly = (input: unknown, output: unknown) => model.readOnly?.(input, output) === true;
-      const byClass = new Int8Array(ops.classCount).fill(-1);
+      const byClass = new Int8Array(ops.fewClasses ? ops.classCount : 0).fill(-1);
       const { io } = ops;
       for (let i = 0; i < n; i++) {
-        const c = io[i] as number;
+        const c = byClass.length === 0 ? -1 : (io[i] as number);
         let r: number;
         if (c < 0) r = readOnly(ops.inputOf(i), ops.outputOf(i)) ? 1 : 0;
         else {

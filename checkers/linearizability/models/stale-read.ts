@@ -69,7 +69,8 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
   // more producers of a value make it MANY, whichever they are), are worked out per class; ops with an
   // encoding of their own one by one. A history of a million ops over a few values then costs two
   // passes over typed arrays instead of a map update per write.
-  const classes = ops.classCount;
+  // (A partition with few ops among many classes takes every op one by one.)
+  const classes = ops.fewClasses ? ops.classCount : 0;
   const classFlags = new Uint8Array(classes);
   for (let c = 0; c < classes; c++)
     classFlags[c] = flagsOf(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput);
@@ -77,7 +78,7 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
   const firstOp = new Int32Array(classes);
   const definite: number[] = [];
   for (let i = 0; i < n; i++) {
-    const c = io[i] as number;
+    const c = classes === 0 ? -1 : (io[i] as number);
     let flags: number;
     if (c >= 0) {
       flags = classFlags[c] as number;
@@ -127,7 +128,7 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
     return suffixMin[lo] as number;
   };
   for (let r = 0; r < n; r++) {
-    const c = io[r] as number;
+    const c = classes === 0 ? -1 : (io[r] as number);
     let p: number;
     if (c >= 0) {
       if (((classFlags[c] as number) & OBSERVES) === 0) continue;
