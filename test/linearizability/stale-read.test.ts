@@ -1,7 +1,7 @@
 import test from 'ava';
 import { deepEqual, type Refutation, show } from '../../checkers/linearizability/model.ts';
 import { refuteStaleObservation } from '../../checkers/linearizability/models/stale-read.ts';
-import { EncodedOps, EncodedOpsBuilder, type OpLike } from '../../checkers/linearizability/op-columns.ts';
+import { EncodedOps, type OpLike } from '../../checkers/linearizability/op-columns.ts';
 
 /**
  * The stale-observation refutation works per interned class (ops sharing an encoding). It must give
@@ -117,25 +117,14 @@ function randomOps(seed: number, n: number): OpLike[] {
  * history with many keys: the table is the history's), so the refutation takes the ops one by one.
  */
 function amongManyClasses(list: OpLike[], extra: number): EncodedOps {
-  const inputs: unknown[] = Array.from({ length: extra }, () => ({ f: 'write', a: 'unused', b: null }));
-  const outputs: unknown[] = Array.from({ length: extra }, () => ({ known: true, value: null, ok: true }));
-  const classOf = new Map<number, number>();
-  const b = new EncodedOpsBuilder(inputs, outputs);
-  for (const [i, o] of list.entries()) {
-    if (o.io === undefined) {
-      b.pushOwn(i, o.process ?? 0, o.call, o.ret, o.input, o.output);
-      continue;
-    }
-    let c = classOf.get(o.io);
-    if (c === undefined) {
-      c = inputs.length;
-      classOf.set(o.io, c);
-      inputs.push(o.input);
-      outputs.push(o.output);
-    }
-    b.push(i, o.process ?? 0, o.call, o.ret, c);
-  }
-  return b.finish(false);
+  const d = EncodedOps.from(list).data();
+  const pad = (a: unknown[], unused: unknown) => [...Array.from({ length: extra }, () => unused), ...a];
+  return new EncodedOps({
+    ...d,
+    io: d.io.map((c) => (c < 0 ? c : c + extra)),
+    ioInputs: pad(d.ioInputs, { f: 'write', a: 'unused', b: null }),
+    ioOutputs: pad(d.ioOutputs, { known: true, value: null, ok: true }),
+  });
 }
 
 test('the per-class refutation equals the rule applied op by op on random histories', (t) => {
