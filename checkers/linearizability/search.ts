@@ -243,7 +243,23 @@ export class PartitionSearch {
       }
     }
     if ((options.greedyReads ?? true) && model.readOnly) {
-      for (let i = 0; i < n; i++) if (model.readOnly(ops.inputOf(i), ops.outputOf(i))) this.readOnly[i] = 1;
+      // Asked once per interned class (its ops share input and output), per op for the others.
+      const readOnly = (input: unknown, output: unknown) => model.readOnly?.(input, output) === true;
+      const byClass = new Int8Array(ops.fewClasses ? ops.classCount : 0).fill(-1);
+      const { io } = ops;
+      for (let i = 0; i < n; i++) {
+        const c = byClass.length === 0 ? -1 : (io[i] as number);
+        let r: number;
+        if (c < 0) r = readOnly(ops.inputOf(i), ops.outputOf(i)) ? 1 : 0;
+        else {
+          r = byClass[c] as number;
+          if (r < 0) {
+            r = readOnly(ops.classInput(c), ops.classOutput(c)) ? 1 : 0;
+            byClass[c] = r;
+          }
+        }
+        this.readOnly[i] = r;
+      }
     }
     this.space = new StateSpace(model, ops);
     this.words = Math.max(1, Math.ceil(n / 32));

@@ -50,15 +50,22 @@ export class StateSpace {
   ) {
     this.classOf = new Int32Array(ops.length);
     // Interned class (io id) → memo column; ops with their own encoding (io -1) get a column each.
-    const columnOfIo = new Map<number, number>();
+    // An array over the classes where that is cheap (one lookup per op of histories of millions),
+    // else a Map (a small partition among many classes).
+    const few = ops.fewClasses;
+    const columns = few ? new Int32Array(ops.classCount).fill(-1) : null;
+    const columnOfIo = few ? null : new Map<number, number>();
     for (let i = 0; i < ops.length; i++) {
       const io = ops.io[i] as number;
-      let c = io < 0 ? undefined : columnOfIo.get(io);
-      if (c === undefined) {
+      let c = io < 0 ? -1 : columns ? (columns[io] as number) : (columnOfIo?.get(io) ?? -1);
+      if (c < 0) {
         c = this.inputs.length;
         this.inputs.push(ops.inputOf(i));
         this.outputs.push(ops.outputOf(i));
-        if (io >= 0) columnOfIo.set(io, c);
+        if (io >= 0) {
+          if (columns) columns[io] = c;
+          else columnOfIo?.set(io, c);
+        }
       }
       this.classOf[i] = c;
     }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { generateCasRegisterHistory } from '../../checkers/linearizability/generate.ts';
 import { deepEqual } from '../../checkers/linearizability/model.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
-import { EncodedOps, EncodedOpsBuilder } from '../../checkers/linearizability/op-columns.ts';
+import { EncodedOps, EncodedOpsBuilder, orderById } from '../../checkers/linearizability/op-columns.ts';
 import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { history } from './helpers.ts';
@@ -104,4 +104,48 @@ test('columns: from objects in the given order, out-of-order pushes sorted by id
   t.deepEqual([...sorted.id], [1, 2, 3]);
   t.deepEqual([sorted.inputOf(0), sorted.inputOf(1), sorted.outputOf(2)], ['own-in', 'in', 'out']);
   t.is(cols.at(3), undefined);
+});
+
+test('orderById: ids placed directly equal a stable sort by id, whatever the ids', (t) => {
+  let seed = 7;
+  const rand = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const sorted = (ids: Int32Array) =>
+    [...ids.keys()].sort((a, b) => (ids[a] as number) - (ids[b] as number) || a - b);
+  const cases: Int32Array[] = [];
+  // Distinct ids, nearly in order (the preparer's case: ops complete near their invocation order).
+  for (const n of [0, 1, 2, 50, 5000]) {
+    const ids = Int32Array.from({ length: n }, (_, i) => i * 2 + (i % 3));
+    for (let k = 0; k < n; k++) {
+      const j = Math.min(n - 1, k + rand(6));
+      [ids[k], ids[j]] = [ids[j] as number, ids[k] as number];
+    }
+    cases.push(ids);
+  }
+  // Repeated ids (stable order among equals), negative ids, ids far beyond the count: sorted instead.
+  cases.push(Int32Array.from([3, 1, 3, 0, 1, 3]));
+  cases.push(Int32Array.from([5, -1, 2, -7, 0]));
+  cases.push(Int32Array.from([1_000_000_000, 4, 2_000_000, 9]));
+  for (const ids of cases)
+    t.deepEqual([...orderById(ids, ids.length)], sorted(ids), `ids ${ids.slice(0, 8)}`);
+});
+
+test('columns finished out of id order come out in id order, inputs with them', (t) => {
+  const inputs: unknown[] = ['a', 'b'];
+  const outputs: unknown[] = ['A', 'B'];
+  const b = new EncodedOpsBuilder(inputs, outputs);
+  const ids = [4, 0, 3, 1, 2];
+  for (const id of ids) {
+    if (id % 2 === 0) b.push(id, id, id * 10, id * 10 + 5, id === 0 ? 0 : 1);
+    else b.pushOwn(id, id, id * 10, id * 10 + 5, `own${id}`, `OWN${id}`);
+  }
+  const cols = b.finish();
+  t.deepEqual([...cols.id], [0, 1, 2, 3, 4]);
+  t.deepEqual([...cols.call], [0, 10, 20, 30, 40]);
+  t.deepEqual(
+    [0, 1, 2, 3, 4].map((i) => cols.inputOf(i)),
+    ['a', 'own1', 'b', 'own3', 'b'],
+  );
 });

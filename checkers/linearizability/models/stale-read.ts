@@ -31,8 +31,29 @@ interface RegisterOutput {
 const INITIAL = -1;
 const MANY = -2;
 
+/** What the refutation needs of an op's encoding, worked out once per interned class. */
+const PRODUCES = 1; // writes a value: input.a (write) or input.b (cas, ok or unknown)
+const DEFINITE = 2; // certainly changed the value when it completed (ok write or ok cas)
+const OBSERVES = 4; // an ok read (its output) or an ok cas (its expected value)
+
+function flagsOf(input: RegisterInput, output: RegisterOutput): number {
+  let flags = 0;
+  if (input.f === 'write' || (input.f === 'cas' && (output.ok || !output.known))) flags |= PRODUCES;
+  if (input.f !== 'read' && output.known && output.ok) flags |= DEFINITE;
+  if (output.known && output.ok && (input.f === 'read' || input.f === 'cas')) flags |= OBSERVES;
+  return flags;
+}
+
+const produced = (input: RegisterInput): unknown => (input.f === 'write' ? input.a : input.b);
+const observed = (input: RegisterInput, output: RegisterOutput): unknown =>
+  input.f === 'read' ? output.value : input.a;
+
+/** No producer: the value was never written (distinct from INITIAL, MANY and op indices). */
+const NONE = -3;
+
 export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): Refutation | null {
-  const { call, ret } = ops;
+  const { call, ret, io } = ops;
+  const n = ops.length;
   // Keyed by the value itself when it is not a string or object (Map's SameValueZero agrees with
   // deepEqual there, and such keys never equal a string), else by its canonical string: no string is
   // built per op on a history of numbers.
@@ -44,14 +65,48 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
     producer.set(k, producer.has(k) ? MANY : i);
   };
   produce(initialValue, INITIAL);
+  // Ops of one interned class share their encoding: its flags, and how many of them produce (two or
+  // more producers of a value make it MANY, whichever they are), are worked out per class; ops with an
+  // encoding of their own one by one. A history of a million ops over a few values then costs two
+  // passes over typed arrays instead of a map update per write.
+  // (A partition with few ops among many classes takes every op one by one.)
+  const classes = ops.fewClasses ? ops.classCount : 0;
+  const classFlags = new Uint8Array(classes);
+  for (let c = 0; c < classes; c++)
+    classFlags[c] = flagsOf(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput);
+  const count = new Int32Array(classes);
+  const firstOp = new Int32Array(classes);
   const definite: number[] = [];
-  for (let i = 0; i < ops.length; i++) {
-    const input = ops.inputOf(i) as RegisterInput;
-    const output = ops.outputOf(i) as RegisterOutput;
-    if (input.f === 'write') produce(input.a, i);
-    else if (input.f === 'cas' && (output.ok || !output.known)) produce(input.b, i);
-    if (input.f !== 'read' && output.known && output.ok && Number.isFinite(ret[i] as number))
-      definite.push(i);
+  for (let i = 0; i < n; i++) {
+    const c = classes === 0 ? -1 : (io[i] as number);
+    let flags: number;
+    if (c >= 0) {
+      flags = classFlags[c] as number;
+      if ((flags & PRODUCES) !== 0) {
+        const k = count[c] as number;
+        if (k === 0) firstOp[c] = i;
+        count[c] = k + 1;
+      }
+    } else {
+      const input = ops.inputOf(i) as RegisterInput;
+      flags = flagsOf(input, ops.outputOf(i) as RegisterOutput);
+      if ((flags & PRODUCES) !== 0) produce(produced(input), i);
+    }
+    if ((flags & DEFINITE) !== 0 && Number.isFinite(ret[i] as number)) definite.push(i);
+  }
+  for (let c = 0; c < classes; c++) {
+    const k = count[c] as number;
+    if (k === 0) continue;
+    const v = produced(ops.classInput(c) as RegisterInput);
+    if (k === 1) produce(v, firstOp[c] as number);
+    else producer.set(keyOf(v), MANY);
+  }
+  // The producer of what each observing class saw (NONE: never written).
+  const classProducer = new Int32Array(classes);
+  for (let c = 0; c < classes; c++) {
+    if (((classFlags[c] as number) & OBSERVES) === 0) continue;
+    const seen = observed(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput);
+    classProducer[c] = producer.get(keyOf(seen)) ?? NONE;
   }
   // Definite writers by invocation; suffixMin[j] = the one with the earliest return among definite[j..].
   definite.sort((a, b) => (call[a] as number) - (call[b] as number));
@@ -72,16 +127,22 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
     }
     return suffixMin[lo] as number;
   };
-  for (let r = 0; r < ops.length; r++) {
-    const output = ops.outputOf(r) as RegisterOutput;
-    if (!output.known || !output.ok || !Number.isFinite(ret[r] as number)) continue;
-    const input = ops.inputOf(r) as RegisterInput;
-    let seen: unknown;
-    if (input.f === 'read') seen = output.value;
-    else if (input.f === 'cas') seen = input.a;
-    else continue;
-    const p = producer.get(keyOf(seen));
-    if (p === undefined) {
+  for (let r = 0; r < n; r++) {
+    const c = classes === 0 ? -1 : (io[r] as number);
+    let p: number;
+    if (c >= 0) {
+      if (((classFlags[c] as number) & OBSERVES) === 0) continue;
+      p = classProducer[c] as number;
+      if (p === MANY) continue;
+    } else {
+      const input = ops.inputOf(r) as RegisterInput;
+      const output = ops.outputOf(r) as RegisterOutput;
+      if ((flagsOf(input, output) & OBSERVES) === 0) continue;
+      p = producer.get(keyOf(observed(input, output))) ?? NONE;
+    }
+    if (!Number.isFinite(ret[r] as number)) continue;
+    const seen = observed(ops.inputOf(r) as RegisterInput, ops.outputOf(r) as RegisterOutput);
+    if (p === NONE) {
       return {
         op: r,
         witnesses: [],
