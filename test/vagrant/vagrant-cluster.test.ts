@@ -220,10 +220,9 @@ vtest(
     for (const id of ['S1', 'S2', 'S3']) t.regex(r.stdout, new RegExp(`^${id} .*\\(met\\)`, 'm'), id);
     t.is(r.exitCode, 0);
     // How root commands reached the nodes, from the session's command logs.
-    const session =
-      readdirSync(out)
-        .map((d) => join(out, d))
-        .find((d) => existsSync(join(d, 'logs', 'ssh'))) ?? '';
+    // The session directory, from the report line (`<session>/findings/report.html`).
+    const session = /^report: (.+)\/findings\/report\.html/m.exec(r.stdout)?.[1] ?? '';
+    t.true(existsSync(join(session, 'logs', 'ssh')), `session directory ${session || 'not printed'}`);
     const byVia = new Map<string, number[]>();
     for (const f of readdirSync(join(session, 'logs', 'ssh')).filter((n) => n.endsWith('.commands.jsonl')))
       for (const line of readFileSync(join(session, 'logs', 'ssh', f), 'utf8')
