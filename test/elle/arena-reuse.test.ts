@@ -1,5 +1,6 @@
 import test from 'ava';
 import { i32, recycleIntoArena, reserveArena, u8, withArena } from '../../checkers/elle/arena.ts';
+import { EdgeList, WR } from '../../checkers/elle/graph.ts';
 import { elleHistoryBuilder, runElleOn } from '../../checkers/elle/index.ts';
 import { simulate } from '../../checkers/elle/simulate.ts';
 import { mopValue, TxnBuilder, type TxnHistory } from '../../checkers/elle/txns.ts';
@@ -7,8 +8,9 @@ import type { Operation } from '../../src/core/history/operation.ts';
 
 /**
  * A stream of completions arrives out of op id order, and the builder sorts the history into its own
- * arrays, then gives what it no longer needs to the check's arena. Both are compared with the plain
- * path: the same ops fed in op id order (no sorting at all).
+ * arrays, then gives what it no longer needs to the check's arena; the edge list is given back once the
+ * graph is built. Both are compared with the plain path: the same ops fed in op id order (no sorting at
+ * all, so nothing given back before the graph).
  */
 
 /** Completion order: what a streamed history hands the builder. */
@@ -109,5 +111,20 @@ test('given-back memory is handed out zero-filled, without overlaps, and only in
     t.is(b.byteOffset, a.byteOffset + a.byteLength);
     // A request under 64 KB is never cut from given-back memory.
     t.not(i32(100).buffer, dirty.buffer);
+  });
+});
+
+test('an edge list given back is empty and takes edges again; its memory is handed out again', (t) => {
+  withArena(() => {
+    const e = new EdgeList();
+    for (let i = 0; i < 70_000; i++) e.add(i, i + 1, WR);
+    const src = e.src;
+    e.recycle();
+    t.is(e.length, 0);
+    e.add(1, 2, WR);
+    t.deepEqual([e.length, e.src[0], e.dst[0], e.rel[0]], [1, 1, 2, WR]);
+    const again = i32(70_000);
+    t.is(again.buffer, src.buffer);
+    t.true(again.every((v) => v === 0));
   });
 });
