@@ -5,6 +5,7 @@ import { elleHistoryBuilder, runElleOn } from '../../checkers/elle/index.ts';
 import { simulate } from '../../checkers/elle/simulate.ts';
 import { mopValue, TxnBuilder, type TxnHistory } from '../../checkers/elle/txns.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
+import { byCompletion } from './helpers.ts';
 
 /**
  * A stream of completions arrives out of op id order, and the builder sorts the history into its own
@@ -12,13 +13,6 @@ import type { Operation } from '../../src/core/history/operation.ts';
  * graph is built. Both are compared with the plain path: the same ops fed in op id order (no sorting at
  * all, so nothing given back before the graph).
  */
-
-/** Completion order: what a streamed history hands the builder. */
-function byCompletion(ops: readonly Operation[]): Operation[] {
-  return [...ops].sort(
-    (a, b) => (a.completeIndex ?? Number.POSITIVE_INFINITY) - (b.completeIndex ?? Number.POSITIVE_INFINITY),
-  );
-}
 
 function built(ops: readonly Operation[]): TxnHistory {
   const b = new TxnBuilder('append');
