@@ -276,6 +276,8 @@ function runElleInArena(builder: TxnBuilder, rawOptions: unknown, ctx: CheckCont
     ]);
 
   const graph = buildCsr(h.n, edges, realtime);
+  // Nothing reads the edge list once the graph holds its edges.
+  edges.recycle();
   phase('graph');
   const { multi } = tarjan(graph, DATA | PROCESS | REALTIME, tarjanWorkspace(vertexCount));
   phase('scc');

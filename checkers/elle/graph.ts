@@ -1,4 +1,4 @@
-import { i32, u8 } from './arena.ts';
+import { i32, recycleIntoArena, u8 } from './arena.ts';
 
 /**
  * Integer-indexed directed graphs: edges accumulate in growable typed arrays, then become a CSR
@@ -47,6 +47,19 @@ export class EdgeList {
     this.src[i] = a;
     this.dst[i] = b;
     this.rel[i] = rel;
+  }
+
+  /**
+   * Give the edges' memory to the check's arena once the graph is built from them (the tarjan workspace
+   * and the cycle search then reuse pages already mapped); the list is empty afterwards.
+   */
+  recycle(): void {
+    const n = this.length;
+    recycleIntoArena([this.src.subarray(0, n), this.dst.subarray(0, n), this.rel.subarray(0, n)]);
+    this.src = new Int32Array(16);
+    this.dst = new Int32Array(16);
+    this.rel = new Uint8Array(16);
+    this.length = 0;
   }
 
   private grow(): void {

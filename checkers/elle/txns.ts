@@ -1,6 +1,6 @@
 import type { Operation } from '../../src/core/history/operation.ts';
 import { tagOf } from '../../src/core/history/values.ts';
-import { i32, reserveArena } from './arena.ts';
+import { i32, recycleIntoArena, reserveArena } from './arena.ts';
 
 /**
  * Client transactions flattened into parallel typed arrays, so the analyses index integers instead of
@@ -152,16 +152,27 @@ export function extractTxns(ops: Iterable<Operation>, writeF: 'append' | 'w'): T
 
 /**
  * Growable typed arrays, one class per element type so every access site stays monomorphic (a shared
- * generic class made the builder's pushes megamorphic). Each grows by half its size, so appending n
- * values copies O(n) in all while the spare capacity (and the old copy alive during a resize) stays
- * within 1.5× and 2.5× the data.
+ * generic class made the builder's pushes megamorphic).
+ *
+ * Each grows eightfold (at most {@link GROW_STEP_MAX} elements at a time). A large typed array's memory
+ * is mapped by the kernel page by page as it is first written, so capacity never written costs address
+ * space, not memory; what costs is each page written for the first time (a page fault, several µs each
+ * on a loaded virtual machine, and a history of 10M transactions writes millions of them). Growing by
+ * half wrote every element about three times over into fresh pages (the final array plus the copies
+ * made at each resize); growing eightfold writes it about 1.14 times.
  */
+const GROW_STEP_MAX = 1 << 26;
+
+function grownCapacity(length: number): number {
+  return length + Math.min(length * 7, GROW_STEP_MAX);
+}
+
 class Grow32 {
   length = 0;
   data = new Int32Array(1024);
   push(v: number): void {
     if (this.length === this.data.length) {
-      const next = new Int32Array(Math.ceil(this.data.length * 1.5));
+      const next = new Int32Array(grownCapacity(this.data.length));
       next.set(this.data);
       this.data = next;
     }
@@ -177,7 +188,7 @@ class Grow8 {
   data = new Uint8Array(1024);
   push(v: number): void {
     if (this.length === this.data.length) {
-      const next = new Uint8Array(Math.ceil(this.data.length * 1.5));
+      const next = new Uint8Array(grownCapacity(this.data.length));
       next.set(this.data);
       this.data = next;
     }
@@ -193,7 +204,7 @@ class Grow64 {
   data = new Float64Array(1024);
   push(v: number): void {
     if (this.length === this.data.length) {
-      const next = new Float64Array(Math.ceil(this.data.length * 1.5));
+      const next = new Float64Array(grownCapacity(this.data.length));
       next.set(this.data);
       this.data = next;
     }
@@ -292,6 +303,8 @@ export class TxnBuilder {
   private consumed = 0;
   private inOrder = true;
   private error: MicroOpError | null = null;
+  /** Arrays {@link reordered} no longer needs, given back to the check's arena by `finish`. */
+  private spent: ArrayBufferView[] = [];
 
   constructor(private readonly writeF: 'append' | 'w') {}
 
@@ -410,6 +423,9 @@ export class TxnBuilder {
     }
     const out = this.inOrder ? h : this.reordered(h);
     this.release();
+    // What sorting left unused (the arrays read in arrival order, the sort's own) serves the analysis.
+    recycleIntoArena(this.spent);
+    this.spent = [];
     return out;
   }
 
@@ -446,6 +462,7 @@ export class TxnBuilder {
       for (let i = 0; i < n; i++) slotOf[ids[i]!] = i;
       let t = 0;
       for (let id = 0; id <= max; id++) if (slotOf[id]! >= 0) order[t++] = slotOf[id]!;
+      this.spent.push(slotOf);
       if (t === n) return order;
     }
     for (let i = 0; i < n; i++) order[i] = i;
@@ -455,32 +472,35 @@ export class TxnBuilder {
   /**
    * The same history with txns (and their micro-ops) sorted by op id. Plain loops per array: a txn has
    * a handful of micro-ops, so a `subarray().set()` per txn cost more in views than in copying.
+   *
+   * Most arrays are sorted into the builder's own arrays once these have been read (process into the
+   * op ids, invocation indices into the processes, …; one pass each, since a pass reads its source in
+   * op id order and writes its destination in arrival order): their pages are already mapped, where
+   * fresh arrays would each be written for the first time (see {@link GROW_STEP_MAX}).
    */
   private reordered(h: TxnHistory): TxnHistory {
     const { n } = h;
     const mops = h.mopKind.length;
     const order = this.idOrder();
     const starts = this.mopStart.data;
-    const mopStart = new Int32Array(n + 1);
     const status = new Uint8Array(n);
-    const process = new Float64Array(n);
-    const invokeIndex = new Float64Array(n);
-    const completeIndex = new Float64Array(n);
+    // The op ids are no longer needed once in order: the processes go there.
+    const process = this.opId.data.subarray(0, n);
     for (let t = 0; t < n; t++) {
       const i = order[t]!;
       status[t] = h.status[i]!;
       process[t] = h.process[i]!;
-      invokeIndex[t] = h.invokeIndex[i]!;
-      completeIndex[t] = h.completeIndex[i]!;
     }
+    const invokeIndex = this.process.data.subarray(0, n);
+    for (let t = 0; t < n; t++) invokeIndex[t] = h.invokeIndex[order[t]!]!;
+    const completeIndex = this.invokeIndex.data.subarray(0, n);
+    for (let t = 0; t < n; t++) completeIndex[t] = h.completeIndex[order[t]!]!;
+
+    const mopStart = new Int32Array(n + 1);
     const mopKind = new Uint8Array(mops);
     const mopKey = new Int32Array(mops);
-    const mopCode = new Int32Array(mops);
-    const mopLen = new Int32Array(mops);
     const srcKind = h.mopKind;
     const srcKey = h.mopKey;
-    const srcCode = h.mopCode;
-    const srcLen = h.mopLen;
     let m = 0;
     for (let t = 0; t < n; t++) {
       const i = order[t]!;
@@ -489,11 +509,14 @@ export class TxnBuilder {
       for (let s = starts[i]!; s < e; s++, m++) {
         mopKind[m] = srcKind[s]!;
         mopKey[m] = srcKey[s]!;
-        mopCode[m] = srcCode[s]!;
-        mopLen[m] = srcLen[s]!;
       }
     }
     mopStart[n] = m;
+    const mopCode = this.mopKey.data.subarray(0, mops);
+    sortMops(order, starts, mopStart, h.mopCode, mopCode);
+    const mopLen = this.mopCode.data.subarray(0, mops);
+    sortMops(order, starts, mopStart, h.mopLen, mopLen);
+    this.spent.push(order, h.status, h.completeIndex, this.mopStart.view(), h.mopKind, h.mopLen);
     return {
       ...h,
       status,
@@ -506,6 +529,22 @@ export class TxnBuilder {
       mopCode,
       mopLen,
     };
+  }
+}
+
+/** Copy each txn's micro-op values from `src` (arrival order, txn i at starts[i]) to `dst` (op id order). */
+function sortMops(
+  order: Int32Array,
+  starts: Int32Array,
+  mopStart: Int32Array,
+  src: Int32Array,
+  dst: Int32Array,
+): void {
+  const n = order.length;
+  for (let t = 0; t < n; t++) {
+    let s = starts[order[t]!]!;
+    const e = mopStart[t + 1]!;
+    for (let m = mopStart[t]!; m < e; m++, s++) dst[m] = src[s]!;
   }
 }
 

@@ -5,7 +5,7 @@ import { realtimeOrder } from '../../checkers/elle/order-edges.ts';
 import { simulate } from '../../checkers/elle/simulate.ts';
 import { extractTxns, OK, type TxnHistory } from '../../checkers/elle/txns.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
-import { concurrent, ok } from './helpers.ts';
+import { byCompletion, concurrent, ok } from './helpers.ts';
 
 /**
  * The realtime order is written straight into the graph, and lost-update candidates are grouped in
@@ -130,7 +130,7 @@ test('lost-update groups come out as a map of maps gives them, for keys with few
     activeKeys: 2,
     maxWritesPerKey: 5000,
   });
-  const completed = [...ops].sort((a, b) => (a.completeIndex ?? 1e18) - (b.completeIndex ?? 1e18));
+  const completed = byCompletion(ops);
   const r = elleChecker.check(completed, {
     workload: 'list-append',
     consistencyModels: ['read-committed'],

@@ -73,3 +73,10 @@ export function sequential(...txns: T[]): Operation[] {
   });
   return history(txns, schedule);
 }
+
+/** The ops in completion order (never-completed ones last): what a streamed history hands a checker. */
+export function byCompletion(ops: readonly Operation[]): Operation[] {
+  return [...ops].sort(
+    (a, b) => (a.completeIndex ?? Number.POSITIVE_INFINITY) - (b.completeIndex ?? Number.POSITIVE_INFINITY),
+  );
+}
