@@ -48,8 +48,10 @@ test('bundleServes: check, history, help and version without --plugin; nothing e
 });
 
 // Without dist/ these tests show as skipped (npm run build, then run them).
-const maybe = built ? test : test.skip;
-const maybeSerial = built ? test.serial : test.skip;
+const NOT_BUILT = 'skipped: dist/ is not built (npm run build, then run them)';
+const skipped = (title: string, ..._rest: unknown[]) => test.skip(`${title} (${NOT_BUILT})`, () => undefined);
+const maybe = built ? test : (skipped as unknown as typeof test);
+const maybeSerial = built ? test.serial : (skipped as unknown as typeof test.serial);
 const dir = mkdtempSync(join(tmpdir(), 'faultline-bundle-test-'));
 // Inside the package (its npm packages resolve from there, as from dist/cli).
 const out = join(root, 'dist', `cli-test-${process.pid}`);
