@@ -1,8 +1,8 @@
 import type { NemesisStep } from '../../../nemeses/types.ts';
 import { UserError } from '../../core/util/errors.ts';
-import type { Binding } from './binding.ts';
+import { type Binding, TIER_NAMES, type TierName } from './binding.ts';
 import type { LoadedPlan } from './load.ts';
-import type { ResolvedScenario, ScenarioTiers, Tier } from './schema.ts';
+import type { ResolvedScenario, Tier } from './schema.ts';
 
 /** `--time-scale` bounds: a cluster faster than the plan assumes gains nothing from shrinking it. */
 export const MIN_TIME_SCALE = 1;
@@ -35,9 +35,14 @@ function scaleRow(row: ResolvedScenario, k: number): ResolvedScenario {
   return { ...row, tiers: scaleTiers(row.tiers, k), binding: row.binding && scaleBinding(row.binding, k) };
 }
 
-function scaleTiers(t: ScenarioTiers, k: number): ScenarioTiers {
-  const one = (tier: Tier | null) => tier && { ...tier, durationS: tier.durationS * k };
-  return { ...t, smoke: one(t.smoke), hardening: one(t.hardening), release: one(t.release) };
+/** Each tier's run length ×k, in any record of tiers by name (a scenario's, or a binding's own). */
+function scaleTiers<T extends Partial<Record<TierName, Tier | null>>>(tiers: T, k: number): T {
+  const out: T = { ...tiers };
+  for (const name of TIER_NAMES) {
+    const tier = tiers[name];
+    if (tier) out[name] = { ...tier, durationS: tier.durationS * k } as T[TierName];
+  }
+  return out;
 }
 
 function scaleStep(step: NemesisStep, k: number): NemesisStep {
@@ -56,14 +61,7 @@ function scaleTimeFields<T extends Partial<Binding>>(b: T, k: number): T {
   if (b.rate !== undefined) out.rate = b.rate / k;
   if (b.opTimeout !== undefined) out.opTimeout = Math.round(b.opTimeout * k);
   if (b.recoveryBudgetS !== undefined) out.recoveryBudgetS = b.recoveryBudgetS * k;
-  if (b.tiers) {
-    const tiers = { ...b.tiers };
-    for (const name of ['smoke', 'hardening', 'release'] as const) {
-      const tier = tiers[name];
-      if (tier) tiers[name] = { ...tier, durationS: tier.durationS * k };
-    }
-    out.tiers = tiers;
-  }
+  if (b.tiers) out.tiers = scaleTiers(b.tiers, k);
   return out;
 }
 
