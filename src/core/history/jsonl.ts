@@ -174,6 +174,13 @@ export function lineStats(body: string): { lines: number; longest: number } {
  * values, a digit run long enough to be a big integer) falls back to line-by-line parsing, which finds
  * and names the offending line and keeps big integers (./json-text.ts).
  *
+ * The fast path gives exactly what line-by-line parsing gives. Joined, a line may split one value
+ * across lines and another hold two (`{"value":[1` / `2]}` / `{…},{…}`) with the count of values still
+ * equal to the count of lines; so the join is trusted only when no comma follows an object (see
+ * {@link commaAfterObject}): then, every value being an event object, no line holds two and none can
+ * be split. Any problem the fast path finds sends the block to the line-by-line path too, so an error
+ * names the line and the reason that path names.
+ *
  * `next` is the index the first event must have; null for a part of a file read apart from what
  * precedes it, where the first event's own index is taken (the caller checks it against the events
  * before). Also returns the line of the first event, 1-based within `body` (0 when there is none).
@@ -187,26 +194,14 @@ export function parseLines(
   next: number | null,
 ): { events: HistoryEvent[]; firstEventLine: number } {
   let arr: unknown[] | undefined;
-  if (!mayHoldInexactNumber(body)) {
+  if (!mayHoldInexactNumber(body) && !commaAfterObject(body)) {
     try {
       arr = JSON.parse(`[${body.replaceAll('\n', ',')}]`) as unknown[];
     } catch {
       arr = undefined;
     }
   }
-  if (arr !== undefined && arr.length === lines) {
-    const mayNest = longest > 2 * MAX_NESTING;
-    const base = next ?? (arr[0] as { index?: unknown } | undefined)?.index;
-    for (let k = 0; k < arr.length; k++) {
-      const o = arr[k];
-      if (mayNest && nestsDeeperThan(o)) throw new InputError(file, lineBefore + k + 1, null, NESTING_REASON);
-      const problem = checkEvent(o);
-      if (problem) throw new InputError(file, lineBefore + k + 1, problem.field, problem.reason);
-      const ev = o as HistoryEvent;
-      if (ev.index !== (base as number) + k)
-        throw indexError(file, lineBefore + k + 1, (base as number) + k, ev.index);
-      if (ev.value === undefined) ev.value = null;
-    }
+  if (arr !== undefined && arr.length === lines && joinedEvents(arr, longest, next)) {
     return { events: arr as HistoryEvent[], firstEventLine: arr.length > 0 ? 1 : 0 };
   }
   const out: HistoryEvent[] = [];
@@ -233,6 +228,43 @@ export function parseLines(
     out.push(ev);
   }
   return { events: out, firstEventLine };
+}
+
+/**
+ * Whether the block's values, parsed joined, are all valid events (indices counting from `next`, or
+ * from the first one's own when null); sets a missing `value` to null. False on any problem: the
+ * caller parses the lines one by one to name it.
+ */
+function joinedEvents(arr: unknown[], longest: number, next: number | null): boolean {
+  const mayNest = longest > 2 * MAX_NESTING;
+  const base = next ?? (arr[0] as { index?: unknown } | undefined)?.index;
+  for (let k = 0; k < arr.length; k++) {
+    const o = arr[k];
+    if (mayNest && nestsDeeperThan(o)) return false;
+    if (checkEvent(o)) return false;
+    const ev = o as HistoryEvent;
+    if (ev.index !== (base as number) + k) return false;
+    if (ev.value === undefined) ev.value = null;
+  }
+  return true;
+}
+
+/**
+ * Whether a comma follows a closing brace (whitespace between allowed) anywhere in `text`. History
+ * lines hold one object each, so in joined lines the only top-level commas are the joins; a comma after
+ * an object within a line is either inside a value (an array of objects, a member after an object
+ * member) or a second value on the line. Telling those apart would take a JSON scanner; such lines
+ * are parsed one by one instead. One pass over the closing braces (one per event line in the
+ * usual history), far cheaper than the per-line parses it saves.
+ */
+function commaAfterObject(text: string): boolean {
+  for (let i = text.indexOf('}'); i !== -1; i = text.indexOf('}', i + 1)) {
+    let j = i + 1;
+    let c = text.charCodeAt(j);
+    while (c === 32 || c === 9 || c === 13) c = text.charCodeAt(++j);
+    if (c === 44) return true;
+  }
+  return false;
 }
 
 export function indexError(file: string, line: number, expected: number, got: number): InputError {
