@@ -147,6 +147,57 @@ test('a torn last line: the same error, or with drop the same report and events'
   t.deepEqual(torn[1], torn[0]);
 });
 
+/** Transactions in the scanner's grammar (./jsonl-scan.ts): most segments go through it. */
+function plainEvents(count: number): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => ({
+    f: 'txn',
+    process: (i >> 1) % 5,
+    node: null,
+    faultEpoch: null,
+    index: i,
+    type: i % 2 ? 'ok' : 'invoke',
+    value: [
+      ['append', i % 7, i],
+      ['r', i % 3, i % 2 ? [1, 2, i] : null],
+    ],
+    time: i * 1000,
+  }));
+}
+
+test('scanned lines: the same events, and the same errors in a scanned segment', async (t) => {
+  const good = file(text(plainEvents(600)));
+  const ok = await both(good);
+  t.is(ok.seq.error, undefined);
+  t.deepEqual(ok.par.events, ok.seq.events);
+  const lines = plainEvents(600).map((e) => JSON.stringify(e));
+  const broken = [
+    (l: string[]) => l.with(300, '{"index": oops}'),
+    (l: string[]) => l.with(300, l[300]!.replace('"index":300', '"index":301')),
+    (l: string[]) => l.with(300, l[300]!.replace('"type":"invoke"', '"type":"begin"')),
+    (l: string[]) => l.with(300, l[300]!.replace('"node":null', '"node":"n\u00e9"')),
+    (l: string[]) => l.with(300, l[300]!.replace('"time":300000', '"time":-1')),
+  ];
+  for (const make of broken) {
+    const p = file(`${make(lines).join('\n')}\n`);
+    const { seq, par } = await both(p);
+    t.is(par.error, seq.error);
+    if (seq.error === undefined) {
+      // Valid but off the grammar (an escape): read the ordinary way, the same events.
+      t.deepEqual(par.events, seq.events);
+      t.is(seq.events[300]?.node, 'n\u00e9');
+      continue;
+    }
+    // Whatever came before the error is a prefix of the valid events before it.
+    t.true(par.events.length <= 300);
+    t.deepEqual(par.events, ok.seq.events.slice(0, par.events.length));
+  }
+  const bytes = Buffer.from(text(plainEvents(600)));
+  bytes[bytes.indexOf('"txn"', Math.floor(bytes.length * 0.6)) + 1] = 0xff;
+  const utf8 = await both(file(bytes));
+  t.regex(utf8.seq.error ?? '', /invalid UTF-8/);
+  t.is(utf8.par.error, utf8.seq.error);
+});
+
 test('a missing file is the same one-line error', async (t) => {
   const p = join(dir, 'missing.jsonl');
   const seq = await collect(readJsonlBatches(p));
