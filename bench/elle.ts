@@ -169,7 +169,7 @@ async function runFileCase(txns: number, concurrency: number): Promise<CaseResul
     const c = process.cpuUsage();
     const run = await runCheckersOnStream(
       [{ name: 'elle', options: { workload: 'list-append' } }],
-      (add) => pairEventStream(readEventBatches(file), add),
+      (add) => pairEventStream(readEventBatches(file, { parallel: true }), add),
       {},
       { badOptions: 'throw' },
     );

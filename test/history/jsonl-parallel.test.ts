@@ -147,6 +147,57 @@ test('a torn last line: the same error, or with drop the same report and events'
   t.deepEqual(torn[1], torn[0]);
 });
 
+/** Transactions in the scanner's grammar (./jsonl-scan.ts): most segments go through it. */
+function plainEvents(count: number): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, i) => ({
+    f: 'txn',
+    process: (i >> 1) % 5,
+    node: null,
+    faultEpoch: null,
+    index: i,
+    type: i % 2 ? 'ok' : 'invoke',
+    value: [
+      ['append', i % 7, i],
+      ['r', i % 3, i % 2 ? [1, 2, i] : null],
+    ],
+    time: i * 1000,
+  }));
+}
+
+test('scanned lines: the same events, and the same errors in a scanned segment', async (t) => {
+  const good = file(text(plainEvents(600)));
+  const ok = await both(good);
+  t.is(ok.seq.error, undefined);
+  t.deepEqual(ok.par.events, ok.seq.events);
+  const lines = plainEvents(600).map((e) => JSON.stringify(e));
+  const broken = [
+    (l: string[]) => l.with(300, '{"index": oops}'),
+    (l: string[]) => l.with(300, l[300]!.replace('"index":300', '"index":301')),
+    (l: string[]) => l.with(300, l[300]!.replace('"type":"invoke"', '"type":"begin"')),
+    (l: string[]) => l.with(300, l[300]!.replace('"node":null', '"node":"n\u00e9"')),
+    (l: string[]) => l.with(300, l[300]!.replace('"time":300000', '"time":-1')),
+  ];
+  for (const make of broken) {
+    const p = file(`${make(lines).join('\n')}\n`);
+    const { seq, par } = await both(p);
+    t.is(par.error, seq.error);
+    if (seq.error === undefined) {
+      // Valid but off the grammar (an escape): read the ordinary way, the same events.
+      t.deepEqual(par.events, seq.events);
+      t.is(seq.events[300]?.node, 'n\u00e9');
+      continue;
+    }
+    // Whatever came before the error is a prefix of the valid events before it.
+    t.true(par.events.length <= 300);
+    t.deepEqual(par.events, ok.seq.events.slice(0, par.events.length));
+  }
+  const bytes = Buffer.from(text(plainEvents(600)));
+  bytes[bytes.indexOf('"txn"', Math.floor(bytes.length * 0.6)) + 1] = 0xff;
+  const utf8 = await both(file(bytes));
+  t.regex(utf8.seq.error ?? '', /invalid UTF-8/);
+  t.is(utf8.par.error, utf8.seq.error);
+});
+
 test('a missing file is the same one-line error', async (t) => {
   const p = join(dir, 'missing.jsonl');
   const seq = await collect(readJsonlBatches(p));
@@ -173,7 +224,7 @@ test('readEventBatches parses in parallel only when asked and the file is large'
   t.true(PARALLEL_MIN_BYTES >= 1 << 20);
 });
 
-test('two threads are used when values repeat, not for distinct structures or extra fields', (t) => {
+test('two threads are used when values repeat or are compact lists, not for distinct objects or extra fields', (t) => {
   const base = (i: number, value: unknown, extra = {}) => ({
     index: i,
     type: i % 2 ? 'ok' : 'invoke',
@@ -190,7 +241,8 @@ test('two threads are used when values repeat, not for distinct structures or ex
     return parallelPays(p, statSync(p).size, 8 * SEGMENT);
   };
   t.true(sized((i) => base(i, i % 3 ? i % 5 : [i % 5, (i + 1) % 5])));
-  t.false(
+  // Transactions: distinct, but they cross threads as compact trees, not as JSON text to parse again.
+  t.true(
     sized((i) =>
       base(i, [
         ['append', i % 7, i],
@@ -198,6 +250,8 @@ test('two threads are used when values repeat, not for distinct structures or ex
       ]),
     ),
   );
+  t.false(sized((i) => base(i, { txn: [['append', i % 7, i]] })));
+  t.false(sized((i) => base(i, [['append', i % 7, i + 0.5]])));
   t.false(sized((i) => base(i, 1, { intendedTime: i, extra: i })));
 });
 

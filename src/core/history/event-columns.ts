@@ -12,6 +12,12 @@ import type { EventType, HistoryEvent } from './event.ts';
  * (strings beyond the table's limits travel with their batch and are not kept).
  * Events that do not fit these columns (extra fields, a process id beyond int32) travel whole.
  *
+ * A value that is a list of lists of int32 integers, nulls and strings (a transaction's micro-ops,
+ * `[["append", 3, 7], ["r", 5, [1, 2]]]`) travels as a compact tree in `tree` (see {@link isCompactTree}):
+ * such values are mostly distinct, and as JSON text each one was written on one thread and parsed again
+ * on the other, costing the consumer about what parsing the line did; rebuilt from the tree it costs
+ * only the arrays.
+ *
  * Decoded events equal the originals field for field; equal structured values (a cas's `[3, 2]`,
  * a fault epoch) decode to one shared object per distinct value, which readers never mutate.
  */
@@ -28,40 +34,69 @@ export interface EventColumns {
   /** New entries of the shared table, in id order. */
   strings: string[];
   texts: string[];
+  /** Compact tree values, two int32 per node in pre-order: a kind (TREE_…) and an int, a string ref
+   *  or a list's length (its elements follow). A TREE value's ref is its first node. */
+  tree: Int32Array;
   /** Events sent whole, by row. */
   whole: [number, HistoryEvent][];
 }
 
-const FLOATS = 5;
-const F_INDEX = 0;
-const F_TIME = 1;
-const F_INTENDED = 2;
-const F_VALUE = 3;
-const F_ERROR = 4;
-const INTS = 7;
-const I_PROCESS = 0;
-const I_F = 1;
-const I_NODE = 2;
-const I_KEY = 3;
-const I_EPOCH = 4;
-const I_VALUE = 5;
-const I_ERROR = 6;
-const TAGS = 3;
-const T_TYPE = 0;
-const T_VALUE = 1;
-const T_ERROR = 2;
+export const FLOATS = 5;
+export const F_INDEX = 0;
+export const F_TIME = 1;
+export const F_INTENDED = 2;
+export const F_VALUE = 3;
+export const F_ERROR = 4;
+export const INTS = 7;
+export const I_PROCESS = 0;
+export const I_F = 1;
+export const I_NODE = 2;
+export const I_KEY = 3;
+export const I_EPOCH = 4;
+export const I_VALUE = 5;
+export const I_ERROR = 6;
+export const TAGS = 3;
+export const T_TYPE = 0;
+export const T_VALUE = 1;
+export const T_ERROR = 2;
 
 const TYPES: readonly EventType[] = ['invoke', 'ok', 'fail', 'info'];
-const TYPE_CODE: Record<string, number> = { invoke: 0, ok: 1, fail: 2, info: 3 };
+export const TYPE_CODE: Record<string, number> = { invoke: 0, ok: 1, fail: 2, info: 3 };
 
 /** Value tags. JSON refs hold JSON text of an array or object; STRING refs the string itself. */
-const ABSENT = 0;
-const NULL = 1;
-const NUMBER = 2;
+export const ABSENT = 0;
+export const NULL = 1;
+export const NUMBER = 2;
 const TRUE = 3;
 const FALSE = 4;
-const STRING = 5;
-const JSON_TEXT = 6;
+export const STRING = 5;
+export const JSON_TEXT = 6;
+export const TREE = 7;
+
+/** Node kinds of a compact tree. */
+export const TREE_INT = 0;
+export const TREE_NULL = 1;
+export const TREE_STRING = 2;
+export const TREE_LIST = 3;
+
+/** Lists nested deeper than this travel as JSON text (a transaction's micro-ops nest three deep). */
+export const TREE_MAX_DEPTH = 4;
+
+/**
+ * Whether `v` travels as a compact tree: an array whose elements are int32 integers (not -0), nulls,
+ * strings or such arrays, at most {@link TREE_MAX_DEPTH} deep. Anything else structured (objects,
+ * booleans, decimals, tagged big integers) travels as JSON text.
+ */
+export function isCompactTree(v: unknown, depth = 1): boolean {
+  if (!Array.isArray(v) || depth > TREE_MAX_DEPTH) return false;
+  for (const e of v) {
+    if (e === null || typeof e === 'string') continue;
+    if (typeof e === 'number') {
+      if ((e | 0) !== e || (e === 0 && 1 / e < 0)) return false;
+    } else if (!isCompactTree(e, depth + 1)) return false;
+  }
+  return true;
+}
 
 /** Strings longer than this are not interned (unique payloads would only fill the table). */
 const MAX_INTERNED_LENGTH = 256;
@@ -73,6 +108,8 @@ export class EventColumnsEncoder {
   private readonly table = new Map<string, number>();
   private fresh: string[] = [];
   private texts: string[] = [];
+  private tree = new Int32Array(1024);
+  private treeLength = 0;
 
   encode(events: readonly HistoryEvent[]): EventColumns {
     const n = events.length;
@@ -80,8 +117,7 @@ export class EventColumnsEncoder {
     const ints = new Int32Array(INTS * n);
     const tags = new Uint8Array(TAGS * n);
     const whole: [number, HistoryEvent][] = [];
-    this.fresh = [];
-    this.texts = [];
+    this.begin();
     for (let i = 0; i < n; i++) {
       const ev = events[i] as HistoryEvent;
       const p = ev.process;
@@ -104,12 +140,76 @@ export class EventColumnsEncoder {
       tags[to + T_VALUE] = this.putValue(floats, fo + F_VALUE, ints, io + I_VALUE, ev.value);
       tags[to + T_ERROR] = this.putValue(floats, fo + F_ERROR, ints, io + I_ERROR, ev.error);
     }
-    return { n, floats, ints, tags, strings: this.fresh, texts: this.texts, whole };
+    return this.columns(n, floats, ints, tags, whole);
+  }
+
+  /** Starts a batch: strings new to the table and the tree are the batch's own from here. */
+  begin(): void {
+    this.fresh = [];
+    this.texts = [];
+    this.treeLength = 0;
+  }
+
+  /** Ends a batch whose rows were written into these arrays (by {@link encode} or a scanner). */
+  columns(
+    n: number,
+    floats: Float64Array,
+    ints: Int32Array,
+    tags: Uint8Array,
+    whole: [number, HistoryEvent][] = [],
+  ): EventColumns {
+    const tree = this.tree.slice(0, this.treeLength);
+    return { n, floats, ints, tags, strings: this.fresh, texts: this.texts, tree, whole };
+  }
+
+  /**
+   * Abandons a batch begun with {@link begin}: the strings it added leave the table again (the
+   * receiving side never saw them), so the next batch numbers its strings as if it never was.
+   */
+  abandon(): void {
+    for (const s of this.fresh) this.table.delete(s);
+    this.begin();
+  }
+
+  /** Appends a tree node; returns its number (a TREE value's ref is its first node's). */
+  node(kind: number, x: number): number {
+    if (this.treeLength + 2 > this.tree.length) {
+      const next = new Int32Array(this.tree.length * 2);
+      next.set(this.tree);
+      this.tree = next;
+    }
+    const at = this.treeLength;
+    this.tree[at] = kind;
+    this.tree[at + 1] = x;
+    this.treeLength += 2;
+    return at >> 1;
+  }
+
+  /** Sets a TREE_LIST node's length once its elements are known. */
+  setListLength(node: number, length: number): void {
+    this.tree[(node << 1) + 1] = length;
   }
 
   /** The buffers to transfer with `c`. */
   static transferList(c: EventColumns): ArrayBuffer[] {
-    return [c.floats.buffer as ArrayBuffer, c.ints.buffer as ArrayBuffer, c.tags.buffer as ArrayBuffer];
+    return [
+      c.floats.buffer as ArrayBuffer,
+      c.ints.buffer as ArrayBuffer,
+      c.tags.buffer as ArrayBuffer,
+      c.tree.buffer as ArrayBuffer,
+    ];
+  }
+
+  /** Appends `v` (an {@link isCompactTree}) to the batch's tree in pre-order. */
+  private putTree(v: unknown): void {
+    if (v === null) this.node(TREE_NULL, 0);
+    else if (typeof v === 'number') this.node(TREE_INT, v);
+    else if (typeof v === 'string') this.node(TREE_STRING, this.ref(v));
+    else {
+      const list = v as unknown[];
+      this.node(TREE_LIST, list.length);
+      for (const e of list) this.putTree(e);
+    }
   }
 
   /** Stores `v` at `floats[fi]` or `ints[ii]`; returns its tag. */
@@ -126,11 +226,17 @@ export class EventColumnsEncoder {
       ints[ii] = this.ref(v);
       return STRING;
     }
+    if (isCompactTree(v)) {
+      ints[ii] = this.treeLength >> 1;
+      this.putTree(v);
+      return TREE;
+    }
     ints[ii] = this.ref(JSON.stringify(v));
     return JSON_TEXT;
   }
 
-  private ref(s: string): number {
+  /** The table entry (or batch text) for `s`, interning it. */
+  ref(s: string): number {
     const known = this.table.get(s);
     if (known !== undefined) return known;
     if (s.length > MAX_INTERNED_LENGTH || this.table.size >= MAX_TABLE) {
@@ -172,6 +278,8 @@ export class EventColumnsDecoder {
   private readonly strings: string[] = [];
   /** Parsed JSON of table entries used as structured values or fault epochs, by id. */
   private readonly parsed: unknown[] = [];
+  /** The next node of the tree being rebuilt. */
+  private node = 0;
 
   decode(c: EventColumns): HistoryEvent[] {
     for (const s of c.strings) this.strings.push(s);
@@ -248,8 +356,39 @@ export class EventColumnsDecoder {
         return this.text(c, ref);
       case JSON_TEXT:
         return this.json(c, ref);
+      case TREE:
+        this.node = ref;
+        return this.treeValue(c);
       default:
         return undefined;
     }
+  }
+
+  /** The tree value starting at node `this.node` (which it moves past the value). */
+  private treeValue(c: EventColumns): unknown {
+    const tree = c.tree;
+    let at = this.node << 1;
+    const kind = tree[at] as number;
+    const x = tree[at + 1] as number;
+    if (kind !== TREE_LIST) {
+      this.node++;
+      return kind === TREE_INT ? x : kind === TREE_NULL ? null : this.text(c, x);
+    }
+    // Sized once (a read of dozens of elements pushed one by one was reallocated several times).
+    const list: unknown[] = new Array(x);
+    at += 2;
+    for (let i = 0; i < x; i++) {
+      // Integer elements (a read's list) inline; anything else recursively.
+      if (tree[at] === TREE_INT) {
+        list[i] = tree[at + 1];
+        at += 2;
+      } else {
+        this.node = at >> 1;
+        list[i] = this.treeValue(c);
+        at = this.node << 1;
+      }
+    }
+    this.node = at >> 1;
+    return list;
   }
 }

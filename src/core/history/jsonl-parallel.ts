@@ -1,8 +1,9 @@
-import { fileInputError, InputError } from '../util/errors.ts';
+import { fileInputError } from '../util/errors.ts';
 import { startModuleWorker } from '../util/module-worker.ts';
 import type { HistoryEvent } from './event.ts';
-import { EventColumnsDecoder, hasExtraFields } from './event-columns.ts';
+import { EventColumnsDecoder, EventColumnsEncoder, hasExtraFields, isCompactTree } from './event-columns.ts';
 import { DEFAULT_MAX_LINE_BYTES, indexError, type JsonlReadOptions, lastLine, parseLines } from './jsonl.ts';
+import { EventLineScanner } from './jsonl-scan.ts';
 import {
   closeSegments,
   openSegments,
@@ -10,6 +11,7 @@ import {
   SEGMENT_BYTES,
   type SegmentBlock,
   segmentBlocks,
+  segmentColumnBlocks,
   segmentCount,
 } from './jsonl-segments.ts';
 import type { JsonlWorkerJob, JsonlWorkerMessage } from './jsonl-worker.ts';
@@ -27,11 +29,12 @@ function workerOwns(k: number): boolean {
 
 /**
  * Whether parsing on two threads pays for this file, judged on its first segment. Events cross
- * threads as columns, where a structured value (array or object) travels as JSON text, written once
- * and parsed again here once per distinct value; an event with extra fields travels whole (cloned).
- * Both cost about what parsing did, so a history whose values are mostly distinct structures (Elle's
- * transactions) or whose events carry extra fields reads faster on one thread; one whose values repeat
- * (registers, counters, cas pairs) reads faster on two.
+ * threads as columns, where a structured value that is not a compact tree (an object, a list holding
+ * decimals or booleans) travels as JSON text, written once and parsed again here once per distinct
+ * value; an event with extra fields travels whole (cloned). Both cost about what parsing did, so a
+ * history whose values are mostly such distinct structures or whose events carry extra fields reads
+ * faster on one thread; one whose values repeat (registers, counters, cas pairs) or are compact trees
+ * (list-append and rw-register transactions) reads faster on two.
  */
 export function parallelPays(file: string, size: number, segmentBytes = SEGMENT_BYTES): boolean {
   let fd: number;
@@ -48,7 +51,7 @@ export function parallelPays(file: string, size: number, segmentBytes = SEGMENT_
       for (const ev of block.events) {
         events++;
         if (hasExtraFields(ev)) costly++;
-        else if (ev.value !== null && typeof ev.value === 'object') {
+        else if (ev.value !== null && typeof ev.value === 'object' && !isCompactTree(ev.value)) {
           const text = JSON.stringify(ev.value);
           if (!distinct.has(text)) {
             distinct.add(text);
@@ -106,6 +109,9 @@ export async function* readJsonlBatchesInWorker(
     notify();
   });
   const decoder = new EventColumnsDecoder();
+  const ownEncoder = new EventColumnsEncoder();
+  const ownScanner = new EventLineScanner(ownEncoder);
+  const ownDecoder = new EventColumnsDecoder();
   let fd: number;
   try {
     fd = openSegments(file);
@@ -136,13 +142,26 @@ export async function* readJsonlBatchesInWorker(
       if (!workerOwns(k)) {
         const atStart = { lineOffset, next };
         try {
-          const seg = readSegment(fd, file, k, size, segmentBytes, cap);
-          for (const block of segmentBlocks(file, seg)) yield* take(block);
-          tail = seg.tail;
+          // Scanned into columns and decoded here too: for lines in the scanner's grammar that costs
+          // about half of parsing them.
+          const segment = segmentColumnBlocks(fd, file, k, size, segmentBytes, cap, ownScanner, ownEncoder);
+          for (let r = segment.next(); ; r = segment.next()) {
+            if (r.done) {
+              tail = r.value;
+              break;
+            }
+            const b = r.value;
+            yield* take({
+              events: ownDecoder.decode(b.columns),
+              lines: b.lines,
+              firstEventLine: b.firstEventLine,
+            });
+          }
         } catch (err) {
-          if (!(err instanceof InputError)) throw err;
+          // Whatever failed (invalid text, a bad line, an index out of sequence), reading the segment
+          // the ordinary way names it.
           ({ lineOffset, next } = atStart);
-          reread(k, err.message);
+          reread(k, err instanceof Error ? err.message : String(err));
         }
       } else {
         let m = arrived.get(k);

@@ -1,6 +1,8 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import type { HistoryEvent } from './event.ts';
+import { type EventColumns, type EventColumnsEncoder, F_INDEX } from './event-columns.ts';
 import { checkLineBytes, DEFAULT_MAX_LINE_BYTES, lineStats, lineTooLong, parseLines } from './jsonl.ts';
+import type { EventLineScanner } from './jsonl-scan.ts';
 import { firstInvalid, TORN_CHARACTER, utf8Error } from './utf8.ts';
 
 /**
@@ -50,6 +52,48 @@ export function openSegments(file: string): number {
 
 export { closeSync as closeSegments };
 
+/** Segment k's bytes as read: its complete lines (each with its newline), or up to the file's end. */
+export interface SegmentBytes {
+  bytes: Buffer;
+  /** Offset of its first byte in the file. */
+  begin: number;
+  /** Whether it reaches the file's end (the only segment that may end without a newline). */
+  last: boolean;
+}
+
+/**
+ * Reads segment `k` of a file of `size` bytes. Throws the sequential reader's error for a line over
+ * the cap that crosses the segment's bounds.
+ */
+export function readSegmentBytes(
+  fd: number,
+  file: string,
+  k: number,
+  size: number,
+  segmentBytes = SEGMENT_BYTES,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+): SegmentBytes {
+  // A line crossing a segment bound is looked for its end at most the cap ahead: a file that is one
+  // huge line is refused after reading the cap, not read whole.
+  const bound = (from: number) => {
+    const at = lineStartAtOrAfter(fd, from, size, maxLineBytes + 1);
+    if (at === -1) throw lineTooLong(file, lineNumberAt(fd, from, size), maxLineBytes);
+    return at;
+  };
+  const begin = k === 0 ? 0 : bound(k * segmentBytes - 1);
+  const limit = (k + 1) * segmentBytes;
+  const end = limit >= size ? size : bound(limit - 1);
+  if (end <= begin) return { bytes: Buffer.alloc(0), begin, last: false };
+  const buf = Buffer.allocUnsafe(end - begin);
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, begin + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return { bytes: buf.subarray(0, got), begin, last: end >= size };
+}
+
 /**
  * Reads and decodes segment `k` of a file of `size` bytes. Throws the same InputErrors as the
  * sequential reader (invalid UTF-8, a line over the cap, naming the file line); a file that ends inside
@@ -63,33 +107,32 @@ export function readSegment(
   segmentBytes = SEGMENT_BYTES,
   maxLineBytes = DEFAULT_MAX_LINE_BYTES,
 ): SegmentText {
-  // A line crossing a segment bound is looked for its end at most the cap ahead: a file that is one
-  // huge line is refused after reading the cap, not read whole.
-  const bound = (from: number) => {
-    const at = lineStartAtOrAfter(fd, from, size, maxLineBytes + 1);
-    if (at === -1) throw lineTooLong(file, lineNumberAt(fd, from, size), maxLineBytes);
-    return at;
-  };
-  const begin = k === 0 ? 0 : bound(k * segmentBytes - 1);
-  const limit = (k + 1) * segmentBytes;
-  const end = limit >= size ? size : bound(limit - 1);
-  if (end <= begin) return { body: '', lines: 0, longest: 0, tail: null };
-  const buf = Buffer.allocUnsafe(end - begin);
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, begin + got);
-    if (n === 0) break;
-    got += n;
-  }
+  return decodeSegment(
+    fd,
+    file,
+    readSegmentBytes(fd, file, k, size, segmentBytes, maxLineBytes),
+    size,
+    maxLineBytes,
+  );
+}
+
+/** {@link readSegment}'s text from the segment's bytes. */
+export function decodeSegment(
+  fd: number,
+  file: string,
+  seg: SegmentBytes,
+  size: number,
+  maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+): SegmentText {
+  const { bytes, begin, last } = seg;
+  if (bytes.length === 0 && !last) return { body: '', lines: 0, longest: 0, tail: null };
   let text: string;
-  const last = end >= size;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buf.subarray(0, got));
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     // Only the file's end may cut a sequence short (a killed writer); anywhere else it is invalid text.
-    const complete = last ? completeCharacters(buf.subarray(0, got)) : undefined;
-    if (complete === undefined)
-      throw utf8Error(file, readFileSync(file), begin + firstInvalid(buf.subarray(0, got)));
+    const complete = last ? completeCharacters(bytes) : undefined;
+    if (complete === undefined) throw utf8Error(file, readFileSync(file), begin + firstInvalid(bytes));
     text = complete + TORN_CHARACTER;
   }
   const lastNl = text.lastIndexOf('\n');
@@ -136,9 +179,89 @@ function lineNumberAt(fd: number, offset: number, size: number): number {
  * taken as given; `lines` of the blocks add up to the segment's.
  */
 export function* segmentBlocks(file: string, seg: SegmentText): Generator<SegmentBlock> {
+  let next: number | null = null;
+  for (const block of blockTexts(seg)) {
+    const { events, firstEventLine } = parseLines(block.text, block.lines, block.longest, file, 0, next);
+    const first = events[0];
+    if (first !== undefined) next = (next ?? first.index) + events.length;
+    yield { events, lines: block.lines, firstEventLine };
+  }
+}
+
+/** A block of a segment as columns (./event-columns.ts), with its line count and first event's line. */
+export interface ColumnBlock {
+  columns: EventColumns;
+  lines: number;
+  firstEventLine: number;
+}
+
+/**
+ * Segment `k` as blocks of columns (./event-columns.ts), for a thread that hands events on. A block of
+ * a segment that ends in a newline goes from its bytes through the scanner (./jsonl-scan.ts), with no
+ * text decoded and no JSON parsed; a block with a line off the scanner's grammar, and the file's last
+ * segment (which may end torn), is decoded, parsed and encoded instead. The same events either way;
+ * any error is thrown (the caller reads the segment again the ordinary way to say which).
+ */
+export function* segmentColumnBlocks(
+  fd: number,
+  file: string,
+  k: number,
+  size: number,
+  segmentBytes: number,
+  maxLineBytes: number,
+  scanner: EventLineScanner,
+  encoder: EventColumnsEncoder,
+): Generator<ColumnBlock, string | null> {
+  const raw = readSegmentBytes(fd, file, k, size, segmentBytes, maxLineBytes);
+  if (raw.last) {
+    const seg = decodeSegment(fd, file, raw, size, maxLineBytes);
+    for (const b of segmentBlocks(file, seg))
+      yield { columns: encoder.encode(b.events), lines: b.lines, firstEventLine: b.firstEventLine };
+    return seg.tail;
+  }
+  const bytes = raw.bytes;
+  // The segment's lines end at its last byte, a newline.
+  const body = bytes.length - 1;
+  let next: number | null = null;
+  let start = 0;
+  while (start <= body && body >= 0) {
+    let end = body;
+    if (body - start > BLOCK_BYTES) {
+      const nl = bytes.indexOf(10, start + BLOCK_BYTES);
+      if (nl !== -1 && nl < body) end = nl;
+    }
+    let lines = 0;
+    for (let from = start; ; ) {
+      let nl = bytes.indexOf(10, from);
+      if (nl === -1 || nl > end) nl = end;
+      lines++;
+      if (nl - from > maxLineBytes) throw lineTooLong(file, 0, maxLineBytes);
+      if (nl === end) break;
+      from = nl + 1;
+    }
+    let columns = scanner.scan(bytes, start, end, lines, next);
+    let firstEventLine = 1;
+    if (columns === null) {
+      const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(
+        bytes.subarray(start, end),
+      );
+      const stats = lineStats(text);
+      const parsed = parseLines(text, stats.lines, stats.longest, file, 0, next);
+      columns = encoder.encode(parsed.events);
+      firstEventLine = parsed.firstEventLine;
+    }
+    if (columns.n > 0) next = (next ?? (columns.floats[F_INDEX] as number)) + columns.n;
+    else firstEventLine = 0;
+    yield { columns, lines, firstEventLine };
+    start = end + 1;
+  }
+  return null;
+}
+
+/** A segment's body cut into blocks of whole lines of about {@link BLOCK_BYTES}. */
+function* blockTexts(seg: SegmentText): Generator<{ text: string; lines: number; longest: number }> {
   const body = seg.body;
   if (seg.lines === 0) return;
-  let next: number | null = null;
   let start = 0;
   while (start <= body.length) {
     let end = body.length;
@@ -146,12 +269,8 @@ export function* segmentBlocks(file: string, seg: SegmentText): Generator<Segmen
       const nl = body.indexOf('\n', start + BLOCK_BYTES);
       if (nl !== -1) end = nl;
     }
-    const block = body.slice(start, end);
-    const { lines, longest } = lineStats(block);
-    const { events, firstEventLine } = parseLines(block, lines, longest, file, 0, next);
-    const first = events[0];
-    if (first !== undefined) next = (next ?? first.index) + events.length;
-    yield { events, lines, firstEventLine };
+    const text = body.slice(start, end);
+    yield { text, ...lineStats(text) };
     start = end + 1;
   }
 }

@@ -1,11 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { type EventColumns, EventColumnsEncoder } from './event-columns.ts';
-import { closeSegments, openSegments, readSegment, segmentBlocks } from './jsonl-segments.ts';
+import { EventColumnsEncoder } from './event-columns.ts';
+import { EventLineScanner } from './jsonl-scan.ts';
+import { type ColumnBlock, closeSegments, openSegments, segmentColumnBlocks } from './jsonl-segments.ts';
 
 /**
  * Worker-thread side of {@link readJsonlBatchesInWorker} (./jsonl-parallel.ts): reads and parses the
  * segments it owns (./jsonl-segments.ts) in order and posts each one's events as columns, block by
- * block, at most `ahead` segments before the consumer has taken them.
+ * block (scanned straight into columns where the lines allow, ./jsonl-scan.ts), at most `ahead`
+ * segments before the consumer has taken them.
  */
 export interface JsonlWorkerJob {
   file: string;
@@ -15,12 +17,6 @@ export interface JsonlWorkerJob {
   /** The segments this thread parses, in order. */
   segments: number[];
   ahead: number;
-}
-
-export interface ColumnBlock {
-  columns: EventColumns;
-  lines: number;
-  firstEventLine: number;
 }
 
 export type JsonlWorkerMessage =
@@ -41,6 +37,7 @@ port.on('message', () => {
 
 async function run(): Promise<void> {
   const encoder = new EventColumnsEncoder();
+  const scanner = new EventLineScanner(encoder);
   const fd = openSegments(job.file);
   try {
     for (const k of job.segments) {
@@ -50,14 +47,23 @@ async function run(): Promise<void> {
       const blocks: ColumnBlock[] = [];
       let tail: string | null;
       try {
-        const seg = readSegment(fd, job.file, k, job.size, job.segmentBytes, job.maxLineBytes);
-        for (const b of segmentBlocks(job.file, seg))
-          blocks.push({
-            columns: encoder.encode(b.events),
-            lines: b.lines,
-            firstEventLine: b.firstEventLine,
-          });
-        tail = seg.tail;
+        const segment = segmentColumnBlocks(
+          fd,
+          job.file,
+          k,
+          job.size,
+          job.segmentBytes,
+          job.maxLineBytes,
+          scanner,
+          encoder,
+        );
+        for (let r = segment.next(); ; r = segment.next()) {
+          if (r.done) {
+            tail = r.value;
+            break;
+          }
+          blocks.push(r.value);
+        }
       } catch (err) {
         port?.postMessage({ kind: 'failed', k, message: err instanceof Error ? err.message : String(err) });
         return;

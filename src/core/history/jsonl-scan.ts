@@ -1,0 +1,484 @@
+import type { EventColumns, EventColumnsEncoder } from './event-columns.ts';
+import * as columnLayout from './event-columns.ts';
+
+// Bound once here: a module loader that compiles imports into getters would otherwise call one for
+// every constant in the scanner's inner loops.
+const {
+  F_ERROR,
+  F_INDEX,
+  F_INTENDED,
+  F_TIME,
+  F_VALUE,
+  FLOATS,
+  I_EPOCH,
+  I_ERROR,
+  I_F,
+  I_KEY,
+  I_NODE,
+  I_PROCESS,
+  I_VALUE,
+  INTS,
+  NULL,
+  NUMBER,
+  STRING,
+  T_ERROR,
+  T_TYPE,
+  T_VALUE,
+  TAGS,
+  TREE,
+  TREE_INT,
+  TREE_LIST,
+  TREE_MAX_DEPTH,
+  TREE_NULL,
+  TREE_STRING,
+  TYPE_CODE,
+} = columnLayout;
+
+/**
+ * A scanner that turns a block of history lines straight into event columns (./event-columns.ts),
+ * without `JSON.parse` and without making an event object, for lines in the common shape writers
+ * produce. `JSON.parse`, then validating, then encoding each event cost a reading thread about three
+ * times what scanning the characters once does; on a transaction history (mostly distinct lists)
+ * that was most of the time to read it.
+ *
+ * The fast grammar is a strict subset of what the reader accepts, chosen so that a line in it means
+ * exactly what `JSON.parse` plus the event check (./validate.ts) make of it:
+ * - an object with no whitespace, each field at most once, only the fields the columns carry, and
+ *   every required one (`index type f value process time node faultEpoch`; `key error intendedTime`
+ *   optional);
+ * - strings without escapes or control characters (their text is their value);
+ * - numbers that are integers of at most 15 digits (exact as doubles, so no inexact-number handling
+ *   applies), no leading zero, no `-0`, no fraction or exponent; values and list elements within
+ *   int32 where the columns need it;
+ * - values that are null, such an integer, a string, or a compact tree (lists of those, as
+ *   {@link isCompactTree} in ./event-columns.ts defines).
+ *
+ * A block with any line off this grammar (a blank line, CRLF, a decimal, an escape, an extra field, an
+ * invalid event, an index out of sequence) yields null and is parsed the ordinary way, which gives the
+ * same events or the exact error with its line. So the scanner never decides anything the reader
+ * would decide otherwise; it only skips work on lines whose meaning is plain.
+ */
+export class EventLineScanner {
+  private s: Buffer = EMPTY;
+  private i = 0;
+  /** End of the current line (the index of its newline, or the text's end). */
+  private end = 0;
+  /** Last string seen per (length, first character), so repeated short strings skip slicing. */
+  private readonly recent: (string | undefined)[] = new Array(STRING_CACHE);
+  private readonly recentRef = new Int32Array(STRING_CACHE);
+
+  constructor(private readonly encoder: EventColumnsEncoder) {}
+
+  /**
+   * Columns for `text[from, to)` (UTF-8 bytes of `lines` lines, no trailing newline), each line an
+   * event, the first with index `next` (or, when null, its own index, as a part read on its own takes
+   * it); null when any line is off the fast grammar (nothing is then left in the encoder's tables).
+   */
+  scan(text: Buffer, from: number, to: number, lines: number, next: number | null): EventColumns | null {
+    const encoder = this.encoder;
+    encoder.begin();
+    this.recent.fill(undefined);
+    const floats = new Float64Array(FLOATS * lines);
+    const ints = new Int32Array(INTS * lines);
+    const tags = new Uint8Array(TAGS * lines);
+    this.s = text;
+    let start = from;
+    let base = next;
+    for (let row = 0; row < lines; row++) {
+      let end = text.indexOf(NEWLINE, start);
+      if (end === -1 || end > to) end = to;
+      this.i = start;
+      this.end = end;
+      if (!this.event(floats, ints, tags, row)) return this.abandon();
+      const index = floats[FLOATS * row + F_INDEX] as number;
+      if (base === null) base = index;
+      else if (index !== base + row) return this.abandon();
+      start = end + 1;
+    }
+    this.s = EMPTY;
+    if (start !== to + 1) return this.abandon();
+    return encoder.columns(lines, floats, ints, tags);
+  }
+
+  private abandon(): null {
+    this.s = EMPTY;
+    this.encoder.abandon();
+    return null;
+  }
+
+  /** One line, `{…}` from `this.i` to `this.end`, into row `row`. */
+  private event(floats: Float64Array, ints: Int32Array, tags: Uint8Array, row: number): boolean {
+    const s = this.s;
+    if (s[this.i] !== OPEN_BRACE || s[this.end - 1] !== CLOSE_BRACE) return false;
+    const fo = FLOATS * row;
+    const io = INTS * row;
+    const to = TAGS * row;
+    ints[io + I_KEY] = -1;
+    floats[fo + F_INTENDED] = Number.NaN;
+    let seen = 0;
+    this.i++;
+    for (;;) {
+      const ks = this.i + 1;
+      if (s[this.i] !== QUOTE) return false;
+      const ke = s.indexOf(QUOTE, ks);
+      if (ke === -1 || ke >= this.end || s[ke + 1] !== COLON) return false;
+      this.i = ke + 2;
+      const field = fieldAt(s, ks, ke - ks);
+      if (field === 0 || (seen & field) !== 0) return false;
+      seen |= field;
+      switch (field) {
+        case INDEX: {
+          const v = this.integer(false, 15);
+          if (v < 0) return false;
+          floats[fo + F_INDEX] = v;
+          break;
+        }
+        case TYPE: {
+          const t = this.type();
+          if (t < 0) return false;
+          tags[to + T_TYPE] = t;
+          break;
+        }
+        case F: {
+          const r = this.string();
+          if (r === NO_STRING) return false;
+          ints[io + I_F] = r;
+          break;
+        }
+        case VALUE: {
+          const tag = this.value(floats, fo + F_VALUE, ints, io + I_VALUE);
+          if (tag < 0) return false;
+          tags[to + T_VALUE] = tag;
+          break;
+        }
+        case PROCESS: {
+          if (has(s, this.i, W_QNEMESIS)) {
+            this.i += 9;
+            ints[io + I_PROCESS] = -1;
+          } else {
+            const v = this.integer(false, 10);
+            if (v < 0 || v > 0x7fffffff) return false;
+            ints[io + I_PROCESS] = v;
+          }
+          break;
+        }
+        case TIME: {
+          const v = this.integer(false, 15);
+          if (v < 0) return false;
+          floats[fo + F_TIME] = v;
+          break;
+        }
+        case NODE: {
+          const r = this.nullOrString();
+          if (r === NO_STRING) return false;
+          ints[io + I_NODE] = r;
+          break;
+        }
+        case EPOCH: {
+          const r = this.faultEpoch();
+          if (r === NO_STRING) return false;
+          ints[io + I_EPOCH] = r;
+          break;
+        }
+        case KEY: {
+          const r = this.string();
+          if (r === NO_STRING) return false;
+          ints[io + I_KEY] = r;
+          break;
+        }
+        case ERROR: {
+          const tag = this.value(floats, fo + F_ERROR, ints, io + I_ERROR);
+          if (tag < 0) return false;
+          tags[to + T_ERROR] = tag;
+          break;
+        }
+        default: {
+          // INTENDED: a non-negative integer here (anything else goes the ordinary way).
+          const v = this.integer(false, 15);
+          if (v < 0) return false;
+          floats[fo + F_INTENDED] = v;
+        }
+      }
+      const c = s[this.i] as number;
+      if (c === COMMA) {
+        this.i++;
+        continue;
+      }
+      return c === CLOSE_BRACE && this.i === this.end - 1 && (seen & REQUIRED) === REQUIRED;
+    }
+  }
+
+  /** `"invoke"`, `"ok"`, `"fail"` or `"info"` as its type code; -1 for anything else. */
+  private type(): number {
+    const s = this.s;
+    const i = this.i;
+    let code: number;
+    let length: number;
+    if (has(s, i, W_QOK)) [code, length] = [TYPE_CODE.ok as number, 4];
+    else if (has(s, i, W_QINVOKE)) [code, length] = [TYPE_CODE.invoke as number, 8];
+    else if (has(s, i, W_QFAIL)) [code, length] = [TYPE_CODE.fail as number, 6];
+    else if (has(s, i, W_QINFO)) [code, length] = [TYPE_CODE.info as number, 6];
+    else return -1;
+    this.i = i + length;
+    return code;
+  }
+
+  /**
+   * The magnitude of an integer of at most `digits` digits, -1 when the text there is not one; with
+   * `negative` it may have a minus sign ({@link negative} says whether it had).
+   */
+  private integer(negative: boolean, digits: number): number {
+    const s = this.s;
+    let i = this.i;
+    let minus = false;
+    if (negative && s[i] === MINUS) {
+      minus = true;
+      i++;
+    }
+    const d0 = i;
+    let v = 0;
+    let c = s[i] as number;
+    while (c >= ZERO && c <= NINE) {
+      v = v * 10 + (c - ZERO);
+      c = s[++i] as number;
+    }
+    const n = i - d0;
+    if (n === 0 || n > digits || (n > 1 && s[d0] === ZERO)) return -1;
+    if (c === DOT || c === LOWER_E || c === UPPER_E) return -1;
+    if (minus && v === 0) return -1; // -0 is not 0 to JSON.parse
+    this.i = i;
+    this.negative = minus;
+    return v;
+  }
+
+  /** Whether the last {@link integer} read with `negative` had a minus sign. */
+  private negative = false;
+
+  /** A value or error: null, an integer, a string or a compact tree; its tag, or -1. */
+  private value(floats: Float64Array, fi: number, ints: Int32Array, ii: number): number {
+    const s = this.s;
+    const c = s[this.i] as number;
+    if (c === LOWER_N) {
+      if (!has(s, this.i, W_NULL)) return -1;
+      this.i += 4;
+      return NULL;
+    }
+    if (c === QUOTE) {
+      const r = this.string();
+      if (r === NO_STRING) return -1;
+      ints[ii] = r;
+      return STRING;
+    }
+    if (c === OPEN_BRACKET) {
+      ints[ii] = this.encoder.node(TREE_LIST, 0);
+      return this.list(ints[ii] as number, 1) ? TREE : -1;
+    }
+    const v = this.integer(true, 15);
+    if (v < 0) return -1;
+    floats[fi] = this.negative ? -v : v;
+    return NUMBER;
+  }
+
+  /** The elements of a list whose node is `node` (at its `[`), `depth` levels deep. */
+  private list(node: number, depth: number): boolean {
+    const s = this.s;
+    const encoder = this.encoder;
+    this.i++;
+    if (s[this.i] === CLOSE_BRACKET) {
+      this.i++;
+      return true;
+    }
+    let length = 0;
+    for (;;) {
+      const c = s[this.i] as number;
+      if (c === OPEN_BRACKET) {
+        if (depth >= TREE_MAX_DEPTH || !this.list(encoder.node(TREE_LIST, 0), depth + 1)) return false;
+      } else if (c === QUOTE) {
+        const r = this.string();
+        if (r === NO_STRING) return false;
+        encoder.node(TREE_STRING, r);
+      } else if (c === LOWER_N) {
+        if (!has(s, this.i, W_NULL)) return false;
+        this.i += 4;
+        encoder.node(TREE_NULL, 0);
+      } else {
+        const v = this.integer(true, 10);
+        if (v < 0 || v > (this.negative ? 0x80000000 : 0x7fffffff)) return false;
+        encoder.node(TREE_INT, this.negative ? -v : v);
+      }
+      length++;
+      const d = s[this.i] as number;
+      this.i++;
+      if (d === COMMA) continue;
+      if (d !== CLOSE_BRACKET) return false;
+      encoder.setListLength(node, length);
+      return true;
+    }
+  }
+
+  private nullOrString(): number {
+    if (has(this.s, this.i, W_NULL)) {
+      this.i += 4;
+      return -1;
+    }
+    return this.string();
+  }
+
+  /** A fault epoch: null (-1), or a list of strings as a ref to its JSON text (the line's own). */
+  private faultEpoch(): number {
+    const s = this.s;
+    if (has(s, this.i, W_NULL)) {
+      this.i += 4;
+      return -1;
+    }
+    const a = this.i;
+    if (s[a] !== OPEN_BRACKET) return NO_STRING;
+    this.i++;
+    if (s[this.i] !== CLOSE_BRACKET) {
+      for (;;) {
+        if (this.stringEnd() < 0) return NO_STRING;
+        const d = s[this.i] as number;
+        if (d === CLOSE_BRACKET) break;
+        if (d !== COMMA) return NO_STRING;
+        this.i++;
+      }
+    }
+    this.i++;
+    // Plain strings without whitespace: the text is what JSON.stringify writes for the parsed list.
+    return this.encoder.ref(s.toString('latin1', a, this.i));
+  }
+
+  /** Moves past a plain string (no escapes, no control characters); its closing quote's index, or -1. */
+  private stringEnd(): number {
+    const s = this.s;
+    if (s[this.i] !== QUOTE) return -1;
+    let i = this.i + 1;
+    const end = this.end;
+    for (;;) {
+      if (i >= end) return -1;
+      const c = s[i] as number;
+      if (c === QUOTE) break;
+      // Escapes, control characters and anything not ASCII (whose bytes are not its characters).
+      if (c === BACKSLASH || c < SPACE || c > TILDE) return -1;
+      i++;
+    }
+    this.i = i + 1;
+    return i;
+  }
+
+  /** A plain string as its table ref, or {@link NO_STRING}. */
+  private string(): number {
+    const a = this.i + 1;
+    const e = this.stringEnd();
+    if (e < 0) return NO_STRING;
+    const s = this.s;
+    const length = e - a;
+    if (length < STRING_CACHE_LENGTH && length > 0) {
+      const slot = (length << 7) | ((s[a] as number) & 127);
+      const known = this.recent[slot];
+      if (known !== undefined && sameText(s, a, known)) return this.recentRef[slot] as number;
+      const text = s.toString('latin1', a, e);
+      const r = this.encoder.ref(text);
+      this.recent[slot] = text;
+      this.recentRef[slot] = r;
+      return r;
+    }
+    return this.encoder.ref(s.toString('latin1', a, e));
+  }
+}
+
+/** Not a string ref (refs are >= -1 for table entries and null, <= -2 for batch texts: never this). */
+const NO_STRING = -0x80000000;
+
+const STRING_CACHE_LENGTH = 16;
+const STRING_CACHE = STRING_CACHE_LENGTH << 7;
+
+const INDEX = 1;
+const TYPE = 2;
+const F = 4;
+const VALUE = 8;
+const PROCESS = 16;
+const TIME = 32;
+const NODE = 64;
+const EPOCH = 128;
+const KEY = 256;
+const ERROR = 512;
+const INTENDED = 1024;
+const REQUIRED = INDEX | TYPE | F | VALUE | PROCESS | TIME | NODE | EPOCH;
+
+/** The field named by the `length` characters at `at` (its bit), or 0 for any other name. */
+function fieldAt(s: Uint8Array, at: number, length: number): number {
+  switch (length) {
+    case 1:
+      return s[at] === 102 ? F : 0;
+    case 3:
+      return has(s, at, W_KEY) ? KEY : 0;
+    case 4:
+      if (has(s, at, W_TYPE)) return TYPE;
+      if (has(s, at, W_TIME)) return TIME;
+      return has(s, at, W_NODE) ? NODE : 0;
+    case 5:
+      if (has(s, at, W_INDEX)) return INDEX;
+      if (has(s, at, W_VALUE)) return VALUE;
+      return has(s, at, W_ERROR) ? ERROR : 0;
+    case 7:
+      return has(s, at, W_PROCESS) ? PROCESS : 0;
+    case 10:
+      return has(s, at, W_FAULTEPOCH) ? EPOCH : 0;
+    case 12:
+      return has(s, at, W_INTENDEDTIME) ? INTENDED : 0;
+    default:
+      return 0;
+  }
+}
+
+const QUOTE = 34;
+const COMMA = 44;
+const MINUS = 45;
+const DOT = 46;
+const ZERO = 48;
+const NINE = 57;
+const COLON = 58;
+const UPPER_E = 69;
+const OPEN_BRACKET = 91;
+const BACKSLASH = 92;
+const CLOSE_BRACKET = 93;
+const LOWER_E = 101;
+const LOWER_N = 110;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const SPACE = 32;
+const TILDE = 126;
+const NEWLINE = 10;
+const EMPTY = Buffer.alloc(0);
+
+const ascii = (text: string) => Buffer.from(text, 'latin1');
+const W_ERROR = ascii('error');
+const W_FAULTEPOCH = ascii('faultEpoch');
+const W_INDEX = ascii('index');
+const W_INTENDEDTIME = ascii('intendedTime');
+const W_KEY = ascii('key');
+const W_NODE = ascii('node');
+const W_NULL = ascii('null');
+const W_PROCESS = ascii('process');
+const W_QFAIL = ascii('"fail"');
+const W_QINFO = ascii('"info"');
+const W_QINVOKE = ascii('"invoke"');
+const W_QNEMESIS = ascii('"nemesis"');
+const W_QOK = ascii('"ok"');
+const W_TIME = ascii('time');
+const W_TYPE = ascii('type');
+const W_VALUE = ascii('value');
+
+/** Whether `word`'s bytes are at `at` in `s`. */
+function has(s: Uint8Array, at: number, word: Uint8Array): boolean {
+  if (at + word.length > s.length) return false;
+  for (let j = 0; j < word.length; j++) if (s[at + j] !== word[j]) return false;
+  return true;
+}
+
+/** Whether the ASCII string `text` is at `at` in `s` (the caller knows the lengths are equal). */
+function sameText(s: Uint8Array, at: number, text: string): boolean {
+  for (let j = 0; j < text.length; j++) if (s[at + j] !== text.charCodeAt(j)) return false;
+  return true;
+}

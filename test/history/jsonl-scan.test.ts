@@ -1,0 +1,206 @@
+import test from 'ava';
+import type { HistoryEvent } from '../../src/core/history/event.ts';
+import { EventColumnsDecoder, EventColumnsEncoder } from '../../src/core/history/event-columns.ts';
+import { lineStats, parseLines } from '../../src/core/history/jsonl.ts';
+import { EventLineScanner } from '../../src/core/history/jsonl-scan.ts';
+
+/**
+ * The scanner turns lines straight into event columns without JSON.parse. It must give exactly the
+ * events the ordinary reader gives (parse, check, encode) for every line it accepts, and accept no line
+ * whose meaning could differ: those make it give up on the block, which is then parsed.
+ */
+
+/** Lines in the scanner's grammar: every field it carries, in any order, with awkward but plain values. */
+function plainLines(count: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const value = [
+      [
+        ['append', i % 7, i],
+        ['r', i % 3, null],
+      ],
+      [['r', 5, [1, 2, 3, -4, 2147483647, -2147483648]]],
+      [],
+      [[['deep', [1]], null, 'x']],
+      null,
+      -123456789012345,
+      'text with spaces, commas: and [brackets] {braces}',
+      [['r', 'k"', []]].length, // a number
+    ][i % 8];
+    const e: Record<string, unknown> = {
+      f: ['txn', 'read', 'write'][i % 3],
+      process: i % 9 === 4 ? 'nemesis' : i % 5,
+      node: i % 4 === 0 ? null : `n${i % 3}`,
+      faultEpoch: i % 6 === 0 ? ['w1', `w${i % 3}`] : i % 6 === 1 ? [] : null,
+      index: i,
+      type: ['invoke', 'ok', 'fail', 'info'][i % 4],
+      value,
+      time: i * 1_000_003 + (i % 2 ? 99_999_999_999_000 : 0),
+    };
+    if (i % 10 === 1) e.key = `k${i % 4}`;
+    if (i % 11 === 2) e.error = i % 2 ? 'timeout' : [1, 'x'];
+    if (i % 13 === 4) e.intendedTime = i * 999;
+    out.push(JSON.stringify(e));
+  }
+  return out;
+}
+
+function ordinary(lines: string[], first: number | null): HistoryEvent[] {
+  const text = lines.join('\n');
+  const { lines: n, longest } = lineStats(text);
+  return parseLines(text, n, longest, 'h.jsonl', 0, first).events;
+}
+
+function scanned(scanner: EventLineScanner, lines: string[], next: number | null) {
+  const bytes = Buffer.from(lines.join('\n'));
+  return scanner.scan(bytes, 0, bytes.length, lines.length, next);
+}
+
+test('lines in the grammar: the same events as parsing them, batch after batch', (t) => {
+  const lines = plainLines(400);
+  const encoder = new EventColumnsEncoder();
+  const scanner = new EventLineScanner(encoder);
+  const decoder = new EventColumnsDecoder();
+  const got: HistoryEvent[] = [];
+  for (let at = 0; at < lines.length; at += 100) {
+    const columns = scanned(scanner, lines.slice(at, at + 100), at === 0 ? null : at);
+    if (columns === null) return t.fail(`batch at ${at} was not scanned`);
+    got.push(...decoder.decode(columns));
+  }
+  t.deepEqual(got, ordinary(lines, 0));
+});
+
+/** Each breaks the grammar in one place; the ordinary reader accepts most of them. */
+const offGrammar: [string, string][] = [
+  [
+    'a decimal',
+    '{"index":0,"type":"ok","f":"txn","value":1.5,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'an exponent',
+    '{"index":0,"type":"ok","f":"txn","value":1e3,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a big integer',
+    '{"index":0,"type":"ok","f":"txn","value":[["r",1,[9007199254740993]]],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    '16 digits',
+    '{"index":0,"type":"ok","f":"txn","value":1234567890123456,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'beyond int32 in a list',
+    '{"index":0,"type":"ok","f":"txn","value":[["append",1,2147483648]],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  ['-0', '{"index":0,"type":"ok","f":"txn","value":[-0],"process":0,"time":0,"node":null,"faultEpoch":null}'],
+  [
+    'a leading zero',
+    '{"index":0,"type":"ok","f":"txn","value":01,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'an escape',
+    '{"index":0,"type":"ok","f":"t\\"xn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'an escaped key',
+    '{"ind\\u0065x":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'not ASCII',
+    '{"index":0,"type":"ok","f":"tx\u00e9","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'whitespace',
+    '{"index": 0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a CR',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}\r',
+  ],
+  ['a blank line', ''],
+  [
+    'an extra field',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null,"x":1}',
+  ],
+  [
+    'a duplicate field',
+    '{"index":0,"type":"ok","f":"txn","value":null,"value":[],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  ['no value', '{"index":0,"type":"ok","f":"txn","process":0,"time":0,"node":null,"faultEpoch":null}'],
+  [
+    'a boolean',
+    '{"index":0,"type":"ok","f":"txn","value":[true],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'an object',
+    '{"index":0,"type":"ok","f":"txn","value":{"a":1},"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'too deep',
+    '{"index":0,"type":"ok","f":"txn","value":[[[[[1]]]]],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a bad type',
+    '{"index":0,"type":"okay","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a negative process',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":-1,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a process name',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":"nemesis2","time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a decimal time',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":1.5,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'a number node',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":3,"faultEpoch":null}',
+  ],
+  [
+    'a fault epoch of numbers',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":[1]}',
+  ],
+  [
+    'a null key',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null,"key":null}',
+  ],
+  [
+    'trailing text',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}x',
+  ],
+  [
+    'a trailing comma',
+    '{"index":0,"type":"ok","f":"txn","value":[1,],"process":0,"time":0,"node":null,"faultEpoch":null}',
+  ],
+  [
+    'two values',
+    '{"index":0,"type":"ok","f":"txn","value":null,"process":0,"time":0,"node":null,"faultEpoch":null}{}',
+  ],
+];
+
+for (const [what, line] of offGrammar) {
+  test(`a line with ${what} is not scanned, and leaves nothing behind`, (t) => {
+    const good = plainLines(3).map((l) => l.replace(/"index":\d+/, '"index":0'));
+    const encoder = new EventColumnsEncoder();
+    const scanner = new EventLineScanner(encoder);
+    const decoder = new EventColumnsDecoder();
+    const lines = [good[1]!.replace('"index":0', '"index":5'), line.replace('"index":0', '"index":6')];
+    t.is(scanned(scanner, lines, 5), null);
+    // The strings the abandoned block interned are gone: the next block decodes on the same tables.
+    const after = [good[1]!.replace('"index":0', '"index":7'), good[2]!.replace('"index":0', '"index":8')];
+    const columns = scanned(scanner, after, 7);
+    if (columns === null) return t.fail('the next block was not scanned');
+    t.deepEqual(decoder.decode(columns), ordinary(after, 7));
+  });
+}
+
+test('an index out of sequence is not scanned (the ordinary reader names it)', (t) => {
+  const lines = plainLines(3);
+  const scanner = new EventLineScanner(new EventColumnsEncoder());
+  t.not(scanned(scanner, lines, 0), null);
+  t.is(scanned(scanner, lines, 1), null);
+  t.is(scanned(scanner, [lines[0]!, lines[2]!], null), null);
+});
