@@ -645,7 +645,8 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
   const { h, nKeys, mopCount, mopTxn } = c;
   const { n, status, mopKind, mopKey } = h;
   const { orders } = o;
-  const order0 = o.base;
+  // Where each key's positions start in the writer table (the reader slots below have one more per key).
+  const positionBase = o.base;
   const { writerAt, appendPos, writerMopOf } = w;
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
@@ -670,7 +671,7 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
     slotReaders[slotFill[base[mopKey[m]!]! + readPos[m]! + 1]!++] = t;
     // wr: the writer of the last element → the reader.
     if (readPos[m]! >= 0) {
-      const w = writerAt[order0[mopKey[m]!]! + readPos[m]!]!;
+      const w = writerAt[positionBase[mopKey[m]!]! + readPos[m]!]!;
       if (w >= 0) link(w, t, WR);
     }
   }
@@ -681,7 +682,7 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
     const p = appendPos[m]!;
     const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
     if (pred >= 0) {
-      const w = writerAt[order0[k]! + pred]!;
+      const w = writerAt[positionBase[k]! + pred]!;
       if (w >= 0) link(w, t, WW);
     }
     const slot = base[k]! + pred + 1;
