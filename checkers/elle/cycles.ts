@@ -51,8 +51,9 @@ export interface LocalGraph {
 export function componentsOf(lg: LocalGraph, mask: number): { comp: Int32Array; cyclic: boolean } {
   let c = lg.comps.get(mask);
   if (!c) {
-    const r = tarjan({ n: lg.verts.length, offsets: lg.offsets, targets: lg.targets, masks: lg.rels }, mask);
-    c = { comp: r.comp, cyclic: r.multi.length > 0 };
+    const g = { n: lg.verts.length, offsets: lg.offsets, targets: lg.targets, masks: lg.rels };
+    const r = tarjan(g, mask, undefined, false);
+    c = { comp: r.comp, cyclic: r.cyclic > 0 };
     lg.comps.set(mask, c);
   }
   return c;
@@ -308,7 +309,7 @@ export function hasNonadjacentCycle(lg: LocalGraph, extra: number): boolean {
   const targets = new Int32Array(src.length);
   for (let i = 0; i < src.length; i++) targets[fill[src[i]!]!++] = dst[i]!;
   const masks = new Uint8Array(src.length).fill(1);
-  return tarjan({ n: m, offsets, targets, masks }, 1).multi.length > 0;
+  return tarjan({ n: m, offsets, targets, masks }, 1, undefined, false).cyclic > 0;
 }
 
 /**

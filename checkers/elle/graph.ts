@@ -194,13 +194,17 @@ export function buildCsr(n: number, edges: EdgeList, rt?: RealtimeOrder): Csr {
 /**
  * Strongly connected components by Tarjan's algorithm with an explicit call stack, over the edges whose
  * mask intersects `relMask`. Returns each vertex's component id (ids are assigned in completion order, so
- * if component X reaches component Y ≠ X then id(X) > id(Y)) and the components with ≥ 2 vertices.
+ * if component X reaches component Y ≠ X then id(X) > id(Y)), how many components have ≥ 2 vertices
+ * (`cyclic`), and those components' vertices (`multi`) unless `listCyclic` is false: the cycle search
+ * runs this several times on each of hundreds of thousands of small components and only asks whether
+ * one is cyclic, and a list each time cost an ArrayBuffer per component found.
  */
 export function tarjan(
   g: Csr,
   relMask: number,
   ws: TarjanWorkspace = workspace(g.n),
-): { comp: Int32Array; count: number; multi: Int32Array[] } {
+  listCyclic = true,
+): { comp: Int32Array; count: number; cyclic: number; multi: Int32Array[] } {
   const n = g.n;
   const index = ws.index;
   index.fill(-1, 0, n);
@@ -213,6 +217,7 @@ export function tarjan(
   const callE = ws.callE;
   let counter = 0;
   let count = 0;
+  let cyclic = 0;
   const multi: Int32Array[] = [];
   const { offsets, targets, masks } = g;
   for (let root = 0; root < n; root++) {
@@ -257,7 +262,10 @@ export function tarjan(
           comp[w] = count;
           size++;
         } while (w !== v);
-        if (size > 1) multi.push(stack.slice(sp, top));
+        if (size > 1) {
+          cyclic++;
+          if (listCyclic) multi.push(stack.slice(sp, top));
+        }
         count++;
       }
       depth--;
@@ -267,7 +275,7 @@ export function tarjan(
       }
     }
   }
-  return { comp, count, multi };
+  return { comp, count, cyclic, multi };
 }
 
 /** Scratch arrays for {@link tarjan}, grown on demand and reused: it runs once per component and mask. */

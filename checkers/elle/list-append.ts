@@ -94,7 +94,13 @@ interface Orders {
   longest: Int32Array;
   /** Per key, its order as value codes. */
   orders: Int32Array[];
-  posMaps: PosIndex[];
+  /**
+   * Where each key's positions start in the arrays indexed by (key, position) (`base[k] + p`), and
+   * `base[nKeys]` their total length: one flat array for all keys, not one per key (a 10M-transaction
+   * history has hundreds of thousands of keys).
+   */
+  base: Int32Array;
+  positions: PositionIndex;
   /** 1 for keys whose order lists an element twice. */
   orderHasDupes: Uint8Array;
 }
@@ -128,22 +134,25 @@ function versionOrders(c: Context): Orders {
     }
   }
   const orders: Int32Array[] = new Array(nKeys);
-  const posMaps: PosIndex[] = new Array(nKeys);
-  const orderHasDupes = u8(nKeys);
+  const base = i32(nKeys + 1);
   const empty: Int32Array = new Int32Array(0);
   for (let k = 0; k < nKeys; k++) {
     let order: Int32Array = empty;
     if (longest[k]! >= 0 && longestLen[k]! > 0) order = readCodes(h, longest[k]!)!;
     else if (appendCount[k] === 1) order = mopCode.subarray(loneAppend[k]!, loneAppend[k]! + 1);
-    const { index, dupes } = positionIndex(order);
+    orders[k] = order;
+    base[k + 1] = base[k]! + order.length;
+  }
+  const positions = new PositionIndex(orders);
+  const orderHasDupes = u8(nKeys);
+  for (let k = 0; k < nKeys; k++) {
+    const dupes = positions.dupes[k];
     if (dupes) {
       reportDuplicates(c, longest[k]!, dupes);
       orderHasDupes[k] = 1;
     }
-    orders[k] = order;
-    posMaps[k] = index;
   }
-  return { longest, orders, posMaps, orderHasDupes };
+  return { longest, orders, base, positions, orderHasDupes };
 }
 
 /** `dupes`: element code → how many times the read lists it. */
@@ -162,10 +171,10 @@ function reportDuplicates(c: Context, m: number, dupes: Map<number, number>): vo
 
 /** Who appended what: observed elements by position in their key's order, the rest by value. */
 interface Appends {
-  /** Per key and position: the appending txn, or -1. */
-  writerAt: Int32Array[];
-  /** Per key and position: the append micro-op, or -1. */
-  writerMopAt: Int32Array[];
+  /** Per key and position (at `base[k] + p`, see {@link Orders}): the appending txn, or -1. */
+  writerAt: Int32Array;
+  /** Per key and position (at `base[k] + p`): the append micro-op, or -1. */
+  writerMopAt: Int32Array;
   /** Per micro-op: the position its append took in the order, or -2 (a read, or an unobserved append). */
   appendPos: Int32Array;
   /** The append micro-op that wrote element (code) e of key k, or -1. */
@@ -182,8 +191,9 @@ interface Appends {
 function indexAppends(c: Context, o: Orders): Appends {
   const { h, mopCount, mopTxn } = c;
   const { mopStart, mopKind, mopKey, mopCode } = h;
-  const writerAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
-  const writerMopAt: Int32Array[] = o.orders.map((order) => i32(order.length).fill(-1));
+  const { base, positions } = o;
+  const writerAt = i32(base[c.nKeys]!).fill(-1);
+  const writerMopAt = i32(base[c.nKeys]!).fill(-1);
   const unobserved = new Map<number, Map<number, number>>();
   const appendPos = i32(mopCount).fill(-2);
   // Per key: the txn, position and micro-op of the last observed append seen (micro-ops run txn by txn).
@@ -201,13 +211,14 @@ function indexAppends(c: Context, o: Orders): Appends {
     if (mopKind[m] !== WRITE) continue;
     const k = mopKey[m]!;
     const v = mopCode[m]!;
-    const p = o.posMaps[k]!.get(v);
+    const p = positions.get(k, v);
     const t = mopTxn[m]!;
-    if (p !== undefined) {
+    if (p >= 0) {
       appendPos[m] = p;
-      if (writerMopAt[k]![p] !== -1) duplicateAppend(k, v, writerMopAt[k]![p]!, m);
-      writerAt[k]![p] = t;
-      writerMopAt[k]![p] = m;
+      const at = base[k]! + p;
+      if (writerMopAt[at] !== -1) duplicateAppend(k, v, writerMopAt[at]!, m);
+      writerAt[at] = t;
+      writerMopAt[at] = m;
       if (lastTxn[k] === t && lastPos[k]! > p) outOfOrder.push(lastMop[k]!, m);
       lastTxn[k] = t;
       lastPos[k] = p;
@@ -229,8 +240,8 @@ function indexAppends(c: Context, o: Orders): Appends {
     appendPos,
     outOfOrder,
     writerMopOf(k, e) {
-      const p = o.posMaps[k]!.get(e);
-      if (p !== undefined) return writerMopAt[k]![p]!;
+      const p = positions.get(k, e);
+      if (p >= 0) return writerMopAt[base[k]! + p]!;
       return unobserved.get(k)?.get(e) ?? -1;
     },
     isFinalAppend(m) {
@@ -282,17 +293,30 @@ function checkOwnAppendOrder(c: Context, o: Orders, w: Appends): void {
 function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
   const { h, mopCount, mopTxn } = c;
   const { status, mopKind, mopKey, mopCode, mopLen } = h;
-  const { orders, posMaps } = o;
-  const firstFail = orders.map((_, k) => {
-    const wa = w.writerAt[k]!;
-    for (let i = 0; i < wa.length; i++) if (wa[i]! >= 0 && status[wa[i]!] === FAIL) return i;
-    return -1;
-  });
-  // The first element of each order that no append (ok, info or failed) wrote to that key.
-  const firstGarbage = orders.map((order, k) => {
-    for (let i = 0; i < order.length; i++) if (w.writerMopOf(k, order[i]!) < 0) return i;
-    return -1;
-  });
+  const { orders, base, positions } = o;
+  const { writerAt, writerMopAt } = w;
+  const firstFail = i32(c.nKeys).fill(-1);
+  const firstGarbage = i32(c.nKeys).fill(-1);
+  for (let k = 0; k < c.nKeys; k++) {
+    const b = base[k]!;
+    const len = base[k + 1]! - b;
+    for (let i = 0; i < len; i++) {
+      const t = writerAt[b + i]!;
+      if (t >= 0 && status[t] === FAIL) {
+        firstFail[k] = i;
+        break;
+      }
+    }
+    // The first element that no append (ok, info or failed) wrote to that key. Without duplicates an
+    // element's position is its index, so its writer is the one at that position.
+    const order = orders[k]!;
+    for (let i = 0; i < len; i++) {
+      if ((o.orderHasDupes[k] ? w.writerMopOf(k, order[i]!) : writerMopAt[b + i]!) < 0) {
+        firstGarbage[k] = i;
+        break;
+      }
+    }
+  }
   const readPos = i32(mopCount).fill(-2);
   const incompatibleReported = new Set<number>();
   for (let m = 0; m < mopCount; m++) {
@@ -320,10 +344,11 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     let lastMop: number;
     if (compatible) {
       // With duplicates in the order, an element's position is its first occurrence.
-      readPos[m] = o.orderHasDupes[k] ? (posMaps[k]!.get(chunk[off + len - 1]!) ?? len - 1) : len - 1;
-      lastMop = w.writerMopAt[k]![readPos[m]!]!;
+      const p = o.orderHasDupes[k] ? positions.get(k, chunk[off + len - 1]!) : -1;
+      readPos[m] = p >= 0 ? p : len - 1;
+      lastMop = writerMopAt[base[k]! + readPos[m]!]!;
       const ff = firstFail[k]!;
-      if (ff >= 0 && ff < len) reportG1a(c, m, w.writerMopAt[k]![ff]!, order[ff]!);
+      if (ff >= 0 && ff < len) reportG1a(c, m, writerMopAt[base[k]! + ff]!, order[ff]!);
       const fg = firstGarbage[k]!;
       if (fg >= 0 && fg < len) reportGarbage(c, m, order[fg]!);
     } else {
@@ -340,8 +365,8 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
       }
       reportIncompatibleRead(c, w, m, r);
       const last = r[r.length - 1]!;
-      const p = posMaps[k]!.get(last);
-      if (p !== undefined) readPos[m] = p;
+      const p = positions.get(k, last);
+      if (p >= 0) readPos[m] = p;
       lastMop = w.writerMopOf(k, last);
     }
     // G1b: the last element read was not its writer's final append to this key.
@@ -423,7 +448,7 @@ function checkDirtyUpdates(c: Context, o: Orders, w: Appends): void {
   const { h, nKeys } = c;
   const { status } = h;
   for (let k = 0; k < nKeys; k++) {
-    const wa = w.writerAt[k]!;
+    const wa = w.writerAt.subarray(o.base[k]!, o.base[k + 1]!);
     let failStart = -1;
     for (let i = 0; i < wa.length; i++) {
       const t = wa[i]!;
@@ -620,6 +645,8 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
   const { h, nKeys, mopCount, mopTxn } = c;
   const { n, status, mopKind, mopKey } = h;
   const { orders } = o;
+  // Where each key's positions start in the writer table (the reader slots below have one more per key).
+  const positionBase = o.base;
   const { writerAt, appendPos, writerMopOf } = w;
   // Dependency edges, among txns that did not fail: an aborted txn is not part of the serialization
   // graph (reading its writes is G1a, reported above).
@@ -644,7 +671,7 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
     slotReaders[slotFill[base[mopKey[m]!]! + readPos[m]! + 1]!++] = t;
     // wr: the writer of the last element → the reader.
     if (readPos[m]! >= 0) {
-      const w = writerAt[mopKey[m]!]![readPos[m]!]!;
+      const w = writerAt[positionBase[mopKey[m]!]! + readPos[m]!]!;
       if (w >= 0) link(w, t, WR);
     }
   }
@@ -655,7 +682,7 @@ function dependencyEdges(c: Context, o: Orders, w: Appends, readPos: Int32Array)
     const p = appendPos[m]!;
     const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
     if (pred >= 0) {
-      const w = writerAt[k]![pred]!;
+      const w = writerAt[positionBase[k]! + pred]!;
       if (w >= 0) link(w, t, WW);
     }
     const slot = base[k]! + pred + 1;
@@ -700,7 +727,7 @@ function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): Work
       const p = appendPos[m]!;
       const pred = p >= 0 ? p - 1 : orders[k]!.length - 1;
       const where = p >= 0 ? '' : ' (an append no read observed, so placed after the last observed element)';
-      if (rel === WW && pred >= 0 && writerAt[k]![pred] === a) {
+      if (rel === WW && pred >= 0 && writerAt[o.base[k]! + pred] === a) {
         return `${A} < ${B}, because ${A} appended ${renderValue(c.value(orders[k]![pred]!))} before ${B} appended ${renderValue(c.value(mopCode[m]!))} to key ${renderValue(h.keys[k])}${where}`;
       }
       if (rel === RW) {
@@ -719,53 +746,81 @@ function explainer(c: Context, o: Orders, w: Appends, readPos: Int32Array): Work
 
 export type { TxnHistory };
 
-/** Element (code) → position in a key's version order. */
-interface PosIndex {
-  get(e: number): number | undefined;
+/**
+ * Element (code) → position in each key's version order. Workload values are usually small non-negative
+ * integers counting up per key (codes equal to the values), so a key whose elements all lie below
+ * 4 × its order's length + 1024 gets a dense table, and the other keys a Map. The dense tables are
+ * ranges of one flat array rather than an array and an index object per key: lookups stay monomorphic
+ * and a history of hundreds of thousands of keys allocates one array instead of as many.
+ */
+export class PositionIndex {
+  /** Per key: where its dense table starts in `dense`, and its size (-1: the key uses `sparse`). */
+  private readonly start: Int32Array;
+  private readonly size: Int32Array;
+  /** Position + 1 of each element in its key's table, 0 for none (so the array needs no fill). */
+  private readonly dense: Int32Array;
+  private readonly sparse = new Map<number, Map<number, number>>();
+  /** Per key: element code → occurrences, for elements its order lists more than once (else undefined). */
+  readonly dupes: (Map<number, number> | undefined)[];
+
+  constructor(orders: readonly Int32Array[]) {
+    const nKeys = orders.length;
+    this.start = i32(nKeys + 1);
+    this.size = i32(nKeys);
+    this.dupes = new Array(nKeys);
+    let total = 0;
+    for (let k = 0; k < nKeys; k++) {
+      const order = orders[k]!;
+      const limit = 4 * order.length + 1024;
+      let max = 0;
+      let dense = true;
+      for (let i = 0; i < order.length; i++) {
+        const e = order[i]!;
+        if (e < 0 || e >= limit) {
+          dense = false;
+          break;
+        }
+        if (e > max) max = e;
+      }
+      this.start[k] = total;
+      this.size[k] = dense ? max + 1 : -1;
+      if (dense) total += max + 1;
+    }
+    this.dense = i32(total);
+    for (let k = 0; k < nKeys; k++) {
+      const order = orders[k]!;
+      let dupes: Map<number, number> | undefined;
+      if (this.size[k]! >= 0) {
+        const at = this.start[k]!;
+        for (let i = 0; i < order.length; i++) {
+          const e = order[i]!;
+          if (this.dense[at + e] !== 0) dupes = noteDupe(dupes, e);
+          else this.dense[at + e] = i + 1;
+        }
+      } else {
+        const map = new Map<number, number>();
+        for (let i = 0; i < order.length; i++) {
+          const e = order[i]!;
+          if (map.has(e)) dupes = noteDupe(dupes, e);
+          else map.set(e, i);
+        }
+        this.sparse.set(k, map);
+      }
+      this.dupes[k] = dupes;
+    }
+  }
+
+  /** The position of element (code) `e` in key `k`'s order (its first, if listed twice), or -1. */
+  get(k: number, e: number): number {
+    const size = this.size[k]!;
+    if (size < 0) return this.sparse.get(k)!.get(e) ?? -1;
+    return e >= 0 && e < size ? this.dense[this.start[k]! + e]! - 1 : -1;
+  }
 }
 
-/**
- * Position index of an order. Workload values are usually small non-negative integers counting up per
- * key (codes equal to the values), so a dense typed array replaces the hash map when it can; other
- * values use a Map. `dupes`: element code → occurrences, for elements listed more than once.
- */
-function positionIndex(order: Int32Array): { index: PosIndex; dupes: Map<number, number> | null } {
-  let dupes: Map<number, number> | null = null;
-  const noteDupe = (e: number) => {
-    dupes ??= new Map();
-    dupes.set(e, (dupes.get(e) ?? 1) + 1);
-  };
-  const limit = 4 * order.length + 1024;
-  let dense = true;
-  let max = 0;
-  for (const e of order) {
-    if (e < 0 || e >= limit) {
-      dense = false;
-      break;
-    }
-    if (e > max) max = e;
-  }
-  if (dense) {
-    const arr = i32(max + 1).fill(-1);
-    for (let i = 0; i < order.length; i++) {
-      const e = order[i]!;
-      if (arr[e] !== -1) noteDupe(e);
-      else arr[e] = i;
-    }
-    const index: PosIndex = {
-      get(e) {
-        if (e < 0 || e >= arr.length) return undefined;
-        const p = arr[e]!;
-        return p >= 0 ? p : undefined;
-      },
-    };
-    return { index, dupes };
-  }
-  const map = new Map<number, number>();
-  for (let i = 0; i < order.length; i++) {
-    const e = order[i]!;
-    if (map.has(e)) noteDupe(e);
-    else map.set(e, i);
-  }
-  return { index: map, dupes };
+/** One more occurrence of an element listed twice or more (counting from 2), in a map made on first use. */
+function noteDupe(dupes: Map<number, number> | undefined, e: number): Map<number, number> {
+  const d = dupes ?? new Map<number, number>();
+  d.set(e, (d.get(e) ?? 1) + 1);
+  return d;
 }

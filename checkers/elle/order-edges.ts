@@ -53,18 +53,20 @@ function completionsInOrder(h: TxnHistory): Int32Array {
   const done = (t: number) => h.status[t] === OK && !Number.isNaN(h.completeIndex[t]!);
   let count = 0;
   let maxIndex = 0;
+  // Whether every completion index (NaN: none) is a non-negative integer, in the same pass.
+  let integral = true;
   for (let t = 0; t < h.n; t++) {
+    const c = h.completeIndex[t]!;
+    if (!Number.isNaN(c) && !(c >= 0 && Number.isInteger(c))) integral = false;
     if (done(t)) {
       count++;
-      if (h.completeIndex[t]! > maxIndex) maxIndex = h.completeIndex[t]!;
+      if (c > maxIndex) maxIndex = c;
     }
   }
-  const out = new Int32Array(count);
-  if (
-    maxIndex <= 4 * h.n + 1024 &&
-    h.completeIndex.every((c) => Number.isNaN(c) || (c >= 0 && Number.isInteger(c)))
-  ) {
-    const byIndex = new Int32Array(maxIndex + 1).fill(-1);
+  // From the check's arena: given-back pages already mapped, where fresh ones would each fault.
+  const out = i32(count);
+  if (maxIndex <= 4 * h.n + 1024 && integral) {
+    const byIndex = i32(maxIndex + 1).fill(-1);
     for (let t = 0; t < h.n; t++) if (done(t)) byIndex[h.completeIndex[t]!] = t;
     let i = 0;
     for (let c = 0; c <= maxIndex; c++) if (byIndex[c]! >= 0) out[i++] = byIndex[c]!;
