@@ -19,7 +19,7 @@
 
 export type { Model } from '../checkers/linearizability/model.ts';
 export { ILLEGAL } from '../checkers/linearizability/model.ts';
-export type { Checker, CheckResult, OpSink, StreamIntake } from '../checkers/types.ts';
+export type { Checker, CheckResult } from '../checkers/types.ts';
 export type { FaultRecord, Nemesis } from '../nemeses/types.ts';
 export { type CheckOptions, check } from './api/check.ts';
 export { type RunPlanOptions, runPlan } from './api/run-plan.ts';
@@ -43,13 +43,6 @@ export {
   type DbContext,
   hasCapability,
 } from './core/database/capabilities.ts';
-export {
-  CompactValue,
-  TREE_INT,
-  TREE_LIST,
-  TREE_NULL,
-  TREE_STRING,
-} from './core/history/compact-value.ts';
 export { NOT_APPLIED, type Operation } from './core/history/operation.ts';
 export { loadHistory } from './core/history/read.ts';
 export { CallTimeoutError } from './core/util/bounded.ts';

@@ -383,19 +383,25 @@ export class TxnBuilder {
             node = v + 1;
             continue;
           }
-          if (vk === TREE_LIST && kind === READ && intsOnly(tree, v + 1, x)) {
+          if (vk === TREE_LIST && kind === READ) {
+            // Copied in one pass; a list holding anything but integers is left to addMop, which
+            // reserves the same room again and encodes the same elements in the same order first.
             const pool = this.pool;
-            this.pushMop(kind, this.keyId(key), pool.reserve(x), x);
+            const at = pool.reserve(x);
             const data = pool.data;
             let w = pool.used;
             const end = (v + 1 + x) << 1;
-            for (let r = (v + 1) << 1; r < end; r += 2) {
+            let r = (v + 1) << 1;
+            for (; r < end && tree[r] === TREE_INT; r += 2) {
               const e = tree[r + 1]!;
               data[w++] = e >= 0 ? e : this.values.encode(e);
             }
-            pool.used = w;
-            node = v + 1 + x;
-            continue;
+            if (r === end) {
+              this.pushMop(kind, this.keyId(key), at, x);
+              pool.used = w;
+              node = v + 1 + x;
+              continue;
+            }
           }
         }
       }
@@ -616,13 +622,6 @@ export class TxnBuilder {
 /** A transaction's value: a list, plain or left as a compact tree (whose root is always a list). */
 function isList(v: unknown): v is unknown[] | CompactValue {
   return Array.isArray(v) || v instanceof CompactValue;
-}
-
-/** Whether the `count` nodes from `first` are all integers (a read list holding nothing else). */
-function intsOnly(tree: Int32Array, first: number, count: number): boolean {
-  const end = (first + count) << 1;
-  for (let r = first << 1; r < end; r += 2) if (tree[r] !== TREE_INT) return false;
-  return true;
 }
 
 /** Copy each txn's micro-op values from `src` (arrival order, txn i at starts[i]) to `dst` (op id order). */
