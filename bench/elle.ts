@@ -169,7 +169,11 @@ async function runFileCase(txns: number, concurrency: number): Promise<CaseResul
     const c = process.cpuUsage();
     const run = await runCheckersOnStream(
       [{ name: 'elle', options: { workload: 'list-append' } }],
-      (add) => pairEventStream(readEventBatches(file, { parallel: true }), add),
+      (add, intake) =>
+        pairEventStream(
+          readEventBatches(file, { parallel: true, compactValues: intake?.compactValues }),
+          add,
+        ),
       {},
       { badOptions: 'throw' },
     );

@@ -10,6 +10,7 @@ import {
   type CheckResult,
   mergeValidity,
   type OpSink,
+  type StreamIntake,
   type Validity,
 } from './types.ts';
 
@@ -247,13 +248,16 @@ export async function runCheckers(
 
 /**
  * {@link runCheckers} over a history that streams: `feed` calls `add` for every op as it closes and
- * resolves to the number of ops; it may be called again (a checker's `ctx.replay`) and must then feed
- * the same ops. Each checker gets its ops through its stream form, so no Operation array is built. Null when some request has no stream form (or is `independent`): run the array path.
+ * resolves to the number of ops; it may be called again (a checker's `ctx.replay`, without an intake)
+ * and must then feed the same ops with plain values. Each checker gets its ops through its stream form,
+ * so no Operation array is built. When every sink takes compact values ({@link OpSink.compactValues}),
+ * `feed` is told so through its intake and may hand over values left as compact trees. Null when some
+ * request has no stream form (or is `independent`): run the array path.
  * Results are those {@link runCheckers} gives on the same ops.
  */
 export async function runCheckersOnStream(
   requests: readonly CheckerRequest[],
-  feed: (add: (op: Operation) => void) => Promise<number>,
+  feed: (add: (op: Operation) => void, intake?: StreamIntake) => Promise<number>,
   ctx: CheckContext = {},
   o: RunCheckersOptions = { badOptions: 'unknown' },
 ): Promise<{ valid: Validity; results: CheckResult[]; ops: number } | null> {
@@ -270,13 +274,20 @@ export async function runCheckersOnStream(
     try {
       sinks.push({
         name,
-        sink: await (e.checker as Checker<unknown>).stream!(e.options ?? {}, { ...ctx, replay: feed }),
+        sink: await (e.checker as Checker<unknown>).stream!(e.options ?? {}, {
+          ...ctx,
+          replay: (add) => feed(add),
+        }),
         err: null,
       });
     } catch (err) {
       sinks.push({ name, sink: null, err });
     }
   }
+  // A sink that failed to start takes nothing, so it does not hold the others to plain values.
+  const intake: StreamIntake = {
+    compactValues: sinks.every((s) => s.sink === null || s.sink.compactValues === true),
+  };
   let clientOps = 0;
   const count = await feed((op) => {
     if (op.process !== 'nemesis') clientOps++;
@@ -289,7 +300,7 @@ export async function runCheckersOnStream(
         s.err = err;
       }
     }
-  });
+  }, intake);
   const rethrow = (err: unknown) => o.badOptions === 'throw' && err instanceof UserError;
   const results: CheckResult[] = [];
   for (const s of sinks) {

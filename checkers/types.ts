@@ -1,3 +1,4 @@
+import type { CompactValue } from '../src/core/history/compact-value.ts';
 import type { Operation } from '../src/core/history/operation.ts';
 import type { FaultBand } from './fault-bands.ts';
 
@@ -78,6 +79,20 @@ export interface Checker<Options = Record<string, unknown>> {
 export interface OpSink {
   add(op: Operation): void;
   finish(): Promise<CheckResult> | CheckResult;
+  /**
+   * Set when `add` also takes ops whose `input` or `output` is a {@link CompactValue}: a structured
+   * value left in the compact tree the file was scanned into, to be read node by node (or made plain
+   * with `value()`). A large history file read on two threads then reaches the checker without its
+   * values ever becoming JavaScript arrays. Used only when every streamed checker of the request sets
+   * it; ops fed again through `ctx.replay` always carry plain values.
+   */
+  readonly compactValues?: boolean;
+}
+
+/** How a stream is fed (see `runCheckersOnStream`): what every sink it feeds takes. */
+export interface StreamIntake {
+  /** Every sink sets {@link OpSink.compactValues}: values may stay compact trees. */
+  compactValues: boolean;
 }
 
 /** Merge order for composed checkers: false beats unknown beats true. */

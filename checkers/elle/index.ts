@@ -27,11 +27,14 @@ export const elleChecker = {
   stream(options: ElleOptions, ctx?: CheckContext) {
     const builder = elleHistoryBuilder(options);
     // A history the caller can feed again is not held at all: a FAIL to shrink reads it again.
+    // Both take ops whose values are compact trees: the builder reads them in place, and the ops kept
+    // to shrink a FAIL are kept as JSON text, which a compact value writes as its plain value.
     const replay = ctx?.replay;
     if (replay)
       return {
         add: (op: Operation) => builder.add(op),
         finish: () => runElleReplayed(builder, options, ctx, replay),
+        compactValues: true,
       };
     const kept = keptOps(true);
     return {
@@ -40,6 +43,7 @@ export const elleChecker = {
         kept.add(op);
       },
       finish: () => runElleOn(builder, options, ctx, kept),
+      compactValues: true,
     };
   },
 } satisfies Checker<ElleOptions>;

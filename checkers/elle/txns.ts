@@ -1,3 +1,10 @@
+import {
+  CompactValue,
+  TREE_INT,
+  TREE_LIST,
+  TREE_NULL,
+  TREE_STRING,
+} from '../../src/core/history/compact-value.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { tagOf } from '../../src/core/history/values.ts';
 import { i32, recycleIntoArena, reserveArena } from './arena.ts';
@@ -316,8 +323,8 @@ export class TxnBuilder {
     this.consumed++;
     if (op.process === 'nemesis' || this.error) return;
     let value = op.type === 'ok' ? op.output : op.input;
-    if (!Array.isArray(value)) {
-      if (op.type === 'ok' || !Array.isArray(op.output)) {
+    if (!isList(value)) {
+      if (op.type === 'ok' || !isList(op.output)) {
         this.skipped++;
         return;
       }
@@ -327,13 +334,111 @@ export class TxnBuilder {
     if (n > 0 && op.id < this.opId.data[n - 1]!) this.inOrder = false;
     const start = this.mopKind.length;
     // After a malformed micro-op the history is not analysed at all: the rest is only counted.
-    for (const mop of value as unknown[]) if (!this.addMop(op, mop)) return;
+    if (value instanceof CompactValue) {
+      if (!this.addTree(op, value)) return;
+    } else for (const mop of value as unknown[]) if (!this.addMop(op, mop)) return;
     this.status.push(op.type === 'ok' ? OK : op.type === 'fail' ? FAIL : INFO);
     this.process.push(typeof op.process === 'number' ? op.process : -1);
     this.invokeIndex.push(op.invokeIndex);
     this.completeIndex.push(op.completeIndex ?? Number.NaN);
     this.opId.push(op.id);
     this.mopStart.push(start);
+  }
+
+  /**
+   * The micro-ops of a value left as a compact tree, read node by node into the arrays and the pool:
+   * no array is made for the transaction, its micro-ops or its reads. What {@link addMop} does for
+   * `[f key value]` with f "r" or the write function, an integer or string key, and a value that is an
+   * int32, nil or (for a read) a list of int32; any other micro-op is made plain and given to
+   * {@link addMop}, so its codes, its key's id and its error are the ones the plain value gets.
+   */
+  private addTree(op: Operation, cv: CompactValue): boolean {
+    const tree = cv.tree;
+    const observed = op.type === 'ok';
+    let node = cv.root + 1;
+    for (let i = tree[(cv.root << 1) + 1]!; i > 0; i--) {
+      const at = node << 1;
+      const len = tree[at + 1]!;
+      if (
+        tree[at] === TREE_LIST &&
+        (len === 2 || len === 3) &&
+        tree[at + 2] === TREE_STRING &&
+        (tree[at + 4] === TREE_INT || tree[at + 4] === TREE_STRING)
+      ) {
+        const f = cv.text(tree[at + 3]!);
+        const kind = f === 'r' ? READ : f === this.writeF ? WRITE : -1;
+        const key = tree[at + 4] === TREE_INT ? tree[at + 5]! : cv.text(tree[at + 5]!);
+        const v = node + 3;
+        const vk = len === 2 ? TREE_NULL : tree[v << 1]!;
+        const x = tree[(v << 1) + 1]!;
+        if (kind >= 0) {
+          if (len === 2 || (kind === READ && !observed) || vk === TREE_NULL) {
+            // A missing value, nil, or a read never observed: nil, whatever the tree holds.
+            this.pushMop(kind, this.keyId(key), NIL, -1);
+            node = len === 2 ? v : cv.after(v);
+            continue;
+          }
+          if (vk === TREE_INT) {
+            this.pushMop(kind, this.keyId(key), x >= 0 ? x : this.values.encode(x), -1);
+            node = v + 1;
+            continue;
+          }
+          if (vk === TREE_LIST && kind === READ) {
+            // Copied in one pass; a list holding anything but integers is left to addMop, which
+            // reserves the same room again and encodes the same elements in the same order first.
+            const pool = this.pool;
+            const at = pool.reserve(x);
+            const data = pool.data;
+            let w = pool.used;
+            const end = (v + 1 + x) << 1;
+            let r = (v + 1) << 1;
+            for (; r < end && tree[r] === TREE_INT; r += 2) {
+              const e = tree[r + 1]!;
+              data[w++] = e >= 0 ? e : this.values.encode(e);
+            }
+            if (r === end) {
+              this.pushMop(kind, this.keyId(key), at, x);
+              pool.used = w;
+              node = v + 1 + x;
+              continue;
+            }
+          }
+        }
+      }
+      const next = cv.after(node);
+      if (!this.addMop(op, cv.value(node))) return false;
+      node = next;
+    }
+    return true;
+  }
+
+  private pushMop(kind: number, key: number, code: number, len: number): void {
+    this.mopKind.push(kind);
+    this.mopKey.push(key);
+    this.mopCode.push(code);
+    this.mopLen.push(len);
+  }
+
+  /** A key's id; ids are handed out in first-seen order. */
+  private keyId(key: unknown): number {
+    if (typeof key === 'number' && key >= 0 && key < SMALL_KEYS && (key | 0) === key) {
+      // Small integer keys (the common case) skip hashing.
+      let id = this.smallKeyIds[key]! - 1;
+      if (id < 0) {
+        id = this.keys.length;
+        this.smallKeyIds[key] = id + 1;
+        this.keys.push(key);
+      }
+      return id;
+    }
+    const k = valueKey(key);
+    let id = this.keyIds.get(k);
+    if (id === undefined) {
+      id = this.keys.length;
+      this.keyIds.set(k, id);
+      this.keys.push(key);
+    }
+    return id;
   }
 
   private addMop(op: Operation, mop: unknown): boolean {
@@ -353,25 +458,7 @@ export class TxnBuilder {
       );
       return false;
     }
-    const key = mop[1];
-    let id: number;
-    if (typeof key === 'number' && key >= 0 && key < SMALL_KEYS && (key | 0) === key) {
-      // Small integer keys (the common case) skip hashing; ids are handed out in first-seen order either way.
-      id = this.smallKeyIds[key]! - 1;
-      if (id < 0) {
-        id = this.keys.length;
-        this.smallKeyIds[key] = id + 1;
-        this.keys.push(key);
-      }
-    } else {
-      const k = valueKey(key);
-      const known = this.keyIds.get(k);
-      if (known === undefined) {
-        id = this.keys.length;
-        this.keyIds.set(k, id);
-        this.keys.push(key);
-      } else id = known;
-    }
+    const id = this.keyId(mop[1]);
     this.mopKind.push(kind);
     this.mopKey.push(id);
     // A failed or indeterminate op's reads were never observed.
@@ -530,6 +617,11 @@ export class TxnBuilder {
       mopLen,
     };
   }
+}
+
+/** A transaction's value: a list, plain or left as a compact tree (whose root is always a list). */
+function isList(v: unknown): v is unknown[] | CompactValue {
+  return Array.isArray(v) || v instanceof CompactValue;
 }
 
 /** Copy each txn's micro-op values from `src` (arrival order, txn i at starts[i]) to `dst` (op id order). */

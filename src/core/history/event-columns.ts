@@ -1,4 +1,7 @@
+import { CompactValue, TREE_INT, TREE_LIST, TREE_NULL, TREE_STRING, treeValueAt } from './compact-value.ts';
 import type { EventType, HistoryEvent } from './event.ts';
+
+export { TREE_INT, TREE_LIST, TREE_NULL, TREE_STRING } from './compact-value.ts';
 
 /**
  * A compact, transferable form of a batch of history events, for handing parsed events from a reading
@@ -72,12 +75,6 @@ const FALSE = 4;
 export const STRING = 5;
 export const JSON_TEXT = 6;
 export const TREE = 7;
-
-/** Node kinds of a compact tree. */
-export const TREE_INT = 0;
-export const TREE_NULL = 1;
-export const TREE_STRING = 2;
-export const TREE_LIST = 3;
 
 /** Lists nested deeper than this travel as JSON text (a transaction's micro-ops nest three deep). */
 export const TREE_MAX_DEPTH = 4;
@@ -273,13 +270,17 @@ function small(v: number): number {
   return i === v && (i !== 0 || 1 / v > 0) ? i : v;
 }
 
-/** The receiving side: columns in, events out (keeps its copy of the string table). */
+/**
+ * The receiving side: columns in, events out (keeps its copy of the string table). With `views`, a
+ * compact tree value becomes a {@link CompactValue} over the batch's tree instead of rebuilt arrays,
+ * for consumers that read it in place (see `compactValues` in ./read.ts).
+ */
 export class EventColumnsDecoder {
   private readonly strings: string[] = [];
   /** Parsed JSON of table entries used as structured values or fault epochs, by id. */
   private readonly parsed: unknown[] = [];
-  /** The next node of the tree being rebuilt. */
-  private node = 0;
+
+  constructor(private readonly views = false) {}
 
   decode(c: EventColumns): HistoryEvent[] {
     for (const s of c.strings) this.strings.push(s);
@@ -357,38 +358,11 @@ export class EventColumnsDecoder {
       case JSON_TEXT:
         return this.json(c, ref);
       case TREE:
-        this.node = ref;
-        return this.treeValue(c);
+        return this.views
+          ? new CompactValue(c.tree, ref, this.strings, c.texts)
+          : treeValueAt(c.tree, ref, this.strings, c.texts);
       default:
         return undefined;
     }
-  }
-
-  /** The tree value starting at node `this.node` (which it moves past the value). */
-  private treeValue(c: EventColumns): unknown {
-    const tree = c.tree;
-    let at = this.node << 1;
-    const kind = tree[at] as number;
-    const x = tree[at + 1] as number;
-    if (kind !== TREE_LIST) {
-      this.node++;
-      return kind === TREE_INT ? x : kind === TREE_NULL ? null : this.text(c, x);
-    }
-    // Sized once (a read of dozens of elements pushed one by one was reallocated several times).
-    const list: unknown[] = new Array(x);
-    at += 2;
-    for (let i = 0; i < x; i++) {
-      // Integer elements (a read's list) inline; anything else recursively.
-      if (tree[at] === TREE_INT) {
-        list[i] = tree[at + 1];
-        at += 2;
-      } else {
-        this.node = at >> 1;
-        list[i] = this.treeValue(c);
-        at = this.node << 1;
-      }
-    }
-    this.node = at >> 1;
-    return list;
   }
 }

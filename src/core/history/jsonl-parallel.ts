@@ -108,10 +108,11 @@ export async function* readJsonlBatchesInWorker(
     failure ??= new Error(`${file}: the reader thread ended early (exit code ${code})`);
     notify();
   });
-  const decoder = new EventColumnsDecoder();
+  const views = opts.compactValues === true;
+  const decoder = new EventColumnsDecoder(views);
   const ownEncoder = new EventColumnsEncoder();
   const ownScanner = new EventLineScanner(ownEncoder);
-  const ownDecoder = new EventColumnsDecoder();
+  const ownDecoder = new EventColumnsDecoder(views);
   let fd: number;
   try {
     fd = openSegments(file);

@@ -1,4 +1,5 @@
 import { fileInputError, InputError } from '../util/errors.ts';
+import type { CompactValue } from './compact-value.ts';
 import type { HistoryEvent } from './event.ts';
 import {
   MAX_NESTING,
@@ -77,6 +78,12 @@ export interface JsonlReadOptions {
   /** Read chunk size in bytes (default 64 KiB: smaller chunks keep fewer events alive at once, so the
    *  garbage collector keeps RSS low, at no cost in speed). */
   chunkSize?: number;
+  /**
+   * Values that crossed threads as compact trees may come as {@link CompactValue} views
+   * (./compact-value.ts) instead of arrays, for a consumer that reads them in place. Only the
+   * two-thread reader (./jsonl-parallel.ts) makes them; every other reader gives plain values.
+   */
+  compactValues?: boolean;
 }
 
 export async function* readJsonlBatches(

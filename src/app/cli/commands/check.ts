@@ -170,7 +170,11 @@ async function checkHistoryFile(
   const { pairEvents, pairEventStream } = await import('../../../core/history/pair.ts');
   const streamed = await runCheckersOnStream(
     requests,
-    (add) => pairEventStream(readEventBatches(historyFile, { ...read, parallel: true }), add),
+    (add, intake) =>
+      pairEventStream(
+        readEventBatches(historyFile, { ...read, parallel: true, compactValues: intake?.compactValues }),
+        add,
+      ),
     ctx,
     { badOptions: 'throw' },
   );
