@@ -14,7 +14,9 @@ import { withCluster } from '../helpers/cluster.ts';
 
 // The lazyfs nemesis through the fault plane on a local cluster, against a tiny "database": a writer that
 // appends numbered lines to data/log, fsyncs after every tenth and records each fsync outside the data
-// directory. A power failure must cut the log back to an fsync boundary, and heal must leave no mount.
+// directory (and stops fsyncing while a `hold` file exists there, so a test can be sure some writes are
+// not fsynced when power fails). A power failure must cut the log back to an fsync boundary, and heal must
+// leave no mount.
 
 const fx = withCluster(test, { nodes: 2, name: 'crd-lz' });
 const BASE = '/var/lib/faultline/lazyfs-test';
@@ -26,7 +28,7 @@ n = len(open(d + '/data/log').read().splitlines())
 while True:
     n += 1
     os.write(fd, b'%d\\n' % n)
-    if n % 10 == 0:
+    if n % 10 == 0 and not os.path.exists(d + '/hold'):
         os.fsync(fd)
         with open(d + '/synced', 'w') as s: s.write(str(n))
         # The next line at once: un-fsynced bytes exist at almost every instant, whenever power fails.
@@ -137,6 +139,17 @@ fx.test.serial(
       before.n >= atInject.n + 30,
       `the writer wrote ${before.n - atInject.n} lines on the mount in 30 s`,
     );
+    // Un-fsynced writes when power fails, for sure: had the writer been killed inside an fsync, the
+    // filesystem would finish that fsync and nothing would be left to drop. With `hold` at most one fsync
+    // already decided on (within ten lines of the hold) still happens; 25 lines more leave at least 15 unsynced.
+    await remote.exec('n1', `touch ${dir('n1')}/hold`, { sudo: true });
+    const held = before.n;
+    const tail = await pollFor(
+      () => lines(remote, 'n1'),
+      (l) => l.n >= held + 25,
+      { timeoutMs: 30_000, stepMs: 200 },
+    );
+    t.true(tail.n >= held + 25, `the writer wrote ${tail.n - held} lines after the hold in 30 s`);
     await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
     const dropped = rec.afterHeal?.signals.find((s) => s.signal.startsWith('power failure'));
     t.regex(String(dropped?.after), /^[1-9]\d* bytes in 1 files/);
