@@ -182,9 +182,23 @@ export class EventColumnsEncoder {
     return at >> 1;
   }
 
-  /** Sets a TREE_LIST node's length once its elements are known. */
-  setListLength(node: number, length: number): void {
-    this.tree[(node << 1) + 1] = length;
+  /**
+   * The tree being built, for a scanner that appends nodes itself (cheaper than a call per node): it
+   * writes from {@link treeUsed} on and hands the array back, grown or not, with {@link treeDone}.
+   */
+  treeInProgress(): Int32Array<ArrayBuffer> {
+    return this.tree;
+  }
+
+  /** Int32 slots of the tree in use (two per node). */
+  treeUsed(): number {
+    return this.treeLength;
+  }
+
+  /** Takes back the tree a scanner appended to (the same array or a larger copy) and its slots in use. */
+  treeDone(tree: Int32Array<ArrayBuffer>, used: number): void {
+    this.tree = tree;
+    this.treeLength = used;
   }
 
   /** The buffers to transfer with `c`. */

@@ -66,6 +66,11 @@ export class EventLineScanner {
   /** Last string seen per (length, first character), so repeated short strings skip slicing. */
   private readonly recent: (string | undefined)[] = new Array(STRING_CACHE);
   private readonly recentRef = new Int32Array(STRING_CACHE);
+  /** Each field name's length by its place in the last line read (the next line's first guess). */
+  private readonly nameLength = new Uint8Array(16);
+  /** The encoder's tree while a batch is scanned, and its int32 slots in use (two per node). */
+  private tree: Int32Array<ArrayBuffer> = EMPTY_TREE;
+  private treeUsed = 0;
 
   constructor(private readonly encoder: EventColumnsEncoder) {}
 
@@ -77,6 +82,8 @@ export class EventLineScanner {
   scan(text: Buffer, from: number, to: number, lines: number, next: number | null): EventColumns | null {
     const encoder = this.encoder;
     encoder.begin();
+    this.tree = encoder.treeInProgress();
+    this.treeUsed = encoder.treeUsed();
     this.recent.fill(undefined);
     const floats = new Float64Array(FLOATS * lines);
     const ints = new Int32Array(INTS * lines);
@@ -97,11 +104,15 @@ export class EventLineScanner {
     }
     this.s = EMPTY;
     if (start !== to + 1) return this.abandon();
+    encoder.treeDone(this.tree, this.treeUsed);
+    this.tree = EMPTY_TREE;
     return encoder.columns(lines, floats, ints, tags);
   }
 
   private abandon(): null {
     this.s = EMPTY;
+    this.encoder.treeDone(this.tree, 0);
+    this.tree = EMPTY_TREE;
     this.encoder.abandon();
     return null;
   }
@@ -116,14 +127,24 @@ export class EventLineScanner {
     ints[io + I_KEY] = -1;
     floats[fo + F_INTENDED] = Number.NaN;
     let seen = 0;
+    const nameLength = this.nameLength;
     this.i++;
-    for (;;) {
+    for (let k = 0; ; k++) {
       const ks = this.i + 1;
       if (s[this.i] !== QUOTE) return false;
-      const ke = s.indexOf(QUOTE, ks);
-      if (ke === -1 || ke >= this.end || s[ke + 1] !== COLON) return false;
+      // Lines repeat their fields in one order: where the previous line's k-th name ended is the first
+      // place to look. A known name there, closed by a quote and a colon, is this name (names have no
+      // quotes, so the first quote after its start is that one); anything else is looked for.
+      let ke = ks + (nameLength[k & 15] as number);
+      let field = ke < this.end && s[ke] === QUOTE && s[ke + 1] === COLON ? fieldAt(s, ks, ke - ks) : 0;
+      if (field === 0) {
+        ke = ks;
+        while (ke < this.end && s[ke] !== QUOTE) ke++;
+        if (ke >= this.end || s[ke + 1] !== COLON) return false;
+        nameLength[k & 15] = ke - ks;
+        field = fieldAt(s, ks, ke - ks);
+      }
       this.i = ke + 2;
-      const field = fieldAt(s, ks, ke - ks);
       if (field === 0 || (seen & field) !== 0) return false;
       seen |= field;
       switch (field) {
@@ -152,7 +173,7 @@ export class EventLineScanner {
           break;
         }
         case PROCESS: {
-          if (has(s, this.i, W_QNEMESIS)) {
+          if (word4(s, this.i) === Q_NEM && word4(s, this.i + 4) === ESIS && s[this.i + 8] === QUOTE) {
             this.i += 9;
             ints[io + I_PROCESS] = -1;
           } else {
@@ -212,15 +233,24 @@ export class EventLineScanner {
   private type(): number {
     const s = this.s;
     const i = this.i;
-    let code: number;
-    let length: number;
-    if (has(s, i, W_QOK)) [code, length] = [TYPE_CODE.ok as number, 4];
-    else if (has(s, i, W_QINVOKE)) [code, length] = [TYPE_CODE.invoke as number, 8];
-    else if (has(s, i, W_QFAIL)) [code, length] = [TYPE_CODE.fail as number, 6];
-    else if (has(s, i, W_QINFO)) [code, length] = [TYPE_CODE.info as number, 6];
-    else return -1;
-    this.i = i + length;
-    return code;
+    const w = word4(s, i);
+    if (w === Q_OK_Q) {
+      this.i = i + 4;
+      return CODE_OK;
+    }
+    if (w === Q_INV && word4(s, i + 4) === OKE_Q) {
+      this.i = i + 8;
+      return CODE_INVOKE;
+    }
+    if (w === Q_FAI && word4(s, i + 2) === AIL_Q) {
+      this.i = i + 6;
+      return CODE_FAIL;
+    }
+    if (w === Q_INF && word4(s, i + 2) === NFO_Q) {
+      this.i = i + 6;
+      return CODE_INFO;
+    }
+    return -1;
   }
 
   /**
@@ -259,7 +289,7 @@ export class EventLineScanner {
     const s = this.s;
     const c = s[this.i] as number;
     if (c === LOWER_N) {
-      if (!has(s, this.i, W_NULL)) return -1;
+      if (word4(s, this.i) !== NULL4) return -1;
       this.i += 4;
       return NULL;
     }
@@ -270,8 +300,8 @@ export class EventLineScanner {
       return STRING;
     }
     if (c === OPEN_BRACKET) {
-      ints[ii] = this.encoder.node(TREE_LIST, 0);
-      return this.list(ints[ii] as number, 1) ? TREE : -1;
+      ints[ii] = this.treeUsed >> 1;
+      return this.list(1) ? TREE : -1;
     }
     const v = this.integer(true, 15);
     if (v < 0) return -1;
@@ -279,45 +309,93 @@ export class EventLineScanner {
     return NUMBER;
   }
 
-  /** The elements of a list whose node is `node` (at its `[`), `depth` levels deep. */
-  private list(node: number, depth: number): boolean {
+  /**
+   * A list at `this.i` (its `[`), `depth` levels deep: its node, then its elements', appended to the
+   * tree. Integers are read here rather than by {@link integer} and nodes written straight into the
+   * array: this loop runs for every element of every transaction, and the calls were most of its cost.
+   */
+  private list(depth: number): boolean {
     const s = this.s;
-    const encoder = this.encoder;
-    this.i++;
-    if (s[this.i] === CLOSE_BRACKET) {
-      this.i++;
+    const node = this.treeUsed;
+    let tree = node + 2 > this.tree.length ? this.grow() : this.tree;
+    tree[node] = TREE_LIST;
+    let used = node + 2;
+    let i = this.i + 1;
+    let length = 0;
+    if (s[i] === CLOSE_BRACKET) {
+      tree[node + 1] = 0;
+      this.treeUsed = used;
+      this.i = i + 1;
       return true;
     }
-    let length = 0;
     for (;;) {
-      const c = s[this.i] as number;
-      if (c === OPEN_BRACKET) {
-        if (depth >= TREE_MAX_DEPTH || !this.list(encoder.node(TREE_LIST, 0), depth + 1)) return false;
+      // One node at most per element here (a nested list writes its own): room first, then write.
+      if (used + 2 > tree.length) {
+        this.treeUsed = used;
+        tree = this.grow();
+      }
+      let c = s[i] as number;
+      if ((c >= ZERO && c <= NINE) || c === MINUS) {
+        // As `integer(true, 10)`: at most 10 digits, no leading zero, no -0, no fraction; then int32.
+        const minus = c === MINUS;
+        if (minus) c = s[++i] as number;
+        const d0 = i;
+        let v = 0;
+        while (c >= ZERO && c <= NINE) {
+          v = v * 10 + (c - ZERO);
+          c = s[++i] as number;
+        }
+        const n = i - d0;
+        if (n === 0 || n > 10 || (n > 1 && s[d0] === ZERO)) return false;
+        if (c === DOT || c === LOWER_E || c === UPPER_E) return false;
+        if (minus ? v === 0 || v > 0x80000000 : v > 0x7fffffff) return false;
+        tree[used] = TREE_INT;
+        tree[used + 1] = minus ? -v : v;
+        used += 2;
+      } else if (c === OPEN_BRACKET) {
+        if (depth >= TREE_MAX_DEPTH) return false;
+        this.treeUsed = used;
+        this.i = i;
+        if (!this.list(depth + 1)) return false;
+        i = this.i;
+        tree = this.tree;
+        used = this.treeUsed;
       } else if (c === QUOTE) {
+        this.i = i;
         const r = this.string();
         if (r === NO_STRING) return false;
-        encoder.node(TREE_STRING, r);
+        i = this.i;
+        tree[used] = TREE_STRING;
+        tree[used + 1] = r;
+        used += 2;
       } else if (c === LOWER_N) {
-        if (!has(s, this.i, W_NULL)) return false;
-        this.i += 4;
-        encoder.node(TREE_NULL, 0);
-      } else {
-        const v = this.integer(true, 10);
-        if (v < 0 || v > (this.negative ? 0x80000000 : 0x7fffffff)) return false;
-        encoder.node(TREE_INT, this.negative ? -v : v);
-      }
+        if (word4(s, i) !== NULL4) return false;
+        i += 4;
+        tree[used] = TREE_NULL;
+        tree[used + 1] = 0;
+        used += 2;
+      } else return false;
       length++;
-      const d = s[this.i] as number;
-      this.i++;
+      const d = s[i++] as number;
       if (d === COMMA) continue;
       if (d !== CLOSE_BRACKET) return false;
-      encoder.setListLength(node, length);
+      tree[node + 1] = length;
+      this.treeUsed = used;
+      this.i = i;
       return true;
     }
   }
 
+  /** The tree with room for at least one more node (doubled, its slots in use kept). */
+  private grow(): Int32Array<ArrayBuffer> {
+    const next = new Int32Array(Math.max(1024, this.tree.length * 2));
+    next.set(this.tree.subarray(0, this.treeUsed));
+    this.tree = next;
+    return next;
+  }
+
   private nullOrString(): number {
-    if (has(this.s, this.i, W_NULL)) {
+    if (word4(this.s, this.i) === NULL4) {
       this.i += 4;
       return -1;
     }
@@ -327,7 +405,7 @@ export class EventLineScanner {
   /** A fault epoch: null (-1), or a list of strings as a ref to its JSON text (the line's own). */
   private faultEpoch(): number {
     const s = this.s;
-    if (has(s, this.i, W_NULL)) {
+    if (word4(s, this.i) === NULL4) {
       this.i += 4;
       return -1;
     }
@@ -412,21 +490,28 @@ function fieldAt(s: Uint8Array, at: number, length: number): number {
     case 1:
       return s[at] === 102 ? F : 0;
     case 3:
-      return has(s, at, W_KEY) ? KEY : 0;
-    case 4:
-      if (has(s, at, W_TYPE)) return TYPE;
-      if (has(s, at, W_TIME)) return TIME;
-      return has(s, at, W_NODE) ? NODE : 0;
-    case 5:
-      if (has(s, at, W_INDEX)) return INDEX;
-      if (has(s, at, W_VALUE)) return VALUE;
-      return has(s, at, W_ERROR) ? ERROR : 0;
+      return s[at] === 107 && s[at + 1] === 101 && s[at + 2] === 121 ? KEY : 0;
+    case 4: {
+      const w = word4(s, at);
+      return w === N_TYPE ? TYPE : w === N_TIME ? TIME : w === N_NODE ? NODE : 0;
+    }
+    case 5: {
+      const w = word4(s, at);
+      const last = s[at + 4];
+      if (w === N_INDE && last === 120) return INDEX;
+      if (w === N_VALU && last === 101) return VALUE;
+      return w === N_ERRO && last === 114 ? ERROR : 0;
+    }
     case 7:
-      return has(s, at, W_PROCESS) ? PROCESS : 0;
+      return word4(s, at) === N_PROC && word4(s, at + 3) === N_CESS ? PROCESS : 0;
     case 10:
-      return has(s, at, W_FAULTEPOCH) ? EPOCH : 0;
+      return word4(s, at) === N_FAUL && word4(s, at + 4) === N_TEPO && word4(s, at + 6) === N_POCH
+        ? EPOCH
+        : 0;
     case 12:
-      return has(s, at, W_INTENDEDTIME) ? INTENDED : 0;
+      return word4(s, at) === N_INTE && word4(s, at + 4) === N_NDED && word4(s, at + 8) === N_CAP_TIME
+        ? INTENDED
+        : 0;
     default:
       return 0;
   }
@@ -452,30 +537,50 @@ const TILDE = 126;
 const NEWLINE = 10;
 const EMPTY = Buffer.alloc(0);
 
-const ascii = (text: string) => Buffer.from(text, 'latin1');
-const W_ERROR = ascii('error');
-const W_FAULTEPOCH = ascii('faultEpoch');
-const W_INDEX = ascii('index');
-const W_INTENDEDTIME = ascii('intendedTime');
-const W_KEY = ascii('key');
-const W_NODE = ascii('node');
-const W_NULL = ascii('null');
-const W_PROCESS = ascii('process');
-const W_QFAIL = ascii('"fail"');
-const W_QINFO = ascii('"info"');
-const W_QINVOKE = ascii('"invoke"');
-const W_QNEMESIS = ascii('"nemesis"');
-const W_QOK = ascii('"ok"');
-const W_TIME = ascii('time');
-const W_TYPE = ascii('type');
-const W_VALUE = ascii('value');
+const EMPTY_TREE = new Int32Array(0);
 
-/** Whether `word`'s bytes are at `at` in `s`. */
-function has(s: Uint8Array, at: number, word: Uint8Array): boolean {
-  if (at + word.length > s.length) return false;
-  for (let j = 0; j < word.length; j++) if (s[at + j] !== word[j]) return false;
-  return true;
+/**
+ * The four bytes at `at` as one little-endian int32, to compare a word in one step; bytes past the end
+ * read as 0, which no word compared here contains.
+ */
+function word4(s: Uint8Array, at: number): number {
+  return (
+    (s[at] as number) |
+    ((s[at + 1] as number) << 8) |
+    ((s[at + 2] as number) << 16) |
+    ((s[at + 3] as number) << 24)
+  );
 }
+
+const w4 = (text: string) => word4(Buffer.from(text, 'latin1'), 0);
+const NULL4 = w4('null');
+const Q_OK_Q = w4('"ok"');
+const Q_INV = w4('"inv');
+const OKE_Q = w4('oke"');
+const Q_FAI = w4('"fai');
+const AIL_Q = w4('ail"');
+const Q_INF = w4('"inf');
+const NFO_Q = w4('nfo"');
+const Q_NEM = w4('"nem');
+const ESIS = w4('esis');
+const N_TYPE = w4('type');
+const N_TIME = w4('time');
+const N_NODE = w4('node');
+const N_INDE = w4('inde');
+const N_VALU = w4('valu');
+const N_ERRO = w4('erro');
+const N_PROC = w4('proc');
+const N_CESS = w4('cess');
+const N_FAUL = w4('faul');
+const N_TEPO = w4('tEpo');
+const N_POCH = w4('poch');
+const N_INTE = w4('inte');
+const N_NDED = w4('nded');
+const N_CAP_TIME = w4('Time');
+const CODE_OK = TYPE_CODE.ok as number;
+const CODE_INVOKE = TYPE_CODE.invoke as number;
+const CODE_FAIL = TYPE_CODE.fail as number;
+const CODE_INFO = TYPE_CODE.info as number;
 
 /** Whether the ASCII string `text` is at `at` in `s` (the caller knows the lengths are equal). */
 function sameText(s: Uint8Array, at: number, text: string): boolean {
