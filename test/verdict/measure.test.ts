@@ -273,6 +273,12 @@ test('recoveryAfterHeal: every key answering is not enough, the rate must be bac
   const nr = recoveryAfterHeal(never, nw, faults, { endS: 12, budgetS: 3 });
   t.is(nr?.windows[0]?.rate?.backAfterS, null);
   t.is(nr?.windows[0]?.rate?.cutBy, undefined, 'the budget ran out before the end: judged, not cut');
+  t.true((nr?.afterHealOpsPerSec ?? 1) < 1, 'judged: the windows after the keys answered ran ~0 ops/s');
+  // Not back when the workload ended, but the budget runs past it: the rate is not judged, and the
+  // windows after the heal are not "after the recovery" either (they were still recovering).
+  const cut = recoveryAfterHeal(never, nw, faults, { endS: 14, budgetS: 10 });
+  t.is(cut?.windows[0]?.rate?.cutBy, 'the end of the workload');
+  t.is(cut?.afterHealOpsPerSec, null);
   // The next fault began inside the budget before the rate was back: that fault's to judge.
   const two = [...faults, { id: 'w2', startS: 6, endS: 7 }];
   const tw = throughputWindows(ops, { windowS: 2, durationS: 12, faults: two });

@@ -270,7 +270,12 @@ export function recoveryAfterHeal(
       windows: [],
       permanent,
     };
-  const lastBack = Math.max(...per.map((w) => w.healS + (w.recoveredAfterS ?? w.budgetS)));
+  // A heal whose rate was not back when the workload ended, still inside its budget, leaves nothing
+  // settled after it: those windows were still recovering, so there is no rate "after" to compare (the
+  // heal's own rate is reported as not judged, and a degraded verdict would contradict it).
+  const settledFrom = (w: WindowRecovery) =>
+    w.rate?.cutBy === END_OF_WORKLOAD ? Number.POSITIVE_INFINITY : w.healS + (w.recoveredAfterS ?? w.budgetS);
+  const lastBack = Math.max(...per.map(settledFrom));
   // Settled: the whole windows after the last recovery (between faults, clients still finishing the
   // ops that timed out under the last one would make a recovered system look degraded).
   const afterWindows = windows.filter((w) => w.startS >= lastBack && !w.faultActive && whole(w));
@@ -283,6 +288,9 @@ export function recoveryAfterHeal(
     ...(permanent.length > 0 && { permanent }),
   };
 }
+
+/** What cut a heal's rate recovery short when the workload ended before its budget did. */
+const END_OF_WORKLOAD = 'the end of the workload';
 
 const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
 
@@ -316,7 +324,7 @@ function withRateRecovery(
     backAfterS === null && horizon < w.healS + w.budgetS
       ? next <= end
         ? (faults.find((g) => g.startS === next)?.id ?? 'the next fault window')
-        : 'the end of the workload'
+        : END_OF_WORKLOAD
       : undefined;
   const rate: RateRecovery = {
     backAfterS,
