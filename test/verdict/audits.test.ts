@@ -404,6 +404,34 @@ test('RF8: keys answering within budget is not enough when the rate stayed below
   t.regex(cut.evidence, /w1: rate not judged, w2 came first/);
 });
 
+test('RF8: the workload ending before the rate was back, inside the budget, is not shown either way', (t) => {
+  // A restarted broker refusing connections until after the last op: the keys answered through the
+  // other members at once, the rate stayed at two thirds, and the budget ran past the workload's end.
+  const unsettled = hardeningEvidence({
+    recovery: {
+      baselineOpsPerSec: 20,
+      afterHealOpsPerSec: null,
+      measuredAfterS: 0,
+      windows: [
+        {
+          id: 'w1',
+          healS: 13,
+          keys: 1,
+          recoveredAfterS: 0.1,
+          slowestKey: 'q',
+          budgetS: 15.2,
+          budgetFrom: 'the end of the history',
+          rate: { backAfterS: null, referenceOpsPerSec: 20, cutBy: 'the end of the workload' },
+        },
+      ],
+    },
+  });
+  const rf8 = item(runAudits(unsettled, S1, 'hardening').redFlags, 'RF8');
+  t.is(rf8.status, 'unchecked', rf8.evidence);
+  t.regex(rf8.evidence, /the workload ended before the rate was back after w1, inside the budget/);
+  t.notRegex(rf8.evidence, /degraded|rate was back/);
+});
+
 test('RF8: keys the workload stopped asking are named and not judged; with none judged RF8 is unchecked', (t) => {
   const heal = (keys: number, retired: string[]) =>
     oneHeal({ id: 'w13', healS: 153.6, keys, recoveredAfterS: 6.4, slowestKey: '38', retired });

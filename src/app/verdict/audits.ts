@@ -3,7 +3,7 @@ import { groupThousands } from '../../core/util/format.ts';
 import { isNegativeControl } from '../plan/expectation.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import type { OracleResult, ScenarioEvidence } from './evidence.ts';
-import { RECOVERY_FRACTION, windowRate } from './measure.ts';
+import { END_OF_WORKLOAD, RECOVERY_FRACTION, windowRate } from './measure.ts';
 import { type SeedView, seedPrefix, seedViews } from './seeds.ts';
 
 /**
@@ -615,8 +615,10 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
   const rateCut = judged
     .filter((w) => w.rate?.cutBy !== undefined)
     .map((w) => `${w.id}: rate not judged, ${w.rate?.cutBy} came first`);
-  const withRate = judged.some((w) => w.rate !== undefined);
-  const reference = judged.find((w) => w.rate)?.rate?.referenceOpsPerSec;
+  // "The rate was back" only when some heal's rate was judged (not cut short by what came next).
+  const rateJudged = judged.filter((w) => w.rate !== undefined && w.rate.cutBy === undefined);
+  const withRate = rateJudged.length > 0;
+  const reference = rateJudged[0]?.rate?.referenceOpsPerSec;
   const perKey = `${judged.length} heal(s): every key in use served an ok op${withRate ? ` and the rate was back to ≥ ${Math.round(RECOVERY_FRACTION * 100)}% of ${reference?.toFixed(1)} ops/s` : ''} within ${fmtS(slowest.recoveredAfterS)} (slowest ${slowest.id}, budget ${fmtS(slowest.budgetS)} from ${slowest.budgetFrom})${[...cut, ...rateCut].length ? `; ${[...cut, ...rateCut].join('; ')}` : ''}`;
   if (late.length > 0)
     return bad(
@@ -627,8 +629,16 @@ function recoveryItem(ev: ScenarioEvidence): [AuditStatus, string] {
         )
         .join('; ')}`,
     );
-  if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null)
+  if (r.afterHealOpsPerSec === null || r.baselineOpsPerSec === null) {
+    // Not shown either way: the workload ended while a heal's rate was still below nominal, inside its
+    // budget. Neither degraded (the budget had not run out) nor back: a PASS may not claim it.
+    const unsettled = judged.filter((w) => w.rate?.cutBy === END_OF_WORKLOAD).map((w) => w.id);
+    if (unsettled.length > 0)
+      return unchecked(
+        `${perKey}; the workload ended before the rate was back after ${unsettled.join(', ')}, inside the budget: back to nominal not shown (a longer quiet tail would show it)`,
+      );
     return ok(`${perKey}; no whole window after the last recovery to compare rates`);
+  }
   const rate = `${r.afterHealOpsPerSec.toFixed(1)} ops/s after the last recovery vs baseline ${r.baselineOpsPerSec.toFixed(1)} ops/s`;
   return r.afterHealOpsPerSec >= RECOVERY_FRACTION * r.baselineOpsPerSec
     ? ok(`${perKey}; ${rate}`)

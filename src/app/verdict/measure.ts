@@ -290,7 +290,7 @@ export function recoveryAfterHeal(
 }
 
 /** What cut a heal's rate recovery short when the workload ended before its budget did. */
-const END_OF_WORKLOAD = 'the end of the workload';
+export const END_OF_WORKLOAD = 'the end of the workload';
 
 const whole = (w: ThroughputWindow) => (w.seconds ?? w.endS - w.startS) >= w.endS - w.startS - 1e-6;
 
