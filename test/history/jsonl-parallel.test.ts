@@ -6,6 +6,13 @@ import type { HistoryEvent } from '../../src/core/history/event.ts';
 import { EventColumnsDecoder, EventColumnsEncoder } from '../../src/core/history/event-columns.ts';
 import { type JsonlReadOptions, readJsonlBatches, type TornTail } from '../../src/core/history/jsonl.ts';
 import { parallelPays, readJsonlBatchesInWorker } from '../../src/core/history/jsonl-parallel.ts';
+import {
+  closeSegments,
+  openSegments,
+  readSegmentBytes,
+  SegmentBuffer,
+  segmentCount,
+} from '../../src/core/history/jsonl-segments.ts';
 import { PARALLEL_MIN_BYTES, readEventBatches } from '../../src/core/history/read.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'faultline-jsonl-par-'));
@@ -398,5 +405,39 @@ test('a torn tail after a register history is named with its line and length', a
   for (const r of await readers(p, { tornTail: 'drop' })) {
     t.is(r.error, undefined);
     t.is(r.events.length, 400);
+  }
+});
+
+test('segments read into one reused buffer are byte for byte those read into fresh ones, at every bound', (t) => {
+  // Lines of a few bytes to 70 KB (longer than the probe past a bound, so some bounds are found by
+  // reading on), a file not ending in a newline, and segment sizes from smaller than a line to larger
+  // than the file.
+  const lines: string[] = [];
+  for (let i = 0; i < 400; i++)
+    lines.push(i % 37 === 5 ? 'x'.repeat(70_000 + i) : `{"index":${i}}`.repeat(1 + (i % 9)));
+  const text = `${lines.join('\n')}\ntail without newline`;
+  const p = file(text);
+  const size = statSync(p).size;
+  const fd = openSegments(p);
+  try {
+    for (const segmentBytes of [700, 4096, 65_536, 100_000, size + 10]) {
+      const reused = new SegmentBuffer();
+      let covered = 0;
+      for (let k = 0; k < segmentCount(size, segmentBytes); k++) {
+        const fresh = readSegmentBytes(fd, p, k, size, segmentBytes);
+        const into = readSegmentBytes(fd, p, k, size, segmentBytes, undefined, reused);
+        t.is(into.begin, fresh.begin, `segment ${k} of ${segmentBytes}`);
+        t.is(into.last, fresh.last, `segment ${k} of ${segmentBytes}`);
+        t.true(into.bytes.equals(fresh.bytes), `segment ${k} of ${segmentBytes}`);
+        covered += fresh.bytes.length;
+      }
+      t.is(covered, size, `the segments of ${segmentBytes} bytes cover the file`);
+    }
+    // A line over the cap across a bound: the same error either way.
+    const capped = (into?: SegmentBuffer) =>
+      t.throws(() => readSegmentBytes(fd, p, 1, size, 4096, 60_000, into));
+    t.is(capped(new SegmentBuffer())?.message, capped()?.message);
+  } finally {
+    closeSegments(fd);
   }
 });

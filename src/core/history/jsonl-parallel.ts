@@ -10,6 +10,7 @@ import {
   readSegment,
   SEGMENT_BYTES,
   type SegmentBlock,
+  SegmentBuffer,
   segmentBlocks,
   segmentColumnBlocks,
   segmentCount,
@@ -113,6 +114,7 @@ export async function* readJsonlBatchesInWorker(
   const ownEncoder = new EventColumnsEncoder();
   const ownScanner = new EventLineScanner(ownEncoder);
   const ownDecoder = new EventColumnsDecoder(views);
+  const ownBytes = new SegmentBuffer();
   let fd: number;
   try {
     fd = openSegments(file);
@@ -145,7 +147,17 @@ export async function* readJsonlBatchesInWorker(
         try {
           // Scanned into columns and decoded here too: for lines in the scanner's grammar that costs
           // about half of parsing them.
-          const segment = segmentColumnBlocks(fd, file, k, size, segmentBytes, cap, ownScanner, ownEncoder);
+          const segment = segmentColumnBlocks(
+            fd,
+            file,
+            k,
+            size,
+            segmentBytes,
+            cap,
+            ownScanner,
+            ownEncoder,
+            ownBytes,
+          );
           for (let r = segment.next(); ; r = segment.next()) {
             if (r.done) {
               tail = r.value;

@@ -62,8 +62,31 @@ export interface SegmentBytes {
 }
 
 /**
+ * How far past a segment's nominal bound its newline is first looked for: one read covers the segment
+ * and both bounds' lines when they are shorter than this (lines in histories are a few hundred bytes).
+ */
+const BOUND_PROBE_BYTES = 1 << 16;
+
+/**
+ * A buffer one reader reuses for segment after segment (what {@link readSegmentBytes} returns in it is
+ * valid until the next read into it). A fresh buffer per segment cost more than reading into it: the
+ * kernel maps and zeroes every page of a new buffer as it is first written, and the collector frees
+ * them only later, so a 4 GB history was 4 GB of new pages.
+ */
+export class SegmentBuffer {
+  bytes = Buffer.allocUnsafe(0);
+
+  /** The buffer, with room for at least `n` bytes (its contents are not kept when it grows). */
+  room(n: number): Buffer {
+    if (this.bytes.length < n) this.bytes = Buffer.allocUnsafe(n);
+    return this.bytes;
+  }
+}
+
+/**
  * Reads segment `k` of a file of `size` bytes. Throws the sequential reader's error for a line over
- * the cap that crosses the segment's bounds.
+ * the cap that crosses the segment's bounds. With `into`, the bytes are read into that reused buffer,
+ * the segment and the lines at both of its bounds in one read when they fit.
  */
 export function readSegmentBytes(
   fd: number,
@@ -72,6 +95,7 @@ export function readSegmentBytes(
   size: number,
   segmentBytes = SEGMENT_BYTES,
   maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  into?: SegmentBuffer,
 ): SegmentBytes {
   // A line crossing a segment bound is looked for its end at most the cap ahead: a file that is one
   // huge line is refused after reading the cap, not read whole.
@@ -80,18 +104,48 @@ export function readSegmentBytes(
     if (at === -1) throw lineTooLong(file, lineNumberAt(fd, from, size), maxLineBytes);
     return at;
   };
-  const begin = k === 0 ? 0 : bound(k * segmentBytes - 1);
   const limit = (k + 1) * segmentBytes;
-  const end = limit >= size ? size : bound(limit - 1);
+  let begin: number;
+  let end: number;
+  // What is already in `into`: file bytes [readFrom, readFrom + readBytes).
+  let readFrom = 0;
+  let readBytes = 0;
+  if (into) {
+    // From the byte before the segment's nominal start (its line's newline may be that byte) to a probe
+    // past its nominal end: the newline there ends its last line.
+    readFrom = k === 0 ? 0 : k * segmentBytes - 1;
+    const want = Math.max(0, Math.min(size, limit - 1 + BOUND_PROBE_BYTES) - readFrom);
+    readBytes = readFully(fd, into.room(want), 0, want, readFrom);
+    const buf = into.bytes;
+    // A newline found within the first probe's reach of a bound is what lineStartAtOrAfter finds.
+    const newlineAfter = (from: number) => {
+      const reach = Math.min(readFrom + readBytes, from + BOUND_PROBE_BYTES);
+      const i = buf.subarray(0, reach - readFrom).indexOf(10, from - readFrom);
+      return i === -1 ? bound(from) : readFrom + i + 1;
+    };
+    begin = k === 0 ? 0 : newlineAfter(readFrom);
+    end = limit >= size ? size : newlineAfter(limit - 1);
+  } else {
+    begin = k === 0 ? 0 : bound(k * segmentBytes - 1);
+    end = limit >= size ? size : bound(limit - 1);
+  }
   if (end <= begin) return { bytes: Buffer.alloc(0), begin, last: false };
-  const buf = Buffer.allocUnsafe(end - begin);
+  if (into && begin >= readFrom && end <= readFrom + readBytes)
+    return { bytes: into.bytes.subarray(begin - readFrom, end - readFrom), begin, last: end >= size };
+  const buf = into ? into.room(end - begin) : Buffer.allocUnsafe(end - begin);
+  const got = readFully(fd, buf, 0, end - begin, begin);
+  return { bytes: buf.subarray(0, got), begin, last: end >= size };
+}
+
+/** Reads `length` bytes at `position` into `buf` at `offset`, fewer only at the file's end. */
+function readFully(fd: number, buf: Buffer, offset: number, length: number, position: number): number {
   let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, begin + got);
+  while (got < length) {
+    const n = readSync(fd, buf, offset + got, length - got, position + got);
     if (n === 0) break;
     got += n;
   }
-  return { bytes: buf.subarray(0, got), begin, last: end >= size };
+  return got;
 }
 
 /**
@@ -200,7 +254,9 @@ export interface ColumnBlock {
  * a segment that ends in a newline goes from its bytes through the scanner (./jsonl-scan.ts), with no
  * text decoded and no JSON parsed; a block with a line off the scanner's grammar, and the file's last
  * segment (which may end torn), is decoded, parsed and encoded instead. The same events either way;
- * any error is thrown (the caller reads the segment again the ordinary way to say which).
+ * any error is thrown (the caller reads the segment again the ordinary way to say which). With `into`
+ * the segment's bytes are read into that reused buffer: nothing yielded refers to them (columns and
+ * strings are copies), so the next segment may be read into it once this one's generator is done.
  */
 export function* segmentColumnBlocks(
   fd: number,
@@ -211,8 +267,9 @@ export function* segmentColumnBlocks(
   maxLineBytes: number,
   scanner: EventLineScanner,
   encoder: EventColumnsEncoder,
+  into?: SegmentBuffer,
 ): Generator<ColumnBlock, string | null> {
-  const raw = readSegmentBytes(fd, file, k, size, segmentBytes, maxLineBytes);
+  const raw = readSegmentBytes(fd, file, k, size, segmentBytes, maxLineBytes, into);
   if (raw.last) {
     const seg = decodeSegment(fd, file, raw, size, maxLineBytes);
     for (const b of segmentBlocks(file, seg))

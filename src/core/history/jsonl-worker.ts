@@ -1,7 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventColumnsEncoder } from './event-columns.ts';
 import { EventLineScanner } from './jsonl-scan.ts';
-import { type ColumnBlock, closeSegments, openSegments, segmentColumnBlocks } from './jsonl-segments.ts';
+import {
+  type ColumnBlock,
+  closeSegments,
+  openSegments,
+  SegmentBuffer,
+  segmentColumnBlocks,
+} from './jsonl-segments.ts';
 
 /**
  * Worker-thread side of {@link readJsonlBatchesInWorker} (./jsonl-parallel.ts): reads and parses the
@@ -38,6 +44,7 @@ port.on('message', () => {
 async function run(): Promise<void> {
   const encoder = new EventColumnsEncoder();
   const scanner = new EventLineScanner(encoder);
+  const bytes = new SegmentBuffer();
   const fd = openSegments(job.file);
   try {
     for (const k of job.segments) {
@@ -56,6 +63,7 @@ async function run(): Promise<void> {
           job.maxLineBytes,
           scanner,
           encoder,
+          bytes,
         );
         for (let r = segment.next(); ; r = segment.next()) {
           if (r.done) {
