@@ -212,6 +212,36 @@ test('a missing file is the same one-line error', async (t) => {
   t.is(par.error, seq.error);
 });
 
+test('a batch keeps its tree: values decoded as views after the next batch was encoded are still its own', (t) => {
+  const txn = (i: number) => [
+    ['append', i, i + 1],
+    ['r', i + 2, [i, i + 3, i + 4]],
+  ];
+  const batch = (from: number) =>
+    Array.from({ length: 50 }, (_, j) => ({
+      index: from + j,
+      time: from + j,
+      type: 'ok',
+      process: j % 5,
+      f: 'txn',
+      value: txn(from + j),
+      node: null,
+      faultEpoch: null,
+    })) as unknown as HistoryEvent[];
+  const enc = new EventColumnsEncoder();
+  const dec = new EventColumnsDecoder(true);
+  const first = enc.encode(batch(0));
+  const second = enc.encode(batch(50));
+  t.is(first.whole.length + second.whole.length, 0, 'every event in the columns, every value a tree');
+  const values = [...dec.decode(first), ...dec.decode(second)].map((e) =>
+    JSON.parse(JSON.stringify(e.value)),
+  );
+  t.deepEqual(
+    values,
+    [...batch(0), ...batch(50)].map((e) => e.value),
+  );
+});
+
 test('the columns carry every field: encode then decode is the identity', (t) => {
   const evs = events(300) as unknown as HistoryEvent[];
   for (const e of evs) e.value ??= null;
