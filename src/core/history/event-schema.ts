@@ -13,7 +13,8 @@ export const historyEventSchema = z.looseObject({
   type: z.enum(EVENT_TYPES),
   /** The operation's function, e.g. "read", "write", "cas", "txn", "start-partition". */
   f: z.string(),
-  value: z.unknown(),
+  /** A missing value is read as null (the readers fill it in), so the reference accepts its absence too. */
+  value: z.unknown().default(null),
   process: processIdSchema,
   /** Nanoseconds since the run started, from a monotonic clock. */
   time: z.number().nonnegative(),

@@ -19,14 +19,14 @@ export function checkEvent(o: unknown): EventProblem | null {
   }
   const e = o as Record<string, unknown>;
   const index = e.index;
-  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) {
-    return problem('index', 'a non-negative integer', index);
+  if (!Number.isSafeInteger(index) || (index as number) < 0) {
+    return problem('index', 'a non-negative integer below 2^53', index);
   }
   if (!TYPES.has(e.type)) return problem('type', 'one of invoke, ok, fail, info', e.type);
   if (typeof e.f !== 'string') return problem('f', 'a string', e.f);
   const p = e.process;
-  if (p !== 'nemesis' && (typeof p !== 'number' || !Number.isInteger(p) || p < 0)) {
-    return problem('process', 'a non-negative integer or "nemesis"', p);
+  if (p !== 'nemesis' && (!Number.isSafeInteger(p) || (p as number) < 0)) {
+    return problem('process', 'a non-negative integer below 2^53 or "nemesis"', p);
   }
   const t = e.time;
   if (typeof t !== 'number' || !(t >= 0) || t === Number.POSITIVE_INFINITY) {
