@@ -44,6 +44,8 @@ export interface CheckOutcome {
   failing: number[];
   opsConsumed: number;
   opsIgnored: number;
+  /** Ops of unknown outcome left out of the search: nothing could observe them (Model.unobserved). */
+  opsUnobserved: number;
   timedOut: boolean;
   aborted: boolean;
   elapsedMs: number;
@@ -237,6 +239,7 @@ export async function checkPrepared(
     failing,
     opsConsumed: prepared.opsConsumed,
     opsIgnored: prepared.opsIgnored,
+    opsUnobserved: prepared.opsUnobserved,
     timedOut: engine.timedOut,
     aborted: engine.aborted,
     elapsedMs: monotonicMs() - started,

@@ -59,6 +59,14 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    */
   refute?(ops: EncodedOps): Refutation | null;
   /**
+   * Optional: ops of a partition the search may leave out, as a mask (1 = leave out), or null for none.
+   * Must be sound: the partition is linearizable with them exactly when it is without them (e.g. a
+   * crashed register write whose value no other op reads or compares against: it may also never have
+   * taken effect, and taking effect could only be invisible). Applied once per partition before the
+   * search and the refutation; reports count what was left out.
+   */
+  unobserved?(ops: EncodedOps): Uint8Array | null;
+  /**
    * Optional: a store for the states one search reaches, given the op classes it will step (class `c`
    * is `inputs[c]`, `outputs[c]`). For models whose states are large and numerous (kv's ever-longer
    * strings): the store keeps them in typed arrays instead of one object per state, so a search

@@ -157,6 +157,30 @@ export class EncodedOps {
     return out;
   }
 
+  /** These columns without the ops marked 1 in `out` (in the same order). */
+  without(out: Uint8Array): EncodedOps {
+    const keep: number[] = [];
+    for (let i = 0; i < this.length; i++) if (out[i] !== 1) keep.push(i);
+    const pick = <T extends Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(keep.length);
+      for (let k = 0; k < keep.length; k++) b[k] = a[keep[k] as number] as number;
+      return b;
+    };
+    const own = (a: unknown[] | null): unknown[] | null => (a === null ? null : keep.map((i) => a[i]));
+    return new EncodedOps({
+      length: keep.length,
+      id: pick(this.id, (n) => new Int32Array(n)),
+      process: pick(this.process, (n) => new Float64Array(n)),
+      call: pick(this.call, (n) => new Float64Array(n)),
+      ret: pick(this.ret, (n) => new Float64Array(n)),
+      io: pick(this.io, (n) => new Int32Array(n)),
+      ioInputs: this.ioInputs,
+      ioOutputs: this.ioOutputs,
+      ownInputs: own(this.ownInputs),
+      ownOutputs: own(this.ownOutputs),
+    });
+  }
+
   /** The plain data, for posting to a worker thread (rebuild with `new EncodedOps(data)`). */
   data(): EncodedOpsData {
     return {

@@ -16,6 +16,8 @@ export interface PreparedHistory {
   opsConsumed: number;
   /** Ops that cannot affect the verdict (failed writes, reads with unknown result, not-applied failures). */
   opsIgnored: number;
+  /** Ops of unknown outcome the model left out of the search: no other op could observe them (Model.unobserved). */
+  opsUnobserved: number;
 }
 
 /** Thrown for an op the model cannot interpret; carries the op so the error names it. */
@@ -299,8 +301,18 @@ export class HistoryPreparer {
       const order = keyOrder;
       keys.sort((a, b) => order.compare(a ?? '', b ?? ''));
     }
-    const partitions = keys.map((key) => ({ key, ops: (this.byKey.get(key) as EncodedOpsBuilder).finish() }));
-    return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored };
+    let unobserved = 0;
+    const partitions = keys.map((key) => {
+      let ops = (this.byKey.get(key) as EncodedOpsBuilder).finish();
+      const out = this.model.unobserved?.(ops) ?? null;
+      if (out !== null) {
+        const kept = ops.without(out);
+        unobserved += ops.length - kept.length;
+        ops = kept;
+      }
+      return { key, ops };
+    });
+    return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored, opsUnobserved: unobserved };
   }
 }
 

@@ -145,6 +145,8 @@ export function buildResult(
   let evidence = `linearizability (${model.name}): ${fmt(outcome.opsConsumed)} ops over ${scopeWord}, ${fmt(anomalies.length)} ${anomalies.length === 1 ? 'anomaly' : 'anomalies'}`;
   if (outcome.opsIgnored > 0)
     evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
+  if (outcome.opsUnobserved > 0)
+    evidence += ` (${fmt(outcome.opsUnobserved)} ops of unknown outcome left out: no other op could observe what they wrote)`;
   if (failing.length > 0) evidence += `; not linearizable: ${failing.map(name).join(', ')}`;
   if (cancelled.length > 0)
     evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;
@@ -163,6 +165,7 @@ export function buildResult(
       opsConsumed: outcome.opsConsumed,
       opsChecked,
       opsIgnored: outcome.opsIgnored,
+      opsUnobserved: outcome.opsUnobserved,
       model: model.name,
       partitions: parts.length,
       partitionsChecked: decided.length,

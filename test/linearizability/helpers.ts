@@ -1,3 +1,4 @@
+import type { AnyModel } from '../../checkers/linearizability/model.ts';
 import type { HistoryEvent } from '../../src/core/history/event.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
@@ -46,4 +47,15 @@ export function historyFromTimed(ops: readonly TimedOp[]): Operation[] {
       : [p.op.process, 'invoke', p.op.f, p.op.input],
   );
   return history(evs);
+}
+
+/**
+ * The model as it is but for `unobserved`: every op the preparer encodes goes to the search. For tests
+ * whose subject is the search itself (its cache, its buffers) on histories that leaving crashed writes
+ * out would make trivial, and for comparing verdicts with and without what it leaves out.
+ */
+export function searchingEveryOp(model: AnyModel): AnyModel {
+  const view = Object.create(model) as AnyModel;
+  Object.defineProperty(view, 'unobserved', { value: undefined });
+  return view;
 }

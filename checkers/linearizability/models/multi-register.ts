@@ -10,6 +10,7 @@ import {
   registerReadOnly,
   registerStep,
 } from './register.ts';
+import { unobservedRegisterWrites } from './unobserved-writes.ts';
 
 /**
  * Many independent registers addressed as `[k v]` values (Jepsen's independent workloads): a write
@@ -40,6 +41,7 @@ export function makeMultiRegister(
     init: () => initialValue,
     step: registerStep,
     readOnly: registerReadOnly,
+    unobserved: unobservedRegisterWrites,
     equal: deepEqual,
     hash: hashValue,
     encode(op) {

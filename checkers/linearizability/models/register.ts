@@ -1,6 +1,10 @@
 import type { Operation } from '../../../src/core/history/operation.ts';
 import { deepEqual, hashValue, ILLEGAL, type Illegal, type Model, ModelInputError, show } from '../model.ts';
+import type { RegisterInput, RegisterOutput } from './register-values.ts';
 import { refuteStaleObservation } from './stale-read.ts';
+import { unobservedRegisterWrites } from './unobserved-writes.ts';
+
+export type { RegisterInput, RegisterOutput } from './register-values.ts';
 
 /**
  * Single registers with Knossos's semantics (`knossos.model/register`, `cas-register`). `register` knows
@@ -30,21 +34,6 @@ export function appliedValue(op: Operation): unknown {
 export function readIsKnown(value: unknown, s: RegisterSemantics): boolean {
   return s.nilRead === 'value' || (value !== null && value !== undefined);
 }
-export interface RegisterInput {
-  f: 'read' | 'write' | 'cas';
-  a: unknown;
-  b: unknown;
-}
-
-export interface RegisterOutput {
-  /** False for an `info`/open op: any outcome is allowed. */
-  known: boolean;
-  /** What a read returned. */
-  value: unknown;
-  /** Whether a cas succeeded. */
-  ok: boolean;
-}
-
 export function registerStep(
   state: unknown,
   input: RegisterInput,
@@ -131,6 +120,7 @@ export function makeRegister(
     step: registerStep,
     readOnly: registerReadOnly,
     refute: (ops) => refuteStaleObservation(ops, initialValue),
+    unobserved: unobservedRegisterWrites,
     equal: deepEqual,
     hash: hashValue,
     encode: (op) => encodeRegisterOp(op, allowCas, semantics),

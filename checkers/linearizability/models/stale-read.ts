@@ -1,18 +1,7 @@
 import type { Refutation } from '../model.ts';
 import { show } from '../model.ts';
 import type { EncodedOps } from '../op-columns.ts';
-
-/** The register model's op encoding (./register.ts), as far as this file reads it. */
-interface RegisterInput {
-  f: 'read' | 'write' | 'cas';
-  a: unknown;
-  b: unknown;
-}
-interface RegisterOutput {
-  known: boolean;
-  value: unknown;
-  ok: boolean;
-}
+import { valueKey as keyOf, type RegisterInput, type RegisterOutput } from './register-values.ts';
 
 /**
  * A quick, sound refutation for registers: an observation of a value that cannot be the register's
@@ -54,12 +43,8 @@ const NONE = -3;
 export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): Refutation | null {
   const { call, ret, io } = ops;
   const n = ops.length;
-  // Keyed by the value itself when it is not a string or object (Map's SameValueZero agrees with
-  // deepEqual there, and such keys never equal a string), else by its canonical string: no string is
-  // built per op on a history of numbers.
+  // Keyed by valueKey: no string is built per op on a history of numbers.
   const producer = new Map<unknown, number>();
-  const keyOf = (v: unknown): unknown =>
-    typeof v === 'string' || (v !== null && typeof v === 'object') ? canonicalKey(v) : v;
   const produce = (v: unknown, i: number) => {
     const k = keyOf(v);
     producer.set(k, producer.has(k) ? MANY : i);
@@ -168,13 +153,4 @@ export function refuteStaleObservation(ops: EncodedOps, initialValue: unknown): 
     };
   }
   return null;
-}
-
-/** A string equal for deep-equal values (object keys sorted), distinct otherwise. */
-function canonicalKey(v: unknown): string {
-  if (v === undefined) return 'u';
-  if (v === null || typeof v !== 'object') return `${typeof v}:${String(v)}`;
-  if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
-  const keys = Object.keys(v).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalKey((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }

@@ -1,0 +1,124 @@
+import type { EncodedOps } from '../op-columns.ts';
+import { type RegisterInput, type RegisterOutput, valueKey } from './register-values.ts';
+
+/**
+ * Open writes to a register that no other op could observe, which the search can leave out.
+ *
+ * An op whose outcome is unknown (a crashed write or cas: `info`, or never completed) may take effect at
+ * any time after its invocation, or never. When no other op reads the value it would write, or compares
+ * against it (an ok read returning it, or a cas, ok or open, expecting it), it is left out: the register
+ * is linearizable with it exactly when it is linearizable without it. Without it, a linearization is
+ * one with it never taking effect. With it taking effect (writing v), every op after it until the next
+ * write sees v: no read or ok cas can (none observes v), and an open cas expecting another value does
+ * nothing there and may as well never happen; so dropping it and those open cas ops leaves every other
+ * op legal and the state after the next write unchanged.
+ *
+ * Leaving ops out is repeated until nothing more goes: an open cas left out no longer expects its value,
+ * which may free an open write of that value. A known failed cas (with `failedCas: 'mismatch'`) says
+ * the register held anything but its expected value, which a dropped write could have made true, so a
+ * partition with one leaves nothing out.
+ *
+ * This is what keeps Knossos-hard histories (many crashed writes of unique values, each open to the end
+ * of the history) decidable: every one of them multiplies the orders the search may try.
+ */
+const WRITES = 1; // an open write or cas: a candidate to leave out, writing `produced`
+const NEEDS = 2; // observes a value: an ok read (its value), or a cas that is ok or open (its expected value)
+const REFUSES = 4; // a known failed cas: the register held another value
+
+function flagsOf(input: RegisterInput, output: RegisterOutput, open: boolean): number {
+  let flags = 0;
+  if (open && !output.known && (input.f === 'write' || input.f === 'cas')) flags |= WRITES;
+  if (input.f === 'read' || (input.f === 'cas' && (output.ok || !output.known))) flags |= NEEDS;
+  if (input.f === 'cas' && output.known && !output.ok) flags |= REFUSES;
+  return flags;
+}
+
+const produced = (input: RegisterInput): unknown => (input.f === 'write' ? input.a : input.b);
+const needed = (input: RegisterInput, output: RegisterOutput): unknown =>
+  input.f === 'read' ? output.value : input.a;
+
+/** The ops to leave out (1 = out), or null when there are none. */
+export function unobservedRegisterWrites(ops: EncodedOps): Uint8Array | null {
+  const { ret, io } = ops;
+  const n = ops.length;
+  // Most histories have no open op at all: one pass over the return column says so.
+  let anyOpen = false;
+  for (let i = 0; i < n && !anyOpen; i++) if (ret[i] === Number.POSITIVE_INFINITY) anyOpen = true;
+  if (!anyOpen) return null;
+
+  const classes = ops.fewClasses ? ops.classCount : 0;
+  const classFlags = new Uint8Array(classes);
+  for (let c = 0; c < classes; c++) {
+    const input = ops.classInput(c) as RegisterInput;
+    const output = ops.classOutput(c) as RegisterOutput;
+    // An interned class is shared by open and completed ops alike; WRITES is decided per op below.
+    classFlags[c] = flagsOf(input, output, true);
+  }
+  const classNeeds = new Int32Array(classes);
+  /** How many ops (not left out) observe each value, by valueKey. */
+  const needs = new Map<unknown, number>();
+  const need = (k: unknown, by: number) => needs.set(k, (needs.get(k) ?? 0) + by);
+  const candidates: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const c = classes === 0 ? -1 : (io[i] as number);
+    const open = ret[i] === Number.POSITIVE_INFINITY;
+    let flags: number;
+    if (c >= 0) {
+      flags = classFlags[c] as number;
+      if (!open) flags &= ~WRITES;
+      if ((flags & NEEDS) !== 0) classNeeds[c]!++;
+    } else {
+      const input = ops.inputOf(i) as RegisterInput;
+      const output = ops.outputOf(i) as RegisterOutput;
+      flags = flagsOf(input, output, open);
+      if ((flags & NEEDS) !== 0) need(valueKey(needed(input, output)), 1);
+    }
+    if ((flags & REFUSES) !== 0) return null;
+    if ((flags & WRITES) !== 0) candidates.push(i);
+  }
+  if (candidates.length === 0) return null;
+  for (let c = 0; c < classes; c++) {
+    const k = classNeeds[c] as number;
+    if (k > 0)
+      need(valueKey(needed(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput)), k);
+  }
+
+  // Candidates by the value they would write; a worklist of values whose observers dropped to none.
+  const byValue = new Map<unknown, number[]>();
+  for (const i of candidates) {
+    const k = valueKey(produced(ops.inputOf(i) as RegisterInput));
+    const list = byValue.get(k);
+    if (list) list.push(i);
+    else byValue.set(k, [i]);
+  }
+  const out = new Uint8Array(n);
+  let left = 0;
+  const work: unknown[] = [...byValue.keys()];
+  while (work.length > 0) {
+    const k = work.pop();
+    const list = byValue.get(k);
+    if (!list) continue;
+    // A cas expecting the very value it writes changes nothing: its own need does not keep it.
+    let own = 0;
+    for (const i of list) if (ownNeed(ops, i, k)) own++;
+    if ((needs.get(k) ?? 0) - own > 0) continue;
+    byValue.delete(k);
+    for (const i of list) {
+      out[i] = 1;
+      left++;
+      const input = ops.inputOf(i) as RegisterInput;
+      if (input.f !== 'cas') continue;
+      // The dropped cas no longer observes its expected value: writes of that value may go too.
+      const expected = valueKey(input.a);
+      needs.set(expected, (needs.get(expected) ?? 0) - 1);
+      if (expected !== k && byValue.has(expected)) work.push(expected);
+    }
+  }
+  return left > 0 ? out : null;
+}
+
+/** Whether candidate `i` (writing the value keyed `k`) is a cas expecting that same value. */
+function ownNeed(ops: EncodedOps, i: number, k: unknown): boolean {
+  const input = ops.inputOf(i) as RegisterInput;
+  return input.f === 'cas' && valueKey(input.a) === k;
+}
