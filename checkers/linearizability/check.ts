@@ -44,8 +44,10 @@ export interface CheckOutcome {
   failing: number[];
   opsConsumed: number;
   opsIgnored: number;
-  /** Ops of unknown outcome left out of the search: nothing could observe them (Model.unobserved). */
+  /** Ops of unknown outcome left out of the search: nothing could observe them (Model.simplify). */
   opsUnobserved: number;
+  /** Ops of unknown outcome bounded by the first op that saw what only they wrote (Model.simplify). */
+  opsBounded: number;
   timedOut: boolean;
   aborted: boolean;
   elapsedMs: number;
@@ -240,6 +242,7 @@ export async function checkPrepared(
     opsConsumed: prepared.opsConsumed,
     opsIgnored: prepared.opsIgnored,
     opsUnobserved: prepared.opsUnobserved,
+    opsBounded: prepared.opsBounded,
     timedOut: engine.timedOut,
     aborted: engine.aborted,
     elapsedMs: monotonicMs() - started,

@@ -59,13 +59,14 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    */
   refute?(ops: EncodedOps): Refutation | null;
   /**
-   * Optional: ops of a partition the search may leave out, as a mask (1 = leave out), or null for none.
-   * Must be sound: the partition is linearizable with them exactly when it is without them (e.g. a
-   * crashed register write whose value no other op reads or compares against: it may also never have
-   * taken effect, and taking effect could only be invisible). Applied once per partition before the
-   * search and the refutation; reports count what was left out.
+   * Optional: a simpler partition to search instead of `ops`, or null to search it as it is: some ops
+   * left out, and ops of unknown outcome given a return (then they must be linearized, before every op
+   * invoked after it). Must be sound: the simpler partition is linearizable exactly when `ops` is (the
+   * registers leave out a crashed write whose value no other op reads or compares against, and bound a
+   * crashed write that alone wrote a value some op read by that op's return). Applied once per partition,
+   * before the refutation and the search; reports count the ops left out and bounded.
    */
-  unobserved?(ops: EncodedOps): Uint8Array | null;
+  simplify?(ops: EncodedOps): EncodedOps | null;
   /**
    * Optional: a store for the states one search reaches, given the op classes it will step (class `c`
    * is `inputs[c]`, `outputs[c]`). For models whose states are large and numerous (kv's ever-longer

@@ -181,6 +181,11 @@ export class EncodedOps {
     });
   }
 
+  /** These columns with another return column (the same ops, some intervals bounded). */
+  withRet(ret: Float64Array): EncodedOps {
+    return new EncodedOps({ ...this.data(), ret });
+  }
+
   /** The plain data, for posting to a worker thread (rebuild with `new EncodedOps(data)`). */
   data(): EncodedOpsData {
     return {

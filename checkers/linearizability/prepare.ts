@@ -16,8 +16,10 @@ export interface PreparedHistory {
   opsConsumed: number;
   /** Ops that cannot affect the verdict (failed writes, reads with unknown result, not-applied failures). */
   opsIgnored: number;
-  /** Ops of unknown outcome the model left out of the search: no other op could observe them (Model.unobserved). */
+  /** Ops of unknown outcome the model left out of the search: no other op could observe them (Model.simplify). */
   opsUnobserved: number;
+  /** Ops of unknown outcome the model bounded: another op saw what only they wrote (Model.simplify). */
+  opsBounded: number;
 }
 
 /** Thrown for an op the model cannot interpret; carries the op so the error names it. */
@@ -302,18 +304,34 @@ export class HistoryPreparer {
       keys.sort((a, b) => order.compare(a ?? '', b ?? ''));
     }
     let unobserved = 0;
+    let bounded = 0;
     const partitions = keys.map((key) => {
-      let ops = (this.byKey.get(key) as EncodedOpsBuilder).finish();
-      const out = this.model.unobserved?.(ops) ?? null;
-      if (out !== null) {
-        const kept = ops.without(out);
-        unobserved += ops.length - kept.length;
-        ops = kept;
-      }
-      return { key, ops };
+      const ops = (this.byKey.get(key) as EncodedOpsBuilder).finish();
+      const simpler = this.model.simplify?.(ops) ?? null;
+      if (simpler === null) return { key, ops };
+      unobserved += ops.length - simpler.length;
+      bounded += boundedOps(ops, simpler);
+      return { key, ops: simpler };
     });
-    return { partitions, opsConsumed: this.consumed, opsIgnored: this.ignored, opsUnobserved: unobserved };
+    return {
+      partitions,
+      opsConsumed: this.consumed,
+      opsIgnored: this.ignored,
+      opsUnobserved: unobserved,
+      opsBounded: bounded,
+    };
   }
+}
+
+/** Ops open in `original` (no return) that `simpler`, its ops in the same order or fewer, gave a return. */
+function boundedOps(original: EncodedOps, simpler: EncodedOps): number {
+  let n = 0;
+  let j = 0;
+  for (let k = 0; k < simpler.length; k++) {
+    while (j < original.length && original.id[j] !== simpler.id[k]) j++;
+    if (original.ret[j] === Number.POSITIVE_INFINITY && simpler.ret[k] !== Number.POSITIVE_INFINITY) n++;
+  }
+  return n;
 }
 
 export function prepareHistory(model: AnyModel, ops: readonly Operation[]): PreparedHistory {

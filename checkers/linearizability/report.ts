@@ -147,6 +147,8 @@ export function buildResult(
     evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
   if (outcome.opsUnobserved > 0)
     evidence += ` (${fmt(outcome.opsUnobserved)} ops of unknown outcome left out: no other op could observe what they wrote)`;
+  if (outcome.opsBounded > 0)
+    evidence += ` (${fmt(outcome.opsBounded)} ops of unknown outcome bounded by the first op that saw what only they wrote)`;
   if (failing.length > 0) evidence += `; not linearizable: ${failing.map(name).join(', ')}`;
   if (cancelled.length > 0)
     evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;
@@ -166,6 +168,7 @@ export function buildResult(
       opsChecked,
       opsIgnored: outcome.opsIgnored,
       opsUnobserved: outcome.opsUnobserved,
+      opsBounded: outcome.opsBounded,
       model: model.name,
       partitions: parts.length,
       partitionsChecked: decided.length,

@@ -50,12 +50,12 @@ export function historyFromTimed(ops: readonly TimedOp[]): Operation[] {
 }
 
 /**
- * The model as it is but for `unobserved`: every op the preparer encodes goes to the search. For tests
- * whose subject is the search itself (its cache, its buffers) on histories that leaving crashed writes
- * out would make trivial, and for comparing verdicts with and without what it leaves out.
+ * The model as it is but for `simplify`: every op the preparer encodes goes to the search as it is. For
+ * tests whose subject is the search itself (its cache, its buffers) on histories that simplifying would
+ * make trivial, and for comparing verdicts with and without the simplification.
  */
 export function searchingEveryOp(model: AnyModel): AnyModel {
   const view = Object.create(model) as AnyModel;
-  Object.defineProperty(view, 'unobserved', { value: undefined });
+  Object.defineProperty(view, 'simplify', { value: undefined });
   return view;
 }

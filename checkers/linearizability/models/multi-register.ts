@@ -10,7 +10,7 @@ import {
   registerReadOnly,
   registerStep,
 } from './register.ts';
-import { unobservedRegisterWrites } from './unobserved-writes.ts';
+import { simplifyRegisterOps } from './register-simplify.ts';
 
 /**
  * Many independent registers addressed as `[k v]` values (Jepsen's independent workloads): a write
@@ -41,7 +41,7 @@ export function makeMultiRegister(
     init: () => initialValue,
     step: registerStep,
     readOnly: registerReadOnly,
-    unobserved: unobservedRegisterWrites,
+    simplify: (ops) => simplifyRegisterOps(ops, initialValue),
     equal: deepEqual,
     hash: hashValue,
     encode(op) {

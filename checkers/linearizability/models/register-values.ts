@@ -1,7 +1,7 @@
 /**
  * What the register models' encodings look like (./register.ts) and how their values are compared by
  * key, shared by the passes that read encoded register ops without stepping the model
- * (./stale-read.ts, ./unobserved-writes.ts).
+ * (./stale-read.ts, ./register-simplify.ts).
  */
 export interface RegisterInput {
   f: 'read' | 'write' | 'cas';

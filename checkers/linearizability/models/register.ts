@@ -1,8 +1,8 @@
 import type { Operation } from '../../../src/core/history/operation.ts';
 import { deepEqual, hashValue, ILLEGAL, type Illegal, type Model, ModelInputError, show } from '../model.ts';
+import { simplifyRegisterOps } from './register-simplify.ts';
 import type { RegisterInput, RegisterOutput } from './register-values.ts';
 import { refuteStaleObservation } from './stale-read.ts';
-import { unobservedRegisterWrites } from './unobserved-writes.ts';
 
 export type { RegisterInput, RegisterOutput } from './register-values.ts';
 
@@ -120,7 +120,7 @@ export function makeRegister(
     step: registerStep,
     readOnly: registerReadOnly,
     refute: (ops) => refuteStaleObservation(ops, initialValue),
-    unobserved: unobservedRegisterWrites,
+    simplify: (ops) => simplifyRegisterOps(ops, initialValue),
     equal: deepEqual,
     hash: hashValue,
     encode: (op) => encodeRegisterOp(op, allowCas, semantics),

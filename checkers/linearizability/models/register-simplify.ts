@@ -2,6 +2,20 @@ import type { EncodedOps } from '../op-columns.ts';
 import { type RegisterInput, type RegisterOutput, valueKey } from './register-values.ts';
 
 /**
+ * Register partitions simplified before the search, into partitions linearizable exactly when the
+ * originals are ({@link simplifyRegisterOps}): open writes nobody observed are left out
+ * ({@link unobservedRegisterWrites}), and open writes that were observed are bounded by their first
+ * observer ({@link boundObservedWrites}).
+ */
+export function simplifyRegisterOps(ops: EncodedOps, initialValue: unknown): EncodedOps | null {
+  const out = unobservedRegisterWrites(ops);
+  const kept = out === null ? ops : ops.without(out);
+  const ret = boundObservedWrites(kept, initialValue);
+  if (ret === null) return out === null ? null : kept;
+  return kept.withRet(ret);
+}
+
+/**
  * Open writes to a register that no other op could observe, which the search can leave out.
  *
  * An op whose outcome is unknown (a crashed write or cas: `info`, or never completed) may take effect at
@@ -121,4 +135,101 @@ export function unobservedRegisterWrites(ops: EncodedOps): Uint8Array | null {
 function ownNeed(ops: EncodedOps, i: number, k: unknown): boolean {
   const input = ops.inputOf(i) as RegisterInput;
   return input.f === 'cas' && valueKey(input.a) === k;
+}
+
+/**
+ * Open writes that were observed, bounded by their first observer. When an open write or cas w is the
+ * only op that writes v, and v is not the initial value, every op that saw v (an ok read of it, an ok cas
+ * expecting it) saw w's effect: so in every linearization w took effect, and before each such op r, whose
+ * own effect lies before r returned. w is then given the earliest return among them as its own: w must
+ * be linearized, before every op invoked after that return. Each linearization of the original meets
+ * both (w precedes r, which precedes whatever was invoked after r returned), and every linearization of
+ * the bounded partition is one of the original's, so the two stand or fall together. An op of unknown
+ * outcome open to the end of the history is the search's worst case (it is a candidate at every step);
+ * bounded, it is an ordinary op. Values written by more than one op are left as they are.
+ */
+const PRODUCES = 1; // writes a value: input.a (write) or input.b (cas, ok or unknown)
+const OBSERVES = 2; // an ok read (its output) or an ok cas (its expected value)
+
+function boundFlagsOf(input: RegisterInput, output: RegisterOutput): number {
+  let flags = 0;
+  if (input.f === 'write' || (input.f === 'cas' && (output.ok || !output.known))) flags |= PRODUCES;
+  if (output.known && output.ok && (input.f === 'read' || input.f === 'cas')) flags |= OBSERVES;
+  return flags;
+}
+
+const observed = (input: RegisterInput, output: RegisterOutput): unknown =>
+  input.f === 'read' ? output.value : input.a;
+
+/** Two or more producers (or the initial value and one): not bounded. */
+const MANY = -1;
+
+/** The bounded return column, or null when no open write was observed. */
+export function boundObservedWrites(ops: EncodedOps, initialValue: unknown): Float64Array | null {
+  const { ret, io } = ops;
+  const n = ops.length;
+  const classes = ops.fewClasses ? ops.classCount : 0;
+  const classFlags = new Uint8Array(classes);
+  for (let c = 0; c < classes; c++)
+    classFlags[c] = boundFlagsOf(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput);
+  const flagsAt = (i: number): number => {
+    const c = classes === 0 ? -1 : (io[i] as number);
+    return c >= 0
+      ? (classFlags[c] as number)
+      : boundFlagsOf(ops.inputOf(i) as RegisterInput, ops.outputOf(i) as RegisterOutput);
+  };
+  // The open producers, by value: the candidates.
+  const single = new Map<unknown, number>();
+  for (let i = 0; i < n; i++) {
+    if (ret[i] !== Number.POSITIVE_INFINITY || (flagsAt(i) & PRODUCES) === 0) continue;
+    const k = valueKey(produced(ops.inputOf(i) as RegisterInput));
+    single.set(k, single.has(k) ? MANY : i);
+  }
+  if (single.size === 0) return null;
+  // Any other producer spoils a candidate: the initial value, or an op that completed (per class once).
+  const initial = valueKey(initialValue);
+  if (single.has(initial)) single.set(initial, MANY);
+  const classCompleted = new Uint8Array(classes);
+  for (let i = 0; i < n; i++) {
+    if (ret[i] === Number.POSITIVE_INFINITY) continue;
+    const c = classes === 0 ? -1 : (io[i] as number);
+    if (c >= 0) {
+      if (((classFlags[c] as number) & PRODUCES) !== 0) classCompleted[c] = 1;
+      continue;
+    }
+    const input = ops.inputOf(i) as RegisterInput;
+    if ((boundFlagsOf(input, ops.outputOf(i) as RegisterOutput) & PRODUCES) === 0) continue;
+    const k = valueKey(produced(input));
+    if (single.has(k)) single.set(k, MANY);
+  }
+  for (let c = 0; c < classes; c++) {
+    if (classCompleted[c] === 0) continue;
+    const k = valueKey(produced(ops.classInput(c) as RegisterInput));
+    if (single.has(k)) single.set(k, MANY);
+  }
+  // The earliest return among the observers of each candidate's value.
+  const classProducer = new Int32Array(classes).fill(MANY);
+  for (let c = 0; c < classes; c++) {
+    if (((classFlags[c] as number) & OBSERVES) === 0) continue;
+    const seen = observed(ops.classInput(c) as RegisterInput, ops.classOutput(c) as RegisterOutput);
+    classProducer[c] = single.get(valueKey(seen)) ?? MANY;
+  }
+  let bounded: Float64Array | null = null;
+  for (let r = 0; r < n; r++) {
+    const at = ret[r] as number;
+    if (at === Number.POSITIVE_INFINITY) continue;
+    const c = classes === 0 ? -1 : (io[r] as number);
+    let p: number;
+    if (c >= 0) p = classProducer[c] as number;
+    else {
+      const input = ops.inputOf(r) as RegisterInput;
+      const output = ops.outputOf(r) as RegisterOutput;
+      if ((boundFlagsOf(input, output) & OBSERVES) === 0) continue;
+      p = single.get(valueKey(observed(input, output))) ?? MANY;
+    }
+    if (p < 0 || p === r) continue;
+    bounded ??= ret.slice();
+    if (at < (bounded[p] as number)) bounded[p] = at;
+  }
+  return bounded;
 }
