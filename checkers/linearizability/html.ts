@@ -149,11 +149,14 @@ function visPartition(
     const op = byId.get(o.id);
     // Without the recorded op (a hand-built outcome), fall back to event positions as times.
     const start = op ? op.invokeTime : o.call * 1e6;
-    const stop = Number.isFinite(o.ret)
-      ? op
-        ? (op.completeTime ?? op.infoTime ?? start)
-        : o.ret * 1e6
-      : null;
+    // Open (dashed) as recorded: a crashed op the model bounded (Model.simplify) still has no return.
+    const recordedOpen = op ? op.type === 'info' || op.completeIndex === null : false;
+    const stop =
+      Number.isFinite(o.ret) && !recordedOpen
+        ? op
+          ? (op.completeTime ?? op.infoTime ?? start)
+          : o.ret * 1e6
+        : null;
     end = Math.max(end, stop ?? start, op?.infoTime ?? 0);
     const k = linIndex.get(i) ?? -1;
     const open = stop === null;

@@ -36,6 +36,8 @@ export interface EncodedOpsData {
   ioOutputs: unknown[];
   ownInputs: unknown[] | null;
   ownOutputs: unknown[] | null;
+  /** See {@link EncodedOps.bounded}; absent: none. */
+  bounded?: Uint8Array | null;
 }
 
 const NEMESIS = -1;
@@ -61,6 +63,12 @@ export class EncodedOps {
   private readonly ioOutputs: unknown[];
   private readonly ownInputs: unknown[] | null;
   private readonly ownOutputs: unknown[] | null;
+  /**
+   * 1 for an op whose outcome is unknown but which has a return all the same: a bound the model derived
+   * from other ops (Model.simplify), not one recorded. The search treats it as any return; the shrinker
+   * treats the op as what was recorded (outcome unknown). Null when no op has one.
+   */
+  readonly bounded: Uint8Array | null;
 
   constructor(d: EncodedOpsData) {
     this.length = d.length;
@@ -73,6 +81,7 @@ export class EncodedOps {
     this.ioOutputs = d.ioOutputs;
     this.ownInputs = d.ownInputs;
     this.ownOutputs = d.ownOutputs;
+    this.bounded = d.bounded ?? null;
   }
 
   /** Ops given as objects (tests, callers outside the preparer); an EncodedOps is returned as is. */
@@ -161,7 +170,7 @@ export class EncodedOps {
   without(out: Uint8Array): EncodedOps {
     const keep: number[] = [];
     for (let i = 0; i < this.length; i++) if (out[i] !== 1) keep.push(i);
-    const pick = <T extends Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+    const pick = <T extends Int32Array | Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
       const b = make(keep.length);
       for (let k = 0; k < keep.length; k++) b[k] = a[keep[k] as number] as number;
       return b;
@@ -178,12 +187,19 @@ export class EncodedOps {
       ioOutputs: this.ioOutputs,
       ownInputs: own(this.ownInputs),
       ownOutputs: own(this.ownOutputs),
+      bounded: this.bounded === null ? null : pick(this.bounded, (n) => new Uint8Array(n)),
     });
   }
 
-  /** These columns with another return column (the same ops, some intervals bounded). */
-  withRet(ret: Float64Array): EncodedOps {
-    return new EncodedOps({ ...this.data(), ret });
+  /**
+   * These columns with another return column, where ops without a return (outcome unknown) may have
+   * been given one: those are marked {@link bounded}.
+   */
+  withBounds(ret: Float64Array): EncodedOps {
+    const bounded = this.bounded?.slice() ?? new Uint8Array(this.length);
+    for (let i = 0; i < this.length; i++)
+      if (this.ret[i] === Number.POSITIVE_INFINITY && ret[i] !== Number.POSITIVE_INFINITY) bounded[i] = 1;
+    return new EncodedOps({ ...this.data(), ret, bounded });
   }
 
   /** The plain data, for posting to a worker thread (rebuild with `new EncodedOps(data)`). */
@@ -199,6 +215,7 @@ export class EncodedOps {
       ioOutputs: this.ioOutputs,
       ownInputs: this.ownInputs,
       ownOutputs: this.ownOutputs,
+      bounded: this.bounded,
     };
   }
 }

@@ -37,6 +37,10 @@ export function shrinkFailingPartition(
   let checks = 0;
   // Ops considered: those invoked before `cut` (the rest deleted; see below).
   let cut = Number.POSITIVE_INFINITY;
+  // An op the model bounded (Model.simplify) is taken as recorded, outcome unknown: its bound came from
+  // other ops, which a sub-history may not have. Each sub-history is simplified again on its own.
+  const recorded = (i: number): number =>
+    ops.bounded?.[i] === 1 ? Number.POSITIVE_INFINITY : (ops.ret[i] as number);
   const fails = (idx: readonly number[], before = cut): boolean => {
     checks++;
     const definite = new Set(idx);
@@ -44,9 +48,10 @@ export function shrinkFailingPartition(
     for (let i = 0; i < ops.length; i++) {
       const op = ops.at(i) as NonNullable<ReturnType<EncodedOps['at']>>;
       if (op.call >= before) continue;
-      all.push(definite.has(i) && op.ret < before ? op : { ...op, ret: Number.POSITIVE_INFINITY });
+      all.push(definite.has(i) && recorded(i) < before ? op : { ...op, ret: Number.POSITIVE_INFINITY });
     }
-    const sub = EncodedOps.from(all);
+    const built = EncodedOps.from(all);
+    const sub = model.simplify?.(built) ?? built;
     const search = new PartitionSearch(model, sub, { greedyReads: true });
     try {
       while (search.status === 'running') {
@@ -63,7 +68,7 @@ export function shrinkFailingPartition(
   // still pending at the cut made unknown. Deleting every op invoked after the cut is safe: the definite
   // ops all completed before it, so no later op could have taken effect before them.
   const every = Array.from({ length: ops.length }, (_, i) => i);
-  const cuts = [...new Set(Array.from(ops.ret).filter(Number.isFinite))].sort((a, b) => a - b);
+  const cuts = [...new Set(every.map(recorded).filter(Number.isFinite))].sort((a, b) => a - b);
   let lo = 0;
   let hi = cuts.length - 1;
   while (lo < hi && !spent()) {
@@ -74,7 +79,7 @@ export function shrinkFailingPartition(
   if (lo < cuts.length && fails(every, (cuts[lo] as number) + 0.5)) cut = (cuts[lo] as number) + 0.5;
   // Ops whose outcome is unknown (already, or pending at the cut) are never part of the core.
   const { set, minimal } = ddmin(
-    every.filter((i) => (ops.ret[i] as number) < cut),
+    every.filter((i) => recorded(i) < cut),
     (rest) => fails(rest),
     spent,
   );

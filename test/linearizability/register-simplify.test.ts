@@ -5,6 +5,7 @@ import { generateCasRegisterHistory } from '../../checkers/linearizability/gener
 import type { AnyModel } from '../../checkers/linearizability/model.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
+import { shrinkFailingPartition } from '../../checkers/linearizability/shrink.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { toOperations } from '../differential/generate.ts';
 import {
@@ -326,6 +327,50 @@ for (const c of CASES) {
     t.true(tally.valid > 20 && tally.invalid > 20);
   });
 }
+
+test('a core never counts a bounded crashed write as completed: it fails alone as recorded', async (t) => {
+  // The crashed write of 5 is bounded by the read of 5; a later read of nil (nil is a value here) then
+  // fails. Without the read of 5 the bound is gone, so a core of {write 5, read nil} would pass alone.
+  const m = model('cas-register', { nilRead: 'value' });
+  // The read of 5 is invoked first, so delta debugging tries the core without it first.
+  const ops = history([
+    [1, 'invoke', 'read', null],
+    [0, 'invoke', 'write', 5],
+    [1, 'ok', 'read', 5],
+    [2, 'invoke', 'read', null],
+    [2, 'ok', 'read', null],
+    [0, 'info', 'write', 5],
+  ]);
+  const out = await checkOperations(m, ops);
+  t.is(out.valid, false);
+  t.is(out.opsBounded, 1);
+  const part = out.partitions[out.failing[0] as number] as (typeof out.partitions)[number];
+  const shrunk = shrinkFailingPartition(m, part.ops);
+  t.deepEqual(shrunk.ids, [0, 2], 'the two reads');
+  t.is((await checkOperations(m, ops.filter((o) => shrunk.ids.includes(o.id)))).valid, false);
+});
+
+test('property: a failing partition with bounded writes shrinks to a core that fails alone, as recorded', async (t) => {
+  const m = model('cas-register');
+  const tally = { cores: 0, withBounded: 0 };
+  await fc.assert(
+    fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 9 }), async (raw) => {
+      const ops = toOperations(historyOf(true, raw));
+      const out = await checkOperations(m, ops);
+      if (out.valid !== false) return true;
+      const part = out.partitions[out.failing[0] as number] as (typeof out.partitions)[number];
+      const shrunk = shrinkFailingPartition(m, part.ops);
+      // The core as recorded (a bounded crashed write is still `info`), checked on its own.
+      const core = ops.filter((o) => shrunk.ids.includes(o.id));
+      tally.cores++;
+      if (part.ops.bounded?.includes(1)) tally.withBounded++;
+      return (await checkOperations(m, core)).valid === false;
+    }),
+    { numRuns: 1500 },
+  );
+  t.log(`${tally.cores} cores, ${tally.withBounded} from partitions with bounded writes`);
+  t.true(tally.withBounded > 10);
+});
 
 test('Knossos-hard generated histories (unique values, 30 % crashed, 20 processes) are decided', async (t) => {
   // Each of these was undecided after 20 s with every op searched; simplified, they are decided in
