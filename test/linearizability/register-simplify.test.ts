@@ -347,7 +347,15 @@ test('a core never counts a bounded crashed write as completed: it fails alone a
   const part = out.partitions[out.failing[0] as number] as (typeof out.partitions)[number];
   const shrunk = shrinkFailingPartition(m, part.ops);
   t.deepEqual(shrunk.ids, [0, 2], 'the two reads');
-  t.is((await checkOperations(m, ops.filter((o) => shrunk.ids.includes(o.id)))).valid, false);
+  t.is(
+    (
+      await checkOperations(
+        m,
+        ops.filter((o) => shrunk.ids.includes(o.id)),
+      )
+    ).valid,
+    false,
+  );
 });
 
 test('property: a failing partition with bounded writes shrinks to a core that fails alone, as recorded', async (t) => {
