@@ -145,10 +145,15 @@ export function buildResult(
   let evidence = `linearizability (${model.name}): ${fmt(outcome.opsConsumed)} ops over ${scopeWord}, ${fmt(anomalies.length)} ${anomalies.length === 1 ? 'anomaly' : 'anomalies'}`;
   if (outcome.opsIgnored > 0)
     evidence += ` (${fmt(outcome.opsIgnored)} ops constrain nothing: failed writes, unknown reads)`;
-  if (outcome.opsUnobserved > 0)
-    evidence += ` (${fmt(outcome.opsUnobserved)} ops of unknown outcome left out: no other op could observe what they wrote)`;
-  if (outcome.opsBounded > 0)
-    evidence += ` (${fmt(outcome.opsBounded)} ops of unknown outcome bounded by the first op that saw what only they wrote)`;
+  const simplified = [
+    outcome.opsUnobserved > 0
+      ? `${fmt(outcome.opsUnobserved)} left out, as no other op could observe what it wrote`
+      : '',
+    outcome.opsBounded > 0
+      ? `${fmt(outcome.opsBounded)} bounded by the first op that saw what only it wrote`
+      : '',
+  ].filter(Boolean);
+  if (simplified.length > 0) evidence += ` (ops of unknown outcome: ${simplified.join('; ')})`;
   if (failing.length > 0) evidence += `; not linearizable: ${failing.map(name).join(', ')}`;
   if (cancelled.length > 0)
     evidence += `; ${fmt(cancelled.length)} partitions not finished after the first failure`;

@@ -5,6 +5,7 @@ import { generateCasRegisterHistory } from '../../checkers/linearizability/gener
 import type { AnyModel } from '../../checkers/linearizability/model.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
+import { buildResult } from '../../checkers/linearizability/report.ts';
 import { shrinkFailingPartition } from '../../checkers/linearizability/shrink.ts';
 import { pairEvents } from '../../src/core/history/pair.ts';
 import { toOperations } from '../differential/generate.ts';
@@ -222,6 +223,14 @@ test('the checker says what it left out and bounded', async (t) => {
   );
   t.is(bounded.valid, true);
   t.is(bounded.opsBounded, 1);
+  t.regex(
+    buildResult(model('register'), out, 0).evidence,
+    /\(ops of unknown outcome: 1 left out, as no other/,
+  );
+  t.regex(
+    buildResult(model('register'), bounded, 0).evidence,
+    /\(ops of unknown outcome: 1 bounded by the first op that saw what only it wrote\)/,
+  );
 });
 
 /**
