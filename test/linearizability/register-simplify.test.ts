@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { generateCasRegisterHistory } from '../../checkers/linearizability/generate.ts';
+import { renderHtml } from '../../checkers/linearizability/html.ts';
 import type { AnyModel } from '../../checkers/linearizability/model.ts';
 import { createModel } from '../../checkers/linearizability/models/index.ts';
 import { prepareHistory } from '../../checkers/linearizability/prepare.ts';
@@ -365,6 +366,27 @@ test('a core never counts a bounded crashed write as completed: it fails alone a
     ).valid,
     false,
   );
+});
+
+test('the page draws a bounded crashed write as recorded: open, not completed at its bound', async (t) => {
+  const m = model('register');
+  const ops = history([
+    [0, 'invoke', 'write', 5],
+    [1, 'invoke', 'read', null],
+    [1, 'ok', 'read', 5],
+    [0, 'info', 'write', 5],
+  ]);
+  const out = await checkOperations(m, ops);
+  t.is(out.opsBounded, 1);
+  const text = renderHtml(m, out, { budgetMs: 0, ops });
+  const data = JSON.parse(/id="data">([\s\S]*?)<\/script>/.exec(text)?.[1] ?? '{}') as {
+    partitions: { data: { n: number[]; e: number[] } }[];
+  };
+  const bars = data.partitions[0]?.data;
+  const write = bars?.n.indexOf(0) ?? -1;
+  t.true(write >= 0);
+  t.is(bars?.e[write], -1, 'the crashed write has no end');
+  t.not(bars?.e[bars.n.indexOf(1)], -1, 'the read has one');
 });
 
 test('property: a failing partition with bounded writes shrinks to a core that fails alone, as recorded', async (t) => {
