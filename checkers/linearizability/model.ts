@@ -64,7 +64,8 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
    * invoked after it). Must be sound: the simpler partition is linearizable exactly when `ops` is (the
    * registers leave out a crashed write whose value no other op reads or compares against, and bound a
    * crashed write that alone wrote a value some op read by that op's return). Applied once per partition,
-   * before the refutation and the search; reports count the ops left out and bounded.
+   * before the refutation and the search; reports count the ops left out and bounded. A result that
+   * adds, reorders or changes ops (or moves a recorded return) is refused with an error.
    */
   simplify?(ops: EncodedOps): EncodedOps | null;
   /**

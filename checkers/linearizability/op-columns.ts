@@ -65,8 +65,9 @@ export class EncodedOps {
   private readonly ownOutputs: unknown[] | null;
   /**
    * 1 for an op whose outcome is unknown but which has a return all the same: a bound the model derived
-   * from other ops (Model.simplify), not one recorded. The search treats it as any return; the shrinker
-   * treats the op as what was recorded (outcome unknown). Null when no op has one.
+   * from other ops (Model.simplify), not one recorded; set by the preparer (`simplifyPartition`). The
+   * search treats it as any return; the shrinker treats the op as what was recorded (outcome unknown).
+   * Null when no op has one.
    */
   readonly bounded: Uint8Array | null;
 
@@ -193,13 +194,10 @@ export class EncodedOps {
 
   /**
    * These columns with another return column, where ops without a return (outcome unknown) may have
-   * been given one: those are marked {@link bounded}.
+   * been given one (Model.simplify; the preparer marks them {@link bounded}).
    */
-  withBounds(ret: Float64Array): EncodedOps {
-    const bounded = this.bounded?.slice() ?? new Uint8Array(this.length);
-    for (let i = 0; i < this.length; i++)
-      if (this.ret[i] === Number.POSITIVE_INFINITY && ret[i] !== Number.POSITIVE_INFINITY) bounded[i] = 1;
-    return new EncodedOps({ ...this.data(), ret, bounded });
+  withReturns(ret: Float64Array): EncodedOps {
+    return new EncodedOps({ ...this.data(), ret });
   }
 
   /** The plain data, for posting to a worker thread (rebuild with `new EncodedOps(data)`). */

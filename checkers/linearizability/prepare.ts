@@ -1,6 +1,6 @@
 import { type Operation, wasNotApplied } from '../../src/core/history/operation.ts';
 import { type AnyModel, deepEqual, fmix32, hashNumber, hashString, ModelInputError } from './model.ts';
-import { type EncodedOps, EncodedOpsBuilder } from './op-columns.ts';
+import { EncodedOps, EncodedOpsBuilder } from './op-columns.ts';
 
 export type { EncodedOp } from './op-columns.ts';
 
@@ -307,10 +307,10 @@ export class HistoryPreparer {
     let bounded = 0;
     const partitions = keys.map((key) => {
       const ops = (this.byKey.get(key) as EncodedOpsBuilder).finish();
-      const simpler = this.model.simplify?.(ops) ?? null;
+      const simpler = simplifyPartition(this.model, ops);
       if (simpler === null) return { key, ops };
       unobserved += ops.length - simpler.length;
-      bounded += boundedOps(ops, simpler);
+      if (simpler.bounded !== null) for (const b of simpler.bounded) bounded += b;
       return { key, ops: simpler };
     });
     return {
@@ -323,15 +323,45 @@ export class HistoryPreparer {
   }
 }
 
-/** Ops open in `original` (no return) that `simpler`, its ops in the same order or fewer, gave a return. */
-function boundedOps(original: EncodedOps, simpler: EncodedOps): number {
-  let n = 0;
+/**
+ * What the model's `simplify` made of a partition, checked against it and with the ops it bounded
+ * marked ({@link EncodedOps.bounded}): the one place that sees both, so the counts, the shrinker and the
+ * page agree however a model built its columns. Null when the model has no simplification for it.
+ * A simplification that is not one (an op added, reordered, or given another call or process; a
+ * recorded return moved) is the model's bug and is refused with an error naming the model and the op:
+ * searching it could give any verdict.
+ */
+export function simplifyPartition(model: AnyModel, ops: EncodedOps): EncodedOps | null {
+  const simpler = model.simplify?.(ops) ?? null;
+  if (simpler === null) return null;
+  const refuse = (id: number, what: string): never => {
+    throw new Error(
+      `model ${model.name}: simplify ${what} (op ${id}); it may only leave ops out and bound ops of unknown outcome`,
+    );
+  };
+  const bounded = new Uint8Array(simpler.length);
+  let any = false;
   let j = 0;
   for (let k = 0; k < simpler.length; k++) {
-    while (j < original.length && original.id[j] !== simpler.id[k]) j++;
-    if (original.ret[j] === Number.POSITIVE_INFINITY && simpler.ret[k] !== Number.POSITIVE_INFINITY) n++;
+    const id = simpler.id[k] as number;
+    while (j < ops.length && ops.id[j] !== id) j++;
+    if (j === ops.length) refuse(id, 'returned an op that is not in the partition, or out of its order');
+    const call = ops.call[j] as number;
+    const recorded = ops.ret[j] as number;
+    const ret = simpler.ret[k] as number;
+    if (simpler.call[k] !== call || simpler.process[k] !== ops.process[j])
+      refuse(id, "changed an op's call or process");
+    if (recorded !== Number.POSITIVE_INFINITY) {
+      if (ret !== recorded) refuse(id, 'moved a recorded return');
+    } else if (ret !== Number.POSITIVE_INFINITY) {
+      // A bound at or before the call is sound too: the op cannot be linearized (a read of 5 returned
+      // before the sole write of 5 was invoked), and the search finds the partition illegal.
+      bounded[k] = 1;
+      any = true;
+    }
+    j++;
   }
-  return n;
+  return new EncodedOps({ ...simpler.data(), bounded: any ? bounded : null });
 }
 
 export function prepareHistory(model: AnyModel, ops: readonly Operation[]): PreparedHistory {

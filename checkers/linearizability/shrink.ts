@@ -1,6 +1,7 @@
 import { ddmin } from '../sub-history.ts';
 import type { AnyModel } from './model.ts';
 import { EncodedOps } from './op-columns.ts';
+import { simplifyPartition } from './prepare.ts';
 import { PartitionSearch, SLICE_ITERATIONS } from './search.ts';
 
 /**
@@ -51,7 +52,7 @@ export function shrinkFailingPartition(
       all.push(definite.has(i) && recorded(i) < before ? op : { ...op, ret: Number.POSITIVE_INFINITY });
     }
     const built = EncodedOps.from(all);
-    const sub = model.simplify?.(built) ?? built;
+    const sub = simplifyPartition(model, built) ?? built;
     const search = new PartitionSearch(model, sub, { greedyReads: true });
     try {
       while (search.status === 'running') {

@@ -12,7 +12,7 @@ export function simplifyRegisterOps(ops: EncodedOps, initialValue: unknown): Enc
   const kept = out === null ? ops : ops.without(out);
   const ret = boundObservedWrites(kept, initialValue);
   if (ret === null) return out === null ? null : kept;
-  return kept.withBounds(ret);
+  return kept.withReturns(ret);
 }
 
 /**
