@@ -374,6 +374,34 @@ fx.test(
 );
 
 fx.test(
+  "a command waits for its connection's busy runner, and opens an exec channel once the wait is over",
+  async (t) => {
+    // Who started the command's shell: the runner (`sh`, its pid), or `timeout` (an exec channel).
+    const starter = 'read -r a b c p rest </proc/self/stat; echo "$(cat /proc/$p/comm) $p"';
+    const waiting = await fx.connect({ commandRunners: 1, runnerWaitMs: 60_000 });
+    const hurried = await fx.connect({ commandRunners: 1, runnerWaitMs: 50 });
+    t.teardown(() => Promise.all([waiting.close(), hurried.close()]).then(() => undefined));
+    const [runner] = (await waiting.exec('n3', starter)).stdout.trim().split(' ');
+    t.is(runner, 'sh');
+    // The one runner is busy for 1.5 s: the next command waits for it rather than opening a channel.
+    const busy = waiting.exec('n3', `sleep 1.5; ${starter}`);
+    await new Promise((res) => setTimeout(res, 200));
+    const queued = await waiting.exec('n3', starter);
+    const first = await busy;
+    t.is(queued.stdout, first.stdout, 'the same runner, after the busy command');
+    t.true(queued.durationMs > 1000, `waited ${Math.round(queued.durationMs)} ms`);
+    // With a short wait, the command runs beside the busy runner on an exec channel.
+    await hurried.exec('n3', 'true');
+    const stuck = hurried.exec('n3', `sleep 1.5; ${starter}`);
+    await new Promise((res) => setTimeout(res, 200));
+    const beside = await hurried.exec('n3', starter);
+    t.regex(beside.stdout, /^timeout /, 'an exec channel: `timeout … sh -c` under sshd');
+    t.true(beside.durationMs < 1000, `${Math.round(beside.durationMs)} ms`);
+    t.regex((await stuck).stdout, /^sh /);
+  },
+);
+
+fx.test(
   'fast runner on a node: a subshell of the runner under its watchdog; the deadline holds on the node',
   async (t) => {
     const r = await fx.connect();
