@@ -85,7 +85,7 @@ test('a crashed cas to an unread value goes, and then the crashed write only it 
   t.deepEqual(kept(m, okCas), [0, 1]);
 });
 
-test('a crashed cas from a value to itself goes; a known failed cas (mismatch) keeps everything', (t) => {
+test('a crashed cas from a value to itself goes; a known failed cas (mismatch) keeps a write it may need', (t) => {
   const m = model('cas-register');
   t.deepEqual(
     kept(m, [
@@ -97,13 +97,49 @@ test('a crashed cas from a value to itself goes; a known failed cas (mismatch) k
   const withFailedCas: Ev[] = [
     [0, 'invoke', 'write', 99],
     [0, 'info', 'write', 99],
-    [1, 'invoke', 'cas', [1, 2]],
-    [1, 'fail', 'cas', [1, 2]],
+    [1, 'invoke', 'cas', [null, 2]],
+    [1, 'fail', 'cas', [null, 2]],
   ];
   // Knossos semantics ignore the failed cas, so the write of 99 goes; read as a mismatch it says the
-  // register held anything but 1, which the write of 99 could make true, so it stays.
+  // register held anything but nil, which only the write of 99 could make true, so it stays.
   t.deepEqual(kept(m, withFailedCas), []);
-  t.deepEqual(kept(model('cas-register', { failedCas: 'mismatch' }), withFailedCas), [0, 1]);
+  const mismatch = model('cas-register', { failedCas: 'mismatch' });
+  t.deepEqual(kept(mismatch, withFailedCas), [0, 1]);
+  // A failed cas expecting a value nobody writes (nor the initial one) says nothing: the write goes.
+  const expectingNothing = withFailedCas.map((e): Ev => (e[2] === 'cas' ? [e[0], e[1], 'cas', [1, 2]] : e));
+  t.deepEqual(kept(mismatch, expectingNothing), [1]);
+  // Unless some op may write that value: with an open write of 1 the write of 99 stays (whether the
+  // register held 1 depends on it); the write of 1, invoked after the cas returned, goes.
+  const expectingOne: Ev[] = [...expectingNothing, [2, 'invoke', 'write', 1], [2, 'info', 'write', 1]];
+  t.deepEqual(kept(mismatch, expectingOne), [0, 1]);
+});
+
+test('a known failed cas (mismatch) keeps only the crashed writes invoked before it returned', (t) => {
+  const m = model('cas-register', { failedCas: 'mismatch' });
+  // The failed cas (the register was not nil) returned before the write of 98 was invoked: it is
+  // linearized before that write, so the write of 98 (read by nobody) goes; the write of 99, invoked
+  // while the cas was running, could have made its mismatch true and stays.
+  const evs: Ev[] = [
+    [0, 'invoke', 'write', 99],
+    [1, 'invoke', 'cas', [null, 2]],
+    [1, 'fail', 'cas', [null, 2]],
+    [2, 'invoke', 'write', 98],
+    [0, 'info', 'write', 99],
+    [2, 'info', 'write', 98],
+  ];
+  t.deepEqual(kept(m, evs), [0, 1]);
+  // A second failed cas returning after the write of 98 was invoked keeps it too.
+  const later: Ev[] = [
+    [0, 'invoke', 'write', 99],
+    [1, 'invoke', 'cas', [null, 2]],
+    [1, 'fail', 'cas', [null, 2]],
+    [3, 'invoke', 'cas', [null, 5]],
+    [2, 'invoke', 'write', 98],
+    [3, 'fail', 'cas', [null, 5]],
+    [0, 'info', 'write', 99],
+    [2, 'info', 'write', 98],
+  ];
+  t.deepEqual(kept(m, later), [0, 1, 2, 3]);
 });
 
 test('multi-register leaves out per key: a crashed write is kept where its key reads its value', (t) => {

@@ -8,7 +8,7 @@ import { type RegisterInput, type RegisterOutput, valueKey } from './register-va
  * observer ({@link boundObservedWrites}).
  */
 export function simplifyRegisterOps(ops: EncodedOps, initialValue: unknown): EncodedOps | null {
-  const out = unobservedRegisterWrites(ops);
+  const out = unobservedRegisterWrites(ops, initialValue);
   const kept = out === null ? ops : ops.without(out);
   const ret = boundObservedWrites(kept, initialValue);
   if (ret === null) return out === null ? null : kept;
@@ -29,8 +29,12 @@ export function simplifyRegisterOps(ops: EncodedOps, initialValue: unknown): Enc
  *
  * Leaving ops out is repeated until nothing more goes: an open cas left out no longer expects its value,
  * which may free an open write of that value. A known failed cas (with `failedCas: 'mismatch'`) says
- * the register held anything but its expected value, which a dropped write could have made true, so a
- * partition with one leaves nothing out.
+ * the register held anything but its expected value, which a dropped write could have made true: so only
+ * ops invoked after every such cas returned are left out. Each of those failed cas ops is linearized
+ * before such an op's invocation, hence before its effect, and dropping the effect changes nothing
+ * before it. A failed cas expecting a value that is not the initial value and that no op of the
+ * partition writes (a cas expecting a value never written) says nothing: the register never held it.
+ * Dropping ops only removes writers, so it never will.
  *
  * This is what keeps Knossos-hard histories (many crashed writes of unique values, each open to the end
  * of the history) decidable: every one of them multiplies the orders the search may try.
@@ -52,7 +56,7 @@ const needed = (input: RegisterInput, output: RegisterOutput): unknown =>
   input.f === 'read' ? output.value : input.a;
 
 /** The ops to leave out (1 = out), or null when there are none. */
-export function unobservedRegisterWrites(ops: EncodedOps): Uint8Array | null {
+export function unobservedRegisterWrites(ops: EncodedOps, initialValue: unknown = null): Uint8Array | null {
   const { ret, io } = ops;
   const n = ops.length;
   // Most histories have no open op at all: one pass over the return column says so.
@@ -73,6 +77,10 @@ export function unobservedRegisterWrites(ops: EncodedOps): Uint8Array | null {
   const needs = new Map<unknown, number>();
   const need = (k: unknown, by: number) => needs.set(k, (needs.get(k) ?? 0) + by);
   const candidates: number[] = [];
+  /** Known failed cas ops, by the value each expected: the last return among them. */
+  const refusals = new Map<unknown, number>();
+  /** The values some op may write (an ok or open write or cas), and the initial value. */
+  const writable = new Set<unknown>([valueKey(initialValue)]);
   for (let i = 0; i < n; i++) {
     const c = classes === 0 ? -1 : (io[i] as number);
     const open = ret[i] === Number.POSITIVE_INFINITY;
@@ -87,8 +95,29 @@ export function unobservedRegisterWrites(ops: EncodedOps): Uint8Array | null {
       flags = flagsOf(input, output, open);
       if ((flags & NEEDS) !== 0) need(valueKey(needed(input, output)), 1);
     }
-    if ((flags & REFUSES) !== 0) return null;
+    if ((flags & REFUSES) !== 0) {
+      const k = valueKey((ops.inputOf(i) as RegisterInput).a);
+      refusals.set(k, Math.max(refusals.get(k) ?? Number.NEGATIVE_INFINITY, ret[i] as number));
+    }
     if ((flags & WRITES) !== 0) candidates.push(i);
+  }
+  // The last return of a failed cas whose expected value the register could hold: only open ops
+  // invoked after it may be left out.
+  let lastRefusal = Number.NEGATIVE_INFINITY;
+  if (refusals.size > 0) {
+    for (let i = 0; i < n; i++) {
+      const input = ops.inputOf(i) as RegisterInput;
+      const output = ops.outputOf(i) as RegisterOutput;
+      if (input.f === 'write' || (input.f === 'cas' && (output.ok || !output.known)))
+        writable.add(valueKey(produced(input)));
+    }
+    for (const [k, at] of refusals) if (writable.has(k) && at > lastRefusal) lastRefusal = at;
+  }
+  if (lastRefusal !== Number.NEGATIVE_INFINITY) {
+    const call = ops.call;
+    let k = 0;
+    for (const i of candidates) if ((call[i] as number) > lastRefusal) candidates[k++] = i;
+    candidates.length = k;
   }
   if (candidates.length === 0) return null;
   for (let c = 0; c < classes; c++) {
