@@ -156,7 +156,7 @@ class NodeSession {
     });
   }
 
-  /** Waiters on `c` (all, without one) told to open exec channels: their connection is going away. */
+  /** Waiters on `c` (on every connection when none is named) sent to exec channels: it is going away. */
   private releaseWaiters(c?: Client): void {
     const gone = this.waiters.filter((w) => c === undefined || w.client === c);
     this.waiters = this.waiters.filter((w) => !gone.includes(w));
