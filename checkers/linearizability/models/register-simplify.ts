@@ -79,8 +79,6 @@ export function unobservedRegisterWrites(ops: EncodedOps, initialValue: unknown 
   const candidates: number[] = [];
   /** Known failed cas ops, by the value each expected: the last return among them. */
   const refusals = new Map<unknown, number>();
-  /** The values some op may write (an ok or open write or cas), and the initial value. */
-  const writable = new Set<unknown>([valueKey(initialValue)]);
   for (let i = 0; i < n; i++) {
     const c = classes === 0 ? -1 : (io[i] as number);
     const open = ret[i] === Number.POSITIVE_INFINITY;
@@ -105,6 +103,8 @@ export function unobservedRegisterWrites(ops: EncodedOps, initialValue: unknown 
   // invoked after it may be left out.
   let lastRefusal = Number.NEGATIVE_INFINITY;
   if (refusals.size > 0) {
+    /** The values some op may write (an ok or open write or cas), and the initial value. */
+    const writable = new Set<unknown>([valueKey(initialValue)]);
     for (let i = 0; i < n; i++) {
       const input = ops.inputOf(i) as RegisterInput;
       const output = ops.outputOf(i) as RegisterOutput;
