@@ -333,7 +333,8 @@ function checkReads(c: Context, o: Orders, w: Appends): Int32Array {
     const off = readOffset(h, m);
     const order = orders[k]!;
     let compatible = len <= order.length;
-    if (compatible) {
+    // A read kept at the longest read's position is a prefix of it (see ListPool in txns.ts): most are.
+    if (compatible && mopCode[m] !== mopCode[o.longest[k]!]) {
       for (let i = 0; i < len; i++) {
         if (chunk[off + i] !== order[i]) {
           compatible = false;
