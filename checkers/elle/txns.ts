@@ -278,7 +278,7 @@ class ListPool {
     const chunk = this.chunkAt(at);
     const off = at & POOL_CHUNK_MASK;
     const staged = this.staged;
-    const common = len < refLen ? len : refLen;
+    const common = Math.min(len, refLen);
     let p = 0;
     while (p < common && staged[p] === chunk[off + p]) p++;
     if (p === len) return at;
