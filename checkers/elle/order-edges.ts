@@ -18,7 +18,8 @@ export function addProcessEdges(h: TxnHistory, edges: EdgeList): void {
 
 /**
  * Realtime order ("a completed before b was invoked") in O(n) edges. Instead of Elle's transitive
- * reduction, which costs O(n·concurrency) edges, every `ok` completion gets a time vertex; time vertices
+ * reduction, which costs O(n·concurrency) edges, the `ok` completions since the last invocation get a
+ * time vertex; time vertices
  * form a chain in history order; a txn points at its completion's time vertex and the latest time vertex
  * before an invocation points at the invoked txn. Reachability between txns is exactly the realtime
  * order, so SCCs are unchanged; a path through time vertices is reported as one realtime step.
@@ -35,11 +36,15 @@ export function realtimeOrder(h: TxnHistory): RealtimeOrder {
   const firstInvoked = i32(completed.length + 1);
   let x = 0;
   let c = 0;
-  // Txns are in invocation order; merge them with completions by event index.
+  // Txns are in invocation order; merge them with completions by event index. The completions since
+  // the last invocation share one time vertex: a vertex of its own for each but the last would point at
+  // no txn, only at the next time vertex, so sharing reaches exactly the same txns (a third of the ok
+  // completions of a 10-client history follow another with no invocation between).
   for (let t = 0; t < h.n; t++) {
     const invokedAt = h.invokeIndex[t]!;
-    while (c < completed.length && h.completeIndex[completed[c]!]! < invokedAt) {
-      completion[completed[c++]!] = h.n + x;
+    if (c < completed.length && h.completeIndex[completed[c]!]! < invokedAt) {
+      do completion[completed[c++]!] = h.n + x;
+      while (c < completed.length && h.completeIndex[completed[c]!]! < invokedAt);
       firstInvoked[x++] = t;
     }
   }
