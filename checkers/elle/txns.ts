@@ -322,15 +322,9 @@ class ListPool {
 
   private growKeys(key: number): void {
     const size = Math.max(key + 1, this.refAt.length * 2);
-    const refAt = new Int32Array(size).fill(-1);
-    refAt.set(this.refAt);
-    this.refAt = refAt;
-    const refLen = new Int32Array(size);
-    refLen.set(this.refLen);
-    this.refLen = refLen;
-    const refEnd = new Int32Array(size);
-    refEnd.set(this.refEnd);
-    this.refEnd = refEnd;
+    this.refAt = widened(this.refAt, size, -1);
+    this.refLen = widened(this.refLen, size, 0);
+    this.refEnd = widened(this.refEnd, size, 0);
   }
 
   private grow(need: number): void {
@@ -351,6 +345,14 @@ class ListPool {
   view(): Int32Array[] {
     return [...this.chunks, this.data.subarray(0, this.used)];
   }
+}
+
+/** `a` copied into a longer array whose other entries are `fill`. */
+function widened(a: Int32Array, size: number, fill: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(size);
+  if (fill !== 0) b.fill(fill, a.length);
+  b.set(a);
+  return b;
 }
 
 const grow32 = () => new Grow32();
