@@ -18,11 +18,11 @@ export function addProcessEdges(h: TxnHistory, edges: EdgeList): void {
 
 /**
  * Realtime order ("a completed before b was invoked") in O(n) edges. Instead of Elle's transitive
- * reduction, which costs O(n·concurrency) edges, the `ok` completions since the last invocation get a
- * time vertex; time vertices
- * form a chain in history order; a txn points at its completion's time vertex and the latest time vertex
- * before an invocation points at the invoked txn. Reachability between txns is exactly the realtime
- * order, so SCCs are unchanged; a path through time vertices is reported as one realtime step.
+ * reduction, which costs O(n·concurrency) edges, the `ok` completions since the last invocation share
+ * a time vertex; time vertices form a chain in history order; a txn points at its completion's time
+ * vertex and the latest time vertex before an invocation points at the invoked txn. Reachability
+ * between txns is exactly the realtime order, so SCCs are unchanged; a path through time vertices is
+ * reported as one realtime step.
  *
  * The edges are regular enough to be described instead of listed, and {@link buildCsr} writes them
  * straight into the graph (a list of three edges per txn cost as much memory as the data edges):
