@@ -234,8 +234,9 @@ class Grow64 {
  * prefix of a later one. So each key has a reference list, and a read is kept against it
  * ({@link ListPool.keep}): a read that is a prefix of the reference is given the reference's position
  * (a list is a position and a length, so a prefix is the same position, shorter); a read that extends
- * the reference is written past its end, in room reserved after it, and the reference grows; a read
- * that disagrees with the reference is stored on its own. Positions are only ever appended to, never
+ * the reference is written past its end, in room reserved after it, and the reference grows (a key's
+ * first read gets no room; the first read that extends it moves the reference to a copy with room, and
+ * the room doubles at each move); a read that disagrees with the reference is stored on its own. Positions are only ever appended to, never
  * rewritten, so every list given out stays as it was read. In the 10M-transaction history this keeps
  * a few million elements instead of 280M, and a read at the reference's position is known to agree with
  * it without comparing (list-append's checkReads).
@@ -245,7 +246,7 @@ const POOL_CHUNK = 1 << POOL_CHUNK_BITS;
 const POOL_CHUNK_MASK = POOL_CHUNK - 1;
 /** Positions are int32 (they live in mopCode): 512 chunks. */
 const POOL_MAX_CHUNKS = 2 ** 31 / POOL_CHUNK;
-/** The least room a new reference list gets beyond its own length (it doubles from there). */
+/** The least room a moved reference list gets beyond its own length (it doubles from there). */
 const REFERENCE_SLACK = 8;
 
 class ListPool {
@@ -273,7 +274,8 @@ class ListPool {
     if (len === 0) return this.base;
     if (key >= this.refAt.length) this.growKeys(key);
     const at = this.refAt[key]!;
-    if (at < 0) return this.newReference(key, len);
+    // A key's first read gets no room: a key read once then costs what its list does.
+    if (at < 0) return this.newReference(key, len, len);
     const refLen = this.refLen[key]!;
     const chunk = this.chunkAt(at);
     const off = at & POOL_CHUNK_MASK;
@@ -284,14 +286,18 @@ class ListPool {
     if (p === len) return at;
     if (p < refLen) return this.put(len, len);
     // It extends the reference: in place while the room lasts, else the reference moves.
-    if (at + len > this.refEnd[key]!) return this.newReference(key, len);
+    if (at + len > this.refEnd[key]!)
+      return this.newReference(
+        key,
+        len,
+        Math.min(Math.max(2 * len, len + REFERENCE_SLACK), Math.max(len, POOL_CHUNK)),
+      );
     chunk.set(staged.subarray(p, len), off + p);
     this.refLen[key] = len;
     return at;
   }
 
-  private newReference(key: number, len: number): number {
-    const room = Math.min(Math.max(2 * len, len + REFERENCE_SLACK), Math.max(len, POOL_CHUNK));
+  private newReference(key: number, len: number, room: number): number {
     const at = this.put(len, room);
     this.refAt[key] = at;
     this.refLen[key] = len;

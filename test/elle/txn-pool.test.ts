@@ -76,12 +76,13 @@ const stored = (h: TxnHistory) => h.pool.reduce((n, c) => n + c.length, 0);
 
 test("a key's reads share its reference list: prefixes point into it, extensions grow it in place", (t) => {
   const lists = [
-    [1, 2], // key 1's reference, with room after it
+    [1, 2], // key 1's reference, no room after it (a key read once costs its list)
     [1], // a prefix: the same position
-    [1, 2, 3], // an extension: written in place, the same position
+    [1, 2, 3], // an extension past the room: the reference moves to a copy with room
+    [1, 2, 3, 4], // an extension within the room: written in place, the same position
     [1, 9], // disagrees: stored apart, the reference kept
-    [1, 2, 3, 4], // extends the reference (not the list that disagreed)
-    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], // past the room: the reference moves
+    [1, 2, 3, 4, 5], // extends the reference (not the list that disagreed)
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], // past the room: the reference moves again
     [1, 2, 3], // a prefix of the moved reference
     [], // empty
   ];
@@ -91,30 +92,42 @@ test("a key's reads share its reference list: prefixes point into it, extensions
   readsBack(t, h, lists);
   const at = (i: number) => h.mopCode[i];
   t.is(at(1), at(0));
-  t.is(at(2), at(0));
-  t.not(at(3), at(0));
-  t.is(at(4), at(0));
-  t.not(at(5), at(0));
-  t.is(at(6), at(5));
-  // The first reference's room (2 + 8), the list apart (2), the moved reference's room (28).
-  t.is(stored(h), 10 + 2 + 28);
+  t.not(at(2), at(0));
+  t.is(at(3), at(2));
+  t.not(at(4), at(2));
+  t.is(at(5), at(2));
+  t.not(at(6), at(2));
+  t.is(at(7), at(6));
+  // The first list (2), its moved copy's room (3 + 8), the list apart (2), the next move's room (28).
+  t.is(stored(h), 2 + 11 + 2 + 28);
+});
+
+test('a key read once costs its list, no room', (t) => {
+  const lists = Array.from({ length: 100 }, (_, i) => [i, i + 1, i + 2]);
+  const b = new TxnBuilder('append');
+  for (const [i, l] of lists.entries()) b.add(read(i, l, i));
+  const h = b.finish();
+  readsBack(t, h, lists);
+  t.is(stored(h), 300);
 });
 
 test('a reference in a kept chunk grows in place after later chunks fill', (t) => {
-  // Key 0's reference (1,000 elements, room for 2,000), then 4,500 lists on other keys (two chunks of
-  // 4M positions), then key 0 read again, longer: written into the first chunk.
+  // Key 0's reference (1,000 elements, moved by its first extension to a copy with room for 2,000),
+  // then 4,500 lists on other keys (two chunks of 4M positions), then key 0 read again, longer: written
+  // into the first chunk.
   const first = Array.from({ length: 1000 }, (_, j) => j);
-  const lists: number[][] = [first];
+  const lists: number[][] = [first.slice(0, 999), first];
   for (let i = 1; i <= 4500; i++) lists.push(Array.from({ length: 1000 }, (_, j) => (i * 7 + j) % 100_000));
   const longer = Array.from({ length: 1800 }, (_, j) => j);
   lists.push(longer, first.slice(0, 10));
   const b = new TxnBuilder('append');
-  for (const [i, l] of lists.entries()) b.add(read(i, l, i <= 4500 ? i : 0));
+  for (const [i, l] of lists.entries()) b.add(read(i, l, i <= 1 || i > 4501 ? 0 : i));
   const h = b.finish();
   t.true(h.pool.length >= 2, `${h.pool.length} chunks`);
+  t.true(h.mopCode[4502]! < 1 << 22, 'in the first chunk');
   readsBack(t, h, lists);
-  t.is(h.mopCode[4501], h.mopCode[0]);
-  t.is(h.mopCode[4502], h.mopCode[0]);
+  t.is(h.mopCode[4502], h.mopCode[1]);
+  t.is(h.mopCode[4503], h.mopCode[1]);
 });
 
 test('property: reads kept against references come back as read, whatever their order', (t) => {
