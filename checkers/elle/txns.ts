@@ -232,14 +232,14 @@ class Grow64 {
  *
  * Reads of one key mostly repeat each other: in a list-append history nearly every read of a key is a
  * prefix of a later one. So each key has a reference list, and a read is kept against it
- * ({@link ListPool.keep}): a read that is a prefix of the reference is given the reference's position
- * (a list is a position and a length, so a prefix is the same position, shorter); a read that extends
- * the reference is written past its end, in room reserved after it, and the reference grows (a key's
- * first read gets no room; the first read that extends it moves the reference to a copy with room, and
- * the room doubles at each move); a read that disagrees with the reference is stored on its own. Positions are only ever appended to, never
- * rewritten, so every list given out stays as it was read. In the 10M-transaction history this keeps
- * a few million elements instead of 280M, and a read at the reference's position is known to agree with
- * it without comparing (list-append's checkReads).
+ * ({@link ListPool.keep}): a read that is a prefix of the reference is given the reference's position (a list
+ * is a position and a length, so a prefix is the same position, shorter); a read that extends the
+ * reference is written past its end, in room reserved after it, and the reference grows (a key's first
+ * read gets no room; the first read that extends it moves the reference to a copy with room, and the
+ * room doubles at each move); a read that disagrees with the reference is stored on its own. Positions
+ * are only ever appended to, never rewritten, so every list given out stays as it was read. In the
+ * 10M-transaction history this keeps a few million elements instead of 280M, and a read at the
+ * reference's position is known to agree with it without comparing (list-append's checkReads).
  */
 const POOL_CHUNK_BITS = 22;
 const POOL_CHUNK = 1 << POOL_CHUNK_BITS;
@@ -256,7 +256,7 @@ class ListPool {
   private used = 0;
   private base = 0;
   /** The list being kept: its codes are written here first, then {@link keep} places them. */
-  staged = new Int32Array(1024);
+  private staged = new Int32Array(1024);
   /** Per key id: its reference list's position (-1: none yet), length, and the end of its room. */
   private refAt = new Int32Array(1024).fill(-1);
   private refLen = new Int32Array(1024);
@@ -286,12 +286,7 @@ class ListPool {
     if (p === len) return at;
     if (p < refLen) return this.put(len, len);
     // It extends the reference: in place while the room lasts, else the reference moves.
-    if (at + len > this.refEnd[key]!)
-      return this.newReference(
-        key,
-        len,
-        Math.min(Math.max(2 * len, len + REFERENCE_SLACK), Math.max(len, POOL_CHUNK)),
-      );
+    if (at + len > this.refEnd[key]!) return this.newReference(key, len, movedRoom(len));
     chunk.set(staged.subarray(p, len), off + p);
     this.refLen[key] = len;
     return at;
@@ -351,6 +346,11 @@ class ListPool {
   view(): Int32Array[] {
     return [...this.chunks, this.data.subarray(0, this.used)];
   }
+}
+
+/** Room for a reference list of `len` elements that moves: twice its length (at least 8 more), within a chunk. */
+function movedRoom(len: number): number {
+  return Math.min(Math.max(2 * len, len + REFERENCE_SLACK), Math.max(len, POOL_CHUNK));
 }
 
 /** `a` copied into a longer array whose other entries are `fill`. */
