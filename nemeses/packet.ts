@@ -131,42 +131,53 @@ function connectBurstScript(address: string, port: number, count: number, timeou
 export const ACK_CHUNK = 4096;
 
 export function ackSinkCommand(port: number, nodeBin = 'node'): string {
-  const js = `require('net').createServer((s)=>{let n=0;s.on('data',(d)=>{const before=Math.floor(n/${ACK_CHUNK});n+=d.length;const k=Math.floor(n/${ACK_CHUNK})-before;if(k>0)s.write(Buffer.alloc(k,97));});s.on('error',()=>{});}).listen(${port})`;
-  return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(js)} </dev/null >/dev/null 2>&1 &`;
+  return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(ackSinkScript(port))} </dev/null >/dev/null 2>&1 &`;
 }
 
 /**
- * A short-lived ack sink on `node` for one rate probe (when the plan gives no sinkPort): Node.js from the
- * node's PATH, a port in the ephemeral range, stopped by the caller right after the probe, so nothing
- * outlives the evidence. null when the node has no Node.js.
+ * The sink's program: acknowledge every ACK_CHUNK bytes received. Port 0 lets the kernel pick a free
+ * port, which the sink prints once it listens (`port=N`); a listen error is printed instead, and ends it.
  */
-async function startAckSink(
-  remote: Remote,
-  node: string,
-): Promise<{ port: number; stop(): Promise<void> } | null> {
+function ackSinkScript(port: number): string {
+  return `const srv=require('net').createServer((s)=>{let n=0;s.on('data',(d)=>{const before=Math.floor(n/${ACK_CHUNK});n+=d.length;const k=Math.floor(n/${ACK_CHUNK})-before;if(k>0)s.write(Buffer.alloc(k,97));});s.on('error',()=>{});});srv.on('error',(e)=>{console.log('error='+e.message);process.exit(1);});srv.listen(${port},()=>console.log('port='+srv.address().port))`;
+}
+
+/** How long a sink may take to listen: Node.js itself can take seconds to start on a loaded node. */
+const SINK_START_S = 20;
+
+type AckSink = { port: number; stop(): Promise<void> };
+
+/**
+ * A short-lived ack sink on `node` for one rate probe (when the plan gives no sinkPort): Node.js from the
+ * node's PATH, on a port the kernel picks, stopped by the caller right after the probe, so nothing
+ * outlives the evidence. When there is none, `missing` says whether the node lacks Node.js (a capability)
+ * or the sink failed to start (with what it printed), so the evidence names the cause.
+ */
+async function startAckSink(remote: Remote, node: string): Promise<AckSink | { missing: string }> {
   const bin = (
     await remote.exec(node, 'command -v node || command -v nodejs', { check: false })
   ).stdout.trim();
-  if (!bin) return null;
-  const port = 40_000 + Math.floor(Math.random() * 20_000);
-  const r = await remote.exec(node, `${ackSinkCommand(port, bin)} echo $!`, { check: false });
-  const pid = Number.parseInt(r.stdout.trim(), 10);
-  if (!(pid > 1)) return null;
-  const stop = async () => {
-    await remote.exec(node, `kill ${pid} 2>/dev/null; true`, { check: false });
-  };
-  // /dev/tcp is bash's: the node's login shell may be dash, where it does not exist.
-  const connect = `exec 3<>/dev/tcp/127.0.0.1/${port}`;
-  const up = await remote.exec(
+  if (!bin) return { missing: `capability missing: no Node.js on ${node}'s PATH to start an ack sink with` };
+  // One command starts the sink and waits for it to listen or exit, so a slow start is waited for
+  // rather than taken for a failure, and its output (the port, or the error) is read back in full.
+  const r = await remote.exec(
     node,
-    `for i in $(seq 50); do bash -c ${shellQuote(connect)} 2>/dev/null && { echo up; exit 0; }; sleep 0.1; done; echo down`,
-    { check: false, timeoutMs: 15_000 },
+    `f=$(mktemp) || exit 1; setsid ${shellQuote(bin)} -e ${shellQuote(ackSinkScript(0))} </dev/null >"$f" 2>&1 & pid=$!; ` +
+      `for i in $(seq ${SINK_START_S * 10}); do grep -q '^port=' "$f" && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done; ` +
+      'echo pid=$pid; head -c 400 "$f"; rm -f "$f"',
+    { check: false, timeoutMs: (SINK_START_S + 10) * 1000 },
   );
-  if (!up.stdout.includes('up')) {
-    await stop();
-    return null;
-  }
-  return { port, stop };
+  const pid = Number(/^pid=(\d+)$/m.exec(r.stdout)?.[1] ?? 0);
+  const port = Number(/^port=(\d+)$/m.exec(r.stdout)?.[1] ?? 0);
+  const stop = async () => {
+    if (pid > 1) await remote.exec(node, `kill ${pid} 2>/dev/null; true`, { check: false });
+  };
+  if (port > 0) return { port, stop };
+  await stop();
+  const said = `${r.stdout.replace(/^pid=\d+$/m, '')}${r.stderr}`.replace(/\s+/g, ' ').trim();
+  return {
+    missing: `the ack sink (${bin}) on ${node} did not listen within ${SINK_START_S} s: ${said || `exit ${r.code}, no output`}`,
+  };
 }
 
 /** Push `bytes` (a multiple of ACK_CHUNK) and wait for every ack: elapsed ms, or -1 on failure. */
@@ -425,8 +436,8 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       let victim: EvidenceSignal | null = null;
       // Under netem the ping victim above already times a large echo; the push probe needs a sink.
       if (undo.behaviors.rate && !(plan.method.includes('tc-netem') && typeof p.sinkPort !== 'number')) {
-        const sink =
-          typeof p.sinkPort === 'number' ? null : await startAckSink(remote, dest).catch(() => null);
+        const started = typeof p.sinkPort === 'number' ? null : await startAckSink(remote, dest);
+        const sink = started && 'port' in started ? started : null;
         const sinkPort = typeof p.sinkPort === 'number' ? p.sinkPort : sink?.port;
         if (typeof sinkPort === 'number') {
           const bps = parseRate(undo.behaviors.rate);
@@ -453,7 +464,7 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
             node,
             signal: 'throughput probe',
             landed: false,
-            note: `no params.sinkPort, and no Node.js on ${dest} to start an ack sink with: nothing to push bytes to`,
+            note: `no params.sinkPort, and ${started && 'missing' in started ? started.missing : 'no ack sink'}: nothing to push bytes to`,
           };
         }
       }

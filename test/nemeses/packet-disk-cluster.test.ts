@@ -85,6 +85,38 @@ fx.test.serial(
   },
 );
 
+fx.test.serial(
+  'packet rate with no sinkPort on a peer without Node.js: not proven, naming the missing capability',
+  async (t) => {
+    const remote = await fx.remote();
+    // The peer's PATH shows no Node.js: every other command reaches the node as it is.
+    const noNode = new Proxy(remote, {
+      get(target, prop) {
+        if (prop === 'exec')
+          return (node: string, command: string, opts?: object) =>
+            target.exec(node, command.startsWith('command -v node') ? 'true' : command, opts);
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const spec = {
+      kind: 'packet',
+      action: 'start',
+      targets: ['n2'],
+      params: { behaviors: { rate: '64kbit' } },
+    };
+    const rec = await packetNemesis.inject(noNode, spec, 'pk-nonode');
+    try {
+      const ev = await packetNemesis.evidence(noNode, rec);
+      t.false(ev.landed, ev.reason);
+      t.regex(ev.reason ?? '', /capability missing: no Node\.js on n\d's PATH to start an ack sink with/);
+    } finally {
+      await packetNemesis.heal(remote, rec);
+    }
+    t.deepEqual((await packetNemesis.verifyClean(remote, 'n2')).found, []);
+  },
+);
+
 async function rateLands(
   t: import('ava').ExecutionContext,
   remote: Awaited<ReturnType<typeof fx.remote>>,
