@@ -222,6 +222,13 @@ export function tarjan(
   const { offsets, targets, masks } = g;
   for (let root = 0; root < n; root++) {
     if (index[root] !== -1) continue;
+    // A vertex with no edges is a component of its own, done at once (as the walk below would number
+    // it): failed txns have none, a third of a history's txns.
+    if (offsets[root] === offsets[root + 1]) {
+      index[root] = counter++;
+      comp[root] = count++;
+      continue;
+    }
     let depth = 0;
     callV[0] = root;
     callE[0] = offsets[root]!;
@@ -239,6 +246,12 @@ export function tarjan(
         e++;
         if (!ok) continue;
         if (index[w] === -1) {
+          if (offsets[w] === offsets[w + 1]) {
+            // Never on the stack, so it lowers no one's low link.
+            index[w] = counter++;
+            comp[w] = count++;
+            continue;
+          }
           callE[depth] = e;
           depth++;
           callV[depth] = w;

@@ -53,31 +53,43 @@ export function realtimeOrder(h: TxnHistory): RealtimeOrder {
   return { count: x, completion, firstInvoked };
 }
 
-/** The ok txns ordered by completion event index: a bucket pass when indices are dense, else a sort. */
+/**
+ * The ok txns ordered by completion event index. Listed in invocation order first, they are nearly in
+ * completion order already: a txn completes soon after it is invoked, so each is out of place by about
+ * the number of txns running beside it. An insertion sort then costs one pass plus that displacement,
+ * where a bucket per event index wrote and scanned an array of twice the txns; a history whose
+ * completions stray further (past a budget of 64 moves per txn) is sorted instead.
+ */
 function completionsInOrder(h: TxnHistory): Int32Array {
-  const done = (t: number) => h.status[t] === OK && !Number.isNaN(h.completeIndex[t]!);
+  const { n, status, completeIndex } = h;
   let count = 0;
-  let maxIndex = 0;
-  // Whether every completion index (NaN: none) is a non-negative integer, in the same pass.
-  let integral = true;
-  for (let t = 0; t < h.n; t++) {
-    const c = h.completeIndex[t]!;
-    if (!Number.isNaN(c) && !(c >= 0 && Number.isInteger(c))) integral = false;
-    if (done(t)) {
-      count++;
-      if (c > maxIndex) maxIndex = c;
-    }
-  }
+  for (let t = 0; t < n; t++) if (status[t] === OK && !Number.isNaN(completeIndex[t]!)) count++;
   // From the check's arena: given-back pages already mapped, where fresh ones would each fault.
   const out = i32(count);
-  if (maxIndex <= 4 * h.n + 1024 && integral) {
-    const byIndex = i32(maxIndex + 1).fill(-1);
-    for (let t = 0; t < h.n; t++) if (done(t)) byIndex[h.completeIndex[t]!] = t;
-    let i = 0;
-    for (let c = 0; c <= maxIndex; c++) if (byIndex[c]! >= 0) out[i++] = byIndex[c]!;
-    return out;
-  }
   let i = 0;
-  for (let t = 0; t < h.n; t++) if (done(t)) out[i++] = t;
-  return out.sort((a, b) => h.completeIndex[a]! - h.completeIndex[b]!);
+  for (let t = 0; t < n; t++) if (status[t] === OK && !Number.isNaN(completeIndex[t]!)) out[i++] = t;
+  if (!insertionSorted(out, completeIndex, 64 * count + 1024))
+    out.sort((a, b) => completeIndex[a]! - completeIndex[b]!);
+  return out;
+}
+
+/** Sort `a` by `key[a[i]]` in place by insertion, unless that takes more than `budget` moves: whether it did. */
+export function insertionSorted(a: Int32Array, key: ArrayLike<number>, budget: number): boolean {
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i]!;
+    const kx = key[x]!;
+    let j = i - 1;
+    if (key[a[j]!]! <= kx) continue;
+    do {
+      // Out of budget: x fills the gap the moves left, so `a` holds the same txns for the fallback.
+      if (--budget < 0) {
+        a[j + 1] = x;
+        return false;
+      }
+      a[j + 1] = a[j]!;
+      j--;
+    } while (j >= 0 && key[a[j]!]! > kx);
+    a[j + 1] = x;
+  }
+  return true;
 }

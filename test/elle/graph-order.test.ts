@@ -1,7 +1,8 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { buildCsr, type Csr, EdgeList, REALTIME, RW, WR, WW } from '../../checkers/elle/graph.ts';
 import { elleChecker } from '../../checkers/elle/index.ts';
-import { realtimeOrder } from '../../checkers/elle/order-edges.ts';
+import { insertionSorted, realtimeOrder } from '../../checkers/elle/order-edges.ts';
 import { simulate } from '../../checkers/elle/simulate.ts';
 import { extractTxns, OK, type TxnHistory } from '../../checkers/elle/txns.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
@@ -135,6 +136,43 @@ test('realtime order: a txn reaches exactly the txns invoked after it completed 
     }
   }
   t.pass();
+});
+
+test('completions put in order by insertion: sorted as a sort would, or given up with the same txns', (t) => {
+  // Keys as completion indices: each txn out of place by up to `spread` (a history's concurrency), and
+  // sometimes far more; a budget too small for the moves must leave the txns for the fallback sort.
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 300 }),
+      fc.integer({ min: 0, max: 50 }),
+      fc.integer({ min: 0, max: 2000 }),
+      fc.integer(),
+      (n, spread, budget, seed) => {
+        let x = seed | 1;
+        const rand = () => {
+          x ^= x << 13;
+          x ^= x >>> 17;
+          x ^= x << 5;
+          return (x >>> 0) / 2 ** 32;
+        };
+        const key = Array.from({ length: n }, (_, i) => i + rand() * spread + i / (n + 1));
+        const a = Int32Array.from({ length: n }, (_, i) => i);
+        const want = Array.from(a).sort((p, q) => key[p]! - key[q]!);
+        const done = insertionSorted(a, key, budget);
+        if (done) t.deepEqual(Array.from(a), want);
+        else
+          t.deepEqual(
+            Array.from(a).sort((p, q) => p - q),
+            Array.from({ length: n }, (_, i) => i),
+          );
+        let moves = 0;
+        for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (key[i]! > key[j]!) moves++;
+        // It gives up exactly when the moves (the inversions) exceed the budget.
+        t.is(done, moves <= budget, `${moves} moves, budget ${budget}`);
+      },
+    ),
+    { numRuns: 300, seed: 37 },
+  );
 });
 
 /** lost-update by the construction it replaced: per key, per value read last, the txns in history order. */

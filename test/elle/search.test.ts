@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { classifyRels } from '../../checkers/elle/check.ts';
 import { anyCycle, CYCLE_SPECS, localGraph, searchCycle } from '../../checkers/elle/cycles.ts';
 import { buildCsr, EdgeList, RW, tarjan, WR, WW } from '../../checkers/elle/graph.ts';
@@ -20,6 +21,62 @@ test('Tarjan is iterative: a 200,000-vertex cycle is one component (no stack ove
   t.is(multi.length, 1);
   t.is(multi[0]!.length, n);
   t.is(count, 1);
+});
+
+test('Tarjan against reachability on small graphs, many of whose vertices have no edges', (t) => {
+  // Components are the mutually reachable sets (over the masked edges), and ids number them in reverse
+  // topological order: a component that reaches another has the larger id.
+  const rels = [WW, WR, RW];
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 24 }),
+      fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: 2 })), { maxLength: 60 }),
+      fc.integer({ min: 1, max: 7 }),
+      fc.nat({ max: 3 }),
+      (n, raw, relMask, every) => {
+        // Only some vertices have out-edges (every `every + 1`-th), so edgeless ones are met as roots and
+        // as children alike.
+        const e = new EdgeList();
+        for (const [a, b, r] of raw) if ((a % n) % (every + 1) === 0) e.add(a % n, b % n, rels[r]!);
+        const g = buildCsr(n, e);
+        const reach = Array.from({ length: n }, (_, v) => {
+          const seen = new Uint8Array(n);
+          seen[v] = 1;
+          const stack = [v];
+          while (stack.length > 0) {
+            const u = stack.pop()!;
+            for (let i = g.offsets[u]!; i < g.offsets[u + 1]!; i++) {
+              const w = g.targets[i]!;
+              if ((g.masks[i]! & relMask) !== 0 && !seen[w]) {
+                seen[w] = 1;
+                stack.push(w);
+              }
+            }
+          }
+          return seen;
+        });
+        const { comp, count, cyclic, multi } = tarjan(g, relMask);
+        t.is(new Set(comp).size, count);
+        for (let u = 0; u < n; u++)
+          for (let v = 0; v < n; v++) {
+            const same = reach[u]![v] === 1 && reach[v]![u] === 1;
+            t.is(comp[u] === comp[v], same, `${u}, ${v}`);
+            if (!same && reach[u]![v]) t.true(comp[u]! > comp[v]!, `${u} reaches ${v}`);
+          }
+        const sizes = new Map<number, number>();
+        for (const c of comp) sizes.set(c, (sizes.get(c) ?? 0) + 1);
+        t.is(cyclic, [...sizes.values()].filter((s) => s > 1).length);
+        t.deepEqual(
+          multi.map((m) => [...m].sort((a, b) => a - b).join()).sort(),
+          [...sizes]
+            .filter(([, s]) => s > 1)
+            .map(([c]) => [...comp.keys()].filter((v) => comp[v] === c).join())
+            .sort(),
+        );
+      },
+    ),
+    { numRuns: 400, seed: 37 },
+  );
 });
 
 test('parallel edges merge their relations; self edges are dropped', (t) => {
