@@ -1,6 +1,7 @@
 import { clusterSshPort } from '../src/core/control/addresses.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
+import { errorMessage } from '../src/core/util/errors.ts';
 import {
   addRulesScript,
   countersScript,
@@ -436,7 +437,12 @@ export const packetNemesis: Nemesis & { kind: 'packet' } = {
       let victim: EvidenceSignal | null = null;
       // Under netem the ping victim above already times a large echo; the push probe needs a sink.
       if (undo.behaviors.rate && !(plan.method.includes('tc-netem') && typeof p.sinkPort !== 'number')) {
-        const started = typeof p.sinkPort === 'number' ? null : await startAckSink(remote, dest);
+        const started =
+          typeof p.sinkPort === 'number'
+            ? null
+            : await startAckSink(remote, dest).catch((err: unknown) => ({
+                missing: `the ack sink on ${dest} could not be started: ${errorMessage(err)}`,
+              }));
         const sink = started && 'port' in started ? started : null;
         const sinkPort = typeof p.sinkPort === 'number' ? p.sinkPort : sink?.port;
         if (typeof sinkPort === 'number') {

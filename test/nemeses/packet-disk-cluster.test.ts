@@ -85,35 +85,58 @@ fx.test.serial(
   },
 );
 
+/** The remote as it is, but with the commands `rewrite` picks answered otherwise. */
+function rewritten(
+  remote: Awaited<ReturnType<typeof fx.remote>>,
+  rewrite: (command: string) => string | Error,
+): typeof remote {
+  return new Proxy(remote, {
+    get(target, prop) {
+      if (prop === 'exec')
+        return async (node: string, command: string, opts?: object) => {
+          const c = rewrite(command);
+          if (c instanceof Error) throw c;
+          return target.exec(node, c, opts);
+        };
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 fx.test.serial(
-  'packet rate with no sinkPort on a peer without Node.js: not proven, naming the missing capability',
+  'packet rate with no sinkPort and no ack sink: not proven, naming why (no Node.js; the sink not started)',
   async (t) => {
     const remote = await fx.remote();
-    // The peer's PATH shows no Node.js: every other command reaches the node as it is.
-    const noNode = new Proxy(remote, {
-      get(target, prop) {
-        if (prop === 'exec')
-          return (node: string, command: string, opts?: object) =>
-            target.exec(node, command.startsWith('command -v node') ? 'true' : command, opts);
-        const v = Reflect.get(target, prop, target);
-        return typeof v === 'function' ? v.bind(target) : v;
+    const cases = [
+      {
+        // The peer's PATH shows no Node.js: a capability the node lacks.
+        remote: rewritten(remote, (c) => (c.startsWith('command -v node') ? 'true' : c)),
+        reason: /capability missing: no Node\.js on n\d's PATH to start an ack sink with/,
       },
-    });
-    const spec = {
-      kind: 'packet',
-      action: 'start',
-      targets: ['n2'],
-      params: { behaviors: { rate: '64kbit' } },
-    };
-    const rec = await packetNemesis.inject(noNode, spec, 'pk-nonode');
-    try {
-      const ev = await packetNemesis.evidence(noNode, rec);
-      t.false(ev.landed, ev.reason);
-      t.regex(ev.reason ?? '', /capability missing: no Node\.js on n\d's PATH to start an ack sink with/);
-    } finally {
-      await packetNemesis.heal(remote, rec);
+      {
+        // Starting the sink fails on the way (a dropped connection, say): the error is the reason.
+        remote: rewritten(remote, (c) => (c.startsWith('f=$(mktemp)') ? new Error('channel closed') : c)),
+        reason: /the ack sink on n\d could not be started: channel closed/,
+      },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const spec = {
+        kind: 'packet',
+        action: 'start',
+        targets: ['n2'],
+        params: { behaviors: { rate: '64kbit' } },
+      };
+      const rec = await packetNemesis.inject(c.remote, spec, `pk-nosink${i}`);
+      try {
+        const ev = await packetNemesis.evidence(c.remote, rec);
+        t.false(ev.landed, ev.reason);
+        t.regex(ev.reason ?? '', c.reason);
+      } finally {
+        await packetNemesis.heal(remote, rec);
+      }
+      t.deepEqual((await packetNemesis.verifyClean(remote, 'n2')).found, []);
     }
-    t.deepEqual((await packetNemesis.verifyClean(remote, 'n2')).found, []);
   },
 );
 
