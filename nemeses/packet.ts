@@ -131,8 +131,9 @@ function connectBurstScript(address: string, port: number, count: number, timeou
  */
 export const ACK_CHUNK = 4096;
 
-export function ackSinkCommand(port: number, nodeBin = 'node'): string {
-  return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(ackSinkScript(port))} </dev/null >/dev/null 2>&1 &`;
+/** Start the sink in the background; `output` is a shell word for where its output goes. */
+export function ackSinkCommand(port: number, nodeBin = 'node', output = '/dev/null'): string {
+  return `setsid ${shellQuote(nodeBin)} -e ${shellQuote(ackSinkScript(port))} </dev/null >${output} 2>&1 &`;
 }
 
 /**
@@ -163,7 +164,7 @@ async function startAckSink(remote: Remote, node: string): Promise<AckSink | { m
   // rather than taken for a failure, and its output (the port, or the error) is read back in full.
   const r = await remote.exec(
     node,
-    `f=$(mktemp) || exit 1; setsid ${shellQuote(bin)} -e ${shellQuote(ackSinkScript(0))} </dev/null >"$f" 2>&1 & pid=$!; ` +
+    `f=$(mktemp) || exit 1; ${ackSinkCommand(0, bin, '"$f"')} pid=$!; ` +
       `for i in $(seq ${SINK_START_S * 10}); do grep -q '^port=' "$f" && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done; ` +
       'echo pid=$pid; head -c 400 "$f"; rm -f "$f"',
     { check: false, timeoutMs: (SINK_START_S + 10) * 1000 },
