@@ -12,11 +12,12 @@ import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
  *
  * ioredis is configured so it never hides an op: no offline queue and no automatic retry of a command
  * (a command sent twice would be one history entry for two effects). A command refused because the
- * connection is down was never sent: fail. A timeout after sending: info (reads: fail).
+ * connection is down was never sent: fail. A timeout, or a connection lost, after sending: info (reads:
+ * fail).
  *
  * Workloads (listed in ./registry.ts): register, multi-register (GET / SET / a Lua compare-and-set), set
  * (SADD / SMEMBERS), counter (INCRBY / GET), list-append (one Lua script per transaction: atomic on the
- * primary).
+ * primary), queue (RPUSH / LPOP).
  */
 export interface RedisClientOptions {
   workload: string;
@@ -84,8 +85,26 @@ export class RedisClient implements Client {
     return c;
   }
 
-  /** The primary's connection, reopened when a failover moved the primary. */
+  /**
+   * Whether the connection the op's last command went out on was ready. ioredis writes a command at once
+   * on a ready connection (there is no offline queue), so a "Connection is closed." after that is a
+   * command flushed from its queue while in flight, which may have run; on a connection that was not
+   * ready, the same message means the command was refused unsent.
+   */
+  private sentOnReady = false;
+
+  private issuing(conn: Redis): Redis {
+    this.sentOnReady = conn.status === 'ready';
+    return conn;
+  }
+
+  /** The primary's connection for the op's next command. */
   private async primary(): Promise<Redis> {
+    return this.issuing(await this.primaryConnection());
+  }
+
+  /** The primary's connection, reopened when a failover moved the primary. */
+  private async primaryConnection(): Promise<Redis> {
     const p = this.o.db.primary ?? this.o.ctx.nodes[0];
     if (!p) throw new Error('redis: no primary');
     if (p === this.node && this.bound) return this.bound;
@@ -98,7 +117,7 @@ export class RedisClient implements Client {
   }
 
   private async reader(): Promise<Redis> {
-    return this.o.readFromReplicas && this.bound ? this.bound : this.primary();
+    return this.o.readFromReplicas && this.bound ? this.issuing(this.bound) : this.primary();
   }
 
   private k(key: string): string {
@@ -114,10 +133,11 @@ export class RedisClient implements Client {
   }
 
   async invoke(op: ClientOp, _ctx: InvokeContext): Promise<Completion> {
+    this.sentOnReady = false;
     try {
       return await this.dispatch(op);
     } catch (err) {
-      return classifyRedis(op, err);
+      return classifyRedis(op, err, this.sentOnReady);
     }
   }
 
@@ -190,10 +210,22 @@ export class RedisClient implements Client {
         if (op.f === 'drain') {
           const taken: number[] = [];
           // Bounded: a queue still being filled cannot keep a drain going forever.
-          for (let i = 0; i < DRAIN_MAX; i++) {
-            const v = await conn.lpop(key);
-            if (v === null) return { type: 'ok', value: taken };
-            taken.push(Number(v));
+          try {
+            for (let i = 0; i < DRAIN_MAX; i++) {
+              const v = await this.issuing(conn).lpop(key);
+              if (v === null) return { type: 'ok', value: taken };
+              taken.push(Number(v));
+            }
+          } catch (err) {
+            // Elements already taken are gone from the queue: the drain happened in part, whatever
+            // became of its last command, so it can never be recorded as failed.
+            if (taken.length === 0) throw err;
+            const msg = err instanceof Error ? err.message : String(err);
+            return {
+              type: 'info',
+              value: taken,
+              error: `indeterminate: drain stopped after ${taken.length} elements: ${msg}`,
+            };
           }
           return { type: 'info', value: taken, error: `drain stopped after ${DRAIN_MAX} elements` };
         }
@@ -221,9 +253,11 @@ export class RedisClient implements Client {
 
 const DRAIN_MAX = 1_000_000;
 
-function classifyRedis(op: ClientOp, err: unknown): Completion {
+function classifyRedis(op: ClientOp, err: unknown, sentOnReady: boolean): Completion {
   const msg = err instanceof Error ? err.message : String(err);
-  const notSent = /Stream isn't writeable|Connection is closed|ECONNREFUSED|enableOfflineQueue/i.test(msg);
+  const notSent =
+    /Stream isn't writeable|ECONNREFUSED|enableOfflineQueue/i.test(msg) ||
+    (!sentOnReady && /Connection is closed/i.test(msg));
   const readOnly =
     op.f === 'read' ||
     (op.f === 'txn' && Array.isArray(op.value) && (op.value as unknown[][]).every((m) => m[0] === 'r'));
