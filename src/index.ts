@@ -14,7 +14,8 @@
  *
  * The rest is in subpaths (docs/plugins.md): `faultline/generators` (generator combinators),
  * `faultline/control` (running commands on the nodes), `faultline/database` (the capability protocols'
- * parts), `faultline/checkers`, `faultline/nemeses`, `faultline/history` and `faultline/report`.
+ * parts), `faultline/clients` (helpers for a client of a built-in workload), `faultline/checkers`,
+ * `faultline/nemeses`, `faultline/history` and `faultline/report`.
  */
 
 export type { Model } from '../checkers/linearizability/model.ts';

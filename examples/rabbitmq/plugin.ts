@@ -10,6 +10,7 @@ import {
   definePlugin,
   NOT_APPLIED,
 } from 'faultline';
+import { drainQueue } from 'faultline/clients';
 
 /**
  * RabbitMQ through faultline's public API: the daemon description (rabbitmq.yaml) installs, configures,
@@ -56,38 +57,13 @@ class RabbitClient implements Client {
         return { type: 'ok' };
       }
       if (op.f === 'dequeue') return { type: 'ok', value: await take(ch) };
-      if (op.f === 'drain') return await drain(ch);
+      if (op.f === 'drain') return await drainQueue(() => take(ch));
       return { type: 'fail', error: `${NOT_APPLIED}: no ${op.f}` };
     } catch (err) {
       // A publish without a confirm, or a get whose answer was lost: it may have happened.
       return { type: 'info', error: String(err) };
     }
   }
-}
-
-const DRAIN_MAX = 1_000_000;
-
-/**
- * Every message until the queue is empty, bounded (a queue still being filled cannot keep it going). A
- * drain cut off after taking messages is info with them: they are gone from the queue either way.
- */
-async function drain(ch: Channel): Promise<Completion> {
-  const taken: number[] = [];
-  try {
-    for (let i = 0; i < DRAIN_MAX; i++) {
-      const v = await take(ch);
-      if (v === null) return { type: 'ok', value: taken };
-      taken.push(v);
-    }
-  } catch (err) {
-    if (taken.length === 0) throw err;
-    return {
-      type: 'info',
-      value: taken,
-      error: `drain stopped after ${taken.length} messages: ${String(err)}`,
-    };
-  }
-  return { type: 'info', value: taken, error: `drain stopped after ${DRAIN_MAX} messages` };
 }
 
 /** One message off the queue, acknowledged, or null when the queue is empty. */

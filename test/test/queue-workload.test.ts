@@ -103,3 +103,25 @@ test('a drain that fails (its node still restarting) is repeated until one compl
   const tq = r.results.find((c) => c.checker === 'total-queue');
   t.is(tq?.valid, true, tq?.evidence);
 });
+
+test('drainQueue: empties the queue; bounded; cut off after taking elements it is info with them', async (t) => {
+  const { drainQueue } = await import('../../src/api/clients.ts');
+  const from = (q: number[], failAfter = Number.POSITIVE_INFINITY) => {
+    let takes = 0;
+    return async () => {
+      if (takes++ >= failAfter) throw new Error('connection lost');
+      return q.shift() ?? null;
+    };
+  };
+  t.deepEqual(await drainQueue(from([1, 2, 3])), { type: 'ok', value: [1, 2, 3] });
+  t.deepEqual(await drainQueue(from([])), { type: 'ok', value: [] });
+  const bounded = await drainQueue(from([1, 2, 3]), 2);
+  t.is(bounded.type, 'info');
+  t.deepEqual(bounded.value, [1, 2]);
+  const cut = await drainQueue(from([1, 2, 3], 2));
+  t.is(cut.type, 'info');
+  t.deepEqual(cut.value, [1, 2]);
+  t.regex(String(cut.error), /^indeterminate: drain stopped after 2 elements: connection lost/);
+  // Nothing taken yet: the error is the client's to classify, as a dequeue's.
+  await t.throwsAsync(drainQueue(from([1], 0)), { message: 'connection lost' });
+});

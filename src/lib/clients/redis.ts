@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { NOT_APPLIED } from '../../core/history/operation.ts';
 import type { RedisDb } from '../databases/redis.ts';
 import type { DbContext } from '../databases/types.ts';
+import { drainQueue } from './drain.ts';
 import type { Client, ClientOp, Completion, InvokeContext } from './types.ts';
 
 /**
@@ -207,28 +208,11 @@ export class RedisClient implements Client {
           const v = await conn.lpop(key);
           return { type: 'ok', value: v === null ? null : Number(v) };
         }
-        if (op.f === 'drain') {
-          const taken: number[] = [];
-          // Bounded: a queue still being filled cannot keep a drain going forever.
-          try {
-            for (let i = 0; i < DRAIN_MAX; i++) {
-              const v = await this.issuing(conn).lpop(key);
-              if (v === null) return { type: 'ok', value: taken };
-              taken.push(Number(v));
-            }
-          } catch (err) {
-            // Elements already taken are gone from the queue: the drain happened in part, whatever
-            // became of its last command, so it can never be recorded as failed.
-            if (taken.length === 0) throw err;
-            const msg = err instanceof Error ? err.message : String(err);
-            return {
-              type: 'info',
-              value: taken,
-              error: `indeterminate: drain stopped after ${taken.length} elements: ${msg}`,
-            };
-          }
-          return { type: 'info', value: taken, error: `drain stopped after ${DRAIN_MAX} elements` };
-        }
+        if (op.f === 'drain')
+          return await drainQueue(async () => {
+            const v = await this.issuing(conn).lpop(key);
+            return v === null ? null : Number(v);
+          });
         break;
       }
       case 'list-append': {
@@ -250,8 +234,6 @@ export class RedisClient implements Client {
     throw new Error(`redis client: ${this.o.workload} has no op ${op.f}`);
   }
 }
-
-const DRAIN_MAX = 1_000_000;
 
 function classifyRedis(op: ClientOp, err: unknown, sentOnReady: boolean): Completion {
   const msg = err instanceof Error ? err.message : String(err);
