@@ -1,3 +1,4 @@
+import { errorMessage } from '../../core/util/errors.ts';
 import type { Completion } from './types.ts';
 
 /** How many elements one drain takes at most: a queue still being filled cannot keep it going forever. */
@@ -22,11 +23,10 @@ export async function drainQueue<T>(take: () => Promise<T | null>, max = DRAIN_M
     }
   } catch (err) {
     if (taken.length === 0) throw err;
-    const msg = err instanceof Error ? err.message : String(err);
     return {
       type: 'info',
       value: taken,
-      error: `indeterminate: drain stopped after ${taken.length} elements: ${msg}`,
+      error: `indeterminate: drain stopped after ${taken.length} elements: ${errorMessage(err)}`,
     };
   }
   return {

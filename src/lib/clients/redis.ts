@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { NOT_APPLIED } from '../../core/history/operation.ts';
+import { errorMessage } from '../../core/util/errors.ts';
 import type { RedisDb } from '../databases/redis.ts';
 import type { DbContext } from '../databases/types.ts';
 import { drainQueue } from './drain.ts';
@@ -236,7 +237,7 @@ export class RedisClient implements Client {
 }
 
 function classifyRedis(op: ClientOp, err: unknown, sentOnReady: boolean): Completion {
-  const msg = err instanceof Error ? err.message : String(err);
+  const msg = errorMessage(err);
   const notSent =
     /Stream isn't writeable|ECONNREFUSED|enableOfflineQueue/i.test(msg) ||
     (!sentOnReady && /Connection is closed/i.test(msg));
