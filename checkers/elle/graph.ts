@@ -85,13 +85,16 @@ export interface Csr {
 
 /**
  * A realtime order described instead of listed (built by `realtimeOrder` in order-edges.ts): time
- * vertex `n + x` points at the txns `firstInvoked[x]` .. `firstInvoked[x + 1] - 1`, then at the next time
- * vertex; txn `t` points at its completion's time vertex `completion[t]` (-1: none).
+ * vertex `n + x` points at the txns `invoked[firstInvoked[x]]` .. `invoked[firstInvoked[x + 1] - 1]`,
+ * then at the next time vertex; txn `t` points at its completion's time vertex `completion[t]` (-1: none).
  */
 export interface RealtimeOrder {
   /** Time vertices, numbered from `n` upwards. */
   count: number;
   completion: Int32Array;
+  /** The txns the order points at (those that did not fail), in invocation order. */
+  invoked: Int32Array;
+  /** Per time vertex, where its txns start in `invoked` (`count + 1` entries). */
   firstInvoked: Int32Array;
 }
 
@@ -175,8 +178,9 @@ export function buildCsr(n: number, edges: EdgeList, rt?: RealtimeOrder): Csr {
         masks[w++] = REALTIME;
       } else {
         const x = v - txns;
-        for (let t = rt.firstInvoked[x]!; t < rt.firstInvoked[x + 1]!; t++) {
-          targets[w] = t;
+        const invoked = rt.invoked;
+        for (let i = rt.firstInvoked[x]!; i < rt.firstInvoked[x + 1]!; i++) {
+          targets[w] = invoked[i]!;
           masks[w++] = REALTIME;
         }
         if (x + 1 < times) {
