@@ -3,13 +3,14 @@ import { buildCsr, EdgeList, RW, tarjan, WR, WW } from './graph.ts';
 import { mopValue as decodeMop, FAIL, OK, READ, renderValue, type TxnHistory, valueKey } from './txns.ts';
 
 /**
- * rw-register inference (`[w k v]`, `[r k v]`, nil = the initial state). A txn's external read of k is its
- * first read before writing k; its external write is its last write of k. wr edges join the unique writer
- * of (k, v) to its external readers. Each key's version graph comes from sources tried in a fixed order:
- * the initial state precedes every value; then, when enabled, writes-follow-reads inside a txn, process
- * order (sequential keys) and realtime order (linearizable keys). A source that would make a key's version
- * graph cyclic is dropped for that key and reported as cyclic-versions. Each direct version edge v1 → v2
- * gives ww (writer of v1 → writer of v2) and rw (external readers of v1 → writer of v2).
+ * rw-register inference (`[w k v]`, `[r k v]`, nil = the initial state, so no txn that did not fail may
+ * write nil). A txn's external read of k is its first read before writing k; its external write is its
+ * last write of k. wr edges join the unique writer of (k, v) to its external readers. Each key's version
+ * graph comes from sources tried in a fixed order: the initial state precedes every value; then, when
+ * enabled, writes-follow-reads inside a txn, process order (sequential keys) and realtime order
+ * (linearizable keys). A source that would make a key's version graph cyclic is dropped for that key and
+ * reported as cyclic-versions. Each direct version edge v1 → v2 gives ww (writer of v1 → writer of v2)
+ * and rw (external readers of v1 → writer of v2).
  */
 export interface RwRegisterOptions {
   sequentialKeys: boolean;
@@ -95,6 +96,16 @@ function indexWrites(c: Context): WriteIndex {
           touch.read = ver(mopValue[m]);
       } else {
         const v = ver(mopValue[m]);
+        // A read of nil is taken to see the initial state, so every txn that read nil is placed before
+        // every writer of the key. A nil that a txn wrote (and may have installed) would make that
+        // inference unsound: a read of it after a completed write reads as stale. An aborted write of
+        // nil installs nothing, so only a failed txn may have one.
+        if (v === INIT && status[t] !== FAIL) {
+          throw new WorkloadError(
+            'nil-write',
+            `op ${opId(t)} wrote nil to key ${renderValue(h.keys[k])}; rw-register reads nil as the initial state, so a written nil cannot be told apart from it (writes must be unique and not nil)`,
+          );
+        }
         const prev = anyWriter[k]!.get(v);
         if (prev !== undefined && prev !== t) {
           throw new WorkloadError(
@@ -103,6 +114,8 @@ function indexWrites(c: Context): WriteIndex {
           );
         }
         anyWriter[k]!.set(v, t);
+        // Every write of an aborted txn, not only its last: reading any of them is an aborted read.
+        if (status[t] === FAIL) failWriter[k]!.set(v, t);
         const before = lastWriteMop.get(k);
         if (before !== undefined && status[t] !== FAIL) intermediate[k]!.set(ver(mopValue[before]), t);
         lastWriteMop.set(k, m);
@@ -110,10 +123,7 @@ function indexWrites(c: Context): WriteIndex {
       }
     }
     for (const [k, touch] of local) {
-      if (status[t] === FAIL) {
-        if (touch.write !== undefined) failWriter[k]!.set(touch.write, t);
-        continue;
-      }
+      if (status[t] === FAIL) continue;
       if (touch.write !== undefined) writer[k]!.set(touch.write, t);
       touches[k]!.push(touch);
       touchOf[k]!.set(t, touch);

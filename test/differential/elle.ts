@@ -99,7 +99,7 @@ export function toElleOps(txns: readonly Txn[]): Operation[] {
 }
 
 /** Invocations and completions in time order: [time, txn index, is completion]. */
-function schedulePoints(txns: readonly Txn[]): [number, number, boolean][] {
+export function schedulePoints(txns: readonly { call: number; ret: number }[]): [number, number, boolean][] {
   const points: [number, number, boolean][] = [];
   txns.forEach((t, i) => {
     points.push([t.call, i, false], [t.ret, i, true]);
@@ -107,11 +107,11 @@ function schedulePoints(txns: readonly Txn[]): [number, number, boolean][] {
   return points.sort((a, b) => a[0] - b[0] || Number(a[2]) - Number(b[2]) || a[1] - b[1]);
 }
 
-/** The txn each op of {@link toElleOps} stands for, by op id (ops are numbered in invocation order). */
-function txnsByOpId(txns: readonly Txn[]): Txn[] {
+/** The txn each op built from a schedule stands for, by op id (ops are numbered in invocation order). */
+export function txnsByOpId<T extends { call: number; ret: number }>(txns: readonly T[]): T[] {
   return schedulePoints(txns)
     .filter(([, , done]) => !done)
-    .map(([, i]) => txns[i] as Txn);
+    .map(([, i]) => txns[i] as T);
 }
 
 /** Some serial order of the ok txns (and any of the info ones) gives every ok read its list. */
@@ -242,8 +242,9 @@ export interface ElleTally {
   incompatible: number;
 }
 
-function text(txns: readonly Txn[]): string {
-  return toElleOps(txns)
+/** Ops as history JSON lines, ready for `faultline check` (a disagreement is printed this way). */
+export function historyText(ops: readonly Operation[]): string {
+  return ops
     .flatMap((o) => [
       { index: o.invokeIndex, type: 'invoke', process: o.process, f: 'txn', value: o.input },
       ...(o.completeIndex === null
@@ -369,7 +370,7 @@ export async function elleDifferential(
   if (details.failed) {
     const txns = buildTxns((details.counterexample?.[0] ?? []) as TxnSpec[]);
     throw new Error(
-      `elle list-append: ${problem} (seed ${seed}, shrunk ${details.numShrinks} times):\n${text(txns)}`,
+      `elle list-append: ${problem} (seed ${seed}, shrunk ${details.numShrinks} times):\n${historyText(toElleOps(txns))}`,
     );
   }
   return tally;

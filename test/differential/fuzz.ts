@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { CATALOGUE_CASES, catalogueDifferential } from './catalogue.ts';
 import { caseLabel, LINEARIZABILITY_CASES, linearizabilityDifferential } from './differential.ts';
 import { elleDifferential } from './elle.ts';
+import { elleRwDifferential } from './elle-rw.ts';
 
 const { values } = parseArgs({
   options: {
@@ -40,6 +41,7 @@ const jobs: { label: string; run: (seed: number) => Promise<{ histories: number 
     { label: `${c.checker} (correct system)`, run: (s: number) => catalogueDifferential(c, ROUND, s, true) },
   ]),
   { label: 'elle list-append (brute force)', run: (s: number) => elleDifferential(ROUND / 4, s) },
+  { label: 'elle rw-register (brute force)', run: (s: number) => elleRwDifferential(ROUND / 4, s) },
 ];
 const counts = new Map<string, number>();
 let total = 0;

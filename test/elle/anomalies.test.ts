@@ -263,6 +263,14 @@ const cases: Case[] = [
     not: ['read-committed'],
   },
   {
+    name: "rw-register G1a: a failed txn's earlier write, not only its last",
+    ops: concurrent(failed(['w', 'x', 1], ['w', 'x', 2]), ok(['r', 'x', 1])),
+    options: { workload: rw },
+    valid: false,
+    types: ['G1a', 'empty-transaction-graph'],
+    not: ['read-committed'],
+  },
+  {
     name: 'rw-register G1b',
     ops: concurrent(ok(['w', 'x', 1], ['w', 'x', 2]), ok(['r', 'x', 1])),
     options: { workload: rw },
@@ -376,6 +384,18 @@ test('duplicate appends stop the analysis with unknown', (t) => {
   t.is(r.valid, 'unknown');
   t.deepEqual(r.anomalyTypes, ['duplicate-appends']);
   t.regex(r.error ?? '', /appended to key "x" more than once/);
+});
+
+test('rw-register: a written nil stops the analysis with unknown, where it read as a stale read before', (t) => {
+  // One after another, so strictly serializable; nil read as the initial state made it G-single-item-realtime.
+  const ops = sequential(ok(['w', 'x', 5]), ok(['w', 'x', null]), ok(['r', 'x', null]));
+  const r = elleChecker.check(ops, { workload: rw, consistencyModels: ['strict-serializable'] });
+  t.is(r.valid, 'unknown');
+  t.deepEqual(r.anomalyTypes, ['nil-write']);
+  t.regex(r.error ?? '', /op 2 wrote nil to key "x"; rw-register reads nil as the initial state/);
+  // An aborted write of nil installs nothing: the history is checked.
+  const aborted = sequential(ok(['w', 'x', 5]), failed(['w', 'x', null]), ok(['r', 'x', 5]));
+  t.is(elleChecker.check(aborted, { workload: rw, consistencyModels: ['strict-serializable'] }).valid, true);
 });
 
 test('a micro-op the workload does not know stops the analysis with unknown', (t) => {
