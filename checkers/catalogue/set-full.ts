@@ -24,7 +24,8 @@ import {
  *  - last-present / last-absent: the latest *invocation* of an ok read that did / did not contain it
  *    (only reads completing after the add was invoked count);
  *  - stable: last-present after last-absent; lost: known, and an absent read invoked after both the last
- *    present read and the known point; otherwise never-read. Stale = stable with stable latency > 0.
+ *    present read and the known point; otherwise never-read. Stale = stable, with the last absent read
+ *    invoked after the known point (event order, not timestamps: see `classify`).
  * Valid: false on any lost element, on any element repeated inside one read (Jepsen's own duplicate test
  * compares frequency < 1 and so never fires; here a frequency > 1 counts), on unexpected elements, and on
  * stale elements when `linearizable`; unknown when nothing became stable.
@@ -175,7 +176,8 @@ interface Classified {
   stable: unknown[];
   lost: unknown[];
   neverRead: unknown[];
-  stale: { element: unknown; latencyMs: number }[];
+  /** Stable elements a read invoked after they were known lacked: that read (op) and how much later. */
+  stale: { element: unknown; latencyMs: number; read: number }[];
   stableLatencies: number[];
   lostLatencies: number[];
   anomalies: Anomaly[];
@@ -225,10 +227,14 @@ function classify(a: Attempts, reads: readonly ReadInfo[]): Classified {
       known.index < la.invokeIndex;
     if (isStable) {
       c.stable.push(value);
-      const stableTime = la === undefined ? 0 : la.invokeTime + 1;
-      const latencyMs = Math.max(0, stableTime - (known?.time ?? 0)) / 1e6;
+      // Stale: a read invoked after the element was known present lacked it. Decided by event order, the
+      // history's real-time order; timestamps only say how long. Jepsen decides by time (the absent read's
+      // invocation + 1 ns after the known time), which calls a read that ran beside the add stale whenever
+      // the two share a timestamp: every such element of a history with millisecond (or no) times.
+      const staleRead = la !== undefined && known !== undefined && la.invokeIndex > known.index ? la : null;
+      const latencyMs = staleRead ? Math.max(0, staleRead.invokeTime - (known?.time ?? 0)) / 1e6 : 0;
       c.stableLatencies.push(latencyMs);
-      if (latencyMs > 0) c.stale.push({ element: value, latencyMs });
+      if (staleRead) c.stale.push({ element: value, latencyMs, read: staleRead.invokeIndex });
     } else if (isLost && la !== undefined) {
       c.lost.push(value);
       const lostTime = lp === undefined ? 0 : lp.invokeTime + 1;
@@ -273,7 +279,8 @@ function moreAnomalies(c: Classified, r: ReadContents, linearizable: boolean): v
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'stale',
-          explanation: `element ${JSON.stringify(s.element)} was missing from a read ${s.latencyMs.toFixed(3)} ms after it was known present`,
+          explanation: `element ${JSON.stringify(s.element)} was missing from read op ${s.read}, invoked ${s.latencyMs.toFixed(3)} ms after it was known present`,
+          ops: [s.read],
           element: s.element,
           latencyMs: s.latencyMs,
         });

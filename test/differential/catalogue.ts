@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { counterChecker } from '../../checkers/catalogue/counter.ts';
 import { setChecker } from '../../checkers/catalogue/set.ts';
+import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
 import { totalQueueChecker } from '../../checkers/catalogue/total-queue.ts';
 import { uniqueIdsChecker } from '../../checkers/catalogue/unique-ids.ts';
 import { checkSafe } from '../../checkers/compose.ts';
@@ -10,6 +11,7 @@ import { actionsArb, historyText, simulate, toOperations } from './generate.ts';
 import {
   referenceCounter,
   referenceSet,
+  referenceSetFull,
   referenceTotalQueue,
   referenceUniqueIds,
   type Verdict,
@@ -22,13 +24,30 @@ import type { RefOp } from './reference-linearizability.ts';
  */
 export interface CatalogueCase {
   checker: string;
+  /** How tests and the fuzzer name the case (the checker's name unless options set it apart). */
+  label?: string;
   shape: string;
   run: Checker<never>;
+  options?: object;
   reference: (ops: readonly RefOp[]) => Verdict;
 }
 
 export const CATALOGUE_CASES: CatalogueCase[] = [
   { checker: 'set', shape: 'set', run: setChecker as Checker<never>, reference: referenceSet },
+  {
+    checker: 'set-full',
+    shape: 'set',
+    run: setFullChecker as Checker<never>,
+    reference: (ops) => referenceSetFull(ops, false),
+  },
+  {
+    checker: 'set-full',
+    label: 'set-full (linearizable)',
+    shape: 'set',
+    run: setFullChecker as Checker<never>,
+    options: { linearizable: true },
+    reference: (ops) => referenceSetFull(ops, true),
+  },
   {
     checker: 'total-queue',
     shape: 'total-queue',
@@ -49,6 +68,9 @@ export const CATALOGUE_CASES: CatalogueCase[] = [
   },
 ];
 
+/** Events per clock tick in the coarse-clock runs. */
+const COARSE_TICK = 4;
+
 export async function catalogueDifferential(
   c: CatalogueCase,
   numRuns: number,
@@ -56,12 +78,15 @@ export async function catalogueDifferential(
   honest: boolean,
 ): Promise<Tally & { unknown: number }> {
   const tally = { histories: 0, valid: 0, invalid: 0, unknown: 0 };
-  const verdict = async (ops: RefOp[]) =>
-    (await checkSafe(c.checker, c.run, toOperations(ops), {})).valid as Verdict;
+  // A coarse clock (four events to a tick, as a history with millisecond times has them) must not change
+  // a verdict: event order is the history's real-time order, timestamps only measure.
+  const verdict = async (ops: RefOp[], coarse: boolean) =>
+    (await checkSafe(c.checker, c.run, toOperations(ops, coarse ? COARSE_TICK : 1), c.options ?? {}))
+      .valid as Verdict;
   const details = await fc.check(
-    fc.asyncProperty(actionsArb(24), fc.boolean(), async (actions, open) => {
+    fc.asyncProperty(actionsArb(24), fc.boolean(), fc.boolean(), async (actions, open, coarse) => {
       const ops = simulate(c.shape, actions, open, honest);
-      const got = await verdict(ops);
+      const got = await verdict(ops, coarse);
       tally.histories++;
       if (got === true) tally.valid++;
       else if (got === false) tally.invalid++;
@@ -71,10 +96,11 @@ export async function catalogueDifferential(
     { numRuns, seed },
   );
   if (details.failed) {
-    const [actions, open] = details.counterexample ?? [[], false];
+    const [actions, open, coarse] = details.counterexample ?? [[], false, false];
     const ops = simulate(c.shape, actions, open, honest);
+    const tick = coarse ? COARSE_TICK : 1;
     throw new Error(
-      `${c.checker}: faultline says ${String(await verdict(ops))}, ${honest ? 'on a history of a correct system' : `the reference ${String(c.reference(ops))}`} (seed ${seed}, shrunk ${details.numShrinks} times${details.errorInstance ? `, ${String(details.errorInstance)}` : ''}):\n${historyText(ops)}`,
+      `${c.label ?? c.checker}: faultline says ${String(await verdict(ops, coarse))}, ${honest ? 'on a history of a correct system' : `the reference ${String(c.reference(ops))}`} (seed ${seed}, shrunk ${details.numShrinks} times${details.errorInstance ? `, ${String(details.errorInstance)}` : ''}):\n${historyText(ops, tick)}`,
     );
   }
   return tally;

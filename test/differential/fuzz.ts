@@ -37,8 +37,14 @@ const jobs: { label: string; run: (seed: number) => Promise<{ histories: number 
     run: (s: number) => linearizabilityDifferential(c, ROUND, s),
   })),
   ...CATALOGUE_CASES.flatMap((c) => [
-    { label: `${c.checker} (reference)`, run: (s: number) => catalogueDifferential(c, ROUND, s, false) },
-    { label: `${c.checker} (correct system)`, run: (s: number) => catalogueDifferential(c, ROUND, s, true) },
+    {
+      label: `${c.label ?? c.checker} (reference)`,
+      run: (s: number) => catalogueDifferential(c, ROUND, s, false),
+    },
+    {
+      label: `${c.label ?? c.checker} (correct system)`,
+      run: (s: number) => catalogueDifferential(c, ROUND, s, true),
+    },
   ]),
   { label: 'elle list-append (brute force)', run: (s: number) => elleDifferential(ROUND / 4, s) },
   { label: 'elle rw-register (brute force)', run: (s: number) => elleRwDifferential(ROUND / 4, s) },

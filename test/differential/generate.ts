@@ -250,8 +250,11 @@ export function simulate(
   return ops;
 }
 
-/** The history as faultline reads it: events (an info op may have an info completion, or none) paired. */
-export function toOperations(ops: readonly RefOp[]): Operation[] {
+/**
+ * The history as faultline reads it: events (an info op may have an info completion, or none) paired.
+ * Event i's time is i / `tick`, rounded down: with a tick above 1, neighbouring events share a timestamp.
+ */
+export function toOperations(ops: readonly RefOp[], tick = 1): Operation[] {
   const points: { at: number; ev: Omit<HistoryEvent, 'index'> }[] = [];
   for (const op of ops) {
     const base = {
@@ -261,9 +264,16 @@ export function toOperations(ops: readonly RefOp[]): Operation[] {
       faultEpoch: null,
       ...(op.key !== undefined && { key: op.key }),
     };
-    points.push({ at: op.call, ev: { ...base, type: 'invoke', value: op.input, time: op.call } as never });
+    const time = (at: number) => Math.floor(at / tick);
+    points.push({
+      at: op.call,
+      ev: { ...base, type: 'invoke', value: op.input, time: time(op.call) } as never,
+    });
     if (op.ret !== null)
-      points.push({ at: op.ret, ev: { ...base, type: op.type, value: op.output, time: op.ret } as never });
+      points.push({
+        at: op.ret,
+        ev: { ...base, type: op.type, value: op.output, time: time(op.ret) } as never,
+      });
   }
   points.sort((x, y) => x.at - y.at);
   const events = points.map((p, index) => ({ ...p.ev, index }) as HistoryEvent);
@@ -271,7 +281,7 @@ export function toOperations(ops: readonly RefOp[]): Operation[] {
 }
 
 /** A history as JSON lines, the form `faultline check` reads: printed with every disagreement. */
-export function historyText(ops: readonly RefOp[]): string {
+export function historyText(ops: readonly RefOp[], tick = 1): string {
   const points: [number, Record<string, unknown>][] = [];
   for (const op of ops) {
     const base = { process: op.process, f: op.f, ...(op.key !== undefined && { key: op.key }) };
@@ -280,6 +290,8 @@ export function historyText(ops: readonly RefOp[]): string {
   }
   return points
     .sort((a, b) => a[0] - b[0])
-    .map(([, e], index) => JSON.stringify({ index, time: index, node: null, faultEpoch: null, ...e }))
+    .map(([at, e], index) =>
+      JSON.stringify({ index, time: Math.floor(at / tick), node: null, faultEpoch: null, ...e }),
+    )
     .join('\n');
 }

@@ -95,3 +95,47 @@ export function referenceUniqueIds(ops: readonly RefOp[]): Verdict {
   if (ids.length === 0) return 'unknown';
   return new Set(ids).size === ids.length;
 }
+
+/**
+ * set-full (Jepsen's definitions, element by element over every read): an element's attempts begin at its
+ * first add invocation; a read counts for it when the read completed after that. The element is known
+ * from its first ok add completion or the first counting read that holds it, whichever came first. With
+ * the last counting read holding it (present) and the last lacking it (absent), both by invocation: stable
+ * when present came after absent (or nothing lacked it); lost when it was known before absent was
+ * invoked and absent came after present (or nothing held it); never read otherwise. Stale: stable, and a
+ * read invoked after it was known lacked it. Invalid: anything lost, a read listing an element twice, an
+ * element no add attempted, or (linearizable) anything stale. Unknown when nothing is stable.
+ */
+export function referenceSetFull(ops: readonly RefOp[], linearizable: boolean): Verdict {
+  const adds = ops.filter((op) => op.f === 'add');
+  const reads = ops.filter((op) => op.f === 'read' && ok(op) && op.ret !== null);
+  const elements = [...new Set(adds.map((a) => key(a.input)))];
+  const holds = (r: RefOp, e: string) => (r.output as unknown[]).some((v) => key(v) === e);
+  let lost = 0;
+  let stable = 0;
+  let stale = 0;
+  for (const e of elements) {
+    const mine = adds.filter((a) => key(a.input) === e);
+    const begun = Math.min(...mine.map((a) => a.call));
+    const counting = reads.filter((r) => (r.ret as number) > begun);
+    const known = Math.min(
+      ...mine.filter((a) => ok(a) && a.ret !== null).map((a) => a.ret as number),
+      ...counting.filter((r) => holds(r, e)).map((r) => r.ret as number),
+    );
+    const lastBy = (rs: RefOp[]) =>
+      rs.reduce<RefOp | null>((m, r) => (m === null || r.call > m.call ? r : m), null);
+    const present = lastBy(counting.filter((r) => holds(r, e)));
+    const absent = lastBy(counting.filter((r) => !holds(r, e)));
+    if (present !== null && (absent === null || absent.call < present.call)) {
+      stable++;
+      if (absent !== null && absent.call > known) stale++;
+    } else if (Number.isFinite(known) && absent !== null && absent.call > known) lost++;
+  }
+  const listed = reads.flatMap((r) => (r.output as unknown[]).map(key));
+  const duplicated = reads.some(
+    (r) => new Set((r.output as unknown[]).map(key)).size < (r.output as unknown[]).length,
+  );
+  const unexpected = listed.some((v) => !elements.includes(v));
+  if (lost > 0 || duplicated || unexpected || (linearizable && stale > 0)) return false;
+  return stable === 0 ? 'unknown' : true;
+}

@@ -87,6 +87,36 @@ test('set-full: stale reads fail only with linearizable: true', async (t) => {
   t.deepEqual(types(strict), ['stale']);
 });
 
+test('set-full: staleness is decided by event order, so a shared timestamp never makes a concurrent read stale', async (t) => {
+  // The first read runs beside the add and misses it; every event has the same time (a history with
+  // coarse or no timestamps). Linearizable: the read takes effect before the add.
+  const h = new H()
+    .invoke(0, 'add', 1, { at: 0 })
+    .invoke(1, 'read', null, { at: 0 })
+    .ok(0, 'add', 1, { at: 0 })
+    .ok(1, 'read', [], { at: 0 })
+    .invoke(1, 'read', null, { at: 0 })
+    .ok(1, 'read', [1], { at: 0 });
+  const r = await run(setFullChecker, h.ops(), { linearizable: true });
+  t.is(r.valid, true);
+  t.is(r.stats.staleCount, 0);
+  // The same read invoked after the ack, still at the same time: stale, 0 ms later, naming the read.
+  const late = new H()
+    .invoke(0, 'add', 1, { at: 0 })
+    .ok(0, 'add', 1, { at: 0 })
+    .invoke(1, 'read', null, { at: 0 })
+    .ok(1, 'read', [], { at: 0 })
+    .invoke(1, 'read', null, { at: 0 })
+    .ok(1, 'read', [1], { at: 0 });
+  const stale = await run(setFullChecker, late.ops(), { linearizable: true });
+  t.is(stale.valid, false);
+  t.deepEqual(types(stale), ['stale']);
+  t.regex(
+    stale.anomalies[0]?.explanation ?? '',
+    /missing from read op 2, invoked 0\.000 ms after it was known present/,
+  );
+});
+
 test("set-full: an element repeated inside one read is a duplicate (frequency > 1, not Jepsen's < 1)", async (t) => {
   const h = new H().call(0, 'add', 1).call(0, 'add', 2).invoke(1, 'read').ok(1, 'read', [1, 2, 2]);
   const r = await run(setFullChecker, h.ops(), {});
