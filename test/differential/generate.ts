@@ -172,6 +172,34 @@ SHAPES['total-queue'] = {
         ? [0, 1, 2, 3, 9].filter((x) => ((a.value * 5 + a.outcome) >> x) & 1)
         : op.input,
 };
+// Jepsen's long-fork: single-write transactions over six keys, reads of one of two groups of three
+// (mostly the first, so two reads of one group, the only ones compared, are common).
+const LONG_FORK_GROUPS = [
+  ['k0', 'k1', 'k2'],
+  ['k3', 'k4', 'k5'],
+] as const;
+SHAPES['long-fork'] = {
+  init: {},
+  invoke: (a) =>
+    a.pick < 5
+      ? { f: 'txn', input: pickOf(LONG_FORK_GROUPS, Number(a.value === 5)).map((k) => ['r', k, null]) }
+      : { f: 'txn', input: [['w', `k${a.value}`, 1 + a.outcome]] },
+  apply(t, op) {
+    const m = t.state as Record<string, unknown>;
+    const mops = op.input as [string, string, unknown][];
+    if (mops[0]?.[0] === 'w') {
+      m[mops[0][1]] = mops[0][2];
+      return mops;
+    }
+    return mops.map(([, k]) => ['r', k, m[k] ?? null]);
+  },
+  // Each key of the group seen or not, at random.
+  random: (op, a) => {
+    const mops = op.input as [string, string, unknown][];
+    if (mops[0]?.[0] === 'w') return mops;
+    return mops.map(([, k], j) => ['r', k, ((a.value + 3 * a.outcome + 7 * a.pick) >> j) & 1 ? 1 : null]);
+  },
+};
 SHAPES['unique-ids'] = {
   init: 0,
   invoke: () => ({ f: 'generate', input: null }),

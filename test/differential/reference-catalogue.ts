@@ -139,3 +139,64 @@ export function referenceSetFull(ops: readonly RefOp[], linearizable: boolean): 
   if (lost > 0 || duplicated || unexpected || (linearizable && stale > 0)) return false;
   return stable === 0 ? 'unknown' : true;
 }
+
+/**
+ * queue (unordered): each ok dequeue of a value must be matched with its own enqueue of that value, not
+ * known to have failed and invoked before the dequeue completed. Searched over every assignment, not
+ * replayed in order. No ok dequeue of a value: unknown.
+ */
+export function referenceQueue(ops: readonly RefOp[]): Verdict {
+  const enqueues = ops.filter((op) => op.f === 'enqueue' && op.type !== 'fail');
+  const dequeues = ops.filter(
+    (op) => op.f === 'dequeue' && ok(op) && op.output !== null && op.output !== undefined,
+  );
+  const used = new Set<RefOp>();
+  const assign = (i: number): boolean => {
+    const d = dequeues[i];
+    if (d === undefined) return true;
+    for (const e of enqueues) {
+      if (used.has(e) || key(e.input) !== key(d.output) || e.call > (d.ret as number)) continue;
+      used.add(e);
+      if (assign(i + 1)) return true;
+      used.delete(e);
+    }
+    return false;
+  };
+  if (!assign(0)) return false;
+  return dequeues.length === 0 ? 'unknown' : true;
+}
+
+/**
+ * long-fork: writes are single `[w k v]` micro-ops, reads read a group of keys. Two ok reads of the same
+ * keys fork when each saw (non-nil) a key the other saw as nil, pair by pair. No fork: unknown when a key
+ * was written by two ops that did not fail, when nothing was read, or when a read spans more than 30 keys.
+ */
+export function referenceLongFork(ops: readonly RefOp[]): Verdict {
+  const mopsOf = (op: RefOp) => (op.type === 'ok' ? op.output : op.input) as [string, unknown, unknown][];
+  const writes = ops.filter((op) => {
+    const m = mopsOf(op);
+    return op.type !== 'fail' && m.length === 1 && m[0]?.[0] === 'w';
+  });
+  const reads = ops.filter((op) => ok(op) && mopsOf(op).length > 0 && mopsOf(op).every((m) => m[0] === 'r'));
+  const group = (op: RefOp) =>
+    JSON.stringify(
+      mopsOf(op)
+        .map((m) => String(m[1]))
+        .sort(),
+    );
+  const saw = (op: RefOp, k: string) => mopsOf(op).some((m) => String(m[1]) === k && m[2] !== null);
+  const keysOf = (op: RefOp) => mopsOf(op).map((m) => String(m[1]));
+  for (const a of reads)
+    for (const b of reads) {
+      if (a === b || group(a) !== group(b) || keysOf(a).length > 30) continue;
+      const ks = keysOf(a);
+      if (ks.some((k) => saw(a, k) && !saw(b, k)) && ks.some((k) => saw(b, k) && !saw(a, k))) return false;
+    }
+  const perKey = new Map<string, number>();
+  for (const w of writes) {
+    const k = String(mopsOf(w)[0]?.[1]);
+    perKey.set(k, (perKey.get(k) ?? 0) + 1);
+  }
+  const twice = [...perKey.values()].some((n) => n > 1);
+  return twice || reads.length === 0 || reads.some((r) => keysOf(r).length > 30) ? 'unknown' : true;
+}
