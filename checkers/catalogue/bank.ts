@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import type { Operation } from '../../src/core/history/operation.ts';
-import { addIntegers, exactInteger, integerValue } from '../../src/core/history/values.ts';
+import {
+  addDecimals,
+  addIntegers,
+  compareDecimals,
+  decimalText,
+  decimalValue,
+  type ExactDecimal,
+  exactDecimal,
+  exactInteger,
+} from '../../src/core/history/values.ts';
 import type { Anomaly, Checker } from '../types.ts';
 import { fmt, isClient, isPlainMap, MAX_ANOMALIES, parseOptions, pushCapped, result } from './common.ts';
 
@@ -26,13 +35,34 @@ const SCOPE =
 
 type ErrorKind = 'unexpected-key' | 'nil-balance' | 'wrong-total' | 'negative-value';
 
+/**
+ * Sums are exact: integers at any size (a balance past 2^53 is a bigint, never a rounded double), and
+ * decimal balances as exact decimals, so 0.1 + 0.2 is the total 0.3 and a correct bank that keeps
+ * cents is not read as creating or losing money.
+ */
+type Amount = number | bigint | ExactDecimal;
+
+function asDecimal(a: Amount): ExactDecimal {
+  if (typeof a === 'object') return a;
+  return exactDecimal(a) as ExactDecimal;
+}
+
+function compareAmounts(a: Amount, b: Amount): number {
+  if (typeof a === 'object' || typeof b === 'object' || !Number.isInteger(a) || !Number.isInteger(b))
+    return compareDecimals(asDecimal(a), asDecimal(b));
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function amountText(a: Amount): string {
+  return typeof a === 'object' ? decimalText(a) : String(a);
+}
+
 export const bankChecker: Checker<BankOptions> = {
   name: 'bank',
   check(ops: readonly Operation[], rawOptions: BankOptions) {
     const o = parseOptions('bank', bankOptionsSchema, rawOptions);
     let accounts: Set<string> | null = o.accounts ? new Set(o.accounts.map(String)) : null;
-    // Sums are exact integers at any size: a balance past 2^53 is a bigint, never a rounded double.
-    let total: number | bigint | null = o.totalAmount ?? null;
+    let total: Amount | null = o.totalAmount ?? null;
     const inferred: string[] = [];
     let reads = 0;
     let consumed = 0;
@@ -44,8 +74,8 @@ export const bankChecker: Checker<BankOptions> = {
     };
     const anomalies: Anomaly[] = [];
     let erroneousReads = 0;
-    let lowestTotal: number | bigint | null = null;
-    let highestTotal: number | bigint | null = null;
+    let lowestTotal: Amount | null = null;
+    let highestTotal: Amount | null = null;
     // Ops come in invocation order, so "the first ok read" is the first one invoked.
     for (const op of ops) {
       if (!isClient(op)) continue;
@@ -66,7 +96,9 @@ export const bankChecker: Checker<BankOptions> = {
         accounts = new Set(keys);
         inferred.push(`accounts from read op ${op.invokeIndex}`);
       }
-      let sum: number | bigint = 0;
+      // Integer balances add as numbers (bigints past 2^53); decimal ones, if any, exactly beside them.
+      let whole: number | bigint = 0;
+      let decimal: ExactDecimal | null = null;
       let nil = false;
       const problems: ErrorKind[] = [];
       for (const k of keys) {
@@ -76,24 +108,30 @@ export const bankChecker: Checker<BankOptions> = {
           nil = true;
           continue;
         }
-        const exact = typeof v === 'number' && !Number.isInteger(v) ? v : exactInteger(v);
-        if (exact === null)
-          throw new Error(`bank: read op ${op.invokeIndex}: balance of ${k} is ${JSON.stringify(v)}`);
-        sum =
-          typeof exact === 'number' && !Number.isInteger(exact)
-            ? Number(sum) + exact
-            : addIntegers(sum, exact);
-        if (exact < 0 && !o.negativeBalances) problems.push('negative-value');
+        const integer = exactInteger(v);
+        let negative: boolean;
+        if (integer !== null) {
+          whole = addIntegers(whole, integer);
+          negative = integer < 0;
+        } else {
+          const d = exactDecimal(v);
+          if (d === null)
+            throw new Error(`bank: read op ${op.invokeIndex}: balance of ${k} is ${JSON.stringify(v)}`);
+          decimal = decimal === null ? d : addDecimals(decimal, d);
+          negative = d.units < 0n;
+        }
+        if (negative && !o.negativeBalances) problems.push('negative-value');
       }
+      const sum: Amount = decimal === null ? whole : addDecimals(decimal, asDecimal(whole));
       if (nil) problems.push('nil-balance');
       if (total === null && !nil) {
         total = sum;
-        inferred.push(`total ${sum} from read op ${op.invokeIndex}`);
+        inferred.push(`total ${amountText(sum)} from read op ${op.invokeIndex}`);
       }
-      if (!nil && sum !== total) {
+      if (!nil && total !== null && compareAmounts(sum, total) !== 0) {
         problems.push('wrong-total');
-        if (lowestTotal === null || sum < lowestTotal) lowestTotal = sum;
-        if (highestTotal === null || sum > highestTotal) highestTotal = sum;
+        if (lowestTotal === null || compareAmounts(sum, lowestTotal) < 0) lowestTotal = sum;
+        if (highestTotal === null || compareAmounts(sum, highestTotal) > 0) highestTotal = sum;
       }
       const distinct = [...new Set(problems)];
       if (distinct.length > 0) erroneousReads++;
@@ -104,7 +142,7 @@ export const bankChecker: Checker<BankOptions> = {
             type: kind,
             explanation:
               kind === 'wrong-total'
-                ? `read op ${op.invokeIndex} sums to ${sum}, but every read must show the total ${total}`
+                ? `read op ${op.invokeIndex} sums to ${amountText(sum)}, but every read must show the total ${total === null ? '' : amountText(total)}`
                 : kind === 'negative-value'
                   ? `read op ${op.invokeIndex} shows a negative balance: ${JSON.stringify(bal)}`
                   : kind === 'nil-balance'
@@ -123,7 +161,7 @@ export const bankChecker: Checker<BankOptions> = {
     return result(
       'bank',
       valid,
-      `bank: ${fmt(reads)} ok reads of ${accounts?.size ?? 0} accounts, total ${total ?? 'unknown'}${inferred.length ? ` (inferred: ${inferred.join(', ')})` : ''}: ${fmt(erroneousReads)} bad reads${breakdown ? ` (${breakdown})` : ''}`,
+      `bank: ${fmt(reads)} ok reads of ${accounts?.size ?? 0} accounts, total ${total === null ? 'unknown' : amountText(total)}${inferred.length ? ` (inferred: ${inferred.join(', ')})` : ''}: ${fmt(erroneousReads)} bad reads${breakdown ? ` (${breakdown})` : ''}`,
       SCOPE,
       anomalies,
       {
@@ -131,11 +169,14 @@ export const bankChecker: Checker<BankOptions> = {
         readCount: reads,
         errorCount: erroneousReads,
         errors: counts,
-        totalAmount: total === null ? null : integerValue(total),
+        totalAmount: total === null ? null : decimalValue(asDecimal(total)),
         accounts: accounts ? [...accounts] : null,
         inferred,
         ...(counts['wrong-total'] > 0 && lowestTotal !== null && highestTotal !== null
-          ? { lowestTotal: integerValue(lowestTotal), highestTotal: integerValue(highestTotal) }
+          ? {
+              lowestTotal: decimalValue(asDecimal(lowestTotal)),
+              highestTotal: decimalValue(asDecimal(highestTotal)),
+            }
           : {}),
       },
     );

@@ -70,6 +70,29 @@ test('bank: wrong total, negative value, nil balance and unexpected key are each
   t.deepEqual(types(r), ['negative-value', 'nil-balance', 'unexpected-key', 'wrong-total']);
 });
 
+test('bank: decimal balances are summed exactly, so cents moved between accounts keep the total', async (t) => {
+  // As doubles, 0.1 + 0.2 is 0.30000000000000004, which is not the total 0.3.
+  const h = new H()
+    .call(0, 'read', null, bal(0.1, 0.2))
+    .call(0, 'read', null, bal(0.3, 0))
+    .call(0, 'read', null, { '0': 0.15, '1': { '#bigdec': '0.150' } });
+  const given = await run(bankChecker, h.ops(), { totalAmount: 0.3 });
+  t.is(given.valid, true, given.evidence);
+  const inferred = await run(bankChecker, h.ops(), {});
+  t.is(inferred.valid, true, inferred.evidence);
+  t.regex(inferred.evidence, /total 0\.3 \(inferred: accounts from read op 0, total 0\.3 from read op 0\)/);
+  t.is(inferred.stats.totalAmount, 0.3);
+  // A cent gone is still a wrong total, and a negative decimal still negative.
+  const wrong = new H().call(0, 'read', null, bal(0.1, 0.2)).call(0, 'read', null, bal(0.31, -0.02));
+  const r = await run(bankChecker, wrong.ops(), { totalAmount: 0.3 });
+  t.deepEqual(types(r), ['negative-value', 'wrong-total']);
+  t.regex(
+    r.anomalies.find((a) => a.type === 'wrong-total')?.explanation ?? '',
+    /sums to 0\.29, but every read must show the total 0\.3/,
+  );
+  t.is(r.stats.lowestTotal, 0.29);
+});
+
 test('bank: negative balances allowed by option', async (t) => {
   const h = new H().call(0, 'read', null, bal(25, -5));
   t.is((await run(bankChecker, h.ops(), { totalAmount: 20, negativeBalances: true })).valid, true);

@@ -196,3 +196,85 @@ export function compareIntegers(a: number | bigint, b: number | bigint): number 
 export function integerValue(i: number | bigint): number | { '#bigint': string } {
   return typeof i === 'bigint' ? { '#bigint': i.toString() } : i;
 }
+
+/**
+ * A decimal held exactly: `units` × 10^-`scale`. Balances such as 0.1 and 0.2 sum to exactly 0.3 this
+ * way; as doubles they sum to 0.30000000000000004, and a correct bank would read as losing money.
+ */
+export interface ExactDecimal {
+  readonly units: bigint;
+  readonly scale: number;
+}
+
+/**
+ * The most decimal places (or powers of ten) a decimal may carry: a double's shortest form needs at most
+ * 324, and a `#bigdec` from a stranger's history must not make a sum allocate a number of a billion digits.
+ */
+const MAX_DECIMAL_EXPONENT = 400;
+
+/**
+ * A number as its shortest decimal form (what the history wrote, for any decimal a double holds), an
+ * exact integer, or a `{"#bigdec": "1.50"}`, as an exact decimal; null for anything else (infinities
+ * and NaN included).
+ */
+export function exactDecimal(v: unknown): ExactDecimal | null {
+  const i = exactInteger(v);
+  if (i !== null) return { units: BigInt(i), scale: 0 };
+  if (typeof v === 'number') return Number.isFinite(v) ? parseDecimal(String(v)) : null;
+  if (tagOf(v) === '#bigdec') {
+    const text = (v as { '#bigdec': unknown })['#bigdec'];
+    return typeof text === 'string' ? parseDecimal(text) : null;
+  }
+  return null;
+}
+
+function parseDecimal(text: string): ExactDecimal | null {
+  const m = /^([+-]?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?M?$/.exec(text);
+  if (!m) return null;
+  const fraction = m[3] ?? '';
+  const exponent = Number(m[4] ?? 0);
+  if (Math.abs(exponent) > MAX_DECIMAL_EXPONENT || fraction.length > MAX_DECIMAL_EXPONENT) return null;
+  let units = BigInt(`${m[2]}${fraction}`);
+  let scale = fraction.length - exponent;
+  if (scale < 0) {
+    units *= 10n ** BigInt(-scale);
+    scale = 0;
+  }
+  return { units: m[1] === '-' ? -units : units, scale };
+}
+
+/** The exact sum of two decimals. */
+export function addDecimals(a: ExactDecimal, b: ExactDecimal): ExactDecimal {
+  const scale = Math.max(a.scale, b.scale);
+  return {
+    units: a.units * 10n ** BigInt(scale - a.scale) + b.units * 10n ** BigInt(scale - b.scale),
+    scale,
+  };
+}
+
+/** Compare two exact decimals: negative, zero or positive. */
+export function compareDecimals(a: ExactDecimal, b: ExactDecimal): number {
+  const d = addDecimals(a, { units: -b.units, scale: b.scale }).units;
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+/** A decimal in plain notation, without trailing zeros after the point (`0.3`, `-12.5`, `100`). */
+export function decimalText(d: ExactDecimal): string {
+  const negative = d.units < 0n;
+  const digits = (negative ? -d.units : d.units).toString().padStart(d.scale + 1, '0');
+  const whole = digits.slice(0, digits.length - d.scale);
+  const fraction = digits.slice(digits.length - d.scale).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
+ * A decimal as JSON can hold it: an exact integer as {@link integerValue} gives it, a number when the
+ * double reads back as the same decimal, else `{"#bigdec": "…"}`.
+ */
+export function decimalValue(d: ExactDecimal): number | { '#bigint': string } | { '#bigdec': string } {
+  const text = decimalText(d);
+  if (!text.includes('.')) return integerValue(canonicalInteger(BigInt(text)));
+  const n = Number(text);
+  const back = exactDecimal(n);
+  return back !== null && compareDecimals(back, d) === 0 ? n : { '#bigdec': text };
+}
