@@ -19,10 +19,11 @@ import {
  * Jepsen's `counter`: `add` ops with a numeric delta and `read` ops returning the counter. Replaying the
  * history in event order, a read's lower bound is the sum of ok adds completed before the read was
  * invoked, its upper bound the sum of every add not known to have failed that was invoked before the read
- * completed. Each ok read must lie within [lower, upper]. Negative deltas are supported by widening the
- * other side (an uncertain decrement lowers the lower bound until acknowledged). Bounds are exact
- * integers at any size (bigints past 2^53), so a read that differs from them only beyond a double's
- * precision is still out of bounds.
+ * completed. Each ok read must lie within [lower, upper]. A negative delta bounds the other side the
+ * other way round: every decrement not known to have failed and invoked before the read completed may
+ * have taken effect (it lowers the lower bound), and only one acknowledged before the read was invoked
+ * surely did (it lowers the upper bound). Bounds are exact integers at any size (bigints past 2^53), so a
+ * read that differs from them only beyond a double's precision is still out of bounds.
  */
 export const counterOptionsSchema = z.strictObject({
   addF: z.string().default('add'),
@@ -48,10 +49,15 @@ export const counterChecker: Checker<CounterOptions> = {
     const order = eventOrder(ops);
     if (!Number.isSafeInteger(o.initial))
       throw new UserError(`counter: initial ${o.initial} is not an integer within ±(2^53 − 1)`);
-    let lower: Int = o.initial;
-    let upper: Int = o.initial;
-    // Lower bound captured at each read's invocation, by op id.
-    const lowerAtInvoke = new Map<number, Int>();
+    // Sums of the deltas up (≥ 0) and down (< 0): acknowledged so far, and invoked so far (not failed).
+    let upAcked: Int = 0;
+    let upInvoked: Int = 0;
+    let downAcked: Int = 0;
+    let downInvoked: Int = 0;
+    // What each read needs from its invocation, by op id: the increments and the decrements acknowledged
+    // by then (the first surely count towards its lower bound, the second towards its upper bound).
+    const ackedAtInvoke = new Map<number, [Int, Int]>();
+    const bound = (up: Int, down: Int): Int => addIntegers(o.initial, addIntegers(up, down));
     const anomalies: Anomaly[] = [];
     const readsSample: [JsonInt, unknown, JsonInt][] = [];
     let reads = 0;
@@ -74,25 +80,26 @@ export const counterChecker: Checker<CounterOptions> = {
         const up = compareIntegers(d, 0) >= 0;
         if (!isCompletion) {
           adds++;
-          if (up) upper = addIntegers(upper, d);
-          else lower = addIntegers(lower, d);
+          if (up) upInvoked = addIntegers(upInvoked, d);
+          else downInvoked = addIntegers(downInvoked, d);
         } else if (op.type === 'ok') {
-          if (up) lower = addIntegers(lower, d);
-          else upper = addIntegers(upper, d);
+          if (up) upAcked = addIntegers(upAcked, d);
+          else downAcked = addIntegers(downAcked, d);
         }
       } else if (op.f === o.readF) {
         if (!isCompletion) {
-          lowerAtInvoke.set(op.id, lower);
+          ackedAtInvoke.set(op.id, [upAcked, downAcked]);
           continue;
         }
         if (op.type !== 'ok') {
-          lowerAtInvoke.delete(op.id);
+          ackedAtInvoke.delete(op.id);
           continue;
         }
         reads++;
-        const lo = lowerAtInvoke.get(op.id) ?? lower;
-        lowerAtInvoke.delete(op.id);
-        const hi = upper;
+        const [upBefore, downBefore] = ackedAtInvoke.get(op.id) ?? [upAcked, downAcked];
+        ackedAtInvoke.delete(op.id);
+        const lo = bound(upBefore, downInvoked);
+        const hi = bound(upInvoked, downBefore);
         const v = exactInteger(op.output);
         if (readsSample.length < 16) readsSample.push([integerValue(lo), op.output, integerValue(hi)]);
         if (v === null || compareIntegers(v, lo) < 0 || compareIntegers(v, hi) > 0) {
@@ -132,7 +139,7 @@ export const counterChecker: Checker<CounterOptions> = {
         maxAbsoluteError: maxAbsError,
         maxRelativeError: maxRelError,
         readsSample: sample(readsSample, 16),
-        finalBounds: [integerValue(lower), integerValue(upper)],
+        finalBounds: [integerValue(bound(upAcked, downInvoked)), integerValue(bound(upInvoked, downAcked))],
       },
     );
   },

@@ -70,6 +70,13 @@ export const CATALOGUE_CASES: CatalogueCase[] = [
     run: counterChecker as Checker<never>,
     reference: referenceCounter,
   },
+  {
+    checker: 'counter',
+    label: 'counter (negative deltas)',
+    shape: 'counter-signed',
+    run: counterChecker as Checker<never>,
+    reference: referenceCounter,
+  },
   { checker: 'queue', shape: 'fifo-queue', run: queueChecker as Checker<never>, reference: referenceQueue },
   {
     checker: 'long-fork',

@@ -150,6 +150,14 @@ SHAPES['counter-bounds'] = {
   ...(SHAPES.counter as Shape),
   invoke: (a) => (a.pick < 4 ? { f: 'read', input: null } : { f: 'add', input: (a.value % 2) + 1 }),
 };
+// Increments and decrements (deltas -2, -1, 1, 2).
+SHAPES['counter-signed'] = {
+  ...(SHAPES.counter as Shape),
+  invoke: (a) =>
+    a.pick < 4
+      ? { f: 'read', input: null }
+      : { f: 'add', input: ((a.value % 2) + 1) * (a.pick % 2 ? -1 : 1) },
+};
 SHAPES['total-queue'] = {
   init: [],
   invoke: (a) =>

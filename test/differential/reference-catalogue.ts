@@ -75,15 +75,22 @@ export function referenceTotalQueue(ops: readonly RefOp[]): Verdict {
 }
 
 /**
- * counter (positive deltas): each ok read must lie between the sum of ok adds that completed before it
- * began and the sum of adds not known to have failed that began before it completed.
+ * counter: each ok read must lie between what surely happened before it and what may have. An add that
+ * completed ok before the read began surely took effect; one not known to have failed that began before
+ * the read completed may have. The lowest the counter can read: the sure increments and every possible
+ * decrement; the highest: every possible increment and the sure decrements.
  */
 export function referenceCounter(ops: readonly RefOp[]): Verdict {
   const adds = ops.filter((op) => op.f === 'add' && op.type !== 'fail');
+  const sum = (xs: RefOp[]) => xs.reduce((s, a) => s + (a.input as number), 0);
   for (const r of ops) {
     if (r.f !== 'read' || !ok(r)) continue;
-    const lo = adds.filter((a) => precedes(a, r)).reduce((s, a) => s + (a.input as number), 0);
-    const hi = adds.filter((a) => a.call < (r.ret as number)).reduce((s, a) => s + (a.input as number), 0);
+    const sure = adds.filter((a) => ok(a) && precedes(a, r));
+    const possible = adds.filter((a) => a.call < (r.ret as number));
+    const up = (xs: RefOp[]) => xs.filter((a) => (a.input as number) >= 0);
+    const down = (xs: RefOp[]) => xs.filter((a) => (a.input as number) < 0);
+    const lo = sum(up(sure)) + sum(down(possible));
+    const hi = sum(up(possible)) + sum(down(sure));
     if ((r.output as number) < lo || (r.output as number) > hi) return false;
   }
   return true;

@@ -43,6 +43,26 @@ test('counter: an add still in flight at the read counts toward the upper bound 
   t.is((await run(counterChecker, h.ops(), {})).valid, true);
 });
 
+test('counter: a decrement running beside a read may or may not be in it; one acked before it must be', async (t) => {
+  // Initial 10. The read is invoked, then a decrement of 5 is invoked and acknowledged, then the read
+  // returns. Linearizable whether the read saw the decrement (5) or not (10).
+  for (const seen of [5, 10]) {
+    const h = new H().invoke(0, 'read').invoke(1, 'add', -5).ok(1, 'add', -5).ok(0, 'read', seen);
+    const r = await run(counterChecker, h.ops(), { initial: 10 });
+    t.is(r.valid, true, `read ${seen}: ${r.evidence}`);
+  }
+  // The decrement still in flight when the read returns: the same two values.
+  for (const seen of [5, 10]) {
+    const h = new H().invoke(0, 'read').invoke(1, 'add', -5).ok(0, 'read', seen).ok(1, 'add', -5);
+    t.is((await run(counterChecker, h.ops(), { initial: 10 })).valid, true, `in flight, read ${seen}`);
+  }
+  // Acknowledged before the read began: it must be in the read.
+  const h = new H().call(1, 'add', -5).invoke(0, 'read').ok(0, 'read', 10);
+  const r = await run(counterChecker, h.ops(), { initial: 10 });
+  t.is(r.valid, false);
+  t.regex(r.anomalies[0]?.explanation ?? '', /returned 10, outside \[5, 5\]/);
+});
+
 test('counter: no reads is valid as in Jepsen, unknown with requireReads', async (t) => {
   const h = new H().call(0, 'add', 1);
   t.is((await run(counterChecker, h.ops(), {})).valid, true);
