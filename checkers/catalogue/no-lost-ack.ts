@@ -23,8 +23,10 @@ import { finalStateSourceSchema, finalStates } from './final-state.ts';
  *
  * A dump is either a collection (membership of the write's input) or a map. In a map, the write's key is
  * `op.key`, or the first element of a `[k, v]` input; a collection value is checked by membership, a scalar
- * value by equality, and an acked write whose key now holds another written value counts as
- * `superseded`, not lost, when another non-failed write to that key was invoked after it.
+ * value by equality, and an acked write whose key now holds another value counts as `superseded`, not
+ * lost, when a write of that value to that key, not known to have failed, may have taken effect after it:
+ * one that had not completed when it was invoked (so also one that never completed). A write that
+ * completed before it began cannot have overwritten it, nor can a value nobody wrote.
  */
 export const noLostAckOptionsSchema = z.strictObject({
   ...finalStateSourceSchema,
@@ -55,7 +57,8 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
     const fs = finalStates(ops, o);
     const acked: Operation[] = [];
     const failed: Operation[] = [];
-    const lastWriteInvoke = new Map<string, number>();
+    // Per (key, value): the non-failed writes of it, to tell a superseded write from a lost one.
+    const writersOf = new Map<unknown, Operation[]>();
     const nonFailedValues = new Set<unknown>();
     let timedOut = 0;
     for (const op of ops) {
@@ -65,8 +68,12 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
       else timedOut++;
       if (op.type !== 'fail') {
         const ref = writeRef(op);
-        if (ref.key !== null)
-          lastWriteInvoke.set(ref.key, Math.max(lastWriteInvoke.get(ref.key) ?? -1, op.invokeIndex));
+        if (ref.key !== null) {
+          const k = valueKey([ref.key, ref.value]);
+          const list = writersOf.get(k);
+          if (list) list.push(op);
+          else writersOf.set(k, [op]);
+        }
       }
     }
     // Values some non-failed write may have put there: only needed to judge failed writes.
@@ -136,7 +143,12 @@ export const noLostAckChecker: Checker<NoLostAckOptions> = {
         const items = collectionItems(cur);
         if (items !== null) return items.some((v) => valueKey(v) === valueKey(ref.value)) ? 'yes' : 'no';
         if (valueKey(cur) === valueKey(ref.value)) return 'yes';
-        return (lastWriteInvoke.get(ref.key) ?? -1) > op.invokeIndex ? 'superseded' : 'no';
+        // Overwritten by a write of the value it holds that may have come later (still running or not
+        // yet invoked when this one was invoked).
+        const later = (writersOf.get(valueKey([ref.key, cur])) ?? []).some(
+          (w) => w.type === 'info' || w.completeIndex === null || w.completeIndex > op.invokeIndex,
+        );
+        return later ? 'superseded' : 'no';
       };
       for (const op of acked) {
         const p = present(op);

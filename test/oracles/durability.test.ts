@@ -70,6 +70,34 @@ test('no-lost-ack: map dumps by key; an overwritten key is superseded, not lost'
   t.deepEqual(types(lost), ['lost']);
 });
 
+test('no-lost-ack: superseded by a write that may have come later, even one invoked first; lost otherwise', async (t) => {
+  // a=2 was invoked before a=1 but completed after it was invoked: it may have taken effect last.
+  const overlap = new H()
+    .invoke(1, 'write', ['a', 2])
+    .invoke(0, 'write', ['a', 1])
+    .ok(0, 'write', ['a', 1])
+    .ok(1, 'write', ['a', 2]);
+  const r = await run(noLostAckChecker, overlap.ops(), { finalState: { a: 2 } });
+  t.is(r.valid, true, r.evidence);
+  t.is(r.stats.superseded, 1);
+  // A timed-out write may take effect at any time after its invocation.
+  const crashed = new H().invoke(1, 'write', ['a', 2]).call(0, 'write', ['a', 1]).info(1, 'write', ['a', 2]);
+  t.is((await run(noLostAckChecker, crashed.ops(), { finalState: { a: 2 } })).valid, true);
+  // a=2 completed before a=1 began: it cannot have overwritten a=1, though a later write to a exists.
+  const before = new H()
+    .call(1, 'write', ['a', 2])
+    .call(0, 'write', ['a', 1])
+    .invoke(2, 'write', ['a', 3])
+    .info(2, 'write', ['a', 3]);
+  const lost = await run(noLostAckChecker, before.ops(), { finalState: { a: 2 } });
+  t.is(lost.valid, false);
+  t.deepEqual(types(lost), ['lost']);
+  t.regex(lost.anomalies[0]?.explanation ?? '', /write of \["a",1\] \(op 2\) is missing/);
+  // A value nobody wrote supersedes nothing.
+  const garbage = new H().call(0, 'write', ['a', 1]).call(1, 'write', ['a', 2]);
+  t.deepEqual(types(await run(noLostAckChecker, garbage.ops(), { finalState: { a: 9 } })), ['lost']);
+});
+
 test('no-lost-ack: a dump taken while writes still completed is unknown (not quiescent); no dump is unknown', async (t) => {
   const h = new H()
     .call(0, 'append', 1)
