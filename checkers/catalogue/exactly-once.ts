@@ -159,11 +159,19 @@ function effectsFromIds(
   return `effect ids at "${o.effectIdPath}" in ok outputs`;
 }
 
-/** Keys with more than one effect, and acked keys with none. */
-function judge(t: KeyTable): { anomalies: Anomaly[]; duplicates: number; lostEffects: number } {
+/**
+ * Keys with more than one effect, and acked keys with none. Only a dump can show an acked key with no
+ * effect: counted from ok outputs, such a key is one whose acks carry no effect id (`unidentified`), which
+ * says nothing about what was committed, so it is not judged.
+ */
+function judge(
+  t: KeyTable,
+  fromDump: boolean,
+): { anomalies: Anomaly[]; duplicates: number; lostEffects: number; unidentified: number } {
   const anomalies: Anomaly[] = [];
   let duplicates = 0;
   let lostEffects = 0;
+  let unidentified = 0;
   for (let i = 0; i < t.keys.length; i++) {
     const n = t.effects[i] as number;
     const key = t.keys[i];
@@ -178,7 +186,8 @@ function judge(t: KeyTable): { anomalies: Anomaly[]; duplicates: number; lostEff
         });
     }
     const ack = t.firstAck[i] as number;
-    if (ack !== -1 && n === 0) {
+    if (ack !== -1 && n === 0 && !fromDump) unidentified++;
+    else if (ack !== -1 && n === 0) {
       lostEffects++;
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
@@ -189,7 +198,7 @@ function judge(t: KeyTable): { anomalies: Anomaly[]; duplicates: number; lostEff
         });
     }
   }
-  return { anomalies, duplicates, lostEffects };
+  return { anomalies, duplicates, lostEffects, unidentified };
 }
 
 export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
@@ -209,7 +218,8 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
     const { keyedOps, retriedKeys } = keyOps(ops, o, counted, t);
     const fs = finalStates(ops, o);
     let source: string;
-    if (fs.dumps.length > 0) {
+    const fromDump = fs.dumps.length > 0;
+    if (fromDump) {
       if (fs.notQuiescent.length > 0)
         return result(
           'exactly-once',
@@ -232,15 +242,22 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys },
         );
     }
-    const { anomalies, duplicates, lostEffects } = judge(t);
-    const valid = duplicates > 0 || lostEffects > 0 ? false : keyedOps === 0 ? 'unknown' : true;
+    const { anomalies, duplicates, lostEffects, unidentified } = judge(t, fromDump);
+    let ackedKeys = 0;
+    for (const a of t.firstAck) if (a !== -1) ackedKeys++;
+    const valid =
+      duplicates > 0 || lostEffects > 0
+        ? false
+        : keyedOps === 0 || (ackedKeys > 0 && unidentified === ackedKeys)
+          ? 'unknown'
+          : true;
     return result(
       'exactly-once',
       valid,
-      `exactly-once: ${fmt(keyedOps)} ops over ${fmt(t.opKeys)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect`,
+      `exactly-once: ${fmt(keyedOps)} ops over ${fmt(t.opKeys)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect${unidentified ? `; ${fmt(unidentified)} acked keys whose ok outputs carry no effect id (not judged)` : ''}`,
       SCOPE,
       anomalies,
-      { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys, duplicates, lostEffects },
+      { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys, duplicates, lostEffects, unidentified },
     );
   },
 };

@@ -151,6 +151,27 @@ test('exactly-once: from the history, two distinct effect ids for one key is a d
   );
 });
 
+test('exactly-once: from the history, an ack without an effect id is not judged, never a lost effect', async (t) => {
+  // A retry acknowledged as "already applied" without the id: nothing says the effect is missing.
+  const h = new H()
+    .call(0, 'credit', credit('k1'), { entry: 10 })
+    .call(1, 'credit', credit('k1'), { status: 'duplicate' })
+    .call(2, 'credit', credit('k2'), { status: 'duplicate' })
+    .call(3, 'credit', credit('k2'), { status: 'duplicate' });
+  const r = await run(exactlyOnceChecker, h.ops(), { keyPath: 'idempotencyKey', effectIdPath: 'entry' });
+  t.is(r.valid, true, r.evidence);
+  t.is(r.stats.unidentified, 1);
+  t.regex(r.evidence, /1 acked keys whose ok outputs carry no effect id \(not judged\)/);
+  // No acked key identified at all: nothing was judged.
+  const none = new H()
+    .call(0, 'credit', credit('k2'), { status: 'ok' })
+    .call(1, 'credit', credit('k2'), { status: 'ok' });
+  t.is(
+    (await run(exactlyOnceChecker, none.ops(), { keyPath: 'idempotencyKey', effectIdPath: 'entry' })).valid,
+    'unknown',
+  );
+});
+
 test('exactly-once: refuses op ids as the key, by name and by content', async (t) => {
   const h = new H().call(0, 'credit', { opId: 0 }).call(0, 'credit', { opId: 1 });
   await t.throwsAsync(async () => run(exactlyOnceChecker, h.ops(), { keyPath: 'opId', finalState: [] }), {
