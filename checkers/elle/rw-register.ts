@@ -100,7 +100,10 @@ function indexWrites(c: Context): WriteIndex {
         // every writer of the key. A nil that a txn wrote (and may have installed) would make that
         // inference unsound: a read of it after a completed write reads as stale. An aborted write of
         // nil installs nothing, so only a failed txn may have one.
-        if (v === INIT && status[t] !== FAIL) {
+        if (v === INIT) {
+          // Installs nothing and is never what a read is attributed to: not indexed, so two such writes
+          // are no duplicate.
+          if (status[t] === FAIL) continue;
           throw new WorkloadError(
             'nil-write',
             `op ${opId(t)} wrote nil to key ${renderValue(h.keys[k])}; rw-register reads nil as the initial state, so a written nil cannot be told apart from it (writes must be unique and not nil)`,
