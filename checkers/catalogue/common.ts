@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { valueKey } from '../../src/core/history/values.ts';
 import { UserError } from '../../src/core/util/errors.ts';
 import { groupThousands } from '../../src/core/util/format.ts';
 import type { Anomaly, CheckResult, Validity } from '../types.ts';
@@ -12,17 +13,8 @@ import type { Anomaly, CheckResult, Validity } from '../types.ts';
 /** Format a count the way evidence lines print it: 4217 → "4,217". */
 export const fmt = groupThousands;
 
-/**
- * A Map key that identifies a history value. Numbers and strings stay themselves (Map keeps 1 and "1"
- * apart); anything structured becomes its JSON text behind a NUL prefix, so it never collides with a
- * plain string.
- */
-export function valueKey(v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  const t = typeof v;
-  if (t === 'number' || t === 'string' || t === 'boolean' || t === 'bigint') return v;
-  return `\u0000${JSON.stringify(v)}`;
-}
+/** The history layer's value key (equal exactly for equal JSON values), shared by every catalogue checker. */
+export { valueKey };
 
 /** True for an EDN set converted by the history layer: `{"#set": [...]}`. */
 export function isSetTag(v: unknown): v is { '#set': unknown[] } {

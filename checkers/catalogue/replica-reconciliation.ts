@@ -36,18 +36,12 @@ const SCOPE =
 interface DumpView {
   size: number;
   has(k: string): boolean;
-  /** Comparable form: primitives as they are, sets as sorted JSON, anything else as JSON. */
+  /**
+   * Comparable form ({@link valueKey}): object keys and set members in any order compare equal; lists
+   * keep their order (a log diverging in order is divergence).
+   */
   canon(k: string): unknown;
   keys(): Iterable<string>;
-}
-
-function canonValue(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  const items = collectionItems(v);
-  // Sets compare regardless of order; lists keep their order (a log diverging in order is divergence).
-  if (items !== null && !Array.isArray(v))
-    return `#set${JSON.stringify(items.map((x) => JSON.stringify(x)).sort())}`;
-  return JSON.stringify(v);
 }
 
 function view(state: unknown, ignore: Set<string>): DumpView {
@@ -72,7 +66,7 @@ function view(state: unknown, ignore: Set<string>): DumpView {
   return {
     size: keys.length,
     has: (k) => !ignore.has(k) && Object.hasOwn(obj, k),
-    canon: (k) => canonValue(obj[k]),
+    canon: (k) => valueKey(obj[k]),
     keys: () => keys,
   };
 }

@@ -1,4 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
+import { valueKey } from '../../src/core/history/values.ts';
 import { ddmin } from '../sub-history.ts';
 
 /**
@@ -87,9 +88,11 @@ export function shrinkElleFailure(
  * a read is a garbage read, so a cut by keys that dropped writers could never fail the same way.
  */
 function withWriters(all: readonly Operation[], chosen: readonly Operation[]): Operation[] {
-  const writer = new Map<string, Operation>();
+  // Keyed as the checker keys values (valueKey): a value read back with its fields in another order still
+  // finds its writer.
+  const writer = new Map<unknown, Operation>();
   for (const op of all)
-    for (const [f, k, v] of mops(op)) if (f === 'append' || f === 'w') writer.set(JSON.stringify([k, v]), op);
+    for (const [f, k, v] of mops(op)) if (f === 'append' || f === 'w') writer.set(valueKey([k, v]), op);
   const kept = new Set(chosen);
   const queue = [...chosen];
   while (queue.length > 0) {
@@ -97,7 +100,7 @@ function withWriters(all: readonly Operation[], chosen: readonly Operation[]): O
     for (const [f, k, v] of mops(op)) {
       if (f !== 'r' || v === null || v === undefined) continue;
       for (const e of Array.isArray(v) ? v : [v]) {
-        const w = writer.get(JSON.stringify([k, e]));
+        const w = writer.get(valueKey([k, e]));
         if (w && !kept.has(w)) {
           kept.add(w);
           queue.push(w);

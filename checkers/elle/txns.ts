@@ -6,7 +6,7 @@ import {
   TREE_STRING,
 } from '../../src/core/history/compact-value.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
-import { tagOf } from '../../src/core/history/values.ts';
+import { tagOf, valueKey } from '../../src/core/history/values.ts';
 import { i32, recycleIntoArena, reserveArena } from './arena.ts';
 
 /**
@@ -66,10 +66,8 @@ export interface TxnHistory {
 
 export class MicroOpError extends Error {}
 
-/** Map keys: primitives as themselves; anything else by its JSON text, so equal values intern together. */
-export function valueKey(v: unknown): unknown {
-  return v !== null && typeof v === 'object' ? `\u0000${JSON.stringify(v)}` : v;
-}
+/** Map keys equal exactly for equal values, so equal values intern together (the history layer's). */
+export { valueKey };
 
 /**
  * Values as int32 codes: a non-negative integer below 2^31 is its own code, nil is {@link NIL}, and any

@@ -218,6 +218,14 @@ test('set: adds and whole-set reads; a duplicate in a read is illegal', async (t
   t.is(await verdict('set', history(lost)), false);
   const dup: Ev[] = [...base, [1, 'ok', 'add', 2], [2, 'invoke', 'read', null], [2, 'ok', 'read', [1, 2, 2]]];
   t.is(await verdict('set', history(dup)), false);
+  // An element read back with its fields in another order is the element added.
+  const record: Ev[] = [
+    [0, 'invoke', 'add', { id: 1, v: 'x' }],
+    [0, 'ok', 'add', { id: 1, v: 'x' }],
+    [2, 'invoke', 'read', null],
+    [2, 'ok', 'read', [{ v: 'x', id: 1 }]],
+  ];
+  t.is(await verdict('set', history(record)), true);
 });
 
 test('fifo-queue: dequeues in enqueue order; nil means empty', async (t) => {

@@ -3,6 +3,7 @@ import { exactlyOnceChecker } from '../../checkers/catalogue/exactly-once.ts';
 import { finalStateInvariantChecker } from '../../checkers/catalogue/final-state.ts';
 import { noLostAckChecker } from '../../checkers/catalogue/no-lost-ack.ts';
 import { replicaReconciliationChecker } from '../../checkers/catalogue/replica-reconciliation.ts';
+import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
 import { H, run, types } from './build.ts';
 
 function finalReads(h: H, dumps: Record<string, unknown>): H {
@@ -233,6 +234,29 @@ test('replica-reconciliation: identical dumps are valid; divergent keys are name
   t.deepEqual(types(r), ['divergent']);
   t.deepEqual([...(r.stats.divergentKeys as string[])].sort(), ['b', 'c']);
   t.regex(r.anomalies[0]?.explanation ?? '', /n1 and n2 differ on 1 key: b/);
+});
+
+test('replica-reconciliation: a record read back with its fields in another order is no divergence', async (t) => {
+  // Two replicas serialise the same hash with its fields in different orders.
+  const r = await run(replicaReconciliationChecker, [], {
+    replicas: { n1: { u1: { name: 'a', age: 3 } }, n2: { u1: { age: 3, name: 'a' } } },
+  });
+  t.is(r.valid, true, r.evidence);
+  const lists = await run(replicaReconciliationChecker, [], {
+    replicas: { n1: { log: [1, 2] }, n2: { log: [2, 1] } },
+  });
+  t.is(lists.valid, false, 'a list in another order is divergence');
+});
+
+test('set-full and no-lost-ack: an element read back with its fields in another order is the element', async (t) => {
+  const h = new H().call(0, 'add', { id: 1, v: 'x' });
+  h.invoke(1, 'read').ok(1, 'read', [{ v: 'x', id: 1 }]);
+  const sf = await run(setFullChecker, h.ops(), {});
+  t.is(sf.valid, true, sf.evidence);
+  const nla = await run(noLostAckChecker, new H().call(0, 'add', { id: 1, v: 'x' }).ops(), {
+    finalState: [{ v: 'x', id: 1 }],
+  });
+  t.is(nla.valid, true, nla.evidence);
 });
 
 test('replica-reconciliation: sets compare regardless of order; one dump is unknown', async (t) => {

@@ -1,13 +1,14 @@
+import { canonicalJson } from '../../../src/core/history/values.ts';
 import { ILLEGAL, type Model, ModelInputError, setItemsOrNull, show } from '../model.ts';
 
 /**
  * A grow-only set: add an element, read the whole set. The state is the sorted list of the elements'
- * JSON encodings, so equality and hashing are plain string work. A read listing an element twice is
+ * canonical JSON encodings (object keys sorted), so equality and hashing are plain string work. A read listing an element twice is
  * never legal.
  */
 export interface SetInput {
   f: 'add' | 'read';
-  /** JSON of the added element. */
+  /** Canonical JSON of the added element. */
   elem: string;
 }
 
@@ -62,13 +63,12 @@ export function makeSetModel(): Model<SetState, SetInput, SetOutput> {
     encode(op) {
       if (op.f === 'add') {
         if (op.type === 'fail') return null;
-        return { input: { f: 'add', elem: JSON.stringify(op.input) }, output: { items: [] } };
+        return { input: { f: 'add', elem: canonicalJson(op.input) }, output: { items: [] } };
       }
       if (op.f === 'read') {
         if (op.type !== 'ok') return null;
-        const items = readItems(op.output)
-          .map((x) => JSON.stringify(x))
-          .sort();
+        // Elements as canonical JSON: one read back with its fields in another order is the same element.
+        const items = readItems(op.output).map(canonicalJson).sort();
         return { input: { f: 'read', elem: '' }, output: { items } };
       }
       throw new ModelInputError(`model set has no function ${JSON.stringify(op.f)} (expected add, read)`);

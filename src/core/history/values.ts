@@ -278,3 +278,31 @@ export function decimalValue(d: ExactDecimal): number | { '#bigint': string } | 
   const back = exactDecimal(n);
   return back !== null && compareDecimals(back, d) === 0 ? n : { '#bigdec': text };
 }
+
+/**
+ * A Map key equal exactly for equal JSON values: a number, boolean or bigint as itself, nil (null or
+ * absent) as null, a string as itself, and any structure as its canonical JSON text ({@link canonicalJson})
+ * behind a NUL. Object key order and EDN set member order do not matter: two replicas, or a write and
+ * the read of it, may list the same object's keys in different orders. A string that itself starts with
+ * NUL is escaped, so no string shares a key with a structure.
+ */
+export function valueKey(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return v.charCodeAt(0) === 0 ? `\u0000s${v}` : v;
+  if (typeof v !== 'object') return v;
+  return `\u0000${canonicalJson(v)}`;
+}
+
+/** JSON text with object keys sorted and EDN set members (`{"#set": [...]}`) in sorted order. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'bigint') return String(v);
+  if (typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 1 && keys[0] === '#set' && Array.isArray(o['#set']))
+    return `{"#set":[${o['#set'].map(canonicalJson).sort().join(',')}]}`;
+  keys.sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+}
