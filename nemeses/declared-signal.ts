@@ -12,7 +12,17 @@ import type { FaultRecord } from './types.ts';
  * fault is not proven (the plan said what landing looks like).
  */
 export type DeclaredSignal =
-  | { type: 'command'; command: string; only: string | null; text: string }
+  | {
+      type: 'command';
+      command: string;
+      only: string | null;
+      text: string;
+      /**
+       * Why the command is not run, when it is not: a plan is data, and this is a shell command run with
+       * sudo on the nodes, so it runs only when the operator trusts the plan's commands.
+       */
+      refused?: string;
+    }
   | { type: 'metric'; name: string; url: string; only: string | null; text: string }
   | { type: 'log'; pattern: string; only: string | null; text: string };
 
@@ -74,6 +84,10 @@ export async function readDeclared(
   nodes: readonly string[],
   sut: FaultTarget | undefined,
 ): Promise<Record<string, Reading>> {
+  if (s.type === 'command' && s.refused !== undefined) {
+    const reading = `not run: ${s.refused}`;
+    return Object.fromEntries(nodes.map((node) => [node, reading]));
+  }
   const entries = await Promise.all(
     nodes.map(async (node): Promise<[string, Reading]> => {
       try {

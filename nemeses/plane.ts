@@ -348,19 +348,18 @@ export class FaultPlane implements NemesisDriver {
         ),
       ),
     );
-    const still = signals.filter((s) => !s.landed);
+    const still = signals.flatMap((s, i) => {
+      if (s.landed) return [];
+      const d = (declared[i] as (typeof declared)[number]).signal;
+      return d.type === 'command' && d.refused !== undefined
+        ? [`the plan's declared landing command was not run (${d.refused}): ${s.signal}`]
+        : [`the plan's declared landing signal did not move: ${s.signal}`];
+    });
     return {
       ...ev,
       signals: [...ev.signals, ...signals],
       landed: ev.landed && still.length === 0,
-      ...(still.length > 0 && {
-        reason: [
-          ev.reason,
-          ...still.map((s) => `the plan's declared landing signal did not move: ${s.signal}`),
-        ]
-          .filter(Boolean)
-          .join('; '),
-      }),
+      ...(still.length > 0 && { reason: [ev.reason, ...still].filter(Boolean).join('; ') }),
     };
   }
 

@@ -35,6 +35,11 @@ export interface RunPlanOptions {
   maxReductionRuns?: number;
   /** Plugin modules to load first (a plan's own `module:` bindings load by themselves). */
   plugins?: readonly string[];
+  /**
+   * Run the shell commands the plan's landing evidence names (`command: …`), as `run
+   * --trust-plan-commands` does (default false: they are code, and a plan is data).
+   */
+  trustPlanCommands?: boolean;
   /** Host keys: the inventory's `hostKeyCheck` unless one of these says otherwise. */
   ssh?: { acceptNewHostKeys?: boolean; insecureSkipHostKeyCheck?: boolean; knownHosts?: string[] };
   /** Where progress lines go (default: nowhere). */
@@ -68,6 +73,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     ...(o.seed !== undefined && { seed: o.seed }),
     ...(o.deadlineS !== undefined && { deadlineS: o.deadlineS }),
     ...(plugins.length > 0 && { plugins }),
+    ...(o.trustPlanCommands === true && { trustPlanCommands: true }),
     clusterName: o.clusterName ?? 'faultline-run',
     keepCluster: o.keepCluster ?? false,
     tier: o.tier ?? 'smoke',

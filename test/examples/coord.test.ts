@@ -23,9 +23,16 @@ import { ensureExampleDependencies, expectAllMet, runShippedPlan } from '../help
 const root = new URL('../../', import.meta.url).pathname;
 const full = process.env.FAULTLINE_COORD_TESTS === '1';
 
-/** A plan of these examples on a fresh local cluster; the plan's binding names the example's plugin (module:), code the operator vouches for. */
+/**
+ * A plan of these examples on a fresh local cluster; the plan's binding names the example's plugin (module:)
+ * and its landing evidence a command (ZooKeeper's own view): code the operator vouches for.
+ */
 function runPlan(plan: string, cluster: string, opts: { scenarios?: string[]; reductions: number }) {
-  return runShippedPlan(plan, cluster, { ...opts, seed: 7, pluginArgs: ['--trust-plan-modules'] });
+  return runShippedPlan(plan, cluster, {
+    ...opts,
+    seed: 7,
+    pluginArgs: ['--trust-plan-modules', '--trust-plan-commands'],
+  });
 }
 
 /**

@@ -2,10 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import type { DeclaredSignal } from '../../nemeses/declared-signal.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';
 import { classifyFaultOp } from '../../nemeses/registry.ts';
 import { buildSchedule, checkStepTargets, nemesisStepSchema } from '../../nemeses/schedule.ts';
 import type { FaultRecord, FaultSpec, Nemesis } from '../../nemeses/types.ts';
+import { gatePlanCommands } from '../../src/app/plugin/trust.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 import type { FaultTarget } from '../../src/core/database/capabilities.ts';
 import { Rng } from '../../src/core/generator/index.ts';
@@ -55,7 +57,11 @@ function recorder(specs: FaultSpec[]): Nemesis {
   };
 }
 
-function plane(n: number, caps: Partial<Omit<FaultTarget, 'ctx'>> = {}) {
+function plane(
+  n: number,
+  caps: Partial<Omit<FaultTarget, 'ctx'>> = {},
+  declaredSignals: readonly DeclaredSignal[] = [],
+) {
   const specs: FaultSpec[] = [];
   const remote = remoteOf(n);
   const sut: FaultTarget = {
@@ -69,6 +75,7 @@ function plane(n: number, caps: Partial<Omit<FaultTarget, 'ctx'>> = {}) {
     sut,
     rng: new Rng(3),
     lookup: async () => recorder(specs),
+    declaredSignals,
   });
   return { p, specs };
 }
@@ -152,6 +159,23 @@ test('plan steps become the specs the nemeses expect (packet behaviours, disk da
   const rec = p.records[0] as FaultRecord;
   t.like(rec.evidence?.signals[0], { before: 'ok', during: 'cut', after: 'ok' });
   t.is(rec.afterHeal?.landed, true);
+});
+
+test("a plan's landing command not trusted leaves its fault not proven, naming the flag; nothing runs", async (t) => {
+  const signals = gatePlanCommands(
+    [{ type: 'command', command: 'touch /tmp/never', only: null, text: 'command: touch /tmp/never' }],
+    false,
+  );
+  // The remote has no exec at all: a refused command must not try to reach a node.
+  const { p } = plane(3, {}, signals);
+  await p.invoke({ f: 'start-partition', value: { topology: 'majorities-ring', targets: 'all' } });
+  const rec = p.records[0] as FaultRecord;
+  t.false(rec.evidence?.landed, 'the nemesis proved it, the plan asked for more');
+  t.regex(
+    rec.evidence?.reason ?? '',
+    /the plan's declared landing command was not run \(.*--trust-plan-commands.*\): declared: command: touch \/tmp\/never/,
+  );
+  await p.healAll('none');
 });
 
 test('op vocabulary: Jepsen names and generic start-<kind> / stop-<kind> from the registry', (t) => {

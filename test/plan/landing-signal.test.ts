@@ -3,6 +3,7 @@ import { metricValue, moved, readDeclared } from '../../nemeses/declared-signal.
 import { checkPlan } from '../../src/app/plan/check-plan.ts';
 import { parseLandingSignals } from '../../src/app/plan/landing-signal.ts';
 import { parsePlanText } from '../../src/app/plan/load.ts';
+import { gatePlanCommands, PLAN_COMMAND_REFUSED } from '../../src/app/plugin/trust.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 
 test('a §7.M landing field: backquoted command/metric/log spans are typed signals, prose is left alone', (t) => {
@@ -111,4 +112,70 @@ test("a declared command names its node and the node's cluster address; the outp
   t.true(sent[0]?.includes('zk-view n1 10.9.0.11:2181'), sent[0]);
   t.true(sent[1]?.includes('zk-view n2 10.9.0.12:2181'), sent[1]);
   t.deepEqual(r, { n1: 'exit 0: Mode: follower', n2: 'exit 0: Mode: follower' });
+});
+
+test("a plan's command runs only on run --trust-plan-commands; refused, it is never sent and says why", async (t) => {
+  const { signals } = parseLandingSignals(
+    '`command: etcdctl endpoint health` and `log: lost leader` and `metric: x at http://{address}:1/m`',
+  );
+  t.deepEqual(gatePlanCommands(signals, true), signals, 'trusted: as written');
+  const gated = gatePlanCommands(signals, false);
+  t.is(gated.length, 3);
+  t.like(gated[0], { type: 'command', refused: PLAN_COMMAND_REFUSED });
+  t.deepEqual(gated.slice(1), signals.slice(1), 'metric and log spans are data: untouched');
+  const sent: string[] = [];
+  const remote = {
+    node: (name: string) => ({ name, host: '127.0.0.1', port: 22, address: '10.9.0.11' }),
+    exec: async (_node: string, command: string) => {
+      sent.push(command);
+      return { stdout: ' FLDECL rc=0', stderr: '', code: 0 };
+    },
+  } as unknown as Remote;
+  const r = await readDeclared(remote, gated[0] as (typeof gated)[number], ['n1', 'n2'], undefined);
+  t.deepEqual(sent, [], 'nothing reached a node');
+  t.deepEqual(r, { n1: `not run: ${PLAN_COMMAND_REFUSED}`, n2: `not run: ${PLAN_COMMAND_REFUSED}` });
+  t.false(moved(gated[0] as (typeof gated)[number], r.n1, r.n1), 'a signal not run never moves');
+  t.regex(PLAN_COMMAND_REFUSED, /--trust-plan-commands/);
+});
+
+test('plan check warns, at the §7.M line, that a declared command runs only with --trust-plan-commands', (t) => {
+  const problems = checkPlan(
+    parsePlanText(
+      `# Test Plan: declared
+
+## 1b. Claims under test
+
+| ID | Claim | Category | Source | Inferred? |
+|---|---|---|---|---|
+| C1 | registers are linearizable | safety | docs | no |
+
+## 7. Scenarios
+
+### Scenario S1: linearizable_register
+
+- Falsifies if it FAILs: C1
+- Oracle: linearizability per key
+- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
+- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
+- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
+
+#### §7.M — Model / history / checker discipline
+
+- Model under test: register
+- Operation history: 11 fields
+- Checker: linearizable
+- Nemesis + landing evidence: partition counter and \`command: etcdctl endpoint health\`
+- Ambiguous outcomes: default
+- Reduction plan: minimise
+`,
+      'declared.md',
+    ),
+  ).filter((p) => /landing evidence/.test(p.field));
+  t.is(problems.length, 1);
+  t.is(problems[0]?.severity, 'warning');
+  t.is(problems[0]?.line, 19);
+  t.regex(
+    problems[0]?.reason ?? '',
+    /`command: etcdctl endpoint health` is a shell command run with sudo on the nodes: run executes it only with --trust-plan-commands/,
+  );
 });

@@ -395,6 +395,15 @@ function checkModelBlock(block: ModelBlock, prefix: string, add: Add): void {
   const declared = parseLandingSignals(landing);
   for (const e of declared.errors)
     add(`${prefix} Nemesis + landing evidence`, e, 'error', undefined, block.line);
+  for (const sig of declared.signals)
+    if (sig.type === 'command')
+      add(
+        `${prefix} Nemesis + landing evidence`,
+        `\`${sig.text}\` is a shell command run with sudo on the nodes: run executes it only with --trust-plan-commands (without it, the fault it should prove is not proven by it)`,
+        'warning',
+        undefined,
+        block.line,
+      );
   const names = new Set(nemeses.values().flatMap((d) => [d.kind, ...d.actions.map((a) => a.name)]));
   for (const sig of declared.signals)
     if (sig.only !== null && !names.has(sig.only))

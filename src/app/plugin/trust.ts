@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
 import { UserError } from '../../core/util/errors.ts';
 
 /**
@@ -8,7 +9,8 @@ import { UserError } from '../../core/util/errors.ts';
  * when a plan's binding names it (`module:`) and the operator either passed `--plugin` with that same
  * module or `--trust-plan-modules` on `run`. A plan is data written by someone else: `plan check`,
  * `plan show` and `author` never import anything it names. Every decision goes through
- * `planModuleVerdict`, so there is no second path by which a plan's text becomes an import.
+ * `planModuleVerdict`, so there is no second path by which a plan's text becomes an import. A plan's
+ * landing `command:` is code too: {@link gatePlanCommands} runs it only on `run --trust-plan-commands`.
  */
 
 /** Whether a plan's own `module:` bindings may be imported (only `run --trust-plan-modules`). */
@@ -55,4 +57,20 @@ export function planModuleVerdict(
   throw new UserError(
     `${where}: binding.module: ${JSON.stringify(path)} is code and a plan cannot run code: pass --plugin ${asGiven} (or, for run, --trust-plan-modules)`,
   );
+}
+
+/** What a plan's landing `command:` records when it is not run. */
+export const PLAN_COMMAND_REFUSED =
+  "a plan's command is a shell command run with sudo on the nodes: run --trust-plan-commands runs it";
+
+/**
+ * A plan's declared landing signals as a run reads them. A `command:` span is a shell command run with
+ * sudo on every node of the fault: code, written by whoever wrote the plan. It runs only when the
+ * operator passed `--trust-plan-commands`; otherwise it is kept, marked refused, and the fault it should
+ * prove is recorded as not proven by it, naming the flag. `metric:` and `log:` spans are data (a URL
+ * fetched and a pattern counted, both shell-quoted) and always run.
+ */
+export function gatePlanCommands(signals: readonly DeclaredSignal[], trusted: boolean): DeclaredSignal[] {
+  if (trusted) return [...signals];
+  return signals.map((s) => (s.type === 'command' ? { ...s, refused: PLAN_COMMAND_REFUSED } : s));
 }

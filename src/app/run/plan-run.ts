@@ -88,6 +88,8 @@ export interface RunPlanOptions {
   junitInconclusiveAs?: JunitInconclusiveAs;
   /** `--trust-plan-modules`: import the plan's own `module:` bindings (docs/security.md). */
   trustPlanModules?: boolean;
+  /** `--trust-plan-commands`: run the plan's landing `command:` signals on the nodes (docs/security.md). */
+  trustPlanCommands?: boolean;
   /** `--time-scale K`: the plan's durations stretched by K and its rate divided by K (time-scale.ts). */
   timeScale?: number;
   /** `--plugin` paths, as given (they go into the reproducer). */
@@ -488,6 +490,7 @@ async function runRow(
     ...(s.replay && s.replay.scenario === row.id && { replay: s.replay }),
     harnessVersion: harnessVersion(),
     ...(s.baselines.has(row.id) && { earlierBaseline: s.baselines.get(row.id) }),
+    ...(o.trustPlanCommands && { trustPlanCommands: true }),
   })
     .catch(async (err: unknown) => {
       await log.event(row.id, 'scenario error', errorMessage(err));

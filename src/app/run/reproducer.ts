@@ -19,6 +19,7 @@ export interface ReproducerOptions {
   assume: readonly string[];
   plugins?: readonly string[];
   trustPlanModules?: boolean;
+  trustPlanCommands?: boolean;
   timeScale?: number;
 }
 
@@ -43,6 +44,7 @@ export function reproducerCommand(
   for (const k of o.ssh?.knownHosts ?? []) args.push('--known-hosts', rel(k, cwd));
   for (const p of o.plugins ?? []) args.push('--plugin', rel(p, cwd));
   if (o.trustPlanModules) args.push('--trust-plan-modules');
+  if (o.trustPlanCommands) args.push('--trust-plan-commands');
   for (const s of o.skip) args.push('--skip', s);
   for (const a of o.assume) args.push('--assume', a);
   args.push('--scenario', fail.scenario, '--seed', String(fail.seed), '--replay', rel(fail.replayPath, cwd));

@@ -22,6 +22,7 @@ import { parseLandingSignals } from '../plan/landing-signal.ts';
 import { scenarioDirName } from '../plan/resolve.ts';
 import type { ResolvedScenario } from '../plan/schema.ts';
 import { DEFAULT_OP_TIMEOUT_MS } from '../plan/time-scale.ts';
+import { gatePlanCommands } from '../plugin/trust.ts';
 import { signalChange } from '../report/cells.ts';
 import type { SessionLogWriter } from '../report/session-log.ts';
 import { runTest } from '../test/test-run.ts';
@@ -61,6 +62,8 @@ export interface ScenarioRunOptions {
   harnessVersion: string;
   /** RF9's baseline from an earlier session (`--baseline`), read and validated before the run. */
   earlierBaseline?: EarlierBaseline;
+  /** `--trust-plan-commands`: run the plan's landing `command:` signals (docs/security.md). */
+  trustPlanCommands?: boolean;
 }
 
 export interface ScenarioRunOutcome {
@@ -228,7 +231,7 @@ function runner(s: ScenarioState): RunOnce {
       opTimeoutMs: binding.opTimeout ?? DEFAULT_OP_TIMEOUT_MS,
       recoveryS: RECOVERY_S,
       signal: o.signal,
-      declaredSignals: declaredSignalsOf(sc),
+      declaredSignals: declaredSignalsOf(sc, o.trustPlanCommands === true),
       onProgress: (p) => {
         // --quiet (log level warn or above) drops progress lines; verdicts still print.
         if (p.elapsedS - last < 5 || !log().isLevelEnabled('info')) return;
@@ -247,9 +250,15 @@ function runner(s: ScenarioState): RunOnce {
   };
 }
 
-/** The landing signals the scenario's (or arm's) §7.M declares in a form the engine reads. */
-function declaredSignalsOf(sc: ResolvedScenario): DeclaredSignal[] {
-  return parseLandingSignals(sc.model?.nemesisLandingEvidence ?? null).signals;
+/**
+ * The landing signals the scenario's (or arm's) §7.M declares in a form the engine reads, its shell
+ * commands refused unless the operator trusts the plan's commands (`gatePlanCommands`).
+ */
+function declaredSignalsOf(sc: ResolvedScenario, trustCommands: boolean): DeclaredSignal[] {
+  return gatePlanCommands(
+    parseLandingSignals(sc.model?.nemesisLandingEvidence ?? null).signals,
+    trustCommands,
+  );
 }
 
 /** The timeline lines of one run: each fault with its landing signals, then the oracles. */

@@ -68,6 +68,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
   if (f.junitInconclusive !== undefined) o.junitInconclusiveAs = junitAs(f.junitInconclusive);
   if (Array.isArray(f.plugin) && f.plugin.length > 0) o.plugins = f.plugin.map(String);
   if (f.trustPlanModules === true) o.trustPlanModules = true;
+  if (f.trustPlanCommands === true) o.trustPlanCommands = true;
   if (f.timeScale !== undefined) o.timeScale = parseTimeScale(String(f.timeScale));
   return o;
 }

@@ -86,6 +86,10 @@ export function register(program: Command): void {
       '--trust-plan-modules',
       "import the plugin modules the plan's bindings name (module:): they are code; without this flag only --plugin modules run",
     )
+    .option(
+      '--trust-plan-commands',
+      "run the shell commands the plan's landing evidence names (`command: …`) with sudo on the nodes; without this flag such a signal is not run and the fault it should prove is not proven by it",
+    )
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
     const { runCommand } = await import('./run-action.ts');
