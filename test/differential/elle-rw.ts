@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { elleChecker } from '../../checkers/elle/index.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { history } from '../elle/helpers.ts';
-import { historyText, schedulePoints, txnsByOpId } from './elle.ts';
+import { historyText, minimalHistoryProblem, schedulePoints, txnsByOpId } from './elle.ts';
 
 /**
  * Elle's rw-register verdicts against brute force.
@@ -271,29 +271,19 @@ export async function elleRwDifferential(numRuns: number, seed: number): Promise
         return false;
       }
       if (r.valid === false) {
-        const m = r.stats.minimalHistory as { type: string; invokeIndices: number[] } | undefined;
-        if (!m) {
-          problem = `an invalid history carries no minimal failing sub-history (${r.evidence})`;
-          return false;
-        }
-        const keep = new Set(m.invokeIndices);
-        const core = ops.filter((op) => keep.has(op.invokeIndex));
-        const again = check(core, 'serializable');
-        if (
-          !again.anomalyTypes.includes(m.type) ||
-          again.anomalyTypes.some((t) => !r.anomalyTypes.includes(t))
-        ) {
-          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) shows ${JSON.stringify(again.anomalyTypes)}, not ${m.type} within ${JSON.stringify(r.anomalyTypes)}`;
-          return false;
-        }
         const byId = txnsByOpId(txns);
-        if (
-          bruteForceRegisters(
-            core.map((op) => byId[op.id] as RwTxn),
-            false,
-          )
-        ) {
-          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) has a serial order`;
+        const shrunk = minimalHistoryProblem(
+          r,
+          ops,
+          (core) => check(core, 'serializable'),
+          (core) =>
+            bruteForceRegisters(
+              core.map((op) => byId[op.id] as RwTxn),
+              false,
+            ),
+        );
+        if (typeof shrunk === 'string') {
+          problem = shrunk;
           return false;
         }
         tally.shrunk++;

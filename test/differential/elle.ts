@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { CycleAnomaly } from '../../checkers/elle/cycle-anomaly.ts';
-import { elleChecker } from '../../checkers/elle/index.ts';
+import { type ElleCheckResult, elleChecker } from '../../checkers/elle/index.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { history } from '../elle/helpers.ts';
 
@@ -270,6 +270,29 @@ export function historyText(ops: readonly Operation[]): string {
     .join('\n');
 }
 
+/**
+ * An invalid result's minimal failing sub-history, checked: it must exist, fail alone with its type and
+ * no type the whole history did not show, and have no serial order by brute force. The sub-history's
+ * ops, or what is wrong with it.
+ */
+export function minimalHistoryProblem(
+  r: ElleCheckResult,
+  ops: readonly Operation[],
+  recheck: (core: Operation[]) => ElleCheckResult,
+  serialisable: (core: Operation[]) => boolean,
+): Operation[] | string {
+  const m = r.stats.minimalHistory as { type: string; invokeIndices: number[] } | undefined;
+  if (!m) return `an invalid history carries no minimal failing sub-history (${r.evidence})`;
+  const keep = new Set(m.invokeIndices);
+  const core = ops.filter((op) => keep.has(op.invokeIndex));
+  const again = recheck(core);
+  if (!again.anomalyTypes.includes(m.type) || again.anomalyTypes.some((t) => !r.anomalyTypes.includes(t)))
+    return `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) shows ${JSON.stringify(again.anomalyTypes)}, not ${m.type} within ${JSON.stringify(r.anomalyTypes)}`;
+  if (serialisable(core))
+    return `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) has a serial order`;
+  return core;
+}
+
 export async function elleDifferential(
   numRuns: number,
   seed: number,
@@ -324,29 +347,18 @@ export async function elleDifferential(
       // The minimal failing sub-history fails alone, the same way, and brute force agrees it has no
       // serial order.
       if (r.valid === false) {
-        const m = r.stats.minimalHistory as { type: string; invokeIndices: number[] } | undefined;
-        if (!m) {
-          problem = `an invalid history carries no minimal failing sub-history (${r.evidence})`;
-          return false;
-        }
-        const keep = new Set(m.invokeIndices);
-        const core = ops.filter((op) => keep.has(op.invokeIndex));
-        const again = elleChecker.check(core, {
-          workload: 'list-append',
-          consistencyModels: ['serializable'],
-        });
-        if (
-          !again.anomalyTypes.includes(m.type) ||
-          again.anomalyTypes.some((t) => !r.anomalyTypes.includes(t))
-        ) {
-          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) shows ${JSON.stringify(again.anomalyTypes)}, not ${m.type} within ${JSON.stringify(r.anomalyTypes)}`;
-          return false;
-        }
         const byId = txnsByOpId(txns);
-        if (bruteForceSerializable(core.map((op) => byId[op.id] as Txn))) {
-          problem = `the minimal sub-history (ops ${m.invokeIndices.join(', ')}) has a serial order`;
+        const shrunk = minimalHistoryProblem(
+          r,
+          ops,
+          (core) => elleChecker.check(core, { workload: 'list-append', consistencyModels: ['serializable'] }),
+          (core) => bruteForceSerializable(core.map((op) => byId[op.id] as Txn)),
+        );
+        if (typeof shrunk === 'string') {
+          problem = shrunk;
           return false;
         }
+        const core = shrunk;
         tally.shrunk++;
         tally.shrunkOps += core.length;
       }

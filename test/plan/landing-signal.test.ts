@@ -6,6 +6,39 @@ import { parsePlanText } from '../../src/app/plan/load.ts';
 import { gatePlanCommands, PLAN_COMMAND_REFUSED } from '../../src/app/plugin/trust.ts';
 import type { Remote } from '../../src/core/control/types.ts';
 
+/** A one-scenario plan whose §7.M (its heading at line 19) declares `landing`. */
+const declaredPlan = (landing: string) =>
+  parsePlanText(
+    `# Test Plan: declared
+
+## 1b. Claims under test
+
+| ID | Claim | Category | Source | Inferred? |
+|---|---|---|---|---|
+| C1 | registers are linearizable | safety | docs | no |
+
+## 7. Scenarios
+
+### Scenario S1: linearizable_register
+
+- Falsifies if it FAILs: C1
+- Oracle: linearizability per key
+- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
+- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
+- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
+
+#### §7.M — Model / history / checker discipline
+
+- Model under test: register
+- Operation history: 11 fields
+- Checker: linearizable
+- Nemesis + landing evidence: ${landing}
+- Ambiguous outcomes: default
+- Reduction plan: minimise
+`,
+    'declared.md',
+  );
+
 test('a §7.M landing field: backquoted command/metric/log spans are typed signals, prose is left alone', (t) => {
   const r = parseLandingSignals(
     'kill: pid gone (`/proc/PID/status`), then `log(kill): lost leader|no leader`; the leader count ' +
@@ -38,39 +71,10 @@ test('an unreadable declared signal is named', (t) => {
 });
 
 test('plan check: an unreadable declared signal, or one for an unknown fault, is an error at the §7.M line', (t) => {
-  const plan = (landing: string) =>
-    parsePlanText(
-      `# Test Plan: declared
-
-## 1b. Claims under test
-
-| ID | Claim | Category | Source | Inferred? |
-|---|---|---|---|---|
-| C1 | registers are linearizable | safety | docs | no |
-
-## 7. Scenarios
-
-### Scenario S1: linearizable_register
-
-- Falsifies if it FAILs: C1
-- Oracle: linearizability per key
-- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
-- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
-- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
-
-#### §7.M — Model / history / checker discipline
-
-- Model under test: register
-- Operation history: 11 fields
-- Checker: linearizable
-- Nemesis + landing evidence: ${landing}
-- Ambiguous outcomes: default
-- Reduction plan: minimise
-`,
-      'declared.md',
-    );
   const landingErrors = (landing: string) =>
-    checkPlan(plan(landing)).filter((p) => p.severity === 'error' && /landing evidence/.test(p.field));
+    checkPlan(declaredPlan(landing)).filter(
+      (p) => p.severity === 'error' && /landing evidence/.test(p.field),
+    );
   t.deepEqual(landingErrors('partition: iptables counter 0→N and `log(partition): lost leader`'), []);
   const bad = landingErrors('partition counter and `log: (unclosed`');
   t.is(bad.length, 1);
@@ -139,38 +143,9 @@ test("a plan's command runs only on run --trust-plan-commands; refused, it is ne
 });
 
 test('plan check warns, at the §7.M line, that a declared command runs only with --trust-plan-commands', (t) => {
-  const problems = checkPlan(
-    parsePlanText(
-      `# Test Plan: declared
-
-## 1b. Claims under test
-
-| ID | Claim | Category | Source | Inferred? |
-|---|---|---|---|---|
-| C1 | registers are linearizable | safety | docs | no |
-
-## 7. Scenarios
-
-### Scenario S1: linearizable_register
-
-- Falsifies if it FAILs: C1
-- Oracle: linearizability per key
-- Smoke budget: 3 nodes × 60s × 1 fault × 1 seed
-- Hardening budget: 5 nodes × 10min × 3 faults × 3 seeds
-- Release budget: 5 nodes × 24h × 30 faults × 30 seeds
-
-#### §7.M — Model / history / checker discipline
-
-- Model under test: register
-- Operation history: 11 fields
-- Checker: linearizable
-- Nemesis + landing evidence: partition counter and \`command: etcdctl endpoint health\`
-- Ambiguous outcomes: default
-- Reduction plan: minimise
-`,
-      'declared.md',
-    ),
-  ).filter((p) => /landing evidence/.test(p.field));
+  const problems = checkPlan(declaredPlan('partition counter and `command: etcdctl endpoint health`')).filter(
+    (p) => /landing evidence/.test(p.field),
+  );
   t.is(problems.length, 1);
   t.is(problems[0]?.severity, 'warning');
   t.is(problems[0]?.line, 19);
