@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { counterChecker } from '../../checkers/catalogue/counter.ts';
 import { longForkChecker } from '../../checkers/catalogue/long-fork.ts';
+import { noLostAckChecker } from '../../checkers/catalogue/no-lost-ack.ts';
 import { queueChecker } from '../../checkers/catalogue/queue.ts';
 import { setChecker } from '../../checkers/catalogue/set.ts';
 import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
@@ -13,6 +14,7 @@ import { actionsArb, historyText, simulate, toOperations } from './generate.ts';
 import {
   referenceCounter,
   referenceLongFork,
+  referenceNoLostAck,
   referenceQueue,
   referenceSet,
   referenceSetFull,
@@ -84,6 +86,12 @@ export const CATALOGUE_CASES: CatalogueCase[] = [
     run: longForkChecker as Checker<never>,
     reference: referenceLongFork,
     invalidShare: 1 / 60,
+  },
+  {
+    checker: 'no-lost-ack',
+    shape: 'kv-writes',
+    run: noLostAckChecker as Checker<never>,
+    reference: referenceNoLostAck,
   },
   {
     checker: 'unique-ids',

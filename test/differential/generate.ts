@@ -37,6 +37,11 @@ interface Shape {
   /** A wrong or arbitrary result. */
   random(op: RefOp, a: Action): unknown;
   init: unknown;
+  /**
+   * A final read at quiescence, after every op ended: its f and what it returns (the system's state, or,
+   * when `honest` is false and `a` says so, a corrupted one). Shapes without it end with the last op.
+   */
+  final?: (t: Truth, a: Action, honest: boolean) => { f: string; output: unknown };
 }
 
 const pickOf = <T>(xs: readonly T[], n: number): T => xs[n % xs.length] as T;
@@ -180,6 +185,24 @@ SHAPES['total-queue'] = {
         ? [0, 1, 2, 3, 9].filter((x) => ((a.value * 5 + a.outcome) >> x) & 1)
         : op.input,
 };
+// Keyed writes of a few values, then a final read of the whole map at quiescence (no-lost-ack). A
+// corrupted final read loses key x or holds a value for it that nobody wrote.
+SHAPES['kv-writes'] = {
+  init: {},
+  invoke: (a) => ({ f: 'write', input: [a.pick % 2 ? 'y' : 'x', a.value % 4] }),
+  apply(t, op) {
+    const [k, v] = op.input as [string, number];
+    (t.state as Record<string, number>)[k] = v;
+    return op.input;
+  },
+  random: (op) => op.input,
+  final(t, a, honest) {
+    const state = { ...(t.state as Record<string, number>) };
+    if (!honest && a.outcome % 3 === 1) delete state.x;
+    if (!honest && a.outcome % 3 === 2) state.x = 9;
+    return { f: 'final-read', output: state };
+  },
+};
 // Jepsen's long-fork: single-write transactions over six keys, reads of one of two groups of three
 // (mostly the first, so two reads of one group, the only ones compared, are common).
 const LONG_FORK_GROUPS = [
@@ -282,6 +305,10 @@ export function simulate(
         op.output = op.input;
       } else op.output = out;
     }
+  }
+  if (shape.final) {
+    const { f, output } = shape.final(truth, actions[0] as Action, honest);
+    ops.push({ process: 99, f, input: null, output, type: 'ok', call: clock++, ret: clock++ });
   }
   return ops;
 }

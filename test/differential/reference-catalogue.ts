@@ -207,3 +207,43 @@ export function referenceLongFork(ops: readonly RefOp[]): Verdict {
   const twice = [...perKey.values()].some((n) => n > 1);
   return twice || reads.length === 0 || reads.some((r) => keysOf(r).length > 30) ? 'unknown' : true;
 }
+
+/**
+ * no-lost-ack, over a final read of a map of single values: unknown without an ok final read, or when a
+ * write other than a timed-out one completed after it began (not quiescent). An acknowledged write is lost
+ * when its key is missing, or holds another value that no write (not failed) of that value to that key
+ * could have put there after it: one that had completed before it was invoked could not. A failed write
+ * whose value its key holds, and that no other write (not failed) wrote, was not rejected. No
+ * acknowledged write: unknown.
+ */
+export function referenceNoLostAck(ops: readonly RefOp[]): Verdict {
+  const final = last(ops, ['final-read']);
+  if (final === null) return 'unknown';
+  const writes = ops.filter((op) => op.f === 'write');
+  if (writes.some((w) => w.type !== 'info' && w.ret !== null && w.ret > final.call)) return 'unknown';
+  const state = final.output as Record<string, unknown>;
+  const pair = (op: RefOp) => op.input as [string, unknown];
+  const lost = writes.some((w) => {
+    if (!ok(w)) return false;
+    const [k, v] = pair(w);
+    if (!(k in state)) return true;
+    const cur = state[k];
+    if (key(cur) === key(v)) return false;
+    const overwrote = writes.some(
+      (o) =>
+        o.type !== 'fail' &&
+        key(pair(o)[0]) === key(k) &&
+        key(pair(o)[1]) === key(cur) &&
+        (o.type === 'info' || o.ret === null || o.ret > w.call),
+    );
+    return !overwrote;
+  });
+  const rejectedPresent = writes.some((w) => {
+    if (w.type !== 'fail') return false;
+    const [k, v] = pair(w);
+    const alsoWritten = writes.some((o) => o.type !== 'fail' && key(o.input) === key(w.input));
+    return !alsoWritten && k in state && key(state[k]) === key(v);
+  });
+  if (lost || rejectedPresent) return false;
+  return writes.some(ok) ? true : 'unknown';
+}
