@@ -3,6 +3,7 @@ import { counterChecker } from '../../checkers/catalogue/counter.ts';
 import { longForkChecker } from '../../checkers/catalogue/long-fork.ts';
 import { noLostAckChecker } from '../../checkers/catalogue/no-lost-ack.ts';
 import { queueChecker } from '../../checkers/catalogue/queue.ts';
+import { sessionChecker } from '../../checkers/catalogue/session.ts';
 import { setChecker } from '../../checkers/catalogue/set.ts';
 import { setFullChecker } from '../../checkers/catalogue/set-full.ts';
 import { totalQueueChecker } from '../../checkers/catalogue/total-queue.ts';
@@ -16,6 +17,7 @@ import {
   referenceLongFork,
   referenceNoLostAck,
   referenceQueue,
+  referenceSession,
   referenceSet,
   referenceSetFull,
   referenceTotalQueue,
@@ -39,7 +41,8 @@ export interface CatalogueCase {
   /**
    * The least share of random histories that must come out invalid, so the comparison covers both
    * verdicts (1/20 unless set: a long fork needs two reads of one group that each saw a key the other
-   * did not, which random histories of a dozen ops rarely hold).
+   * did not, which random histories of a dozen ops rarely hold; a session anomaly needs a wrong read
+   * below a version the same session saw before).
    */
   invalidShare?: number;
 }
@@ -92,6 +95,14 @@ export const CATALOGUE_CASES: CatalogueCase[] = [
     shape: 'kv-writes',
     run: noLostAckChecker as Checker<never>,
     reference: referenceNoLostAck,
+  },
+  {
+    checker: 'session',
+    shape: 'versioned-register',
+    run: sessionChecker as Checker<never>,
+    reference: referenceSession,
+    // A session's wrong read must see a version below one it saw before: one in twenty is near the edge.
+    invalidShare: 1 / 30,
   },
   {
     checker: 'unique-ids',

@@ -203,6 +203,23 @@ SHAPES['kv-writes'] = {
     return { f: 'final-read', output: state };
   },
 };
+// A register whose store numbers its versions: a write returns the version it made, a read the value and
+// version it saw (the session checker); a wrong read returns an arbitrary version.
+SHAPES['versioned-register'] = {
+  init: { value: null, version: 0 },
+  invoke: (a) => (a.pick < 5 ? { f: 'read', input: null } : { f: 'write', input: a.value % 4 }),
+  apply(t, op) {
+    const s = t.state as { value: unknown; version: number };
+    if (op.f === 'write') {
+      s.value = op.input;
+      s.version++;
+      return { version: s.version };
+    }
+    return { value: s.value, version: s.version };
+  },
+  random: (op, a) =>
+    op.f === 'read' ? { value: a.value % 4, version: (a.value + a.outcome) % 5 } : { version: a.value % 5 },
+};
 // Jepsen's long-fork: single-write transactions over six keys, reads of one of two groups of three
 // (mostly the first, so two reads of one group, the only ones compared, are common).
 const LONG_FORK_GROUPS = [

@@ -247,3 +247,23 @@ export function referenceNoLostAck(ops: readonly RefOp[]): Verdict {
   if (lost || rejectedPresent) return false;
   return writes.some(ok) ? true : 'unknown';
 }
+
+/**
+ * session, with the store's versions: per process (a session), in the order it invoked its ops, no ok read
+ * may see a version below one an earlier ok read of that session saw (monotonic reads), or below the
+ * version of that session's own earlier ok write (read your writes). No ok read: unknown.
+ */
+export function referenceSession(ops: readonly RefOp[]): Verdict {
+  const version = (op: RefOp) => (op.output as { version: number }).version;
+  let reads = 0;
+  for (const p of new Set(ops.map((op) => op.process))) {
+    const mine = ops.filter((op) => op.process === p && ok(op)).sort((a, b) => a.call - b.call);
+    for (const [i, r] of mine.entries()) {
+      if (r.f !== 'read') continue;
+      reads++;
+      const earlier = mine.slice(0, i);
+      if (earlier.some((e) => version(e) > version(r))) return false;
+    }
+  }
+  return reads === 0 ? 'unknown' : true;
+}
