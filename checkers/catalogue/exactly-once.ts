@@ -167,11 +167,18 @@ function effectsFromIds(
 function judge(
   t: KeyTable,
   fromDump: boolean,
-): { anomalies: Anomaly[]; duplicates: number; lostEffects: number; unidentified: number } {
+): {
+  anomalies: Anomaly[];
+  duplicates: number;
+  lostEffects: number;
+  unidentified: number;
+  unjudgedOps: number;
+} {
   const anomalies: Anomaly[] = [];
   let duplicates = 0;
   let lostEffects = 0;
   let unidentified = 0;
+  let unjudgedOps = 0;
   for (let i = 0; i < t.keys.length; i++) {
     const n = t.effects[i] as number;
     const key = t.keys[i];
@@ -186,8 +193,10 @@ function judge(
         });
     }
     const ack = t.firstAck[i] as number;
-    if (ack !== -1 && n === 0 && !fromDump) unidentified++;
-    else if (ack !== -1 && n === 0) {
+    if (ack !== -1 && n === 0 && !fromDump) {
+      unidentified++;
+      unjudgedOps += t.opsPerKey[i] as number;
+    } else if (ack !== -1 && n === 0) {
       lostEffects++;
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
@@ -198,7 +207,7 @@ function judge(
         });
     }
   }
-  return { anomalies, duplicates, lostEffects, unidentified };
+  return { anomalies, duplicates, lostEffects, unidentified, unjudgedOps };
 }
 
 export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
@@ -242,7 +251,8 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
           { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys },
         );
     }
-    const { anomalies, duplicates, lostEffects, unidentified } = judge(t, fromDump);
+    // The ops of keys not judged are not consumed: a verdict over the rest says it covered only part.
+    const { anomalies, duplicates, lostEffects, unidentified, unjudgedOps } = judge(t, fromDump);
     let ackedKeys = 0;
     for (const a of t.firstAck) if (a !== -1) ackedKeys++;
     const valid =
@@ -257,7 +267,14 @@ export const exactlyOnceChecker: Checker<ExactlyOnceOptions> = {
       `exactly-once: ${fmt(keyedOps)} ops over ${fmt(t.opKeys)} idempotency keys (${fmt(retriedKeys)} retried), effects from ${source}: ${fmt(duplicates)} keys applied more than once, ${fmt(lostEffects)} acked keys with no effect${unidentified ? `; ${fmt(unidentified)} acked keys whose ok outputs carry no effect id (not judged)` : ''}`,
       SCOPE,
       anomalies,
-      { opsConsumed: keyedOps, keys: t.opKeys, retriedKeys, duplicates, lostEffects, unidentified },
+      {
+        opsConsumed: keyedOps - unjudgedOps,
+        keys: t.opKeys,
+        retriedKeys,
+        duplicates,
+        lostEffects,
+        unidentified,
+      },
     );
   },
 };

@@ -162,6 +162,11 @@ test('exactly-once: from the history, an ack without an effect id is not judged,
   const r = await run(exactlyOnceChecker, h.ops(), { keyPath: 'idempotencyKey', effectIdPath: 'entry' });
   t.is(r.valid, true, r.evidence);
   t.is(r.stats.unidentified, 1);
+  t.is(
+    r.stats.opsConsumed,
+    2,
+    "k2's two ops were not judged, so a run's verdict says the check covered part",
+  );
   t.regex(r.evidence, /1 acked keys whose ok outputs carry no effect id \(not judged\)/);
   // No acked key identified at all: nothing was judged.
   const none = new H()
