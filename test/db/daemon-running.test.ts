@@ -33,10 +33,11 @@ const localShell = {
 
 test('a live daemon runs; its zombie does not; a pidfile naming another program does not', async (t) => {
   const pidFile = join(dir, 'sleep.pid');
-  // The child `sleep 0` exits at once; its parent execs into `sleep 3`, which never reaps it: a zombie.
-  const parent = spawn('sh', ['-c', `sleep 0 & echo $! > ${pidFile}; exec sleep 3`], { stdio: 'ignore' });
+  // The child exits half a second later, after its parent has exec'd into `sleep 6`, which never reaps it:
+  // a zombie. (A child that exited at once could be reaped by the shell itself before its exec.)
+  const parent = spawn('sh', ['-c', `sleep 0.5 & echo $! > ${pidFile}; exec sleep 6`], { stdio: 'ignore' });
   t.teardown(() => parent.kill('SIGKILL'));
-  await sleep(500);
+  await sleep(1500);
   const zombie = readFileSync(pidFile, 'utf8').trim();
   t.regex(readFileSync(`/proc/${zombie}/status`, 'utf8'), /^State:\s*Z/m, 'the child is a zombie');
   t.false(await daemonRunning(localShell, 'local', pidFile, 'sleep'), 'a zombie is not running');
