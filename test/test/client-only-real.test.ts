@@ -20,7 +20,8 @@ const env = { ...process.env, FAULTLINE_FROM_SOURCE: '1' };
 const which = (bin: string) =>
   ['/usr/bin', '/usr/sbin', '/usr/local/bin'].map((d) => join(d, bin)).find((p) => existsSync(p));
 
-const waitReachable = (port: number, ms = 20_000) => listening(port, ms);
+// An etcd started by hand while the whole suite runs beside it took over 20 s once: a minute is the bound.
+const waitReachable = (port: number, ms = 60_000) => listening(port, ms);
 
 function stop(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null) return Promise.resolve();
