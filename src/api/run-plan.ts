@@ -36,8 +36,9 @@ export interface RunPlanOptions {
   /** Plugin modules to load first (a plan's own `module:` bindings load by themselves). */
   plugins?: readonly string[];
   /**
-   * Run the shell commands the plan's landing evidence names (`command: …`), as `run
-   * --trust-plan-commands` does (default false: they are code, and a plan is data).
+   * Run the shell commands the plan's landing evidence names (`command: …`), and ask binaries only the
+   * plan's requirements name for `--version`, as `run --trust-plan-commands` does (default false: they
+   * are code, and a plan is data).
    */
   trustPlanCommands?: boolean;
   /** Host keys: the inventory's `hostKeyCheck` unless one of these says otherwise. */

@@ -2,12 +2,16 @@ import test from 'ava';
 import { loadPlan } from '../../src/app/plan/load.ts';
 import {
   binaryProbeScript,
+  mayAskVersion,
   missingFor,
+  type Need,
   needsOf,
   type ProbeAnswer,
   probeKey,
+  probeNeeds,
   reconcile,
 } from '../../src/app/run/capability-probe.ts';
+import type { ExecResult, NodeSpec, Remote } from '../../src/core/control/types.ts';
 
 const planPath = new URL('../../plans/etcd-register.md', import.meta.url).pathname;
 
@@ -153,7 +157,7 @@ test('the binary probe kills a binary that starts instead of answering --version
   const daemon = join(dir, 'fake-daemon');
   writeFileSync(daemon, `#!/bin/sh\nsleep 60 &\necho $! > ${join(dir, 'child.pid')}\nwait\n`);
   chmodSync(daemon, 0o755);
-  const r = await execa('sh', ['-c', binaryProbeScript('fake-daemon')], {
+  const r = await execa('sh', ['-c', binaryProbeScript('fake-daemon', true)], {
     env: { PATH: `${dir}:${process.env.PATH}` },
     timeout: 30_000,
   });
@@ -172,8 +176,93 @@ test('the binary probe kills a binary that starts instead of answering --version
   const answers = join(dir, 'answers');
   writeFileSync(answers, '#!/bin/sh\necho "answers 1.2.3"\n');
   chmodSync(answers, 0o755);
-  const ok = await execa('sh', ['-c', binaryProbeScript('answers')], {
+  const ok = await execa('sh', ['-c', binaryProbeScript('answers', true)], {
     env: { PATH: `${dir}:${process.env.PATH}` },
   });
   t.regex(ok.stdout, /^version=answers 1\.2\.3$/m);
+});
+
+/** Needs as the probe gets them: `origin` says who named the binary (a plan's §6b row, or a nemesis). */
+function needOf(name: string, origin: Need['origin']): Need {
+  return { name, versionFloor: '', usedBy: ['S1'], installHint: '', origin, broughtUpBySut: false, asks: [] };
+}
+
+/** A Remote whose nodes are this host: each command runs in `sh` with `path` first on PATH. */
+function shellRemote(names: string[], path: string): Remote {
+  const nodes: NodeSpec[] = names.map((name) => ({ name, host: '127.0.0.1', port: 1, user: 'root' }));
+  return {
+    nodes,
+    node: (name) => nodes.find((n) => n.name === name) as NodeSpec,
+    async exec(node, command): Promise<ExecResult> {
+      const { execa } = await import('execa');
+      const r = await execa('sh', ['-c', command], {
+        env: { PATH: `${path}:${process.env.PATH}` },
+        reject: false,
+      });
+      return { node, command, stdout: r.stdout, stderr: r.stderr, code: r.exitCode ?? 1, durationMs: 1 };
+    },
+    upload: async () => undefined,
+    download: async () => undefined,
+    onNodes: async (ns, fn) =>
+      Promise.all(
+        ns.map(async (node) => {
+          try {
+            return { node, ok: true, value: await fn(node) };
+          } catch (error) {
+            return { node, ok: false, error: error as Error };
+          }
+        }),
+      ),
+    close: async () => undefined,
+  };
+}
+
+test('a binary only the plan names is looked up, not run, unless the operator trusts the plan’s commands', async (t) => {
+  const { mkdtempSync, writeFileSync, existsSync, chmodSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-probe-'));
+  const ran = join(dir, 'ran');
+  // Whatever a stranger's plan names runs as written if it runs at all: this one leaves a mark.
+  const planned = join(dir, 'planned-tool');
+  writeFileSync(planned, `#!/bin/sh\ntouch ${ran}\necho "planned-tool 9.9"\n`);
+  chmodSync(planned, 0o755);
+  const remote = shellRemote(['n1', 'n2'], dir);
+  const needs = [needOf('planned-tool', '§6b')];
+
+  const looked = (await probeNeeds(remote, needs)).get('bin:planned-tool');
+  t.false(existsSync(ran), 'not run without --trust-plan-commands');
+  t.true(looked?.present, 'found by command -v on every node');
+  t.is(looked?.version, 'not asked');
+  t.regex(
+    looked?.source ?? '',
+    /command -v planned-tool on 2 node\(s\); its --version not run: .*--trust-plan-commands/,
+  );
+
+  const asked = (await probeNeeds(remote, needs, { trustPlanCommands: true })).get('bin:planned-tool');
+  t.true(existsSync(ran), 'run with --trust-plan-commands');
+  t.is(asked?.version, 'planned-tool 9.9');
+  t.is(asked?.source, 'command -v planned-tool on 2 node(s)');
+
+  // Missing is still missing when nothing is run.
+  const absent = (await probeNeeds(remote, [needOf('no-such-tool-here', '§6b')])).get(
+    'bin:no-such-tool-here',
+  );
+  t.false(absent?.present);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('binaries faultline’s own code names are asked for their version; the plan’s only with trust', (t) => {
+  const plan = [needOf('mydb server', '§6b'), needOf('tc (tbf, htb)', 'nemesis'), needOf('etcd', '§6b')];
+  t.false(mayAskVersion('bin:mydb', plan, false));
+  t.true(mayAskVersion('bin:mydb', plan, true));
+  // A nemesis (registry code) names tc; the built-in etcd database names its own binary.
+  t.true(mayAskVersion('bin:tc', plan, false));
+  t.true(mayAskVersion('bin:etcd', plan, false));
+  t.true(mayAskVersion('bin:redis-server', [], false));
+  // The same word in a plan row does not borrow a nemesis's trust for another binary.
+  t.false(mayAskVersion('bin:tcpdump', [...plan, needOf('tcpdump', '§6b')], false));
+  // The script without the version call runs only the shell's lookup.
+  t.notRegex(binaryProbeScript('mydb', false), /--version/);
+  t.regex(binaryProbeScript('mydb', true), /--version/);
 });

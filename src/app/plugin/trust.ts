@@ -10,7 +10,9 @@ import { UserError } from '../../core/util/errors.ts';
  * module or `--trust-plan-modules` on `run`. A plan is data written by someone else: `plan check`,
  * `plan show` and `author` never import anything it names. Every decision goes through
  * `planModuleVerdict`, so there is no second path by which a plan's text becomes an import. A plan's
- * landing `command:` is code too: {@link gatePlanCommands} runs it only on `run --trust-plan-commands`.
+ * landing `command:` is code too: {@link gatePlanCommands} runs it only on `run --trust-plan-commands`,
+ * and so is a binary only the plan names, which the capability probe runs with `--version` only then
+ * ({@link PLAN_BINARY_NOT_RUN}).
  */
 
 /** Whether a plan's own `module:` bindings may be imported (only `run --trust-plan-modules`). */
@@ -62,6 +64,10 @@ export function planModuleVerdict(
 /** What a plan's landing `command:` records when it is not run. */
 export const PLAN_COMMAND_REFUSED =
   "a plan's command is a shell command run with sudo on the nodes: run --trust-plan-commands runs it";
+
+/** Why the capability probe did not run a binary only the plan names with `--version`. */
+export const PLAN_BINARY_NOT_RUN =
+  'a binary only the plan names is code the plan chose: run --trust-plan-commands asks it for its version';
 
 /**
  * A plan's declared landing signals as a run reads them. A `command:` span is a shell command run with

@@ -6,6 +6,7 @@ import { shellQuote } from '../../core/control/quote.ts';
 import type { Remote } from '../../core/control/types.ts';
 import { errorMessage } from '../../core/util/errors.ts';
 import type { Plan } from '../plan/schema.ts';
+import { PLAN_BINARY_NOT_RUN } from '../plugin/trust.ts';
 import type { CapabilityRow } from '../report/types.ts';
 
 /**
@@ -110,17 +111,43 @@ export interface ProbeAnswer {
 export const VERSION_PROBE_LIMIT_S = 5;
 
 /**
- * The node-side probe of one binary: its path, and the first line of its `--version`. A daemon without
- * that option (Debian's `rabbitmq-server`) starts instead of answering, so the call runs under
- * `timeout -s KILL`, which kills the whole process group it started, with no input.
+ * The node-side probe of one binary: its path, and (when `askVersion`) the first line of its
+ * `--version`. A daemon without that option (Debian's `rabbitmq-server`) starts instead of answering, so
+ * the call runs under `timeout -s KILL`, which kills the whole process group it started, with no input.
+ * `command -v` is the shell's own lookup: finding a binary runs nothing.
  */
-export function binaryProbeScript(bin: string): string {
+export function binaryProbeScript(bin: string, askVersion: boolean): string {
+  const found = `p=$(command -v ${shellQuote(bin)} || true); if [ -n "$p" ]; then echo "path=$p"`;
+  if (!askVersion) return `${found}; fi`;
   const version = `if command -v timeout >/dev/null 2>&1; then timeout -s KILL ${VERSION_PROBE_LIMIT_S} "$p" --version; else "$p" --version; fi </dev/null 2>/dev/null | head -1`;
-  return `p=$(command -v ${shellQuote(bin)} || true); if [ -n "$p" ]; then echo "path=$p"; echo "version=$(${version})"; fi`;
+  return `${found}; echo "version=$(${version})"; fi`;
+}
+
+/** The binaries faultline itself names for a requirement ({@link probeKey}): the built-in databases'. */
+const OWN_BINARIES: ReadonlySet<string> = new Set(['bin:etcd', 'bin:redis-server']);
+
+/**
+ * Whether the probe may run a binary with `--version`. Running a binary is running code, so a binary
+ * only the plan names (a §6b row, data from whoever wrote the plan) is looked up but not run unless the
+ * operator passed `--trust-plan-commands`; one that faultline's own code names (a built-in database, a
+ * nemesis's need) is asked for its version always.
+ */
+export function mayAskVersion(key: string, needs: readonly Need[], trustPlanCommands: boolean): boolean {
+  if (trustPlanCommands || OWN_BINARIES.has(key)) return true;
+  return needs.some((n) => n.origin === 'nemesis' && probeKey(n.name) === key);
+}
+
+export interface ProbeOptions {
+  /** `run --trust-plan-commands`: binaries only the plan names are asked for `--version` too. */
+  trustPlanCommands?: boolean;
 }
 
 /** Probe every node for each need; present only when present on every node. */
-export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promise<Map<string, ProbeAnswer>> {
+export async function probeNeeds(
+  remote: Remote,
+  needs: readonly Need[],
+  o: ProbeOptions = {},
+): Promise<Map<string, ProbeAnswer>> {
   const out = new Map<string, ProbeAnswer>();
   const nodes = remote.nodes.map((n) => n.name);
   const keys = [...new Set(needs.map((n) => probeKey(n.name)))];
@@ -147,14 +174,18 @@ export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promis
     }
     if (key.startsWith('bin:')) {
       const bin = key.slice(4);
-      const script = binaryProbeScript(bin);
+      const askVersion = mayAskVersion(key, needs, o.trustPlanCommands === true);
+      const script = binaryProbeScript(bin, askVersion);
       const results = await remote.onNodes(
         nodes,
         async (n) => (await remote.exec(n, script, { timeoutMs: 15_000 })).stdout,
       );
       const found = results.filter((r) => r.ok && /path=/.test(r.value ?? ''));
       const failed = results.filter((r) => !r.ok);
-      const version = /version=(.*)/.exec(found[0]?.value ?? '')?.[1]?.trim() || '—';
+      const version = askVersion
+        ? /version=(.*)/.exec(found[0]?.value ?? '')?.[1]?.trim() || '—'
+        : 'not asked';
+      const notAsked = askVersion ? '' : `; its --version not run: ${PLAN_BINARY_NOT_RUN}`;
       out.set(key, {
         present: failed.length > 0 ? null : found.length === nodes.length,
         version,
@@ -162,7 +193,7 @@ export async function probeNeeds(remote: Remote, needs: readonly Need[]): Promis
           failed.length > 0
             ? `command -v ${bin}: probe failed on ${failed.map((f) => `${f.node} (${errorMessage(f.error)})`).join(', ')}`
             : found.length === nodes.length
-              ? `command -v ${bin} on ${nodes.length} node(s)`
+              ? `command -v ${bin} on ${nodes.length} node(s)${notAsked}`
               : `command -v ${bin}: missing on ${results
                   .filter((r) => !/path=/.test(r.value ?? ''))
                   .map((r) => r.node)

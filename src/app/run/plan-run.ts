@@ -754,6 +754,7 @@ async function capabilityProbe(
       skip.add(s);
   }
   const done = await log.starting('session', 'capability probe', 20);
+  const probeOptions = { ...(o.trustPlanCommands && { trustPlanCommands: true }) };
   if (cluster.endpoints) {
     // Nothing can be probed or installed without SSH: the service at the endpoints is taken as given.
     const given = reconcile(
@@ -767,7 +768,7 @@ async function capabilityProbe(
     await done(`client-only: ${given.length} need(s) not probed`);
     return given;
   }
-  let probed = await probeNeeds(cluster.remote, needs);
+  let probed = await probeNeeds(cluster.remote, needs, probeOptions);
   let reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   const installable = reconciled.filter((r) => !r.present && r.install && !skip.has(r.need.name));
   for (const r of reconciled)
@@ -786,13 +787,13 @@ async function capabilityProbe(
         `installed: ${name}`,
         installable.find((r) => r.need.name === name)?.install ?? '',
       );
-    probed = await probeNeeds(cluster.remote, needs);
+    probed = await probeNeeds(cluster.remote, needs, probeOptions);
     reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
   }
   if (o.onMissing === 'wait' && reconciled.some((r) => !r.present)) {
     if (o.interactive) {
       await ask('install what is missing on the nodes, then press Enter to probe again ');
-      probed = await probeNeeds(cluster.remote, needs);
+      probed = await probeNeeds(cluster.remote, needs, probeOptions);
       reconciled = reconcile(needs, probed, { skip, assume }, o.onMissing);
     } else {
       for (const r of reconciled.filter((x) => !x.present))

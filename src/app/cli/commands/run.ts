@@ -88,7 +88,7 @@ export function register(program: Command): void {
     )
     .option(
       '--trust-plan-commands',
-      "run the shell commands the plan's landing evidence names (`command: …`) with sudo on the nodes; without this flag such a signal is not run and the fault it should prove is not proven by it",
+      "run the shell commands the plan's landing evidence names (`command: …`) with sudo on the nodes, and ask the binaries only its requirements table names for --version; without this flag such a signal is not run and the fault it should prove is not proven by it, and such a binary is only looked up",
     )
     .option('--json', 'print the result as one JSON object on stdout');
   addSshOptions(cmd).action(async (plan: string, flags: Record<string, unknown>) => {
