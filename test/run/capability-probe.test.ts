@@ -249,6 +249,7 @@ test('a binary only the plan names is looked up, not run, unless the operator tr
     'bin:no-such-tool-here',
   );
   t.false(absent?.present);
+  t.is(absent?.version, '—', 'nothing found, nothing to ask');
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -182,10 +182,10 @@ export async function probeNeeds(
       );
       const found = results.filter((r) => r.ok && /path=/.test(r.value ?? ''));
       const failed = results.filter((r) => !r.ok);
-      const version = askVersion
-        ? /version=(.*)/.exec(found[0]?.value ?? '')?.[1]?.trim() || '—'
-        : 'not asked';
-      const notAsked = askVersion ? '' : `; its --version not run: ${PLAN_BINARY_NOT_RUN}`;
+      // Nothing found, nothing to ask: a missing binary reads as before.
+      const notAsked = !askVersion && found.length > 0;
+      const version = notAsked ? 'not asked' : /version=(.*)/.exec(found[0]?.value ?? '')?.[1]?.trim() || '—';
+      const why = notAsked ? `; its --version not run: ${PLAN_BINARY_NOT_RUN}` : '';
       out.set(key, {
         present: failed.length > 0 ? null : found.length === nodes.length,
         version,
@@ -193,7 +193,7 @@ export async function probeNeeds(
           failed.length > 0
             ? `command -v ${bin}: probe failed on ${failed.map((f) => `${f.node} (${errorMessage(f.error)})`).join(', ')}`
             : found.length === nodes.length
-              ? `command -v ${bin} on ${nodes.length} node(s)${notAsked}`
+              ? `command -v ${bin} on ${nodes.length} node(s)${why}`
               : `command -v ${bin}: missing on ${results
                   .filter((r) => !/path=/.test(r.value ?? ''))
                   .map((r) => r.node)
