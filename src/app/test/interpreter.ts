@@ -56,6 +56,12 @@ export interface InterpreterOptions {
   /** Records every op handed to a thread (the run's schedule.json). */
   dispatchLog?: DispatchRecorder;
   clock?: RunClock;
+  /**
+   * Stops the run (Ctrl-C, a deadline): no op is started after it, a `sleep` in progress ends at once,
+   * and the nemesis's op in flight sees its own signal abort. Client ops in flight still complete or
+   * time out, so the history stays exact; a nemesis op is still awaited, so the heal that follows never
+   * races an injection still under way.
+   */
   signal?: AbortSignal;
 }
 
@@ -83,6 +89,8 @@ interface InFlight {
   invokeTime: number;
   intendedTime: number | undefined;
   special: boolean;
+  /** A `sleep` op's timer: an interrupt ends the sleep early. */
+  sleepTimer?: NodeJS.Timeout;
 }
 
 interface Finished {
@@ -154,6 +162,9 @@ export class Interpreter {
     const sweepEvery = Math.max(5, Math.min(100, Math.floor(this.o.opTimeoutMs / 4)));
     const sweeper = setInterval(() => this.sweep(), sweepEvery);
     sweeper.unref();
+    // An interrupt must not wait for the loop's next look (up to a second, or a thread's long sleep).
+    const onAbort = () => this.interrupt();
+    this.o.signal?.addEventListener('abort', onAbort, { once: true });
     let sinceYield = 0;
     let lastYield = this.clock.now();
     let generating = true;
@@ -198,6 +209,7 @@ export class Interpreter {
       }
     } finally {
       clearInterval(sweeper);
+      this.o.signal?.removeEventListener('abort', onAbort);
     }
     await this.closeClients();
     return this.stats;
@@ -228,7 +240,8 @@ export class Interpreter {
     if (kind === 'sleep') {
       const ms = Math.max(0, Number(op.value) / 1e6);
       flight.deadline = Number.POSITIVE_INFINITY;
-      setTimeout(() => this.finish(flight, { type: 'ok' }, true), ms);
+      if (this.o.signal?.aborted) queueMicrotask(() => this.finish(flight, { type: 'ok' }, true));
+      else flight.sleepTimer = setTimeout(() => this.finish(flight, { type: 'ok' }, true), ms);
       return;
     }
     if (kind === 'log') {
@@ -314,6 +327,26 @@ export class Interpreter {
       // Nothing was sent, so the op definitely did not happen (Jepsen's [:no-client msg]).
       (err) => this.finish(flight, { type: 'fail', error: [NO_CLIENT, errorMessage(err)] }),
     );
+  }
+
+  /**
+   * The run was stopped: sleeps end now (idle time, not in the history), and the nemesis's op in
+   * flight is asked to stop through its signal. What it did is recorded when it returns.
+   */
+  private interrupt(): void {
+    for (const st of this.threads.values()) {
+      const f = st.flight;
+      if (!f) continue;
+      if (f.sleepTimer !== undefined) {
+        clearTimeout(f.sleepTimer);
+        this.finish(f, { type: 'ok' }, true);
+      } else if (f.thread === 'nemesis') f.controller?.abort(new Error('interrupted'));
+    }
+    const w = this.wakeUp;
+    if (w) {
+      this.wakeUp = undefined;
+      w();
+    }
   }
 
   private finish(flight: InFlight, completion: Completion, special = false): void {
