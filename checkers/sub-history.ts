@@ -26,7 +26,7 @@ export function subHistoryLines(ops: readonly Operation[]): string {
           ...base,
           index: 0,
           type: op.type,
-          value: op.output,
+          value: op.type === 'info' && op.infoValue !== undefined ? op.infoValue : op.output,
           time: op.completeTime ?? op.infoTime ?? op.invokeTime,
           ...(op.error !== undefined && { error: op.error }),
         },

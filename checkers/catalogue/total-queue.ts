@@ -30,6 +30,10 @@ import {
  *  - a dequeue or drain whose outcome is unknown (info) may have taken messages nobody recorded: a
  *    crashed drain any number, a crashed dequeue one. When they can account for every missing message
  *    the verdict is unknown, not a loss; beyond that, the excess is reported lost.
+ *  - a drain cut off after taking elements, whose info completion lists them (as `drainQueue` records
+ *    it), took those (they count as dequeued) and at most one more, the take whose answer was lost: it
+ *    counts as a crashed dequeue. An info drain without a list, or one invoked with a list (an echo of
+ *    its input cannot be told from what it took), may have taken any number.
  */
 export const totalQueueOptionsSchema = z.strictObject({
   enqueueF: z.string().default('enqueue'),
@@ -40,7 +44,16 @@ export const totalQueueOptionsSchema = z.strictObject({
 export type TotalQueueOptions = z.input<typeof totalQueueOptionsSchema>;
 
 const SCOPE =
-  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message possibly taken by a dequeue or drain whose response was lost (info) is unknown, not lost, and enqueues acknowledged after the queue was last seen empty (the last drain, or a dequeue of nothing) are not judged.';
+  'Counts only: order of delivery, and when a message was lost or duplicated, are invisible; a message possibly taken by a dequeue or drain whose response was lost (info) is unknown, not lost (a drain cut off that lists what it took leaves one message unknown, one that does not any number), and enqueues acknowledged after the queue was last seen empty (the last drain, or a dequeue of nothing) are not judged.';
+
+/**
+ * The elements a drain cut off took, when its info completion lists them; null when it may have taken
+ * any number (no list, or a drain invoked with a list, whose echoed input would read as one).
+ */
+function cutDrainTaken(op: Operation): unknown[] | null {
+  if (collectionItems(op.input) !== null) return null;
+  return collectionItems(op.infoValue);
+}
 
 export const totalQueueChecker: Checker<TotalQueueOptions> = {
   name: 'total-queue',
@@ -53,6 +66,8 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     const dequeued = new SlotArray();
     const crashedDrains: number[] = [];
     const crashedDequeues: number[] = [];
+    /** Drains cut off that listed what they took: each leaves at most one element unknown. */
+    const cutDrains: number[] = [];
     /** Per slot: the op that first acknowledged an enqueue of the value (its event index). */
     const ackOp: number[] = [];
     /** Acknowledged enqueues as [slot, completion index]: which must have been consumed is known at the end. */
@@ -88,7 +103,15 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         dequeued.add(index.intern(op.output), 1);
       } else if (op.f === o.drainF) {
         consumed++;
-        if (op.type === 'info') crashedDrains.push(op.invokeIndex);
+        if (op.type === 'info') {
+          const taken = cutDrainTaken(op);
+          if (taken === null) crashedDrains.push(op.invokeIndex);
+          else {
+            cutDrains.push(op.invokeIndex);
+            for (const v of taken) dequeued.add(index.intern(v), 1);
+          }
+          continue;
+        }
         if (op.type !== 'ok') continue;
         sawEmpty(op);
         const items = collectionItems(op.output);
@@ -148,14 +171,15 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
       }
     }
     const anomalies: Anomaly[] = [];
-    // Messages a crashed consumer may have taken: any number for a drain, one per dequeue.
-    const explainable = crashedDrains.length > 0 ? Number.POSITIVE_INFINITY : crashedDequeues.length;
+    // Messages a crashed consumer may have taken: any number for a drain, one per dequeue or cut-off drain.
+    const oneEach = crashedDequeues.length + cutDrains.length;
+    const explainable = crashedDrains.length > 0 ? Number.POSITIVE_INFINITY : oneEach;
     const lossUnknown = lostCount > 0 && lostCount <= explainable;
     for (const { value, ack } of sample(lossUnknown ? [] : lost, 50)) {
       if (anomalies.length < MAX_ANOMALIES)
         pushCapped(anomalies, {
           type: 'lost',
-          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) before the queue was last seen empty (op ${emptyAt}), but it was never dequeued${crashedDequeues.length > 0 ? ` (${fmt(lostCount)} missing, at most ${fmt(crashedDequeues.length)} explained by crashed dequeues)` : ''}`,
+          explanation: `lost element ${JSON.stringify(value)}: its enqueue was acknowledged (op ${ack}) before the queue was last seen empty (op ${emptyAt}), but it was never dequeued${oneEach > 0 ? ` (${fmt(lostCount)} missing, at most ${fmt(oneEach)} explained by crashed dequeues and cut-off drains)` : ''}`,
           ops: [ack],
           value,
         });
@@ -186,7 +210,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
     return result(
       'total-queue',
       valid,
-      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} ${lossUnknown ? 'missing (unknown: crashed dequeues/drains may have taken them)' : 'lost'}, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}${crashedDequeues.length ? `, ${crashedDequeues.length} dequeues with unknown outcome` : ''}${unverifiedTotal ? `, ${fmt(unverifiedTotal)} acked after the queue was last seen empty (unverified)` : ''}`,
+      `total-queue: ${fmt(attemptedTotal)} attempted enqueues, ${fmt(ackedTotal)} acked, ${fmt(dequeuedTotal)} dequeued: ${fmt(lostCount)} ${lossUnknown ? 'missing (unknown: crashed dequeues/drains may have taken them)' : 'lost'}, ${fmt(unexpectedCount)} unexpected, ${fmt(duplicatedCount)} duplicated, ${fmt(recoveredCount)} recovered${crashedDrains.length ? `, ${crashedDrains.length} drains with unknown outcome` : ''}${cutDrains.length ? `, ${cutDrains.length} drains cut off (what they listed counted, one more each unknown)` : ''}${crashedDequeues.length ? `, ${crashedDequeues.length} dequeues with unknown outcome` : ''}${unverifiedTotal ? `, ${fmt(unverifiedTotal)} acked after the queue was last seen empty (unverified)` : ''}`,
       SCOPE,
       anomalies,
       {
@@ -202,6 +226,7 @@ export const totalQueueChecker: Checker<TotalQueueOptions> = {
         recoveredCount,
         crashedDrains: sample(crashedDrains, 16),
         crashedDequeues: sample(crashedDequeues, 16),
+        cutDrains: sample(cutDrains, 16),
         lost: sample(lossUnknown ? [] : lost, 48).map((l) => l.value),
         missingUnknown: sample(lossUnknown ? lost : [], 48).map((l) => l.value),
         unexpected: sample(unexpected, 48),

@@ -42,6 +42,11 @@ interface Shape {
    * when `honest` is false and `a` says so, a corrupted one). Shapes without it end with the last op.
    */
   final?: (t: Truth, a: Action, honest: boolean) => { f: string; output: unknown };
+  /**
+   * A crash that leaves a partial result: what the op did to the copy and the value its info completion
+   * carries. Undefined: the crash took effect or not, and the completion echoes the input.
+   */
+  crash?: (t: Truth, op: RefOp, a: Action) => { output: unknown } | undefined;
 }
 
 const pickOf = <T>(xs: readonly T[], n: number): T => xs[n % xs.length] as T;
@@ -184,6 +189,17 @@ SHAPES['total-queue'] = {
       : op.f === 'drain'
         ? [0, 1, 2, 3, 9].filter((x) => ((a.value * 5 + a.outcome) >> x) & 1)
         : op.input,
+  // A drain cut off after a few takes (drainQueue): its info completion lists what it took, except
+  // the last take when that answer was lost; a listing of nothing is no listing (the input echoed).
+  // (The thread, outcome and value vary how many it took and whether the last answer was lost; a
+  // quarter of the time the drain crashes as any op does.)
+  crash(t, op, a) {
+    if (op.f !== 'drain' || (a.value + a.outcome) % 4 === 0) return undefined;
+    const q = t.state as unknown[];
+    const took = q.splice(0, Math.min(q.length, (a.thread + a.outcome + Math.floor(a.value / 2)) % 4));
+    const listed = a.thread === 1 ? took : took.slice(0, -1);
+    return { output: listed.length > 0 ? listed : op.input };
+  },
 };
 // Keyed writes of a few values, then a final read of the whole map at quiescence (no-lost-ack). A
 // corrupted final read loses key x or holds a value for it that nobody wrote.
@@ -302,11 +318,15 @@ export function simulate(
       op.output = op.input;
     } else {
       // Crashed: it may have happened; the copy applies it half the time.
-      if (a.outcome === 11) shape.apply(truth, op, a);
+      const partial = shape.crash?.(truth, op, a);
+      if (partial) op.output = partial.output;
+      else {
+        if (a.outcome === 11) shape.apply(truth, op, a);
+        op.output = op.input;
+      }
       op.type = 'info';
-      op.output = op.input;
-      if (a.value % 2 === 0) op.ret = null;
-      else op.ret = op.ret as number;
+      // A partial result is always recorded: its completion is what carries it.
+      if (a.value % 2 === 0 && !partial) op.ret = null;
       th.process += 3;
     }
   }

@@ -37,8 +37,10 @@ export function referenceSet(ops: readonly RefOp[]): Verdict {
  * total-queue: every enqueue acknowledged before the queue was last seen empty (an ok drain, or an ok
  * dequeue of nothing, was invoked after it completed) must have been taken
  * by an ok dequeue or drain, as a multiset. Missing messages are unknown while crashed consumers can
- * account for them (a drain: any number; a dequeue: one), lost beyond that. A value taken that no
- * enqueue attempted is unexpected. A crashed drain, or nothing taken while something was acked: unknown.
+ * account for them (a drain: any number; a dequeue: one), lost beyond that. A drain cut off whose
+ * info completion lists elements (and was not invoked with a list) took those, and perhaps one more: a
+ * crashed dequeue. A value taken that no enqueue attempted is unexpected. A crashed drain that lists
+ * nothing, or nothing taken while something was acked: unknown.
  */
 export function referenceTotalQueue(ops: readonly RefOp[]): Verdict {
   const empties = ops.filter(
@@ -47,7 +49,14 @@ export function referenceTotalQueue(ops: readonly RefOp[]): Verdict {
   );
   const taken = new Map<string, number>();
   const bump = (m: Map<string, number>, v: unknown) => m.set(key(v), (m.get(key(v)) ?? 0) + 1);
+  const cut = (op: RefOp) =>
+    op.f === 'drain' &&
+    op.type === 'info' &&
+    op.ret !== null &&
+    Array.isArray(op.output) &&
+    !Array.isArray(op.input);
   for (const op of ops) {
+    if (cut(op)) for (const v of op.output as unknown[]) bump(taken, v);
     if (!ok(op)) continue;
     if (op.f === 'dequeue' && op.output !== null && op.output !== undefined) bump(taken, op.output);
     if (op.f === 'drain') for (const v of op.output as unknown[]) bump(taken, v);
@@ -65,8 +74,8 @@ export function referenceTotalQueue(ops: readonly RefOp[]): Verdict {
   let missing = 0;
   for (const [v, n] of mustTake) missing += Math.max(0, n - (taken.get(v) ?? 0));
   const unexpected = [...taken.keys()].some((v) => !attempted.has(v));
-  const crashedDrains = ops.filter((op) => op.f === 'drain' && op.type === 'info').length;
-  const crashedDequeues = ops.filter((op) => op.f === 'dequeue' && op.type === 'info').length;
+  const crashedDrains = ops.filter((op) => op.f === 'drain' && op.type === 'info' && !cut(op)).length;
+  const crashedDequeues = ops.filter((op) => (op.f === 'dequeue' && op.type === 'info') || cut(op)).length;
   if (unexpected) return false;
   if (missing > 0) return crashedDrains > 0 || missing <= crashedDequeues ? 'unknown' : false;
   if (crashedDrains > 0) return 'unknown';

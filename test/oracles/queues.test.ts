@@ -126,6 +126,60 @@ test('total-queue: crashed dequeues explain at most one message each', async (t)
   t.is(two.stats.missingUnknownCount, 1);
 });
 
+test('total-queue: a drain cut off that lists what it took counts those, and at most one more unknown', async (t) => {
+  // drainQueue's record of a drain whose connection dropped after two takes: info listing them.
+  const enqueued = (n: number) => {
+    const h = new H();
+    for (let v = 1; v <= n; v++) h.call(0, 'enqueue', v);
+    return h
+      .invoke(1, 'drain')
+      .info(1, 'drain', [1, 2], { error: 'indeterminate: drain stopped after 2 elements' });
+  };
+  // Taken: 1 and 2. Then an empty drain: 3 is missing, which the cut-off take may have taken.
+  const one = await run(totalQueueChecker, enqueued(3).invoke(2, 'drain').ok(2, 'drain', []).ops(), {});
+  t.is(one.valid, 'unknown');
+  t.is(one.stats.dequeuedCount, 2, 'the listed elements were dequeued');
+  t.is(one.stats.missingUnknownCount, 1);
+  t.deepEqual(one.stats.cutDrains, [6]);
+  t.regex(one.evidence, /1 drains cut off/);
+  // 3 and 4 missing: one take cannot have taken both, so they are lost (a drain listing nothing
+  // could have taken any number, and this would stay unknown).
+  const two = await run(totalQueueChecker, enqueued(4).invoke(2, 'drain').ok(2, 'drain', []).ops(), {});
+  t.is(two.valid, false);
+  t.is(two.stats.lostCount, 2);
+  t.regex(types(two).join(), /lost/);
+  // Nothing missing: the cut-off drain does not make a clean result unknown.
+  const clean = await run(totalQueueChecker, enqueued(2).invoke(2, 'drain').ok(2, 'drain', []).ops(), {});
+  t.is(clean.valid, true);
+  // What it listed is held to the same rules: a value never enqueued is unexpected.
+  const odd = new H()
+    .call(0, 'enqueue', 1)
+    .invoke(1, 'drain')
+    .info(1, 'drain', [1, 7])
+    .invoke(2, 'drain')
+    .ok(2, 'drain', []);
+  t.is((await run(totalQueueChecker, odd.ops(), {})).valid, false);
+});
+
+test('total-queue: an info drain that lists nothing, or echoes a list it was invoked with, may have taken any number', async (t) => {
+  const missing = (invoked: unknown, info: unknown) =>
+    new H()
+      .call(0, 'enqueue', 1)
+      .call(0, 'enqueue', 2)
+      .call(0, 'enqueue', 3)
+      .invoke(1, 'drain', invoked)
+      .info(1, 'drain', info)
+      .invoke(2, 'drain')
+      .ok(2, 'drain', [])
+      .ops();
+  // No list: any number.
+  t.is((await run(totalQueueChecker, missing(null, null), {})).valid, 'unknown');
+  // Invoked with a list and its info echoes it: not a record of what it took.
+  const echoed = await run(totalQueueChecker, missing([], []), {});
+  t.is(echoed.valid, 'unknown');
+  t.is(echoed.stats.dequeuedCount, 0);
+});
+
 test('total-queue: an enqueue acknowledged after the final drain began is unverified, not lost', async (t) => {
   const h = new H().call(0, 'enqueue', 1).invoke(1, 'drain').ok(1, 'drain', [1]).call(0, 'enqueue', 2);
   const r = await run(totalQueueChecker, h.ops(), {});

@@ -30,6 +30,12 @@ export interface Operation {
   /** The completion event's time even for `info` (when the client gave up), or null if none. */
   infoTime: number | null;
   /**
+   * The value an `info` completion carried, when not null: what the client saw before it lost track of
+   * the op (a drain cut off lists the elements it took), or often just the invocation's value echoed
+   * back. Absent for ok and fail completions and for ops that never completed.
+   */
+  infoValue?: unknown;
+  /**
    * When the generator meant the op to start (open-loop `rate`/`stagger` schedules), if recorded: the
    * invoke event's `intendedTime`. Latency is measured from it, so a stalled system cannot hide its
    * queueing delay behind late dispatch (no coordinated omission).

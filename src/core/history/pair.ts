@@ -122,6 +122,7 @@ export class Pairer {
       current.completeTime = ev.time;
     } else {
       current.infoTime = ev.time;
+      if (ev.value !== null && ev.value !== undefined) current.infoValue = ev.value;
       if (p !== 'nemesis') this.retiredSet.add(p);
     }
     this.onClosed?.(current);

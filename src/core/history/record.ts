@@ -12,7 +12,8 @@ import type { Operation } from './operation.ts';
  *
  * Extensions, so the view is lossless (an Operation can be rebuilt from it, see
  * {@link operationFromRecord}): `outcome` (ok|fail|info), `invoke_index` / `complete_index` (event
- * positions) and `info_ts` (when the client gave up on an unknown-outcome op).
+ * positions), `info_ts` (when the client gave up on an unknown-outcome op) and `info_value` (the value
+ * its info completion carried, or null).
  */
 export interface OperationRecord {
   op_id: number;
@@ -31,6 +32,7 @@ export interface OperationRecord {
   invoke_index: number;
   complete_index: number | null;
   info_ts: number | null;
+  info_value: unknown;
 }
 
 export function operationRecord(op: Operation): OperationRecord {
@@ -51,6 +53,7 @@ export function operationRecord(op: Operation): OperationRecord {
     invoke_index: op.invokeIndex,
     complete_index: op.completeIndex,
     info_ts: op.infoTime,
+    info_value: op.infoValue ?? null,
   };
 }
 
@@ -71,5 +74,6 @@ export function operationFromRecord(r: OperationRecord): Operation {
     error: r.error,
     faultEpoch: r.fault_epoch,
     infoTime: r.info_ts,
+    ...(r.info_value !== null && r.info_value !== undefined && { infoValue: r.info_value }),
   };
 }

@@ -11,9 +11,9 @@ import type { Workload, WorkloadOptions } from './types.ts';
  * - `{f: 'dequeue', value: null}` → `ok` with the element taken, or `ok` with `null` when the queue was
  *   empty; `info` when an element may have been taken but the answer was lost;
  * - `{f: 'drain', value: null}` → `ok` with the list of every element taken until the queue was empty
- *   (`[]` for an empty queue); `info` when it broke off: the elements it took are then unknown to the
- *   checkers (`drainQueue` in src/lib/clients/drain.ts, `faultline/clients` for a plugin, lists them in
- *   the completion for a reader of the history).
+ *   (`[]` for an empty queue); `info` when it broke off, listing the elements it took (`drainQueue` in
+ *   src/lib/clients/drain.ts, `faultline/clients` for a plugin): `total-queue` counts them, and one more
+ *   take as unknown.
  *
  * Checked by `queue` (every dequeue came from an enqueue) and `total-queue` (every acknowledged enqueue
  * was dequeued or drained: lost, duplicated, unexpected, recovered counts).
