@@ -143,7 +143,12 @@ fixtureTest('the operation record view has the spec fields and is lossless', asy
     info_value: null,
   });
   // An info completion's value is kept (a drain cut off lists what it took), and survives the record.
-  const [cut] = pairEvents(events([['invoke', 1, 'drain', null], ['info', 1, 'drain', [4, 5]]])).ops;
+  const [cut] = pairEvents(
+    events([
+      ['invoke', 1, 'drain', null],
+      ['info', 1, 'drain', [4, 5]],
+    ]),
+  ).ops;
   t.deepEqual(cut?.infoValue, [4, 5]);
   t.is(cut?.output, null, 'output stays the ok completion’s value only');
   t.deepEqual(operationRecord(cut!).info_value, [4, 5]);
