@@ -263,6 +263,31 @@ test('binaries faultline’s own code names are asked for their version; the pla
   t.true(mayAskVersion('bin:redis-server', [], false));
   // The same word in a plan row does not borrow a nemesis's trust for another binary.
   t.false(mayAskVersion('bin:tcpdump', [...plan, needOf('tcpdump', '§6b')], false));
+  // A §6b row for a tool a scenario's nemesis also needs (merged into the row): its version is asked.
+  const merged = needsOf(
+    {
+      environment: [
+        { requirement: 'tc', versionFloor: '', usedBy: ['S7'], installHint: '', broughtUpBySut: false },
+      ],
+      resolved: [
+        {
+          id: 'S7',
+          parentId: null,
+          binding: {
+            nemesis: [{ kind: 'packet', behaviour: 'rate', targets: 'primaries', startS: 3, durationS: 14 }],
+          },
+        },
+      ],
+    } as never,
+    ['S7'],
+  );
+  t.deepEqual(
+    merged.map((n) => [n.name, n.origin]),
+    [['tc', '§6b']],
+    'one need, from the row',
+  );
+  t.true(mayAskVersion('bin:tc', merged, false));
+  t.false(mayAskVersion('bin:tc', [needOf('tc', '§6b')], false), 'the row alone is the plan’s word');
   // The script without the version call runs only the shell's lookup.
   t.notRegex(binaryProbeScript('mydb', false), /--version/);
   t.regex(binaryProbeScript('mydb', true), /--version/);

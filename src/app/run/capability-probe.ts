@@ -24,6 +24,8 @@ export interface Need {
   installHint: string;
   /** Where the need came from: the plan's §6b table, or a nemesis a scenario's binding uses. */
   origin: '§6b' | 'nemesis';
+  /** A §6b row that a scenario's nemesis needs too: faultline's own code names its binary as well. */
+  alsoNemesis?: boolean;
   broughtUpBySut: boolean;
   /** The fault behaviours (`packet delay` …) the scenarios using it ask for: what a substitute must reproduce. */
   asks: string[];
@@ -66,6 +68,7 @@ export function needsOf(plan: Plan, scenarioIds: readonly string[]): Need[] {
         const hit = [...out.values()].find((x) => probeKey(x.name) === probeKey(n.name));
         if (hit) {
           if (!hit.usedBy.includes(sc.id)) hit.usedBy.push(sc.id);
+          if (hit.origin !== 'nemesis') hit.alsoNemesis = true;
           continue;
         }
         out.set(norm(n.name), {
@@ -134,7 +137,7 @@ const OWN_BINARIES: ReadonlySet<string> = new Set(['bin:etcd', 'bin:redis-server
  */
 export function mayAskVersion(key: string, needs: readonly Need[], trustPlanCommands: boolean): boolean {
   if (trustPlanCommands || OWN_BINARIES.has(key)) return true;
-  return needs.some((n) => n.origin === 'nemesis' && probeKey(n.name) === key);
+  return needs.some((n) => (n.origin === 'nemesis' || n.alsoNemesis === true) && probeKey(n.name) === key);
 }
 
 export interface ProbeOptions {
