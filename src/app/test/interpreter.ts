@@ -240,8 +240,7 @@ export class Interpreter {
     if (kind === 'sleep') {
       const ms = Math.max(0, Number(op.value) / 1e6);
       flight.deadline = Number.POSITIVE_INFINITY;
-      if (this.o.signal?.aborted) queueMicrotask(() => this.finish(flight, { type: 'ok' }, true));
-      else flight.sleepTimer = setTimeout(() => this.finish(flight, { type: 'ok' }, true), ms);
+      flight.sleepTimer = setTimeout(() => this.finish(flight, { type: 'ok' }, true), ms);
       return;
     }
     if (kind === 'log') {
@@ -342,6 +341,11 @@ export class Interpreter {
         this.finish(f, { type: 'ok' }, true);
       } else if (f.thread === 'nemesis') f.controller?.abort(new Error('interrupted'));
     }
+    this.wake();
+  }
+
+  /** Wakes the run loop if it is waiting for a completion. */
+  private wake(): void {
     const w = this.wakeUp;
     if (w) {
       this.wakeUp = undefined;
@@ -354,11 +358,7 @@ export class Interpreter {
     if (!st || st.flight !== flight) return; // timed out already: a late answer is dropped
     st.flight = undefined;
     this.finished.push({ flight, completion, special: special || flight.special });
-    const w = this.wakeUp;
-    if (w) {
-      this.wakeUp = undefined;
-      w();
-    }
+    this.wake();
   }
 
   /** Completes overdue ops as info/timeout. */
