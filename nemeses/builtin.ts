@@ -78,6 +78,7 @@ export const partitionDefinition: NemesisDefinition = {
       name: 'partition',
       kind: 'partition',
       defaultTargets: ['majority', 'primaries', 'one'],
+      choicesAreTopologies: true,
       inAll: true,
       start: (choice) =>
         op('start-partition', { topology: choice, ...(SIDE_TOPOLOGIES.has(choice) && { targets: choice }) }),

@@ -167,6 +167,7 @@ export const lazyfsDefinition: NemesisDefinition = {
         dirs: Object.fromEntries(nodes.map((n) => [n, db.dataDir(dbCtx, n)])),
         pidFiles: Object.fromEntries(nodes.map((n) => [n, proc.pidFile(dbCtx, n)])),
         processName: proc.processName,
+        ...(proc.stopSignal !== undefined && proc.stopSignal !== 'TERM' && { stopSignal: proc.stopSignal }),
       },
     };
   },

@@ -112,17 +112,33 @@ class LazyOps:
     def readlink(self, path):
         return os.readlink(self.real(path))
 
+    def owned(self, path, link=False):
+        # A new file is its creator's, as on any filesystem. The program runs as root: without this,
+        # every file a database running as its own user (PostgreSQL as postgres) creates would be
+        # root's, and closed to it on its next open (default_permissions).
+        if os.geteuid() != 0:
+            return
+        from fusepy import fuse_get_context
+        uid, gid, _ = fuse_get_context()
+        parent = os.stat(os.path.dirname(self.real(path)))
+        if parent.st_mode & 0o2000:
+            gid = parent.st_gid
+        (os.lchown if link else os.chown)(self.real(path), uid, gid)
+
     def mkdir(self, path, mode):
         os.mkdir(self.real(path), mode)
+        self.owned(path)
 
     def rmdir(self, path):
         os.rmdir(self.real(path))
 
     def mknod(self, path, mode, dev):
         os.mknod(self.real(path), mode, dev)
+        self.owned(path)
 
     def symlink(self, target, source):
         os.symlink(source, self.real(target))
+        self.owned(target, link=True)
 
     def link(self, target, source):
         os.link(self.real(source), self.real(target))
@@ -171,7 +187,9 @@ class LazyOps:
         return fh
 
     def create(self, path, mode, fi=None):
-        return os.open(self.real(path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, mode)
+        fh = os.open(self.real(path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, mode)
+        self.owned(path)
+        return fh
 
     def release(self, path, fh):
         with self.mutex:

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
-import { databaseWith, type FaultTarget } from '../src/core/database/capabilities.ts';
+import {
+  databaseWith,
+  type FaultTarget,
+  STOP_SIGNALS,
+  type StopSignal,
+} from '../src/core/database/capabilities.ts';
 import { pollFor } from '../src/core/util/retry.ts';
 import {
   capabilityCommand,
@@ -76,7 +81,7 @@ import {
  * same without the restart; the sweep unmounts any lazy filesystem a killed run left behind.
  *
  * params (filled by the fault plane from the database): dirs {node: data dir}, pidFiles {node: pidfile},
- * processName; delayMs for fsync-delay and slow.
+ * processName, stopSignal (when not TERM); delayMs for fsync-delay and slow.
  */
 
 const PROGRAM_AREA = 'lazyfs';
@@ -86,6 +91,7 @@ const specParams = z.object({
   dirs: z.record(z.string(), z.string().startsWith('/')),
   pidFiles: z.record(z.string(), z.string().startsWith('/')),
   processName: z.string().min(1),
+  stopSignal: z.enum(STOP_SIGNALS).optional(),
   delayMs: z.number().int().positive().optional(),
   files: z.array(z.string()).optional(),
   seed: z.number().int().nonnegative().optional(),
@@ -131,6 +137,8 @@ interface NodeUndo {
   program: string;
   pidFile: string;
   processName: string;
+  /** How the database is asked to stop before it moves (its ProcessControl.stopSignal). */
+  stopSignal: StopSignal;
   /** What the power failure dropped (set by heal of lose-unfsynced, torn-op, torn-seq). */
   dropped?: DropReport | null;
   /** The filesystem's words at the power failure (torn ones carry their seed). */
@@ -262,6 +270,7 @@ function planNode(remote: Remote, node: string, id: string, p: SpecParams): Node
     program: `${state}/lazyfs.py`,
     pidFile,
     processName: p.processName,
+    stopSignal: p.stopSignal ?? 'TERM',
   };
 }
 
@@ -272,7 +281,7 @@ async function arm(remote: Remote, node: string, u: NodeUndo, mode: string[] | n
     node,
     installProgramCommand(u.program, Buffer.from(LAZYFS_PROGRAM, 'utf8').toString('base64')),
   );
-  await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, 'TERM'));
+  await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, u.stopSignal));
   await run(
     remote,
     node,
@@ -650,7 +659,9 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     await opts?.beforeApply?.(record);
     const marked = async (node: string) => {
       const u = perNode[node] as NodeUndo;
-      const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName].join('|');
+      const marker = [u.dir, u.backing, u.socket, u.program, u.pidFile, u.processName, u.stopSignal].join(
+        '|',
+      );
       await run(remote, node, writeMarkerCommand(nodeStateDir(remote.node(node), MARKERS), id, marker));
       return u;
     };
@@ -724,14 +735,11 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     const params = specParams.partial().safeParse(record.spec.params ?? {});
     const words = undo.action && powerWords(undo.action, params.success ? params.data : {});
     const power = words !== null && words !== undefined;
+    const stop = (params.success && params.data.stopSignal) || 'TERM';
     // A power failure hits every target at once: every database dies before any cache is dropped.
     await Promise.all(
       entries.map(async ([node, u]) => {
-        const r = await run(
-          remote,
-          node,
-          stopDaemonCommand(u.pidFile, u.processName, power ? 'KILL' : 'TERM'),
-        );
+        const r = await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, power ? 'KILL' : stop));
         u.killed = r.stdout.trim();
       }),
     );
@@ -805,11 +813,13 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
       (await run(remote, node, listMarkersCommand(nodeStateDir(remote.node(node), MARKERS)), false)).stdout,
     );
     for (const m of markers) {
-      const [dir, backing, socket, , pidFile, processName] = m.value.split('|');
+      const [dir, backing, socket, , pidFile, processName, signal] = m.value.split('|');
+      // A marker is read back from the node: only a signal of the list reaches the command.
+      const stop = STOP_SIGNALS.find((s) => s === signal) ?? 'TERM';
       if (!dir || !backing) continue;
       found.push(`lazy filesystem on ${dir} (fault ${m.name})`);
       if (pidFile && processName)
-        await run(remote, node, stopDaemonCommand(pidFile, processName, 'TERM'), false);
+        await run(remote, node, stopDaemonCommand(pidFile, processName, stop), false);
       if (socket)
         await run(
           remote,

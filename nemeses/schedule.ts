@@ -94,13 +94,16 @@ export interface ScheduleOptions {
   hasPrimaries?: boolean;
 }
 
-/** Default choices a cluster of `n` nodes can take (majorities-ring needs 4, a minority third 4 …). */
-function fits(choice: string, n: number | undefined): boolean {
+/**
+ * Default choices a cluster of `n` nodes can take: a topology by its minimum (majorities-ring needs 4),
+ * a target selector by what it selects (a minority needs 3 nodes; `one` and `primaries` fit one node).
+ */
+function fits(choice: string, n: number | undefined, asTopology: boolean): boolean {
   if (n === undefined) return true;
-  const topology = topologies.get(choice);
-  if (topology && n < topology.minNodes) return false;
+  const topology = asTopology ? topologies.get(choice) : undefined;
+  if (topology) return n >= topology.minNodes;
   const nodes = Array.from({ length: n }, (_v, i) => `n${i + 1}`);
-  return topologies.has(choice) || checkSelector(choice, nodes) === null;
+  return checkSelector(choice, nodes) === null;
 }
 
 export function buildSchedule(o: ScheduleOptions): Schedule {
@@ -113,7 +116,11 @@ export function buildSchedule(o: ScheduleOptions): Schedule {
     const rng = new Rng(o.seed).fork(`fault-class-${k}`);
     const choices =
       o.targets?.[name] ??
-      c.defaultTargets.filter((t) => fits(t, o.nodeCount) && (o.hasPrimaries !== false || t !== 'primaries'));
+      c.defaultTargets.filter(
+        (t) =>
+          fits(t, o.nodeCount, c.choicesAreTopologies === true) &&
+          (o.hasPrimaries !== false || t !== 'primaries'),
+      );
     if (choices.length === 0) throw new UserError(`--nemesis ${name}: no target fits this cluster`);
     let t = delay;
     let starting = true;

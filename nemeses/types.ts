@@ -205,6 +205,12 @@ export interface FaultClassDefinition {
   kind: string;
   /** Target selectors (or partition topologies) drawn from, when the caller gives none. */
   defaultTargets: readonly string[];
+  /**
+   * The choices are partition topologies, not target selectors: a default the cluster is too small
+   * for is left out by the topology's own minimum (`one` cuts one node off the rest: two nodes at
+   * least), where a selector's `one` is any single node.
+   */
+  choicesAreTopologies?: boolean;
   /** Part of `--nemesis all`. */
   inAll: boolean;
   /** The op opening a window on `choice` (a target or topology); `rng` is the class's seeded stream. */

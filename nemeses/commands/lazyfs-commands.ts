@@ -1,4 +1,5 @@
 import { shellQuote } from '../../src/core/control/quote.ts';
+import type { StopSignal } from '../../src/core/database/capabilities.ts';
 
 /**
  * Shell commands the lazy-filesystem nemesis runs on a node. Pure builders (and parsers of what they
@@ -37,7 +38,7 @@ export function listMountsCommand(): string {
 export function stopDaemonCommand(
   pidFile: string,
   processName: string,
-  signal: 'TERM' | 'KILL',
+  signal: StopSignal | 'KILL',
   graceS = 10,
 ): string {
   const comm = processName.slice(0, 15);

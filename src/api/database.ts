@@ -14,6 +14,8 @@ export {
   type MembershipControl,
   type PeerView,
   type ProcessControl,
+  STOP_SIGNALS,
+  type StopSignal,
 } from '../core/database/capabilities.ts';
 export type { DaemonDescription } from '../lib/databases/daemon-db.ts';
 export type { DatabaseDefinition } from '../lib/databases/registry.ts';

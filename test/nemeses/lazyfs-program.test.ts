@@ -1,9 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { PYTHON } from '../../nemeses/commands/lazyfs-commands.ts';
+import { PYTHON, stopDaemonCommand } from '../../nemeses/commands/lazyfs-commands.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
 
@@ -343,3 +353,79 @@ test.serial(
     );
   },
 );
+
+test.serial(
+  'a file, directory or link a non-root user creates on the mount is its own, and opens again',
+  (t) => {
+    const m = mount();
+    t.teardown(() => m.unmount());
+    // The mount's root is the backing directory: open to every user, as a database's data directory is to its owner.
+    chmodSync(m.dir, 0o755);
+    chmodSync(m.back, 0o777);
+    const asNobody = spawnSync(
+      'setpriv',
+      [
+        '--reuid=nobody',
+        '--regid=nogroup',
+        '--clear-groups',
+        PYTHON,
+        '-c',
+        `
+import os, sys
+d = sys.argv[1]
+fd = os.open(d + '/pid', os.O_CREAT | os.O_WRONLY, 0o600)
+os.write(fd, b'42'); os.close(fd)
+os.mkdir(d + '/sub', 0o700)
+fd = os.open(d + '/sub/seg', os.O_CREAT | os.O_WRONLY, 0o600); os.close(fd)
+os.symlink('pid', d + '/link')
+print(open(d + '/pid').read(), open(d + '/link').read(), len(os.listdir(d + '/sub')))
+`,
+        m.mnt,
+      ],
+      { encoding: 'utf8' },
+    );
+    // A file its creator cannot open again (root's, mode 0600) was PostgreSQL's PANIC on the mount.
+    t.is(asNobody.status, 0, asNobody.stderr);
+    t.is(asNobody.stdout.trim(), '42 42 1');
+    for (const name of ['pid', 'sub', 'sub/seg', 'link']) {
+      const st = lstatSync(join(m.back, name));
+      t.is(st.uid, 65534, `${name} belongs to its creator`);
+      t.is(st.gid, 65534, `${name} has its creator's group`);
+    }
+  },
+);
+
+test.serial('the stop command sends the signal it is given: INT reaches a daemon that ignores TERM', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-stop-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pidFile = join(dir, 'daemon.pid');
+  const got = join(dir, 'got');
+  // A daemon that shrugs off TERM, as PostgreSQL's smart shutdown waits for its clients; INT ends it.
+  const daemon = spawn(
+    PYTHON,
+    [
+      '-c',
+      `
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+def stop(n, f):
+    open(sys.argv[1], 'w').write(str(n)); sys.exit(0)
+signal.signal(signal.SIGINT, stop)
+open(sys.argv[2], 'w').write(str(__import__('os').getpid()))
+while True: time.sleep(0.05)
+`,
+      got,
+      pidFile,
+    ],
+    { detached: true, stdio: 'ignore' },
+  );
+  daemon.unref();
+  const until = Date.now() + 10_000;
+  while (!existsSync(pidFile) && Date.now() < until) spawnSync('sleep', ['0.05']);
+  const started = Date.now();
+  const r = spawnSync('bash', ['-c', stopDaemonCommand(pidFile, 'python3', 'INT', 5)], { encoding: 'utf8' });
+  t.is(r.status, 0, r.stderr);
+  t.is(r.stdout.trim(), String(daemon.pid));
+  t.is(readFileSync(got, 'utf8'), '2', 'the daemon ended on SIGINT, not on the KILL after the grace');
+  t.true(Date.now() - started < 4000);
+});

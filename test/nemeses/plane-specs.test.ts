@@ -213,6 +213,29 @@ test('random schedules leave out targets a small cluster cannot have', (t) => {
   t.true(delayed.ops.filter((o) => o.phase === 'main').every((o) => o.atMs >= 1500));
 });
 
+test('on one node a random schedule kills and pauses that node, and refuses a partition', (t) => {
+  const startsOf = (fault: string) =>
+    buildSchedule({ faults: [fault], intervalMs: 100, durationMs: 5000, seed: 1, nodeCount: 1 }).ops.filter(
+      (o) => o.phase === 'main' && o.f === fault,
+    );
+  // `one` and `primaries` are selectors here, which one node satisfies; they are partition topologies
+  // (one side cut off from another) only for the partition class.
+  for (const fault of ['kill', 'pause']) {
+    const starts = startsOf(fault);
+    t.true(starts.length > 0, fault);
+    t.true(
+      starts.every((o) => ['one', 'primaries'].includes(String(o.value.targets))),
+      fault,
+    );
+  }
+  t.throws(
+    () => buildSchedule({ faults: ['partition'], intervalMs: 100, durationMs: 5000, seed: 1, nodeCount: 1 }),
+    {
+      message: /--nemesis partition: no target fits this cluster/,
+    },
+  );
+});
+
 test('random schedules aim no fault at leaders a database cannot name', (t) => {
   const targetsOf = (hasPrimaries: boolean | undefined) => {
     const s = buildSchedule({
@@ -245,4 +268,23 @@ test('plan steps are validated by their nemesis: real actions only, unknown kind
     kind.error?.issues[0]?.message ?? '',
     /unknown nemesis "flood" \(one of partition, packet, process, clock, disk, membership, lazyfs, proxy\)/,
   );
+});
+
+test('a lazyfs fault stops the database with the signal its process control names (TERM unless said)', async (t) => {
+  const none = async () => {};
+  const control = {
+    processName: 'postgres',
+    pidFile: (_c: unknown, n: string) => `/p/${n}`,
+    start: none,
+    kill: none,
+    pause: none,
+    resume: none,
+  };
+  const dataDir = (_c: unknown, n: string) => `/d/${n}`;
+  const fast = plane(3, { db: { name: 'pg', dataDir, process: { ...control, stopSignal: 'INT' } } });
+  await fast.p.invoke({ f: 'start-lazyfs', value: { action: 'lose-unfsynced', targets: ['n1'] } });
+  t.like(fast.specs[0]?.params, { processName: 'postgres', stopSignal: 'INT', dirs: { n1: '/d/n1' } });
+  const plain = plane(3, { db: { name: 'kv', dataDir, process: control } });
+  await plain.p.invoke({ f: 'start-lazyfs', value: { action: 'lose-unfsynced', targets: ['n1'] } });
+  t.false('stopSignal' in (plain.specs[0]?.params ?? {}));
 });

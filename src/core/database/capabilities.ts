@@ -47,11 +47,21 @@ export interface PeerView {
 }
 
 /** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */
+/** The signals a daemon may name for its clean shutdown (ProcessControl.stopSignal). */
+export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT'] as const;
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
 export interface ProcessControl {
   /** The executable's name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
   readonly processName: string;
   /** The daemon's pidfile on a node. */
   pidFile(ctx: DbContext, node: string): string;
+  /**
+   * The signal that asks the daemon for a prompt clean shutdown, where faults stop it to restart it
+   * (the lazy filesystem's move); default TERM. PostgreSQL's is INT, its fast shutdown: on TERM it
+   * waits for every client to disconnect.
+   */
+  readonly stopSignal?: StopSignal;
   /** Start again with the existing data (after a kill). No-op when it is running. */
   start(ctx: DbContext, node: string): Promise<void>;
   /** SIGKILL by pidfile and wait until it is gone. */
