@@ -41,6 +41,15 @@ class MariaSession implements SqlSession {
     );
   }
 
+  async addToSet(v: number): Promise<void> {
+    await this.conn.query('INSERT INTO sets (v) VALUES (?)', [v]);
+  }
+
+  async readSet(): Promise<number[]> {
+    const rows = (await this.conn.query('SELECT v FROM sets ORDER BY v')) as { v: number | bigint }[];
+    return rows.map((r) => Number(r.v));
+  }
+
   async commit(): Promise<void> {
     await this.conn.query('COMMIT');
   }
@@ -107,6 +116,7 @@ export const mariadbDriver: SqlDriver = {
     await conn.query(
       'CREATE TABLE IF NOT EXISTS registers (k INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB',
     );
+    await conn.query('CREATE TABLE IF NOT EXISTS sets (v BIGINT PRIMARY KEY) ENGINE=InnoDB');
   },
 
   classify(err) {

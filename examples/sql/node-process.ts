@@ -1,6 +1,6 @@
 import { type DbContext, UserError } from 'faultline';
 import { type Remote, shellQuote } from 'faultline/control';
-import type { ProcessControl } from 'faultline/database';
+import type { ProcessControl, StopSignal } from 'faultline/database';
 
 /**
  * The SQL servers' processes on a node, through faultline's public Remote only. PostgreSQL is a process
@@ -42,6 +42,8 @@ export interface ServerProcess {
   /** What /proc/PID/comm shows for the group leader. */
   processName: string;
   pidFile(ctx: DbContext, node: string): string;
+  /** The signal for a prompt clean shutdown, when not TERM (ProcessControl.stopSignal). */
+  stopSignal?: StopSignal;
   /** The full command line (already quoted words) and where its console output goes. */
   command(ctx: DbContext, node: string): { argv: string[]; log: string; cwd: string };
 }
@@ -99,6 +101,7 @@ export async function signalServer(
 export function processControl(s: ServerProcess): ProcessControl {
   return {
     processName: s.processName,
+    ...(s.stopSignal && { stopSignal: s.stopSignal }),
     pidFile: (ctx, node) => s.pidFile(ctx, node),
     start: (ctx, node) => startServer(ctx, node, s),
     kill: (ctx, node) => killServer(ctx, node, s),

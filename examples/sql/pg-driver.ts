@@ -40,6 +40,15 @@ class PgSession implements SqlSession {
     );
   }
 
+  async addToSet(v: number): Promise<void> {
+    await this.client.query('INSERT INTO sets (v) VALUES ($1)', [v]);
+  }
+
+  async readSet(): Promise<number[]> {
+    const r = await this.client.query('SELECT v FROM sets ORDER BY v');
+    return r.rows.map((row: { v: number }) => Number(row.v));
+  }
+
   /**
    * No table access, so no predicate lock: it does not change what SSI sees. The isolation level is
    * the server's own view of this transaction, so a cycle can be checked against the level that really
@@ -100,6 +109,7 @@ export const pgDriver: SqlDriver = {
     for (const ddl of [
       'CREATE TABLE IF NOT EXISTS lists (k integer PRIMARY KEY, v text NOT NULL)',
       'CREATE TABLE IF NOT EXISTS registers (k integer PRIMARY KEY, v integer NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS sets (v bigint PRIMARY KEY)',
     ]) {
       // Two clients racing on CREATE TABLE IF NOT EXISTS can both miss the table; the loser sees 23505.
       for (let attempt = 0; ; attempt++) {

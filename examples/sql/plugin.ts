@@ -10,7 +10,10 @@ import { TxnClient, txnOptionsSchema } from './txn-client.ts';
  * SQL databases under faultline, through its public API only: PostgreSQL 15 (a primary, optionally
  * with asynchronous streaming replicas) and MariaDB 10.11 (one server, or a Galera cluster), clients on
  * the `pg` and `mariadb` npm drivers running Elle's list-append and rw-register transactions at the
- * isolation level a plan asks for, checked by faultline's Elle-class checker.
+ * isolation level a plan asks for, checked by faultline's Elle-class checker, and the set workload
+ * (one transaction per add or read) for durability plans, checked by set-full.
+ *
+ * dbOptions (postgres): `synchronousCommit` (on, off).
  *
  * clientOptions: `isolation` (serializable, repeatable-read, read-committed; MariaDB also
  * read-uncommitted), `readFrom` (primary, or replicas: read-only transactions go to the worker's own
@@ -24,7 +27,7 @@ export default definePlugin({
     defineClient({
       name: 'postgres-txn',
       summary: 'node-postgres (pg): one transaction per op at the plan isolation level, never retried',
-      workloads: ['list-append', 'rw-register'],
+      workloads: ['list-append', 'rw-register', 'set'],
       hiddenRetries: false,
       endpoints: 'client-address',
       options: txnOptionsSchema({
@@ -38,7 +41,7 @@ export default definePlugin({
     defineClient({
       name: 'mariadb-txn',
       summary: 'MariaDB Connector/Node.js: one transaction per op at the plan isolation level, never retried',
-      workloads: ['list-append', 'rw-register'],
+      workloads: ['list-append', 'rw-register', 'set'],
       hiddenRetries: false,
       endpoints: 'client-address',
       options: txnOptionsSchema({

@@ -1,4 +1,5 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
+import type { OptionsSchema } from 'faultline/checkers';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
 import {
@@ -23,8 +24,36 @@ const BIN = '/usr/lib/postgresql/15/bin';
 const AS_PG = 'runuser -u postgres --';
 export const PG_PORT = 5432;
 
-const server = (name: string): ServerProcess => ({
+/**
+ * dbOptions: `synchronousCommit` (on, the default: a COMMIT returns once its WAL is fsynced; off: it
+ * returns before, and the WAL writer fsyncs within three `wal_writer_delay`s, 200 ms each, so a power
+ * failure may lose commits already acknowledged, as the documentation says).
+ */
+export interface PostgresOptions {
+  synchronousCommit: 'on' | 'off';
+}
+
+export const postgresOptionsSchema: OptionsSchema = {
+  safeParse(v: unknown) {
+    const o = (v ?? {}) as Record<string, unknown>;
+    const bad = (path: string, message: string) => ({
+      success: false as const,
+      error: { issues: [{ path: [path], message }] },
+    });
+    const extra = Object.keys(o).find((k) => k !== 'synchronousCommit');
+    if (extra) return bad(extra, 'unknown option (known: synchronousCommit)');
+    const synchronousCommit = o.synchronousCommit ?? 'on';
+    if (synchronousCommit !== 'on' && synchronousCommit !== 'off')
+      return bad('synchronousCommit', 'on or off');
+    const data: PostgresOptions = { synchronousCommit };
+    return { success: true as const, data };
+  },
+};
+
+const server = (name: string, o: PostgresOptions): ServerProcess => ({
   processName: 'postgres',
+  // SIGTERM is a smart shutdown, which waits for every client session to end; SIGINT is the fast one.
+  stopSignal: 'INT',
   pidFile: (ctx, node) => `${nodeDir(ctx, name, node)}/postgres.pid`,
   command(ctx, node) {
     const dir = nodeDir(ctx, name, node);
@@ -51,6 +80,8 @@ const server = (name: string): ServerProcess => ({
         'shared_buffers=32MB',
         '-c',
         'hot_standby=on',
+        '-c',
+        `synchronous_commit=${o.synchronousCommit}`,
         '-c',
         'lock_timeout=1s',
         '-c',
@@ -90,8 +121,11 @@ export class Postgres implements Database {
     /FATAL: {2}connection to client lost/,
   ];
   private readonly srv: ServerProcess;
-  constructor(readonly name: string) {
-    this.srv = server(name);
+  constructor(
+    readonly name: string,
+    options: PostgresOptions = { synchronousCommit: 'on' },
+  ) {
+    this.srv = server(name, options);
     this.process = processControl(this.srv);
   }
 
@@ -187,5 +221,6 @@ export const postgresDatabase = defineDatabase({
     'PostgreSQL 15 from Debian: the first node is the primary, every other node an asynchronous streaming replica',
   defaultClient: 'postgres-txn',
   binary: 'postgres',
-  create: () => new Postgres('postgres'),
+  options: postgresOptionsSchema,
+  create: (o) => new Postgres('postgres', o as unknown as PostgresOptions),
 });

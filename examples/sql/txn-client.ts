@@ -13,7 +13,8 @@ import type { OptionsSchema } from 'faultline/checkers';
  * (`['r', k, null]`, `['append', k, v]`, `['w', k, v]`), run between BEGIN and COMMIT at the isolation
  * level the plan asks for. list-append keeps each key as a row holding a comma-separated list (append
  * is an upsert concatenating to it, in the same transaction as the reads); rw-register keeps each key as
- * a row holding an integer.
+ * a row holding an integer. The set workload (durability plans) is one transaction per op too: `add`
+ * inserts its integer as a row of one table, `read` selects every row.
  *
  * Outcomes, the history's contract:
  *   - ok: COMMIT returned;
@@ -96,6 +97,9 @@ export interface SqlSession {
   append(k: number, v: number): Promise<void>;
   readRegister(k: number): Promise<number | null>;
   write(k: number, v: number): Promise<void>;
+  /** The set workload: one row per added integer. */
+  addToSet(v: number): Promise<void>;
+  readSet(): Promise<number[]>;
   commit(): Promise<void>;
   /**
    * The server's own view of the open transaction (PostgreSQL: backend pid, xid, snapshot), taken just
@@ -189,9 +193,9 @@ export class TxnClient implements Client {
   }
 
   async invoke(op: ClientOp, ctx: InvokeContext): Promise<Completion> {
-    if (op.f !== 'txn') return { type: 'fail', error: `${NOT_APPLIED}: unknown op ${op.f}` };
-    const mops = op.value as Mop[];
-    const readOnly = mops.every((m) => m[0] === 'r');
+    const body = this.body(op);
+    if (typeof body === 'string') return { type: 'fail', error: `${NOT_APPLIED}: ${body}` };
+    const { readOnly } = body;
     const node = this.target(readOnly);
     let s: SqlSession;
     try {
@@ -205,9 +209,8 @@ export class TxnClient implements Client {
     let committing = false;
     try {
       await s.begin();
-      const out: Mop[] = [];
-      for (const [f, k, v] of mops) out.push([f, k, await this.mop(s, f, k, v)]);
-      const txn = await s.trace?.();
+      const out = await body.run(s);
+      const txn = body.traced ? await s.trace?.() : undefined;
       committing = true;
       await s.commit();
       return { type: 'ok', value: out, node, ...(txn ? { extras: { txn } } : {}) };
@@ -232,6 +235,33 @@ export class TxnClient implements Client {
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * What one op runs inside its transaction, and whether it only reads; a string when the op is not
+   * one of the workload's. A transaction of micro-ops is traced (its server-side view kept for cycles).
+   */
+  private body(
+    op: ClientOp,
+  ): { readOnly: boolean; traced: boolean; run(s: SqlSession): Promise<unknown> } | string {
+    if (this.c.workload === 'set') {
+      const v = op.value;
+      if (op.f === 'add' && Number.isSafeInteger(v))
+        return { readOnly: false, traced: false, run: (s) => s.addToSet(v as number).then(() => v) };
+      if (op.f === 'read') return { readOnly: true, traced: false, run: (s) => s.readSet() };
+      return `unknown op ${op.f} with value ${JSON.stringify(v)} (set: add of an integer, read)`;
+    }
+    if (op.f !== 'txn') return `unknown op ${op.f}`;
+    const mops = op.value as Mop[];
+    return {
+      readOnly: mops.every((m) => m[0] === 'r'),
+      traced: true,
+      run: async (s) => {
+        const out: Mop[] = [];
+        for (const [f, k, v] of mops) out.push([f, k, await this.mop(s, f, k, v)]);
+        return out;
+      },
+    };
   }
 
   private async mop(s: SqlSession, f: string, k: number, v: unknown): Promise<unknown> {
