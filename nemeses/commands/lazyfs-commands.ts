@@ -160,8 +160,12 @@ export function parseProbe(text: string): ProbeResult | null {
   return { ok: m[1] === 'ok', ms: Number(m[2]), ...(m[3] && { error: m[3] }) };
 }
 
-/** What a database's log says about an I/O error (EIO), in any of the usual spellings. */
-export const IO_ERROR_PATTERN = 'input/output error|I/O error|[^A-Z]EIO([^A-Z]|$)';
+/**
+ * What a database's log says about an I/O error (EIO), in any of the usual spellings: strerror's
+ * `Input/output error` (PostgreSQL's PANIC quotes it as is), Go's lower-case `input/output error`
+ * (etcd), `I/O error`, `EIO`.
+ */
+export const IO_ERROR_PATTERN = '[Ii]nput/output error|I/O error|[^A-Z]EIO([^A-Z]|$)';
 
 /**
  * Count the lines of the database's log files that report an I/O error, and print the last one (cut to

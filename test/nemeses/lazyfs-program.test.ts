@@ -13,7 +13,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { PYTHON, stopDaemonCommand } from '../../nemeses/commands/lazyfs-commands.ts';
+import {
+  ioErrorLogCommand,
+  PYTHON,
+  parseIoErrorLog,
+  stopDaemonCommand,
+} from '../../nemeses/commands/lazyfs-commands.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
 
@@ -428,4 +433,26 @@ while True: time.sleep(0.05)
   t.is(r.stdout.trim(), String(daemon.pid));
   t.is(readFileSync(got, 'utf8'), '2', 'the daemon ended on SIGINT, not on the KILL after the grace');
   t.true(Date.now() - started < 4000);
+});
+
+test('an I/O error is counted in a database log in every usual spelling, strerror capitalised too', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-ioerr-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'db.log');
+  writeFileSync(
+    log,
+    [
+      'LOG:  database system is ready to accept connections',
+      'PANIC:  could not fdatasync file "000000010000000000000001": Input/output error',
+      '{"level":"fatal","msg":"failed to save Raft hard state","error":"input/output error"}',
+      'Buffer I/O error on dev sdb, logical block 0',
+      'write failed: EIO',
+      'GEIOMETRY is not an error',
+      '',
+    ].join('\n'),
+  );
+  const r = spawnSync('bash', ['-c', ioErrorLogCommand([log])], { encoding: 'utf8' });
+  const found = parseIoErrorLog(r.stdout);
+  t.is(found.count, 4);
+  t.is(found.last, 'write failed: EIO');
 });
