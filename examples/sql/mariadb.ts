@@ -1,6 +1,7 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
+import { oneSettingSchema } from './db-options.ts';
 import {
   ensurePackages,
   nodeAddress,
@@ -26,6 +27,19 @@ const GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so';
 
 type Mode = 'single' | 'galera';
 
+/**
+ * dbOptions: `flushLogAtTrxCommit` (InnoDB's innodb_flush_log_at_trx_commit; 1, the default: each
+ * COMMIT writes and fsyncs the redo log before it returns; 2: it writes the log to the operating system,
+ * which InnoDB fsyncs about once a second, so a power failure may lose a second of acknowledged
+ * commits but a crash of the server alone loses none; 0: the log is written and fsynced about once a
+ * second, so even a crash of the server may lose a second of them).
+ */
+export interface MariaDbOptions {
+  flushLogAtTrxCommit: 0 | 1 | 2;
+}
+
+export const mariadbOptionsSchema = oneSettingSchema('flushLogAtTrxCommit', [0, 1, 2], 1);
+
 export class MariaDb implements Database {
   readonly process;
   /**
@@ -43,6 +57,7 @@ export class MariaDb implements Database {
   constructor(
     readonly name: string,
     private readonly mode: Mode,
+    private readonly options: MariaDbOptions = { flushLogAtTrxCommit: 1 },
   ) {
     this.srv = {
       processName: 'mariadbd',
@@ -115,6 +130,7 @@ export class MariaDb implements Database {
       // A lock wait longer than this fails the statement (1205), then the client rolls back: a definite
       // failure before the op's own timeout.
       '--innodb-lock-wait-timeout=1',
+      `--innodb-flush-log-at-trx-commit=${this.options.flushLogAtTrxCommit}`,
     ];
     // The init file creates the user on a new server; a Galera joiner receives it by state transfer.
     if (this.mode === 'single' || this.bootstrapping.has(node)) argv.push(`--init-file=${dir}/init.sql`);
@@ -231,7 +247,8 @@ export const mariadbDatabase = defineDatabase({
   summary: 'MariaDB 10.11 from Debian (InnoDB), one server on the first node (other nodes stay idle)',
   defaultClient: 'mariadb-txn',
   binary: 'mariadbd',
-  create: () => new MariaDb('mariadb', 'single'),
+  options: mariadbOptionsSchema,
+  create: (o) => new MariaDb('mariadb', 'single', o as unknown as MariaDbOptions),
 });
 
 export const galeraDatabase = defineDatabase({
@@ -239,5 +256,6 @@ export const galeraDatabase = defineDatabase({
   summary: 'MariaDB 10.11 Galera cluster (galera-4, rsync SST): every node a member, the first bootstraps',
   defaultClient: 'mariadb-txn',
   binary: 'mariadbd',
-  create: () => new MariaDb('galera', 'galera'),
+  options: mariadbOptionsSchema,
+  create: (o) => new MariaDb('galera', 'galera', o as unknown as MariaDbOptions),
 });

@@ -1,7 +1,7 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
-import type { OptionsSchema } from 'faultline/checkers';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
+import { oneSettingSchema } from './db-options.ts';
 import {
   ensurePackages,
   nodeAddress,
@@ -33,22 +33,7 @@ export interface PostgresOptions {
   synchronousCommit: 'on' | 'off';
 }
 
-export const postgresOptionsSchema: OptionsSchema = {
-  safeParse(v: unknown) {
-    const o = (v ?? {}) as Record<string, unknown>;
-    const bad = (path: string, message: string) => ({
-      success: false as const,
-      error: { issues: [{ path: [path], message }] },
-    });
-    const extra = Object.keys(o).find((k) => k !== 'synchronousCommit');
-    if (extra) return bad(extra, 'unknown option (known: synchronousCommit)');
-    const synchronousCommit = o.synchronousCommit ?? 'on';
-    if (synchronousCommit !== 'on' && synchronousCommit !== 'off')
-      return bad('synchronousCommit', 'on or off');
-    const data: PostgresOptions = { synchronousCommit };
-    return { success: true as const, data };
-  },
-};
+export const postgresOptionsSchema = oneSettingSchema('synchronousCommit', ['on', 'off'], 'on');
 
 const server = (name: string, o: PostgresOptions): ServerProcess => ({
   processName: 'postgres',

@@ -12,8 +12,8 @@ import { runShippedPlan, type ScenarioRow } from '../helpers/plan-run.ts';
  * SERIALIZABLE PASS; PostgreSQL's durability at a power failure of the lazy filesystem must lose
  * acknowledged adds with synchronous_commit off and keep every one with it on. `npm run test:sql`
  * (FAULTLINE_SQL_TESTS=1) runs every scenario of plans/postgres-isolation.md,
- * plans/postgres-durability.md, plans/mariadb-isolation.md and plans/galera-isolation.md and checks the
- * verdict each plan expects. Every run must exit 0: each selected row met the plan's expected verdict.
+ * plans/postgres-durability.md, plans/mariadb-isolation.md, plans/mariadb-durability.md and
+ * plans/galera-isolation.md and checks the verdict each plan expects. Every run must exit 0: each selected row met the plan's expected verdict.
  */
 const root = new URL('../../', import.meta.url).pathname;
 const example = join(root, 'examples/sql');
@@ -152,6 +152,15 @@ const POSTGRES_DURABILITY: Record<string, [RegExp, RegExp]> = {
   S2: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
   S3: [/^FAIL-reproducible$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
   S4: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
+  S5: [/^PARTIAL-surface$/, /set-full: [\d,]+ adds .* 0 lost/],
+};
+
+/** Expected verdicts of plans/mariadb-durability.md. */
+const MARIADB_DURABILITY: Record<string, [RegExp, RegExp]> = {
+  S1: [/^FAIL-reproducible$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
+  S2: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
+  S3: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
+  S4: [/^FAIL-reproducible$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
 };
 
 /**
@@ -230,6 +239,12 @@ fullTest('postgres durability plan: every scenario ends as the plan expects', as
   t.timeout(20 * 60_000);
   const run = await runPlan('postgres-durability.md', Object.keys(POSTGRES_DURABILITY), 1, 'sql-pgdur');
   expectRows(t, run, POSTGRES_DURABILITY);
+});
+
+fullTest('mariadb durability plan: every scenario ends as the plan expects', async (t) => {
+  t.timeout(20 * 60_000);
+  const run = await runPlan('mariadb-durability.md', Object.keys(MARIADB_DURABILITY), 1, 'sql-mdur');
+  expectRows(t, run, MARIADB_DURABILITY);
 });
 
 fullTest('mariadb plan: every scenario ends as the plan expects', async (t) => {
