@@ -1,6 +1,20 @@
 import type { OptionsSchema } from 'faultline/checkers';
 
 /**
+ * The SQL example's options schemas (dbOptions, clientOptions) speak the OptionsSchema protocol by hand,
+ * with these two answers: a refusal naming the option, and the first key no option of the list has.
+ */
+export function refused(path: string, message: string) {
+  return { success: false as const, error: { issues: [{ path: [path], message }] } };
+}
+
+/** A refusal for the first key of `o` that `known` does not list, or null. */
+export function unknownOption(o: Record<string, unknown>, known: readonly string[]) {
+  const extra = Object.keys(o).find((k) => !known.includes(k));
+  return extra === undefined ? null : refused(extra, `unknown option (known: ${known.join(', ')})`);
+}
+
+/**
  * A dbOptions schema of one setting: `key` one of `allowed` (default `fallback`); any other key is
  * refused, naming the one it knows. The parsed options are `{ [key]: value }`.
  */
@@ -9,17 +23,13 @@ export function oneSettingSchema<T extends string | number>(
   allowed: readonly T[],
   fallback: T,
 ): OptionsSchema {
-  const bad = (path: string, message: string) => ({
-    success: false as const,
-    error: { issues: [{ path: [path], message }] },
-  });
   return {
     safeParse(v: unknown) {
       const o = (v ?? {}) as Record<string, unknown>;
-      const extra = Object.keys(o).find((k) => k !== key);
-      if (extra) return bad(extra, `unknown option (known: ${key})`);
+      const unknown = unknownOption(o, [key]);
+      if (unknown) return unknown;
       const value = o[key] ?? fallback;
-      if (!allowed.includes(value as T)) return bad(key, `one of ${allowed.join(', ')}`);
+      if (!allowed.includes(value as T)) return refused(key, `one of ${allowed.join(', ')}`);
       return { success: true as const, data: { [key]: value } };
     },
   };

@@ -7,6 +7,7 @@ import {
   NOT_APPLIED,
 } from 'faultline';
 import type { OptionsSchema } from 'faultline/checkers';
+import { refused, unknownOption } from './db-options.ts';
 
 /**
  * Elle's transactions over SQL, for any driver: one op is one transaction of micro-ops
@@ -51,10 +52,6 @@ export function txnOptionsSchema(allowed: {
   connectTo: readonly ConnectTo[];
   snapshotIsolation: boolean;
 }): OptionsSchema {
-  const bad = (path: string, message: string) => ({
-    success: false as const,
-    error: { issues: [{ path: [path], message }] },
-  });
   return {
     safeParse(v: unknown) {
       const o = (v ?? {}) as Record<string, unknown>;
@@ -64,19 +61,19 @@ export function txnOptionsSchema(allowed: {
         'connectTo',
         ...(allowed.snapshotIsolation ? ['snapshotIsolation'] : []),
       ];
-      const extra = Object.keys(o).find((k) => !known.includes(k));
-      if (extra) return bad(extra, `unknown option (known: ${known.join(', ')})`);
+      const unknown = unknownOption(o, known);
+      if (unknown) return unknown;
       const isolation = o.isolation ?? 'serializable';
       if (!allowed.isolation.includes(isolation as Isolation))
-        return bad('isolation', `one of ${allowed.isolation.join(', ')}`);
+        return refused('isolation', `one of ${allowed.isolation.join(', ')}`);
       const readFrom = o.readFrom ?? 'primary';
       if (!allowed.readFrom.includes(readFrom as ReadFrom))
-        return bad('readFrom', `one of ${allowed.readFrom.join(', ')}`);
+        return refused('readFrom', `one of ${allowed.readFrom.join(', ')}`);
       const connectTo = o.connectTo ?? 'first-node';
       if (!allowed.connectTo.includes(connectTo as ConnectTo))
-        return bad('connectTo', `one of ${allowed.connectTo.join(', ')}`);
+        return refused('connectTo', `one of ${allowed.connectTo.join(', ')}`);
       if (o.snapshotIsolation !== undefined && typeof o.snapshotIsolation !== 'boolean')
-        return bad('snapshotIsolation', 'true or false');
+        return refused('snapshotIsolation', 'true or false');
       const data: TxnOptions = {
         isolation: isolation as Isolation,
         readFrom: readFrom as ReadFrom,
