@@ -1,8 +1,8 @@
-import type { OptionsSchema } from 'faultline/checkers';
-
 /**
- * The SQL example's options schemas (dbOptions, clientOptions) speak the OptionsSchema protocol by hand,
- * with these two answers: a refusal naming the option, and the first key no option of the list has.
+ * The SQL example's options schemas (dbOptions, clientOptions) speak faultline's OptionsSchema protocol
+ * (`safeParse`) by hand, with these two answers: a refusal naming the option, and the first key no
+ * option of the list has. Typed by shape, not by importing the protocol, so that this module (and its
+ * test) needs nothing built.
  */
 export function refused(path: string, message: string) {
   return { success: false as const, error: { issues: [{ path: [path], message }] } };
@@ -18,11 +18,7 @@ export function unknownOption(o: Record<string, unknown>, known: readonly string
  * A dbOptions schema of one setting: `key` one of `allowed` (default `fallback`); any other key is
  * refused, naming the one it knows. The parsed options are `{ [key]: value }`.
  */
-export function oneSettingSchema<T extends string | number>(
-  key: string,
-  allowed: readonly T[],
-  fallback: T,
-): OptionsSchema {
+export function oneSettingSchema<T extends string | number>(key: string, allowed: readonly T[], fallback: T) {
   return {
     safeParse(v: unknown) {
       const o = (v ?? {}) as Record<string, unknown>;
