@@ -46,11 +46,11 @@ export interface PeerView {
   detail: string;
 }
 
-/** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */
 /** The signals a daemon may name for its clean shutdown (ProcessControl.stopSignal). */
 export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT'] as const;
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
+/** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */
 export interface ProcessControl {
   /** The executable's name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
   readonly processName: string;
