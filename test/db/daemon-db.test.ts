@@ -283,3 +283,15 @@ test('ready: a command retried at its interval until it exits with the expected 
   await db.awaitReady(ctx, 5000);
   t.is(probes, 4);
 });
+
+test("a description's stopSignal is its process control's, and only a listed signal is taken", (t) => {
+  const base = { name: 'pgd', start: 'postgres -D {dataDir}', port: 5432 };
+  t.is(
+    new DaemonDatabase(parseDaemonDescription({ ...base, stopSignal: 'INT' }, 'pgd.yaml')).process.stopSignal,
+    'INT',
+  );
+  t.is(new DaemonDatabase(parseDaemonDescription(base, 'pgd.yaml')).process.stopSignal, undefined);
+  t.throws(() => parseDaemonDescription({ ...base, stopSignal: 'KILL; rm -rf /' }, 'pgd.yaml'), {
+    message: /pgd\.yaml: stopSignal/,
+  });
+});

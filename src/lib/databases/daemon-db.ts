@@ -5,6 +5,7 @@ import { clusterAddress } from '../../core/control/addresses.ts';
 import { RemoteTimeoutError } from '../../core/control/connection-errors.ts';
 import { ensurePackages } from '../../core/control/packages.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
+import { STOP_SIGNALS } from '../../core/database/capabilities.ts';
 import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
@@ -90,6 +91,8 @@ export const daemonDescriptionSchema = z.strictObject({
     .optional(),
   /** What /proc/PID/comm shows; default: the start command's program name. */
   processName: z.string().min(1).optional(),
+  /** The signal for a prompt clean shutdown where a fault restarts it (ProcessControl.stopSignal); default TERM. */
+  stopSignal: z.enum(STOP_SIGNALS).optional(),
   /** The port clients use ({port}); also the default ready check. */
   port: z.number().int().min(1).max(65535).optional(),
   /** Where clients connect; default `{address}:{port}`. */
@@ -217,11 +220,14 @@ export class DaemonDatabase implements Database {
   constructor(private readonly d: DaemonDescription) {
     this.name = d.name;
     const processName = d.processName ?? posix.basename(d.start[0] as string);
-    this.process = pidfileProcess(
-      processName,
-      (ctx, node) => this.pidFile(ctx, node),
-      (ctx, node) => this.start(ctx, node),
-    );
+    this.process = {
+      ...pidfileProcess(
+        processName,
+        (ctx, node) => this.pidFile(ctx, node),
+        (ctx, node) => this.start(ctx, node),
+      ),
+      ...(d.stopSignal && { stopSignal: d.stopSignal }),
+    };
     this.clock = {
       setWrapper: (node, path) => {
         if (path === null) this.wrappers.delete(node);
