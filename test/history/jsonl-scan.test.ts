@@ -136,6 +136,21 @@ const offGrammar: [string, string][] = [
     '{"index":0,"type":"ok","f":"txn","value":[["append",1,2147483648]],"process":0,"time":0,"node":null,"faultEpoch":null}',
   ],
   ['-0', '{"index":0,"type":"ok","f":"txn","value":[-0],"process":0,"time":0,"node":null,"faultEpoch":null}'],
+  // Numbers in lists are read by the list's own loop, not by the one for fields: each rule again there.
+  ...[
+    ['a decimal in a list', '1.5'],
+    ['an exponent in a list', '1e3'],
+    ['a leading zero in a list', '01'],
+    ['-0 in a list', '-0'],
+    ['a leading zero after a minus in a list', '-01'],
+    ['a lone minus in a list', '-'],
+    ['eleven digits in a list', '12345678901'],
+    ['below int32 in a list', '-2147483649'],
+    ['a plus sign in a list', '+1'],
+  ].map(([what, n]): [string, string] => [
+    what as string,
+    `{"index":0,"type":"ok","f":"txn","value":[["r",1,[3,${n},4]]],"process":0,"time":0,"node":null,"faultEpoch":null}`,
+  ]),
   [
     'a leading zero',
     '{"index":0,"type":"ok","f":"txn","value":01,"process":0,"time":0,"node":null,"faultEpoch":null}',
@@ -239,6 +254,23 @@ for (const [what, line] of offGrammar) {
     t.deepEqual(decoder.decode(columns), ordinary(after, 7));
   });
 }
+
+test('a line that closes on the next line is not scanned: the parse, not a newline search, ends each line', (t) => {
+  const good = plainLines(3);
+  const scanner = new EventLineScanner(new EventColumnsEncoder());
+  const event = good[1]!;
+  for (const cut of [event.length - 1, event.indexOf(':', event.indexOf('faultEpoch')), 6]) {
+    // Three lines by count: the first, then the second cut in two.
+    const lines = [good[0]!, event.slice(0, cut), event.slice(cut)];
+    t.is(scanned(scanner, lines, 0), null, `cut at ${cut}: ${lines[1]}`);
+  }
+  // A block whose last line stops inside a list's number: the reads past the text's end stop it.
+  const open =
+    '{"index":1,"type":"ok","f":"txn","process":0,"time":0,"node":null,"faultEpoch":null,"value":[["r",1,[12';
+  t.is(scanned(scanner, [good[0]!, open], 0), null);
+  t.is(scanned(scanner, [good[0]!, `${open.slice(0, -2)}-`], 0), null);
+  t.not(scanned(scanner, good, 0), null);
+});
 
 test('an index out of sequence is not scanned (the ordinary reader names it)', (t) => {
   const lines = plainLines(3);

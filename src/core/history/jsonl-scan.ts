@@ -61,7 +61,7 @@ const {
 export class EventLineScanner {
   private s: Buffer = EMPTY;
   private i = 0;
-  /** End of the current line (the index of its newline, or the text's end). */
+  /** How far a line may be read: the block's end (each line's own end is found by parsing it). */
   private end = 0;
   /** Last string seen per (length, first character), so repeated short strings skip slicing. */
   private readonly recent: (string | undefined)[] = new Array(STRING_CACHE);
@@ -91,12 +91,15 @@ export class EventLineScanner {
     this.s = text;
     let start = from;
     let base = next;
+    // A line ends where its object closes, which must be at a newline or at `to`: the parse finds each
+    // line's end, so no search for newlines goes before it (a line is read once). Until then the block's
+    // end bounds what a line may read; a newline inside a string or a name ends the fast grammar.
+    this.end = to;
     for (let row = 0; row < lines; row++) {
-      let end = text.indexOf(NEWLINE, start);
-      if (end === -1 || end > to) end = to;
       this.i = start;
-      this.end = end;
       if (!this.event(floats, ints, tags, row)) return this.abandon();
+      const end = this.i;
+      if (end !== to && text[end] !== NEWLINE) return this.abandon();
       const index = floats[FLOATS * row + F_INDEX] as number;
       if (base === null) base = index;
       else if (index !== base + row) return this.abandon();
@@ -117,10 +120,10 @@ export class EventLineScanner {
     return null;
   }
 
-  /** One line, `{…}` from `this.i` to `this.end`, into row `row`. */
+  /** One line, `{…}` from `this.i`, into row `row`; leaves `this.i` just after its closing brace. */
   private event(floats: Float64Array, ints: Int32Array, tags: Uint8Array, row: number): boolean {
     const s = this.s;
-    if (s[this.i] !== OPEN_BRACE || s[this.end - 1] !== CLOSE_BRACE) return false;
+    if (s[this.i] !== OPEN_BRACE) return false;
     const fo = FLOATS * row;
     const io = INTS * row;
     const to = TAGS * row;
@@ -225,7 +228,8 @@ export class EventLineScanner {
         this.i++;
         continue;
       }
-      return c === CLOSE_BRACE && this.i === this.end - 1 && (seen & REQUIRED) === REQUIRED;
+      this.i++;
+      return c === CLOSE_BRACE && (seen & REQUIRED) === REQUIRED;
     }
   }
 
@@ -317,7 +321,10 @@ export class EventLineScanner {
   private list(depth: number): boolean {
     const s = this.s;
     const node = this.treeUsed;
-    let tree = node + 2 > this.tree.length ? this.grow() : this.tree;
+    // Every node starts at a distinct byte, so twice the bytes left to read (two slots per node) is room
+    // for the whole list: made once here, not checked per element.
+    const room = node + 2 * (this.end - this.i) + 2;
+    let tree = room > this.tree.length ? this.growTo(room) : this.tree;
     tree[node] = TREE_LIST;
     let used = node + 2;
     let i = this.i + 1;
@@ -329,26 +336,24 @@ export class EventLineScanner {
       return true;
     }
     for (;;) {
-      // One node at most per element here (a nested list writes its own): room first, then write.
-      if (used + 2 > tree.length) {
-        this.treeUsed = used;
-        tree = this.grow();
-      }
-      let c = s[i] as number;
-      if ((c >= ZERO && c <= NINE) || c === MINUS) {
-        // As `integer(true, 10)`: at most 10 digits, no leading zero, no -0, no fraction; then int32.
+      // `| 0` makes a read past the end 0, not undefined: `undefined - ZERO` is NaN, and `NaN >>> 0` is 0,
+      // a digit to the unsigned compare below.
+      let c = (s[i] as number) | 0;
+      let d = c - ZERO;
+      if (d >>> 0 < 10 || c === MINUS) {
+        // As `integer(true, 10)`: no leading zero, no -0; then int32. A fraction or exponent is refused
+        // by the separator check below, and more than ten digits by the range check.
         const minus = c === MINUS;
-        if (minus) c = s[++i] as number;
-        const d0 = i;
-        let v = 0;
-        while (c >= ZERO && c <= NINE) {
-          v = v * 10 + (c - ZERO);
-          c = s[++i] as number;
-        }
-        const n = i - d0;
-        if (n === 0 || n > 10 || (n > 1 && s[d0] === ZERO)) return false;
-        if (c === DOT || c === LOWER_E || c === UPPER_E) return false;
-        if (minus ? v === 0 || v > 0x80000000 : v > 0x7fffffff) return false;
+        if (minus) d = ((s[++i] as number) | 0) - ZERO;
+        let v = d;
+        if (d === 0) {
+          d = ((s[++i] as number) | 0) - ZERO;
+          if (d >>> 0 < 10 || minus) return false;
+        } else if (d >>> 0 < 10) {
+          for (d = ((s[++i] as number) | 0) - ZERO; d >>> 0 < 10; d = ((s[++i] as number) | 0) - ZERO)
+            v = v * 10 + d;
+          if (v > 0x7fffffff && (!minus || v !== 0x80000000)) return false;
+        } else return false;
         tree[used] = TREE_INT;
         tree[used + 1] = minus ? -v : v;
         used += 2;
@@ -376,9 +381,9 @@ export class EventLineScanner {
         used += 2;
       } else return false;
       length++;
-      const d = s[i++] as number;
-      if (d === COMMA) continue;
-      if (d !== CLOSE_BRACKET) return false;
+      c = s[i++] as number;
+      if (c === COMMA) continue;
+      if (c !== CLOSE_BRACKET) return false;
       tree[node + 1] = length;
       this.treeUsed = used;
       this.i = i;
@@ -386,9 +391,9 @@ export class EventLineScanner {
     }
   }
 
-  /** The tree with room for at least one more node (doubled, its slots in use kept). */
-  private grow(): Int32Array<ArrayBuffer> {
-    const next = new Int32Array(Math.max(1024, this.tree.length * 2));
+  /** The tree with room for `slots` slots in all (doubled at least, its slots in use kept). */
+  private growTo(slots: number): Int32Array<ArrayBuffer> {
+    const next = new Int32Array(Math.max(1024, slots, this.tree.length * 2));
     next.set(this.tree.subarray(0, this.treeUsed));
     this.tree = next;
     return next;
