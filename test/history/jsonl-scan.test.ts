@@ -259,7 +259,14 @@ test('a line that closes on the next line is not scanned: the parse, not a newli
   const good = plainLines(3);
   const scanner = new EventLineScanner(new EventColumnsEncoder());
   const event = good[1]!;
-  for (const cut of [event.length - 1, event.indexOf(':', event.indexOf('faultEpoch')), 6]) {
+  // Before the closing brace, between a name and its colon, inside a name, inside a string value.
+  const cuts = [
+    event.length - 1,
+    event.indexOf(':', event.indexOf('faultEpoch')),
+    event.indexOf('process') + 3,
+    event.indexOf('"f":"') + 6,
+  ];
+  for (const cut of cuts) {
     // Three lines by count: the first, then the second cut in two.
     const lines = [good[0]!, event.slice(0, cut), event.slice(cut)];
     t.is(scanned(scanner, lines, 0), null, `cut at ${cut}: ${lines[1]}`);
