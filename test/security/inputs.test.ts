@@ -195,6 +195,30 @@ test('YAML nested past the limit says so, in plans and inventories, however deep
   }
 });
 
+test('a YAML key that is a list, a map or an alias is one line at its line, with no warning beside it', async (t) => {
+  const cases: [string, string, number][] = [
+    ['list key', 'nodes:\n  n1: { host: 10.0.0.11, ? [a, b] : 1 }\n', 2],
+    ['map key', 'nodes:\n  n1: 10.0.0.11\n  ? { n2: 1 }\n  : 10.0.0.12\n', 3],
+    ['alias key', 'nodes:\n  n1: &h 10.0.0.11\n  *h : 10.0.0.12\n', 3],
+  ];
+  for (const [what, text, line] of cases) {
+    const inv = file(`${what.replace(' ', '-')}.yaml`, text);
+    const r = await cli('doctor', '--inventory', inv);
+    t.is(r.exitCode, 254, `${what}: ${r.stderr}`);
+    // Only the error: the yaml library's process warning ("Keys with collection values …") would be more.
+    t.regex(
+      r.stderr,
+      new RegExp(
+        `^faultline: [^\\n]*\\.yaml:${line}: YAML: a key must be a plain name or number[^\\n]*\\n?$`,
+      ),
+      what,
+    );
+    t.throws(() => parsePlanText(`slug: p\nscenarios:\n  ? [S1]\n  : {}\n`, 'p.yaml'), {
+      message: /p\.yaml:3: YAML: a key must be/,
+    });
+  }
+});
+
 test('any string survives EDN output and input, through a file (property, 2,000 strings)', async (t) => {
   const { default: fc } = await import('fast-check');
   const { readFileSync } = await import('node:fs');

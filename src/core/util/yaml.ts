@@ -1,4 +1,4 @@
-import { type Document, LineCounter, parseDocument } from 'yaml';
+import { type Document, isAlias, isCollection, LineCounter, parseDocument, visit } from 'yaml';
 import { errorMessage, InputError } from './errors.ts';
 
 /**
@@ -42,6 +42,14 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
     const line = counter.linePos(firstError.pos[0]).line + lineOffset;
     throw new InputError(file, line, null, `YAML: ${firstLine(firstError)}`);
   }
+  const keyAt = collectionKey(doc);
+  if (keyAt !== null)
+    throw new InputError(
+      file,
+      counter.linePos(keyAt).line + lineOffset,
+      null,
+      'YAML: a key must be a plain name or number, not a list, a map or an alias',
+    );
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: YAML_MAX_ALIASES });
@@ -60,6 +68,27 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
       `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`,
     );
   return { doc, counter, value };
+}
+
+/**
+ * Where the first key that is a list, a map or an alias starts, or null. Such a key means nothing in any
+ * faultline input, and turned into a plain object it becomes its own text ("[ a, b ]") while the yaml
+ * library prints a process warning about it to stderr, once per conversion: a user would see that
+ * warning beside (or instead of) the one line naming the file.
+ */
+function collectionKey(doc: Document): number | null {
+  let at: number | null = null;
+  visit(doc, {
+    Pair(_, pair) {
+      const key = pair.key;
+      if (isCollection(key) || isAlias(key)) {
+        at = key.range?.[0] ?? 0;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return at;
 }
 
 /** Just the value; same limits and errors as {@link parseYamlDocument}. */
