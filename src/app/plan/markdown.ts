@@ -1,6 +1,5 @@
 import { basename, extname } from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
-import { parseYaml } from '../../core/util/yaml.ts';
+import { type ParsedYaml, parseYamlDocument } from '../../core/util/yaml.ts';
 import { bindingSchema, normaliseBindingInput } from './binding.ts';
 import {
   fenceAt,
@@ -508,18 +507,18 @@ function parseScenario(
 }
 
 function readBinding(id: string, body: string, line: number, problems: Problem[]): unknown {
-  let raw: unknown;
+  let parsed: ParsedYaml;
   try {
-    raw = parseYaml(body, 'faultline block', line);
+    parsed = parseYamlDocument(body, 'faultline block', line);
   } catch (err) {
     problems.push(
       problem(id, 'binding', `faultline block is not YAML: ${(err as Error).message}`, 'error', line),
     );
     return null;
   }
-  const r = bindingSchema.safeParse(normaliseBindingInput(raw));
+  const r = bindingSchema.safeParse(normaliseBindingInput(parsed.value));
   if (!r.success) {
-    const at = yamlLines(body);
+    const at = yamlLines(parsed);
     for (const issue of r.error.issues) {
       const field = ['binding', ...issue.path.map(String)].join('.');
       problems.push(problem(id, field, issue.message, 'error', line + at(issue.path)));
@@ -533,9 +532,7 @@ function readBinding(id: string, body: string, line: number, problems: Problem[]
  * The line (1-based inside the block, so fence line + n) of the deepest YAML node an issue's path
  * reaches: `nemesis.0.params.timeMs` points at the `timeMs:` line, not at the block's fence.
  */
-function yamlLines(body: string): (path: readonly PropertyKey[]) => number {
-  const counter = new LineCounter();
-  const doc = parseDocument(body, { lineCounter: counter });
+function yamlLines({ doc, counter }: ParsedYaml): (path: readonly PropertyKey[]) => number {
   return (path) => {
     for (let k = path.length; k > 0; k--) {
       const node = doc.getIn(path.slice(0, k) as (string | number)[], true) as
