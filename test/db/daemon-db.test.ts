@@ -144,14 +144,21 @@ test('paths must stay inside the node directory; names, packages and placeholder
   });
 });
 
-test('a YAML file describes a daemon; a broken one is file: field: reason', (t) => {
+test('a YAML file describes a daemon; a broken one is file:line: field: reason', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'fl-daemon-'));
   const ok = join(dir, 'kv9.yaml');
   writeFileSync(ok, 'name: kv9\npackages: [memcached]\nstart: memcached -p {port}\nport: 11211\n');
   t.like(readDaemonDescription(ok), { name: 'kv9', port: 11211, start: ['memcached', '-p', '{port}'] });
   const bad = join(dir, 'bad.yaml');
+  // Each problem at its line: an unknown field, a bad value, a placeholder in a field split into words.
   writeFileSync(bad, 'name: kv9\nstart: memcached\nports: 1\n');
-  t.throws(() => readDaemonDescription(bad), { message: new RegExp(`${bad}: .*ports`) });
+  t.throws(() => readDaemonDescription(bad), { message: `${bad}:3: ports: unknown field` });
+  writeFileSync(bad, 'name: kv9\nstart: memcached\nready:\n  timeout: 5s\n  command: 3\n');
+  t.throws(() => readDaemonDescription(bad), { message: new RegExp(`^${bad}:5: ready\\.command: `) });
+  writeFileSync(bad, 'name: kv9\nenv:\n  A: x\nstart: memcached -p {secret}\n');
+  t.throws(() => readDaemonDescription(bad), {
+    message: new RegExp(`^${bad}:4: start: unknown placeholder`),
+  });
 });
 
 test('config files, env, args with spaces, hostnames and form commands: templated, quoted, inside the node', async (t) => {

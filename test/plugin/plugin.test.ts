@@ -207,5 +207,5 @@ test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by 
   );
   const bad = await run('plan', 'check', broken);
   t.is(bad.exitCode, 254);
-  t.regex(bad.stderr, /daemon-broken\.md: binding\.daemon: unknown placeholder \{secret\}/);
+  t.regex(bad.stderr, /daemon-broken\.md: binding\.daemon: start: unknown placeholder \{secret\}/);
 });

@@ -134,15 +134,21 @@ test('an inventory with ssh: false is client-only: endpoints by node, anything e
   t.throws(
     () => clientOnlyInventory(file('user.yaml', 'ssh: false\nnodes:\n  m1: { endpoint: h:1, user: root }\n')),
     {
-      message: /user.yaml: nodes.m1: .*ssh: false/,
+      message: /user\.yaml:3: nodes\.m1\.user: unknown field .*ssh: false/,
     },
   );
   t.throws(() => clientOnlyInventory(file('noport.yaml', 'ssh: false\nnodes:\n  m1: db.example\n')), {
     message: /noport.yaml: nodes.m1: "db.example" is not host:port/,
   });
   t.throws(() => clientOnlyInventory(file('empty.yaml', 'ssh: false\nnodes: {}\n')), {
-    message: /at least one node/,
+    message: /empty\.yaml:2: nodes: .*at least one node/,
   });
+  t.throws(
+    () => clientOnlyInventory(file('num.yaml', 'ssh: false\nnodes:\n  m1: h:1\n  m2: { endpoint: 3 }\n')),
+    {
+      message: /num\.yaml:4: nodes\.m2: /,
+    },
+  );
 });
 
 test('run --no-ssh: flags, and a plan with node-side steps refused naming the scenario and step', async (t) => {

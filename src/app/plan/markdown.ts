@@ -1,5 +1,5 @@
 import { basename, extname } from 'node:path';
-import { type ParsedYaml, parseYamlDocument } from '../../core/util/yaml.ts';
+import { type ParsedYaml, parseYamlDocument, yamlLine } from '../../core/util/yaml.ts';
 import { bindingSchema, normaliseBindingInput } from './binding.ts';
 import {
   fenceAt,
@@ -518,29 +518,11 @@ function readBinding(id: string, body: string, line: number, problems: Problem[]
   }
   const r = bindingSchema.safeParse(normaliseBindingInput(parsed.value));
   if (!r.success) {
-    const at = yamlLines(parsed);
     for (const issue of r.error.issues) {
       const field = ['binding', ...issue.path.map(String)].join('.');
-      problems.push(problem(id, field, issue.message, 'error', line + at(issue.path)));
+      problems.push(problem(id, field, issue.message, 'error', yamlLine(parsed, issue.path) ?? line));
     }
     return null;
   }
   return r.data;
-}
-
-/**
- * The line (1-based inside the block, so fence line + n) of the deepest YAML node an issue's path
- * reaches: `nemesis.0.params.timeMs` points at the `timeMs:` line, not at the block's fence.
- */
-function yamlLines({ doc, counter }: ParsedYaml): (path: readonly PropertyKey[]) => number {
-  return (path) => {
-    for (let k = path.length; k > 0; k--) {
-      const node = doc.getIn(path.slice(0, k) as (string | number)[], true) as
-        | { range?: number[] }
-        | undefined;
-      const start = node?.range?.[0];
-      if (typeof start === 'number') return counter.linePos(start).line;
-    }
-    return 0;
-  };
 }

@@ -1,12 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { type Document, isMap, type LineCounter } from 'yaml';
 import { z } from 'zod';
 import { InputError, UserError } from '../util/errors.ts';
 import { regularInput } from '../util/input-file.ts';
 import { isPathName } from '../util/paths.ts';
-import { parseYamlDocument } from '../util/yaml.ts';
+import { parseYamlDocument, yamlIssueError, yamlKeyLine, yamlLine } from '../util/yaml.ts';
 import { refuseCommandField } from './command-fields.ts';
 import { packageFamilySchema } from './packages.ts';
 import { jumpHostsFor, loadSshConfig, type SshConfigResolver } from './ssh-config.ts';
@@ -95,34 +94,6 @@ function expandPath(p: string, baseDir: string): string {
   return isAbsolute(home) ? home : resolve(baseDir, home);
 }
 
-function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): number | null {
-  for (let n = path.length; n >= 0; n--) {
-    const node = doc.getIn(path.slice(0, n) as unknown[], true) as
-      | { range?: [number, number, number] }
-      | undefined;
-    // For a missing key, point at the parent map; for a bad key name, the value's line is close enough.
-    if (node && typeof node === 'object' && node.range) return counter.linePos(node.range[0]).line;
-  }
-  return null;
-}
-
-/** Point at the key itself (e.g. a literal `password:` line) rather than its value. */
-function keyLine(
-  doc: Document,
-  counter: LineCounter,
-  parent: readonly PropertyKey[],
-  key: string,
-): number | null {
-  const map = doc.getIn(parent as unknown[], true);
-  if (isMap(map)) {
-    for (const item of map.items) {
-      const k = item.key as { value?: unknown; range?: [number, number, number] } | null;
-      if (k && k.value === key && k.range) return counter.linePos(k.range[0]).line;
-    }
-  }
-  return lineOf(doc, counter, parent);
-}
-
 type NodeFieldsValue = z.infer<typeof NodeFields>;
 
 /**
@@ -146,7 +117,8 @@ function routeFor(
 }
 
 export function parseInventory(text: string, file: string): Inventory {
-  const { doc, counter, value: raw } = parseYamlDocument(text, file);
+  const yaml = parseYamlDocument(text, file);
+  const raw = yaml.value;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new InputError(file, 1, null, 'expected a mapping with a `nodes` section');
   }
@@ -162,7 +134,7 @@ export function parseInventory(text: string, file: string): Inventory {
       if (SECRET_KEYS.has(key)) {
         throw new InputError(
           file,
-          keyLine(doc, counter, path, key),
+          yamlKeyLine(yaml, path, key),
           [...path, key].join('.'),
           `secrets may not be written in the inventory; name an environment variable instead (${key === 'sudoPassword' ? 'sudoPasswordEnv' : key === 'password' ? 'passwordEnv' : 'identityFile'})`,
         );
@@ -170,37 +142,17 @@ export function parseInventory(text: string, file: string): Inventory {
     }
   }
   const parsed = InventorySchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = (issue?.path ?? []) as PropertyKey[];
-    let line = lineOf(doc, counter, path);
-    let field = path.map(String).join('.') || null;
-    if (issue?.code === 'unrecognized_keys') {
-      const key = issue.keys[0] ?? '';
-      line = keyLine(doc, counter, path, key);
-      field = [...path, key].map(String).join('.');
-    }
-    throw new InputError(
-      file,
-      line,
-      field,
-      issue?.code === 'unrecognized_keys'
-        ? 'unknown field'
-        : issue?.code === 'invalid_key'
-          ? (issue.issues[0]?.message ?? issue.message)
-          : (issue?.message ?? 'invalid'),
-    );
-  }
+  if (!parsed.success) throw yamlIssueError(file, yaml, parsed.error.issues[0]);
   const inv = parsed.data;
   const baseDir = dirname(resolve(file));
   if (Object.keys(inv.nodes).length === 0)
-    throw new InputError(file, lineOf(doc, counter, ['nodes']), 'nodes', 'no nodes listed');
+    throw new InputError(file, yamlLine(yaml, ['nodes']), 'nodes', 'no nodes listed');
 
   let sshConfig: SshConfigResolver | undefined;
   if (inv.sshConfig) {
     const p = expandPath(inv.sshConfig, baseDir);
     if (!existsSync(p))
-      throw new InputError(file, lineOf(doc, counter, ['sshConfig']), 'sshConfig', `${p} does not exist`);
+      throw new InputError(file, yamlLine(yaml, ['sshConfig']), 'sshConfig', `${p} does not exist`);
     sshConfig = loadSshConfig(p);
   }
 
@@ -212,7 +164,7 @@ export function parseInventory(text: string, file: string): Inventory {
     if (level.proxyJump && level.proxyCommand)
       throw new InputError(
         file,
-        keyLine(doc, counter, path, 'proxyCommand'),
+        yamlKeyLine(yaml, path, 'proxyCommand'),
         [...path, 'proxyCommand'].join('.'),
         'give proxyJump or proxyCommand, not both',
       );
@@ -220,7 +172,7 @@ export function parseInventory(text: string, file: string): Inventory {
   if (defaults.address)
     throw new InputError(
       file,
-      keyLine(doc, counter, ['defaults'], 'address'),
+      yamlKeyLine(yaml, ['defaults'], 'address'),
       'defaults.address',
       'a cluster address belongs to one node; give it under nodes.<name>.address',
     );
@@ -252,7 +204,7 @@ export function parseInventory(text: string, file: string): Inventory {
         if (route.from === 'sshConfig' && sshConfig)
           throw new InputError(sshConfig.file, null, `Host ${alias}: ProxyJump`, reason);
         const where = route.from === 'node' ? ['nodes', name, 'proxyJump'] : ['defaults', 'proxyJump'];
-        throw new InputError(file, lineOf(doc, counter, where), where.join('.'), reason);
+        throw new InputError(file, yamlLine(yaml, where), where.join('.'), reason);
       }
     } else if (route.proxyCommand) {
       if (route.from === 'sshConfig' && sshConfig)
@@ -261,7 +213,7 @@ export function parseInventory(text: string, file: string): Inventory {
         const where = route.from === 'node' ? ['nodes', name] : ['defaults'];
         refuseCommandField(
           file,
-          keyLine(doc, counter, where, 'proxyCommand'),
+          yamlKeyLine(yaml, where, 'proxyCommand'),
           [...where, 'proxyCommand'].join('.'),
         );
       }

@@ -1,4 +1,5 @@
-import { type Document, isAlias, isCollection, LineCounter, parseDocument, visit } from 'yaml';
+import { type Document, isAlias, isCollection, isMap, LineCounter, parseDocument, visit } from 'yaml';
+import type { z } from 'zod';
 import { errorMessage, InputError } from './errors.ts';
 
 /**
@@ -16,6 +17,8 @@ export interface ParsedYaml {
   doc: Document;
   counter: LineCounter;
   value: unknown;
+  /** The text's first line number minus one in its file (see {@link parseYamlDocument}). */
+  lineOffset: number;
 }
 
 /** `lineOffset`: the text's first line number minus one in `file` (for a block inside a Markdown plan). */
@@ -67,7 +70,33 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
       null,
       `YAML: nested deeper than ${YAML_MAX_DEPTH} levels (the limit for YAML inputs)`,
     );
-  return { doc, counter, value };
+  return { doc, counter, value, lineOffset };
+}
+
+/**
+ * The file line of the deepest node `path` reaches (a schema issue's path: for a missing key, its
+ * parent map's line; for a bad value, the value's), or null when no node on the way has a position.
+ */
+export function yamlLine(parsed: ParsedYaml, path: readonly PropertyKey[]): number | null {
+  for (let n = path.length; n >= 0; n--) {
+    const node = parsed.doc.getIn(path.slice(0, n) as unknown[], true) as { range?: number[] } | undefined;
+    const start = node && typeof node === 'object' ? node.range?.[0] : undefined;
+    if (typeof start === 'number') return parsed.counter.linePos(start).line + parsed.lineOffset;
+  }
+  return null;
+}
+
+/** The file line of `key` itself in the map at `parent` (an unknown field's own line), else the map's. */
+export function yamlKeyLine(parsed: ParsedYaml, parent: readonly PropertyKey[], key: string): number | null {
+  const map = parsed.doc.getIn(parent as unknown[], true);
+  if (isMap(map))
+    for (const item of map.items) {
+      const k = item.key as { value?: unknown; range?: number[] } | null;
+      const start = k?.range?.[0];
+      if (k?.value === key && typeof start === 'number')
+        return parsed.counter.linePos(start).line + parsed.lineOffset;
+    }
+  return yamlLine(parsed, parent);
 }
 
 /**
@@ -89,6 +118,31 @@ function collectionKey(doc: Document): number | null {
     },
   });
   return at;
+}
+
+/**
+ * A schema's first issue with a value read from YAML as one line of bad input at its line (no line
+ * when the value was not read from a file): an unknown field is named itself at its own line (the
+ * schema names the map holding it), a bad record key by its own message. `hint` follows the reason.
+ */
+export function yamlIssueError(
+  file: string,
+  yaml: ParsedYaml | undefined,
+  issue: z.core.$ZodIssue | undefined,
+  hint = '',
+): InputError {
+  const path = (issue?.path ?? []) as PropertyKey[];
+  if (issue?.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const line = yaml ? yamlKeyLine(yaml, path, key) : null;
+    return new InputError(file, line, [...path, key].map(String).join('.'), `unknown field${hint}`);
+  }
+  const reason =
+    issue?.code === 'invalid_key'
+      ? (issue.issues[0]?.message ?? issue.message)
+      : (issue?.message ?? 'invalid');
+  const field = path.map(String).join('.') || null;
+  return new InputError(file, yaml ? yamlLine(yaml, path) : null, field, `${reason}${hint}`);
 }
 
 /** Just the value; same limits and errors as {@link parseYamlDocument}. */

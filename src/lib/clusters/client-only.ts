@@ -5,7 +5,7 @@ import { formatEndpoint } from '../../../nemeses/proxy/endpoint.ts';
 import type { ExecResult, NodeResult, NodeSpec, Remote } from '../../core/control/types.ts';
 import { errorMessage, UserError } from '../../core/util/errors.ts';
 import { regularInput } from '../../core/util/input-file.ts';
-import { parseYamlDocument } from '../../core/util/yaml.ts';
+import { parseYamlDocument, yamlIssueError } from '../../core/util/yaml.ts';
 
 /**
  * A client-only run (`--no-ssh`): the database is an endpoint per node (`--nodes host:port,…`), started
@@ -63,15 +63,17 @@ export function clientOnlyInventory(path: string): Record<string, ClientEndpoint
   } catch (err) {
     throw new UserError(`${path}: cannot read inventory (${errorMessage(err)})`);
   }
-  const { value } = parseYamlDocument(text, path);
+  const yaml = parseYamlDocument(text, path);
+  const value = yaml.value;
   if (typeof value !== 'object' || value === null || (value as { ssh?: unknown }).ssh !== false) return null;
   const r = ClientOnlyInventorySchema.safeParse(value);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    throw new UserError(
-      `${path}: ${i?.path.join('.') || 'inventory'}: ${i?.message} (an inventory with ssh: false names each node's endpoint, host:port)`,
+  if (!r.success)
+    throw yamlIssueError(
+      path,
+      yaml,
+      r.error.issues[0],
+      " (an inventory with ssh: false names each node's endpoint, host:port)",
     );
-  }
   return Object.fromEntries(
     Object.entries(r.data.nodes).map(([name, v]) => {
       const e = typeof v === 'string' ? v : v.endpoint;

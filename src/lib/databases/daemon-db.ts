@@ -10,6 +10,7 @@ import { durationMsSchema } from '../../core/util/duration-schema.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { clusterSegment, pathName, resolveInside } from '../../core/util/paths.ts';
 import { waitFor } from '../../core/util/retry.ts';
+import { type ParsedYaml, yamlIssueError, yamlLine } from '../../core/util/yaml.ts';
 import {
   daemonRunning,
   ensureStartedProcess,
@@ -126,39 +127,47 @@ export const daemonDescriptionSchema = z.strictObject({
 });
 export type DaemonDescription = z.output<typeof daemonDescriptionSchema>;
 
-/** Parse a description; problems are `file: field: reason` bad input. */
-export function parseDaemonDescription(raw: unknown, file: string): DaemonDescription {
+/**
+ * Parse a description; problems are `file[:line]: field: reason` bad input (with a line when `yaml`, the
+ * document it was read from, is given).
+ */
+export function parseDaemonDescription(raw: unknown, file: string, yaml?: ParsedYaml): DaemonDescription {
   const r = daemonDescriptionSchema.safeParse(raw);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new InputError(file, null, issue?.path.join('.') || null, issue?.message ?? 'invalid description');
-  }
-  const templated = [
-    ...r.data.start,
-    ...r.data.args,
-    ...Object.values(r.data.env),
-    ...(r.data.ready?.command ?? []),
-    ...(r.data.timeCommand ?? []),
-    ...(r.data.form?.commands.flat() ?? []),
-    ...r.data.config.flatMap((c) => [c.path, c.content]),
+  if (!r.success) throw yamlIssueError(file, yaml, r.error.issues[0]);
+  const lineOf = (path: readonly PropertyKey[]) => (yaml ? yamlLine(yaml, path) : null);
+  // Each templated text with where it is in the description (a field split into words is named whole).
+  const d = r.data;
+  const templated: [PropertyKey[], string][] = [
+    ...d.start.map((w): [PropertyKey[], string] => [['start'], w]),
+    ...d.args.map((w, i): [PropertyKey[], string] => [['args', i], w]),
+    ...Object.entries(d.env).map(([k, w]): [PropertyKey[], string] => [['env', k], w]),
+    ...(d.ready?.command ?? []).map((w): [PropertyKey[], string] => [['ready', 'command'], w]),
+    ...(d.timeCommand ?? []).map((w): [PropertyKey[], string] => [['timeCommand'], w]),
+    ...(d.form?.commands ?? []).flatMap((c, i) =>
+      c.map((w): [PropertyKey[], string] => [['form', 'commands', i], w]),
+    ),
+    ...d.config.flatMap((c, i): [PropertyKey[], string][] => [
+      [['config', i, 'path'], c.path],
+      [['config', i, 'content'], c.content],
+    ]),
   ];
-  for (const w of templated)
+  for (const [path, w] of templated)
     for (const ph of w.match(/\{[a-zA-Z]+\}/g) ?? [])
-      if (!PLACEHOLDERS.has(ph) && !(r.data.config.some((c) => c.content === w) && REPEATED.has(ph)))
+      if (!PLACEHOLDERS.has(ph) && !(d.config.some((c) => c.content === w) && REPEATED.has(ph)))
         throw new InputError(
           file,
-          null,
-          null,
+          lineOf(path),
+          path.join('.'),
           REPEATED.has(ph)
             ? `${ph} repeats a line of a config file's content: it is not allowed elsewhere`
             : `unknown placeholder ${ph} (${[...PLACEHOLDERS].join(', ')}; in config content also ${[...REPEATED].join(', ')})`,
         );
-  r.data.config.forEach((c, i) => {
+  d.config.forEach((c, i) => {
     for (const line of c.content.split('\n'))
       if (repeatOver(line) === 'both')
         throw new InputError(
           file,
-          null,
+          lineOf(['config', i, 'content']),
           `config.${i}.content`,
           `a line names both {peer…} and {member…} placeholders: "${line.trim()}"`,
         );

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../core/util/errors.ts';
-import { parseYaml } from '../../core/util/yaml.ts';
+import { parseYamlDocument } from '../../core/util/yaml.ts';
 import { type DaemonDescription, parseDaemonDescription } from './daemon-db.ts';
 
-/** Read a daemon description from a YAML file; an unreadable or invalid file is `file: reason` bad input. */
+/** Read a daemon description from a YAML file; an unreadable or invalid file is `file[:line]: reason` bad input. */
 export function readDaemonDescription(file: string): DaemonDescription {
   let text: string;
   try {
@@ -16,5 +16,6 @@ export function readDaemonDescription(file: string): DaemonDescription {
       `cannot read the daemon description: ${(err as Error).message.split('\n')[0]}`,
     );
   }
-  return parseDaemonDescription(parseYaml(text, file), file);
+  const yaml = parseYamlDocument(text, file);
+  return parseDaemonDescription(yaml.value, file, yaml);
 }
