@@ -148,11 +148,9 @@ test('mariadb smoke: REPEATABLE READ FAILs naming lost-update and G-single; SERI
 
 /** Expected verdicts of plans/postgres-durability.md: a loss is named by its lost adds, a pass by none. */
 const POSTGRES_DURABILITY: Record<string, [RegExp, RegExp]> = {
-  // A loss of what the WAL writer had not flushed yet: the first run must lose acknowledged adds; its
-  // re-run may not (the plan expects either FAIL).
-  S1: [/^FAIL-(reproducible|nondeterministic)$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
+  S1: [/^FAIL-reproducible$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
   S2: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
-  S3: [/^FAIL-(reproducible|nondeterministic)$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
+  S3: [/^FAIL-reproducible$/, /set-full: [\d,]+ adds .* [1-9][\d,]* lost/],
   S4: [/^PASS-smoke$/, /set-full: [\d,]+ adds .* 0 lost/],
   S5: [/^PARTIAL-surface$/, /set-full: [\d,]+ adds .* 0 lost/],
 };
