@@ -50,6 +50,10 @@ class Cached:
 def span(offset, length):
     return [offset, offset + length]
 
+# Operations that change what is on the disk (open for writing is checked by its flags).
+CHANGES_DISK = frozenset(['write', 'truncate', 'fsync', 'fsyncdir', 'create', 'mkdir', 'rmdir', 'mknod',
+                          'unlink', 'rename', 'symlink', 'link', 'chmod', 'chown', 'utimens'])
+
 class LazyOps:
     def __init__(self, backing):
         self.backing = backing
@@ -65,6 +69,10 @@ class LazyOps:
         self.stats = {'writes': 0, 'bytesWritten': 0, 'fsyncs': 0, 'fsyncsFailed': 0,
                       'bytesDropped': 0, 'filesDropped': 0, 'drops': 0, 'eioReads': 0, 'eioWrites': 0}
         self.eio_files = {}
+        # Set by a power failure: from then on nothing reaches the disk. A database of several processes
+        # (PostgreSQL's WAL writer outlives its postmaster's SIGKILL for a moment) could otherwise write
+        # and fsync after the drop, and what it fsynced would survive a power failure that had happened.
+        self.powered_off = False
 
     def real(self, path):
         return os.path.join(self.backing, path.lstrip('/'))
@@ -86,6 +94,8 @@ class LazyOps:
     def __call__(self, op, *args):
         if not hasattr(self, op):
             raise FuseOSError(errno.ENOSYS)
+        if self.powered_off and (op in CHANGES_DISK or (op == 'open' and args[1] & os.O_ACCMODE != os.O_RDONLY)):
+            raise FuseOSError(errno.EIO)
         try:
             return getattr(self, op)(*args)
         except OSError as e:
@@ -316,6 +326,7 @@ class LazyOps:
         hit file keeps its writes before the last one and a part of the last (a write in flight);
         torn='seq': a seeded subset of its writes since the last fsync survives, out of order."""
         with self.mutex:
+            self.powered_off = True
             rng = random.Random(seed)
             hit, flushed = [], []
             for path, c in sorted(self.files.items()):

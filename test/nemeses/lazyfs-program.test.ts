@@ -109,6 +109,52 @@ os.close(fd)
   t.is(statSync(join(m.back, 'wal')).size, 5000);
 });
 
+test.serial(
+  'after the power failure nothing reaches the disk: a process still running gets EIO',
+  async (t) => {
+    // A database of several processes (PostgreSQL's WAL writer outlives its postmaster's SIGKILL for a
+    // moment) must not write and fsync past the drop: what it fsynced would survive the power failure.
+    const m = mount();
+    t.teardown(() => m.unmount());
+    const script = `
+import os, sys, time
+d = sys.argv[1]
+fd = os.open(d + '/wal', os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(fd, b'A' * 100); os.fsync(fd)
+os.write(fd, b'B' * 100)                           # not fsynced at the power failure
+print('ready', flush=True)
+while not os.path.exists(sys.argv[2]): time.sleep(0.01)
+out = []
+for name, call in [('write', lambda: os.write(fd, b'C' * 100)), ('fsync', lambda: os.fsync(fd)),
+                   ('create', lambda: os.open(d + '/late', os.O_CREAT | os.O_WRONLY, 0o644)),
+                   ('unlink', lambda: os.unlink(d + '/wal'))]:
+    try:
+        call(); out.append(name + ' ok')
+    except OSError as e:
+        out.append(name + ' ' + str(e.errno))
+print(' '.join(out), flush=True)
+`;
+    const go = join(m.dir, 'go');
+    const child = spawn(PYTHON, ['-c', script, m.mnt, go], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    const until = Date.now() + 10_000;
+    const tick = () => new Promise((r) => setTimeout(r, 20));
+    while (!out.includes('ready') && Date.now() < until) await tick();
+    const dropped = m.ctl('lose-unfsynced') as { bytes: number };
+    t.is(dropped.bytes, 100);
+    writeFileSync(go, '');
+    const done = Date.now() + 10_000;
+    while (child.exitCode === null && Date.now() < done) await tick();
+    t.is(out.trim().split('\n').at(-1), 'write 5 fsync 5 create 5 unlink 5', out);
+    // The backing directory holds the fsynced bytes only, and no file created after the power failure.
+    t.is(readFileSync(join(m.back, 'wal'), 'latin1'), 'A'.repeat(100));
+    t.false(existsSync(join(m.back, 'late')));
+  },
+);
+
 test.serial('rename keeps the cache; fsync after rename persists under the new name', (t) => {
   const m = mount();
   t.teardown(() => m.unmount());
