@@ -11,6 +11,7 @@ import { abortReason, EXIT, errorMessage, UserError } from '../../core/util/erro
 import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ClientEndpoint, clientOnlyInventory } from '../../lib/clusters/client-only.ts';
+import { leaseLocalCluster } from '../../lib/clusters/cluster-lease.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect-cluster.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan } from '../plan/check-plan.ts';
@@ -65,6 +66,8 @@ export interface RunPlanOptions {
   endpoints?: Record<string, ClientEndpoint>;
   clusterName: string;
   keepCluster: boolean;
+  /** With `local`: how long to wait for another run holding the cluster to finish, s (0: refuse at once). */
+  clusterWaitS?: number;
   tier: TierName;
   scenarios: string[];
   out: string;
@@ -208,11 +211,30 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
-  const session = await startSession(o, plan, selected, replay, baselines, {
-    seedBase,
-    planHash: hash,
-    units,
-  });
+  // The local cluster is this run's before any session exists: a run refused for a busy cluster leaves
+  // nothing behind.
+  const releaseLease =
+    o.local !== undefined
+      ? await leaseLocalCluster(o.clusterName, { waitMs: (o.clusterWaitS ?? 0) * 1000, log: o.print })
+      : () => {};
+  try {
+    return await runSession(o, plan, selected, replay, baselines, { seedBase, planHash: hash, units });
+  } finally {
+    releaseLease();
+  }
+}
+
+/** The session itself: its directory, the cluster, every unit, the verdicts and reports. */
+async function runSession(
+  o: RunPlanOptions,
+  plan: LoadedPlan,
+  selected: ResolvedScenario[],
+  replay: ReplayFile | undefined,
+  baselines: Map<string, EarlierBaseline>,
+  work: { seedBase: number; planHash: string; units: Unit[] },
+): Promise<RunPlanResult> {
+  const { units } = work;
+  const session = await startSession(o, plan, selected, replay, baselines, work);
   const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   if (o.timeScale !== undefined && o.timeScale !== 1) {
     const k = o.timeScale;

@@ -86,9 +86,17 @@ export async function connectCluster(
   let createdLocal = false;
   let description = `inventory ${source.inventory}`;
   const name = source.clusterName ?? 'local';
+  let releaseLease = () => {};
   if (source.local !== undefined) {
+    const { leaseLocalCluster } = await import('./cluster-lease.ts');
+    // Refused at once when another process holds it; `run` and `test` take it (waiting, if asked)
+    // before their session starts, and this process's hold is counted, not taken twice.
+    releaseLease = await leaseLocalCluster(name);
     const { ensureLocalCluster } = await import('./local.ts');
-    const { cluster, created } = await ensureLocalCluster(name, source.local);
+    const { cluster, created } = await ensureLocalCluster(name, source.local).catch((err: unknown) => {
+      releaseLease();
+      throw err;
+    });
     createdLocal = created;
     inventoryPath = cluster.inventoryPath;
     const lifetime = o.localLifetime ?? 'session';
@@ -100,40 +108,44 @@ export async function connectCluster(
     );
   }
   const downIfCreated = async () => {
-    if (createdLocal && (o.localLifetime ?? 'session') === 'session') {
-      const { localClusterDown } = await import('./local.ts');
-      await localClusterDown(name);
-      log(`local cluster ${name} is down`);
+    try {
+      if (createdLocal && (o.localLifetime ?? 'session') === 'session') {
+        const { localClusterDown } = await import('./local.ts');
+        await localClusterDown(name);
+        log(`local cluster ${name} is down`);
+      }
+    } finally {
+      releaseLease();
     }
   };
 
   let inventory: Inventory | undefined;
   let specs: NodeSpec[];
   let options: RemoteOptions;
-  if (inventoryPath) {
-    inventory = loadInventory(inventoryPath);
-    specs = inventory.nodes;
-    options = remoteOptionsFor(inventory, o.ssh ?? {}, o.remote ?? {});
-  } else if (source.nodes && source.nodes.specs.length > 0) {
-    specs = source.nodes.specs;
-    description = source.nodes.description ?? `${specs.length} node(s) recorded in the fault ledger`;
-    // `--known-hosts` files add to the recorded ones (and to ~/.ssh/known_hosts), as for an inventory.
-    const cliKnown = o.ssh?.knownHosts ?? [];
-    const known = [...(source.nodes.knownHostsFiles ?? []), ...cliKnown];
-    options = {
-      ...o.remote,
-      hostKeyPolicy: hostKeyPolicyFrom(o.ssh ?? {}),
-      ...(known.length > 0 && {
-        knownHostsFiles: cliKnown.length > 0 ? [join(homedir(), '.ssh', 'known_hosts'), ...known] : known,
-      }),
-    };
-  } else throw new UserError('say where the nodes are: --inventory FILE or --local N');
-
   let remote: Remote;
   try {
+    if (inventoryPath) {
+      inventory = loadInventory(inventoryPath);
+      specs = inventory.nodes;
+      options = remoteOptionsFor(inventory, o.ssh ?? {}, o.remote ?? {});
+    } else if (source.nodes && source.nodes.specs.length > 0) {
+      specs = source.nodes.specs;
+      description = source.nodes.description ?? `${specs.length} node(s) recorded in the fault ledger`;
+      // `--known-hosts` files add to the recorded ones (and to ~/.ssh/known_hosts), as for an inventory.
+      const cliKnown = o.ssh?.knownHosts ?? [];
+      const known = [...(source.nodes.knownHostsFiles ?? []), ...cliKnown];
+      options = {
+        ...o.remote,
+        hostKeyPolicy: hostKeyPolicyFrom(o.ssh ?? {}),
+        ...(known.length > 0 && {
+          knownHostsFiles: cliKnown.length > 0 ? [join(homedir(), '.ssh', 'known_hosts'), ...known] : known,
+        }),
+      };
+    } else throw new UserError('say where the nodes are: --inventory FILE or --local N');
     // --password-env / --sudo-password-env: over the inventory's, for every node.
     remote = await connectRemote(withCliPasswords(specs, o.ssh), options);
   } catch (err) {
+    // A cluster brought up for nothing goes again, and the lease with it.
     await downIfCreated();
     throw err;
   }
@@ -148,6 +160,7 @@ export async function connectCluster(
       closed = true;
       await remote.close().catch(() => undefined);
       if (!c.keepCluster) await downIfCreated();
+      else releaseLease();
     },
   };
 }

@@ -23,8 +23,10 @@ import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { clearStaleLock } from '../../core/util/pid-lock.ts';
 import { waitFor } from '../../core/util/retry.ts';
 import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
+import { clusterInUse, clusterLeaseHolder } from './cluster-lease.ts';
 import { assertLocalClusterPossible, run, runQuiet, sshdPath, which } from './host-tools.ts';
 import { type LocalCluster, renderLocalInventory } from './local-inventory.ts';
 import {
@@ -39,7 +41,7 @@ import {
 import { bridgeName, isClusterNetns, netnsName, vethHostName, vethPeerName } from './local-names.ts';
 import { startSshForwards, stopSshForwards } from './ssh-forward.ts';
 import { sshdSettings } from './sshd-config.ts';
-import { clusterDir, clustersDir } from './state-dir.ts';
+import { clusterDir, clusterLeasePath, clustersDir } from './state-dir.ts';
 import { releaseSubnetsOf } from './subnet.ts';
 
 /**
@@ -370,6 +372,8 @@ export async function localClusterUp(opts: LocalClusterUpOptions): Promise<Local
   ] as const)
     if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < MIN_NODE_DATA_BYTES))
       throw new UserError(`${flag} ${bytes}: expected at least ${MIN_NODE_DATA_BYTES} bytes (16M)`);
+  const holder = clusterLeaseHolder(name);
+  if (holder) throw clusterInUse(name, holder, 'not brought up again beside it');
   const dir = clusterDir(name);
   if (existsSync(statePath(name))) {
     throw new UserError(
@@ -518,9 +522,17 @@ async function linkExists(link: string): Promise<boolean> {
  * subnet claim and the state directory (keys included). Names are derived from the cluster name, so this
  * works without a state file and running it twice is harmless.
  */
-export async function localClusterDown(name: string = DEFAULT_CLUSTER_NAME): Promise<LocalClusterDownReport> {
+export async function localClusterDown(
+  name: string = DEFAULT_CLUSTER_NAME,
+  o: { force?: boolean } = {},
+): Promise<LocalClusterDownReport> {
   pathName('cluster', name);
   assertLocalClusterPossible();
+  const holder = clusterLeaseHolder(name);
+  if (holder && !o.force)
+    throw clusterInUse(name, holder, 'not removed (--force removes it anyway, and that run fails)');
+  // The lease of a run that was killed goes with its cluster; a live one stays for its run to give back.
+  clearStaleLock(clusterLeasePath(name));
   const state = (() => {
     try {
       return readClusterState(name);

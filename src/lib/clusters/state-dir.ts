@@ -30,3 +30,13 @@ export function clusterDir(name: string): string {
 export function subnetClaimsDir(): string {
   return process.getuid?.() === 0 ? '/run/faultline/.subnets' : join(stateDir(), 'subnets');
 }
+
+/**
+ * Local cluster leases: host-wide like the subnet claims, because a cluster's namespaces and bridge are
+ * named after the cluster on this host's network stack whatever the state directory; under /run, so a
+ * reboot (which ends every run holding one) clears them too.
+ */
+export function clusterLeasePath(name: string): string {
+  const dir = process.getuid?.() === 0 ? '/run/faultline/.leases' : join(stateDir(), 'leases');
+  return join(dir, pathName('cluster', name));
+}

@@ -46,7 +46,7 @@ export async function vmUp(o: {
 }
 
 /** `cluster down` for one name, whichever kind it is; one line of what was removed. */
-export async function downAnyCluster(name: string): Promise<string> {
+export async function downAnyCluster(name: string, o: { force?: boolean } = {}): Promise<string> {
   if (isVagrantCluster(name)) {
     const r = await vagrantClusterDown(name, (line) => process.stderr.write(`${line}\n`));
     const destroy = r.destroyError
@@ -66,7 +66,7 @@ export async function downAnyCluster(name: string): Promise<string> {
       ? `${name}: removed ${r.killedQemu.length} qemu processes, ${r.removedLinks.length} links${r.killedProxy ? ', the apt proxy' : ''}`
       : `${name}: nothing to remove`;
   }
-  const r = await localClusterDown(name);
+  const r = await localClusterDown(name, o);
   return r.existed
     ? `${name}: removed ${r.removedNetns.length} namespaces, ${r.removedLinks.length} links, ${r.killedPids.length} processes`
     : `${name}: nothing to remove`;

@@ -1,23 +1,11 @@
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
-import { processExists } from '../../core/util/pid.ts';
-import { pollFor } from '../../core/util/retry.ts';
+import { describeHolder, lockHolder, takeLock } from '../../core/util/pid-lock.ts';
 import { missingToolReason, run, runQuiet } from './host-tools.ts';
 import { guestAptSources, readHostAptSources, VM_SUITE } from './vm-apt-sources.ts';
 import { GUEST_BOOT_SCRIPT, GUEST_INIT_PATH } from './vm-guest.ts';
@@ -89,47 +77,19 @@ export const imageLockPath = () => join(vmImageRoot(), 'build.lock');
 
 /** The pid holding the image build lock, or null (no lock, or its owner is gone). */
 export function imageLockOwner(): number | null {
-  try {
-    const pid = Number(readFileSync(imageLockPath(), 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 && processExists(pid) ? pid : null;
-  } catch {
-    return null;
-  }
+  return lockHolder(imageLockPath())?.pid ?? null;
 }
 
-/** Take the image lock: null when taken, else the pid of the live builder holding it. */
-function tryLock(path: string): number | null {
-  for (;;) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return null;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const owner = imageLockOwner();
-    if (owner !== null) return owner;
-    rmSync(path, { force: true }); // its builder died: take over
-  }
-}
-
-async function takeLock(print: (line: string) => void, timeoutMs: number): Promise<() => void> {
-  mkdirSync(vmImageRoot(), { recursive: true });
+/** Take the image build lock, waiting for another build to finish: the release function. */
+async function takeImageLock(print: (line: string) => void, timeoutMs: number): Promise<() => void> {
   const path = imageLockPath();
-  let told = false;
-  const owner = await pollFor(
-    async () => {
-      const owner = tryLock(path);
-      if (owner !== null && !told) print(`waiting for the VM image build of pid ${owner} (${path})`);
-      told ||= owner !== null;
-      return owner;
-    },
-    (owner) => owner === null,
-    { timeoutMs, stepMs: 2000 },
-  );
-  if (owner !== null) throw new UserError(`the VM image build of pid ${owner} holds ${path} too long`);
-  return () => rmSync(path, { force: true });
+  const r = await takeLock(path, 'a VM image build', {
+    timeoutMs,
+    stepMs: 2000,
+    onWait: (h) => print(`waiting for the VM image build of ${describeHolder(h)} (${path})`),
+  });
+  if (r.holder) throw new UserError(`the VM image build of pid ${r.holder.pid} holds ${path} too long`);
+  return r.release;
 }
 
 function imageKey(suite: string, aptSources: readonly string[]): string {
@@ -187,7 +147,7 @@ export async function ensureVmImage(
   const dir = join(vmImageRoot(), 'images', key);
   const cached = readManifest(dir);
   if (cached && !opts.rebuild) return describeImage(dir, cached, false);
-  const unlock = await takeLock(print, opts.lockTimeoutMs ?? 45 * 60_000);
+  const unlock = await takeImageLock(print, opts.lockTimeoutMs ?? 45 * 60_000);
   try {
     const again = readManifest(dir); // built by the lock's previous owner meanwhile
     if (again && !opts.rebuild) return describeImage(dir, again, false);

@@ -10,6 +10,7 @@ import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
+import { clearStaleLock } from '../../core/util/pid-lock.ts';
 import { waitFor } from '../../core/util/retry.ts';
 import { aptProxyUrl, isAptProxyOf, spawnAptProxy, stopAptProxy } from './apt-proxy-process.ts';
 import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
@@ -21,7 +22,7 @@ import { clusterDir, clustersDir } from './state-dir.ts';
 import { releaseSubnetsOf } from './subnet.ts';
 import { type AccelChoice, chooseAccel } from './vm-accel.ts';
 import { DATA_DEVICE, DATA_MOUNT, guestInitScript } from './vm-guest.ts';
-import { ensureVmImage, imageLockOwner, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
+import { ensureVmImage, imageLockPath, vmImageUnavailableReason } from './vm-image.ts';
 import {
   clustersWithQemu,
   cmdlineOf,
@@ -509,12 +510,8 @@ export function allVmClusterNames(): string[] {
  * image left by that builder. A live build is reported, never interrupted.
  */
 export function clearStaleImageLock(): { removed: boolean; liveOwner: number | null } {
-  const path = imageLockPath();
-  if (!existsSync(path)) return { removed: false, liveOwner: null };
-  const owner = imageLockOwner();
-  if (owner !== null) return { removed: false, liveOwner: owner };
-  rmSync(path, { force: true });
-  return { removed: true, liveOwner: null };
+  const r = clearStaleLock(imageLockPath());
+  return { removed: r.removed, liveOwner: r.holder?.pid ?? null };
 }
 
 export interface VmNodeHealth {

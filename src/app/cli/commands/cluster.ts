@@ -135,12 +135,27 @@ export function register(program: Command): void {
     .description('remove every namespace, link, bridge, sshd and key of a local cluster (idempotent)')
     .option('--name <name>', 'cluster name', 'local')
     .option('--all', 'remove every local cluster faultline knows about')
-    .action(async (o: { name: string; all?: boolean }) => {
+    .option('--force', 'remove a local cluster even while a run holds it (that run fails)')
+    .action(async (o: { name: string; all?: boolean; force?: boolean }) => {
       const { listLocalClusters } = await import('../../../lib/clusters/local.ts');
       const vm = await import('../../../lib/clusters/vm-cli.ts');
       const extras = o.all ? vm.vmDownAllExtras() : null;
       const names = o.all ? [...new Set([...listLocalClusters(), ...(extras?.names ?? [])])] : [o.name];
-      for (const name of names) process.stdout.write(`${await vm.downAnyCluster(name)}\n`);
+      const force = o.force === true;
+      if (!o.all) process.stdout.write(`${await vm.downAnyCluster(o.name, { force })}\n`);
+      else {
+        // A cluster a live run holds is left alone and said so; the others still go.
+        const { UserError } = await import('../../../core/util/errors.ts');
+        for (const name of names) {
+          try {
+            process.stdout.write(`${await vm.downAnyCluster(name, { force })}\n`);
+          } catch (err) {
+            if (!(err instanceof UserError)) throw err;
+            process.stderr.write(`faultline: ${err.message}\n`);
+            process.exitCode = err.exitCode;
+          }
+        }
+      }
       if (extras?.lockLine) process.stdout.write(`${extras.lockLine}\n`);
     });
 

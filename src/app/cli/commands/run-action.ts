@@ -9,6 +9,7 @@ import { JUNIT_INCONCLUSIVE_AS, type JunitInconclusiveAs } from '../../report/ju
 import { ControlLog } from '../../report/session-dir.ts';
 import { type RunPlanOptions, type RunPlanResult, runPlan } from '../../run/plan-run.ts';
 import { parseShard } from '../../run/shards.ts';
+import { nonNegativeInt } from '../int-flags.ts';
 import { sshCliOptionsFrom } from '../ssh-flags.ts';
 
 /** Flags → RunPlanOptions (bad values are UserErrors: exit 254), then the run and the verdict table. */
@@ -58,6 +59,7 @@ export function parseRunFlags(plan: string, f: Record<string, unknown>): RunPlan
     o.local = n;
     pathName('cluster', o.clusterName);
   }
+  if (f.clusterWait !== undefined) o.clusterWaitS = nonNegativeInt(f.clusterWait, '--cluster-wait');
   if (f.sutRepo) o.sutRepo = String(f.sutRepo);
   if (f.seed !== undefined) o.seed = nonNegativeInt(f.seed, '--seed');
   if (f.deadline !== undefined) o.deadlineS = parseDuration(String(f.deadline), '--deadline') / 1000;
@@ -78,13 +80,6 @@ function junitAs(v: unknown): JunitInconclusiveAs {
   if (!(JUNIT_INCONCLUSIVE_AS as readonly string[]).includes(as))
     throw new UserError(`--junit-inconclusive: "${as}" (error or failure)`);
   return as as JunitInconclusiveAs;
-}
-
-function nonNegativeInt(v: unknown, flag: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new UserError(`${flag}: expected a non-negative integer (got ${String(v)})`);
-  return n;
 }
 
 export async function runCommand(plan: string, flags: Record<string, unknown>): Promise<number> {

@@ -39,6 +39,10 @@ export function register(program: Command): void {
     .option('--nodes <endpoints>', "with --no-ssh: the database's endpoints, host:port,…")
     .option('--cluster-name <name>', 'name of the local cluster', 'faultline-run')
     .option('--keep-cluster', 'leave a local cluster this run brought up running')
+    .option(
+      '--cluster-wait <seconds>',
+      'with --local: wait this long for another run holding the local cluster to finish (default: refuse at once)',
+    )
     .option('--tier <tier>', 'budget tier to run: smoke | hardening | release', 'smoke')
     .option('--scenario <id>', 'run only this scenario (repeatable, or comma-separated)', collect, [])
     .option('--out <root>', 'session root directory', './test-sessions/')

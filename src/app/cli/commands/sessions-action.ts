@@ -14,18 +14,12 @@ import {
   storeNames,
   storeRoot,
 } from '../../store/store.ts';
+import { positiveInt } from '../int-flags.ts';
 
 /** The `faultline sessions` subcommands: flags in, text (or JSON) on stdout, an exit code out. */
 
 /** Names, headlines and reasons come from the store's files: shown, never sent as escape sequences. */
 const out = (s: string) => process.stdout.write(terminalText(s.endsWith('\n') ? s : `${s}\n`));
-
-function positiveInt(v: unknown, flag: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UserError(`${flag}: expected a positive integer (got ${String(v)})`);
-  return n;
-}
 
 /** `--name`: a plan slug or test name, validated like every name used in a path (no `..`, no `/`). */
 function nameFlag(v: unknown): string | undefined {

@@ -18,6 +18,7 @@ import {
   clientOnlyInventory,
   endpointsFromList,
 } from '../../../lib/clusters/client-only.ts';
+import { leaseLocalCluster } from '../../../lib/clusters/cluster-lease.ts';
 import { connectCluster } from '../../../lib/clusters/connect-cluster.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../../lib/clusters/node-list.ts';
 import { bindDatabase, resolveDatabaseBinding } from '../../../lib/database-factory.ts';
@@ -36,6 +37,7 @@ import { recordSessionIndex } from '../../store/index-file.ts';
 import { loadDispatchLog } from '../../test/dispatch-log.ts';
 import { TEST_DEFAULTS } from '../../test/test-defaults.ts';
 import { type Progress, runTest, type TestRunResult } from '../../test/test-run.ts';
+import { nonNegativeInt, positiveInt } from '../int-flags.ts';
 import { sshCliOptionsFrom } from '../ssh-flags.ts';
 
 /**
@@ -50,6 +52,24 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
   if (o.replay) await loadDispatchLog(o.replay);
   const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
   const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
+  // The local cluster is this command's for all its runs, before any session exists: a command refused
+  // for a busy cluster leaves nothing behind.
+  const releaseLease =
+    o.local !== undefined
+      ? await leaseLocalCluster(o.clusterName, {
+          waitMs: (o.clusterWaitS ?? 0) * 1000,
+          log: (line) => process.stderr.write(`${line}\n`),
+        })
+      : () => {};
+  try {
+    return await runEach(o, baseSeed, faultSchedule);
+  } finally {
+    releaseLease();
+  }
+}
+
+/** Each of the `--test-count` runs in its own session; the combined exit code. */
+async function runEach(o: TestFlags, baseSeed: number, faultSchedule: Schedule | undefined): Promise<number> {
   const verdicts: Validity[] = [];
   let say = (line: string): void => void process.stderr.write(`${line}\n`);
   for (let i = 0; i < o.testCount; i++) {
@@ -291,6 +311,8 @@ interface TestFlags {
   inventory?: string;
   local?: number;
   clusterName: string;
+  /** With `local`: how long to wait for another run holding the cluster, s. */
+  clusterWaitS?: number;
   faults: string[];
   faultSchedule?: string;
   nemesisIntervalS: number;
@@ -330,13 +352,6 @@ export function parseConcurrency(text: string, nodeCount: number): number {
   if (!m) throw new UserError(`--concurrency: "${text}" is not a number or a multiple of n (e.g. 10, 3n)`);
   const n = Number(m[1]) * (m[2] ? nodeCount : 1);
   if (n < 1) throw new UserError(`--concurrency: must be at least 1 (got ${text})`);
-  return n;
-}
-
-function positiveInt(text: unknown, flag: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1)
-    throw new UserError(`${flag}: expected a positive integer (got ${String(text)})`);
   return n;
 }
 
@@ -416,12 +431,8 @@ export function parseFlags(f: Record<string, unknown>): TestFlags {
     out.local = positiveInt(f.local, '--local');
     pathName('cluster', out.clusterName);
   }
-  if (f.seed !== undefined) {
-    const s = Number(f.seed);
-    if (!Number.isSafeInteger(s) || s < 0)
-      throw new UserError(`--seed: expected a non-negative integer (got ${String(f.seed)})`);
-    out.seed = s;
-  }
+  if (f.clusterWait !== undefined) out.clusterWaitS = nonNegativeInt(f.clusterWait, '--cluster-wait');
+  if (f.seed !== undefined) out.seed = nonNegativeInt(f.seed, '--seed');
   if (f.out) out.out = String(f.out);
   if (f.replay) out.replay = String(f.replay);
   if (f.faultSchedule) out.faultSchedule = String(f.faultSchedule);

@@ -42,6 +42,10 @@ export function register(program: Command): void {
     .option('--inventory <file>', 'nodes file (YAML); see `faultline cluster`')
     .option('--local <n>', 'use (and create if missing) a local cluster of n network-namespace nodes')
     .option('--cluster-name <name>', 'local cluster name (with --local)', TEST_DEFAULTS.clusterName)
+    .option(
+      '--cluster-wait <seconds>',
+      'with --local: wait this long for another run holding the local cluster to finish (default: refuse at once)',
+    )
     .option('--nodes <hosts>', "Jepsen's node list: comma-separated hosts (host or host:port), named by host")
     .option('--nodes-file <file>', "Jepsen's nodes file: one host per line (# comments)")
     .option(
