@@ -207,5 +207,40 @@ test('a daemon described without code: --plugin FILE.yaml, daemon: inline or by 
   );
   const bad = await run('plan', 'check', broken);
   t.is(bad.exitCode, 254);
-  t.regex(bad.stderr, /daemon-broken\.md: binding\.daemon: start: unknown placeholder \{secret\}/);
+  const lineOf = (p: string, text: string) =>
+    readFileSync(p, 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes(text)) + 1;
+  t.true(
+    bad.stderr.startsWith(
+      `faultline: ${broken}:${lineOf(broken, 'name: kvd3')}: binding.daemon.start: unknown placeholder {secret} (`,
+    ),
+    bad.stderr,
+  );
+  t.false(bad.stderr.trim().includes('\n'), 'one line');
+  // A block over several lines: each problem at its own line of the plan.
+  const block = (field: string) =>
+    rebound(
+      `daemon-${field}.md`,
+      `daemon:\n  name: kvd4\n  start: kvd4 {port}\n  ${field}\nworkload: register\n`,
+    );
+  for (const [field, said] of [
+    ['stopSignal: NOPE', /: binding\.daemon\.stopSignal: /],
+    ['ports: [1]', /: binding\.daemon\.ports: unknown field$/],
+    ['args: ["{secret}"]', /: binding\.daemon\.args\.0: unknown placeholder \{secret\}/],
+  ] as const) {
+    const p = block(field);
+    const r = await run('plan', 'check', p);
+    t.is(r.exitCode, 254, field);
+    t.true(r.stderr.startsWith(`faultline: ${p}:${lineOf(p, field)}: `), `${field}: ${r.stderr}`);
+    t.regex(r.stderr, said);
+  }
+  // A native YAML plan names its lines too.
+  const yamlPlan = file(
+    'daemon-plan.yaml',
+    'scenarios:\n  - id: S1\n    binding:\n      workload: register\n      daemon:\n        name: kvd5\n        start: "x {secret}"\n',
+  );
+  const y = await run('plan', 'check', yamlPlan);
+  t.is(y.exitCode, 254);
+  t.regex(y.stderr, /daemon-plan\.yaml:7: binding\.daemon\.start: unknown placeholder \{secret\}/);
 });

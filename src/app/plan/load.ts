@@ -4,7 +4,7 @@ import { checkers } from '../../../checkers/registry.ts';
 import { InputError, UserError } from '../../core/util/errors.ts';
 import { regularInput } from '../../core/util/input-file.ts';
 import { optionsIssue } from '../../core/util/options.ts';
-import { parseYaml } from '../../core/util/yaml.ts';
+import { type ParsedYaml, parseYaml, parseYamlDocument, yamlAt } from '../../core/util/yaml.ts';
 import { INSPECT_ONLY, type PlanModulePolicy, planModuleVerdict } from '../plugin/trust.ts';
 import { bindingCheckers, nominalWorkload } from './binding.ts';
 import { parseMarkdownPlan } from './markdown.ts';
@@ -81,21 +81,33 @@ export async function loadBindingModules(
   policy: PlanModulePolicy,
 ): Promise<string[]> {
   const modules = new Set<string>();
-  const daemons: unknown[] = [];
-  const add = (binding: unknown) => {
+  // Each inline or file-named daemon, with the document it was read from (for its lines) and its path there.
+  const daemons: { value: unknown; yaml?: ParsedYaml; at: PropertyKey[] }[] = [];
+  const add = (binding: unknown, yaml?: ParsedYaml, at: PropertyKey[] = []) => {
     const m = (binding as { module?: unknown } | null)?.module;
     for (const x of Array.isArray(m) ? m : [m]) if (typeof x === 'string' && x !== '') modules.add(x);
     const d = (binding as { daemon?: unknown } | null)?.daemon;
-    if (d !== undefined && d !== null) daemons.push(d);
+    if (d !== undefined && d !== null)
+      daemons.push({ value: d, ...(yaml && { yaml }), at: [...at, 'daemon'] });
   };
   const ext = extname(path).toLowerCase();
-  if (ext === '.yaml' || ext === '.yml' || ext === '.json') {
-    const raw = skim(() => (ext === '.json' ? JSON.parse(text) : parseYaml(text, path)));
+  if (ext === '.json') {
+    const raw = skim(() => JSON.parse(text));
     const scenarios = (raw as { scenarios?: unknown } | null)?.scenarios;
     if (Array.isArray(scenarios)) for (const sc of scenarios) add((sc as { binding?: unknown })?.binding);
+  } else if (ext === '.yaml' || ext === '.yml') {
+    const yaml = skim(() => parseYamlDocument(text, path)) as ParsedYaml | null;
+    const scenarios = (yaml?.value as { scenarios?: unknown } | null)?.scenarios;
+    if (Array.isArray(scenarios))
+      for (const [i, sc] of scenarios.entries())
+        add((sc as { binding?: unknown })?.binding, yaml ?? undefined, ['scenarios', i, 'binding']);
   } else {
-    for (const m of text.matchAll(/^(?:```|~~~)faultline[ \t]*\r?\n([\s\S]*?)^(?:```|~~~)/gm))
-      add(skim(() => parseYaml(m[1] as string, path)));
+    for (const m of text.matchAll(/^(?:```|~~~)faultline[ \t]*\r?\n([\s\S]*?)^(?:```|~~~)/gm)) {
+      // The block's lines are the plan's: its fence is on the line after the newlines before it.
+      const fence = text.slice(0, m.index).split('\n').length;
+      const yaml = skim(() => parseYamlDocument(m[1] as string, path, fence)) as ParsedYaml | null;
+      if (yaml) add(yaml.value, yaml);
+    }
   }
   if (modules.size === 0 && daemons.length === 0) return [];
   const { loadPlugin, readDaemonDescription, registerDaemon } = await import('../plugin/load-plugins.ts');
@@ -106,12 +118,27 @@ export async function loadBindingModules(
   for (const m of toImport) await loadPlugin(m, dirname(path));
   for (const d of daemons)
     registerDaemon(
-      typeof d === 'string'
-        ? readDaemonDescription(resolve(dirname(path), d))
-        : parseDaemonDescription(d, `${path}: binding.daemon`),
+      typeof d.value === 'string'
+        ? readDaemonDescription(resolve(dirname(path), d.value))
+        : inlineDaemon(() => parseDaemonDescription(d.value, path, d.yaml && yamlAt(d.yaml, d.at, d.value))),
       path,
     );
   return [...modules];
+}
+
+/** A binding's inline `daemon:` block; its problems named as `binding.daemon.FIELD` at their plan line. */
+function inlineDaemon<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    throw new InputError(
+      err.file,
+      err.line,
+      ['binding.daemon', err.field].filter(Boolean).join('.'),
+      err.reason,
+    );
+  }
 }
 
 /** The line of the plan text naming module `m` (for the error), if it can be found. */

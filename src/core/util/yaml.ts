@@ -19,6 +19,16 @@ export interface ParsedYaml {
   value: unknown;
   /** The text's first line number minus one in its file (see {@link parseYamlDocument}). */
   lineOffset: number;
+  /** Where `value` lies in `doc`, for a part read as a document of its own ({@link yamlAt}). */
+  base?: readonly PropertyKey[];
+}
+
+/**
+ * The part of a parsed document at `path` (a binding's `daemon:` block) as a document of its own:
+ * paths into it are located at their lines in the whole file.
+ */
+export function yamlAt(parsed: ParsedYaml, path: readonly PropertyKey[], value: unknown): ParsedYaml {
+  return { ...parsed, value, base: [...(parsed.base ?? []), ...path] };
 }
 
 /** `lineOffset`: the text's first line number minus one in `file` (for a block inside a Markdown plan). */
@@ -77,7 +87,8 @@ export function parseYamlDocument(text: string, file: string, lineOffset = 0): P
  * The file line of the deepest node `path` reaches (a schema issue's path: for a missing key, its
  * parent map's line; for a bad value, the value's), or null when no node on the way has a position.
  */
-export function yamlLine(parsed: ParsedYaml, path: readonly PropertyKey[]): number | null {
+export function yamlLine(parsed: ParsedYaml, at: readonly PropertyKey[]): number | null {
+  const path = [...(parsed.base ?? []), ...at];
   for (let n = path.length; n >= 0; n--) {
     const node = parsed.doc.getIn(path.slice(0, n) as unknown[], true) as { range?: number[] } | undefined;
     const start = node && typeof node === 'object' ? node.range?.[0] : undefined;
@@ -88,7 +99,7 @@ export function yamlLine(parsed: ParsedYaml, path: readonly PropertyKey[]): numb
 
 /** The file line of `key` itself in the map at `parent` (an unknown field's own line), else the map's. */
 export function yamlKeyLine(parsed: ParsedYaml, parent: readonly PropertyKey[], key: string): number | null {
-  const map = parsed.doc.getIn(parent as unknown[], true);
+  const map = parsed.doc.getIn([...(parsed.base ?? []), ...parent] as unknown[], true);
   if (isMap(map))
     for (const item of map.items) {
       const k = item.key as { value?: unknown; range?: number[] } | null;
