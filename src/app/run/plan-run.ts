@@ -150,6 +150,12 @@ interface Session {
   units: Unit[];
 }
 
+/** What a session is started from: the plan as read and the work chosen, before any directory exists. */
+type SessionInputs = Pick<
+  Session,
+  'o' | 'plan' | 'selected' | 'replay' | 'baselines' | 'seedBase' | 'planHash' | 'units'
+>;
+
 export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
   const planned = await loadPlan(o.plan, { trustPlanModules: o.trustPlanModules === true });
   // The plan is checked as written; the scale applies to how it runs, after.
@@ -218,23 +224,16 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
       ? await leaseLocalCluster(o.clusterName, { waitMs: (o.clusterWaitS ?? 0) * 1000, log: o.print })
       : () => {};
   try {
-    return await runSession(o, plan, selected, replay, baselines, { seedBase, planHash: hash, units });
+    return await runSession({ o, plan, selected, replay, baselines, seedBase, planHash: hash, units });
   } finally {
     releaseLease();
   }
 }
 
 /** The session itself: its directory, the cluster, every unit, the verdicts and reports. */
-async function runSession(
-  o: RunPlanOptions,
-  plan: LoadedPlan,
-  selected: ResolvedScenario[],
-  replay: ReplayFile | undefined,
-  baselines: Map<string, EarlierBaseline>,
-  work: { seedBase: number; planHash: string; units: Unit[] },
-): Promise<RunPlanResult> {
-  const { units } = work;
-  const session = await startSession(o, plan, selected, replay, baselines, work);
+async function runSession(inputs: SessionInputs): Promise<RunPlanResult> {
+  const { o, plan, selected, units } = inputs;
+  const session = await startSession(inputs);
   const untee = teeLogToFile(join(session.sessionDir, DEBUG_LOG));
   if (o.timeScale !== undefined && o.timeScale !== 1) {
     const k = o.timeScale;
@@ -270,14 +269,9 @@ async function runSession(
 }
 
 /** The session directory and its record, with an empty timeline; the log is written on every event. */
-async function startSession(
-  o: RunPlanOptions,
-  plan: LoadedPlan,
-  selected: ResolvedScenario[],
-  replay: ReplayFile | undefined,
-  baselines: Map<string, EarlierBaseline>,
-  work: { seedBase: number; planHash: string; units: Unit[] },
-): Promise<Session> {
+async function startSession(inputs: SessionInputs): Promise<Session> {
+  const { plan } = inputs;
+  let { o } = inputs;
   const started = new Date();
   const sessionDir = await createSessionDir(o.out, plan.slug, started);
   // Everything printed from here on is kept in the session too (logs/control.log).
@@ -298,16 +292,12 @@ async function startSession(
   o.print(`session: ${sessionDir}`);
   if (o.shard)
     o.print(
-      `shard ${o.shard.index}/${o.shard.count} of plan sha256 ${work.planHash.slice(0, 12)}…: ${work.units.length} unit(s), base seed ${work.seedBase}`,
+      `shard ${o.shard.index}/${o.shard.count} of plan sha256 ${inputs.planHash.slice(0, 12)}…: ${inputs.units.length} unit(s), base seed ${inputs.seedBase}`,
     );
   copyFileSync(o.plan, join(sessionDir, planCopyName(o.plan)));
   return {
-    ...work,
+    ...inputs,
     o,
-    plan,
-    selected,
-    replay,
-    baselines,
     sessionDir,
     record,
     log: new SessionLogWriter(record),
