@@ -269,6 +269,12 @@ clusterTest(
       t.is(down.status, 254);
       t.regex(down.stderr, new RegExp(`in use by pid ${process.pid} `));
       t.true(existsSync(clusterDir(name)));
+      const status = cli('cluster', 'status', '--name', name);
+      t.regex(status.stdout, new RegExp(`^held by pid ${process.pid} \\(.*\\) since \\S+Z$`, 'm'));
+      const json = JSON.parse(cli('cluster', 'status', '--name', name, '--json').stdout) as {
+        heldBy: { pid: number } | null;
+      };
+      t.is(json.heldBy?.pid, process.pid);
     } finally {
       await cluster.close();
     }

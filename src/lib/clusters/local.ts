@@ -23,7 +23,7 @@ import { UserError } from '../../core/util/errors.ts';
 import { readJsonOrNull } from '../../core/util/json-file.ts';
 import { log } from '../../core/util/log.ts';
 import { pathName } from '../../core/util/paths.ts';
-import { clearStaleLock } from '../../core/util/pid-lock.ts';
+import { clearStaleLock, type LockHolder, lockHolder } from '../../core/util/pid-lock.ts';
 import { waitFor } from '../../core/util/retry.ts';
 import { bridgedClusterFields, newBridgedCluster } from './bridged-cluster.ts';
 import { clusterInUse, clusterLeaseHolder } from './cluster-lease.ts';
@@ -605,6 +605,8 @@ export interface LocalClusterStatus {
   subnet?: string;
   bridge?: { name: string; up: boolean };
   inventoryPath?: string;
+  /** The live run holding the cluster's lease (this process included), or null when it is free. */
+  heldBy?: LockHolder | null;
   nodes: NodeHealth[];
   healthy: boolean;
 }
@@ -658,6 +660,7 @@ export async function localClusterStatus(name: string = DEFAULT_CLUSTER_NAME): P
     subnet: state.subnet,
     bridge: { name: state.bridge, up: bridgeUp },
     inventoryPath: cluster.inventoryPath,
+    heldBy: lockHolder(clusterLeasePath(name)),
     nodes,
     healthy: bridgeUp && nodes.every((n) => n.netns && n.sshd && n.ssh),
   };

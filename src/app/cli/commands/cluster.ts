@@ -179,6 +179,7 @@ export function register(program: Command): void {
         return;
       }
       const { localClusterStatus } = await import('../../../lib/clusters/local.ts');
+      const { describeHolder } = await import('../../../core/util/pid-lock.ts');
       const s = await localClusterStatus(o.name);
       if (o.json) process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
       else if (!s.exists) process.stdout.write(`${o.name}: no such local cluster\n`);
@@ -186,6 +187,7 @@ export function register(program: Command): void {
         const lines = [
           `cluster ${s.name}  subnet ${s.subnet}  bridge ${s.bridge?.name} ${s.bridge?.up ? 'up' : 'DOWN'}  ${s.healthy ? 'healthy' : 'UNHEALTHY'}`,
           `inventory ${s.inventoryPath}`,
+          s.heldBy ? `held by ${describeHolder(s.heldBy)}` : 'free: no run holds it',
           ...s.nodes.map(
             (n) =>
               `  ${n.name.padEnd(4)} ${n.address.padEnd(15)} ${n.sshAddress === `${n.address}:22` ? '' : `ssh ${n.sshAddress}  `}netns ${n.netns ? 'yes' : 'MISSING'}  sshd ${n.sshd ? 'up' : 'DOWN'}  ssh ${n.ssh ? `ok ${n.sshLatencyMs} ms` : 'FAILED'}  processes ${n.processes}${n.error ? `  (${n.error})` : ''}`,
