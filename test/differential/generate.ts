@@ -72,20 +72,23 @@ const registerShape = (cas: boolean): Shape => ({
   random: (op, a) => (op.f === 'read' ? pickOf(small, a.value + a.outcome) : op.input),
 });
 
+const MULTI_REGISTER_KEYS: readonly unknown[] = ['x', 1, '1'];
+
 const SHAPES: Record<string, Shape> = {
   register: registerShape(false),
   'cas-register': registerShape(true),
   'multi-register': {
-    init: {},
+    // Keys 1 and "1" are two registers (as in Knossos): a checker that merged them would fail here.
+    init: new Map(),
     invoke: (a) => {
-      const k = a.pick % 2 === 0 ? 'x' : 'y';
+      const k = MULTI_REGISTER_KEYS[a.pick % MULTI_REGISTER_KEYS.length];
       return a.pick < 5 ? { f: 'read', input: [k, null] } : { f: 'write', input: [k, a.value % 3] };
     },
     apply(t, op) {
-      const [k, v] = op.input as [string, unknown];
-      const m = t.state as Record<string, unknown>;
-      if (op.f === 'write') m[k] = v;
-      return op.f === 'read' ? [k, m[k] ?? null] : op.input;
+      const [k, v] = op.input as [unknown, unknown];
+      const m = t.state as Map<unknown, unknown>;
+      if (op.f === 'write') m.set(k, v);
+      return op.f === 'read' ? [k, m.get(k) ?? null] : op.input;
     },
     random: (op, a) =>
       op.f === 'read' ? [(op.input as [string])[0], pickOf(small, a.value + a.outcome)] : op.input,

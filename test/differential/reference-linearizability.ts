@@ -71,7 +71,11 @@ export function referenceModel(name: string, o: RefOptions = {}): RefModel {
       const nilFree = (v: unknown) => (v === null || v === undefined) && o.nilRead !== 'value';
       return {
         init: null,
-        key: (op) => String((op.input as [string, unknown])[0]),
+        // A key's type is part of it: 1 and "1" are two registers.
+        key: (op) => {
+          const k = (op.input as [unknown, unknown])[0];
+          return `${typeof k}:${JSON.stringify(k)}`;
+        },
         step(s: unknown, op: RefOp) {
           if (op.f === 'write') return (op.input as [string, unknown])[1];
           if (!seen(op)) return s;

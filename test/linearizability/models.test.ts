@@ -1,6 +1,7 @@
 import test from 'ava';
 import { checkOperations } from '../../checkers/linearizability/check.ts';
 import { createModel, type ModelOptions } from '../../checkers/linearizability/models/index.ts';
+import { multiRegisterKey } from '../../checkers/linearizability/models/multi-register.ts';
 import type { Operation } from '../../src/core/history/operation.ts';
 import { NOT_APPLIED } from '../../src/core/history/operation.ts';
 import { type Ev, history } from './helpers.ts';
@@ -201,6 +202,62 @@ test('multi-register: [k v] values partitioned by key', async (t) => {
   t.is(await verdict('multi-register', history(evs)), true);
   const bad: Ev[] = [...evs, [1, 'invoke', 'read', [2, null]], [1, 'ok', 'read', [2, 10]]];
   t.is(await verdict('multi-register', history(bad)), false);
+});
+
+test('multi-register: keys 1 and "1" are two registers; a key’s text is its own', async (t) => {
+  // Written as 1 then "1", read as 1: two registers, each linearizable. One text for both keys made
+  // this one register, where the read of 10 after the write of 20 failed.
+  const two: Ev[] = [
+    [0, 'invoke', 'write', [1, 10]],
+    [0, 'ok', 'write', [1, 10]],
+    [1, 'invoke', 'write', ['1', 20]],
+    [1, 'ok', 'write', ['1', 20]],
+    [1, 'invoke', 'read', [1, null]],
+    [1, 'ok', 'read', [1, 10]],
+  ];
+  t.is(await verdict('multi-register', history(two)), true);
+  // A value read from a key nobody wrote it to is still caught.
+  const crossed: Ev[] = [...two, [0, 'invoke', 'read', ['1', null]], [0, 'ok', 'read', ['1', 10]]];
+  t.is(await verdict('multi-register', history(crossed)), false);
+  // Every pair of distinct keys gets distinct texts (brute force over keys made to collide), and the
+  // keys histories use keep their text (reports name them so).
+  const keys: unknown[] = [
+    1,
+    '1',
+    '"1"',
+    '""1""',
+    2.5,
+    '2.5',
+    true,
+    'true',
+    null,
+    'null',
+    'x',
+    '"x"',
+    '\\"x',
+    [1],
+    '[1]',
+    [1, 2],
+    '[1,2]',
+    { a: 1 },
+    '{"a":1}',
+    '',
+    ' 1',
+    'key-7',
+    10n ** 20n,
+  ];
+  const texts = keys.map(multiRegisterKey);
+  for (let i = 0; i < keys.length; i++)
+    for (let j = i + 1; j < keys.length; j++)
+      t.not(texts[i], texts[j], `${String(keys[i])} and ${String(keys[j])}`);
+  t.deepEqual([1, 'x', 'key-7', [1, 2], { b: 1, a: 2 }].map(multiRegisterKey), [
+    '1',
+    'x',
+    'key-7',
+    '[1,2]',
+    '{"a":2,"b":1}',
+  ]);
+  t.is(multiRegisterKey('1'), '"1"');
 });
 
 test('set: adds and whole-set reads; a duplicate in a read is illegal', async (t) => {

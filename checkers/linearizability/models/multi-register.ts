@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../../src/core/history/values.ts';
 import { deepEqual, hashValue, type Model, ModelInputError, show } from '../model.ts';
 import {
   appliedValue,
@@ -22,8 +23,32 @@ export interface MultiRegisterInput extends RegisterInput {
   key: string;
 }
 
-function keyOf(k: unknown): string {
-  return typeof k === 'string' ? k : JSON.stringify(k);
+/** Whether a string key must be quoted to stay apart from other keys' text, by key (a history has few keys). */
+const quoteKey = new Map<string, boolean>();
+
+/**
+ * A key as its partition's text, one text per key: a non-string as its canonical JSON (`1`, `[1,2]`), a
+ * string as itself unless it could be another key's text (it reads as JSON, or starts with a quote),
+ * then quoted. So `1` and `"1"` are two registers, as in Knossos, where one text for both merged them
+ * into one register and made a linearizable history fail; the keys histories use read as they are.
+ */
+export function multiRegisterKey(k: unknown): string {
+  if (typeof k !== 'string') return canonicalJson(k);
+  let quote = quoteKey.get(k);
+  if (quote === undefined) {
+    quote = k.startsWith('"') || readsAsJson(k);
+    if (quoteKey.size < 100_000) quoteKey.set(k, quote);
+  }
+  return quote ? JSON.stringify(k) : k;
+}
+
+function readsAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function pair(v: unknown, what: string): [unknown, unknown] {
@@ -52,7 +77,7 @@ export function makeMultiRegister(
         );
       }
       const [k] = pair(op.input, `${op.f} value`);
-      const key = op.key ?? keyOf(k);
+      const key = op.key ?? multiRegisterKey(k);
       if (op.f === 'read') {
         if (op.type !== 'ok') return null;
         const [, seen] = pair(op.output, 'read result');
