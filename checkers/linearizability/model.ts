@@ -1,5 +1,5 @@
 import type { Operation } from '../../src/core/history/operation.ts';
-import { exactInteger } from '../../src/core/history/values.ts';
+import { exactInteger, tagOf, valueKey } from '../../src/core/history/values.ts';
 import type { EncodedOps } from './op-columns.ts';
 
 // The exact-integer helpers live with the history values they read; models import them from here.
@@ -192,15 +192,28 @@ export function hashValue(v: unknown): number {
     for (const x of v) h = fmix32(Math.imul(h, 31) + hashValue(x));
     return h;
   }
+  const members = setMembers(v);
+  if (members) {
+    // A set's members in any order: summed, so the order does not change the hash.
+    let h = 0x9b05688c;
+    for (const x of members) h = (h + fmix32(hashValue(x))) | 0;
+    return fmix32(h);
+  }
   let h = 0x510e527f;
   for (const [k, x] of Object.entries(v as Record<string, unknown>))
     h ^= fmix32(hashString(k) + hashValue(x));
   return h;
 }
 
+/**
+ * Values equal as Jepsen's Clojure compares them: nil (null, or a missing undefined) is nil, objects
+ * whatever their key order, sets whatever their member order. Equal exactly when their `valueKey`s are
+ * (src/core/history/values.ts), which the passes that read ops without stepping a model key them by.
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') {
+  if (a === null || a === undefined) return b === null || b === undefined;
+  if (b === null || b === undefined || typeof a !== 'object' || typeof b !== 'object') {
     // NaN is never a register value worth distinguishing; treat it like ===.
     return false;
   }
@@ -210,6 +223,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
+  const as = setMembers(a);
+  const bs = setMembers(b);
+  if (as || bs) return as !== null && bs !== null && sameMembers(as, bs);
   // for-in instead of Object.keys: no key arrays are allocated (this runs once per op and per model
   // step on histories of millions of ops). Plain data objects have no enumerable inherited keys.
   let count = 0;
@@ -221,6 +237,34 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   for (const k in b as object) if (Object.hasOwn(b as object, k)) count--;
   return count === 0;
+}
+
+/**
+ * The members of an EDN set (`#{1 2}`, read as `{"#set": [1, 2]}`), or null for any other value. A set
+ * is equal to the same members in any order, as in Clojure: a register written `#{1 2}` and read back
+ * `#{2 1}` holds one value.
+ */
+function setMembers(v: object): readonly unknown[] | null {
+  if (tagOf(v) !== '#set') return null;
+  const members = (v as { '#set': unknown })['#set'];
+  return Array.isArray(members) ? members : null;
+}
+
+/** The same members, in any order (by canonical key: the check the rest of faultline makes of values). */
+function sameMembers(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  const counts = new Map<unknown, number>();
+  for (const x of a) {
+    const k = valueKey(x);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  for (const y of b) {
+    const k = valueKey(y);
+    const n = counts.get(k);
+    if (!n) return false;
+    counts.set(k, n - 1);
+  }
+  return true;
 }
 
 /** Short human rendering of a value (EDN-ish: nil for null; big integers as their digits). */

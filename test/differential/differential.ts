@@ -12,12 +12,15 @@ import { type RefOptions, referenceLinearizable, referenceModel } from './refere
 export interface LinearizabilityCase {
   model: string;
   options: RefOptions & ModelOptions;
+  /** The generator's history shape, when not the model's own (values of another kind). */
+  shape?: string;
 }
 
 /** Every built-in model, under Knossos's semantics and, where they differ, faultline's clients'. */
 export const LINEARIZABILITY_CASES: LinearizabilityCase[] = [
   { model: 'register', options: {} },
   { model: 'register', options: { nilRead: 'value' } },
+  { model: 'register', options: { nilRead: 'value' }, shape: 'register-sets' },
   { model: 'cas-register', options: {} },
   { model: 'cas-register', options: { nilRead: 'value', failedCas: 'mismatch' } },
   { model: 'multi-register', options: {} },
@@ -30,7 +33,7 @@ export const LINEARIZABILITY_CASES: LinearizabilityCase[] = [
 ];
 
 export const caseLabel = (c: LinearizabilityCase) =>
-  `${c.model}${Object.keys(c.options).length ? ` ${JSON.stringify(c.options)}` : ''}`;
+  `${c.model}${Object.keys(c.options).length ? ` ${JSON.stringify(c.options)}` : ''}${c.shape ? ` (${c.shape})` : ''}`;
 
 export interface Tally {
   histories: number;
@@ -57,7 +60,7 @@ export async function linearizabilityDifferential(
   const reference = referenceModel(c.model, c.options);
   const details = await fc.check(
     fc.asyncProperty(actionsArb(maxActions), fc.boolean(), async (actions, open) => {
-      const ops = simulate(c.model, actions, open);
+      const ops = simulate(c.shape ?? c.model, actions, open);
       const want = referenceLinearizable(reference, ops);
       const got = await faultlineVerdict(c, ops);
       tally.histories++;
@@ -69,7 +72,7 @@ export async function linearizabilityDifferential(
   );
   if (details.failed) {
     const [actions, open] = details.counterexample ?? [[], false];
-    const ops = simulate(c.model, actions, open);
+    const ops = simulate(c.shape ?? c.model, actions, open);
     throw new Error(
       `${caseLabel(c)}: faultline says ${!referenceLinearizable(reference, ops) ? 'linearizable' : 'not linearizable'}, the reference the opposite (seed ${seed}, shrunk ${details.numShrinks} times${details.errorInstance ? `, ${String(details.errorInstance)}` : ''}):\n${historyText(ops)}`,
     );

@@ -159,6 +159,32 @@ const SHAPES: Record<string, Shape> = {
 };
 
 // Shapes for the catalogue checkers (their op names, no linearizability model).
+/**
+ * A register of EDN sets (`{"#set": [...]}`): each read lists the members in an order of its own, as a
+ * Clojure set prints them. Equal sets in any order are one value; a checker comparing them as lists
+ * fails correct histories here.
+ */
+const setOf = (n: number, rotate: number): { '#set': number[] } => {
+  const members = [0, 1, 2].slice(0, 1 + (n % 3));
+  return {
+    '#set': [...members.slice(rotate % members.length), ...members.slice(0, rotate % members.length)],
+  };
+};
+const reordered = (v: unknown, a: Action): unknown => {
+  if (v === null || typeof v !== 'object') return v;
+  const m = (v as { '#set': number[] })['#set'];
+  return setOf(m.length - 1, a.outcome + a.pick);
+};
+SHAPES['register-sets'] = {
+  init: null,
+  invoke: (a) => (a.pick < 4 ? { f: 'read', input: null } : { f: 'write', input: setOf(a.value, a.pick) }),
+  apply(t, op, a) {
+    if (op.f === 'write') t.state = op.input;
+    return op.f === 'read' ? reordered(t.state, a) : op.input;
+  },
+  random: (op, a) => (op.f === 'read' ? (a.value % 4 === 3 ? null : setOf(a.value, a.outcome)) : op.input),
+};
+
 SHAPES['counter-bounds'] = {
   ...(SHAPES.counter as Shape),
   invoke: (a) => (a.pick < 4 ? { f: 'read', input: null } : { f: 'add', input: (a.value % 2) + 1 }),

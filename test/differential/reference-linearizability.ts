@@ -40,7 +40,19 @@ export interface RefOptions {
   failedCas?: 'ignored' | 'mismatch';
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/** Values as Clojure compares them: nil is nil, and a set (`{"#set": [...]}`) is its members in any order. */
+const same = (a: unknown, b: unknown) => JSON.stringify(normal(a)) === JSON.stringify(normal(b));
+
+function normal(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (Array.isArray(v)) return v.map(normal);
+  if (typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).sort();
+  if (keys.length === 1 && keys[0] === '#set' && Array.isArray(o['#set']))
+    return { '#set': o['#set'].map((x) => JSON.stringify(normal(x))).sort() };
+  return Object.fromEntries(keys.map((k) => [k, normal(o[k])]));
+}
 
 /** A read whose result is known: only an ok completion says what it saw. */
 const seen = (op: RefOp) => op.type === 'ok';

@@ -1,5 +1,6 @@
+import { valueKey } from '../../../src/core/history/values.ts';
 import type { EncodedOps } from '../op-columns.ts';
-import { type RegisterInput, type RegisterOutput, valueKey } from './register-values.ts';
+import type { RegisterInput, RegisterOutput } from './register-values.ts';
 
 /**
  * Register partitions simplified before the search, into partitions linearizable exactly when the

@@ -1,7 +1,7 @@
 /**
- * What the register models' encodings look like (./register.ts) and how their values are compared by
- * key, shared by the passes that read encoded register ops without stepping the model
- * (./stale-read.ts, ./register-simplify.ts).
+ * What the register models' encodings look like (./register.ts), shared by the passes that read encoded
+ * register ops without stepping the model (./stale-read.ts, ./register-simplify.ts). Those passes key
+ * values by `valueKey` (src/core/history/values.ts), equal exactly when the model's `deepEqual` is.
  */
 export interface RegisterInput {
   f: 'read' | 'write' | 'cas';
@@ -16,22 +16,4 @@ export interface RegisterOutput {
   value: unknown;
   /** Whether a cas succeeded. */
   ok: boolean;
-}
-
-/**
- * A Map key equal for deep-equal values: the value itself when it is not a string or object (Map's
- * SameValueZero agrees with deepEqual there, and such keys never equal a string), else its canonical
- * string. No string is built per op on a history of numbers.
- */
-export function valueKey(v: unknown): unknown {
-  return typeof v === 'string' || (v !== null && typeof v === 'object') ? canonicalKey(v) : v;
-}
-
-/** A string equal for deep-equal values (object keys sorted), distinct otherwise. */
-function canonicalKey(v: unknown): string {
-  if (v === undefined) return 'u';
-  if (v === null || typeof v !== 'object') return `${typeof v}:${String(v)}`;
-  if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
-  const keys = Object.keys(v).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalKey((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }

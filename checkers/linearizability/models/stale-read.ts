@@ -1,7 +1,8 @@
+import { valueKey as keyOf } from '../../../src/core/history/values.ts';
 import type { Refutation } from '../model.ts';
 import { show } from '../model.ts';
 import type { EncodedOps } from '../op-columns.ts';
-import { valueKey as keyOf, type RegisterInput, type RegisterOutput } from './register-values.ts';
+import type { RegisterInput, RegisterOutput } from './register-values.ts';
 
 /**
  * A quick, sound refutation for registers: an observation of a value that cannot be the register's
