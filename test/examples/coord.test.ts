@@ -39,10 +39,13 @@ function runPlan(plan: string, cluster: string, opts: { scenarios?: string[]; re
  * ZooKeeper S1's headline: the first anomaly's key, op, the node that answered it, when, and the fault
  * window: during it, or after its heal while n1 was still catching up. Usually a stale read on n1; the
  * checker may lead with another op the stale view made impossible (a cas that failed on n2 against a
- * version only n1's lagging view explains), so any op and node are accepted.
+ * version only n1's lagging view explains), so any op and node are accepted. A plain read is only
+ * sequentially consistent even without a fault: on a loaded host a follower a few milliseconds behind
+ * answers stale before the window too (a CI run led with a read on n2 at 4.82 s, 180 ms before w1), and
+ * the headline then says no fault was active.
  */
 const STALE_READ =
-  /^On key \d+, \S+.* \(op \d+, process \d+ on n\d, [\d.]+–[\d.]+ s, (?:during w1: n1 isolated from n2 n3|with no fault active, [\d.]+ s after w1 healed \(n1 isolated from n2 n3\))\) cannot be linearized/;
+  /^On key \d+, \S+.* \(op \d+, process \d+ on n\d, [\d.]+–[\d.]+ s, (?:during w1: n1 isolated from n2 n3|with no fault active, [\d.]+ s after w1 healed \(n1 isolated from n2 n3\)|with no fault active)\) cannot be linearized/;
 /**
  * NATS S1's headline: an acknowledged publish (by value) missing from the final state, with its op,
  * process, node, time and fault context. Usually the loss was acknowledged during the power-failure
