@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { UserError } from '../../core/util/errors.ts';
 import {
   describeHolder,
@@ -20,10 +21,14 @@ const held = new Map<string, number>();
 /** Leases being taken: a second call in this process while the first waits shares its outcome. */
 const taking = new Map<string, Promise<void>>();
 
-/** What the lease file says holds it: this process's command line, as a person would type it. */
+/**
+ * What the lease file says holds it: this process's command line as a person would type it
+ * (`faultline run plans/etcd.md …`), or the script that drives faultline through the API.
+ */
 function thisCommand(): string {
-  const args = process.argv.slice(2).join(' ');
-  return args ? `faultline ${args}` : 'faultline';
+  const script = basename(process.argv[1] ?? '');
+  const name = script === '' || /^faultline(\.[cm]?js)?$/.test(script) ? 'faultline' : script;
+  return [name, ...process.argv.slice(2)].join(' ');
 }
 
 async function take(name: string, waitMs: number, log?: (line: string) => void): Promise<void> {
