@@ -126,6 +126,11 @@ test('a pid now used by another process, an unreadable file and the old pid-only
     }),
     /^pid 7 \(faultline run p\.md\) since 2026-12-07T14:05:01Z$/,
   );
+  // A lock file is data: what it says reaches the terminal escaped, on one line.
+  t.is(
+    describeHolder({ pid: 7, startTicks: null, what: 'x\u001b[2J\ny', since: '' }),
+    'pid 7 (x\\x1b[2J\\ny)',
+  );
 });
 
 test('eight processes race for one free lock and for one stale lock: one wins each time', async (t) => {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { processExists } from './pid.ts';
 import { pollFor } from './retry.ts';
+import { terminalText } from './terminal.ts';
 
 /**
  * A lock held by a live process: a file naming its holder, made with `link` so that it appears whole
@@ -200,9 +201,13 @@ export function clearStaleLock(path: string): { removed: boolean; holder: LockHo
   return { removed: true, holder: null };
 }
 
-/** `pid 1234 (faultline run plans/etcd.md …) since 2026-12-07T14:05:01Z`. */
+/**
+ * `pid 1234 (faultline run plans/etcd.md …) since 2026-12-07T14:05:01Z`, on one line. The lock file is
+ * data: its text is shown with control characters and newlines escaped, never sent to the terminal.
+ */
 export function describeHolder(h: LockHolder): string {
-  const what = h.what ? ` (${h.what})` : '';
-  const since = h.since ? ` since ${h.since.replace(/\.\d+Z$/, 'Z')}` : '';
+  const shown = (s: string) => terminalText(s).replace(/\n/g, '\\n');
+  const what = h.what ? ` (${shown(h.what)})` : '';
+  const since = h.since ? ` since ${shown(h.since.replace(/\.\d+Z$/, 'Z'))}` : '';
   return `pid ${h.pid}${what}${since}`;
 }
