@@ -11,7 +11,7 @@ import { abortReason, EXIT, errorMessage, UserError } from '../../core/util/erro
 import { teeLogToFile } from '../../core/util/log.ts';
 import { packageRoot, packageVersion } from '../../core/util/package-info.ts';
 import { type ClientEndpoint, clientOnlyInventory } from '../../lib/clusters/client-only.ts';
-import { leaseLocalCluster } from '../../lib/clusters/cluster-lease.ts';
+import { leaseCommandCluster } from '../../lib/clusters/cluster-lease.ts';
 import { type ConnectedCluster, connectCluster } from '../../lib/clusters/connect-cluster.ts';
 import { armBinding, type TierName } from '../plan/binding.ts';
 import { blocking, checkPlan } from '../plan/check-plan.ts';
@@ -217,12 +217,7 @@ export async function runPlan(o: RunPlanOptions): Promise<RunPlanResult> {
     throw new UserError(
       `--replay ${o.replay}: it is for ${replay.scenario}; add --scenario ${replay.scenario}`,
     );
-  // The local cluster is this run's before any session exists: a run refused for a busy cluster leaves
-  // nothing behind.
-  const releaseLease =
-    o.local !== undefined
-      ? await leaseLocalCluster(o.clusterName, { waitMs: (o.clusterWaitS ?? 0) * 1000, log: o.print })
-      : () => {};
+  const releaseLease = await leaseCommandCluster(o, o.print);
   try {
     return await runSession({ o, plan, selected, replay, baselines, seedBase, planHash: hash, units });
   } finally {

@@ -71,6 +71,18 @@ export async function leaseLocalCluster(
   };
 }
 
+/**
+ * A command's hold on its `--local` cluster for everything it runs, taken before any session exists so
+ * that a command refused for a busy cluster leaves nothing behind; nothing to hold without `--local`.
+ */
+export function leaseCommandCluster(
+  o: { local?: number; clusterName: string; clusterWaitS?: number },
+  log: (line: string) => void,
+): Promise<() => void> {
+  if (o.local === undefined) return Promise.resolve(() => {});
+  return leaseLocalCluster(o.clusterName, { waitMs: (o.clusterWaitS ?? 0) * 1000, log });
+}
+
 /** The live run holding cluster `name`'s lease, other than this process; null when none does. */
 export function clusterLeaseHolder(name: string): LockHolder | null {
   const h = lockHolder(clusterLeasePath(name));

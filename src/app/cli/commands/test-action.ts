@@ -18,7 +18,7 @@ import {
   clientOnlyInventory,
   endpointsFromList,
 } from '../../../lib/clusters/client-only.ts';
-import { leaseLocalCluster } from '../../../lib/clusters/cluster-lease.ts';
+import { leaseCommandCluster } from '../../../lib/clusters/cluster-lease.ts';
 import { connectCluster } from '../../../lib/clusters/connect-cluster.ts';
 import { type NodeListFlags, nodesFromFlags } from '../../../lib/clusters/node-list.ts';
 import { bindDatabase, resolveDatabaseBinding } from '../../../lib/database-factory.ts';
@@ -52,15 +52,7 @@ export async function testCommand(flags: Record<string, unknown>): Promise<numbe
   if (o.replay) await loadDispatchLog(o.replay);
   const faultSchedule = o.faultSchedule ? await loadSchedule(o.faultSchedule) : undefined;
   const baseSeed = o.seed ?? randomInt(1, 2 ** 31 - o.testCount);
-  // The local cluster is this command's for all its runs, before any session exists: a command refused
-  // for a busy cluster leaves nothing behind.
-  const releaseLease =
-    o.local !== undefined
-      ? await leaseLocalCluster(o.clusterName, {
-          waitMs: (o.clusterWaitS ?? 0) * 1000,
-          log: (line) => process.stderr.write(`${line}\n`),
-        })
-      : () => {};
+  const releaseLease = await leaseCommandCluster(o, (line) => process.stderr.write(`${line}\n`));
   try {
     return await runEach(o, baseSeed, faultSchedule);
   } finally {
