@@ -16,12 +16,14 @@ import {
   installProgramCommand,
   ioErrorLogCommand,
   ioProbeCommand,
+  killPidsCommand,
   listMountsCommand,
   mountCommand,
   mountedCommand,
   parseIoErrorLog,
   parseProbe,
   pidAliveCommand,
+  signalTreeCommand,
   stopDaemonCommand,
   unmountCommand,
 } from './commands/lazyfs-commands.ts';
@@ -51,9 +53,9 @@ import {
  * each started and seen writing on the mount before the next stops (a rolling restart; the undo records
  * the order). Then, by action:
  *
- * - lose-unfsynced: the window's end is the power failure. Every target's database is killed (-9) at
- *   once, every write not fsynced is dropped, the filesystem is unmounted and the database restarted
- *   on what survived. Evidence: the bytes and files dropped (injector), each dropped file's size as the
+ * - lose-unfsynced: the window's end is the power failure. Every target's database is stopped (SIGSTOP)
+ *   at once with every process it started, every write not fsynced is dropped, those processes are
+ *   killed (-9), the filesystem is unmounted and the database restarted on what survived. Evidence: the bytes and files dropped (injector), each dropped file's size as the
  *   database left it and as it survived (victim).
  * - fsync-fail: every fsync fails with EIO during the window. With the database's own start (the fault
  *   plane's), the database is first started on the mount and seen writing through it, and only then do
@@ -147,8 +149,10 @@ interface NodeUndo {
   aim?: string[];
   /** Aimed faults: the files matched when the evidence was read. */
   matched?: MatchedFile[];
-  /** The pid the power failure killed. */
+  /** The daemon's pid the power failure stopped and then killed (or the one a heal stopped). */
   killed?: string;
+  /** How many processes the power failure stopped: the daemon and every process descended from it. */
+  frozen?: number;
   /** fsync-fail on a running database: what it had done on the mount when its fsyncs began to fail. */
   running?: RunningBefore;
 }
@@ -736,18 +740,31 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     const words = undo.action && powerWords(undo.action, params.success ? params.data : {});
     const power = words !== null && words !== undefined;
     const stop = (params.success && params.data.stopSignal) || 'TERM';
-    // A power failure hits every target at once: every database dies before any cache is dropped.
+    // A power failure hits every target at once: every database, with all its processes, is stopped
+    // where it stands before any cache is dropped, and killed only after (signalTreeCommand says why).
+    const frozen = new Map<string, string[]>();
     await Promise.all(
       entries.map(async ([node, u]) => {
-        const r = await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, power ? 'KILL' : stop));
-        u.killed = r.stdout.trim();
+        if (power) {
+          const pids = (
+            await run(remote, node, signalTreeCommand(u.pidFile, u.processName, 'STOP'))
+          ).stdout.trim();
+          u.killed = pids.split(/\s+/)[0] ?? 'none';
+          u.frozen = pids === 'none' ? 0 : pids.split(/\s+/).length;
+          frozen.set(node, pids === 'none' ? [] : pids.split(/\s+/));
+        } else
+          u.killed = (
+            await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, stop))
+          ).stdout.trim();
       }),
     );
     await Promise.all(
       entries.map(async ([node, u]) => {
         if ((await run(remote, node, mountedCommand(u.dir), false)).stdout.trim() === 'mounted') {
-          if (power) u.dropped = parseJson(dropReport, await control(remote, node, u, words));
-          else {
+          if (power) {
+            u.dropped = parseJson(dropReport, await control(remote, node, u, words));
+            await run(remote, node, killPidsCommand(frozen.get(node) ?? []));
+          } else {
             await control(remote, node, u, ['fsync-fail', 'off']);
             await control(remote, node, u, ['aim', b64({ patterns: [], eio: null })]);
             await control(remote, node, u, ['flush']);
@@ -784,7 +801,7 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
         node,
         signal: `power failure${d?.torn ? ` (torn-${d.torn})` : ''}: un-fsynced writes dropped`,
         after: d
-          ? `${d.bytes} bytes in ${d.files.length} files (${u.processName} pid ${u.killed} killed first)${d.flushed?.length ? `; ${d.flushed.length} files not aimed at reached the disk` : ''}`
+          ? `${d.bytes} bytes in ${d.files.length} files (${u.processName} pid ${u.killed}${u.frozen && u.frozen > 1 ? ` and ${u.frozen - 1} ${u.frozen === 2 ? 'process' : 'processes'} it started` : ''} stopped first)${d.flushed?.length ? `; ${d.flushed.length} files not aimed at reached the disk` : ''}`
           : 'no answer',
         landed: d !== null && d !== undefined,
       });
@@ -818,8 +835,11 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
       const stop = STOP_SIGNALS.find((s) => s === signal) ?? 'TERM';
       if (!dir || !backing) continue;
       found.push(`lazy filesystem on ${dir} (fault ${m.name})`);
-      if (pidFile && processName)
+      if (pidFile && processName) {
+        // A run killed between its power failure's stop and kill left the database stopped.
+        await run(remote, node, signalTreeCommand(pidFile, processName, 'CONT'), false);
         await run(remote, node, stopDaemonCommand(pidFile, processName, stop), false);
+      }
       if (socket)
         await run(
           remote,

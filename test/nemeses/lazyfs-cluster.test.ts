@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
+import { signalTreeCommand } from '../../nemeses/commands/lazyfs-commands.ts';
 import { healRecords, sweepNodes } from '../../nemeses/heal.ts';
 import { lazyfsNemesis } from '../../nemeses/lazyfs.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';
@@ -25,6 +26,19 @@ import os, sys, time
 d = sys.argv[1]
 fd = os.open(d + '/data/log', os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
 n = len(open(d + '/data/log').read().splitlines())
+# A child, as a database's helper process: once the writer dies it writes and fsyncs data/late (as
+# PostgreSQL's WAL writer can finish an fsync after its postmaster's death). A power failure stops it with
+# the writer, so data/late must never survive one.
+if os.fork() == 0:
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.002)
+    try:
+        late = os.open(d + '/data/late', os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(late, b'late\\n')
+        os.fsync(late)
+    finally:
+        os._exit(0)
 while True:
     n += 1
     os.write(fd, b'%d\\n' % n)
@@ -142,7 +156,8 @@ fx.test.serial(
     // Un-fsynced writes when power fails, for sure: had the writer been killed inside an fsync, the
     // filesystem would finish that fsync and nothing would be left to drop. With `hold` at most one fsync
     // already decided on (within ten lines of the hold) still happens; 25 lines more leave at least 15 unsynced.
-    await remote.exec('n1', `touch ${dir('n1')}/hold`, { sudo: true });
+    // data/late is the first writer's child's, written when the plane stopped the writer to mount.
+    await remote.exec('n1', `touch ${dir('n1')}/hold && rm -f ${dir('n1')}/data/late`, { sudo: true });
     const held = before.n;
     const tail = await pollFor(
       () => lines(remote, 'n1'),
@@ -152,7 +167,16 @@ fx.test.serial(
     t.true(tail.n >= held + 25, `the writer wrote ${tail.n - held} lines after the hold in 30 s`);
     await plane.invoke({ f: 'stop-lazyfs', value: { targets: 'all' } });
     const dropped = rec.afterHeal?.signals.find((s) => s.signal.startsWith('power failure'));
-    t.regex(String(dropped?.after), /^[1-9]\d* bytes in 1 files/);
+    t.regex(
+      String(dropped?.after),
+      /^[1-9]\d* bytes in 1 files \(python3 pid \d+ and 1 process it started stopped first\)/,
+    );
+    // The writer's child was stopped with it at the power failure, so its write after the writer's
+    // death never happened (a kill of the writer alone let it write and fsync before the drop).
+    const late = await remote.exec('n1', `cat ${dir('n1')}/data/late 2>/dev/null || echo absent`, {
+      sudo: true,
+    });
+    t.is(late.stdout.trim(), 'absent');
     const victim = rec.afterHeal?.signals.find((s) => s.side === 'victim');
     t.regex(JSON.stringify(victim?.after), /\/log: \d+ -> \d+/);
     t.true(rec.afterHeal?.landed, rec.afterHeal?.reason);
@@ -264,3 +288,56 @@ fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker an
   t.true(swept[0]?.clean, JSON.stringify(swept));
   t.regex(JSON.stringify(swept[0]), /unmounted .*data and moved/);
 });
+
+fx.test.serial(
+  'a run killed inside its power failure leaves the database stopped: the sweep resumes it before it stops it',
+  async (t) => {
+    const remote = await fx.remote();
+    await prepare(t, remote);
+    const hooks = sut(remote);
+    await hooks.db.process?.start(hooks.ctx, 'n1');
+    const rec = await lazyfsNemesis.inject(
+      remote,
+      {
+        kind: 'lazyfs',
+        action: 'lose-unfsynced',
+        targets: ['n1'],
+        params: {
+          dirs: { n1: `${dir('n1')}/data` },
+          pidFiles: { n1: pidFile('n1') },
+          processName: 'python3',
+        },
+      },
+      'sweep2',
+    );
+    t.deepEqual(rec.nodes, ['n1']);
+    await hooks.db.process?.start(hooks.ctx, 'n1');
+    const atStart = await pollFor(
+      () => lines(remote, 'n1').catch(() => ({ n: 0, synced: 0 })),
+      (l) => l.n > 0,
+      { timeoutMs: 30_000, stepMs: 100 },
+    );
+    await pollFor(
+      () => lines(remote, 'n1'),
+      (l) => l.n >= atStart.n + 20,
+      { timeoutMs: 30_000, stepMs: 100 },
+    );
+    // The power failure's first step, and then the run dies: the writer and its child stay stopped.
+    const stopped = (
+      await remote.exec('n1', signalTreeCommand(pidFile('n1'), 'python3', 'STOP'), { sudo: true })
+    ).stdout
+      .trim()
+      .split(/\s+/);
+    t.is(stopped.length, 2, `the writer and its child: ${stopped.join(' ')}`);
+    const swept = await sweepNodes(remote, ['n1'], ['lazyfs']);
+    t.true(swept[0]?.clean, JSON.stringify(swept));
+    const states = await remote.exec(
+      'n1',
+      stopped
+        .map((p) => `sed -n 's/^State:[[:space:]]*//p' /proc/${p}/status 2>/dev/null || true`)
+        .join('; '),
+      { sudo: true },
+    );
+    t.notRegex(states.stdout, /^T/m, `no process of the writer is left stopped: ${states.stdout}`);
+  },
+);

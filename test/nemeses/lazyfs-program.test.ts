@@ -15,12 +15,15 @@ import { join } from 'node:path';
 import test from 'ava';
 import {
   ioErrorLogCommand,
+  killPidsCommand,
   PYTHON,
   parseIoErrorLog,
+  signalTreeCommand,
   stopDaemonCommand,
 } from '../../nemeses/commands/lazyfs-commands.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
+import { shellQuote } from '../../src/core/control/quote.ts';
 
 // The lazy filesystem itself, on this host: a tiny program writes, fsyncs some writes and not others,
 // and after `lose-unfsynced` exactly the un-fsynced ones must be gone.
@@ -502,3 +505,54 @@ test('an I/O error is counted in a database log in every usual spelling, strerro
   t.is(found.count, 4);
   t.is(found.last, 'write failed: EIO');
 });
+
+test.serial(
+  'the power failure stops the daemon and every process it started, each found through /proc; CONT resumes them',
+  (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'faultline-tree-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const pidFile = join(dir, 'daemon.pid');
+    // A daemon with a child and a grandchild, the grandchild's name holding a space and parentheses (a
+    // comm that /proc/PID/stat shows between parentheses of its own).
+    const odd = join(dir, 'a) (b');
+    spawnSync('cp', ['/bin/sleep', odd]);
+    const daemon = spawn(
+      'bash',
+      ['-c', `echo $$ > ${shellQuote(pidFile)}; ( ${shellQuote(odd)} 60 & wait ) & sleep 60 & wait`],
+      { detached: true, stdio: 'ignore' },
+    );
+    daemon.unref();
+    const until = Date.now() + 10_000;
+    const tree = () =>
+      spawnSync('ps', ['-o', 'pid=', '--ppid', String(daemon.pid)], { encoding: 'utf8' }).stdout;
+    while (tree().trim().split(/\s+/).length < 2 && Date.now() < until) spawnSync('sleep', ['0.05']);
+    t.teardown(() => {
+      spawnSync('pkill', ['-KILL', '-s', String(daemon.pid)]);
+    });
+    const state = (pid: string) =>
+      /^State:\s*(\S)/m.exec(spawnSync('cat', [`/proc/${pid}/status`], { encoding: 'utf8' }).stdout)?.[1];
+    // sh, not bash: a node's shell may be dash.
+    const stop = spawnSync('sh', ['-c', signalTreeCommand(pidFile, 'bash', 'STOP')], { encoding: 'utf8' });
+    t.is(stop.status, 0, stop.stderr);
+    const pids = stop.stdout.trim().split(/\s+/);
+    t.is(pids[0], String(daemon.pid), 'the daemon first');
+    t.is(pids.length, 4, `the daemon, its subshell, its sleep and the subshell's child: ${stop.stdout}`);
+    t.deepEqual(pids.map(state), ['T', 'T', 'T', 'T']);
+    const cont = spawnSync('sh', ['-c', signalTreeCommand(pidFile, 'bash', 'CONT')], { encoding: 'utf8' });
+    t.deepEqual(cont.stdout.trim().split(/\s+/).sort(), [...pids].sort());
+    t.false(pids.map(state).includes('T'), 'every process resumed');
+    // Only a process whose comm matches: another name signals nothing.
+    t.is(
+      spawnSync('sh', ['-c', signalTreeCommand(pidFile, 'postgres', 'STOP')], {
+        encoding: 'utf8',
+      }).stdout.trim(),
+      'none',
+    );
+    // The pids come back from a node: only digits reach the kill.
+    const kill = killPidsCommand([...pids, '1;touch /tmp/x', '0', '-1', '']);
+    t.is(/^pids='([^']*)'/.exec(kill)?.[1], pids.join(' '));
+    const r = spawnSync('sh', ['-c', kill], { encoding: 'utf8' });
+    t.is(r.status, 0, r.stderr);
+    for (const p of pids) t.true(state(p) === undefined || state(p) === 'Z', `${p} is gone`);
+  },
+);
