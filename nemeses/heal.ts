@@ -119,3 +119,31 @@ export function formatHealReport(report: HealReport): string {
   lines.push(report.clean ? 'all nodes clean' : 'NOT all nodes clean');
   return lines.join('\n');
 }
+
+/** What a run found on its nodes before it began: faults an earlier run left in force, and whether any remain. */
+export interface LeftoverSweep {
+  clean: boolean;
+  /** `n1 lazyfs: lazy filesystem on … (fault w1); undone: unmounted …`, one per node and kind that had any. */
+  undone: string[];
+  /** What is still there (or could not be checked), one per node and kind. */
+  left: string[];
+}
+
+/**
+ * The sweep of every node with every nemesis, before a run sets anything up. A run killed outright, or
+ * stopped by a second Ctrl-C, heals nothing; what it left (a partition, a mount under the data directory,
+ * a stopped process) would make the next run on those nodes fail to set up or judge a system under a
+ * fault it never scheduled. A run starts from clean nodes, or says why it cannot.
+ */
+export async function sweepLeftovers(remote: Remote, nodes: readonly string[]): Promise<LeftoverSweep> {
+  const sweep = await sweepNodes(remote, nodes);
+  const undone = sweep
+    .filter((s) => s.found.length > 0 && s.clean)
+    .map(
+      (s) => `${s.node} ${s.kind}: ${s.found.join(', ')}; undone: ${s.fixed.join(', ') || 'nothing to do'}`,
+    );
+  const left = sweep
+    .filter((s) => !s.clean)
+    .map((s) => `${s.node} ${s.kind}: ${s.error ? `the sweep failed (${s.error})` : s.found.join(', ')}`);
+  return { clean: left.length === 0, undone, left };
+}

@@ -14,19 +14,36 @@ export function unknownOption(o: Record<string, unknown>, known: readonly string
   return extra === undefined ? null : refused(extra, `unknown option (known: ${known.join(', ')})`);
 }
 
+/** One setting: a value from a list, or an integer in a range; `fallback` when the plan names none. */
+export type Setting =
+  | { allowed: readonly (string | number)[]; fallback: string | number }
+  | { integer: readonly [number, number]; fallback: number };
+
 /**
- * A dbOptions schema of one setting: `key` one of `allowed` (default `fallback`); any other key is
- * refused, naming the one it knows. The parsed options are `{ [key]: value }`.
+ * A dbOptions schema of the given settings: each checked by value, with its default; any other key is
+ * refused, naming the ones it knows. The parsed options hold every setting.
  */
-export function oneSettingSchema<T extends string | number>(key: string, allowed: readonly T[], fallback: T) {
+export function settingsSchema(settings: Record<string, Setting>) {
+  const known = Object.keys(settings);
   return {
     safeParse(v: unknown) {
       const o = (v ?? {}) as Record<string, unknown>;
-      const unknown = unknownOption(o, [key]);
+      const unknown = unknownOption(o, known);
       if (unknown) return unknown;
-      const value = o[key] ?? fallback;
-      if (!allowed.includes(value as T)) return refused(key, `one of ${allowed.join(', ')}`);
-      return { success: true as const, data: { [key]: value } };
+      const data: Record<string, unknown> = {};
+      for (const [key, setting] of Object.entries(settings)) {
+        const value = o[key] ?? setting.fallback;
+        if ('allowed' in setting) {
+          if (!setting.allowed.includes(value as string | number))
+            return refused(key, `one of ${setting.allowed.join(', ')}`);
+        } else {
+          const [min, max] = setting.integer;
+          if (!Number.isInteger(value) || (value as number) < min || (value as number) > max)
+            return refused(key, `an integer from ${min} to ${max}`);
+        }
+        data[key] = value;
+      }
+      return { success: true as const, data };
     },
   };
 }

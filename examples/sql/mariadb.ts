@@ -1,7 +1,7 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
-import { oneSettingSchema } from './db-options.ts';
+import { settingsSchema } from './db-options.ts';
 import {
   ensurePackages,
   nodeAddress,
@@ -38,7 +38,9 @@ export interface MariaDbOptions {
   flushLogAtTrxCommit: 0 | 1 | 2;
 }
 
-export const mariadbOptionsSchema = oneSettingSchema('flushLogAtTrxCommit', [0, 1, 2], 1);
+export const mariadbOptionsSchema = settingsSchema({
+  flushLogAtTrxCommit: { allowed: [0, 1, 2], fallback: 1 },
+});
 
 export class MariaDb implements Database {
   readonly process;

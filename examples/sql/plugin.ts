@@ -13,7 +13,7 @@ import { TxnClient, txnOptionsSchema } from './txn-client.ts';
  * isolation level a plan asks for, checked by faultline's Elle-class checker, and the set workload
  * (one transaction per add or read) for durability plans, checked by set-full.
  *
- * dbOptions: postgres `synchronousCommit` (on, off); mariadb and galera `flushLogAtTrxCommit` (0, 1, 2).
+ * dbOptions: postgres `synchronousCommit` (on, off) and `walWriterDelayMs` (1–10000); mariadb and galera `flushLogAtTrxCommit` (0, 1, 2).
  *
  * clientOptions: `isolation` (serializable, repeatable-read, read-committed; MariaDB also
  * read-uncommitted), `readFrom` (primary, or replicas: read-only transactions go to the worker's own

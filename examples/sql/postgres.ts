@@ -1,7 +1,7 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
-import { oneSettingSchema } from './db-options.ts';
+import { settingsSchema } from './db-options.ts';
 import {
   ensurePackages,
   nodeAddress,
@@ -26,14 +26,19 @@ export const PG_PORT = 5432;
 
 /**
  * dbOptions: `synchronousCommit` (on, the default: a COMMIT returns once its WAL is fsynced; off: it
- * returns before, and the WAL writer fsyncs within three `wal_writer_delay`s, 200 ms each, so a power
- * failure may lose commits already acknowledged, as the documentation says).
+ * returns before, and the WAL writer fsyncs within three `wal_writer_delay`s, so a power failure may lose
+ * commits already acknowledged, as the documentation says); `walWriterDelayMs` (`wal_writer_delay`, 200 ms
+ * by default, 1–10000): how often the WAL writer fsyncs, and so how much asynchronous commit can lose.
  */
 export interface PostgresOptions {
   synchronousCommit: 'on' | 'off';
+  walWriterDelayMs: number;
 }
 
-export const postgresOptionsSchema = oneSettingSchema('synchronousCommit', ['on', 'off'], 'on');
+export const postgresOptionsSchema = settingsSchema({
+  synchronousCommit: { allowed: ['on', 'off'], fallback: 'on' },
+  walWriterDelayMs: { integer: [1, 10_000], fallback: 200 },
+});
 
 const server = (name: string, o: PostgresOptions): ServerProcess => ({
   processName: 'postgres',
@@ -67,6 +72,8 @@ const server = (name: string, o: PostgresOptions): ServerProcess => ({
         'hot_standby=on',
         '-c',
         `synchronous_commit=${o.synchronousCommit}`,
+        '-c',
+        `wal_writer_delay=${o.walWriterDelayMs}ms`,
         '-c',
         'lock_timeout=1s',
         '-c',
@@ -108,7 +115,7 @@ export class Postgres implements Database {
   private readonly srv: ServerProcess;
   constructor(
     readonly name: string,
-    options: PostgresOptions = { synchronousCommit: 'on' },
+    options: PostgresOptions = { synchronousCommit: 'on', walWriterDelayMs: 200 },
   ) {
     this.srv = server(name, options);
     this.process = processControl(this.srv);

@@ -127,3 +127,76 @@ fx.test.serial(
   'SIGTERM mid-fault: `faultline test` heals, keeps the history and exits with the verdict',
   (t) => interruptMidFault(t, 'SIGTERM'),
 );
+
+fx.test.serial(
+  'a run killed outright mid-partition heals nothing; the next `faultline test` undoes the partition before it starts, and says so',
+  async (t) => {
+    const out = mkdtempSync(join(tmpdir(), 'evid-sig-'));
+    const args = (nemesis: string, limit: string) => [
+      bin,
+      'test',
+      '--inventory',
+      fx.cluster().inventoryPath,
+      '--db',
+      'etcd',
+      '--workload',
+      'register',
+      '--nemesis',
+      nemesis,
+      '--nemesis-interval',
+      '3s',
+      '--time-limit',
+      limit,
+      '--rate',
+      '20',
+      '--seed',
+      '7',
+      '--recovery',
+      '1s',
+      '--out',
+      out,
+    ];
+    const killed = execa(process.execPath, args('partition', '120s'), {
+      reject: false,
+      env: { FAULTLINE_FROM_SOURCE: '1' },
+    });
+    let session: string | null = null;
+    killed.stderr?.on('data', (d: Buffer) => {
+      session ??= /session: (\S+)/.exec(String(d))?.[1] ?? null;
+    });
+    const deadline = Date.now() + 150_000;
+    let open: { id: string; at: number } | null = null;
+    while (!open && Date.now() < deadline && killed.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (session) open = activeFault(join(session, 'ledger.jsonl'));
+    }
+    t.truthy(open, 'a partition was in force before the kill');
+    killed.kill('SIGKILL');
+    await killed;
+    const remote = await fx.remote();
+    const nodes = remote.nodes.map((n) => n.name);
+    const rules = async () => {
+      let n = 0;
+      for (const node of nodes)
+        n += Number(
+          (
+            await remote.exec(node, 'iptables -S 2>/dev/null | grep -c FAULTLINE || true', {
+              sudo: true,
+              check: false,
+            })
+          ).stdout.trim(),
+        );
+      return n;
+    };
+    t.true((await rules()) > 0, 'the killed run left its partition');
+    const next = await execa(process.execPath, args('none', '5s'), {
+      reject: false,
+      all: true,
+      env: { FAULTLINE_FROM_SOURCE: '1' },
+    });
+    t.is(next.exitCode, 0, next.all);
+    t.regex(String(next.stderr), /left by an earlier run: n\d partition: .*; undone: /);
+    t.is(await rules(), 0, 'no faultline rule after the next run');
+    await Promise.all(nodes.map((n) => db.teardown({ remote, nodes }, n)));
+  },
+);

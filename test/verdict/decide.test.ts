@@ -25,6 +25,28 @@ const table: {
     step: 8,
   },
   {
+    name: 'a run that failed before its history: the failure is the first reason, not only what is missing',
+    ev: () =>
+      hardeningEvidence({
+        seeds: [
+          {
+            seed: 22,
+            outcome: 'unknown',
+            error:
+              "postgres: teardown on n1 failed: exit 1\nstderr (last 1 lines):\n  rm: cannot remove '/d': Is a directory",
+          },
+        ],
+        faultsScheduled: 1,
+        faults: [],
+        oracles: [],
+        history: null,
+      }),
+    verdict: 'INCONCLUSIVE-fault-not-proven',
+    step: 4,
+    reason:
+      /^seed 22: the run failed: postgres: teardown on n1 failed: exit 1 stderr \(last 1 lines\): rm: cannot remove '\/d': Is a directory \| landing not proven/,
+  },
+  {
     name: 'step 1: not attempted → NOT-RUN',
     ev: () => hardeningEvidence({ attempted: false, notRunReason: 'time ran out' }),
     verdict: 'NOT-RUN',

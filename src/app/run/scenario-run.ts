@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { DeclaredSignal } from '../../../nemeses/declared-signal.ts';
-import type { HealReport } from '../../../nemeses/heal.ts';
+import { type HealReport, sweepLeftovers } from '../../../nemeses/heal.ts';
 import {
   checkStepTargets,
   type FaultWindow,
@@ -160,6 +160,8 @@ async function prepareScenario(
   const pre = await preconditions(o.remote, windows);
   await o.log.event(sc.id, 'preconditions', pre.notes.join('; '));
   if (!pre.clusterUp) return inconclusive([{ name: 'cluster reachable', reason: pre.notes.join('; ') }]);
+  if (pre.leftovers.length > 0)
+    return inconclusive([{ name: 'nodes clean of earlier faults', reason: pre.leftovers.join('; ') }]);
   const sut = await bindDatabase(
     {
       db: binding.db,
@@ -299,7 +301,13 @@ async function runSeeds(s: ScenarioState, runOnce: RunOnce): Promise<SeedsOutcom
     } catch (err) {
       s.notes.push(`seed ${seed}: run failed: ${errorMessage(err)}`);
       await o.log.event(o.sc.id, 'run failed', errorMessage(err));
-      out.seeds.push({ seed, outcome: 'unknown', rerun: 'not-attempted', reproducer: null });
+      out.seeds.push({
+        seed,
+        outcome: 'unknown',
+        rerun: 'not-attempted',
+        reproducer: null,
+        error: errorMessage(err),
+      });
       continue;
     }
     out.primary ??= run;
@@ -446,36 +454,49 @@ function validWord(v: unknown): string {
   return v === true ? 'valid' : v === false ? 'INVALID' : 'unknown';
 }
 
-/** Cluster reachable on every node; for network faults, a FAULTLINE test chain created, listed, removed. */
+/**
+ * Cluster reachable on every node; no fault an earlier run left in force (the sweep undoes what it
+ * finds; what it cannot undo keeps the scenario from running); for network faults, a FAULTLINE test chain
+ * created, listed, removed.
+ */
 async function preconditions(
   remote: Remote,
   windows: readonly FaultWindow[],
-): Promise<{ clusterUp: boolean; faultPlane: boolean; notes: string[] }> {
+): Promise<{ clusterUp: boolean; faultPlane: boolean; notes: string[]; leftovers: string[] }> {
   const nodes = remote.nodes.map((n) => n.name);
   const notes: string[] = [];
+  const leftovers: string[] = [];
   if (remote instanceof ClientOnlyRemote) {
     // No SSH: the cluster is up when every endpoint takes a TCP connection; the proxy needs nothing on a node.
     const rows = await checkEndpoints(remote.endpoints);
     const down = rows.filter((r) => !r.reachable);
     if (down.length > 0) {
       notes.push(`unreachable: ${down.map((d) => `${d.node} ${d.endpoint} (${d.error})`).join(', ')}`);
-      return { clusterUp: false, faultPlane: false, notes };
+      return { clusterUp: false, faultPlane: false, notes, leftovers };
     }
     notes.push(
       `client-only: ${rows.length} endpoint(s) take a TCP connection; fault plane: the proxy (control node)`,
     );
-    return { clusterUp: true, faultPlane: true, notes };
+    return { clusterUp: true, faultPlane: true, notes, leftovers };
   }
   const up = await remote.onNodes(nodes, (n) => remote.exec(n, 'true', { timeoutMs: 15_000 }));
   const down = up.filter((r) => !r.ok);
   if (down.length > 0) {
     notes.push(`unreachable: ${down.map((d) => `${d.node} (${errorMessage(d.error)})`).join(', ')}`);
-    return { clusterUp: false, faultPlane: false, notes };
+    return { clusterUp: false, faultPlane: false, notes, leftovers };
   }
   notes.push(`cluster up (${nodes.length} nodes answer)`);
+  const swept = await sweepLeftovers(remote, nodes);
+  for (const u of swept.undone) notes.push(`left by an earlier run: ${u}`);
+  if (!swept.clean) {
+    leftovers.push(...swept.left);
+    notes.push(`NOT clean of an earlier run's faults: ${swept.left.join('; ')}`);
+    return { clusterUp: true, faultPlane: false, notes, leftovers };
+  }
+  if (swept.undone.length === 0) notes.push('no fault left by an earlier run');
   if (!windows.some((w) => w.step.kind === 'partition')) {
     notes.push('fault plane: no network fault in this run');
-    return { clusterUp: true, faultPlane: true, notes };
+    return { clusterUp: true, faultPlane: true, notes, leftovers };
   }
   const chain = `FLPROBE${process.pid % 100000}`;
   const script = `PATH="$PATH:/usr/sbin:/sbin"; iptables -w -N ${chain} && iptables -w -A ${chain} -j RETURN && iptables -w -S ${chain} | grep -c RETURN; iptables -w -F ${chain}; iptables -w -X ${chain}; ! iptables -w -S ${chain} >/dev/null 2>&1`;
@@ -485,12 +506,12 @@ async function preconditions(
     notes.push(
       `fault plane NOT responsive on ${bad.map((b) => `${b.node} (${errorMessage(b.error)})`).join(', ')}`,
     );
-    return { clusterUp: true, faultPlane: false, notes };
+    return { clusterUp: true, faultPlane: false, notes, leftovers };
   }
   notes.push(
     `fault plane responsive: test chain ${chain} applied, seen and removed on ${nodes.length} nodes`,
   );
-  return { clusterUp: true, faultPlane: true, notes };
+  return { clusterUp: true, faultPlane: true, notes, leftovers };
 }
 
 async function reduce(

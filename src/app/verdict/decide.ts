@@ -115,7 +115,20 @@ type Base = Pick<Decision, 'scenario' | 'tierMet' | 'release' | 'audits'>;
 export function decideVerdict(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: AuditContext = {}): Decision {
   const d = decideSteps(ev, sc, ctx);
   if (ev.stoppedEarly !== null) d.stoppedEarly = ev.stoppedEarly;
-  return d;
+  return withRunFailures(d, ev);
+}
+
+/**
+ * A seed whose run failed left nothing to judge, and whatever step decided says so only by what is
+ * missing ("0 recorded", "the Oracle did not run"). The failure itself is named: first when no seed's
+ * run ended, since it is then the whole reason; after the step's own reasons otherwise.
+ */
+function withRunFailures(d: Decision, ev: ScenarioEvidence): Decision {
+  const failures = ev.seeds.filter((s) => s.error !== undefined);
+  if (failures.length === 0) return d;
+  const said = failures.map((s) => `seed ${s.seed}: the run failed: ${s.error?.replace(/\s+/g, ' ').trim()}`);
+  const none = failures.length === ev.seeds.length;
+  return { ...d, reasons: none ? [...said, ...d.reasons] : [...d.reasons, ...said] };
 }
 
 function decideSteps(ev: ScenarioEvidence, sc: ResolvedScenario, ctx: AuditContext): Decision {

@@ -70,6 +70,8 @@ export const seedRunSchema = z.object({
   rerun: z.enum(['reproduced', 'not-reproduced', 'not-attempted']).default('not-attempted'),
   /** Reproducer command or path, when a FAIL reproduced. */
   reproducer: z.string().nullable().default(null),
+  /** Why the seed's run ended without a history to judge (set-up failed, a node went away …). */
+  error: z.string().optional(),
 });
 export type SeedRun = z.infer<typeof seedRunSchema>;
 

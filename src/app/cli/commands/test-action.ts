@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckResult, Validity } from '../../../../checkers/types.ts';
+import { sweepLeftovers } from '../../../../nemeses/heal.ts';
 import { actsOnNodes, faultClasses } from '../../../../nemeses/registry.ts';
 import { loadSchedule, parseFaults, type Schedule } from '../../../../nemeses/schedule.ts';
 import type { SshCliOptions } from '../../../core/control/ssh-cli-options.ts';
@@ -158,6 +159,14 @@ async function runInCluster(
 ): Promise<{ valid: Validity; interrupted: boolean }> {
   const nodes = remote.nodes.map((n) => n.name);
   const concurrency = parseConcurrency(o.concurrency, nodes.length);
+  if (!(remote instanceof ClientOnlyRemote)) {
+    const swept = await sweepLeftovers(remote, nodes);
+    for (const u of swept.undone) session.say(`left by an earlier run: ${u}`);
+    if (!swept.clean)
+      throw new UserError(
+        `the nodes are not clean of an earlier run's faults: ${swept.left.join('; ')}; repair them with faultline heal --inventory FILE`,
+      );
+  }
   const sut = await bindDatabase(
     {
       db: o.db,
