@@ -760,15 +760,17 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     );
     await Promise.all(
       entries.map(async ([node, u]) => {
-        if ((await run(remote, node, mountedCommand(u.dir), false)).stdout.trim() === 'mounted') {
-          if (power) {
-            u.dropped = parseJson(dropReport, await control(remote, node, u, words));
-            await run(remote, node, killPidsCommand(frozen.get(node) ?? []));
-          } else {
+        const mounted = (await run(remote, node, mountedCommand(u.dir), false)).stdout.trim() === 'mounted';
+        try {
+          if (mounted && power) u.dropped = parseJson(dropReport, await control(remote, node, u, words));
+          else if (mounted) {
             await control(remote, node, u, ['fsync-fail', 'off']);
             await control(remote, node, u, ['aim', b64({ patterns: [], eio: null })]);
             await control(remote, node, u, ['flush']);
           }
+        } finally {
+          // Whatever the drop did, no process is left stopped.
+          if (power) await run(remote, node, killPidsCommand(frozen.get(node) ?? []), false);
         }
         await run(remote, node, unmountCommand(u.dir, u.backing));
         await run(

@@ -1,7 +1,6 @@
 import { type Database, type DbContext, defineDatabase } from 'faultline';
 import { shellQuote } from 'faultline/control';
 import type { ClusterFormation } from 'faultline/database';
-import { settingsSchema } from './db-options.ts';
 import {
   ensurePackages,
   nodeAddress,
@@ -12,6 +11,7 @@ import {
   startServer,
   waitUntil,
 } from './node-process.ts';
+import { type PostgresOptions, postgresOptionsSchema } from './postgres-options.ts';
 
 /**
  * PostgreSQL 15 from Debian (`postgresql-15`). The first node of the test is the primary; every other
@@ -23,22 +23,6 @@ import {
 const BIN = '/usr/lib/postgresql/15/bin';
 const AS_PG = 'runuser -u postgres --';
 export const PG_PORT = 5432;
-
-/**
- * dbOptions: `synchronousCommit` (on, the default: a COMMIT returns once its WAL is fsynced; off: it
- * returns before, and the WAL writer fsyncs within three `wal_writer_delay`s, so a power failure may lose
- * commits already acknowledged, as the documentation says); `walWriterDelayMs` (`wal_writer_delay`, 200 ms
- * by default, 1–10000): how often the WAL writer fsyncs, and so how much asynchronous commit can lose.
- */
-export interface PostgresOptions {
-  synchronousCommit: 'on' | 'off';
-  walWriterDelayMs: number;
-}
-
-export const postgresOptionsSchema = settingsSchema({
-  synchronousCommit: { allowed: ['on', 'off'], fallback: 'on' },
-  walWriterDelayMs: { integer: [1, 10_000], fallback: 200 },
-});
 
 const server = (name: string, o: PostgresOptions): ServerProcess => ({
   processName: 'postgres',

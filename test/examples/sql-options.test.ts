@@ -1,6 +1,6 @@
 import test from 'ava';
 import { settingsSchema } from '../../examples/sql/db-options.ts';
-import { postgresOptionsSchema } from '../../examples/sql/postgres.ts';
+import { postgresOptionsSchema } from '../../examples/sql/postgres-options.ts';
 
 // The SQL example's dbOptions (synchronousCommit and walWriterDelayMs, flushLogAtTrxCommit): checked by
 // value, each with a default; plan check turns a refusal into `file:line: … dbOptions.KEY: one of …`.
