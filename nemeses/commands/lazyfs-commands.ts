@@ -32,6 +32,18 @@ export function listMountsCommand(): string {
 }
 
 /**
+ * The daemon's pid from its pidfile into `$pid`, only when that process runs with the daemon's name (a
+ * pid the system gave to another process since is not the daemon); otherwise print `none` and exit.
+ */
+function daemonPidLines(pidFile: string, processName: string): string[] {
+  const comm = processName.slice(0, 15);
+  return [
+    `pid=$(cat ${shellQuote(pidFile)} 2>/dev/null | tr -dc 0-9)`,
+    `if [ -z "$pid" ] || [ ! -e /proc/$pid ] || [ "$(cat /proc/$pid/comm 2>/dev/null)" != ${shellQuote(comm)} ]; then echo none; exit 0; fi`,
+  ];
+}
+
+/**
  * Stop the daemon by pidfile (only a process whose comm matches), with `signal` first and SIGKILL after
  * `graceS` seconds; waits until it is gone (a zombie counts as gone). Prints the pid it stopped, or `none`.
  */
@@ -41,10 +53,8 @@ export function stopDaemonCommand(
   signal: StopSignal | 'KILL',
   graceS = 10,
 ): string {
-  const comm = processName.slice(0, 15);
   return [
-    `pid=$(cat ${shellQuote(pidFile)} 2>/dev/null | tr -dc 0-9)`,
-    `if [ -z "$pid" ] || [ ! -e /proc/$pid ] || [ "$(cat /proc/$pid/comm 2>/dev/null)" != ${shellQuote(comm)} ]; then echo none; exit 0; fi`,
+    ...daemonPidLines(pidFile, processName),
     `kill -${signal} "$pid" 2>/dev/null`,
     'gone() { [ ! -e /proc/$pid ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$pid/status 2>/dev/null; }',
     `i=0; while ! gone && [ $i -lt ${graceS * 20} ]; do sleep 0.05; i=$((i+1)); done`,
@@ -66,10 +76,8 @@ export function stopDaemonCommand(
  * power failure loses. SIGCONT undoes a stop that a killed run left behind.
  */
 export function signalTreeCommand(pidFile: string, processName: string, signal: 'STOP' | 'CONT'): string {
-  const comm = processName.slice(0, 15);
   return [
-    `pid=$(cat ${shellQuote(pidFile)} 2>/dev/null | tr -dc 0-9)`,
-    `if [ -z "$pid" ] || [ ! -e /proc/$pid ] || [ "$(cat /proc/$pid/comm 2>/dev/null)" != ${shellQuote(comm)} ]; then echo none; exit 0; fi`,
+    ...daemonPidLines(pidFile, processName),
     `kill -${signal} "$pid" 2>/dev/null`,
     'all=$pid; new=$pid; pass=0',
     // /proc/PID/stat is "pid (comm) state ppid …"; comm may hold spaces and parentheses, so the fields

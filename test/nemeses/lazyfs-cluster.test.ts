@@ -268,9 +268,8 @@ fx.test.serial(
   },
 );
 
-fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker and undoes it', async (t) => {
-  const remote = await fx.remote();
-  await prepare(t, remote);
+/** What a killed run leaves on n1: the writer moved onto a lazy filesystem that no heal will undo. */
+async function leftMount(t: { deepEqual(a: unknown, b: unknown): void }, remote: Remote, id: string) {
   const hooks = sut(remote);
   await hooks.db.process?.start(hooks.ctx, 'n1');
   const rec = await lazyfsNemesis.inject(
@@ -281,9 +280,16 @@ fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker an
       targets: ['n1'],
       params: { dirs: { n1: `${dir('n1')}/data` }, pidFiles: { n1: pidFile('n1') }, processName: 'python3' },
     },
-    'sweep1',
+    id,
   );
   t.deepEqual(rec.nodes, ['n1']);
+  return hooks;
+}
+
+fx.test.serial('a killed run leaves a mount: the sweep finds it by its marker and undoes it', async (t) => {
+  const remote = await fx.remote();
+  await prepare(t, remote);
+  await leftMount(t, remote, 'sweep1');
   const swept = await sweepNodes(remote, ['n1'], ['lazyfs']);
   t.true(swept[0]?.clean, JSON.stringify(swept));
   t.regex(JSON.stringify(swept[0]), /unmounted .*data and moved/);
@@ -294,23 +300,7 @@ fx.test.serial(
   async (t) => {
     const remote = await fx.remote();
     await prepare(t, remote);
-    const hooks = sut(remote);
-    await hooks.db.process?.start(hooks.ctx, 'n1');
-    const rec = await lazyfsNemesis.inject(
-      remote,
-      {
-        kind: 'lazyfs',
-        action: 'lose-unfsynced',
-        targets: ['n1'],
-        params: {
-          dirs: { n1: `${dir('n1')}/data` },
-          pidFiles: { n1: pidFile('n1') },
-          processName: 'python3',
-        },
-      },
-      'sweep2',
-    );
-    t.deepEqual(rec.nodes, ['n1']);
+    const hooks = await leftMount(t, remote, 'sweep2');
     await hooks.db.process?.start(hooks.ctx, 'n1');
     const atStart = await pollFor(
       () => lines(remote, 'n1').catch(() => ({ n: 0, synced: 0 })),

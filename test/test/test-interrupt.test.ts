@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import { sweepNodes } from '../../nemeses/heal.ts';
 import { readLedger } from '../../nemeses/ledger.ts';
 import { statusStateCommand } from '../../nemeses/process.ts';
@@ -31,41 +31,42 @@ function activeFault(ledger: string): { id: string; at: number } | null {
   return open ? { id: open.id as string, at: Date.parse(open.at) } : null;
 }
 
-async function interruptMidFault(t: ExecutionContext, signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
-  const out = mkdtempSync(join(tmpdir(), 'evid-sig-'));
-  const child = execa(
-    process.execPath,
-    [
-      bin,
-      'test',
-      '--inventory',
-      fx.cluster().inventoryPath,
-      '--db',
-      'etcd',
-      '--workload',
-      'register',
-      '--nemesis',
-      'partition,pause',
-      '--nemesis-interval',
-      '3s',
-      '--time-limit',
-      '120s',
-      '--rate',
-      '20',
-      '--seed',
-      '7',
-      '--recovery',
-      '1s',
-      '--leave-db-running',
-      '--out',
-      out,
-    ],
-    // execa follows a SIGTERM with SIGKILL after 5 s by default; healing and checking may take longer
-    // on a loaded host, and the test is about what faultline does with the SIGTERM alone. Still bounded:
-    // a run that has not exited 2 minutes after the signal is killed (and the test fails on its exit).
-    { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' }, all: true, forceKillAfterDelay: 120_000 },
-  );
-  // The session directory is printed first; its ledger says when a fault is in force.
+/** `faultline test` of etcd's register on this file's cluster, 20 ops/s, seed 7, into `out`. */
+function testArgs(out: string, nemesis: string, timeLimit: string, ...extra: string[]): string[] {
+  return [
+    bin,
+    'test',
+    '--inventory',
+    fx.cluster().inventoryPath,
+    '--db',
+    'etcd',
+    '--workload',
+    'register',
+    '--nemesis',
+    nemesis,
+    '--nemesis-interval',
+    '3s',
+    '--time-limit',
+    timeLimit,
+    '--rate',
+    '20',
+    '--seed',
+    '7',
+    '--recovery',
+    '1s',
+    ...extra,
+    '--out',
+    out,
+  ];
+}
+
+/**
+ * Wait (2.5 minutes at most) until the run has a fault in force: the session directory is printed
+ * first, and its ledger says when a fault's landing evidence is taken and it is not yet healed.
+ */
+async function faultInForce(
+  child: ResultPromise,
+): Promise<{ session: string | null; open: { id: string; at: number } | null }> {
   let session: string | null = null;
   child.stderr?.on('data', (d: Buffer) => {
     session ??= /session: (\S+)/.exec(String(d))?.[1] ?? null;
@@ -76,6 +77,20 @@ async function interruptMidFault(t: ExecutionContext, signal: 'SIGINT' | 'SIGTER
     await new Promise((r) => setTimeout(r, 200));
     if (session) open = activeFault(join(session, 'ledger.jsonl'));
   }
+  return { session, open };
+}
+
+async function interruptMidFault(t: ExecutionContext, signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
+  const out = mkdtempSync(join(tmpdir(), 'evid-sig-'));
+  const child = execa(
+    process.execPath,
+    testArgs(out, 'partition,pause', '120s', '--leave-db-running'),
+    // execa follows a SIGTERM with SIGKILL after 5 s by default; healing and checking may take longer
+    // on a loaded host, and the test is about what faultline does with the SIGTERM alone. Still bounded:
+    // a run that has not exited 2 minutes after the signal is killed (and the test fails on its exit).
+    { reject: false, env: { FAULTLINE_FROM_SOURCE: '1' }, all: true, forceKillAfterDelay: 120_000 },
+  );
+  const { session, open } = await faultInForce(child);
   t.truthy(open, 'a fault was in force before the signal');
   const signalledAt = Date.now();
   child.kill(signal);
@@ -85,7 +100,7 @@ async function interruptMidFault(t: ExecutionContext, signal: 'SIGINT' | 'SIGTER
   );
   t.true([0, 1, 2].includes(r.exitCode as number), `exit code is the verdict's: ${r.exitCode}\n${r.all}`);
   t.regex(String(r.stderr), /interrupt: stopping the workload, healing faults/);
-  const dir = session as unknown as string;
+  const dir = session as string;
   // Every fault healed, the one in force at the signal included (its heal comes after the signal).
   const ledger = readLedger(join(dir, 'ledger.jsonl'));
   t.deepEqual(
@@ -132,45 +147,11 @@ fx.test.serial(
   'a run killed outright mid-partition heals nothing; the next `faultline test` undoes the partition before it starts, and says so',
   async (t) => {
     const out = mkdtempSync(join(tmpdir(), 'evid-sig-'));
-    const args = (nemesis: string, limit: string) => [
-      bin,
-      'test',
-      '--inventory',
-      fx.cluster().inventoryPath,
-      '--db',
-      'etcd',
-      '--workload',
-      'register',
-      '--nemesis',
-      nemesis,
-      '--nemesis-interval',
-      '3s',
-      '--time-limit',
-      limit,
-      '--rate',
-      '20',
-      '--seed',
-      '7',
-      '--recovery',
-      '1s',
-      '--out',
-      out,
-    ];
-    const killed = execa(process.execPath, args('partition', '120s'), {
+    const killed = execa(process.execPath, testArgs(out, 'partition', '120s'), {
       reject: false,
       env: { FAULTLINE_FROM_SOURCE: '1' },
     });
-    let session: string | null = null;
-    killed.stderr?.on('data', (d: Buffer) => {
-      session ??= /session: (\S+)/.exec(String(d))?.[1] ?? null;
-    });
-    const deadline = Date.now() + 150_000;
-    let open: { id: string; at: number } | null = null;
-    while (!open && Date.now() < deadline && killed.exitCode === null) {
-      await new Promise((r) => setTimeout(r, 200));
-      if (session) open = activeFault(join(session, 'ledger.jsonl'));
-    }
-    t.truthy(open, 'a partition was in force before the kill');
+    t.truthy((await faultInForce(killed)).open, 'a partition was in force before the kill');
     killed.kill('SIGKILL');
     await killed;
     const remote = await fx.remote();
@@ -189,7 +170,7 @@ fx.test.serial(
       return n;
     };
     t.true((await rules()) > 0, 'the killed run left its partition');
-    const next = await execa(process.execPath, args('none', '5s'), {
+    const next = await execa(process.execPath, testArgs(out, 'none', '5s'), {
       reject: false,
       all: true,
       env: { FAULTLINE_FROM_SOURCE: '1' },
