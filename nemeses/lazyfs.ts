@@ -16,17 +16,16 @@ import {
   installProgramCommand,
   ioErrorLogCommand,
   ioProbeCommand,
-  killPidsCommand,
   listMountsCommand,
   mountCommand,
   mountedCommand,
   parseIoErrorLog,
   parseProbe,
   pidAliveCommand,
-  signalTreeCommand,
   stopDaemonCommand,
   unmountCommand,
 } from './commands/lazyfs-commands.ts';
+import { killPidsCommand, parsePids, signalTreeCommand } from './commands/process-tree.ts';
 import { fileGlobRegex } from './file-glob.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';
@@ -742,16 +741,16 @@ export const lazyfsNemesis: Nemesis & { kind: 'lazyfs' } = {
     const stop = (params.success && params.data.stopSignal) || 'TERM';
     // A power failure hits every target at once: every database, with all its processes, is stopped
     // where it stands before any cache is dropped, and killed only after (signalTreeCommand says why).
-    const frozen = new Map<string, string[]>();
+    const frozen = new Map<string, number[]>();
     await Promise.all(
       entries.map(async ([node, u]) => {
         if (power) {
-          const pids = (
-            await run(remote, node, signalTreeCommand(u.pidFile, u.processName, 'STOP'))
-          ).stdout.trim();
-          u.killed = pids.split(/\s+/)[0] ?? 'none';
-          u.frozen = pids === 'none' ? 0 : pids.split(/\s+/).length;
-          frozen.set(node, pids === 'none' ? [] : pids.split(/\s+/));
+          const pids = parsePids(
+            (await run(remote, node, signalTreeCommand(u.pidFile, u.processName, 'STOP'))).stdout,
+          );
+          u.killed = pids.length > 0 ? String(pids[0]) : 'none';
+          u.frozen = pids.length;
+          frozen.set(node, pids);
         } else
           u.killed = (
             await run(remote, node, stopDaemonCommand(u.pidFile, u.processName, stop))

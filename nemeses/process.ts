@@ -7,6 +7,7 @@ import {
   type PeerView,
 } from '../src/core/database/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
+import { killPidsCommand, parsePids, signalPidTreeCommand } from './commands/process-tree.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {
@@ -21,7 +22,11 @@ import type {
 
 /**
  * Process faults: kill (-9), terminate (TERM), pause (STOP), resume (CONT), restart. A process is named
- * only by the DB's pidfile or an exact pid, never by process name across nodes.
+ * only by the DB's pidfile or an exact pid, never by process name across nodes. Kill, pause and resume
+ * act on that process and every process it started (process-tree.ts), as a crash or a stall of the
+ * server would: a PostgreSQL postmaster paused alone leaves its backends serving every client already
+ * connected, and one killed alone leaves them running until they notice. Terminate and restart ask the
+ * process alone, which ends its own children.
  *
  * params: pidFiles {node: path} | pidFile (same path everywhere) | pids {node: pid} | pid;
  * startCommand (shell, run detached on the node: restart, and heal of kill/terminate); waitMs.
@@ -37,6 +42,8 @@ interface ProcessUndo extends Record<string, unknown> {
   before: Record<string, string>;
   /** The signal the injector delivered per node (kill exited 0). */
   delivered?: Record<string, string>;
+  /** Kill, pause, resume: every pid signalled per node, the named process first. */
+  tree?: Record<string, number[]>;
   /** After restart: the new pid per node. */
   newPids?: Record<string, number>;
   /** The peer each target is watched from, and how it saw the target before the fault. */
@@ -119,6 +126,17 @@ async function peerSignal(
 
 const PAUSED = 'paused';
 
+/**
+ * How each process a killed, paused or resumed process started must be while the fault holds. One that
+ * ended on its own (a backend whose client left) counts as paused or resumed: none may be left running
+ * through a pause, or stopped after a resume.
+ */
+const TREE_EXPECT: Record<string, { word: string; ok: (state: string) => boolean }> = {
+  kill: { word: 'gone', ok: (st) => isGone(st) },
+  pause: { word: 'stopped (State T) or ended', ok: (st) => st.startsWith('T') || isGone(st) },
+  resume: { word: 'not stopped', ok: (st) => !st.startsWith('T') },
+};
+
 function targetsOf(spec: { targets?: string | string[] }, remote: Remote): string[] {
   if (Array.isArray(spec.targets)) return spec.targets;
   if (typeof spec.targets === 'string' && remote.nodes.some((n) => n.name === spec.targets))
@@ -135,6 +153,18 @@ async function stateOf(remote: Remote, node: string, pid: number): Promise<strin
   return r.stdout.trim() || 'gone';
 }
 
+/** Each pid's State, in order (`gone` for one that is not there). */
+async function statesOf(remote: Remote, node: string, pids: readonly number[]): Promise<string[]> {
+  if (pids.length === 0) return [];
+  const each = `s=$(sed -n 's/^State:[[:space:]]*//p' /proc/$p/status 2>/dev/null); echo "\${s:-gone}"`;
+  const r = await remote.exec(node, `for p in ${pids.join(' ')}; do ${each}; done`, {
+    sudo: true,
+    check: false,
+  });
+  const lines = r.stdout.split('\n');
+  return pids.map((_, i) => lines[i]?.trim() || 'gone');
+}
+
 /** Zombies are as good as gone: the process ran its last instruction. */
 export function isGone(state: string): boolean {
   return state === 'gone' || state.startsWith('Z') || state.startsWith('X');
@@ -148,6 +178,36 @@ async function readPid(remote: Remote, node: string, pidFile: string): Promise<n
 
 function startDetached(command: string): string {
   return `setsid sh -c ${shellQuote(command)} </dev/null >/dev/null 2>&1 &`;
+}
+
+/**
+ * Kill, pause or resume `pid` and every process it started: a pause stops the tree (each pid marked, so
+ * a sweep can resume it); a kill stops the tree, then kills every pid of it, so that no child acts after
+ * its parent is gone; a resume continues the tree and unmarks it. The pids go into `undo.tree`.
+ */
+async function signalTree(
+  remote: Remote,
+  node: string,
+  pid: number,
+  action: 'kill' | 'pause' | 'resume',
+  id: string,
+  undo: ProcessUndo,
+): Promise<{ code: number | null }> {
+  const dir = nodeStateDir(remote.node(node), PAUSED);
+  const walked = await remote.exec(node, signalPidTreeCommand(pid, action === 'resume' ? 'CONT' : 'STOP'), {
+    sudo: true,
+  });
+  const tree = parsePids(walked.stdout);
+  if (tree.length === 0) return { code: 1 };
+  undo.tree ??= {};
+  undo.tree[node] = tree;
+  const then =
+    action === 'kill'
+      ? killPidsCommand(tree)
+      : action === 'pause'
+        ? tree.map((p) => writeMarkerCommand(dir, String(p), id)).join(' && ')
+        : `rm -f ${tree.map((p) => shellQuote(`${dir}/${p}`)).join(' ')}`;
+  return remote.exec(node, then, { sudo: true });
 }
 
 export const processNemesis: Nemesis & { kind: 'process' } = {
@@ -218,18 +278,10 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
     await Promise.all(
       nodes.map(async (node) => {
         const pid = pids[node] as number;
-        const marker =
-          action === 'pause'
-            ? ` && ${writeMarkerCommand(nodeStateDir(remote.node(node), PAUSED), String(pid), id)}`
-            : '';
-        const unmark =
-          action === 'resume'
-            ? `; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}`
-            : '';
-        const sent = await remote.exec(node, `kill -${signal} ${pid}${marker}${unmark}`, {
-          sudo: true,
-          check: action !== 'restart',
-        });
+        const sent =
+          action === 'kill' || action === 'pause' || action === 'resume'
+            ? await signalTree(remote, node, pid, action, id, undo)
+            : await remote.exec(node, `kill -${signal} ${pid}`, { sudo: true, check: action !== 'restart' });
         if (sent.code === 0) {
           undo.delivered ??= {};
           undo.delivered[node] = `SIG${signal}`;
@@ -305,6 +357,22 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
         return sig;
       }),
     );
+    // The processes it started, each in the state the action puts the tree in.
+    for (const node of record.nodes) {
+      const started = (undo.tree?.[node] ?? []).slice(1);
+      if (started.length === 0) continue;
+      const expect = TREE_EXPECT[undo.action];
+      if (!expect) continue;
+      const states = await statesOf(remote, node, started);
+      const done = states.filter(expect.ok).length;
+      signals.push({
+        side: 'victim',
+        node,
+        signal: `the ${started.length} processes pid ${undo.pids[node]} started: ${expect.word}`,
+        during: `${done} of ${started.length}`,
+        landed: done === started.length,
+      });
+    }
     // The injector's side: the signal was delivered to that pid (the victim's side above proves its effect).
     for (const node of record.nodes)
       signals.push({
@@ -327,9 +395,12 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
     await Promise.all(
       Object.entries(pids).map(async ([node, pid]) => {
         if (undo.action === 'pause') {
+          // Every pid the pause stopped (the named one alone in a record from before trees).
+          const tree = (undo.tree?.[node] ?? [pid]).filter((p) => Number.isInteger(p) && p > 1);
+          const dir = nodeStateDir(remote.node(node), PAUSED);
           await remote.exec(
             node,
-            `kill -CONT ${pid} 2>/dev/null; rm -f ${shellQuote(`${nodeStateDir(remote.node(node), PAUSED)}/${pid}`)}`,
+            `kill -CONT ${tree.join(' ')} 2>/dev/null; rm -f ${tree.map((p) => shellQuote(`${dir}/${p}`)).join(' ')}`,
             { sudo: true, check: false },
           );
         } else if ((undo.action === 'kill' || undo.action === 'terminate') && undo.startCommand) {
@@ -362,6 +433,18 @@ export const processNemesis: Nemesis & { kind: 'process' } = {
             after,
             landed: !after.startsWith('T') && !isGone(after),
           });
+          const started = (undo.tree?.[node] ?? []).slice(1);
+          if (started.length > 0) {
+            const states = await statesOf(remote, node, started);
+            const resumed = states.filter((st) => !st.startsWith('T')).length;
+            signals.push({
+              side: 'victim',
+              node,
+              signal: `the ${started.length} processes pid ${pid} started: not stopped`,
+              after: `${resumed} of ${started.length}`,
+              landed: resumed === started.length,
+            });
+          }
         } else {
           // kill / terminate / restart: the pidfile names a live process that is not the one signalled.
           const file = undo.pidFiles[node];

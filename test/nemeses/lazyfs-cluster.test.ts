@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { signalTreeCommand } from '../../nemeses/commands/lazyfs-commands.ts';
+import { signalTreeCommand } from '../../nemeses/commands/process-tree.ts';
 import { healRecords, sweepNodes } from '../../nemeses/heal.ts';
 import { lazyfsNemesis } from '../../nemeses/lazyfs.ts';
 import { FaultPlane } from '../../nemeses/plane.ts';

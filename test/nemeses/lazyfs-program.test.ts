@@ -15,12 +15,11 @@ import { join } from 'node:path';
 import test from 'ava';
 import {
   ioErrorLogCommand,
-  killPidsCommand,
   PYTHON,
   parseIoErrorLog,
-  signalTreeCommand,
   stopDaemonCommand,
 } from '../../nemeses/commands/lazyfs-commands.ts';
+import { killPidsCommand, signalTreeCommand } from '../../nemeses/commands/process-tree.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { nodeStateDir } from '../../nemeses/node-state.ts';
 import { processNemesis } from '../../nemeses/process.ts';
 import { withCluster } from '../helpers/cluster.ts';
 
@@ -107,3 +108,65 @@ fx.test.serial('a missing pidfile is refused before anything is signalled', asyn
   };
   await t.throwsAsync(processNemesis.inject(remote, spec, 'k9'), { message: /n2: no pid/ });
 });
+
+/** A daemon that starts two children (as a PostgreSQL postmaster starts its backends); its pid. */
+async function startParent(node: string): Promise<number> {
+  const remote = await fx.remote();
+  const file = pidFile(node);
+  await remote.exec(
+    node,
+    `rm -f ${file}; setsid sh -c 'echo $$ > ${file}; sleep 600 & sleep 600 & wait' </dev/null >/dev/null 2>&1 &`,
+  );
+  for (let i = 0; i < 100; i++) {
+    const r = await remote.exec(
+      node,
+      `cat ${file} 2>/dev/null; ps -o pid= --ppid $(cat ${file} 2>/dev/null || echo 0) | wc -l`,
+      { check: false },
+    );
+    const [pid, kids] = r.stdout.trim().split('\n').map(Number);
+    if ((pid as number) > 1 && kids === 2) return pid as number;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error('parent did not start its children');
+}
+
+fx.test.serial(
+  'pause and kill act on the process and every process it started; heal resumes them all',
+  async (t) => {
+    const remote = await fx.remote();
+    const pid = await startParent('n1');
+    const pause = await processNemesis.inject(
+      remote,
+      { kind: 'process', action: 'pause', targets: ['n1'], params: { pidFile: pidFile('n1') } },
+      'tree1',
+    );
+    const tree = (pause.undo.tree as Record<string, number[]>).n1 ?? [];
+    t.is(tree.length, 3, `the parent and its two children: ${tree.join(' ')}`);
+    t.is(tree[0], pid);
+    const ev = await processNemesis.evidence(remote, pause);
+    t.true(ev.landed, ev.reason);
+    const children = ev.signals.find((s) => s.signal.startsWith('the 2 processes'));
+    t.is(children?.during, '2 of 2', JSON.stringify(ev.signals));
+    // The sweep would resume each stopped pid: each one is marked.
+    const marked = await remote.exec('n1', `ls ${nodeStateDir(remote.node('n1'), 'paused')}`, { sudo: true });
+    for (const p of tree) t.regex(marked.stdout, new RegExp(`\\b${p}\\b`));
+    await processNemesis.heal(remote, pause);
+    const after = await processNemesis.evidenceAfterHeal?.(remote, pause);
+    t.true(after?.landed, after?.reason);
+    t.is(after?.signals.find((s) => s.signal.startsWith('the 2 processes'))?.after, '2 of 2');
+    t.true((await processNemesis.verifyClean(remote, 'n1')).clean);
+    const kill = await processNemesis.inject(
+      remote,
+      { kind: 'process', action: 'kill', targets: ['n1'], params: { pidFile: pidFile('n1') } },
+      'tree2',
+    );
+    const killed = await processNemesis.evidence(remote, kill);
+    t.true(killed.landed, killed.reason);
+    t.is(killed.signals.find((s) => s.signal.startsWith('the 2 processes'))?.during, '2 of 2');
+    const left = await remote.exec(
+      'n1',
+      `for p in ${tree.join(' ')}; do [ -e /proc/$p ] && grep -h '^State' /proc/$p/status; done; true`,
+    );
+    t.notRegex(left.stdout, /State:\s*[RST]/, 'no process of the tree runs or waits after the kill');
+  },
+);
