@@ -159,6 +159,10 @@ async function prepareScenario(
   );
   const pre = await preconditions(o.remote, windows);
   await o.log.event(sc.id, 'preconditions', pre.notes.join('; '));
+  for (const n of pre.notes.filter(
+    (x) => x.startsWith('left by an earlier run') || x.startsWith('NOT clean'),
+  ))
+    o.print(`${sc.id} ${n}`);
   if (!pre.clusterUp) return inconclusive([{ name: 'cluster reachable', reason: pre.notes.join('; ') }]);
   if (pre.leftovers.length > 0)
     return inconclusive([{ name: 'nodes clean of earlier faults', reason: pre.leftovers.join('; ') }]);
