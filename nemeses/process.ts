@@ -155,14 +155,14 @@ async function stateOf(remote: Remote, node: string, pid: number): Promise<strin
 
 /** Each pid's State, in order (`gone` for one that is not there). */
 async function statesOf(remote: Remote, node: string, pids: readonly number[]): Promise<string[]> {
-  if (pids.length === 0) return [];
-  const each = `s=$(sed -n 's/^State:[[:space:]]*//p' /proc/$p/status 2>/dev/null); echo "\${s:-gone}"`;
-  const r = await remote.exec(node, `for p in ${pids.join(' ')}; do ${each}; done`, {
-    sudo: true,
-    check: false,
-  });
+  // A record read back may carry anything: only integer pids reach the shell.
+  const valid = pids.filter((p) => Number.isInteger(p) && p > 1);
+  if (valid.length === 0) return pids.map(() => 'gone');
+  const script = valid.map((p) => `s=$(${statusStateCommand(p)}); echo "\${s:-gone}"`).join('; ');
+  const r = await remote.exec(node, script, { sudo: true, check: false });
   const lines = r.stdout.split('\n');
-  return pids.map((_, i) => lines[i]?.trim() || 'gone');
+  const byPid = new Map(valid.map((p, i) => [p, lines[i]?.trim() || 'gone']));
+  return pids.map((p) => byPid.get(p) ?? 'gone');
 }
 
 /** Zombies are as good as gone: the process ran its last instruction. */
