@@ -104,13 +104,25 @@ fx.test.serial('a missing capability gives INCONCLUSIVE-env naming it; nothing r
 });
 
 fx.test.serial(
-  'the global deadline stops the running scenario and leaves the rest NOT-RUN, never a hang',
+  'a fault an earlier run left is undone and printed; the global deadline stops the running scenario and leaves the rest NOT-RUN, never a hang',
   async (t) => {
     t.timeout(5 * 60_000);
+    // A partition chain an earlier run left on n2: the scenario's pre-run sweep undoes it and says so.
+    const remote = await fx.remote();
+    await remote.exec('n2', 'iptables -w -N FAULTLINE && iptables -w -A INPUT -j FAULTLINE', { sudo: true });
     const lines: string[] = [];
     const started = Date.now();
     const r = await runPlan(options({ scenario: ['S1', 'S3'], deadline: '12s', seed: 3 }, lines));
     const row = (id: string) => r.rows.find((x) => x.scenario === id);
+    t.true(
+      lines.some((l) => /^S1 left by an earlier run: n2 partition: .*FAULTLINE.*; undone/.test(l)),
+      lines.join('\n'),
+    );
+    t.false(
+      lines.some((l) => /no fault left by an earlier run/.test(l)),
+      'only what the sweep found is printed',
+    );
+    t.notRegex((await remote.exec('n2', 'iptables -w -S', { sudo: true })).stdout, /FAULTLINE/);
     t.true(Date.now() - started < 120_000, 'the session ended soon after its deadline');
     t.not(row('S1')?.verdict, 'PASS-smoke', 'a run cut short does not meet the smoke budget');
     t.not(row('S1')?.verdict, 'NOT-RUN');

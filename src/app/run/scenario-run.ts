@@ -159,10 +159,7 @@ async function prepareScenario(
   );
   const pre = await preconditions(o.remote, windows);
   await o.log.event(sc.id, 'preconditions', pre.notes.join('; '));
-  for (const n of pre.notes.filter(
-    (x) => x.startsWith('left by an earlier run') || x.startsWith('NOT clean'),
-  ))
-    o.print(`${sc.id} ${n}`);
+  for (const n of pre.toPrint) o.print(`${sc.id} ${n}`);
   if (!pre.clusterUp) return inconclusive([{ name: 'cluster reachable', reason: pre.notes.join('; ') }]);
   if (pre.leftovers.length > 0)
     return inconclusive([{ name: 'nodes clean of earlier faults', reason: pre.leftovers.join('; ') }]);
@@ -458,49 +455,61 @@ function validWord(v: unknown): string {
   return v === true ? 'valid' : v === false ? 'INVALID' : 'unknown';
 }
 
+interface Preconditions {
+  clusterUp: boolean;
+  faultPlane: boolean;
+  /** Every finding, in order, for the session log and the verdict's reasons. */
+  notes: string[];
+  /** Faults an earlier run left that could not be undone. */
+  leftovers: string[];
+  /** The findings the run prints as it goes: what the sweep undid or could not undo. */
+  toPrint: string[];
+}
+
 /**
  * Cluster reachable on every node; no fault an earlier run left in force (the sweep undoes what it
  * finds; what it cannot undo keeps the scenario from running); for network faults, a FAULTLINE test chain
  * created, listed, removed.
  */
-async function preconditions(
-  remote: Remote,
-  windows: readonly FaultWindow[],
-): Promise<{ clusterUp: boolean; faultPlane: boolean; notes: string[]; leftovers: string[] }> {
+async function preconditions(remote: Remote, windows: readonly FaultWindow[]): Promise<Preconditions> {
   const nodes = remote.nodes.map((n) => n.name);
   const notes: string[] = [];
   const leftovers: string[] = [];
+  // What the sweep found is printed as well as kept: a user should see that nodes were not clean.
+  const toPrint: string[] = [];
   if (remote instanceof ClientOnlyRemote) {
     // No SSH: the cluster is up when every endpoint takes a TCP connection; the proxy needs nothing on a node.
     const rows = await checkEndpoints(remote.endpoints);
     const down = rows.filter((r) => !r.reachable);
     if (down.length > 0) {
       notes.push(`unreachable: ${down.map((d) => `${d.node} ${d.endpoint} (${d.error})`).join(', ')}`);
-      return { clusterUp: false, faultPlane: false, notes, leftovers };
+      return { clusterUp: false, faultPlane: false, notes, leftovers, toPrint };
     }
     notes.push(
       `client-only: ${rows.length} endpoint(s) take a TCP connection; fault plane: the proxy (control node)`,
     );
-    return { clusterUp: true, faultPlane: true, notes, leftovers };
+    return { clusterUp: true, faultPlane: true, notes, leftovers, toPrint };
   }
   const up = await remote.onNodes(nodes, (n) => remote.exec(n, 'true', { timeoutMs: 15_000 }));
   const down = up.filter((r) => !r.ok);
   if (down.length > 0) {
     notes.push(`unreachable: ${down.map((d) => `${d.node} (${errorMessage(d.error)})`).join(', ')}`);
-    return { clusterUp: false, faultPlane: false, notes, leftovers };
+    return { clusterUp: false, faultPlane: false, notes, leftovers, toPrint };
   }
   notes.push(`cluster up (${nodes.length} nodes answer)`);
   const swept = await sweepLeftovers(remote, nodes);
-  for (const u of swept.undone) notes.push(`left by an earlier run: ${u}`);
+  for (const u of swept.undone) toPrint.push(`left by an earlier run: ${u}`);
   if (!swept.clean) {
     leftovers.push(...swept.left);
-    notes.push(`NOT clean of an earlier run's faults: ${swept.left.join('; ')}`);
-    return { clusterUp: true, faultPlane: false, notes, leftovers };
+    toPrint.push(`NOT clean of an earlier run's faults: ${swept.left.join('; ')}`);
+    notes.push(...toPrint);
+    return { clusterUp: true, faultPlane: false, notes, leftovers, toPrint };
   }
+  notes.push(...toPrint);
   if (swept.undone.length === 0) notes.push('no fault left by an earlier run');
   if (!windows.some((w) => w.step.kind === 'partition')) {
     notes.push('fault plane: no network fault in this run');
-    return { clusterUp: true, faultPlane: true, notes, leftovers };
+    return { clusterUp: true, faultPlane: true, notes, leftovers, toPrint };
   }
   const chain = `FLPROBE${process.pid % 100000}`;
   const script = `PATH="$PATH:/usr/sbin:/sbin"; iptables -w -N ${chain} && iptables -w -A ${chain} -j RETURN && iptables -w -S ${chain} | grep -c RETURN; iptables -w -F ${chain}; iptables -w -X ${chain}; ! iptables -w -S ${chain} >/dev/null 2>&1`;
@@ -510,12 +519,12 @@ async function preconditions(
     notes.push(
       `fault plane NOT responsive on ${bad.map((b) => `${b.node} (${errorMessage(b.error)})`).join(', ')}`,
     );
-    return { clusterUp: true, faultPlane: false, notes, leftovers };
+    return { clusterUp: true, faultPlane: false, notes, leftovers, toPrint };
   }
   notes.push(
     `fault plane responsive: test chain ${chain} applied, seen and removed on ${nodes.length} nodes`,
   );
-  return { clusterUp: true, faultPlane: true, notes, leftovers };
+  return { clusterUp: true, faultPlane: true, notes, leftovers, toPrint };
 }
 
 async function reduce(
