@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +149,9 @@ test('eight processes race for one free lock and for one stale lock: one wins ea
     if (stale)
       writeFileSync(path, JSON.stringify({ pid: 2 ** 22 + 1, startTicks: null, what: 'dead', since: '' }));
     const go = join(dir, `go-${stale}`);
+    const done = join(dir, `done-${stale}`);
+    // Every racer lives until all have answered: a winner that exited before a slow racer looked would
+    // leave a stale lock, rightly taken over.
     const racers = Array.from({ length: 8 }, () =>
       child(
         `const { existsSync } = await import('node:fs');
@@ -147,10 +159,13 @@ test('eight processes race for one free lock and for one stale lock: one wins ea
          while (!existsSync(process.argv[1])) await new Promise((r) => setTimeout(r, 2));
          const h = tryTakeLock(process.argv[2], 'racer');
          console.log(h === null ? 'held' : 'refused');
-         setTimeout(() => {}, 1500);`,
-        [go, path],
+         while (!existsSync(process.argv[3])) await new Promise((r) => setTimeout(r, 20));`,
+        [go, path, done],
       ),
     );
+    t.teardown(() => {
+      for (const r of racers) r.kill('SIGKILL');
+    });
     const lines = racers.map(firstLine);
     await new Promise((r) => setTimeout(r, 1500)); // every racer loaded and polling
     writeFileSync(go, '');
@@ -158,8 +173,43 @@ test('eight processes race for one free lock and for one stale lock: one wins ea
     t.is(said.filter((l) => l === 'held').length, 1, `${stale ? 'stale' : 'free'} lock: ${said.join(', ')}`);
     const winner = racers[said.indexOf('held')]!;
     t.is(lockHolder(path)?.pid, winner.pid);
+    writeFileSync(done, '');
     await Promise.all(racers.map(exited));
+    t.deepEqual(
+      readdirSync(dir).filter((f) => f.startsWith(`race-${stale}.lock.`)),
+      [],
+      'no draft or claim is left beside the lock',
+    );
   }
+});
+
+test('a stale lock is removed by the one process holding its claim; an abandoned claim is cleared', (t) => {
+  const dir = scratch(t);
+  const path = join(dir, 'x.lock');
+  const dead = JSON.stringify({ pid: 2 ** 22 + 1, startTicks: null, what: 'dead', since: '' });
+  const claimOf = () => `${path}.stale-${lstatSync(path).ino}`;
+  // A remover at work (a live process holds the claim): the stale lock is left to it, and nobody else
+  // takes the lock meanwhile.
+  writeFileSync(path, dead);
+  const claim = claimOf();
+  writeFileSync(claim, JSON.stringify({ pid: process.ppid, startTicks: null, what: 'remover', since: '' }));
+  t.throws(() => tryTakeLock(path, 'this test'), { message: /changed hands too often/ });
+  t.true(existsSync(path), 'the stale lock is the claim holder’s to remove');
+  t.is(clearStaleLock(path).removed, true, 'it is gone or going');
+  t.true(existsSync(path));
+  // The same claim, left by a process killed while it held it, and old: cleared, then the lock is taken.
+  writeFileSync(claim, dead);
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(claim, old, old);
+  t.is(tryTakeLock(path, 'this test'), null);
+  t.is(lockHolder(path)?.pid, process.pid);
+  t.false(existsSync(claim));
+  releaseLock(path);
+  // A fresh claim whose maker is already gone is still given its moment: not cleared before it is old.
+  writeFileSync(path, dead);
+  writeFileSync(claimOf(), dead);
+  t.throws(() => tryTakeLock(path, 'this test'), { message: /changed hands too often/ });
+  t.true(existsSync(claimOf()));
 });
 
 test('takeLock waits for a live holder to finish, and gives up with the holder named', async (t) => {

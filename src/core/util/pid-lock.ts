@@ -1,4 +1,4 @@
-import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { processExists } from './pid.ts';
@@ -92,24 +92,59 @@ export function lockHolder(path: string): LockHolder | null {
 }
 
 /**
- * Remove the stale lock file seen as `ino`, and only that one: it is moved aside first, and a lock
- * someone took between the look and the move is put back.
+ * Remove the stale lock file seen as `ino`, and only that one; true when this call removed it. Of all
+ * who saw the same stale lock, one removes it: the one that creates its claim (`PATH.stale-INO`,
+ * created exclusively) first, and only after looking again under the claim. Nothing else removes a lock
+ * with that inode meanwhile (its holder is gone, and every other remover needs the claim), so the look
+ * and the removal see the same file, and a lock someone has taken since is never touched. Moving the
+ * file aside and putting back a live lock found there instead, as this once did, left a moment with no
+ * lock file in which a third process could take the lock too: two holders.
  */
-function removeStale(path: string, ino: number): void {
-  const aside = `${path}.${process.pid}.stale`;
+function removeStale(path: string, ino: number): boolean {
+  const claim = `${path}.stale-${ino}`;
   try {
-    renameSync(path, aside);
+    writeFileSync(claim, `${JSON.stringify(ownHolder('removing a stale lock'))}\n`, {
+      flag: 'wx',
+      mode: 0o644,
+    });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    clearAbandonedClaim(claim);
+    return false;
   }
   try {
-    if (lstatSync(aside).ino !== ino) linkSync(aside, path);
-  } catch {
-    // Someone took the lock meanwhile (EEXIST): theirs stands.
+    const now = readLock(path);
+    if (now === null || now.ino !== ino || (now.holder && holderAlive(now.holder))) return false;
+    rmSync(path, { force: true });
+    return true;
   } finally {
-    rmSync(aside, { force: true });
+    rmSync(claim, { force: true });
   }
+}
+
+/** A claim is held for a few system calls: one this old whose maker is gone was left by a killed process. */
+const ABANDONED_CLAIM_MS = 10_000;
+
+/**
+ * Remove a claim its maker left when it was killed between making and removing it (otherwise that stale
+ * lock could never be taken over). Only an old claim of a process that is gone, so a live remover's claim
+ * stands; two processes clearing the same abandoned claim at the same instant is the one case left.
+ */
+function clearAbandonedClaim(claim: string): void {
+  try {
+    const age = Date.now() - lstatSync(claim).mtimeMs;
+    if (age < ABANDONED_CLAIM_MS) return;
+    const maker = parseHolder(readFileSync(claim, 'utf8'));
+    if (maker && holderAlive(maker)) return;
+    rmSync(claim, { force: true });
+  } catch {
+    // Gone already: its remover finished.
+  }
+}
+
+/** Block this thread for `ms` (the lock is taken synchronously; a remover holds its claim for moments). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** This process as a holder. */
@@ -131,8 +166,9 @@ export function tryTakeLock(path: string, what: string): LockHolder | null {
   const draft = `${path}.${process.pid}.new`;
   writeFileSync(draft, `${JSON.stringify(ownHolder(what))}\n`, { mode: 0o644 });
   try {
-    // A few rounds: each either takes the lock, finds a live holder, or clears a stale one.
-    for (let round = 0; round < 8; round++) {
+    // Rounds: each either takes the lock, finds a live holder, or clears a stale one (or, when another
+    // process is clearing it, gives that one a moment).
+    for (let round = 0; round < 200; round++) {
       try {
         linkSync(draft, path);
         return null;
@@ -142,7 +178,7 @@ export function tryTakeLock(path: string, what: string): LockHolder | null {
       const seen = readLock(path);
       if (seen === null) continue;
       if (seen.holder && holderAlive(seen.holder)) return seen.holder;
-      removeStale(path, seen.ino);
+      if (!removeStale(path, seen.ino)) sleepSync(5);
     }
     throw new Error(`${path}: the lock changed hands too often to take`);
   } finally {
@@ -197,6 +233,7 @@ export function clearStaleLock(path: string): { removed: boolean; holder: LockHo
   const seen = readLock(path);
   if (seen === null) return { removed: false, holder: null };
   if (seen.holder && holderAlive(seen.holder)) return { removed: false, holder: seen.holder };
+  // Removed here or by another process removing it at the same moment: either way it is gone.
   removeStale(path, seen.ino);
   return { removed: true, holder: null };
 }
