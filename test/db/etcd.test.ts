@@ -1,5 +1,4 @@
 import test from 'ava';
-import { signalTreeCommand } from '../../src/core/control/process-tree.ts';
 import { daemonRunning } from '../../src/lib/databases/daemon.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
 import { EtcdHttp } from '../../src/lib/databases/etcd-http.ts';
@@ -54,15 +53,13 @@ fx.test.serial(
       t.is((await new EtcdHttp(db.clientAddress(ctx, leader)).get('k')).kv?.value, '"v2"');
 
       const victim = ctx.nodes.find((n) => n !== after[0]) as string;
-      const signal = (sig: 'STOP' | 'CONT') =>
-        remote.exec(victim, signalTreeCommand(db.pidFile(ctx, victim), 'etcd', sig), { sudo: true });
-      await signal('STOP');
+      await db.process.pause(ctx, victim);
       const state = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,
       );
       t.regex(state.stdout, /T \(stopped\)/);
-      await signal('CONT');
+      await db.process.resume(ctx, victim);
       const state2 = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,
