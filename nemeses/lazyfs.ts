@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { killPidsCommand, parsePids, signalTreeCommand } from '../src/core/control/process-tree.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import {
@@ -25,7 +26,6 @@ import {
   stopDaemonCommand,
   unmountCommand,
 } from './commands/lazyfs-commands.ts';
-import { killPidsCommand, parsePids, signalTreeCommand } from './commands/process-tree.ts';
 import { fileGlobRegex } from './file-glob.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { LAZYFS_ACTIONS, type LazyfsAction } from './lazyfs-actions.ts';

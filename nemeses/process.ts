@@ -1,3 +1,4 @@
+import { killPidsCommand, parsePids, signalPidTreeCommand } from '../src/core/control/process-tree.ts';
 import { shellQuote } from '../src/core/control/quote.ts';
 import type { Remote } from '../src/core/control/types.ts';
 import {
@@ -7,7 +8,6 @@ import {
   type PeerView,
 } from '../src/core/database/capabilities.ts';
 import { waitFor } from '../src/core/util/retry.ts';
-import { killPidsCommand, parsePids, signalPidTreeCommand } from './commands/process-tree.ts';
 import { landingEvidence, shownAt } from './landing.ts';
 import { listMarkersCommand, nodeStateDir, parseMarkers, writeMarkerCommand } from './node-state.ts';
 import type {

@@ -1,14 +1,14 @@
 import { type DbContext, UserError } from 'faultline';
 import { type Remote, shellQuote } from 'faultline/control';
-import type { ProcessControl, StopSignal } from 'faultline/database';
+import { type ProcessControl, pidfileProcess, type StopSignal } from 'faultline/database';
 
 /**
  * The SQL servers' processes on a node, through faultline's public Remote only. PostgreSQL is a process
  * tree whose children each become their own session leader (the postmaster forks a backend per
- * connection plus its checkpointer, WAL writer …), so kill, pause and resume signal the server and its
- * children by pid: a SIGKILL of the postmaster alone leaves backends holding the port and shared memory
- * (the restart refuses to run), a SIGSTOP of the postmaster alone leaves backends answering queries.
- * The server is stopped first so it forks nothing while its children are signalled.
+ * connection plus its checkpointer, WAL writer …). faultline's kill (the teardown's, `pidfileProcess`)
+ * and its process faults act on the server and every process it started: a SIGKILL of the postmaster
+ * alone leaves backends holding the port and shared memory (the restart refuses to run), a SIGSTOP of
+ * the postmaster alone leaves backends answering queries.
  *
  * Everything a server has lives under /var/lib/faultline/<database>/<cluster>/<node> (data, sockets,
  * logs, pidfile), so nodes of one local cluster sharing the host's filesystem never meet.
@@ -68,45 +68,18 @@ export async function startServer(ctx: DbContext, node: string, s: ServerProcess
   await ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
 }
 
-/** SIGKILL the server and its children, wait (bounded) until every one is gone, remove the pidfile. */
-export async function killServer(ctx: DbContext, node: string, s: ServerProcess): Promise<void> {
-  const pidFile = s.pidFile(ctx, node);
-  const cmd = [
-    livePid(pidFile, s.processName),
-    'if test -n "$p"; then kill -STOP "$p"; all="$p $(pgrep -P "$p" | tr "\\n" " ")"; kill -KILL $all 2>/dev/null',
-    'i=0; while kill -0 $all 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done',
-    'kill -0 $all 2>/dev/null && { echo "pids $all still alive" >&2; exit 1; }; fi',
-    `rm -f ${shellQuote(pidFile)}`,
-  ].join('; ');
-  await ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 30_000 });
-}
-
-/** SIGSTOP: the server first (it forks nothing more), then its children; SIGCONT: children first. */
-export async function signalServer(
-  ctx: DbContext,
-  node: string,
-  s: ServerProcess,
-  signal: 'STOP' | 'CONT',
-): Promise<void> {
-  const kids = 'kids="$(pgrep -P "$p" | tr "\\n" " ")"';
-  const order =
-    signal === 'STOP'
-      ? `kill -STOP "$p" && ${kids} && kill -STOP $kids 2>/dev/null; true`
-      : `${kids}; kill -CONT $kids 2>/dev/null; kill -CONT "$p"`;
-  const cmd = `${livePid(s.pidFile(ctx, node), s.processName)}; test -n "$p" || { echo "${s.processName} is not running" >&2; exit 1; }; ${order}`;
-  await ctx.remote.exec(node, cmd, { sudo: true, timeoutMs: 15_000 });
-}
-
-/** The ProcessControl capability (what kill, pause and restart faults act on) for a server process. */
+/**
+ * The ProcessControl capability for a server process: faultline's own kill of the server and the
+ * processes it started (teardown), this module's start; process faults act on the same pidfile.
+ */
 export function processControl(s: ServerProcess): ProcessControl {
   return {
-    processName: s.processName,
+    ...pidfileProcess(
+      s.processName,
+      (ctx, node) => s.pidFile(ctx, node),
+      (ctx, node) => startServer(ctx, node, s),
+    ),
     ...(s.stopSignal && { stopSignal: s.stopSignal }),
-    pidFile: (ctx, node) => s.pidFile(ctx, node),
-    start: (ctx, node) => startServer(ctx, node, s),
-    kill: (ctx, node) => killServer(ctx, node, s),
-    pause: (ctx, node) => signalServer(ctx, node, s, 'STOP'),
-    resume: (ctx, node) => signalServer(ctx, node, s, 'CONT'),
   };
 }
 

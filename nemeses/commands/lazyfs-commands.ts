@@ -1,6 +1,6 @@
+import { daemonPidLines } from '../../src/core/control/process-tree.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 import type { StopSignal } from '../../src/core/database/capabilities.ts';
-import { daemonPidLines } from './process-tree.ts';
 
 /**
  * Shell commands the lazy-filesystem nemesis runs on a node. Pure builders (and parsers of what they

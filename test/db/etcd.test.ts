@@ -1,4 +1,5 @@
 import test from 'ava';
+import { signalTreeCommand } from '../../src/core/control/process-tree.ts';
 import { daemonRunning } from '../../src/lib/databases/daemon.ts';
 import { EtcdDb } from '../../src/lib/databases/etcd.ts';
 import { EtcdHttp } from '../../src/lib/databases/etcd-http.ts';
@@ -53,13 +54,15 @@ fx.test.serial(
       t.is((await new EtcdHttp(db.clientAddress(ctx, leader)).get('k')).kv?.value, '"v2"');
 
       const victim = ctx.nodes.find((n) => n !== after[0]) as string;
-      await db.process.pause(ctx, victim);
+      const signal = (sig: 'STOP' | 'CONT') =>
+        remote.exec(victim, signalTreeCommand(db.pidFile(ctx, victim), 'etcd', sig), { sudo: true });
+      await signal('STOP');
       const state = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,
       );
       t.regex(state.stdout, /T \(stopped\)/);
-      await db.process.resume(ctx, victim);
+      await signal('CONT');
       const state2 = await remote.exec(
         victim,
         `cat /proc/$(cat ${db.pidFile(ctx, victim)})/status | grep State`,

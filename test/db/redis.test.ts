@@ -1,4 +1,5 @@
 import test from 'ava';
+import { signalTreeCommand } from '../../src/core/control/process-tree.ts';
 import { RedisClient } from '../../src/lib/clients/redis.ts';
 import type { ClientOp } from '../../src/lib/clients/types.ts';
 import { RedisDb } from '../../src/lib/databases/redis.ts';
@@ -63,13 +64,16 @@ fx.test.serial(
         },
       );
 
-      await db.process.pause(ctx, 'n1');
+      // Paused as the process nemesis pauses it: the server and every process it started.
+      const signal1 = (sig: 'STOP' | 'CONT') =>
+        remote.exec('n1', signalTreeCommand(db.pidFile(ctx, 'n1'), 'redis-server', sig), { sudo: true });
+      await signal1('STOP');
       const next = await db.failover(ctx, 'n2');
       t.is(next, 'n2');
       t.true((await db.primaries(ctx)).includes('n2'));
       // writes now go to n2 (the old primary is paused and would hang)
       t.is((await onN3.invoke(op('write', 10, { key: 'r' }), { signal })).type, 'ok');
-      await db.process.resume(ctx, 'n1');
+      await signal1('CONT');
       for (const cl of [onN1, onN3, c]) await cl.close();
     } finally {
       await Promise.all(ctx.nodes.map((n) => db.teardown(ctx, n).catch(() => {})));

@@ -19,9 +19,9 @@ import {
   parseIoErrorLog,
   stopDaemonCommand,
 } from '../../nemeses/commands/lazyfs-commands.ts';
-import { killPidsCommand, signalTreeCommand } from '../../nemeses/commands/process-tree.ts';
 import { fileGlobRegex } from '../../nemeses/file-glob.ts';
 import { LAZYFS_PROGRAM } from '../../nemeses/lazyfs-program.ts';
+import { killPidsCommand, signalTreeCommand } from '../../src/core/control/process-tree.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 
 // The lazy filesystem itself, on this host: a tiny program writes, fsyncs some writes and not others,

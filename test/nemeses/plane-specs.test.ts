@@ -100,7 +100,7 @@ test('unknown node names are refused: at inject time, and before a plan runs', a
   const none = async () => {};
   const process = { processName: 'db', pidFile: (_c: unknown, n: string) => `/p/${n}`, start: none };
   const { p, specs } = plane(3, {
-    db: { name: 'db', process: { ...process, kill: none, pause: none, resume: none } },
+    db: { name: 'db', process: { ...process, kill: none } },
   });
   const r = await p.invoke({ f: 'kill', value: { targets: ['n1', 'n9'] } });
   t.regex(String(r.error), /unknown target node\(s\): n9/);
@@ -277,8 +277,6 @@ test('a lazyfs fault stops the database with the signal its process control name
     pidFile: (_c: unknown, n: string) => `/p/${n}`,
     start: none,
     kill: none,
-    pause: none,
-    resume: none,
   };
   const dataDir = (_c: unknown, n: string) => `/d/${n}`;
   const fast = plane(3, { db: { name: 'pg', dataDir, process: { ...control, stopSignal: 'INT' } } });

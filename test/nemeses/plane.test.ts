@@ -63,8 +63,6 @@ function fakeFaultTarget(calls: string[]): FaultTarget {
         calls.push(`start ${n}`);
       },
       kill: none,
-      pause: none,
-      resume: none,
     },
   };
   return { db, ctx: { remote, nodes: remote.nodes.map((n) => n.name) } };

@@ -38,7 +38,7 @@ test('faults needing capabilities the database lacks are named, one row per capa
   t.deepEqual(
     missing.map((m) => m.name),
     [
-      'database capability: process control (pidfile; start, kill, pause, resume)',
+      'database capability: process control (pidfile; start, kill)',
       'database capability: primaries (the current leaders)',
       'database capability: data directory',
       'database capability: clock wrapper (start through libfaketime)',

@@ -50,7 +50,11 @@ export interface PeerView {
 export const STOP_SIGNALS = ['TERM', 'INT', 'QUIT'] as const;
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
-/** The daemon's process, by pidfile: start, kill, pause, resume never touch another process. */
+/**
+ * The daemon's process, by pidfile: its start and its kill never touch another process. Process faults
+ * (kill, pause, resume, restart) act through `pidFile` and `processName` on the daemon and every process
+ * it started, and record shell commands to undo them, so `faultline heal` needs no adapter.
+ */
 export interface ProcessControl {
   /** The executable's name on the nodes (what /proc/PID/comm shows), e.g. etcd, redis-server. */
   readonly processName: string;
@@ -64,12 +68,8 @@ export interface ProcessControl {
   readonly stopSignal?: StopSignal;
   /** Start again with the existing data (after a kill). No-op when it is running. */
   start(ctx: DbContext, node: string): Promise<void>;
-  /** SIGKILL by pidfile and wait until it is gone. */
+  /** SIGKILL by pidfile (the daemon and the processes it started) and wait until they are gone: teardown. */
   kill(ctx: DbContext, node: string): Promise<void>;
-  /** SIGSTOP by pidfile. */
-  pause(ctx: DbContext, node: string): Promise<void>;
-  /** SIGCONT by pidfile. */
-  resume(ctx: DbContext, node: string): Promise<void>;
 }
 
 /**
@@ -186,7 +186,7 @@ export type Capable<C extends DatabaseCapability> = Intersect<DatabaseCapabiliti
 export const DATABASE_CAPABILITIES: {
   readonly [C in DatabaseCapability]: { member: string; label: string };
 } = {
-  process: { member: 'process', label: 'process control (pidfile; start, kill, pause, resume)' },
+  process: { member: 'process', label: 'process control (pidfile; start, kill)' },
   primaries: { member: 'primaries', label: 'primaries (the current leaders)' },
   logs: { member: 'logFiles', label: 'log files' },
   'data-dir': { member: 'dataDir', label: 'data directory' },

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { RemoteChannelError } from '../../core/control/connection-errors.ts';
+import { killTreeCommand } from '../../core/control/process-tree.ts';
 import { envPrefix, shellJoin, shellQuote } from '../../core/control/quote.ts';
 import type { ExecOptions, ExecResult, Remote } from '../../core/control/types.ts';
 import type { DbContext, ProcessControl } from '../../core/database/capabilities.ts';
@@ -136,8 +137,9 @@ export async function daemonRunning(
 }
 
 /**
- * The process capability of a daemon with a pidfile: its own start, and kill, pause and resume by the
- * pidfile (never by process name across nodes).
+ * The process capability of a daemon with a pidfile: its own start, and a kill of the daemon and every
+ * process it started, by the pidfile (never by process name across nodes). Pauses and resumes are the
+ * process nemesis's: it signals the same tree from the pidfile and records how to undo it.
  */
 export function pidfileProcess(
   processName: string,
@@ -149,39 +151,13 @@ export function pidfileProcess(
     pidFile,
     start,
     kill: (ctx, node) => killDaemon(ctx.remote, node, pidFile(ctx, node), processName),
-    pause: (ctx, node) => signalDaemon(ctx.remote, node, pidFile(ctx, node), processName, 'STOP'),
-    resume: (ctx, node) => signalDaemon(ctx.remote, node, pidFile(ctx, node), processName, 'CONT'),
   };
 }
 
-/** SIGKILL by pidfile, wait (bounded) until the process is gone, remove the pidfile. */
+/** SIGKILL the daemon and its children by pidfile, wait (bounded) until all are gone, remove the pidfile. */
 export async function killDaemon(remote: Remote, node: string, pidFile: string, name: string): Promise<void> {
-  await execIdempotent(remote, node, killDaemonCommand(pidFile, name), { sudo: true, timeoutMs: 30_000 });
-}
-
-/** The shell command behind `killDaemon` (safe to repeat; exits non-zero only when the pid survives). */
-export function killDaemonCommand(pidFile: string, name: string): string {
-  const pf = shellQuote(pidFile);
-  return [
-    livePid(pidFile, name),
-    `if test -n "$p"; then :`,
-    // resume first: a stopped process still dies on SIGKILL, but CONT keeps later state checks simple
-    'kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null',
-    'i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done',
-    `kill -0 "$p" 2>/dev/null && { echo "pid $p still alive" >&2; exit 1; }; fi`,
-    `rm -f ${pf}`,
-  ].join('; ');
-}
-
-export async function signalDaemon(
-  remote: Remote,
-  node: string,
-  pidFile: string,
-  name: string,
-  signal: 'STOP' | 'CONT',
-): Promise<void> {
-  const cmd = `${livePid(pidFile, name)}; test -n "$p" || { echo "${name} is not running" >&2; exit 1; }; kill -${signal} "$p"`;
-  await remote.exec(node, cmd, { sudo: true, timeoutMs: 15_000 });
+  // Safe to repeat: a daemon already gone leaves only its pidfile to remove.
+  await execIdempotent(remote, node, killTreeCommand(pidFile, name), { sudo: true, timeoutMs: 30_000 });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { clusterAddress } from '../../core/control/addresses.ts';
+import { killTreeCommand } from '../../core/control/process-tree.ts';
 import { shellQuote } from '../../core/control/quote.ts';
 import type { NodeSpec } from '../../core/control/types.ts';
 import type { DbVersionReport } from '../../core/database/capabilities.ts';
@@ -13,7 +14,6 @@ import {
   daemonRunning,
   execIdempotent,
   killDaemon,
-  killDaemonCommand,
   pidfileProcess,
   startDaemon,
   startDaemonCommand,
@@ -82,7 +82,7 @@ export class EtcdDb implements Database {
     retireCommand: (ctx, node) =>
       [
         `printf removed > ${shellQuote(this.removedMarker(ctx, node))}`,
-        killDaemonCommand(this.pidFile(ctx, node), 'etcd'),
+        killTreeCommand(this.pidFile(ctx, node), 'etcd'),
         `rm -rf ${shellQuote(this.dataDir(ctx, node))}`,
       ].join(' && '),
     addCommand: (ctx, node, peers) => {
@@ -172,7 +172,7 @@ export class EtcdDb implements Database {
       `if printf '%s\\n' "$m" | awk -F', ' -v n=${shellQuote(node)} '$2 == "started" && $3 == n { f = 1 } END { exit !f }'; then echo ${shellQuote(`${node} is a started member`)}; exit 0; fi`,
       `printf '%s\\n' "$m" | awk -F', ' -v u=${shellQuote(url)} '$4 == u { f = 1 } END { exit !f }' || { echo ${shellQuote(`${node} is not a member: add it first`)} >&2; exit 3; }`,
       `ic=$(printf '%s\\n' "$m" | awk -F', ' -v me=${shellQuote(node)} '{ n = ($3 == "" ? me : $3); printf "%s%s=%s", (NR > 1 ? "," : ""), n, $4 }')`,
-      killDaemonCommand(this.pidFile(ctx, node), 'etcd'),
+      killTreeCommand(this.pidFile(ctx, node), 'etcd'),
       `rm -rf ${shellQuote(this.dataDir(ctx, node))} ${shellQuote(this.removedMarker(ctx, node))}`,
       startDaemonCommand(d, '--initial-cluster "$ic" --initial-cluster-state existing'),
       `echo ${shellQuote(`${node} joining as`)} "$ic"`,

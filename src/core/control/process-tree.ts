@@ -1,4 +1,4 @@
-import { shellQuote } from '../../src/core/control/quote.ts';
+import { shellQuote } from './quote.ts';
 
 /**
  * Shell commands that act on a daemon and every process it started, found through /proc (no procps
@@ -70,16 +70,40 @@ function treeLines(signal: TreeSignal): string[] {
   ];
 }
 
+/** Defines `gone PID` (no such process, or a zombie) and waits (bounded) until each of `$pids` is. */
+const GONE_LINES = [
+  'gone() { [ ! -e /proc/$1 ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$1/status 2>/dev/null; }',
+  'for p in $pids; do i=0; while ! gone $p && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; done',
+];
+
 /** SIGKILL these pids (digits only; anything else is dropped) and wait until each is gone (a zombie counts). */
 export function killPidsCommand(pids: readonly (string | number)[]): string {
   const valid = pids.map(String).filter((p) => /^[1-9]\d{0,9}$/.test(p));
   if (valid.length === 0) return 'true';
-  return [
-    `pids='${valid.join(' ')}'`,
+  return [`pids='${valid.join(' ')}'`, 'kill -KILL $pids 2>/dev/null', ...GONE_LINES].join('\n');
+}
+
+/**
+ * Kill the daemon named by its pidfile and every process it started, wait (bounded) until each is gone,
+ * then remove the pidfile; exits 1, leaving the pidfile and naming the pids, when one outlives the wait. The tree
+ * is stopped first and then killed, so no child is given to init before it is found, and none acts
+ * after its parent is gone: a teardown that killed a PostgreSQL postmaster alone left its backends
+ * holding the port and the shared memory the next start needs. Safe to repeat: a daemon that is not
+ * running (or a pid reused by another program) is left alone, and only the pidfile goes.
+ */
+export function killTreeCommand(pidFile: string, processName: string): string {
+  const tree = [
+    ...daemonPidLines(pidFile, processName),
+    ...treeLines('STOP'),
+    'pids=$all',
     'kill -KILL $pids 2>/dev/null',
-    'gone() { [ ! -e /proc/$1 ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$1/status 2>/dev/null; }',
-    'for p in $pids; do i=0; while ! gone $p && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; done',
+    ...GONE_LINES,
+    'left=; for p in $pids; do gone $p || left="$left $p"; done',
+    'if [ -n "$left" ]; then echo "pids$left still alive" >&2; exit 1; fi',
   ].join('\n');
+  // A subshell, so the pidfile check's early exit ends the walk only; a pid that survives exits the
+  // caller's script too, as a failed kill must (a start after it would find the old daemon).
+  return `{ (\n${tree}\n) >/dev/null && rm -f ${shellQuote(pidFile)}; } || exit 1`;
 }
 
 /** The pids a tree command printed (digits only; `none` is none). */
