@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { killTreeCommand } from '../../src/core/control/process-tree.ts';
 import { shellQuote } from '../../src/core/control/quote.ts';
 
@@ -15,8 +15,14 @@ const state = (pid: number) =>
   /^State:\s*(\S)/m.exec(spawnSync('cat', [`/proc/${pid}/status`], { encoding: 'utf8' }).stdout)?.[1];
 const gone = (pid: number) => state(pid) === undefined || state(pid) === 'Z';
 
-/** A bash daemon with a child and a grandchild, its pid in `pidFile`; resolves once the tree is up. */
-async function daemonTree(dir: string, pidFile: string): Promise<{ daemon: number; tree: () => number[] }> {
+/**
+ * A bash daemon with a child and a grandchild in a directory of its own, its pid in `pidFile`; resolves
+ * once the tree is up. Both go when the test ends.
+ */
+async function daemonTree(t: ExecutionContext): Promise<{ pidFile: string; tree: () => number[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pidFile = join(dir, 'daemon.pid');
   const child = spawn(
     'bash',
     ['-c', `echo $$ > ${shellQuote(pidFile)}; ( sleep 60 & wait ) & sleep 60 & wait`],
@@ -24,6 +30,9 @@ async function daemonTree(dir: string, pidFile: string): Promise<{ daemon: numbe
   );
   child.unref();
   const daemon = child.pid as number;
+  t.teardown(() => {
+    spawnSync('pkill', ['-KILL', '-s', String(daemon)]);
+  });
   const tree = () => {
     const out = spawnSync('ps', ['-o', 'pid=', '-s', String(daemon)], { encoding: 'utf8' }).stdout;
     return out
@@ -36,19 +45,13 @@ async function daemonTree(dir: string, pidFile: string): Promise<{ daemon: numbe
   const until = Date.now() + 10_000;
   while ((tree().length < 4 || !existsSync(pidFile)) && Date.now() < until)
     await new Promise((r) => setTimeout(r, 50));
-  return { daemon, tree };
+  return { pidFile, tree };
 }
 
 test.serial(
   'the kill takes the daemon and every process it started, then the pidfile; again, it does nothing',
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const pidFile = join(dir, 'daemon.pid');
-    const { daemon, tree } = await daemonTree(dir, pidFile);
-    t.teardown(() => {
-      spawnSync('pkill', ['-KILL', '-s', String(daemon)]);
-    });
+    const { pidFile, tree } = await daemonTree(t);
     const before = tree();
     t.is(before.length, 4, 'the daemon, its subshell, its sleep and the subshell’s sleep');
     const r = spawnSync('sh', ['-c', killTreeCommand(pidFile, 'bash')], { encoding: 'utf8' });
@@ -62,13 +65,7 @@ test.serial(
 );
 
 test.serial('a pidfile naming another program leaves it running; only the pidfile goes', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const pidFile = join(dir, 'daemon.pid');
-  const { daemon, tree } = await daemonTree(dir, pidFile);
-  t.teardown(() => {
-    spawnSync('pkill', ['-KILL', '-s', String(daemon)]);
-  });
+  const { pidFile, tree } = await daemonTree(t);
   const r = spawnSync('sh', ['-c', killTreeCommand(pidFile, 'postgres')], { encoding: 'utf8' });
   t.is(r.status, 0, r.stderr);
   t.is(tree().length, 4, 'a pid the system gave to another program is not the daemon');
