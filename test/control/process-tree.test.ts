@@ -90,3 +90,18 @@ test('a pid that outlives the kill fails the command and the script around it, n
   t.notRegex(r.stdout, /after/, 'the script stops there');
   t.true(existsSync(pidFile), 'the pidfile stays with its live process');
 });
+
+test('a pid once seen gone stays gone: a second look while it is reaped cannot fail the kill', (t) => {
+  // While its parent reaps it, a process's /proc entry can outlive a readable status. Here the first
+  // look at each pid sees a zombie and every later one cannot read the status (a stand-in grep).
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pidFile = join(dir, 'daemon.pid');
+  writeFileSync(pidFile, `${process.pid}\n`);
+  const comm = spawnSync('cat', [`/proc/${process.pid}/comm`], { encoding: 'utf8' }).stdout.trim();
+  const lookOnce = `seen=' '; grep() { case "$seen" in *" $3 "*) return 1 ;; esac; seen="$seen$3 "; }`;
+  const script = `kill() { :; }; sleep() { :; }; ${lookOnce}; ${killTreeCommand(pidFile, comm)}`;
+  const r = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+  t.is(r.status, 0, r.stderr);
+  t.false(existsSync(pidFile));
+});

@@ -70,10 +70,15 @@ function treeLines(signal: TreeSignal): string[] {
   ];
 }
 
-/** Defines `gone PID` (no such process, or a zombie) and waits (bounded) until each of `$pids` is. */
+/**
+ * Defines `gone PID` (no such process, or a zombie) and waits (bounded) until each of `$pids` is; those
+ * still there when the wait ran out are listed in `$left`. A pid once seen gone is not looked at again:
+ * while its parent reaps it, /proc/PID can still be there with its status unreadable, so a second look
+ * could take a process already dead for a live one.
+ */
 const GONE_LINES = [
   'gone() { [ ! -e /proc/$1 ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$1/status 2>/dev/null; }',
-  'for p in $pids; do i=0; while ! gone $p && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; done',
+  'left=; for p in $pids; do i=0; while ! gone $p; do i=$((i+1)); if [ $i -ge 200 ]; then left="$left $p"; break; fi; sleep 0.05; done; done',
 ];
 
 /** SIGKILL these pids (digits only; anything else is dropped) and wait until each is gone (a zombie counts). */
@@ -98,7 +103,6 @@ export function killTreeCommand(pidFile: string, processName: string): string {
     'pids=$all',
     'kill -KILL $pids 2>/dev/null',
     ...GONE_LINES,
-    'left=; for p in $pids; do gone $p || left="$left $p"; done',
     'if [ -n "$left" ]; then echo "pids$left still alive" >&2; exit 1; fi',
   ].join('\n');
   // A subshell, so the pidfile check's early exit ends the walk only; a pid that survives exits the
