@@ -48,6 +48,16 @@ async function daemonTree(t: ExecutionContext): Promise<{ pidFile: string; tree:
   return { pidFile, tree };
 }
 
+/** A pidfile naming this test process (alive for the whole test), and its comm. */
+function pidFileOfThisProcess(t: ExecutionContext): { pidFile: string; comm: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pidFile = join(dir, 'daemon.pid');
+  writeFileSync(pidFile, `${process.pid}\n`);
+  const comm = spawnSync('cat', [`/proc/${process.pid}/comm`], { encoding: 'utf8' }).stdout.trim();
+  return { pidFile, comm };
+}
+
 test.serial(
   'the kill takes the daemon and every process it started, then the pidfile; again, it does nothing',
   async (t) => {
@@ -78,11 +88,7 @@ test.serial('a pidfile naming another program leaves it running; only the pidfil
 
 test('a pid that outlives the kill fails the command and the script around it, naming the pid', (t) => {
   // A stand-in `kill` that signals nothing: the daemon survives, as one in uninterruptible sleep would.
-  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const pidFile = join(dir, 'daemon.pid');
-  writeFileSync(pidFile, `${process.pid}\n`);
-  const comm = spawnSync('cat', [`/proc/${process.pid}/comm`], { encoding: 'utf8' }).stdout.trim();
+  const { pidFile, comm } = pidFileOfThisProcess(t);
   const script = `kill() { :; }; sleep() { :; }; ${killTreeCommand(pidFile, comm)}; echo after`;
   const r = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
   t.is(r.status, 1);
@@ -94,11 +100,7 @@ test('a pid that outlives the kill fails the command and the script around it, n
 test('a pid once seen gone stays gone: a second look while it is reaped cannot fail the kill', (t) => {
   // While its parent reaps it, a process's /proc entry can outlive a readable status. Here the first
   // look at each pid sees a zombie and every later one cannot read the status (a stand-in grep).
-  const dir = mkdtempSync(join(tmpdir(), 'faultline-kill-tree-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const pidFile = join(dir, 'daemon.pid');
-  writeFileSync(pidFile, `${process.pid}\n`);
-  const comm = spawnSync('cat', [`/proc/${process.pid}/comm`], { encoding: 'utf8' }).stdout.trim();
+  const { pidFile, comm } = pidFileOfThisProcess(t);
   const lookOnce = `seen=' '; grep() { case "$seen" in *" $3 "*) return 1 ;; esac; seen="$seen$3 "; }`;
   const script = `kill() { :; }; sleep() { :; }; ${lookOnce}; ${killTreeCommand(pidFile, comm)}`;
   const r = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
